@@ -1,0 +1,83 @@
+"""Shared fixtures: a real throwaway git repository, an isolated HOME, subprocess helpers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pygit2
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+AUTHOR = pygit2.Signature("Test Author", "author@example.invalid", 1_700_000_000, 0)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test touches the real home directory or the machine's git config."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("CM_WORKFLOW_LOG_HOME", str(home / ".cm-workflow" / "logs"))
+    for var in ("CM_OPENAI_COMPATIBLE_ENABLED", "CM_OPENAI_COMPATIBLE_BASE_URL", "CM_OPENAI_COMPATIBLE_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+
+
+class GitRepo:
+    """A real repository with a fixed author; ``commit`` makes real commits."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.raw = pygit2.init_repository(str(path), bare=False, initial_head="main")
+        self._tick = 0
+
+    def write(self, rel: str, text: str | bytes) -> Path:
+        target = self.path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            target.write_bytes(text)
+        else:
+            target.write_text(text, encoding="utf-8")
+        return target
+
+    def commit(self, message: str = "change", files: dict[str, str] | None = None) -> str:
+        for rel, text in (files or {}).items():
+            self.write(rel, text)
+        self.raw.index.add_all()
+        self.raw.index.write()
+        tree = self.raw.index.write_tree()
+        self._tick += 1
+        sig = pygit2.Signature(AUTHOR.name, AUTHOR.email, AUTHOR.time + self._tick, 0)
+        parents = [] if self.raw.head_is_unborn else [self.raw.head.target]
+        return str(self.raw.create_commit("HEAD", sig, sig, message, tree, parents))
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[GitRepo]:
+    repo_dir = tmp_path / "repo"
+    repo_dir.mkdir()
+    repo = GitRepo(repo_dir)
+    monkeypatch.chdir(repo_dir)
+    yield repo
+
+
+def run_workgroup(*args: str, stdin: str | bytes | None = None, cwd: Path | None = None,
+                  env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
+    """Run ``workgroup ARGS`` as a subprocess, the way users and hooks call it."""
+    data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
+    return subprocess.run(
+        [sys.executable, "-m", "toolkit", *args], input=data, capture_output=True, cwd=cwd,
+        env={**os.environ, **(env or {})}, timeout=timeout, check=False,
+    )
+
+
+def runtime_call(op: str, request: Any, cwd: Path | None = None) -> tuple[int, dict[str, Any]]:
+    proc = run_workgroup("runtime", op, stdin=json.dumps(request), cwd=cwd)
+    lines = proc.stdout.decode("utf-8").splitlines()
+    assert len(lines) == 1, proc.stdout
+    return proc.returncode, json.loads(lines[0])

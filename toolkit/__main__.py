@@ -1,0 +1,3 @@
+from toolkit.entry import main
+
+raise SystemExit(main())

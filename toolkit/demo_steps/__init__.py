@@ -1,0 +1,13 @@
+"""Steps of ``workgroup demo``. Each module exposes ``run(demo: Demo) -> None`` and narrates itself."""
+
+# Order in which the demo runs its steps.
+STEPS: tuple[str, ...] = (
+    "routing",
+    "capsules",
+    "privacy",
+    "boundary",
+    "model_calls",
+    "results",
+    "promotion",
+    "skills",
+)

@@ -1,0 +1,24 @@
+"""The ``workgroup`` console script.
+
+``workgroup runtime ...`` is dispatched to the lean standard-library protocol before anything
+heavy (typer, pydantic, pygit2) is imported: it runs on every delegation.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "runtime":
+        from toolkit.runtime.protocol import main as runtime_main
+
+        return runtime_main(args[1:])
+    from toolkit.cli import run
+
+    return run(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,192 @@
+"""``workgroup runtime OP``: the KnowzCode-compatible stdin/stdout protocol (stdlib only).
+
+One JSON object on stdin (at most 1 MiB, enforced while reading), exactly one JSON line on
+stdout: ``{"ok":true,"operation":OP,"result":{...}}`` (exit 0) or
+``{"ok":false,"code":CODE,"message":MSG}`` (exit 1). ``--batch`` reads JSON Lines.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from toolkit.runtime.codes import MESSAGES, RuntimeOpError
+
+MAX_REQUEST_BYTES = 1_048_576
+
+# op name -> "module:function"; each function is fn(request: dict, ctx: RuntimeContext) -> dict
+OPERATIONS: dict[str, str] = {
+    "route": "toolkit.runtime.router:op_route",
+    "lineage": "toolkit.runtime.lineage:op_lineage",
+    "capsule": "toolkit.runtime.capsule:op_capsule",
+    "telemetry": "toolkit.runtime.telemetry:op_telemetry",
+    "rollout": "toolkit.runtime.rollout:op_rollout",
+    "result-policy": "toolkit.runtime.result_policy:op_result_policy",
+    "vault-delta": "toolkit.runtime.vault_delta:op_vault_delta",
+    "dispatch": "toolkit.runtime.dispatch:op_dispatch",
+    "budget": "toolkit.runtime.budget:op_budget",
+    "verification-plan": "toolkit.runtime.verification:op_verification_plan",
+    "promotion": "toolkit.runtime.promotion:op_promotion",
+    "should-deep-query": "toolkit.runtime.deep_query:op_should_deep_query",
+}
+
+
+@dataclass
+class RuntimeContext:
+    """Ambient facts handed to decision functions (never read inside them)."""
+
+    cwd: str = field(default_factory=os.getcwd)
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    # per-process caches shared by the requests of one --batch run (e.g. the writer registry)
+    cache: dict[str, Any] = field(default_factory=dict)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _reject_constant(_: str) -> Any:
+    raise ValueError("non-standard JSON constant")
+
+
+def parse_request(raw: bytes) -> dict[str, Any]:
+    try:
+        text = raw.decode("utf-8")
+        value = json.loads(text, parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise RuntimeOpError("INVALID_REQUEST") from None
+    if not isinstance(value, dict):
+        raise RuntimeOpError("INVALID_REQUEST")
+    return value
+
+
+def read_limited(stream: IO[bytes], limit: int = MAX_REQUEST_BYTES) -> bytes:
+    """Read all of ``stream`` but stop as soon as it exceeds ``limit`` bytes."""
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = stream.read(65536)
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > limit:
+            raise _TooLarge()
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def resolve_operation(op: str) -> Callable[[dict[str, Any], RuntimeContext], dict[str, Any]]:
+    target = OPERATIONS.get(op)
+    if target is None:
+        raise RuntimeOpError("UNSUPPORTED_OPERATION")
+    module_name, func_name = target.split(":")
+    module = importlib.import_module(module_name)
+    func: Callable[[dict[str, Any], RuntimeContext], dict[str, Any]] = getattr(module, func_name)
+    return func
+
+
+def failure(code: str) -> dict[str, Any]:
+    return {"ok": False, "code": code, "message": MESSAGES.get(code, MESSAGES["INVALID_REQUEST"])}
+
+
+def execute(op: str, request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
+    """Run one operation and return the output frame (never raises for bad input)."""
+    try:
+        func = resolve_operation(op)
+        result = func(request, ctx)
+        return {"ok": True, "operation": op, "result": result}
+    except RuntimeOpError as exc:
+        return failure(exc.code)
+    except OSError:
+        return failure("ENVIRONMENT_ERROR")
+    except Exception as exc:  # anything unexpected is INVALID_REQUEST, never a traceback
+        from toolkit.errors import ExitCode, ToolkitError
+
+        if isinstance(exc, ToolkitError):
+            return failure("ENVIRONMENT_ERROR" if exc.exit_code == ExitCode.ENVIRONMENT else "INVALID_REQUEST")
+        return failure("INVALID_REQUEST")
+
+
+def _emit(out: IO[str], frame: dict[str, Any]) -> None:
+    out.write(json.dumps(frame, separators=(",", ":"), ensure_ascii=False) + "\n")
+
+
+def run_single(op: str, stdin: IO[bytes], out: IO[str], ctx: RuntimeContext) -> int:
+    try:
+        raw = read_limited(stdin)
+    except _TooLarge:
+        _emit(out, failure("REQUEST_TOO_LARGE"))
+        return 1
+    try:
+        request = parse_request(raw)
+    except RuntimeOpError as exc:
+        _emit(out, failure(exc.code))
+        return 1
+    frame = execute(op, request, ctx)
+    _emit(out, frame)
+    return 0 if frame["ok"] else 1
+
+
+def run_batch(op: str, stdin: IO[bytes], out: IO[str], ctx: RuntimeContext) -> int:
+    """JSON Lines in, one answer line per non-empty input line, exit 1 if any failed."""
+    status = 0
+    while True:
+        line = stdin.readline(MAX_REQUEST_BYTES + 2)
+        if not line:
+            break
+        if len(line) > MAX_REQUEST_BYTES + 1 or (len(line) == MAX_REQUEST_BYTES + 1 and not line.endswith(b"\n")):
+            # drain the rest of the oversized line without keeping it
+            while line and not line.endswith(b"\n"):
+                line = stdin.readline(65536)
+            _emit(out, failure("REQUEST_TOO_LARGE"))
+            status = 1
+            continue
+        if not line.strip():
+            continue
+        try:
+            request = parse_request(line)
+        except RuntimeOpError as exc:
+            _emit(out, failure(exc.code))
+            status = 1
+            continue
+        frame = execute(op, request, ctx)
+        _emit(out, frame)
+        if not frame["ok"]:
+            status = 1
+    out.flush()
+    return status
+
+
+USAGE = (
+    "usage: workgroup runtime [--batch] OP < request.json\n"
+    "operations: " + ", ".join(OPERATIONS) + "\n"
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    batch = False
+    if "--batch" in args:
+        batch = True
+        args.remove("--batch")
+    if args and args[0] in ("-h", "--help"):
+        sys.stderr.write(USAGE)
+        return 0
+    out = sys.stdout
+    if len(args) != 1:
+        _emit(out, failure("UNSUPPORTED_OPERATION" if args else "INVALID_REQUEST"))
+        return 1
+    op = args[0]
+    ctx = RuntimeContext()
+    if op not in OPERATIONS:
+        _emit(out, failure("UNSUPPORTED_OPERATION"))
+        return 1
+    stdin = sys.stdin.buffer
+    if batch:
+        return run_batch(op, stdin, out, ctx)
+    return run_single(op, stdin, out, ctx)

@@ -1,0 +1,51 @@
+"""Strict RFC 3339 date-time parsing: offset or ``Z`` required, real calendar dates."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta, timezone
+
+_RFC3339 = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?"
+    r"([Zz]|[+-]\d{2}:\d{2})$"
+)
+
+
+def parse_rfc3339(value: object) -> datetime | None:
+    """Return an aware datetime, or None when ``value`` is not a strict RFC 3339 date-time."""
+    if not isinstance(value, str):
+        return None
+    m = _RFC3339.match(value)
+    if not m:
+        return None
+    year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
+    frac, offset = m.group(7), m.group(8)
+    if hour > 23 or minute > 59 or second > 59:
+        # leap seconds (:60) are not representable; the reference refuses them too
+        return None
+    if offset in ("Z", "z"):
+        tz: timezone = UTC
+    else:
+        oh, om = int(offset[1:3]), int(offset[4:6])
+        if oh > 23 or om > 59:
+            return None
+        delta = timedelta(hours=oh, minutes=om)
+        tz = timezone(delta if offset[0] == "+" else -delta)
+    micro = int((frac[1:] + "000000")[:6]) if frac else 0
+    try:
+        return datetime(year, month, day, hour, minute, second, micro, tzinfo=tz)
+    except ValueError:  # Feb 31, Feb 29 in a common year, month 13 ...
+        return None
+
+
+def is_rfc3339(value: object) -> bool:
+    return parse_rfc3339(value) is not None
+
+
+def format_utc(moment: datetime) -> str:
+    """Whole-second UTC with ``Z``, the form every file we write uses."""
+    return moment.astimezone(UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
