@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "init",
     "runtime_cmd",
     "route",
+    "dispatch",
     "owners",
     "capsule",
     "lineage",

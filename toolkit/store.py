@@ -75,6 +75,38 @@ class Layout:
     def promotion_path(self, run_id: str) -> Path:
         return self.workgroup / "promotions" / f"{safe_segment(run_id, 'measurement_run_id')}.json"
 
+    # local state (never committed), shared by every worktree of the repository
+    @property
+    def owners_registry(self) -> Path:
+        return self.local / "owners.json"
+
+    @property
+    def telemetry_log(self) -> Path:
+        return self.local / "telemetry.jsonl"
+
+    @property
+    def replay_ledger(self) -> Path:
+        return self.local / "replay-ledger.jsonl"
+
+    @property
+    def probe_cache(self) -> Path:
+        return self.local / "probes.json"
+
+    @property
+    def vault_journal(self) -> Path:
+        return self.local / "vault-journal.jsonl"
+
+    @property
+    def privacy_salt(self) -> Path:
+        return self.local / "privacy-salt"
+
+    @property
+    def pseudonyms(self) -> Path:
+        return self.local / "pseudonyms.json"
+
+    def lock(self, name: str) -> Path:
+        return self.local / "locks" / f"{safe_segment(name, 'lock name')}.lock"
+
     def artifact_boundary(self, boundary: str = DEFAULT_ARTIFACT_BOUNDARY) -> Path:
         return self.workdir / boundary
 

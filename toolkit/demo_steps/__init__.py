@@ -3,6 +3,7 @@
 # Order in which the demo runs its steps.
 STEPS: tuple[str, ...] = (
     "routing",
+    "lineage",
     "capsules",
     "privacy",
     "boundary",

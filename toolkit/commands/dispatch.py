@@ -1,0 +1,9 @@
+"""`workgroup dispatch` (not yet implemented)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    return None
