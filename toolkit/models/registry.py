@@ -16,9 +16,9 @@ SCHEMA_MODELS: dict[str, str] = {
     "corpus-scenario.schema.json": "toolkit.models.corpus:Scenario",
     "role-packet.schema.json": "toolkit.models.packet:AdapterInput",
     "usage-event.schema.json": "toolkit.models.cm_event:UsageEvent",
-    "route-request.schema.json": "toolkit.models.requests:RouteRequest",
-    "budget-request.schema.json": "toolkit.models.requests:BudgetRequest",
-    "verification-plan-request.schema.json": "toolkit.models.requests:VerificationPlanRequest",
+    "route-request.schema.json": "toolkit.models.route:RouteRequest",
+    "budget-request.schema.json": "toolkit.models.budget:BudgetRequest",
+    "verification-plan-request.schema.json": "toolkit.models.budget:VerificationPlanRequest",
     "promotion-request.schema.json": "toolkit.models.promotion:PromotionRequest",
-    "should-deep-query-request.schema.json": "toolkit.models.requests:ShouldDeepQueryRequest",
+    "should-deep-query-request.schema.json": "toolkit.models.deep_query:ShouldDeepQueryRequest",
 }
