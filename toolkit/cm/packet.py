@@ -1,0 +1,154 @@
+"""The adapter's stdin: one validator for `workgroup packet check` and `cm-openai-compatible-call`.
+
+Standard library only: the adapter imports this on its lean start-up path. The rules follow the
+CM contract (exactly ``stable_prefix`` and ``dynamic_packet``; five prefix sections in a fixed
+order; seven required dynamic fields plus an optional ``context`` object; the identity must
+equal the CLI's). Error reasons are short fixed texts that never echo the input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any
+
+STABLE_PREFIX_KEYS: tuple[str, ...] = ("safety", "workflow", "project_rules", "role", "output_schema")
+DYNAMIC_REQUIRED: tuple[str, ...] = (
+    "workflow",
+    "stage",
+    "role",
+    "objective",
+    "identifiers",
+    "constraints",
+    "expected_output",
+)
+DYNAMIC_OPTIONAL: tuple[str, ...] = ("context",)
+MAX_PACKET_BYTES = 1024 * 1024
+# Deeper trees than this are refused before anything walks them recursively.
+MAX_JSON_DEPTH = 128
+_TEXT_FIELDS = ("workflow", "stage", "role", "objective", "expected_output")
+
+
+class PacketError(ValueError):
+    """A refused packet. ``reason`` is a short fixed text; it never contains packet content."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _nonempty_text(value: object) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _check_tree(value: object) -> None:
+    """Strict JSON values only: bounded depth, finite numbers, encodable strings, string keys."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        current, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise PacketError("packet exceeds the maximum JSON nesting depth")
+        if isinstance(current, str):
+            _check_unicode(current)
+        elif isinstance(current, bool) or current is None or isinstance(current, int):
+            continue
+        elif isinstance(current, float):
+            if not math.isfinite(current):
+                raise PacketError("packet must contain strict JSON numbers")
+        elif isinstance(current, dict):
+            for key, child in current.items():
+                if not isinstance(key, str):
+                    raise PacketError("packet object keys must be strings")
+                _check_unicode(key)
+                stack.append((child, depth + 1))
+        elif isinstance(current, list):
+            stack.extend((child, depth + 1) for child in current)
+        else:
+            raise PacketError("packet must contain only JSON values")
+
+
+def _check_unicode(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PacketError("packet must contain valid Unicode") from None
+
+
+def _check_prefix(stable: object) -> dict[str, str]:
+    if not isinstance(stable, dict) or set(stable) != set(STABLE_PREFIX_KEYS):
+        raise PacketError("stable_prefix requires exactly: " + ", ".join(STABLE_PREFIX_KEYS))
+    for key in STABLE_PREFIX_KEYS:
+        if not _nonempty_text(stable[key]):
+            raise PacketError(f"stable_prefix.{key} must be a non-empty string")
+    return {key: stable[key] for key in STABLE_PREFIX_KEYS}
+
+
+def _check_dynamic(dynamic: object, identity: dict[str, str]) -> dict[str, Any]:
+    if not isinstance(dynamic, dict):
+        raise PacketError("dynamic_packet must be a JSON object")
+    missing = [key for key in DYNAMIC_REQUIRED if key not in dynamic]
+    if missing:
+        raise PacketError("dynamic_packet is missing: " + ", ".join(missing))
+    allowed = set(DYNAMIC_REQUIRED) | set(DYNAMIC_OPTIONAL)
+    if any(key not in allowed for key in dynamic):
+        # Unknown key names are packet content; they are not echoed.
+        raise PacketError("dynamic_packet contains unsupported fields")
+    for field in _TEXT_FIELDS:
+        if not _nonempty_text(dynamic[field]):
+            raise PacketError(f"dynamic_packet.{field} must be a non-empty string")
+    for field in ("workflow", "stage", "role"):
+        if dynamic[field] != identity[field]:
+            raise PacketError(f"dynamic_packet.{field} must match --{field}")
+    if not isinstance(dynamic["identifiers"], dict):
+        raise PacketError("dynamic_packet.identifiers must be a JSON object")
+    constraints = dynamic["constraints"]
+    if not isinstance(constraints, list) or not all(_nonempty_text(item) for item in constraints):
+        raise PacketError("dynamic_packet.constraints must be a list of non-empty strings")
+    if "context" in dynamic and not isinstance(dynamic["context"], dict):
+        raise PacketError("dynamic_packet.context must be a JSON object")
+    return dict(dynamic)
+
+
+def validate_adapter_input(
+    obj: object, *, workflow: str, stage: str, role: str
+) -> tuple[dict[str, str], dict[str, Any]]:
+    """Validate a parsed packet; return (stable_prefix in fixed key order, dynamic_packet).
+
+    Raises ``PacketError`` for anything the adapter would refuse before a claim or HTTP call.
+    """
+    _check_tree(obj)
+    if not isinstance(obj, dict) or set(obj) != {"stable_prefix", "dynamic_packet"}:
+        raise PacketError("role packet requires exactly stable_prefix and dynamic_packet")
+    stable = _check_prefix(obj["stable_prefix"])
+    dynamic = _check_dynamic(obj["dynamic_packet"], {"workflow": workflow, "stage": stage, "role": role})
+    return stable, dynamic
+
+
+def parse_packet_bytes(raw: bytes) -> object:
+    """Strict UTF-8 JSON with the adapter's 1 MiB cap; NaN/Infinity and deep trees refused."""
+    if len(raw) > MAX_PACKET_BYTES:
+        raise PacketError("role packet exceeds 1 MiB")
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise PacketError("role packet is not valid strict UTF-8 JSON") from None
+
+
+def _reject_constant(_: str) -> object:
+    raise ValueError("non-standard JSON constant")
+
+
+def system_message(stable_prefix: dict[str, str]) -> str:
+    """The five ``[key]`` sections in the fixed order, separated by one blank line."""
+    return "\n\n".join(f"[{key}]\n{stable_prefix[key]}" for key in STABLE_PREFIX_KEYS)
+
+
+def user_message(dynamic_packet: dict[str, Any]) -> str:
+    """The dynamic packet as compact, key-sorted JSON (UTF-8 text kept as is)."""
+    return json.dumps(dynamic_packet, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
+
+
+def prefix_digest(stable_prefix: dict[str, str]) -> str:
+    """``sha256:`` + hex digest of the exact system message the adapter sends."""
+    return "sha256:" + hashlib.sha256(system_message(stable_prefix).encode("utf-8")).hexdigest()
