@@ -1,0 +1,181 @@
+"""Rollout selection: stages, recommendation requirement, reference-compatible canary buckets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import runtime_call
+from toolkit.runtime.codes import RuntimeOpError
+from toolkit.runtime.protocol import RuntimeContext, execute
+from toolkit.runtime.rollout import MODES, ROLLOUT_STATES, canary_bucket, select_rollout
+
+
+def _code(data: dict[str, Any]) -> str:
+    with pytest.raises(RuntimeOpError) as info:
+        select_rollout(data)
+    return info.value.code
+
+
+@pytest.mark.parametrize(
+    ("task_id", "bucket"),
+    [
+        ("anon-0123456789abcdef", 31.48),  # the reference's published check value
+        ("anon-0000000000000000", 93.69),  # second check value of the brief
+    ],
+)
+def test_canary_bucket_matches_reference(task_id: str, bucket: float) -> None:
+    assert round(canary_bucket(task_id), 2) == bucket
+    result = select_rollout({"rollout": "canary", "task_corpus_id": task_id, "recommended_mode": "resume"})
+    assert round(result["canary_bucket"], 2) == bucket
+
+
+@pytest.mark.parametrize(
+    ("percent", "executes"),
+    [
+        (10, False),  # default share: 31.48 is outside 10 %
+        (31.48, False),  # just below the bucket: not executed
+        (31.49, True),  # just above: executed (strict <)
+        (50, True),
+        (0, False),
+        (100, True),
+    ],
+)
+def test_canary_threshold_is_strict(percent: float, executes: bool) -> None:
+    result = select_rollout({
+        "rollout": "canary", "task_corpus_id": "anon-0123456789abcdef", "canary_percent": percent,
+        "actual_mode": "local", "recommended_mode": "fresh-capsule",
+    })
+    assert result["execute_recommendation"] is executes
+    assert result["selected_mode"] == ("fresh-capsule" if executes else "local")
+
+
+@pytest.mark.parametrize(
+    ("stage", "record_actual", "record_recommendation", "execute"),
+    [
+        ("off", False, False, False),
+        ("observe", True, False, False),
+        ("shadow", True, True, False),
+        ("on", True, True, True),
+    ],
+)
+def test_stage_table(stage: str, record_actual: bool, record_recommendation: bool, execute: bool) -> None:
+    result = select_rollout({"rollout": stage, "actual_mode": "local", "recommended_mode": "resume"})
+    assert result == {
+        "rollout": stage,
+        "execute_recommendation": execute,
+        "record_actual": record_actual,
+        "record_recommendation": record_recommendation,
+        "selected_mode": "resume" if execute else "local",
+        "canary_bucket": None,
+    }
+
+
+def test_default_stage_is_off_and_unknown_keys_ignored() -> None:
+    result = select_rollout({"actual_mode": "local", "something_else": 1})
+    assert result["rollout"] == "off" and result["selected_mode"] == "local"
+
+
+def test_recommendation_object_form() -> None:
+    result = select_rollout({"rollout": "on", "recommendation": {"mode": "inherit-recent"}})
+    assert result["selected_mode"] == "inherit-recent"
+
+
+@pytest.mark.parametrize("stage", ["canary", "on"])
+def test_executing_stage_requires_recommendation(stage: str) -> None:
+    data = {"rollout": stage, "actual_mode": "local", "task_corpus_id": "anon-0123456789abcdef"}
+    assert _code(data) == "ROLLOUT_RECOMMENDATION_REQUIRED"
+    assert _code({**data, "recommendation": {"mode": None}}) == "ROLLOUT_RECOMMENDATION_REQUIRED"
+
+
+@pytest.mark.parametrize("stage", ["off", "observe", "shadow"])
+def test_non_executing_stage_needs_no_recommendation(stage: str) -> None:
+    assert select_rollout({"rollout": stage})["selected_mode"] is None
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"rollout": "beta"},  # unknown stage
+        {"rollout": "on", "recommended_mode": "teleport"},  # unknown mode
+        {"rollout": "off", "actual_mode": 3},
+        {"rollout": "canary", "recommended_mode": "local"},  # canary without an id
+        {"rollout": "canary", "recommended_mode": "local", "task_corpus_id": "customer-acme"},  # not anonymous
+        {"rollout": "canary", "recommended_mode": "local", "task_corpus_id": "anon-0123"},  # too short
+        {"rollout": "canary", "recommended_mode": "local", "task_corpus_id": "anon-0123456789abcdef",
+         "canary_percent": 101},
+        {"rollout": "canary", "recommended_mode": "local", "task_corpus_id": "anon-0123456789abcdef",
+         "canary_percent": -1},
+        {"rollout": "canary", "recommended_mode": "local", "task_corpus_id": "anon-0123456789abcdef",
+         "canary_percent": True},
+        {"rollout": "canary", "recommended_mode": "local", "task_corpus_id": "anon-0123456789abcdef",
+         "experiment_salt": "has space"},
+    ],
+)
+def test_invalid_inputs_are_refused(data: dict[str, Any]) -> None:
+    assert _code(data) == "INVALID_REQUEST"
+
+
+def test_stratum_ids_are_anonymous_ids() -> None:
+    result = select_rollout({"rollout": "canary", "task_corpus_id": "ui-integration-03", "recommended_mode": "local"})
+    assert 0 <= result["canary_bucket"] < 100
+
+
+def test_experiment_salt_is_off_by_default_and_redraws_buckets() -> None:
+    base = {"rollout": "canary", "task_corpus_id": "anon-0123456789abcdef", "recommended_mode": "resume"}
+    unsalted = select_rollout(base)["canary_bucket"]
+    salted = select_rollout({**base, "experiment_salt": "exp-2"})["canary_bucket"]
+    assert unsalted == canary_bucket("anon-0123456789abcdef")
+    assert salted != unsalted
+    assert salted == select_rollout({**base, "experiment_salt": "exp-2"})["canary_bucket"]  # deterministic
+
+
+def test_runtime_protocol_end_to_end() -> None:
+    code, frame = runtime_call("rollout", {"input": {
+        "rollout": "canary", "task_corpus_id": "anon-0123456789abcdef", "canary_percent": 50,
+        "actual_mode": "local", "recommended_mode": "resume",
+    }})
+    assert code == 0
+    assert frame["operation"] == "rollout"
+    assert frame["result"]["selected_mode"] == "resume"
+    code, frame = runtime_call("rollout", {"input": {"rollout": "on"}})
+    assert code == 1 and frame["code"] == "ROLLOUT_RECOMMENDATION_REQUIRED"
+
+
+def test_op_requires_input_object() -> None:
+    frame = execute("rollout", {"input": [1]}, RuntimeContext())
+    assert frame == {"ok": False, "code": "INVALID_REQUEST", "message": frame["message"]}
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=10), children, max_size=3),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    stage=st.sampled_from(ROLLOUT_STATES) | st.text(max_size=8),
+    actual=st.sampled_from(MODES) | st.none() | _json,
+    recommended=st.sampled_from(MODES) | st.none() | _json,
+    task_id=st.from_regex(r"\Aanon-[a-f0-9]{16,64}\Z") | st.text(max_size=30),
+    percent=st.floats(allow_nan=True, allow_infinity=True) | st.integers(-5, 105) | _json,
+)
+def test_fuzz_rollout_op_never_crashes(stage: Any, actual: Any, recommended: Any, task_id: Any, percent: Any) -> None:
+    request = {"input": {"rollout": stage, "actual_mode": actual, "recommended_mode": recommended,
+                         "task_corpus_id": task_id, "canary_percent": percent}}
+    frame = execute("rollout", request, RuntimeContext())
+    if frame["ok"]:
+        result = frame["result"]
+        assert result["rollout"] in ROLLOUT_STATES
+        assert result["selected_mode"] in (*MODES, None)
+        if result["execute_recommendation"]:
+            assert result["selected_mode"] == recommended
+        if result["canary_bucket"] is not None:
+            assert 0 <= result["canary_bucket"] < 100
+    else:
+        assert frame["code"] in {"INVALID_REQUEST", "ROLLOUT_RECOMMENDATION_REQUIRED"}
