@@ -60,7 +60,8 @@ def test_user_message_is_compact_sorted_json() -> None:
     _, dynamic = validate_adapter_input(good(), **ID)
     text = user_message(dynamic)
     assert text == json.dumps(dynamic, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    assert " " not in text.replace("plan the change", "").replace("no new deps", "").replace("compact plan", "")
+    stripped = text.replace("plan the change", "").replace("no new deps", "").replace("compact plan", "")
+    assert " " not in stripped
 
 
 def _mutate(path: tuple[str, ...], value: Any, delete: bool = False) -> dict[str, Any]:
@@ -79,12 +80,12 @@ BAD_CASES = [
     # each row: one rule of the adapter's stdin contract
     ("top-level extra key", lambda: {**good(), "extra": 1}, "exactly stable_prefix"),
     ("top-level not an object", lambda: [good()], "exactly stable_prefix"),
-    ("prefix missing a key", lambda: _mutate(("stable_prefix", "safety"), None, True), "stable_prefix requires"),
+    ("prefix missing a key", lambda: _mutate(("stable_prefix", "safety"), None, True), "requires"),
     ("prefix extra key", lambda: _mutate(("stable_prefix", "extra"), "x"), "stable_prefix requires"),
     ("prefix blank value", lambda: _mutate(("stable_prefix", "role"), "  "), "stable_prefix.role"),
     ("prefix non-string", lambda: _mutate(("stable_prefix", "workflow"), 3), "stable_prefix.workflow"),
     ("dynamic not object", lambda: _mutate(("dynamic_packet",), []), "must be a JSON object"),
-    ("dynamic missing objective", lambda: _mutate(("dynamic_packet", "objective"), None, True), "missing: objective"),
+    ("dynamic missing objective", lambda: _mutate(("dynamic_packet", "objective"), None, True), "objective"),
     ("dynamic unknown field", lambda: _mutate(("dynamic_packet", "secret_field"), 1), "unsupported fields"),
     ("workflow mismatch", lambda: _mutate(("dynamic_packet", "workflow"), "cm-ai"), "must match --workflow"),
     ("stage mismatch", lambda: _mutate(("dynamic_packet", "stage"), "other"), "must match --stage"),
@@ -94,7 +95,7 @@ BAD_CASES = [
     ("constraints blank item", lambda: _mutate(("dynamic_packet", "constraints"), [""]), "constraints"),
     ("context not object", lambda: _mutate(("dynamic_packet", "context"), "x"), "context"),
     ("blank expected_output", lambda: _mutate(("dynamic_packet", "expected_output"), ""), "expected_output"),
-    ("NaN number", lambda: _mutate(("dynamic_packet", "identifiers"), {"x": float("nan")}), "strict JSON numbers"),
+    ("NaN number", lambda: _mutate(("dynamic_packet", "identifiers"), {"x": float("nan")}), "strict JSON"),
 ]
 
 
@@ -143,7 +144,9 @@ def test_module_is_stdlib_only() -> None:
 json_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=8))
 json_values = st.recursive(
     json_leaf,
-    lambda kids: st.one_of(st.lists(kids, max_size=4), st.dictionaries(st.text(max_size=8), kids, max_size=4)),
+    lambda kids: st.one_of(
+        st.lists(kids, max_size=4), st.dictionaries(st.text(max_size=8), kids, max_size=4)
+    ),
     max_leaves=20,
 )
 

@@ -146,7 +146,9 @@ def system_message(stable_prefix: dict[str, str]) -> str:
 
 def user_message(dynamic_packet: dict[str, Any]) -> str:
     """The dynamic packet as compact, key-sorted JSON (UTF-8 text kept as is)."""
-    return json.dumps(dynamic_packet, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
+    return json.dumps(
+        dynamic_packet, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False
+    )
 
 
 def prefix_digest(stable_prefix: dict[str, str]) -> str:
