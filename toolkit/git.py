@@ -181,3 +181,37 @@ def commit_all(repo: Repo, message: str, *, when: int | None = None) -> str:
         sig = pg.Signature(*DEMO_SIGNATURE, when, 0)
     parents = [] if raw.head_is_unborn else [raw.head.target]
     return str(raw.create_commit("HEAD", sig, sig, message, tree, parents))
+
+
+def tree_blobs(repo: Repo, rev: str = "HEAD") -> tuple[str, list[tuple[str, str, int]]]:
+    """(tree id, [(path, blob id, mode)]) of every file in ``rev``'s tree, read in C via an in-memory index."""
+    pg = _pygit2()
+    commit = repo.raw.revparse_single(rev).peel(pg.Commit)
+    index = pg.Index()
+    index.read_tree(commit.tree)
+    return str(commit.tree_id), [(e.path, str(e.id), int(e.mode)) for e in index]
+
+
+def staged_blobs(repo: Repo) -> tuple[str, list[tuple[str, str, int]]]:
+    """(index checksum, [(path, blob id, mode)]) of the staging area, without writing any object."""
+    raw = repo.raw
+    raw.index.read()
+    index_file = Path(raw.path) / "index"
+    try:
+        data = index_file.read_bytes()
+        key = "index-" + data[-20:].hex() if len(data) >= 20 else "index-empty"
+    except FileNotFoundError:
+        key = "index-empty"
+    return key, [(e.path, str(e.id), int(e.mode)) for e in raw.index]
+
+
+def blob_sizes(repo: Repo, blob_ids: list[str]) -> list[int]:
+    """Sizes of blobs from their object headers (no content inflation for packed objects)."""
+    odb = repo.raw.odb
+    sizes: list[int] = []
+    for oid in blob_ids:
+        try:
+            sizes.append(int(odb.read_header(oid)[1]))
+        except Exception:
+            sizes.append(-1)  # submodule commit or missing object: size unknown
+    return sizes

@@ -1,4 +1,4 @@
-"""`workgroup capabilities` (not yet implemented)."""
+"""``workgroup capabilities``."""
 
 from __future__ import annotations
 
@@ -6,4 +6,30 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    return None
+    @app.command("capabilities", help="Which semantic adapter operations each provider really exposes (versioned).")
+    def capabilities(
+        provider: str = typer.Option(None, "--provider", help="claude-code, codex, api or other."),
+        route_facts: bool = typer.Option(False, "--route-facts", help="Print the router's *_supported facts."),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> None:
+        from toolkit import capabilities as caps
+        from toolkit.commands._common import emit_json
+        from toolkit.errors import InvalidInput
+
+        try:
+            if route_facts:
+                if not provider:
+                    raise InvalidInput("PROVIDER_REQUIRED", "--route-facts needs --provider")
+                data = caps.route_facts(provider)
+            else:
+                data = caps.table(provider)
+        except caps.UnknownProvider as exc:
+            raise InvalidInput("UNKNOWN_PROVIDER", str(exc)) from None
+        if json_out or route_facts:
+            emit_json(data)
+            return
+        print(f"provider capabilities (table {data['version']}); only 'native' is routed to")
+        for name, entry in data["providers"].items():
+            print(f"\n{name}  ({entry['versions']})")
+            for op, info in entry["operations"].items():
+                print(f"  {op:<20} {info['status']:<13} {info['via']}")

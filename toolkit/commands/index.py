@@ -1,9 +1,36 @@
-"""`workgroup index` (not yet implemented)."""
+"""``workgroup index``: the Stage 0 deterministic repository inventory."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import typer
 
 
 def register(app: typer.Typer) -> None:
-    return None
+    @app.command("index", help="Deterministic inventory of tracked files (path, blob, size, language) with one digest.")
+    def index(
+        staged: bool = typer.Option(False, "--staged", help="Inventory the staging area instead of HEAD."),
+        rev: str = typer.Option("HEAD", "--rev", help="Commit whose tree to inventory."),
+        out: Path | None = typer.Option(None, "--out", help="Also write the inventory bytes to this file."),
+        json_out: bool = typer.Option(False, "--json", help="Print the whole inventory as JSON on stdout."),
+        no_cache: bool = typer.Option(False, "--no-cache", help="Rebuild even when the tree is unchanged."),
+    ) -> None:
+        import sys
+
+        from toolkit.commands._common import repository, say
+        from toolkit.indexing import inventory
+        from toolkit.store import atomic_write
+
+        repo = repository()
+        inv = inventory(repo, staged=staged, rev=rev, use_cache=not no_cache)
+        data = inv.to_bytes()
+        if out is not None:
+            atomic_write(out, data)
+        if json_out:
+            sys.stdout.write(data.decode("utf-8"))
+        totals = inv.document["totals"]
+        say(
+            f"inventory {inv.document['digest']}: {totals['files']} files, {totals['bytes']} bytes"
+            f" ({'reused: tree unchanged' if inv.reused else 'built'})"
+        )

@@ -1,4 +1,4 @@
-"""`workgroup profile` (not yet implemented)."""
+"""``workgroup profile list|show|set``."""
 
 from __future__ import annotations
 
@@ -6,4 +6,55 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    return None
+    profile = typer.Typer(help="Execution profiles (quality, balanced, economy, latency).", no_args_is_help=True)
+
+    @profile.command("list", help="Print the documented table of profiles and the settings they tune.")
+    def list_cmd(json_out: bool = typer.Option(False, "--json")) -> None:
+        from toolkit.commands._common import emit_json
+        from toolkit.profiles import PROFILES, SETTING_DOCS, render_table
+
+        if json_out:
+            emit_json({"profiles": PROFILES, "settings": SETTING_DOCS})
+        else:
+            print(render_table())
+
+    @profile.command("show", help="The effective settings: request > config > profile > defaults.")
+    def show_cmd(name: str = typer.Argument(None), json_out: bool = typer.Option(False, "--json")) -> None:
+        from toolkit.commands._common import emit_json
+        from toolkit.profile_config import current_block
+        from toolkit.profiles import effective_settings
+
+        block = current_block(required=False)
+        if name:
+            block = {**block, "profile": name}
+        settings = _checked(lambda: effective_settings(block))
+        if json_out:
+            emit_json(settings)
+        else:
+            for key, value in settings.items():
+                print(f"{key}: {value}")
+
+    @profile.command("set", help="Switch the profile in .workgroup/config.yml and record the change.")
+    def set_cmd(name: str = typer.Argument(...), reason: str = typer.Option(None, "--reason"),
+                json_out: bool = typer.Option(False, "--json")) -> None:
+        from toolkit.commands._common import emit_json, say
+        from toolkit.profile_config import set_profile
+
+        record = set_profile(name, reason=reason)
+        if json_out:
+            emit_json(record)
+        else:
+            changed = ", ".join(f"{k} {v[0]} -> {v[1]}" for k, v in record["changed_settings"].items()) or "no settings"
+            say(f"profile {record['from_profile']} -> {record['to_profile']}: {changed}")
+
+    app.add_typer(profile, name="profile")
+
+
+def _checked(fn):  # type: ignore[no-untyped-def]
+    from toolkit.errors import InvalidInput
+    from toolkit.profiles import ProfileError
+
+    try:
+        return fn()
+    except ProfileError as exc:
+        raise InvalidInput("INVALID_PROFILE", str(exc)) from None

@@ -1,0 +1,33 @@
+"""Shell side of ``workgroup index``: read git, reuse the cached inventory for an unchanged tree."""
+
+from __future__ import annotations
+
+from toolkit.git import Repo, blob_sizes, staged_blobs, tree_blobs
+from toolkit.inventory import Inventory, build_document, load_cached
+from toolkit.store import atomic_write, file_lock
+
+
+def inventory(repo: Repo, *, staged: bool = False, rev: str = "HEAD", use_cache: bool = True) -> Inventory:
+    if staged:
+        key, entries = staged_blobs(repo)
+        source = "index"
+    else:
+        repo.resolve_commit(rev)  # coded errors for an unborn HEAD or an unknown revision
+        key, entries = tree_blobs(repo, rev)
+        source = "tree"
+    layout = repo.layout
+    cache = layout.local / "index" / f"{source}-{key}.json"
+    if use_cache:
+        try:
+            cached = load_cached(cache.read_bytes(), key)
+        except OSError:
+            cached = None
+        if cached is not None:
+            return Inventory(key=key, document=cached, reused=True)
+    sizes = blob_sizes(repo, [blob for _, blob, _ in entries])
+    rows = [(path, blob, mode, size) for (path, blob, mode), size in zip(entries, sizes, strict=True)]
+    inv = Inventory(key=key, document=build_document(source, key, rows), reused=False)
+    if use_cache:
+        with file_lock(layout.lock("index")):
+            atomic_write(cache, inv.to_bytes())
+    return inv
