@@ -5,9 +5,12 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta, timezone
 
+# ASCII digits only (``\d`` would accept any Unicode digit) and upper-case ``T``/``Z`` only,
+# exactly as the reference runtime's strict check; matched with fullmatch so that a trailing
+# newline is refused too.
 _RFC3339 = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?"
-    r"([Zz]|[+-]\d{2}:\d{2})$"
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]{1,9})?"
+    r"(Z|[+-][0-9]{2}:[0-9]{2})"
 )
 
 
@@ -15,7 +18,7 @@ def parse_rfc3339(value: object) -> datetime | None:
     """Return an aware datetime, or None when ``value`` is not a strict RFC 3339 date-time."""
     if not isinstance(value, str):
         return None
-    m = _RFC3339.match(value)
+    m = _RFC3339.fullmatch(value)
     if not m:
         return None
     year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
@@ -23,7 +26,7 @@ def parse_rfc3339(value: object) -> datetime | None:
     if hour > 23 or minute > 59 or second > 59:
         # leap seconds (:60) are not representable; the reference refuses them too
         return None
-    if offset in ("Z", "z"):
+    if offset == "Z":
         tz: timezone = UTC
     else:
         oh, om = int(offset[1:3]), int(offset[4:6])

@@ -1,0 +1,72 @@
+"""``should-deep-query``: is a broad vault query justified for this question? (CEO-02)
+
+The reference keeps this library-only (``shouldDeepQuery(question)``): a deep query is
+justified only for a real question, at least 12 characters once trimmed and ending in ``?``.
+Its argument becomes the request object here: ``{"question": ...}``.
+
+CEO-02 also orders the work: classification and spec reuse resolve *before* broad vault
+queries. Callers may state that order explicitly with the optional booleans
+``classification_resolved`` and ``spec_reuse_checked``; an explicit ``false`` defers the deep
+query. Absent, they do not change the reference's answer, so its callers see the same result.
+
+Result: ``{"should_deep_query": bool, "reason": CODE}``. Standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any
+
+from toolkit.runtime.lineage import utf16_len
+
+MIN_QUESTION_LENGTH = 12
+
+# String.prototype.trim() strips exactly these (ECMAScript WhiteSpace and LineTerminator);
+# Python's str.strip() differs (it strips U+001C..U+001F and U+0085, keeps U+FEFF).
+_JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+
+class DeepQueryReason(StrEnum):
+    QUESTION_REQUIRED = "QUESTION_REQUIRED"
+    CLASSIFICATION_PENDING = "CLASSIFICATION_PENDING"
+    SPEC_REUSE_PENDING = "SPEC_REUSE_PENDING"
+    QUESTION_TOO_SHORT = "QUESTION_TOO_SHORT"
+    NOT_A_QUESTION = "NOT_A_QUESTION"
+    DEEP_QUERY_JUSTIFIED = "DEEP_QUERY_JUSTIFIED"
+
+
+def js_trim(text: str) -> str:
+    return text.strip(_JS_WHITESPACE)
+
+
+def deep_query_decision(request: Mapping[str, Any]) -> tuple[bool, DeepQueryReason]:
+    """The decision and the first rule that settled it."""
+    question = request.get("question")
+    if not isinstance(question, str):
+        return False, DeepQueryReason.QUESTION_REQUIRED
+    # CEO-02: cheap local resolution comes first; an explicit "not yet" defers the vault query.
+    if request.get("classification_resolved") is False:
+        return False, DeepQueryReason.CLASSIFICATION_PENDING
+    if request.get("spec_reuse_checked") is False:
+        return False, DeepQueryReason.SPEC_REUSE_PENDING
+    trimmed = js_trim(question)
+    if utf16_len(trimmed) < MIN_QUESTION_LENGTH:
+        return False, DeepQueryReason.QUESTION_TOO_SHORT
+    if not trimmed.endswith("?"):
+        return False, DeepQueryReason.NOT_A_QUESTION
+    return True, DeepQueryReason.DEEP_QUERY_JUSTIFIED
+
+
+def should_deep_query(question: Any) -> bool:
+    """The reference's library function, argument for argument."""
+    return deep_query_decision({"question": question})[0]
+
+
+def op_should_deep_query(request: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    """``workgroup runtime should-deep-query``: ``{question, ...}`` -> ``{should_deep_query, reason}``."""
+    decided, reason = deep_query_decision(request)
+    return {"should_deep_query": decided, "reason": reason.value}
