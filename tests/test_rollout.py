@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conftest import runtime_call
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import runtime_call
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.protocol import RuntimeContext, execute
 from toolkit.runtime.rollout import MODES, ROLLOUT_STATES, canary_bucket, select_rollout
@@ -45,10 +45,15 @@ def test_canary_bucket_matches_reference(task_id: str, bucket: float) -> None:
     ],
 )
 def test_canary_threshold_is_strict(percent: float, executes: bool) -> None:
-    result = select_rollout({
-        "rollout": "canary", "task_corpus_id": "anon-0123456789abcdef", "canary_percent": percent,
-        "actual_mode": "local", "recommended_mode": "fresh-capsule",
-    })
+    result = select_rollout(
+        {
+            "rollout": "canary",
+            "task_corpus_id": "anon-0123456789abcdef",
+            "canary_percent": percent,
+            "actual_mode": "local",
+            "recommended_mode": "fresh-capsule",
+        }
+    )
     assert result["execute_recommendation"] is executes
     assert result["selected_mode"] == ("fresh-capsule" if executes else "local")
 
@@ -103,16 +108,36 @@ def test_non_executing_stage_needs_no_recommendation(stage: str) -> None:
         {"rollout": "on", "recommended_mode": "teleport"},  # unknown mode
         {"rollout": "off", "actual_mode": 3},
         {"rollout": "canary", "recommended_mode": "local"},  # canary without an id
-        {"rollout": "canary", "recommended_mode": "local", "task_corpus_id": "customer-acme"},  # not anonymous
+        {
+            "rollout": "canary",
+            "recommended_mode": "local",
+            "task_corpus_id": "customer-acme",
+        },  # not anonymous
         {"rollout": "canary", "recommended_mode": "local", "task_corpus_id": "anon-0123"},  # too short
-        {"rollout": "canary", "recommended_mode": "local", "task_corpus_id": "anon-0123456789abcdef",
-         "canary_percent": 101},
-        {"rollout": "canary", "recommended_mode": "local", "task_corpus_id": "anon-0123456789abcdef",
-         "canary_percent": -1},
-        {"rollout": "canary", "recommended_mode": "local", "task_corpus_id": "anon-0123456789abcdef",
-         "canary_percent": True},
-        {"rollout": "canary", "recommended_mode": "local", "task_corpus_id": "anon-0123456789abcdef",
-         "experiment_salt": "has space"},
+        {
+            "rollout": "canary",
+            "recommended_mode": "local",
+            "task_corpus_id": "anon-0123456789abcdef",
+            "canary_percent": 101,
+        },
+        {
+            "rollout": "canary",
+            "recommended_mode": "local",
+            "task_corpus_id": "anon-0123456789abcdef",
+            "canary_percent": -1,
+        },
+        {
+            "rollout": "canary",
+            "recommended_mode": "local",
+            "task_corpus_id": "anon-0123456789abcdef",
+            "canary_percent": True,
+        },
+        {
+            "rollout": "canary",
+            "recommended_mode": "local",
+            "task_corpus_id": "anon-0123456789abcdef",
+            "experiment_salt": "has space",
+        },
     ],
 )
 def test_invalid_inputs_are_refused(data: dict[str, Any]) -> None:
@@ -120,7 +145,9 @@ def test_invalid_inputs_are_refused(data: dict[str, Any]) -> None:
 
 
 def test_stratum_ids_are_anonymous_ids() -> None:
-    result = select_rollout({"rollout": "canary", "task_corpus_id": "ui-integration-03", "recommended_mode": "local"})
+    result = select_rollout(
+        {"rollout": "canary", "task_corpus_id": "ui-integration-03", "recommended_mode": "local"}
+    )
     assert 0 <= result["canary_bucket"] < 100
 
 
@@ -134,10 +161,18 @@ def test_experiment_salt_is_off_by_default_and_redraws_buckets() -> None:
 
 
 def test_runtime_protocol_end_to_end() -> None:
-    code, frame = runtime_call("rollout", {"input": {
-        "rollout": "canary", "task_corpus_id": "anon-0123456789abcdef", "canary_percent": 50,
-        "actual_mode": "local", "recommended_mode": "resume",
-    }})
+    code, frame = runtime_call(
+        "rollout",
+        {
+            "input": {
+                "rollout": "canary",
+                "task_corpus_id": "anon-0123456789abcdef",
+                "canary_percent": 50,
+                "actual_mode": "local",
+                "recommended_mode": "resume",
+            }
+        },
+    )
     assert code == 0
     assert frame["operation"] == "rollout"
     assert frame["result"]["selected_mode"] == "resume"
@@ -152,7 +187,9 @@ def test_op_requires_input_object() -> None:
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=10), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=10), children, max_size=3)
+    ),
     max_leaves=10,
 )
 
@@ -165,9 +202,18 @@ _json = st.recursive(
     task_id=st.from_regex(r"\Aanon-[a-f0-9]{16,64}\Z") | st.text(max_size=30),
     percent=st.floats(allow_nan=True, allow_infinity=True) | st.integers(-5, 105) | _json,
 )
-def test_fuzz_rollout_op_never_crashes(stage: Any, actual: Any, recommended: Any, task_id: Any, percent: Any) -> None:
-    request = {"input": {"rollout": stage, "actual_mode": actual, "recommended_mode": recommended,
-                         "task_corpus_id": task_id, "canary_percent": percent}}
+def test_fuzz_rollout_op_never_crashes(
+    stage: Any, actual: Any, recommended: Any, task_id: Any, percent: Any
+) -> None:
+    request = {
+        "input": {
+            "rollout": stage,
+            "actual_mode": actual,
+            "recommended_mode": recommended,
+            "task_corpus_id": task_id,
+            "canary_percent": percent,
+        }
+    }
     frame = execute("rollout", request, RuntimeContext())
     if frame["ok"]:
         result = frame["result"]

@@ -22,7 +22,14 @@ if TYPE_CHECKING:
 
 ROLLOUT_STATES: tuple[str, ...] = ("off", "observe", "shadow", "canary", "on")
 # Dispatch modes of the router contract; rollout only checks membership.
-MODES: tuple[str, ...] = ("local", "resume", "inherit-full", "inherit-recent", "fresh-capsule", "coordinated-team")
+MODES: tuple[str, ...] = (
+    "local",
+    "resume",
+    "inherit-full",
+    "inherit-recent",
+    "fresh-capsule",
+    "coordinated-team",
+)
 STRATA: tuple[str, ...] = (
     "small-tier2",
     "backend-refactor",

@@ -1,0 +1,221 @@
+"""``knowzcode.measurement-envelope/v2``: the flat signed provenance record of a measurement run.
+
+The envelope has exactly twelve keys. It is signed with Ed25519 over the RFC 8785 canonical bytes of
+the envelope without ``signature``; ``corpus_digest`` is the SHA-256 of the RFC 8785 bytes of the
+pairs array, so the signature binds the exact measured pairs. ``check_envelope`` returns the list
+of reasons the envelope is not trusted (empty = trusted) instead of a bare boolean, so a refusal
+can say whether the data was tampered with, stale, replayed or signed by an unknown key.
+Stdlib at import time; ``cryptography`` and ``rfc8785`` are imported only when an envelope is checked.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import re
+from datetime import datetime, timedelta
+from typing import Any
+
+from toolkit.timefmt import parse_rfc3339
+
+ENVELOPE_SCHEMA = "knowzcode.measurement-envelope/v2"
+ENVELOPE_KEYS: tuple[str, ...] = (
+    "accounting_source",
+    "candidate_version",
+    "corpus_digest",
+    "corpus_version",
+    "measured_at",
+    "measurement_run_id",
+    "pair_count",
+    "promotion_authorized",
+    "runtime_digest",
+    "schema",
+    "signature",
+    "signer_key_id",
+)
+RUN_ID = re.compile(r"^measurement-[a-f0-9]{16,64}\Z")
+KEY_ID = re.compile(r"^measurement-key-[a-z0-9._-]{1,64}\Z")
+SHA256 = re.compile(r"^sha256:[a-f0-9]{64}\Z")
+VERSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}\Z")
+SIGNATURE = re.compile(r"^[A-Za-z0-9+/]+={0,2}\Z")
+PUBLIC_KEY_PEM = re.compile(
+    r"^-----BEGIN PUBLIC KEY-----\r?\n[A-Za-z0-9+/=\r\n]+-----END PUBLIC KEY-----\r?\n?\Z"
+)
+MAX_AGE = timedelta(days=30)
+MAX_FUTURE_SKEW = timedelta(minutes=5)
+MAX_KEYS_JSON = 65_536
+
+
+def corpus_digest(pairs: Any) -> str:
+    """``sha256:`` over the RFC 8785 bytes of the pairs array, as measured."""
+    from toolkit.canonical import signing_bytes
+
+    return "sha256:" + hashlib.sha256(signing_bytes(pairs)).hexdigest()
+
+
+def envelope_signing_bytes(envelope: dict[str, Any]) -> bytes:
+    """The exact bytes the signature covers: the envelope without ``signature``, RFC 8785."""
+    from toolkit.canonical import signing_bytes
+
+    return signing_bytes({k: v for k, v in envelope.items() if k != "signature"})
+
+
+def parse_trusted_keys(value: Any, *, from_json: bool = False) -> dict[str, str]:
+    """{key id: SPKI PEM} with malformed entries left out (an unknown key is simply untrusted)."""
+    if from_json:
+        if not isinstance(value, str) or not value or len(value) > MAX_KEYS_JSON:
+            return {}
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    if not isinstance(value, dict):
+        return {}
+    return {
+        key_id: pem
+        for key_id, pem in value.items()
+        if isinstance(key_id, str)
+        and KEY_ID.match(key_id)
+        and isinstance(pem, str)
+        and PUBLIC_KEY_PEM.match(pem)
+    }
+
+
+def verify_signature(pem: str, message: bytes, signature: bytes) -> bool:
+    """Ed25519 verification; any malformed key or signature is simply not valid."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
+    try:
+        key = load_pem_public_key(pem.encode("ascii"))
+    except (ValueError, TypeError):
+        return False
+    if not isinstance(key, Ed25519PublicKey):
+        return False
+    try:
+        key.verify(signature, message)
+    except InvalidSignature:
+        return False
+    return True
+
+
+def _expectation_failures(consumed: Any, candidate: Any, corpus: Any, runtime: Any) -> list[str]:
+    failures = []
+    if not isinstance(consumed, list) or not all(isinstance(v, str) and RUN_ID.match(v) for v in consumed):
+        failures.append("CONSUMED_RUN_IDS_INVALID")
+    if not (isinstance(candidate, str) and VERSION_ID.match(candidate)):
+        failures.append("EXPECTED_CANDIDATE_VERSION_INVALID")
+    if not (isinstance(corpus, str) and VERSION_ID.match(corpus)):
+        failures.append("EXPECTED_CORPUS_VERSION_INVALID")
+    if not (isinstance(runtime, str) and SHA256.match(runtime)):
+        failures.append("EXPECTED_RUNTIME_DIGEST_INVALID")
+    return failures
+
+
+def _field_failures(envelope: dict[str, Any]) -> list[str]:
+    checks = (
+        ("schema", lambda v: v == ENVELOPE_SCHEMA, "SCHEMA_INVALID"),
+        ("measurement_run_id", lambda v: isinstance(v, str) and RUN_ID.match(v), "RUN_ID_INVALID"),
+        ("signer_key_id", lambda v: isinstance(v, str) and KEY_ID.match(v), "KEY_ID_INVALID"),
+        (
+            "candidate_version",
+            lambda v: isinstance(v, str) and VERSION_ID.match(v),
+            "CANDIDATE_VERSION_INVALID",
+        ),
+        ("corpus_version", lambda v: isinstance(v, str) and VERSION_ID.match(v), "CORPUS_VERSION_INVALID"),
+        ("runtime_digest", lambda v: isinstance(v, str) and SHA256.match(v), "RUNTIME_DIGEST_INVALID"),
+        ("corpus_digest", lambda v: isinstance(v, str) and SHA256.match(v), "CORPUS_DIGEST_INVALID"),
+        ("accounting_source", lambda v: v == "authoritative", "ACCOUNTING_NOT_AUTHORITATIVE"),
+        ("promotion_authorized", lambda v: v is True, "PROMOTION_NOT_AUTHORIZED"),
+        ("signature", lambda v: isinstance(v, str) and SIGNATURE.match(v), "SIGNATURE_MALFORMED"),
+    )
+    return [code for key, ok, code in checks if not ok(envelope.get(key))]
+
+
+def _binding_failures(
+    pairs: Any, envelope: dict[str, Any], now: datetime, consumed: Any, expected: tuple[Any, Any, Any]
+) -> list[str]:
+    failures = []
+    candidate, corpus, runtime = expected
+    if envelope.get("candidate_version") != candidate:
+        failures.append("CANDIDATE_VERSION_MISMATCH")
+    if envelope.get("corpus_version") != corpus:
+        failures.append("CORPUS_VERSION_MISMATCH")
+    if envelope.get("runtime_digest") != runtime:
+        failures.append("RUNTIME_DIGEST_MISMATCH")
+    count = envelope.get("pair_count")
+    if isinstance(count, bool) or not isinstance(pairs, list) or count != len(pairs):
+        failures.append("PAIR_COUNT_MISMATCH")
+    measured_at = envelope.get("measured_at")
+    parsed = parse_rfc3339(measured_at) if isinstance(measured_at, str) else None
+    if parsed is None:
+        failures.append("MEASURED_AT_INVALID")
+    elif parsed > now + MAX_FUTURE_SKEW:
+        failures.append("MEASUREMENT_FROM_FUTURE")
+    elif now - parsed > MAX_AGE:
+        failures.append("MEASUREMENT_STALE")
+    if isinstance(consumed, list) and envelope.get("measurement_run_id") in consumed:
+        failures.append("RUN_ID_REPLAYED")
+    if isinstance(envelope.get("corpus_digest"), str) and envelope["corpus_digest"] != corpus_digest(pairs):
+        failures.append("CORPUS_DIGEST_MISMATCH")
+    return failures
+
+
+def check_envelope(
+    pairs: Any,
+    envelope: Any,
+    *,
+    now: datetime,
+    consumed_run_ids: Any,
+    expected_candidate_version: Any,
+    expected_corpus_version: Any,
+    expected_runtime_digest: Any,
+    trusted_keys: dict[str, str],
+) -> list[str]:
+    """Reasons the envelope does not establish provenance for ``pairs``; empty when it does."""
+    if envelope is None:
+        return ["ENVELOPE_MISSING"]
+    if not isinstance(envelope, dict):
+        return ["ENVELOPE_INVALID"]
+    if sorted(envelope) != list(ENVELOPE_KEYS):
+        return ["ENVELOPE_FIELDS_INVALID"]
+    failures = _expectation_failures(
+        consumed_run_ids, expected_candidate_version, expected_corpus_version, expected_runtime_digest
+    )
+    failures += _field_failures(envelope)
+    failures += _binding_failures(
+        pairs,
+        envelope,
+        now,
+        consumed_run_ids,
+        (expected_candidate_version, expected_corpus_version, expected_runtime_digest),
+    )
+    if "SIGNATURE_MALFORMED" in failures:
+        return failures
+    pem = trusted_keys.get(envelope["signer_key_id"]) if isinstance(envelope["signer_key_id"], str) else None
+    if pem is None:
+        return [*failures, "UNTRUSTED_SIGNER_KEY"]
+    try:
+        signature = base64.b64decode(envelope["signature"], validate=True)
+        message = envelope_signing_bytes(envelope)
+    except (binascii.Error, ValueError, TypeError):
+        return [*failures, "SIGNATURE_INVALID"]
+    if not verify_signature(pem, message, signature):
+        failures.append("SIGNATURE_INVALID")
+    return failures
+
+
+def sign_envelope(fields: dict[str, Any], private_key_pem: bytes) -> dict[str, Any]:
+    """Return ``fields`` plus an Ed25519 ``signature`` (the shell reads the key from a file)."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    key = load_pem_private_key(private_key_pem, password=None)
+    if not isinstance(key, Ed25519PrivateKey):
+        raise ValueError("not an Ed25519 private key")
+    unsigned = {k: v for k, v in fields.items() if k != "signature"}
+    signature = key.sign(envelope_signing_bytes(unsigned))
+    return {**unsigned, "signature": base64.b64encode(signature).decode("ascii")}

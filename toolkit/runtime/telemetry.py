@@ -1,0 +1,302 @@
+"""Efficiency events: ``knowzcode.efficiency-event/v1`` normalization (stdlib only).
+
+The three namespaces stay apart: ``logical`` (context occupancy and sizes), ``billed`` (what
+the provider charged, only with an authoritative or provider-reported accounting source) and
+``outcome``. The raw event is refused when any key or string anywhere in it looks private
+(``PRIVATE_TELEMETRY``), then projected onto the allowlist: unknown keys are dropped, missing
+counters become ``null``, reason codes are deduplicated and put in the router's order. Unlike the
+reference, the dropped keys are reported (``normalize_event`` returns them; the op returns them
+when asked with ``"report_dropped": true``) instead of vanishing silently.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING, Any
+
+from toolkit.runtime.codes import RuntimeOpError
+from toolkit.runtime.rollout import ANONYMOUS_CORPUS_ID, MODES
+from toolkit.timefmt import is_rfc3339
+
+if TYPE_CHECKING:
+    from toolkit.runtime.protocol import RuntimeContext
+
+SCHEMA = "knowzcode.efficiency-event/v1"
+EVENTS: tuple[str, ...] = (
+    "dispatch_decision",
+    "worker_usage",
+    "worker_completed",
+    "verification_run",
+    "vault_operation",
+    "budget_transition",
+    "gate_outcome",
+    "lineage_invalidated",
+)
+PROVIDERS: tuple[str, ...] = ("claude", "codex", "other")
+RUNTIMES: tuple[str, ...] = ("cli", "mcp", "api", "desktop", "plugin", "unknown")
+MODEL_LABELS: tuple[str, ...] = (
+    "unknown",
+    "opus",
+    "sonnet",
+    "haiku",
+    "fable",
+    "gpt-5",
+    "gpt-5.6-sol",
+    "gpt-5.6-terra",
+)
+PROFILES: tuple[str, ...] = ("quality", "balanced", "economy", "latency")
+REASON_CODES: tuple[str, ...] = (
+    "LOCAL_CHEAPER",
+    "BLOCKING",
+    "RESUME_COMPATIBLE",
+    "HIGH_CONTEXT_AFFINITY",
+    "BOUNDED_RECENT_CONTEXT",
+    "INDEPENDENT_CAPSULE",
+    "SENSITIVITY_ISOLATION",
+    "REVIEW_INDEPENDENCE",
+    "TEAM_COORDINATION_REQUIRED",
+    "WRITER_OWNERSHIP_CONFLICT",
+    "NESTING_LIMIT",
+    "CAPABILITY_FALLBACK",
+)
+ACCOUNTING_SOURCES: tuple[str, ...] = ("authoritative", "provider-reported", "estimated", "unknown")
+BILLABLE_SOURCES = frozenset({"authoritative", "provider-reported"})
+
+# namespace -> field -> kind ("int", "num", "bool")
+LOGICAL: dict[str, str] = {
+    "estimated_context_occupancy": "num",
+    "compaction_count": "int",
+    "repeated_file_reads": "int",
+    "prompt_bytes": "int",
+    "tool_output_bytes": "int",
+    "capsule_bytes": "int",
+}
+BILLED_COUNTERS: dict[str, str] = {
+    "uncached_input_tokens": "int",
+    "cache_creation_input_tokens": "int",
+    "cache_read_input_tokens": "int",
+    "output_tokens": "int",
+    "amount": "num",
+}
+OUTCOME: dict[str, str] = {
+    "accepted_workgroup": "bool",
+    "verify_passed": "int",
+    "verify_total": "int",
+    "audit_score": "num",
+    "rework_rounds": "int",
+    "escaped_high_critical": "int",
+    "elapsed_ms": "int",
+}
+TOP_LEVEL = (
+    "schema",
+    "event",
+    "observed_at",
+    "task_corpus_id",
+    "provider",
+    "runtime",
+    "model",
+    "profile",
+    "mode",
+    "reason_codes",
+    "logical",
+    "billed",
+    "outcome",
+)
+BILLED_KEYS = (*BILLED_COUNTERS, "currency", "units", "accounting_source")
+
+_PRIVATE_KEY = re.compile(
+    r"(^|_)(prompt|prompt_body|raw_prompt|source_body|source_code|log|log_body|secret|credential|credentials"
+    r"|password|passwd|api_key|access_token|refresh_token|auth_token|platform_handle|provider_handle"
+    r"|provider_session_id|session_id|thread_id|agent_id|repository|repository_path|repo|file_path|email"
+    r"|account_id|account_email|user_id|org_id|organization_id|tenant_id|subscription_id)($|_)",
+    re.IGNORECASE,
+)
+# JavaScript's \s is Unicode-aware while its \b is ASCII-only; ASCII mode plus this class matches both.
+_WS = "[\\s\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+_NWS = "[^\\s\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+_PRIVATE_VALUE = re.compile(
+    "|".join(
+        [
+            rf"Bearer{_WS}+[A-Za-z0-9._~+/-]+=*",
+            r"\b(?:sk|rk|pk)-(?:live|test)?_?[A-Za-z0-9_-]{8,}",
+            r"\bgh[pousr]_[A-Za-z0-9]{12,}",
+            r"\bglpat-[A-Za-z0-9_-]{12,}",
+            r"\bxox[baprs]-[A-Za-z0-9-]{10,}",
+            r"\bAKIA[0-9A-Z]{16}\b",
+            r"-----BEGIN [A-Z ]+PRIVATE KEY-----",
+            r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b",
+            rf"\b(?:password|passwd|api[_-]?key|access[_-]?token|refresh[_-]?token|secret){_WS}*[:=]{_WS}*{_NWS}{{4,}}",
+            r"\b(?:thread|session|sess|run)[_-][A-Za-z0-9-]{8,}\b",
+            rf"\bhttps?://{_NWS}+",
+            rf"""(?:^|{_WS[:-1]}"'(])(?:/Users/|/home/|[A-Za-z]:\\|\.\.?/){_NWS[:-1]}"')]+""",
+            r"\b[A-Z0-9._%+-]+@[A-Z0-9.-]+\.[A-Z]{2,}\b",
+            r"\b(?:repo(?:sitory)?|project)[-_][A-Za-z0-9][A-Za-z0-9._-]{2,}\b",
+        ]
+    ),
+    re.IGNORECASE | re.ASCII,
+)
+_ANON_MODEL = re.compile(r"^anon-model-[a-f0-9]{16,64}\Z")
+_CURRENCY = re.compile(r"^[A-Z]{3}\Z")
+_REASON_ORDER = {code: index for index, code in enumerate(REASON_CODES)}
+_MAX_DEPTH = 64
+
+
+def _engine_flags(value: str) -> bool:
+    """The shared privacy engine's verdict for telemetry, when the engine is installed."""
+    try:
+        from toolkit.privacy import Context, scan_value  # type: ignore[attr-defined]
+    except ImportError:  # the engine ships in the same package; absent only in partial checkouts
+        return False
+    return bool(scan_value(value, Context.TELEMETRY))
+
+
+def assert_private_free(value: Any, depth: int = 0) -> None:
+    """Raise ``PRIVATE_TELEMETRY`` when any key or string in ``value`` looks private."""
+    if depth > _MAX_DEPTH:
+        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+    if isinstance(value, dict):
+        for key, child in value.items():
+            if key != "prompt_bytes" and _PRIVATE_KEY.search(key):
+                raise RuntimeOpError("PRIVATE_TELEMETRY")
+            assert_private_free(child, depth + 1)
+    elif isinstance(value, list):
+        for child in value:
+            assert_private_free(child, depth + 1)
+    elif isinstance(value, str) and (_PRIVATE_VALUE.search(value) or _engine_flags(value)):
+        raise RuntimeOpError("PRIVATE_TELEMETRY")
+
+
+def _namespace(event: dict[str, Any], name: str) -> dict[str, Any]:
+    value = event.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+    return value
+
+
+def _counter(value: Any, kind: str) -> Any:
+    """Validate one nullable measure; integral floats become ints, as JSON numbers in JS do."""
+    if value is None:
+        return None
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+        if value.is_integer() and abs(value) < 2**53:
+            value = int(value)
+    if value < 0 or (kind == "int" and not isinstance(value, int)):
+        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+    return value
+
+
+def _choice(value: Any, allowed: tuple[str, ...], nullable: bool = True) -> Any:
+    if value is None and nullable:
+        return None
+    if not isinstance(value, str) or value not in allowed:
+        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+    return value
+
+
+def _model(value: Any) -> Any:
+    if value is None or (isinstance(value, str) and (value in MODEL_LABELS or _ANON_MODEL.match(value))):
+        return value
+    raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+
+
+def _reasons(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(
+        isinstance(code, str) and code in _REASON_ORDER for code in value
+    ):
+        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+    return sorted(set(value), key=_REASON_ORDER.__getitem__)
+
+
+def _check_accounting(billed: dict[str, Any]) -> None:
+    values = [billed.get(key) for key in (*BILLED_COUNTERS, "units")]
+    if any(value is not None for value in values) and billed.get("accounting_source") not in BILLABLE_SOURCES:
+        raise RuntimeOpError("ACCOUNTING_SOURCE_REQUIRED")
+
+
+def _dropped(event: dict[str, Any], namespaces: dict[str, dict[str, Any]]) -> list[str]:
+    dropped = [key for key in event if key not in TOP_LEVEL]
+    allowed = {"logical": LOGICAL, "billed": BILLED_KEYS, "outcome": OUTCOME}
+    for name, data in namespaces.items():
+        dropped.extend(f"{name}.{key}" for key in data if key not in allowed[name])
+    return sorted(dropped)
+
+
+def normalize_event(event: Any) -> tuple[dict[str, Any], list[str]]:
+    """Project a raw event onto ``knowzcode.efficiency-event/v1``; returns (event, dropped key paths).
+
+    Raises ``RuntimeOpError`` with ``PRIVATE_TELEMETRY``, ``ACCOUNTING_SOURCE_REQUIRED`` or
+    ``EFFICIENCY_EVENT_INVALID`` (``INVALID_REQUEST`` when the event is not an object).
+    """
+    if not isinstance(event, dict):
+        raise RuntimeOpError("INVALID_REQUEST")
+    assert_private_free(event)
+    spaces = {name: _namespace(event, name) for name in ("logical", "billed", "outcome")}
+    billed_in = spaces["billed"]
+    _check_accounting(billed_in)
+    observed_at = event.get("observed_at")
+    if not isinstance(observed_at, str) or not is_rfc3339(observed_at):
+        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+    task_id = event.get("task_corpus_id")
+    if task_id is not None and not (isinstance(task_id, str) and ANONYMOUS_CORPUS_ID.match(task_id)):
+        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+    currency = billed_in.get("currency")
+    if currency is not None and not (isinstance(currency, str) and _CURRENCY.match(currency)):
+        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+    source = billed_in.get("accounting_source")
+    normalized: dict[str, Any] = {
+        "schema": SCHEMA,
+        "event": _choice(event.get("event"), EVENTS, nullable=False),
+        "observed_at": observed_at,
+        "task_corpus_id": task_id,
+        "provider": _choice(event.get("provider"), PROVIDERS, nullable=False),
+        "runtime": _choice(event.get("runtime"), RUNTIMES),
+        "model": _model(event.get("model")),
+        "profile": _choice(event.get("profile"), PROFILES),
+        "mode": _choice(event.get("mode"), MODES),
+        "reason_codes": _reasons(event.get("reason_codes")),
+        "logical": {key: _counter(spaces["logical"].get(key), kind) for key, kind in LOGICAL.items()},
+        "billed": {
+            **{key: _counter(billed_in.get(key), kind) for key, kind in BILLED_COUNTERS.items()},
+            "currency": currency,
+            "units": _counter(billed_in.get("units"), "num"),
+            "accounting_source": "unknown" if source is None else _choice(source, ACCOUNTING_SOURCES),
+        },
+        "outcome": {key: _counter(spaces["outcome"].get(key), kind) for key, kind in OUTCOME.items()},
+    }
+    _check_event_rules(normalized)
+    return normalized, _dropped(event, spaces)
+
+
+def _check_event_rules(event: dict[str, Any]) -> None:
+    if event["event"] == "dispatch_decision" and (event["mode"] is None or not event["reason_codes"]):
+        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+    outcome = event["outcome"]
+    passed, total = outcome["verify_passed"], outcome["verify_total"]
+    if passed is not None and total is not None and passed > total:
+        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+    if outcome["audit_score"] is not None and outcome["audit_score"] > 100:
+        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+
+
+def op_telemetry(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
+    """``workgroup runtime telemetry``: ``{"event": {...}}`` -> the normalized event.
+
+    With ``"report_dropped": true`` the result is ``{"event": ..., "dropped_keys": [...]}``.
+    """
+    event, dropped = normalize_event(request.get("event"))
+    if request.get("report_dropped") is True:
+        return {"event": event, "dropped_keys": dropped}
+    return event
