@@ -1,9 +1,89 @@
-"""`workgroup schemas` (not yet implemented)."""
+"""``workgroup schemas export [--check]``: JSON Schemas in ``schemas/`` generated from the models.
+
+One file per entry of ``toolkit.models.registry`` (sorted keys, indent 2, trailing newline).
+``--check`` writes nothing and exits 1 when a committed schema differs from its model, is
+missing, or its model cannot be imported.
+"""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
 
 import typer
 
 
+def render_schema(target: str) -> str:
+    """The schema text of ``module:Model``."""
+    import importlib
+
+    module_name, _, class_name = target.partition(":")
+    model = getattr(importlib.import_module(module_name), class_name)
+    schema: dict[str, Any] = model.model_json_schema(by_alias=True)
+    return json.dumps(schema, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_all() -> tuple[dict[str, str], list[str]]:
+    """``({file name: text}, [file names whose model is missing])``."""
+    from toolkit.models.registry import SCHEMA_MODELS
+
+    rendered: dict[str, str] = {}
+    missing: list[str] = []
+    for name, target in sorted(SCHEMA_MODELS.items()):
+        try:
+            rendered[name] = render_schema(target)
+        except (ImportError, AttributeError):
+            missing.append(name)
+    return rendered, missing
+
+
+def schemas_dir() -> Path:
+    from toolkit.resources import data_dir
+
+    return data_dir("schemas")
+
+
+def stale_schemas(directory: Path, rendered: dict[str, str]) -> list[str]:
+    stale = []
+    for name, text in rendered.items():
+        path = directory / name
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            stale.append(name)
+    return stale
+
+
+def export(directory: Path, *, check: bool) -> tuple[list[str], list[str]]:
+    """Write (or with ``check`` compare) every schema; returns ``(changed or stale, missing)``."""
+    from toolkit.store import atomic_write
+
+    rendered, missing = render_all()
+    stale = stale_schemas(directory, rendered)
+    if not check:
+        for name in stale:
+            atomic_write(directory / name, rendered[name])
+    return stale, missing
+
+
 def register(app: typer.Typer) -> None:
-    return None
+    group = typer.Typer(help="JSON Schemas generated from the pydantic models.", no_args_is_help=True)
+
+    @group.command("export")
+    def export_cmd(
+        check: bool = typer.Option(False, "--check", help="Compare only; exit 1 when anything differs."),
+        out: Path = typer.Option(None, "--out", help="Directory to write (default: the shipped schemas/)."),
+    ) -> None:
+        """Write schemas/<name> for every model in the registry."""
+        from toolkit.commands._common import say
+
+        directory = out or schemas_dir()
+        stale, missing = export(directory, check=check)
+        for name in missing:
+            say(f"missing model for {name}")
+        for name in stale:
+            say(("differs: " if check else "wrote: ") + name)
+        if check and not stale and not missing:
+            say("schemas are up to date")
+        raise typer.Exit(1 if missing or (check and stale) else 0)
+
+    app.add_typer(group, name="schemas")
