@@ -24,40 +24,78 @@ CASES: list[tuple[dict[str, Any], dict[str, Any]]] = [
     # a tiny read-only side check returns a bounded result directly
     ({}, {"mode": "ephemeral", "write_prohibited": False, "writes": NONE}),
     # write-prohibited wins over every fact and every authorization
-    ({"write_prohibited": True, "material": True, "large_raw_output": True, "requested_mode": "durable",
-      "authorize_vault_write": True, "authorize_settings_write": True, "authorize_workgroup_write": True,
-      "authorize_handoff": True, "authorize_artifact": True},
-     {"mode": "ephemeral", "write_prohibited": True, "writes": NONE}),
+    (
+        {
+            "write_prohibited": True,
+            "material": True,
+            "large_raw_output": True,
+            "requested_mode": "durable",
+            "authorize_vault_write": True,
+            "authorize_settings_write": True,
+            "authorize_workgroup_write": True,
+            "authorize_handoff": True,
+            "authorize_artifact": True,
+        },
+        {"mode": "ephemeral", "write_prohibited": True, "writes": NONE},
+    ),
     # write-prohibited also wins over refused authorizations (no error: nothing is needed)
-    ({"write_prohibited": True, "material": True, "authorize_handoff": False},
-     {"mode": "ephemeral", "write_prohibited": True, "writes": NONE}),
+    (
+        {"write_prohibited": True, "material": True, "authorize_handoff": False},
+        {"mode": "ephemeral", "write_prohibited": True, "writes": NONE},
+    ),
     # large raw output is artifact-backed
-    ({"large_raw_output": True}, {"mode": "artifact", "write_prohibited": False, "writes": writes(artifact=True)}),
+    (
+        {"large_raw_output": True},
+        {"mode": "artifact", "write_prohibited": False, "writes": writes(artifact=True)},
+    ),
     # large raw output overrides a requested ephemeral mode
-    ({"large_raw_output": True, "requested_mode": "ephemeral"},
-     {"mode": "artifact", "write_prohibited": False, "writes": writes(artifact=True)}),
+    (
+        {"large_raw_output": True, "requested_mode": "ephemeral"},
+        {"mode": "artifact", "write_prohibited": False, "writes": writes(artifact=True)},
+    ),
     # material + large: artifact, and the handoff still stays
-    ({"requested_mode": "ephemeral", "material": True, "large_raw_output": True},
-     {"mode": "artifact", "write_prohibited": False, "writes": writes(handoff=True, artifact=True)}),
+    (
+        {"requested_mode": "ephemeral", "material": True, "large_raw_output": True},
+        {"mode": "artifact", "write_prohibited": False, "writes": writes(handoff=True, artifact=True)},
+    ),
     # a requested durable mode keeps its handoff next to the artifact
-    ({"requested_mode": "durable", "large_raw_output": True},
-     {"mode": "artifact", "write_prohibited": False, "writes": writes(handoff=True, artifact=True)}),
+    (
+        {"requested_mode": "durable", "large_raw_output": True},
+        {"mode": "artifact", "write_prohibited": False, "writes": writes(handoff=True, artifact=True)},
+    ),
     # requested artifact mode without large output is honoured
-    ({"requested_mode": "artifact"}, {"mode": "artifact", "write_prohibited": False, "writes": writes(artifact=True)}),
+    (
+        {"requested_mode": "artifact"},
+        {"mode": "artifact", "write_prohibited": False, "writes": writes(artifact=True)},
+    ),
     # requested durable mode needs its handoff
-    ({"requested_mode": "durable"}, {"mode": "durable", "write_prohibited": False, "writes": writes(handoff=True)}),
+    (
+        {"requested_mode": "durable"},
+        {"mode": "durable", "write_prohibited": False, "writes": writes(handoff=True)},
+    ),
     # vault, settings and workgroup writes only on an explicit true
-    ({"authorize_vault_write": True}, {"mode": "ephemeral", "write_prohibited": False, "writes": writes(vault=True)}),
-    ({"authorize_settings_write": True},
-     {"mode": "ephemeral", "write_prohibited": False, "writes": writes(settings=True)}),
-    ({"authorize_workgroup_write": True},
-     {"mode": "ephemeral", "write_prohibited": False, "writes": writes(workgroup=True)}),
+    (
+        {"authorize_vault_write": True},
+        {"mode": "ephemeral", "write_prohibited": False, "writes": writes(vault=True)},
+    ),
+    (
+        {"authorize_settings_write": True},
+        {"mode": "ephemeral", "write_prohibited": False, "writes": writes(settings=True)},
+    ),
+    (
+        {"authorize_workgroup_write": True},
+        {"mode": "ephemeral", "write_prohibited": False, "writes": writes(workgroup=True)},
+    ),
     # truthy non-booleans are not authorization (strict === true)
-    ({"authorize_vault_write": "yes", "authorize_settings_write": 1, "authorize_workgroup_write": [1]},
-     {"mode": "ephemeral", "write_prohibited": False, "writes": NONE}),
+    (
+        {"authorize_vault_write": "yes", "authorize_settings_write": 1, "authorize_workgroup_write": [1]},
+        {"mode": "ephemeral", "write_prohibited": False, "writes": NONE},
+    ),
     # write_prohibited must be exactly true
-    ({"write_prohibited": "true", "material": True},
-     {"mode": "durable", "write_prohibited": False, "writes": writes(handoff=True)}),
+    (
+        {"write_prohibited": "true", "material": True},
+        {"mode": "durable", "write_prohibited": False, "writes": writes(handoff=True)},
+    ),
     # unknown fields are ignored
     ({"unexpected": {"x": 1}}, {"mode": "ephemeral", "write_prohibited": False, "writes": NONE}),
 ]
@@ -74,27 +112,36 @@ def test_durable_work_cannot_request_away_its_handoff(fact: str, requested: str 
     facts: dict[str, Any] = {fact: True}
     if requested is not None:
         facts["requested_mode"] = requested
-    assert resolve_result_policy(facts) == {"mode": "durable", "write_prohibited": False,
-                                           "writes": writes(handoff=True)}
+    assert resolve_result_policy(facts) == {
+        "mode": "durable",
+        "write_prohibited": False,
+        "writes": writes(handoff=True),
+    }
 
 
-@pytest.mark.parametrize("facts", [
-    {"material": True, "authorize_handoff": False},
-    {"writer": True, "requested_mode": "ephemeral", "authorize_handoff": False},
-    {"requested_mode": "durable", "authorize_handoff": False},
-    {"crosses_phase": True, "large_raw_output": True, "authorize_handoff": False},
-])
+@pytest.mark.parametrize(
+    "facts",
+    [
+        {"material": True, "authorize_handoff": False},
+        {"writer": True, "requested_mode": "ephemeral", "authorize_handoff": False},
+        {"requested_mode": "durable", "authorize_handoff": False},
+        {"crosses_phase": True, "large_raw_output": True, "authorize_handoff": False},
+    ],
+)
 def test_refused_handoff_is_an_error(facts: dict[str, Any]) -> None:
     with pytest.raises(RuntimeOpError) as info:
         resolve_result_policy(facts)
     assert info.value.code == "RESULT_HANDOFF_NOT_AUTHORIZED"
 
 
-@pytest.mark.parametrize("facts", [
-    {"large_raw_output": True, "authorize_artifact": False},
-    {"requested_mode": "artifact", "authorize_artifact": False},
-    {"material": True, "large_raw_output": True, "authorize_artifact": False},
-])
+@pytest.mark.parametrize(
+    "facts",
+    [
+        {"large_raw_output": True, "authorize_artifact": False},
+        {"requested_mode": "artifact", "authorize_artifact": False},
+        {"material": True, "large_raw_output": True, "authorize_artifact": False},
+    ],
+)
 def test_refused_artifact_is_an_error(facts: dict[str, Any]) -> None:
     with pytest.raises(RuntimeOpError) as info:
         resolve_result_policy(facts)
@@ -103,7 +150,10 @@ def test_refused_artifact_is_an_error(facts: dict[str, Any]) -> None:
 
 def test_refusals_that_are_not_needed_are_fine() -> None:
     # authorize_* false on a write the result does not need is not an error
-    assert resolve_result_policy({"authorize_handoff": False, "authorize_artifact": False})["mode"] == "ephemeral"
+    assert (
+        resolve_result_policy({"authorize_handoff": False, "authorize_artifact": False})["mode"]
+        == "ephemeral"
+    )
 
 
 @pytest.mark.parametrize("mode", ["", "EPHEMERAL", "disk", 3, True, ["durable"]])
@@ -121,10 +171,15 @@ def test_vocabularies_exact() -> None:
 def test_protocol_frames_end_to_end() -> None:
     code, frame = runtime_call("result-policy", {"input": {"material": True}})
     assert code == 0
-    assert frame == {"ok": True, "operation": "result-policy",
-                     "result": {"mode": "durable", "write_prohibited": False, "writes": writes(handoff=True)}}
-    code, frame = runtime_call("result-policy", {"input": {"large_raw_output": True, "authorize_artifact": False,
-                                                           "note": "secret-value-xyz"}})
+    assert frame == {
+        "ok": True,
+        "operation": "result-policy",
+        "result": {"mode": "durable", "write_prohibited": False, "writes": writes(handoff=True)},
+    }
+    code, frame = runtime_call(
+        "result-policy",
+        {"input": {"large_raw_output": True, "authorize_artifact": False, "note": "secret-value-xyz"}},
+    )
     assert code == 1
     assert frame["code"] == "RESULT_ARTIFACT_NOT_AUTHORIZED"
     assert "secret-value-xyz" not in frame["message"]
@@ -142,9 +197,24 @@ _json = st.recursive(
     max_leaves=8,
 )
 _facts = st.dictionaries(
-    st.sampled_from(["write_prohibited", "large_raw_output", "material", "writer", "partial", "resumable",
-                     "crosses_phase", "requested_mode", "authorize_handoff", "authorize_artifact",
-                     "authorize_vault_write", "authorize_settings_write", "authorize_workgroup_write", "other"]),
+    st.sampled_from(
+        [
+            "write_prohibited",
+            "large_raw_output",
+            "material",
+            "writer",
+            "partial",
+            "resumable",
+            "crosses_phase",
+            "requested_mode",
+            "authorize_handoff",
+            "authorize_artifact",
+            "authorize_vault_write",
+            "authorize_settings_write",
+            "authorize_workgroup_write",
+            "other",
+        ]
+    ),
     st.booleans() | st.sampled_from([None, "ephemeral", "durable", "artifact"]) | _json,
 )
 
@@ -154,7 +224,11 @@ _facts = st.dictionaries(
 def test_policy_invariants(facts: dict[str, Any]) -> None:
     frame = execute("result-policy", {"input": facts}, RuntimeContext())
     if not frame["ok"]:
-        assert frame["code"] in {"INVALID_REQUEST", "RESULT_HANDOFF_NOT_AUTHORIZED", "RESULT_ARTIFACT_NOT_AUTHORIZED"}
+        assert frame["code"] in {
+            "INVALID_REQUEST",
+            "RESULT_HANDOFF_NOT_AUTHORIZED",
+            "RESULT_ARTIFACT_NOT_AUTHORIZED",
+        }
         return
     result = frame["result"]
     assert set(result) == {"mode", "write_prohibited", "writes"}
@@ -166,6 +240,9 @@ def test_policy_invariants(facts: dict[str, Any]) -> None:
         assert result["mode"] == "artifact" and result["writes"]["artifact"] is True
     if any(facts.get(k) is True for k in ("material", "writer", "partial", "resumable", "crosses_phase")):
         assert result["writes"]["handoff"] is True
-    for kind, key in (("vault", "authorize_vault_write"), ("settings", "authorize_settings_write"),
-                      ("workgroup", "authorize_workgroup_write")):
+    for kind, key in (
+        ("vault", "authorize_vault_write"),
+        ("settings", "authorize_settings_write"),
+        ("workgroup", "authorize_workgroup_write"),
+    ):
         assert result["writes"][kind] is (facts.get(key) is True)

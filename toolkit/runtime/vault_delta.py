@@ -1,0 +1,220 @@
+"""Vault delta decisions (``workgroup runtime vault-delta``), standard library only.
+
+``{input: {delta, previous_deltas?, previous_hashes?, explicit_save?, interruption_sensitive?,
+severity?}}`` -> ``{action, reason}`` plus ``KnowledgeId`` for ``amend``/``update``. Rules, in
+order (the reference runtime's, with its codes):
+
+1. ``severity`` is trimmed and upper-cased; anything outside LOW/MEDIUM/HIGH/CRITICAL is
+   ``INVALID_SEVERITY`` (checked before anything else).
+2. Text is normalized: NFKC, lower case, every run of characters that are not letters or
+   digits becomes one space, trimmed. An empty title and content with no ``supersedes`` is
+   ``skip EMPTY_DELTA``.
+3. The identity hash over {category, title, content, semantic_key, supersedes} found in
+   ``previous_hashes`` or among the prior deltas, or the content hash over {category, title,
+   content} equal to a prior delta's, is ``skip SEMANTIC_DUPLICATE``.
+4. The same ``semantic_key`` as a prior delta is ``amend SEMANTIC_IDENTITY_CHANGED``; a
+   ``supersedes`` equal to a prior record's KnowledgeId, or equal to a prior ``supersedes`` in
+   the same category, is ``update SUPERSESSION_CHANGED``. Both need exactly one matching prior
+   record carrying exactly one stable identifier (``KnowledgeId``/``knowledgeId``/
+   ``knowledge_id``), which is returned; none is ``VAULT_TARGET_REQUIRED``, more than one is
+   ``VAULT_TARGET_AMBIGUOUS``.
+5. ``flush`` when ``explicit_save`` (EXPLICIT_SAVE), ``interruption_sensitive``
+   (INTERRUPTION_SENSITIVE), severity HIGH/CRITICAL (HIGH_RISK), or category correction/
+   deprecation (DURABILITY_REQUIRED); otherwise ``batch NORMAL_DELTA``.
+
+Deliberately stricter than the reference: text fields must be strings (or null), flags must be
+booleans (or null), and the lists must hold objects / strings; anything else is
+``INVALID_REQUEST`` rather than a coercion.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from typing import TYPE_CHECKING, Any
+
+from toolkit.canonical import canonical_bytes
+from toolkit.runtime.codes import RuntimeOpError
+
+if TYPE_CHECKING:
+    from toolkit.runtime.protocol import RuntimeContext
+
+SEVERITIES: tuple[str, ...] = ("LOW", "MEDIUM", "HIGH", "CRITICAL")
+ACTIONS: tuple[str, ...] = ("skip", "amend", "update", "flush", "batch")
+REASONS: tuple[str, ...] = (
+    "EMPTY_DELTA",
+    "SEMANTIC_DUPLICATE",
+    "SEMANTIC_IDENTITY_CHANGED",
+    "SUPERSESSION_CHANGED",
+    "EXPLICIT_SAVE",
+    "INTERRUPTION_SENSITIVE",
+    "HIGH_RISK",
+    "DURABILITY_REQUIRED",
+    "NORMAL_DELTA",
+)
+TEXT_FIELDS: tuple[str, ...] = ("category", "title", "content", "semantic_key", "supersedes")
+ID_FIELDS: tuple[str, ...] = ("KnowledgeId", "knowledgeId", "knowledge_id")
+DURABLE_CATEGORIES: frozenset[str] = frozenset({"correction", "deprecation"})
+
+
+def normalize_text(value: str | None) -> str:
+    """NFKC, lower case, runs of non-letter/non-digit characters -> one space, trimmed."""
+    folded = unicodedata.normalize("NFKC", value or "").lower()
+    out: list[str] = []
+    gap = False
+    for char in folded:
+        # the reference's [^\p{L}\p{N}]+: keep letters and numbers of every script
+        if unicodedata.category(char)[0] in "LN":
+            if gap and out:
+                out.append(" ")
+            out.append(char)
+            gap = False
+        else:
+            gap = True
+    return "".join(out)
+
+
+def _identity(value: str | None) -> str | None:
+    # supersedes names a record, so only NFKC and trimming apply (case and punctuation matter)
+    if not isinstance(value, str):
+        return None
+    return unicodedata.normalize("NFKC", value).strip() or None
+
+
+def _check_delta(delta: Any) -> dict[str, Any]:
+    if delta is None:
+        return {}
+    if not isinstance(delta, dict):
+        raise RuntimeOpError("INVALID_REQUEST")
+    for key in TEXT_FIELDS:
+        if delta.get(key) is not None and not isinstance(delta[key], str):
+            raise RuntimeOpError("INVALID_REQUEST")
+    return delta
+
+
+def semantic_delta(delta: dict[str, Any]) -> dict[str, str | None]:
+    """The normalized semantic view of a delta (the part that identifies its meaning)."""
+    return {
+        "category": normalize_text(delta.get("category")) or None,
+        "title": normalize_text(delta.get("title")),
+        "content": normalize_text(delta.get("content")),
+        "semantic_key": normalize_text(delta.get("semantic_key")) or None,
+        "supersedes": _identity(delta.get("supersedes")),
+    }
+
+
+def _sha256_hex(value: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_bytes(value)).hexdigest()
+
+
+def delta_hash(delta: dict[str, Any]) -> str:
+    """Hex SHA-256 of the canonical semantic identity (what ``previous_hashes`` holds)."""
+    return _sha256_hex(semantic_delta(delta))
+
+
+def delta_content_hash(delta: dict[str, Any]) -> str:
+    """Hex SHA-256 of {category, title, content}: the same knowledge under any identity."""
+    semantic = semantic_delta(delta)
+    return _sha256_hex({k: semantic[k] for k in ("category", "title", "content")})
+
+
+def stable_knowledge_id(record: dict[str, Any]) -> str | None:
+    """The record's one stable identifier; two identifier fields at once are ambiguous."""
+    ids = [v.strip() for v in (record.get(k) for k in ID_FIELDS) if isinstance(v, str) and v.strip()]
+    if len(ids) > 1:
+        raise RuntimeOpError("VAULT_TARGET_AMBIGUOUS")
+    return ids[0] if ids else None
+
+
+def _mutation(action: str, reason: str, matches: list[dict[str, Any]]) -> dict[str, Any]:
+    identities = {i for i in (stable_knowledge_id(m) for m in matches) if i}
+    if not identities:
+        raise RuntimeOpError("VAULT_TARGET_REQUIRED")
+    if len(identities) != 1 or len(matches) != 1:
+        raise RuntimeOpError("VAULT_TARGET_AMBIGUOUS")
+    return {"action": action, "reason": reason, "KnowledgeId": identities.pop()}
+
+
+def _severity(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise RuntimeOpError("INVALID_SEVERITY")
+    severity = value.strip().upper()
+    if severity not in SEVERITIES:
+        raise RuntimeOpError("INVALID_SEVERITY")
+    return severity
+
+
+def _flag(facts: dict[str, Any], key: str) -> bool:
+    value = facts.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise RuntimeOpError("INVALID_REQUEST")
+    return value is True
+
+
+def _list_of(facts: dict[str, Any], key: str, kind: type) -> list[Any]:
+    value = facts.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, kind) for v in value):
+        raise RuntimeOpError("INVALID_REQUEST")
+    return value
+
+
+def evaluate_vault_delta(input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002 - the reference's name
+    """Decide what to do with one knowledge delta (pure; raises RuntimeOpError)."""
+    if not isinstance(input, dict):
+        raise RuntimeOpError("INVALID_REQUEST")
+    severity = _severity(input.get("severity"))
+    explicit_save = _flag(input, "explicit_save")
+    interruption_sensitive = _flag(input, "interruption_sensitive")
+    delta = _check_delta(input.get("delta"))
+    prior = [_check_delta(d) for d in _list_of(input, "previous_deltas", dict)]
+    previous_hashes = set(_list_of(input, "previous_hashes", str))
+
+    semantic = semantic_delta(delta)
+    if not semantic["title"] and not semantic["content"] and semantic["supersedes"] is None:
+        return {"action": "skip", "reason": "EMPTY_DELTA"}
+    previous_hashes.update(delta_hash(p) for p in prior)
+    if delta_hash(delta) in previous_hashes:
+        return {"action": "skip", "reason": "SEMANTIC_DUPLICATE"}
+    content_hash = delta_content_hash(delta)
+    if any(delta_content_hash(p) == content_hash for p in prior):
+        return {"action": "skip", "reason": "SEMANTIC_DUPLICATE"}
+
+    key = semantic["semantic_key"]
+    if key:
+        same_key = [p for p in prior if semantic_delta(p)["semantic_key"] == key]
+        if same_key:
+            return _mutation("amend", "SEMANTIC_IDENTITY_CHANGED", same_key)
+    supersedes = semantic["supersedes"]
+    if supersedes:
+        superseded = [p for p in prior if _supersession_match(semantic, p)]
+        if superseded:
+            return _mutation("update", "SUPERSESSION_CHANGED", superseded)
+
+    if explicit_save:
+        return {"action": "flush", "reason": "EXPLICIT_SAVE"}
+    if interruption_sensitive:
+        return {"action": "flush", "reason": "INTERRUPTION_SENSITIVE"}
+    if severity in ("HIGH", "CRITICAL"):
+        return {"action": "flush", "reason": "HIGH_RISK"}
+    if semantic["category"] in DURABLE_CATEGORIES:
+        return {"action": "flush", "reason": "DURABILITY_REQUIRED"}
+    return {"action": "batch", "reason": "NORMAL_DELTA"}
+
+
+def _supersession_match(semantic: dict[str, str | None], record: dict[str, Any]) -> bool:
+    if semantic["supersedes"] == stable_knowledge_id(record):
+        return True
+    previous = semantic_delta(record)
+    return semantic["supersedes"] == previous["supersedes"] and semantic["category"] == previous["category"]
+
+
+def op_vault_delta(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
+    """``workgroup runtime vault-delta``: ``{input}`` -> ``{action, reason, KnowledgeId?}``."""
+    facts = request.get("input")
+    if not isinstance(facts, dict):
+        raise RuntimeOpError("INVALID_REQUEST")
+    return evaluate_vault_delta(facts)
