@@ -1,0 +1,148 @@
+"""Skill hygiene lint: each rule with passing and failing files (VERIFY CEO-08)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import run_workgroup
+
+from toolkit.skills_lint import LintConfig, lint
+
+GOOD_SKILL = """---
+name: deploy
+description: Use when the user asks to ship a release to staging or production.
+---
+# Deploy
+
+Run the checklist in references/checklist.md, then follow references/rollback.md if a step fails.
+"""
+CHECKLIST = "# Checklist\n\nSmoke tests pass on staging.\n"
+ROLLBACK = "# Rollback\n\nRevert the release tag.\n"
+NORMATIVE = (
+    "Every writer must own at least one repository-relative path, and no two active writers may own "
+    "overlapping files; a conflict serializes the second writer until the first one yields its scope."
+)
+
+
+def rules(findings: list) -> list[str]:
+    return sorted({f.rule for f in findings})
+
+
+def test_good_skill_passes() -> None:
+    files = {"s/deploy/SKILL.md": GOOD_SKILL, "s/deploy/references/checklist.md": CHECKLIST,
+             "s/deploy/references/rollback.md": ROLLBACK}
+    assert lint(files) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("# no frontmatter\n", "FRONTMATTER_MISSING"),
+        ("---\nname: [unclosed\n---\nbody\n", "FRONTMATTER_INVALID"),  # YAML error
+        ("---\nname: x\n", "FRONTMATTER_INVALID"),  # never closed
+        ("---\n- a list\n---\nbody\n", "FRONTMATTER_INVALID"),  # not a mapping
+        ("---\ndescription: Use when the user asks for a deploy.\n---\nbody\n", "NAME_MISSING"),
+        ("---\nname: Deploy Skill\ndescription: Use when the user asks for a deploy.\n---\nbody\n", "NAME_INVALID"),
+        ("---\nname: deploy\ndescription: Deploys things.\n---\nbody\n", "TRIGGERS_MISSING"),  # no 'use when'
+        ("---\nname: deploy\n---\nbody\n", "TRIGGERS_MISSING"),
+    ],
+)
+def test_frontmatter_rules(text: str, rule: str) -> None:
+    assert rule in rules(lint({"skills/x/SKILL.md": text}))
+
+
+def test_triggers_list_is_enough() -> None:
+    text = "---\nname: deploy\ndescription: Deploys.\ntriggers: [ship a release, deploy to staging]\n---\nbody\n"
+    assert lint({"skills/x/SKILL.md": text}) == []
+
+
+def test_body_size_bound_is_configurable() -> None:
+    body = "".join(f"step {i}\n" for i in range(30))
+    text = GOOD_SKILL.split("# Deploy")[0] + body
+    assert lint({"a/SKILL.md": text}, config=LintConfig(max_body_lines=40)) == []
+    found = lint({"a/SKILL.md": text}, config=LintConfig(max_body_lines=20))
+    assert rules(found) == ["BODY_TOO_LARGE"]
+    assert found[0].line == 4 + 20 + 1  # first line past the bound (frontmatter is 4 lines)
+    assert rules(lint({"a/SKILL.md": text}, config=LintConfig(max_body_bytes=50))) == ["BODY_TOO_LARGE"]
+
+
+def test_inlined_reference_is_reported() -> None:
+    long_block = "Always run the smoke tests against staging before promoting a build and keep the log as an artifact."
+    files = {
+        "s/SKILL.md": GOOD_SKILL + "\n" + long_block + "\n",
+        "s/references/checklist.md": "# Checklist\n\n" + long_block + "\n",
+        "s/references/rollback.md": ROLLBACK,
+    }
+    found = lint(files)
+    assert rules(found) == ["REFERENCE_INLINED"]
+    assert found[0].path == "s/SKILL.md"
+
+
+def test_unlinked_and_missing_references() -> None:
+    files = {"s/SKILL.md": GOOD_SKILL, "s/references/checklist.md": CHECKLIST,
+             "s/references/orphan.md": "# Orphan\n"}
+    found = lint(files)
+    assert ("REFERENCE_UNLINKED", "warning") in {(f.rule, f.severity) for f in found}
+    assert "REFERENCE_MISSING" in rules(found)  # rollback.md is pointed to but absent
+
+
+def test_duplicate_without_owner_names_both_places() -> None:
+    files = {"a/SKILL.md": GOOD_SKILL + "\n" + NORMATIVE + "\n", "agents/b.md": "# B\n\n" + NORMATIVE + "\n"}
+    found = [f for f in lint(files) if f.rule == "DUPLICATE_BLOCK"]
+    assert {f.path for f in found} == {"a/SKILL.md", "agents/b.md"}
+    assert "agents/b.md:3" in next(f.message for f in found if f.path == "a/SKILL.md")
+
+
+def test_duplicate_with_canonical_owner_is_reported_on_consumers_only() -> None:
+    owner = "# Rules\n\n<!-- canonical: writer-ownership -->\n" + NORMATIVE + "\n"
+    consumer = "# B\n\n" + NORMATIVE + "\n"
+    generated = "# C\n\n<!-- generated-from: writer-ownership -->\n" + NORMATIVE + "\n"
+    found = lint({"docs/rules.md": owner, "agents/b.md": consumer, "agents/c.md": generated})
+    dup = [f for f in found if f.rule == "DUPLICATE_BLOCK"]
+    assert [f.path for f in dup] == ["agents/b.md"]
+    assert "writer-ownership" in dup[0].message and "docs/rules.md" in dup[0].message
+
+
+def test_prompt_copying_a_framework_document_is_refused() -> None:
+    framework = "# Loop\n\n" + "".join(f"Rule {i}: do the step number {i} carefully.\n" for i in range(25))
+    copy = "---\nname: builder\ndescription: Use when building a microtask.\n---\n" + framework
+    found = lint({"docs/loop.md": framework, "agents/builder.md": copy})
+    assert "FRAMEWORK_DUPLICATE" in rules(found)
+    partial = "---\nname: builder\ndescription: Use when building a microtask.\n---\nSee docs/loop.md.\n" + \
+        "".join(f"Rule {i}: do the step number {i} carefully.\n" for i in range(3))
+    assert "FRAMEWORK_DUPLICATE" not in rules(lint({"docs/loop.md": framework, "agents/builder.md": partial}))
+
+
+def test_targets_limit_reported_files() -> None:
+    files = {"a/SKILL.md": GOOD_SKILL + "\n" + NORMATIVE + "\n", "agents/b.md": "# B\n\n" + NORMATIVE + "\n"}
+    found = lint(files, targets={"agents/b.md"})
+    assert {f.path for f in found} == {"agents/b.md"}
+
+
+def test_cli_json_and_exit_codes(git_repo) -> None:  # type: ignore[no-untyped-def]
+    git_repo.write("skills/deploy/SKILL.md", GOOD_SKILL)
+    git_repo.write("skills/deploy/references/checklist.md", CHECKLIST)
+    git_repo.write("skills/deploy/references/rollback.md", ROLLBACK)
+    git_repo.commit("skills")
+    ok = run_workgroup("skills", "lint", "--json")
+    assert ok.returncode == 0 and json.loads(ok.stdout) == {"findings": []}
+    git_repo.write("agents/bad.md", "---\nname: Bad\n---\nbody\n")
+    git_repo.commit("bad agent")
+    bad = run_workgroup("skills", "lint", "--json")
+    assert bad.returncode == 1
+    found = json.loads(bad.stdout)["findings"]
+    assert {(f["path"], f["rule"]) for f in found} == {("agents/bad.md", "NAME_INVALID"), ("agents/bad.md", "TRIGGERS_MISSING")}
+    text = run_workgroup("skills", "lint")
+    assert b"agents/bad.md:2: NAME_INVALID" in text.stderr and text.stdout == b""
+
+
+def test_hook_main_lints_given_files(git_repo) -> None:  # type: ignore[no-untyped-def]
+    from toolkit.hooks.skills import main
+
+    git_repo.write("agents/bad.md", "---\nname: bad\n---\nbody\n")
+    git_repo.write("agents/good.md", "---\nname: good\ndescription: Use when reviewing a diff.\n---\nbody\n")
+    git_repo.commit("agents")
+    assert main(["agents/good.md"]) == 0
+    assert main(["agents/bad.md"]) == 1
+    assert main([]) == 0
