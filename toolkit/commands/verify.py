@@ -1,9 +1,28 @@
-"""`workgroup verify` (not yet implemented)."""
+"""`workgroup verify [--rev REV] [--json]`: every recorded checkpoint, hash and reference still holds."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
+
+from toolkit.commands._common import emit_json, repository, say
 
 
 def register(app: typer.Typer) -> None:
-    return None
+    @app.command("verify")
+    def verify_cmd(
+        rev: Annotated[
+            str, typer.Option("--rev", help="Commit whose history must contain every checkpoint.")
+        ] = "HEAD",
+        as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
+    ) -> int:
+        """Check capsules, lineages and promotion records (exit 1 on findings, 3 on a shallow clone)."""
+        from toolkit.verify import render_text, verify
+
+        report = verify(repository(), rev)
+        if as_json:
+            emit_json(report.as_json())
+        for line in render_text(report):
+            say(line)
+        return 0 if report.ok else 1

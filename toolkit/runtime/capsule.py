@@ -1,0 +1,185 @@
+"""The capsule pipeline: validate, privacy-check, bound, seal (stdlib only, never writes).
+
+Order (reference §4), each step fail-closed:
+
+1. closed schema -> ``CAPSULE_SCHEMA_INVALID``;
+2. privacy walk over keys and values (and 4,096-byte strings) -> ``CAPSULE_PRIVATE_CONTENT`` /
+   ``CAPSULE_STRING_TOO_LONG``, so a poisoned capsule is never externalized, sized or hashed;
+3. portable paths -> ``CAPSULE_ARTIFACT_REF_INVALID``; artifact paths beneath
+   ``knowzcode/artifacts`` -> ``CAPSULE_ARTIFACT_REF_UNAUTHORIZED``;
+4. sealed canonical bytes within ``max_bytes`` -> done;
+5. otherwise only optional ``evidence`` may leave, and only to an ``artifact_path`` beneath an
+   explicit ``artifact_roots`` entry inside the boundary (``.git`` never);
+6. still too big -> ``CAPSULE_MANDATORY_OVERFLOW``. Nothing is ever truncated.
+
+Improvement over the reference: externalized evidence is content-addressed. The ref added to
+``artifact_refs`` is ``<dir of artifact_path>/sha256-<hex>.json`` where ``<hex>`` is the SHA-256
+of the artifact bytes (``evidence_artifact_bytes``), so the capsule hash binds the evidence and a
+swapped artifact is detected by ``workgroup verify``. The runtime returns the capsule only (the
+reference's shape); the shell (``workgroup capsule seal --write``) writes the artifact.
+Right before sealing, the complete transformed capsule is privacy-walked again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from toolkit.canonical import canonical_bytes, capsule_digest
+from toolkit.runtime.capsule_rules import (
+    ARTIFACT_BOUNDARY,
+    assert_artifact_path,
+    assert_paths,
+    assert_private_content_free,
+    assert_schema,
+    beneath,
+    has_git_segment,
+    inside_or_equal,
+    portable_path,
+)
+from toolkit.runtime.codes import RuntimeOpError
+
+if TYPE_CHECKING:
+    from toolkit.runtime.protocol import RuntimeContext
+
+DEFAULT_MAX_BYTES = 12_288
+EVIDENCE_ARTIFACT_SCHEMA = "workgroup.capsule-evidence/v1"
+CONTENT_ADDRESS_PREFIX = "sha256-"
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A sealed capsule plus, when evidence was moved out, the artifact to store beside it."""
+
+    capsule: dict[str, Any]
+    artifact_ref: str | None = None
+    artifact_bytes: bytes | None = None
+
+    @property
+    def artifact_digest(self) -> str | None:
+        if self.artifact_bytes is None:
+            return None
+        return "sha256:" + hashlib.sha256(self.artifact_bytes).hexdigest()
+
+
+def evidence_artifact_bytes(capsule: dict[str, Any]) -> bytes:
+    """The exact bytes of an externalized-evidence artifact (canonical JSON, newline-free)."""
+    return canonical_bytes(
+        {
+            "schema": EVIDENCE_ARTIFACT_SCHEMA,
+            "workgroup_id": capsule["workgroup_id"],
+            "task_id": capsule["task_id"],
+            "evidence": capsule["evidence"],
+        }
+    )
+
+
+def content_addressed_ref(artifact_path: str, data: bytes) -> str:
+    """``<dir of artifact_path>/sha256-<hex>.json``: the file name is the digest of ``data``."""
+    directory = artifact_path.rsplit("/", 1)[0]
+    return f"{directory}/{CONTENT_ADDRESS_PREFIX}{hashlib.sha256(data).hexdigest()}.json"
+
+
+def seal(capsule: dict[str, Any]) -> dict[str, Any]:
+    """A copy with ``capsule_hash`` recomputed (and placed last, as the reference does)."""
+    sealed = {key: value for key, value in capsule.items() if key != "capsule_hash"}
+    sealed["capsule_hash"] = capsule_digest(sealed)
+    return sealed
+
+
+def sealed_size(capsule: dict[str, Any]) -> int:
+    return len(canonical_bytes(capsule))
+
+
+def _max_bytes(value: Any) -> int:
+    if value is None:
+        return DEFAULT_MAX_BYTES
+    # JSON has one number type: 1450.0 is the integer 1450 for the reference, true is not a number
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RuntimeOpError("INVALID_REQUEST")
+    if isinstance(value, float) and not value.is_integer():
+        raise RuntimeOpError("INVALID_REQUEST")
+    if value <= 0:
+        raise RuntimeOpError("INVALID_REQUEST")
+    return int(value)
+
+
+def _roots(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise RuntimeOpError("INVALID_REQUEST")
+    roots: list[str] = []
+    for root in value:
+        if not portable_path(root):
+            raise RuntimeOpError("CAPSULE_ARTIFACT_REF_INVALID")
+        if not inside_or_equal(root, ARTIFACT_BOUNDARY) or has_git_segment(root):
+            raise RuntimeOpError("CAPSULE_ARTIFACT_REF_UNAUTHORIZED")
+        roots.append(root)
+    return roots
+
+
+def prepare_capsule(
+    capsule: Any,
+    *,
+    max_bytes: Any = None,
+    artifact_path: Any = None,
+    artifact_roots: Any = None,
+) -> Prepared:
+    """Run the whole pipeline; raises ``RuntimeOpError`` with the reference's codes."""
+    limit = _max_bytes(max_bytes)
+    if artifact_path is not None and not isinstance(artifact_path, str):
+        raise RuntimeOpError("INVALID_REQUEST")
+    if not isinstance(capsule, dict):
+        raise RuntimeOpError("INVALID_REQUEST" if not isinstance(capsule, list) else "CAPSULE_SCHEMA_INVALID")
+    roots = _roots(artifact_roots)
+    assert_schema(capsule, sealed=False)
+    assert_private_content_free(capsule)
+    assert_paths(capsule)
+    if artifact_path is not None:
+        assert_artifact_path(artifact_path)
+
+    prepared = seal(capsule)
+    if sealed_size(prepared) <= limit:
+        return _final(prepared)
+
+    evidence = prepared.get("evidence")
+    if not (isinstance(evidence, list) and evidence and artifact_path is not None):
+        raise RuntimeOpError("CAPSULE_MANDATORY_OVERFLOW")
+    if not any(beneath(artifact_path, root) for root in roots):
+        # externalization needs an explicit, authorized root; the boundary alone is not enough
+        raise RuntimeOpError("CAPSULE_ARTIFACT_REF_UNAUTHORIZED")
+    data = evidence_artifact_bytes(prepared)
+    ref = content_addressed_ref(artifact_path, data)
+    moved = dict(prepared)
+    moved["evidence"] = []
+    refs = list(moved.get("artifact_refs", []))
+    if ref not in refs:
+        refs.append(ref)
+    moved["artifact_refs"] = refs
+    moved = seal(moved)
+    if sealed_size(moved) > limit:
+        raise RuntimeOpError("CAPSULE_MANDATORY_OVERFLOW")
+    return _final(moved, ref, data)
+
+
+def _final(capsule: dict[str, Any], ref: str | None = None, data: bytes | None = None) -> Prepared:
+    # the complete transformed capsule, checked again immediately before it is handed out sealed
+    assert_schema(capsule, sealed=True)
+    assert_private_content_free(capsule)
+    assert_paths(capsule)
+    return Prepared(capsule=capsule, artifact_ref=ref, artifact_bytes=data)
+
+
+def op_capsule(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
+    """``workgroup runtime capsule``: ``{capsule, max_bytes?, artifact_path?, artifact_roots?}`` -> sealed."""
+    if "max_bytes" in request and request["max_bytes"] is None:
+        raise RuntimeOpError("INVALID_REQUEST")  # only an absent limit takes the default
+    prepared = prepare_capsule(
+        request.get("capsule"),
+        max_bytes=request.get("max_bytes"),
+        artifact_path=request.get("artifact_path"),
+        artifact_roots=request.get("artifact_roots"),
+    )
+    return prepared.capsule

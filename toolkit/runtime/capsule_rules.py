@@ -1,0 +1,307 @@
+"""The closed capsule schema, the reference privacy rules and the portable path rules (stdlib only).
+
+These are the fail-closed checks of the capsule pipeline (reference §4 steps 1-3). They are kept
+apart from the pipeline itself so that ``workgroup verify`` can run exactly the same checks on
+committed capsules without sealing anything.
+
+Lengths follow the reference: schema ``minLength``/``maxLength`` count UTF-16 code units (as
+JavaScript's ``String.length`` does); the privacy walk's string limit counts UTF-8 bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from toolkit.runtime.codes import RuntimeOpError
+
+CAPSULE_SCHEMA_ID = "knowzcode.context-capsule/v1"
+ARTIFACT_BOUNDARY = "knowzcode/artifacts"
+MAX_CAPSULE_STRING_BYTES = 4096
+PHASES: tuple[str, ...] = ("1A", "1B", "2A", "2B", "3")
+EVIDENCE_KINDS: tuple[str, ...] = ("file", "test", "log", "vault", "user")
+HASH_PATTERN = re.compile(r"^sha256:[a-f0-9]{64}\Z")
+
+REQUIRED_KEYS: tuple[str, ...] = (
+    "schema",
+    "task_id",
+    "workgroup_id",
+    "phase",
+    "objective",
+    "node_ids",
+    "owned_files",
+    "read_files",
+    "specs",
+    "approved_decisions",
+    "checkpoint_sha",
+    "failures",
+    "risks",
+    "constraints",
+    "next_action",
+    "capsule_hash",
+)
+OPTIONAL_KEYS: tuple[str, ...] = ("evidence", "artifact_refs")
+
+# ---------------------------------------------------------------- schema (reference §1)
+
+
+def _utf16_len(text: str) -> int:
+    # JavaScript counts UTF-16 code units; astral characters count twice
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def _is_str(value: Any, lo: int, hi: int | None) -> bool:
+    if not isinstance(value, str):
+        return False
+    size = _utf16_len(value)
+    return size >= lo and (hi is None or size <= hi)
+
+
+def _canon(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _str_list(value: Any, max_items: int, item_max: int, *, unique: bool) -> bool:
+    if not isinstance(value, list) or len(value) > max_items:
+        return False
+    if not all(_is_str(item, 1, item_max) for item in value):
+        return False
+    return not unique or len({_canon(item) for item in value}) == len(value)
+
+
+def _nullable_str(value: Any, hi: int) -> bool:
+    return value is None or _is_str(value, 1, hi)
+
+
+def _closed(obj: Any, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> bool:
+    if not isinstance(obj, dict):
+        return False
+    allowed = set(required) | set(optional)
+    return all(key in obj for key in required) and all(key in allowed for key in obj)
+
+
+def _spec_ok(spec: Any) -> bool:
+    return (
+        _closed(spec, ("path", "verify_ids"))
+        and _is_str(spec["path"], 1, 512)
+        and _str_list(spec["verify_ids"], 128, 128, unique=True)
+    )
+
+
+def _failure_ok(item: Any) -> bool:
+    return (
+        _closed(item, ("command", "summary", "artifact"))
+        and _is_str(item["command"], 1, 1024)
+        and _is_str(item["summary"], 1, 2048)
+        and _nullable_str(item["artifact"], 512)
+    )
+
+
+def _evidence_ok(item: Any) -> bool:
+    return (
+        _closed(item, ("kind", "summary"), ("artifact",))
+        and isinstance(item["kind"], str)
+        and item["kind"] in EVIDENCE_KINDS
+        and _is_str(item["summary"], 1, 2048)
+        and ("artifact" not in item or _nullable_str(item["artifact"], 512))
+    )
+
+
+def _objects(value: Any, max_items: int, check: Any) -> bool:
+    return isinstance(value, list) and len(value) <= max_items and all(check(item) for item in value)
+
+
+def schema_problems(capsule: Any) -> list[str]:
+    """Names of the capsule fields that break the closed ``knowzcode.context-capsule/v1`` schema.
+
+    ``capsule_hash`` is required in a sealed capsule; callers checking an unsealed input add a
+    placeholder first, as the reference does.
+    """
+    if not isinstance(capsule, dict):
+        return ["$"]
+    problems = [f"unknown:{key}" for key in capsule if key not in REQUIRED_KEYS and key not in OPTIONAL_KEYS]
+    problems += [f"missing:{key}" for key in REQUIRED_KEYS if key not in capsule]
+    checks: dict[str, Any] = {
+        "schema": lambda v: v == CAPSULE_SCHEMA_ID and isinstance(v, str),
+        "task_id": lambda v: _is_str(v, 1, 128),
+        "workgroup_id": lambda v: _is_str(v, 1, 128),
+        "phase": lambda v: isinstance(v, str) and v in PHASES,
+        "objective": lambda v: _is_str(v, 1, 4096),
+        "node_ids": lambda v: _str_list(v, 64, 128, unique=True),
+        "owned_files": lambda v: _str_list(v, 64, 512, unique=True),
+        "read_files": lambda v: _str_list(v, 128, 512, unique=True),
+        "specs": lambda v: _objects(v, 64, _spec_ok),
+        "approved_decisions": lambda v: _str_list(v, 128, 2048, unique=False),
+        "checkpoint_sha": lambda v: v is None or _is_str(v, 7, None),
+        "failures": lambda v: _objects(v, 64, _failure_ok),
+        "risks": lambda v: _str_list(v, 128, 2048, unique=False),
+        "constraints": lambda v: _str_list(v, 128, 2048, unique=False),
+        "next_action": lambda v: _is_str(v, 1, 2048),
+        "evidence": lambda v: _objects(v, 128, _evidence_ok),
+        "artifact_refs": lambda v: _str_list(v, 128, 512, unique=True),
+        "capsule_hash": lambda v: isinstance(v, str) and HASH_PATTERN.match(v) is not None,
+    }
+    for key, check in checks.items():
+        if key in capsule and not check(capsule[key]):
+            problems.append(f"invalid:{key}")
+    return problems
+
+
+def assert_schema(capsule: Any, *, sealed: bool) -> None:
+    """Raise ``CAPSULE_SCHEMA_INVALID`` unless the capsule matches the closed schema."""
+    candidate = capsule
+    if not sealed and isinstance(capsule, dict) and "capsule_hash" not in capsule:
+        candidate = {**capsule, "capsule_hash": "sha256:" + "0" * 64}
+    if schema_problems(candidate):
+        raise RuntimeOpError("CAPSULE_SCHEMA_INVALID")
+
+
+# ---------------------------------------------------------------- privacy (reference §4 step 2)
+
+_FORBIDDEN_KEY = re.compile(
+    r"(?:^|_)(?:raw_?)?(?:transcript|prompt|chat|conversation|logs?|tool_output|ambient_output"
+    r"|session(?:_id)?|thread_id|agent_id|run_id|platform_handle|provider_handle|credentials?"
+    r"|password|passwd|api_key|access_token|refresh_token|auth_token)(?:$|_)",
+    re.IGNORECASE,
+)
+
+_NOT_EOL = r"[^\n\r\u2028\u2029]"  # JavaScript's '.' stops at every line terminator
+_RAW = r"\b(?:raw|full|verbatim)\b"
+_BULK = r"\b(?:transcript|chat|conversation|prompt|logs?|tool[-_\s]?output|ambient[-_\s]?output)\b"
+_ID_TAIL = r"[A-Za-z0-9][A-Za-z0-9._:-]{5,}\b"
+_VALUE_RULES: tuple[tuple[str, str], ...] = (
+    ("bearer-token", r"Bearer\s+[A-Za-z0-9._~+/-]+=*"),
+    ("authorization-header", r"Authorization\s*:\s*(?:Basic|Token|ApiKey)\s+\S+"),
+    ("npm-token", r"\bnpm_[A-Za-z0-9]{20,}"),
+    ("url-credentials", r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]+:[^\s/@]+@"),
+    ("jdbc-password", r"\bjdbc:[^\s]*password=[^\s;&]+"),
+    ("api-key-prefix", r"\b(?:sk|rk|pk)-(?:live|test)?_?[A-Za-z0-9_-]{8,}"),
+    ("github-token", r"\bgh[pousr]_[A-Za-z0-9]{12,}"),
+    ("gitlab-token", r"\bglpat-[A-Za-z0-9_-]{12,}"),
+    ("slack-token", r"\bxox[baprs]-[A-Za-z0-9-]{10,}"),
+    ("aws-access-key", r"\bAKIA[0-9A-Z]{16}\b"),
+    ("private-key", r"-----BEGIN [A-Z ]+PRIVATE KEY-----"),
+    ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b"),
+    (
+        "secret-assignment",
+        r"\b(?:password|passwd|api[_-]?key|access[_-]?token|refresh[_-]?token|secret)\s*[:=]\s*\S{4,}",
+    ),
+    ("raw-bulk-content", _RAW + _NOT_EOL + "{0,48}" + _BULK),
+    ("raw-bulk-content", _BULK + _NOT_EOL + "{0,48}" + _RAW),
+    (
+        "provider-identifier",
+        r"\b(?:claude|codex|provider)[-_\s:/]*(?:session|thread|agent|run)(?:[-_\s]*id)?\s*[:=#-]?\s*"
+        + _ID_TAIL,
+    ),
+    ("labelled-identifier", r"\b(?:session|thread|agent|run)(?:[-_\s]*id)?\s*[:=#]\s*" + _ID_TAIL),
+    ("prefixed-identifier", r"\b(?:sess|thread|agent|run)[_-][A-Za-z0-9][A-Za-z0-9._:-]{7,}\b"),
+)
+# ASCII word boundaries and case folding, as a JavaScript regex without the ``u`` flag
+_VALUE_PATTERN = re.compile("|".join(f"(?:{rule})" for _, rule in _VALUE_RULES), re.IGNORECASE | re.ASCII)
+
+
+def forbidden_key(key: str) -> bool:
+    return _FORBIDDEN_KEY.search(key) is not None
+
+
+def private_value(text: str) -> bool:
+    return _VALUE_PATTERN.search(text) is not None
+
+
+def private_value_rules(text: str) -> list[str]:
+    """Names of the reference value rules ``text`` trips (for findings; never the text itself)."""
+    return [name for name, rule in _VALUE_RULES if re.search(rule, text, re.IGNORECASE | re.ASCII)]
+
+
+def walk(value: Any, path: str = "$") -> Iterator[tuple[str, str, Any]]:
+    """Yield ``(kind, path, item)`` for every key (``kind='key'``) and string (``'str'``) in order."""
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield "key", f"{path}.{key}", key
+            yield from walk(child, f"{path}.{key}")
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            yield from walk(child, f"{path}[{index}]")
+    elif isinstance(value, str):
+        yield "str", path, value
+
+
+def engine_findings(value: Any) -> int:
+    """Findings of the shared privacy engine in the capsule context (0 when the engine is absent)."""
+    try:
+        from toolkit.privacy import Context, scan_value  # type: ignore[attr-defined]
+    except ImportError:  # pragma: no cover - the engine ships with the package; kept for partial installs
+        return 0
+    return len(scan_value(value, Context.CAPSULE))
+
+
+def assert_private_content_free(value: Any) -> None:
+    """Reference walk (keys, 4,096-byte strings, secret-like values), then the shared engine."""
+    for kind, _path, item in walk(value):
+        if kind == "key":
+            if forbidden_key(item):
+                raise RuntimeOpError("CAPSULE_PRIVATE_CONTENT")
+            continue
+        if len(item.encode("utf-8", "surrogatepass")) > MAX_CAPSULE_STRING_BYTES:
+            raise RuntimeOpError("CAPSULE_STRING_TOO_LONG")
+        if private_value(item):
+            raise RuntimeOpError("CAPSULE_PRIVATE_CONTENT")
+    if engine_findings(value):
+        raise RuntimeOpError("CAPSULE_PRIVATE_CONTENT")
+
+
+# ---------------------------------------------------------------- paths (reference §4 step 3)
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def portable_path(path: Any) -> bool:
+    """A portable repository-relative path: the reference's rules, nothing rewritten."""
+    if not isinstance(path, str) or not path or path != path.strip():
+        return False
+    if "\\" in path or ":" in path or _CONTROL.search(path) or path.startswith("/"):
+        return False
+    return all(segment not in ("", ".", "..") for segment in path.split("/"))
+
+
+def has_git_segment(path: str) -> bool:
+    # case-folded: a case-insensitive file system would resolve ``.GIT`` to the git dir
+    return any(segment.lower() == ".git" for segment in path.split("/"))
+
+
+def beneath(path: str, root: str) -> bool:
+    """True when ``path`` is strictly inside ``root`` (segment-wise, no string-prefix tricks)."""
+    return path.startswith(root.rstrip("/") + "/")
+
+
+def inside_or_equal(path: str, root: str) -> bool:
+    return path == root or beneath(path, root)
+
+
+def file_paths(capsule: dict[str, Any]) -> list[str]:
+    paths = list(capsule.get("owned_files", [])) + list(capsule.get("read_files", []))
+    return paths + [spec["path"] for spec in capsule.get("specs", [])]
+
+
+def artifact_paths(capsule: dict[str, Any]) -> list[str]:
+    refs = [item["artifact"] for item in capsule.get("failures", []) if item.get("artifact") is not None]
+    refs += [item["artifact"] for item in capsule.get("evidence", []) if item.get("artifact") is not None]
+    return refs + list(capsule.get("artifact_refs", []))
+
+
+def assert_artifact_path(path: Any) -> None:
+    if not portable_path(path):
+        raise RuntimeOpError("CAPSULE_ARTIFACT_REF_INVALID")
+    if not beneath(path, ARTIFACT_BOUNDARY) or has_git_segment(path):
+        raise RuntimeOpError("CAPSULE_ARTIFACT_REF_UNAUTHORIZED")
+
+
+def assert_paths(capsule: dict[str, Any]) -> None:
+    """Every file/spec path portable; every artifact path portable and beneath the boundary."""
+    for path in file_paths(capsule):
+        if not portable_path(path):
+            raise RuntimeOpError("CAPSULE_ARTIFACT_REF_INVALID")
+    for path in artifact_paths(capsule):
+        assert_artifact_path(path)
