@@ -1,0 +1,178 @@
+"""The engine: run every rule of a context over a text or a JSON-like value.
+
+One pass per rule over the whole text (not per line), offsets mapped back to (line, column)
+with a bisect over the line starts; columns are code points. Overlapping findings of the
+secret and identifier categories keep only the most specific rule (a ``sk-proj-`` key is one
+``openai-api-key`` finding, not also a high-entropy string and an assignment).
+
+Suppression visible in review: a ``workgroup: allow <rule>[, <rule>...]`` comment on the line
+(or alone on the line just above) suppresses those rules (rule ids or category names) there.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from toolkit.privacy.identity import IDENTITY_RULES
+from toolkit.privacy.keys import key_findings
+from toolkit.privacy.rules import LineRule, Rule
+from toolkit.privacy.secrets import SECRET_RULES
+from toolkit.privacy.transcripts import TRANSCRIPT_LINE_RULES, TRANSCRIPT_RULES
+from toolkit.privacy.types import Category, Context, Finding, mask
+
+RULES: tuple[Rule, ...] = SECRET_RULES + IDENTITY_RULES + TRANSCRIPT_RULES
+LINE_RULES: tuple[LineRule, ...] = TRANSCRIPT_LINE_RULES
+_PRIORITY: dict[str, int] = {r.id: r.priority for r in (*RULES, *LINE_RULES)}
+RULE_IDS: frozenset[str] = frozenset(_PRIORITY) | frozenset(
+    {"private-field-credential", "private-field-transcript", "private-field-session", "private-field-path",
+     "private-field-email", "private-field-account"}
+)
+_EXCLUSIVE = frozenset({Category.SECRET, Category.IDENTIFIER})
+_ALLOW = re.compile(r"workgroup:[ \t]*allow[ \t]+([A-Za-z0-9_, \t-]+)")
+_COMMENT_ONLY = re.compile(r"^[ \t]*(?:#|//|/\*|<!--|--|;|\*|%|REM\b)[ \t]*workgroup:[ \t]*allow\b", re.I)
+_JSON_KEY = re.compile(r"\"((?:[^\"\\\n]|\\.){1,128})\"[ \t]*:")
+_MAX_VALUE_DEPTH = 64
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    find = text.find
+    pos = find("\n")
+    while pos != -1:
+        starts.append(pos + 1)
+        pos = find("\n", pos + 1)
+    return starts
+
+
+def _allowed_rules(lines: list[str]) -> dict[int, frozenset[str]]:
+    """Line index -> rule ids/categories allowed there by inline comments."""
+    allowed: dict[int, set[str]] = {}
+    for index, line in enumerate(lines):
+        if "workgroup:" not in line:
+            continue
+        match = _ALLOW.search(line)
+        if not match:
+            continue
+        names = {n for n in re.split(r"[,\s]+", match.group(1)) if n}
+        allowed.setdefault(index, set()).update(names)
+        if _COMMENT_ONLY.match(line):
+            allowed.setdefault(index + 1, set()).update(names)
+    return {k: frozenset(v) for k, v in allowed.items()}
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    """Keep the most specific finding where secret/identifier spans overlap on one line."""
+    ranked = sorted(findings, key=lambda x: (-_PRIORITY.get(x.rule, 0), x.line, x.start))
+    kept: list[Finding] = []
+    taken: dict[int, list[tuple[int, int]]] = {}
+    seen: set[tuple[int, int, int, str]] = set()
+    for item in ranked:
+        key = (item.line, item.start, item.end, item.rule)
+        if key in seen:
+            continue
+        if item.category in _EXCLUSIVE:
+            spans = taken.setdefault(item.line, [])
+            if any(item.start < e and s < item.end for s, e in spans):
+                continue
+            spans.append((item.start, item.end))
+        seen.add(key)
+        kept.append(item)
+    return sorted(kept, key=lambda x: (x.line, x.start, x.rule))
+
+
+def scan_text(text: str, context: Context = Context.GENERIC) -> list[Finding]:
+    """Every finding in ``text`` that applies in ``context``, sorted by (line, start).
+
+    Findings carry the masked match, never the value. Inline ``workgroup: allow`` comments
+    are honoured. In structured contexts JSON field names (``"session_id":``) are checked too.
+    """
+    return [f for f, _ in scan_text_with_values(text, context)]
+
+
+def scan_text_with_values(text: str, context: Context = Context.GENERIC) -> list[tuple[Finding, str]]:
+    """Like ``scan_text`` but pairs each finding with the matched value, for fingerprinting.
+
+    Internal to the toolkit (allowlist): the value must never be printed or stored.
+    """
+    if not isinstance(text, str) or not text:
+        return []
+    low = text.lower()
+    starts = _line_starts(text)
+    raw: list[tuple[Finding, str]] = []
+
+    def add(offset: int, end: int, rule_id: str, category: Category) -> None:
+        line = bisect.bisect_right(starts, offset) - 1
+        col = offset - starts[line]
+        stop = min(end, starts[line + 1] - 1 if line + 1 < len(starts) else len(text))
+        value = text[offset:stop]
+        raw.append((Finding(line + 1, col, col + len(value), category, rule_id, mask(value)), value))
+
+    for rule in RULES:
+        if context not in rule.contexts or (rule.keywords and not any(k in low for k in rule.keywords)):
+            continue
+        for start, end in rule.spans(text):
+            add(start, end, rule.id, rule.category)
+    lines: list[str] | None = None
+    for line_rule in LINE_RULES:
+        if context not in line_rule.contexts or (line_rule.keywords and not any(k in low for k in line_rule.keywords)):
+            continue
+        lines = lines if lines is not None else text.split("\n")
+        for index, start, end in line_rule.find(lines):
+            add(starts[index] + start, starts[index] + end, line_rule.id, line_rule.category)
+    if context is not Context.GENERIC:
+        for match in _JSON_KEY.finditer(text):
+            for key_rule in key_findings(match.group(1), context):
+                add(match.start(1), match.end(1), key_rule.id, key_rule.category)
+    if not raw:
+        return []
+    values = {(f.line, f.start, f.end, f.rule): v for f, v in raw}
+    kept = _dedupe([f for f, _ in raw])
+    if "workgroup:" in text:
+        allowed = _allowed_rules(lines if lines is not None else text.split("\n"))
+        kept = [f for f in kept if not _is_allowed(f, allowed.get(f.line - 1))]
+    return [(f, values[(f.line, f.start, f.end, f.rule)]) for f in kept]
+
+
+def _is_allowed(finding: Finding, names: frozenset[str] | None) -> bool:
+    return bool(names) and (finding.rule in names or finding.category.value in names)  # type: ignore[operator]
+
+
+def _pointer_part(key: object) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")
+
+
+def scan_value(value: Any, context: Context = Context.GENERIC) -> list[Finding]:
+    """Walk a JSON-like value (dict keys and values, lists, tuples) and scan every string.
+
+    Field names are checked against the private-field rules of ``context`` (not in GENERIC).
+    Each finding's ``pointer`` is the JSON pointer of the string; ``line``/``start``/``end``
+    are positions inside that string (for a field name: line 1, the whole name).
+    """
+    found: list[Finding] = []
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while stack:
+        node, pointer, depth = stack.pop()
+        if depth > _MAX_VALUE_DEPTH:
+            raise ValueError("value nested too deeply to scan")
+        if isinstance(node, str):
+            found.extend(_with_pointer(scan_text(node, context), pointer))
+        elif isinstance(node, dict):
+            for key, item in node.items():
+                child = f"{pointer}/{_pointer_part(key)}"
+                if isinstance(key, str):
+                    if context is not Context.GENERIC:
+                        for rule in key_findings(key, context):
+                            found.append(Finding(1, 0, len(key), rule.category, rule.id, mask(key), child))
+                    found.extend(_with_pointer(scan_text(key, context), child))
+                stack.append((item, child, depth + 1))
+        elif isinstance(node, (list, tuple)):
+            for index, item in enumerate(node):
+                stack.append((item, f"{pointer}/{index}", depth + 1))
+    return sorted(found, key=lambda x: (x.pointer, x.line, x.start, x.rule))
+
+
+def _with_pointer(findings: Iterable[Finding], pointer: str) -> list[Finding]:
+    return [Finding(f.line, f.start, f.end, f.category, f.rule, f.masked, pointer) for f in findings]

@@ -1,0 +1,68 @@
+"""Private field names: a capsule, event or handoff must not carry a ``session_id``, a
+``raw_prompt`` or an ``api_key`` field at all, whatever its value (the reference's rule).
+
+Field names are normalized (camelCase to snake_case, lower case) before matching. Counters and
+digests of private things (``prompt_bytes``, ``tool_output_bytes``, ``*_hash``) are fine.
+Which names apply depends on the context: ``run_id`` is refused in capsules only, because the
+toolkit's and CM's event logs and handoffs use their own run ids.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from toolkit.privacy.types import Category, Context
+
+C, TL, EV, HO = Context.CAPSULE, Context.TELEMETRY, Context.EVENT_LOG, Context.HANDOFF
+
+
+@dataclass(frozen=True)
+class KeyRule:
+    id: str
+    category: Category
+    pattern: re.Pattern[str]
+    contexts: frozenset[Context]
+
+
+_EXEMPT_SUFFIX = re.compile(r"_(?:bytes|count|tokens|hash|digest|sha|length|len|size|chars|ms|bucket)$")
+
+KEY_RULES: tuple[KeyRule, ...] = (
+    KeyRule("private-field-credential", Category.SECRET, re.compile(
+        r"(?:^|_)(?:credentials?|password|passwd|passphrase|api_?key|access_?token|refresh_?token|auth_?token|"
+        r"secret|secret_?key|client_?secret|private_?key|bearer)(?:$|_)"), frozenset({C, TL, EV, HO})),
+    KeyRule("private-field-transcript", Category.TRANSCRIPT, re.compile(
+        r"(?:^|_)(?:raw_?)?(?:transcript|prompt|chat|conversation|messages|tool_output|ambient_output|logs?|"
+        r"source_body|source_code)(?:$|_)"), frozenset({C, TL, EV, HO})),
+    KeyRule("private-field-session", Category.IDENTIFIER, re.compile(
+        r"(?:^|_)(?:session(?:_id)?|thread_id|agent_id|conversation_id|platform_handle|provider_handle|"
+        r"provider_session_id)(?:$|_)"), frozenset({C, TL, EV, HO})),
+    KeyRule("private-field-session", Category.IDENTIFIER, re.compile(r"(?:^|_)run_id(?:$|_)"), frozenset({C})),
+    KeyRule("private-field-path", Category.PATH, re.compile(
+        r"^(?:repository(?:_path)?|repo|file_path|cwd|working_directory|home_dir)$"), frozenset({TL})),
+    KeyRule("private-field-email", Category.EMAIL, re.compile(r"^(?:email|account_email|user_email)$"),
+            frozenset({TL})),
+    KeyRule("private-field-account", Category.IDENTIFIER, re.compile(
+        r"^(?:account_id|user_id|org_id|organization_id|tenant_id|subscription_id)$"), frozenset({TL})),
+)
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def normalize_key(key: str) -> str:
+    """``rawPrompt`` -> ``raw_prompt``; ``Session-ID`` -> ``session_id``."""
+    return re.sub(r"[^a-z0-9]+", "_", _CAMEL.sub("_", key).lower()).strip("_")
+
+
+def key_findings(key: str, context: Context) -> list[KeyRule]:
+    """The rules a field name breaks in ``context`` (at most one per category)."""
+    name = normalize_key(key)
+    if not name or _EXEMPT_SUFFIX.search(name):
+        return []
+    hits: list[KeyRule] = []
+    seen: set[Category] = set()
+    for rule in KEY_RULES:
+        if context in rule.contexts and rule.category not in seen and rule.pattern.search(name):
+            hits.append(rule)
+            seen.add(rule.category)
+    return hits

@@ -1,0 +1,251 @@
+"""Secret detectors: provider key families, PEM keys, JWTs, authorization headers, URL and
+assignment credentials, and high-entropy strings with look-alike filters.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Iterator
+
+from toolkit.privacy import filters as f
+from toolkit.privacy.rules import Check, Rule
+from toolkit.privacy.types import Category
+
+S = Category.SECRET
+_B = r"(?<![A-Za-z0-9_])"  # a token starts here: not glued to a word
+_E = r"(?![A-Za-z0-9_])"
+
+
+def _value_ok(group: int | str = 0, *, need_digit: bool = True, min_distinct: int = 8) -> Check:
+    """A provider-shaped key whose body is not a placeholder and looks generated."""
+
+    def check(match: re.Match[str]) -> bool:
+        value = match.group(group)
+        if f.is_placeholder(value):
+            return False
+        if need_digit and not any(c.isdigit() for c in value):
+            return False
+        return len(set(value)) >= min_distinct
+
+    return check
+
+
+_OPENAI = re.compile(_B + r"(sk-(?:proj-|svcacct-|admin-|None-)?(?!ant-)[A-Za-z0-9_-]{20,200})" + _E)
+_ANTHROPIC = re.compile(_B + r"(sk-ant-(?:api|admin|oat|sid)\d{2}-[A-Za-z0-9_-]{20,200})" + _E)
+_STRIPE = re.compile(_B + r"((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,120}|whsec_[A-Za-z0-9]{24,80})" + _E)
+_GOOGLE = re.compile(_B + r"(AIza[0-9A-Za-z_-]{35})" + r"(?![A-Za-z0-9_-])")
+_AWS_ID = re.compile(r"(?<![A-Z0-9])((?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|APKA)[0-9A-Z]{16})(?![A-Z0-9])")
+_AWS_SECRET = re.compile(
+    r"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key|SecretAccessKey)[\"']?[ \t]*(?::=|=>|[:=])[ \t]*"
+    r"[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+)
+_GITHUB = re.compile(_B + r"((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{40,80})" + _E)
+_GITLAB = re.compile(_B + r"((?:glpat|gldt|glptt|glrt|glsoat)-[A-Za-z0-9_-]{20,64})" + r"(?![A-Za-z0-9_-])")
+_SLACK = re.compile(_B + r"(xox[abposre]-(?:\d+-)?[A-Za-z0-9-]{10,250})" + r"(?![A-Za-z0-9-])")
+_SLACK_HOOK = re.compile(r"(hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,200})")
+_NPM = re.compile(_B + r"(npm_[A-Za-z0-9]{36})" + _E)
+_PYPI = re.compile(_B + r"(pypi-AgE[A-Za-z0-9_-]{50,})" + r"(?![A-Za-z0-9_-])")
+_HF = re.compile(_B + r"((?:hf_|api_org_)[A-Za-z0-9]{30,40})" + _E)
+_AZURE = re.compile(
+    r"(?:AccountKey|SharedAccessKey|SharedSecretValue|PrimaryKey|SecondaryKey)[ \t]*=[ \t]*([A-Za-z0-9+/]{30,}={0,2})"
+)
+_PEM = re.compile(
+    r"(-----BEGIN[ A-Z0-9]{0,20}PRIVATE KEY(?: BLOCK)?-----)"
+    r"(?:\\r|\\n|\r|\n|[ \t\"',])*(?:[A-Za-z-]+:[^\n\\]*(?:\\n|\n)(?:\\n|\n)?)*"
+    r"[ \t]*([A-Za-z0-9+/=]{32,})"
+)
+_JWT = re.compile(_B + r"(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})" + r"(?![A-Za-z0-9_.-])")
+_BEARER = re.compile(r"(?<![A-Za-z0-9])[Bb]earer[ \t]+([A-Za-z0-9._~+/=-]{16,})")
+_AUTH_HEADER = re.compile(
+    r"(?i:authorization|proxy-authorization)[\"']?[ \t]*[:=][ \t]*[\"']?"
+    r"(?:Basic|Token|ApiKey|Api-Key|Digest|SSWS|token)[ \t]+([A-Za-z0-9._~+/=-]{8,})"
+)
+_URL_CREDS = re.compile(
+    r"(?<![A-Za-z0-9+.-])([a-z][a-z0-9+.-]{1,20})://([^\s:/@\"'<>]{1,64}):([^\s@/\"'<>]{1,128})@([A-Za-z0-9.-]{1,253})"
+)
+_CURL_USER = re.compile(r"(?:^|[ \t])(?:-u|--user)[ \t]+[\"']?([^\s:\"']{1,64}):([^\s@\"']{3,128})")
+_LABEL = (
+    r"(?:password|passwd|pwd|passphrase|secret|secret[_.-]?key|client[_.-]?secret|api[_.-]?key|apikey|"
+    r"access[_.-]?token|auth[_.-]?token|refresh[_.-]?token|private[_.-]?key|token|db[_.-]?pass)"
+)
+_ASSIGN = re.compile(
+    r"(?i:(?<![A-Za-z0-9])((?:[A-Za-z0-9]+[_.-])*" + _LABEL + r"))[\"']?[ \t]*(?::=|=>|[:=])[ \t]*"
+    r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\n]{1,200})(?P=q)|(?P<uv>[^\s\"',;&)}\]<>`]{1,200}))"
+)
+_CLI_FLAG = re.compile(
+    r"(?<![A-Za-z0-9-])--(?i:password|passwd|token|api-key|secret|client-secret)(?:=|[ \t]+)"
+    r"[\"']?(?P<uv>[^\s\"'`]{6,200})"
+)
+_ENTROPY_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_.:-])([A-Za-z0-9+/_-]{24,400}={0,2})(?![A-Za-z0-9+/=_-])")
+_DIGEST_LABEL = re.compile(
+    r"(?i:sha1|sha256|sha384|sha512|md5|integrity|checksum|digest|hash|etag|commit|revision|rev|"
+    r"fingerprint|nonce|uuid|base64,|blake2b?|oid|tree|object)[\"']?[ \t]*[:=-]?[ \t]*[\"']?$"
+)
+
+
+def _pem_check(match: re.Match[str]) -> bool:
+    return not f.is_placeholder(match.group(2)) and len(set(match.group(2))) >= 12
+
+
+def _jwt_check(match: re.Match[str]) -> bool:
+    head = match.group(1).split(".", 1)[0]
+    try:
+        raw = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+        header = json.loads(raw.decode("utf-8"))
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(header, dict) and ("alg" in header or "typ" in header)
+
+
+def _token_ok(value: str) -> bool:
+    if f.is_placeholder(value) or f.is_env_read(value):
+        return False
+    if value.count(".") == 2 and value.startswith("eyJ"):
+        return True  # a JWT after "Bearer"
+    lower, upper, digit = f.char_classes(value)
+    return digit and (lower or upper) and f.shannon_entropy(value) >= 3.0
+
+
+def _bearer_check(match: re.Match[str]) -> bool:
+    return _token_ok(match.group(1))
+
+
+def _auth_check(match: re.Match[str]) -> bool:
+    value = match.group(1)
+    if f.is_placeholder(value) or f.is_env_read(value):
+        return False
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+        if ":" in decoded and decoded.isprintable():
+            user, _, password = decoded.partition(":")
+            return bool(password) and not f.is_placeholder(password) and password.lower() not in {"password", "pass"}
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        pass
+    return _token_ok(value)
+
+
+_PW_PLACEHOLDERS = frozenset({"password", "passwd", "pass", "pwd", "secret", "token", "user", "username", "x"})
+
+
+def _url_check(match: re.Match[str]) -> bool:
+    user, password, host = match.group(2), match.group(3), match.group(4).lower()
+    if password.lower() in _PW_PLACEHOLDERS or password == user or f.is_placeholder(password):
+        return False
+    if password.startswith("$") or password.startswith("%"):
+        return False
+    return not f.is_email_placeholder_domain(host)
+
+
+def _curl_check(match: re.Match[str]) -> bool:
+    password = match.group(2)
+    return (password.lower() not in _PW_PLACEHOLDERS and not f.is_placeholder(password)
+            and not f.is_env_read(password))
+
+
+def _assign_check(match: re.Match[str]) -> bool:
+    label = match.group(1).lower()
+    quoted = match.group("qv")
+    value = quoted if quoted is not None else match.group("uv")
+    if value is None or f.is_literal_word(value) or f.is_env_read(value) or f.is_placeholder(value):
+        return False
+    if any(c.isspace() for c in value) or value.lower() == label:
+        return False
+    tokenish = "token" in label or "key" in label
+    if tokenish and label.endswith("token") and not ("_" in label or "-" in label or "." in label) and quoted is None:
+        return False  # bare "token = next_token" in code
+    if quoted is None and (f.is_code_reference(value) or not any(c.isdigit() or not c.isalnum() for c in value)):
+        return False
+    min_len = 12 if tokenish else 6
+    if len(value) < min_len:
+        return False
+    if tokenish:
+        return f.shannon_entropy(value) >= 3.0 and not f.is_uuid(value)
+    return len(set(value)) >= 4
+
+
+def _assign_span_group(match: re.Match[str]) -> str:
+    if "qv" in match.re.groupindex and match.group("qv") is not None:
+        return "qv"
+    return "uv"
+
+
+class _AssignRule(Rule):
+    """``password = "..."``: the reported span is the value, quoted or not."""
+
+    def spans(self, text: str) -> Iterator[tuple[int, int]]:
+        for match in self.pattern.finditer(text):
+            if self.check is not None and not self.check(match):
+                continue
+            yield match.span(_assign_span_group(match))
+
+
+def _cli_check(match: re.Match[str]) -> bool:
+    value = match.group("uv")
+    return not (f.is_env_read(value) or f.is_placeholder(value) or f.is_literal_word(value)
+                or (value.isalpha() and value.islower()))
+
+
+def _entropy_check_factory() -> Check:
+    def check(match: re.Match[str]) -> bool:
+        value = match.group(1).rstrip("=")
+        if f.is_hex(value.replace("-", "")) or f.is_placeholder(value):
+            return False  # git SHAs, sha256 digests, UUIDs: ids and digests, not secrets
+        lower, upper, digit = f.char_classes(value)
+        if not (lower and upper and digit):
+            return False  # camelCase and snake_case identifiers, words
+        if sum(c.isdigit() for c in value) < 2:
+            return False
+        segments = re.split(r"[/_-]", value)
+        if "/" in value and all(len(s) < 16 for s in segments):
+            return False  # a path
+        if len(segments) > 2 and sum(1 for s in segments if s.isalpha()) > len(segments) // 2:
+            return False  # words joined by separators
+        text = match.string
+        before = text[max(0, match.start(1) - 40):match.start(1)]
+        if _DIGEST_LABEL.search(before) or before.endswith(("sha256-", "sha512-", "sha384-", "sha1-")):
+            return False  # SRI hashes in lock files, labelled digests
+        if before.rstrip().endswith("base64,"):
+            return False  # a data: URI
+        threshold = 4.2 if len(value) < 40 else 4.5
+        return f.shannon_entropy(value) >= threshold
+
+    return check
+
+
+SECRET_RULES: tuple[Rule, ...] = (
+    Rule("anthropic-api-key", S, _ANTHROPIC, 1, _value_ok(1), ("sk-ant-",), priority=90),
+    Rule("openai-api-key", S, _OPENAI, 1, _value_ok(1), ("sk-",), priority=85),
+    Rule("stripe-secret-key", S, _STRIPE, 1, _value_ok(1), ("_live_", "_test_", "whsec_"), priority=90),
+    Rule("google-api-key", S, _GOOGLE, 1, _value_ok(1, need_digit=False), ("aiza",), priority=90),
+    Rule("aws-access-key-id", S, _AWS_ID, 1, lambda m: not m.group(1).endswith("EXAMPLE")
+         and not f.is_placeholder(m.group(1)[4:]), ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa",
+                                                    "anpa", "anva", "apka"), priority=90),
+    Rule("aws-secret-access-key", S, _AWS_SECRET, 1,
+         lambda m: not m.group(1).endswith("EXAMPLEKEY") and f.looks_random(m.group(1), min_entropy=3.5),
+         ("secret",), priority=90),
+    Rule("github-token", S, _GITHUB, 1, _value_ok(1), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+         priority=90),
+    Rule("gitlab-token", S, _GITLAB, 1, _value_ok(1), ("glpat-", "gldt-", "glptt-", "glrt-", "glsoat-"),
+         priority=90),
+    Rule("slack-token", S, _SLACK, 1, _value_ok(1), ("xox",), priority=90),
+    Rule("slack-webhook", S, _SLACK_HOOK, 1, _value_ok(1), ("hooks.slack.com",), priority=90),
+    Rule("npm-token", S, _NPM, 1, _value_ok(1), ("npm_",), priority=90),
+    Rule("pypi-token", S, _PYPI, 1, _value_ok(1), ("pypi-age",), priority=90),
+    Rule("huggingface-token", S, _HF, 1, _value_ok(1, need_digit=False, min_distinct=12), ("hf_", "api_org_"),
+         priority=90),
+    Rule("azure-connection-string", S, _AZURE, 1, lambda m: f.looks_random(m.group(1), min_entropy=3.5),
+         ("accountkey", "sharedaccesskey", "sharedsecretvalue", "primarykey", "secondarykey"), priority=90),
+    Rule("private-key", S, _PEM, 1, _pem_check, ("private key",), priority=95),
+    Rule("jwt", S, _JWT, 1, _jwt_check, ("eyj",), priority=80),
+    Rule("authorization-header", S, _AUTH_HEADER, 1, _auth_check, ("authorization",), priority=75),
+    Rule("bearer-token", S, _BEARER, 1, _bearer_check, ("bearer",), priority=70),
+    Rule("url-credentials", S, _URL_CREDS, 3, _url_check, ("://",), priority=75),
+    Rule("basic-auth-credentials", S, _CURL_USER, 2, _curl_check, ("-u", "--user"), priority=70),
+    _AssignRule("password-assignment", S, _ASSIGN, 0, _assign_check,
+                ("pass", "pwd", "secret", "key", "token"), priority=60),
+    _AssignRule("password-assignment", S, _CLI_FLAG, 0, _cli_check, ("--",), priority=60),
+    Rule("high-entropy-string", S, _ENTROPY_TOKEN, 1, _entropy_check_factory(), (), priority=10),
+)

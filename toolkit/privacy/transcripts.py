@@ -1,0 +1,93 @@
+"""Raw transcript detectors: Claude Code and Codex JSONL records, chat-message records and
+chat-role dumps, and labels that introduce a pasted raw transcript.
+
+Unlike the reference, words such as "full", "log" or "run" near each other are not enough:
+"Run the full test suite and attach the log" is a plain instruction, not a transcript.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from toolkit.privacy.rules import LineRule, Rule
+from toolkit.privacy.types import Category
+
+T = Category.TRANSCRIPT
+
+# Keys that only Claude Code session files carry.
+_CLAUDE = re.compile(r"(\"(?:parentUuid|isSidechain|userType|leafUuid|isMeta|toolUseResult)\"[ \t]*:)")
+# Codex rollout records (current and older formats).
+_CODEX = re.compile(
+    r"(\"type\"[ \t]*:[ \t]*\"(?:session_meta|response_item|event_msg|turn_context|compacted)\")"
+    r"|(\"type\"[ \t]*:[ \t]*\"(?:input_text|output_text)\")"
+)
+_RAW_LABEL = re.compile(
+    r"(?<![A-Za-z0-9])((?i:raw|full|verbatim|complete|entire|unredacted)[ \t]+"
+    r"(?i:(?:chat|session|agent|model|claude|codex)[ \t]+)?"
+    r"(?i:transcript|conversation|chat[ \t]+log|chat[ \t]+history|prompt|session[ \t]+log)s?)"
+    r"[ \t]*(?:[:=]|-{1,2}>)[ \t]*(?=[\"'`{\[A-Za-z>])"
+)
+_ROLE_JSON = re.compile(
+    r"([\"']role[\"'][ \t]*:[ \t]*[\"'](?:system|user|assistant|developer|tool|human|model|function)[\"'])"
+)
+_CONTENT_JSON = re.compile(r"[\"'](?:content|text|parts)[\"'][ \t]*:")
+_USER_ROLES = ("user", "human", "you", "me", "customer")
+_MODEL_ROLES = ("assistant", "ai", "claude", "codex", "chatgpt", "gpt", "model", "bot", "gemini", "copilot")
+_ROLE_LINE = re.compile(
+    r"^[ \t>]*(?:\*\*|__|#{1,4}[ \t]*|\[)?(?P<role>(?i:user|human|assistant|ai|claude|codex|chatgpt|gpt|model|"
+    r"bot|gemini|copilot|system))(?:\*\*|__|\])?[ \t]*(?::|>|\*\*:|:\*\*)"
+)
+_INLINE_DUMP = re.compile(
+    r"(?<![A-Za-z0-9])((?:Human|User)[ \t]*:)[ \t]+\S.{0,400}?(?<![A-Za-z0-9])(?:Assistant|AI|Claude|Codex)[ \t]*:[ \t]+\S"
+)
+_WINDOW = 12
+
+
+def _chat_records(lines: list[str]) -> Iterator[tuple[int, int, int]]:
+    for index, line in enumerate(lines):
+        match = _ROLE_JSON.search(line)
+        if match and _CONTENT_JSON.search(line):
+            yield index, match.start(1), match.end(1)
+
+
+def _role_kind(role: str) -> str:
+    low = role.lower()
+    if low in _USER_ROLES:
+        return "user"
+    if low in _MODEL_ROLES:
+        return "model"
+    return "system"
+
+
+def _chat_dumps(lines: list[str]) -> Iterator[tuple[int, int, int]]:
+    """Role-prefixed lines (``User:``/``Assistant:``...) in alternation within a short window."""
+    marks: list[tuple[int, str, int, int]] = []
+    for index, line in enumerate(lines):
+        match = _ROLE_LINE.match(line)
+        if match and line[match.end():].strip():
+            marks.append((index, _role_kind(match.group("role")), match.start("role"), match.end("role")))
+    emitted: set[int] = set()
+    for pos, (index, kind, start, end) in enumerate(marks):
+        near = [m for m in marks[max(0, pos - 6):pos + 7] if abs(m[0] - index) <= _WINDOW]
+        kinds = {m[1] for m in near}
+        if "user" in kinds and "model" in kinds and index not in emitted:
+            emitted.add(index)
+            yield index, start, end
+
+
+TRANSCRIPT_RULES: tuple[Rule, ...] = (
+    Rule("claude-code-transcript", T, _CLAUDE, 1, None,
+         ("parentuuid", "issidechain", "usertype", "leafuuid", "ismeta", "tooluseresult"), priority=80),
+    Rule("codex-transcript", T, _CODEX, 0, None,
+         ("session_meta", "response_item", "event_msg", "turn_context", "compacted", "input_text", "output_text"),
+         priority=80),
+    Rule("raw-transcript", T, _RAW_LABEL, 1, None,
+         ("raw", "full", "verbatim", "complete", "entire", "unredacted"), priority=50),
+    Rule("chat-role-dump", T, _INLINE_DUMP, 1, None, ("human", "user"), priority=45),
+)
+
+TRANSCRIPT_LINE_RULES: tuple[LineRule, ...] = (
+    LineRule("chat-message-record", T, _chat_records, ("role",), priority=60),
+    LineRule("chat-role-dump", T, _chat_dumps, (":", ">"), priority=45),
+)

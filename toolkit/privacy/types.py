@@ -1,0 +1,88 @@
+"""The vocabulary of the privacy engine: categories, contexts and the finding record.
+
+Everything here is standard library only: the runtime's capsule and telemetry operations
+import the engine on every delegation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Category(str, Enum):
+    """What kind of private content a finding is."""
+
+    SECRET = "secret"
+    IDENTIFIER = "identifier"
+    TRANSCRIPT = "transcript"
+    PATH = "path"
+    EMAIL = "email"
+
+
+class Context(str, Enum):
+    """Where the scanned content is going; selects which rules apply there.
+
+    * ``GENERIC``: any file (hooks, ``workgroup privacy scan``).
+    * ``CAPSULE``: a context capsule; also refuses private *field names* (``session_id``,
+      ``raw_prompt``, ``api_key``...), like the reference runtime, including ``run_id``.
+    * ``TELEMETRY``: an efficiency event; also refuses repository, file-path, email and
+      account fields, URLs and relative paths (the reference's telemetry rules).
+    * ``EVENT_LOG``: a CM event log line; the toolkit's and CM's own ``run_id``, ``call_id``
+      and ``event_id`` are legitimate there (provider-issued ids are still refused).
+    * ``HANDOFF``: a handoff note; private field names are refused, as in capsules, except
+      ``run_id``.
+    """
+
+    CAPSULE = "capsule"
+    TELEMETRY = "telemetry"
+    EVENT_LOG = "event_log"
+    HANDOFF = "handoff"
+    GENERIC = "generic"
+
+
+ALL_CONTEXTS: frozenset[Context] = frozenset(Context)
+STRUCTURED_CONTEXTS: frozenset[Context] = frozenset(
+    {Context.CAPSULE, Context.TELEMETRY, Context.EVENT_LOG, Context.HANDOFF}
+)
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One finding. ``line`` is 1-based; ``start``/``end`` are 0-based code-point columns.
+
+    ``masked`` is the matched text masked (a short prefix and asterisks), never the value.
+    ``pointer`` is the JSON pointer of the scanned string inside a structure (``scan_value``),
+    empty for plain text.
+    """
+
+    line: int
+    start: int
+    end: int
+    category: Category
+    rule: str
+    masked: str
+    pointer: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        """The finding as plain JSON-ready data (category as its string value)."""
+        data: dict[str, object] = {
+            "line": self.line,
+            "category": self.category.value,
+            "rule": self.rule,
+            "start": self.start,
+            "end": self.end,
+            "masked": self.masked,
+        }
+        if self.pointer:
+            data["pointer"] = self.pointer
+        return data
+
+
+def mask(value: str) -> str:
+    """Mask a matched value: at most a quarter of it (<= 4 code points) stays, the rest is ``*``.
+
+    Short values keep nothing, so a masked short password reveals only that something was there.
+    """
+    keep = 0 if len(value) < 12 else min(4, len(value) // 4)
+    return value[:keep] + "*" * 8
