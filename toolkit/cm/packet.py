@@ -154,3 +154,90 @@ def user_message(dynamic_packet: dict[str, Any]) -> str:
 def prefix_digest(stable_prefix: dict[str, str]) -> str:
     """``sha256:`` + hex digest of the exact system message the adapter sends."""
     return "sha256:" + hashlib.sha256(system_message(stable_prefix).encode("utf-8")).hexdigest()
+
+
+# --- Minimal role packets: role-specific items live in dynamic_packet.context under fixed keys. ---
+
+ROLE_ITEMS: dict[str, tuple[str, ...]] = {
+    "analyst": ("current_requirement", "business_map_slice", "known_constraints", "unresolved_questions"),
+    "planner": (
+        "analyst_result",
+        "affected_modules",
+        "approved_constraints",
+        "acceptance_criteria_candidates",
+    ),
+    "coder": (
+        "task",
+        "mapped_acs",
+        "design_contracts",
+        "allowed_files",
+        "verification_commands",
+        "current_attempt",
+    ),
+    "tester": ("test_cases", "declared_commands", "environment_facts"),
+    "reviewer": (
+        "task_handoff",
+        "task_diff",
+        "mapped_acs_and_rules",
+        "verification_summary",
+        "dirty_exclusions",
+    ),
+    "browser_qa": ("browser_cases", "target_environment", "setup_cleanup_facts", "expected_results"),
+}
+# Required only when the packet is a retry (identifiers.attempt > 1).
+RETRY_ITEMS: dict[str, tuple[str, ...]] = {"tester": ("failure_evidence",)}
+COMMON_CONTEXT = ("artifact_refs",)
+ESCALATION_TRIGGERS: tuple[str, ...] = ("dependency", "ambiguity", "shared_contract_change", "review_finding")
+
+
+def role_item_keys(role: str) -> tuple[str, ...]:
+    """Every context key a packet of ``role`` may carry (required, retry-only, common, escalation)."""
+    return COMMON_CONTEXT + ROLE_ITEMS[role] + RETRY_ITEMS.get(role, ()) + ("escalation",)
+
+
+def is_retry(identifiers: dict[str, Any]) -> bool:
+    attempt = identifiers.get("attempt")
+    if isinstance(attempt, str) and attempt.isdigit():
+        attempt = int(attempt)
+    return isinstance(attempt, int) and not isinstance(attempt, bool) and attempt > 1
+
+
+def missing_items(role: str, dynamic_packet: dict[str, Any]) -> list[str]:
+    """Required role items absent from ``context``, in table order. Absent means absent: an
+    explicitly empty value counts as stated, and nothing is ever filled in."""
+    context = dynamic_packet.get("context")
+    context = context if isinstance(context, dict) else {}
+    needed = COMMON_CONTEXT + ROLE_ITEMS[role]
+    if is_retry(dynamic_packet.get("identifiers") or {}):
+        needed += RETRY_ITEMS.get(role, ())
+    return [key for key in needed if key not in context]
+
+
+def check_role_context(role: str, dynamic_packet: dict[str, Any]) -> list[str]:
+    """Problems with the role context beyond missing items: unknown keys, a malformed escalation."""
+    context = dynamic_packet.get("context")
+    if not isinstance(context, dict):
+        return []
+    problems = []
+    if set(context) - set(role_item_keys(role)):
+        problems.append("context has keys outside the role's items")
+    refs = context.get("artifact_refs")
+    if refs is not None and (not isinstance(refs, list) or not all(_nonempty_text(r) for r in refs)):
+        problems.append("artifact_refs must be a list of paths")
+    if "escalation" in context:
+        problems.extend(_check_escalation(context["escalation"]))
+    return problems
+
+
+def _check_escalation(value: object) -> list[str]:
+    if not isinstance(value, dict) or set(value) != {"trigger", "reason", "added_scope"}:
+        return ["escalation must be {trigger, reason, added_scope}"]
+    problems = []
+    if value["trigger"] not in ESCALATION_TRIGGERS:
+        problems.append("escalation.trigger must be one of: " + ", ".join(ESCALATION_TRIGGERS))
+    if not _nonempty_text(value["reason"]):
+        problems.append("escalation.reason must be a non-empty string")
+    scope = value["added_scope"]
+    if not isinstance(scope, list) or not scope or not all(_nonempty_text(s) for s in scope):
+        problems.append("escalation.added_scope must list the newly added scope")
+    return problems

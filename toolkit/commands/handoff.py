@@ -1,9 +1,67 @@
-"""`workgroup handoff` (not yet implemented)."""
+"""`workgroup handoff show DIR`: print `<DIR>/.reviews/session-handoff.md`, as a new run does first."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+MODES = ("create", "resume")
 
 
 def register(app: typer.Typer) -> None:
-    return None
+    group = typer.Typer(
+        help="The CM session handoff file (reference data for the next session).",
+        no_args_is_help=True,
+        rich_markup_mode=None,
+    )
+    app.add_typer(group, name="handoff")
+
+    @group.command("show")
+    def show(
+        directory: Annotated[Path, typer.Argument(help="The specs dir (cm-ai) or defect archive (cm-fix).")],
+        mode: Annotated[
+            str | None,
+            typer.Option(
+                "--mode",
+                help="The starting run's mode: `create` prints the handoff (missing is fine), "
+                "`resume` prints nothing (a resumed run continues from its own records).",
+            ),
+        ] = None,
+        json_out: Annotated[bool, typer.Option("--json", help="Print {path, mode, shown, text}.")] = False,
+    ) -> None:
+        """Print the handoff. Without --mode a missing file is an error (exit 1)."""
+        from toolkit.cm.handoff import MAX_HANDOFF_BYTES, handoff_path
+        from toolkit.commands._common import emit_json, say
+        from toolkit.errors import InvalidInput, Refused
+
+        if mode is not None and mode not in MODES:
+            raise InvalidInput("INVALID_OPTION", "--mode must be one of: create, resume")
+        target = handoff_path(directory)
+        shown_path = Path(os.path.relpath(target)).as_posix()
+        text: str | None = None
+        if mode != "resume":
+            try:
+                with open(target, "rb") as handle:
+                    raw = handle.read(MAX_HANDOFF_BYTES + 1)
+            except (FileNotFoundError, NotADirectoryError):
+                raw = None
+            except OSError:
+                raise InvalidInput("FILE_UNREADABLE", "the handoff file cannot be read") from None
+            if raw is not None:
+                if len(raw) > MAX_HANDOFF_BYTES:
+                    raise InvalidInput("FILE_TOO_LARGE", "the handoff file is larger than a handoff can be")
+                text = raw.decode("utf-8", errors="replace")
+            elif mode is None:
+                raise Refused("NO_HANDOFF", "no session handoff in this directory")
+        if json_out:
+            emit_json({"path": shown_path, "mode": mode, "shown": text is not None, "text": text})
+            return
+        if text is None:
+            say("no handoff shown" if mode == "resume" else "no session handoff yet")
+            return
+        # Reference data only: the note on stderr keeps stdout exactly the file.
+        say("session handoff (reference only; it never resumes the run it describes):")
+        typer.echo(text, nl=not text.endswith("\n"))
