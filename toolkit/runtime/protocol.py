@@ -7,9 +7,12 @@ stdout: ``{"ok":true,"operation":OP,"result":{...}}`` (exit 0) or
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
+import math
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -54,10 +57,19 @@ def _reject_constant(_: str) -> Any:
     raise ValueError("non-standard JSON constant")
 
 
+def _finite_float(text: str) -> float:
+    # "1e999" would parse as infinity, which has no JSON form for the answer line
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError("number out of range")
+    return value
+
+
 def parse_request(raw: bytes) -> dict[str, Any]:
+    """Decode one request: UTF-8, standard JSON (no NaN/Infinity), an object; else INVALID_REQUEST."""
     try:
         text = raw.decode("utf-8")
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise RuntimeOpError("INVALID_REQUEST") from None
     if not isinstance(value, dict):
@@ -112,8 +124,28 @@ def execute(op: str, request: dict[str, Any], ctx: RuntimeContext) -> dict[str, 
         return failure("INVALID_REQUEST")
 
 
+# Characters that some readers treat as line breaks (Python's str.splitlines, JavaScript source)
+# plus lone surrogates, which have no UTF-8 form: escaped so that the answer stays one line of
+# valid UTF-8 whatever the request contained. The parsed value is unchanged.
+_UNSAFE_IN_LINE = re.compile("[\u0085\u2028\u2029\ud800-\udfff]")
+
+
+def _escape_unsafe(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def render_frame(frame: dict[str, Any]) -> str:
+    """The answer line for ``frame`` (always one line; a frame that cannot be encoded becomes
+    the INVALID_REQUEST failure instead of a traceback)."""
+    try:
+        text = json.dumps(frame, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        text = json.dumps(failure("INVALID_REQUEST"), separators=(",", ":"))
+    return _UNSAFE_IN_LINE.sub(_escape_unsafe, text) + "\n"
+
+
 def _emit(out: IO[str], frame: dict[str, Any]) -> None:
-    out.write(json.dumps(frame, separators=(",", ":"), ensure_ascii=False) + "\n")
+    out.write(render_frame(frame))
 
 
 def run_single(op: str, stdin: IO[bytes], out: IO[str], ctx: RuntimeContext) -> int:
@@ -128,8 +160,9 @@ def run_single(op: str, stdin: IO[bytes], out: IO[str], ctx: RuntimeContext) -> 
         _emit(out, failure(exc.code))
         return 1
     frame = execute(op, request, ctx)
-    _emit(out, frame)
-    return 0 if frame["ok"] else 1
+    line = render_frame(frame)
+    out.write(line)
+    return 0 if line.startswith('{"ok":true') else 1
 
 
 def run_batch(op: str, stdin: IO[bytes], out: IO[str], ctx: RuntimeContext) -> int:
@@ -154,9 +187,9 @@ def run_batch(op: str, stdin: IO[bytes], out: IO[str], ctx: RuntimeContext) -> i
             _emit(out, failure(exc.code))
             status = 1
             continue
-        frame = execute(op, request, ctx)
-        _emit(out, frame)
-        if not frame["ok"]:
+        line = render_frame(execute(op, request, ctx))
+        out.write(line)
+        if not line.startswith('{"ok":true'):
             status = 1
     out.flush()
     return status
@@ -178,15 +211,30 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(USAGE)
         return 0
     out = sys.stdout
-    if len(args) != 1:
-        _emit(out, failure("UNSUPPORTED_OPERATION" if args else "INVALID_REQUEST"))
+    try:
+        return _main(args, batch, out)
+    except BrokenPipeError:
+        # the reader went away: nothing more can be said; keep the interpreter's final flush quiet
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+        return 1
+
+
+def _main(args: list[str], batch: bool, out: IO[str]) -> int:
+    # exactly one operation; a missing one is UNSUPPORTED_OPERATION, as in the reference
+    if len(args) != 1 or args[0] not in OPERATIONS:
+        _emit(out, failure("UNSUPPORTED_OPERATION"))
         return 1
     op = args[0]
     ctx = RuntimeContext()
-    if op not in OPERATIONS:
-        _emit(out, failure("UNSUPPORTED_OPERATION"))
+    stdin = getattr(sys.stdin, "buffer", None)
+    if stdin is None:  # stdin closed: no request
+        _emit(out, failure("INVALID_REQUEST"))
         return 1
-    stdin = sys.stdin.buffer
-    if batch:
-        return run_batch(op, stdin, out, ctx)
-    return run_single(op, stdin, out, ctx)
+    try:
+        if batch:
+            return run_batch(op, stdin, out, ctx)
+        return run_single(op, stdin, out, ctx)
+    except OSError:  # stdin unreadable (a directory, a failing device ...)
+        _emit(out, failure("ENVIRONMENT_ERROR"))
+        return 1
