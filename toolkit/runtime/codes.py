@@ -11,6 +11,7 @@ MESSAGES: dict[str, str] = {
     # routing and ownership
     "INVALID_OWNERSHIP_PATH": "An owned path is not a canonical repository-relative path.",
     "WRITER_SCOPE_REQUIRED": "A writer must own at least one path.",
+    "INVALID_OWNERSHIP_GLOB": "An owned glob is not a repository-relative pattern without negation.",
     "DISPATCH_FACT_MISMATCH": "Routing facts conflict with the lineage facts.",
     # capsule
     "CAPSULE_SCHEMA_INVALID": "The capsule does not match the capsule schema.",

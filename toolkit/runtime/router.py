@@ -1,0 +1,432 @@
+"""The router: ``route {input}`` -> ``{mode, reason_codes}`` by the reference's rules (stdlib only).
+
+First match wins:
+
+1. a writer whose scope overlaps an active writer (equality or containment, after aliases are
+   resolved) -> ``local`` [WRITER_OWNERSHIP_CONFLICT];
+2. nesting depth >= max -> ``local`` [NESTING_LIMIT];
+3. trivial, blocking or tight coupling -> ``local`` [LOCAL_CHEAPER and/or BLOCKING];
+4. independent reviewer, restricted/isolated sensitivity or unsafe inheritance ->
+   ``fresh-capsule`` [INDEPENDENT_CAPSULE + SENSITIVITY_ISOLATION/REVIEW_INDEPENDENCE];
+5. (writer inference and the inherited-writer cap);
+6. compatible, resumable lineage -> ``resume`` [RESUME_COMPATIBLE];
+7. high affinity inheritance, explicitly safe and within budget -> ``inherit-recent`` or
+   ``inherit-full``;
+8. a compatible team with ``capsule_sufficient: false`` -> ``coordinated-team``;
+9. else ``fresh-capsule`` [INDEPENDENT_CAPSULE (+ CAPABILITY_FALLBACK)].
+
+Flags the reference tests with ``=== true`` are strict here; the few it tests for JavaScript
+truthiness (``trivial``, ``blocking``, ``recent_*``, ``full_supported``) are truthy here, so the
+same request gives the same decision. Unknown input fields are ignored.
+
+When a request names no active writers, ``op_route`` reads the persistent registry written by
+``workgroup owners`` (once per process, so ``--batch`` pays for it once). The runtime never writes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from toolkit.paths import Canonicalizer, OverlapIndex, OwnershipPathError
+from toolkit.runtime.codes import RuntimeOpError
+
+MODES: tuple[str, ...] = ("local", "resume", "inherit-full", "inherit-recent", "fresh-capsule", "coordinated-team")
+REASON_CODES: tuple[str, ...] = (
+    "LOCAL_CHEAPER",
+    "BLOCKING",
+    "RESUME_COMPATIBLE",
+    "HIGH_CONTEXT_AFFINITY",
+    "BOUNDED_RECENT_CONTEXT",
+    "INDEPENDENT_CAPSULE",
+    "SENSITIVITY_ISOLATION",
+    "REVIEW_INDEPENDENCE",
+    "TEAM_COORDINATION_REQUIRED",
+    "WRITER_OWNERSHIP_CONFLICT",
+    "NESTING_LIMIT",
+    "CAPABILITY_FALLBACK",
+)
+_REASON_ORDER = {code: index for index, code in enumerate(REASON_CODES)}
+_WRITER_ROLE = re.compile(r"(?:^|[-_])(builder|writer|implementer)(?:$|[-_])")
+_REGISTRY_CACHE_KEY = "router.owners_registry"
+_MAX_REGISTRY_BYTES = 64 * 1024 * 1024
+
+
+def decision(mode: str, reasons: Sequence[str]) -> dict[str, Any]:
+    """``{mode, reason_codes}`` with the reasons deduplicated and in the fixed order."""
+    if mode not in MODES:  # pragma: no cover - every caller passes a literal mode
+        raise RuntimeOpError("INVALID_REQUEST")
+    return {"mode": mode, "reason_codes": sorted(set(reasons), key=_REASON_ORDER.__getitem__)}
+
+
+def _truthy(value: object) -> bool:
+    """JavaScript truthiness (``[]`` and ``{}`` are truthy, ``NaN`` is not)."""
+    if isinstance(value, float) and math.isnan(value):
+        return False
+    if isinstance(value, (list, dict)):
+        return True
+    return bool(value)
+
+
+def _is_int(value: object) -> bool:
+    """JavaScript ``Number.isInteger``: ints and integral floats, never booleans."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, float) and math.isfinite(value) and value.is_integer()
+
+
+def _is_finite_number(value: object) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def _obj(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _js_string(value: object) -> str:
+    """``${value}`` for the values a role can plausibly be."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ",".join(_js_string(item) for item in value)
+    if isinstance(value, dict):
+        return "[object Object]"
+    return str(value)
+
+
+def _role(inp: dict[str, Any]) -> object:
+    role = inp.get("role")
+    return _obj(inp.get("lineage")).get("role") if role is None else role
+
+
+def _path_list(value: object) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise RuntimeOpError("INVALID_OWNERSHIP_PATH")
+    return value
+
+
+def _non_empty_list(value: object) -> bool:
+    return isinstance(value, list) and len(value) > 0
+
+
+def _scope_keys(scope: dict[str, Any], canon: Canonicalizer) -> list[str]:
+    raw = _path_list(scope.get("owned_files")) + _path_list(scope.get("resolved_owned_files"))
+    return canon.keys(raw)
+
+
+def _team_scopes(inp: dict[str, Any]) -> list[Any]:
+    scopes = _obj(inp.get("team")).get("scopes")
+    return _path_list(scopes)
+
+
+def _proposed_keys(inp: dict[str, Any], canon: Canonicalizer) -> list[str]:
+    lineage = _obj(inp.get("lineage"))
+    raw: list[Any] = []
+    for source in (inp, lineage):
+        raw += _path_list(source.get("owned_files"))
+        raw += _path_list(source.get("resolved_owned_files"))
+    for scope in _team_scopes(inp):
+        if isinstance(scope, dict) and scope.get("is_writer") is not False:
+            raw += _path_list(scope.get("owned_files"))
+            raw += _path_list(scope.get("resolved_owned_files"))
+    return canon.keys(raw)
+
+
+def _writer_conflict(inp: dict[str, Any], canon: Canonicalizer, active_writers: object,
+                     active_canon: Canonicalizer, from_registry: bool) -> bool:
+    """Rule 1. Also raises the coded refusals for bad paths and unscoped writers."""
+    writers = _path_list(active_writers)
+    proposed = _proposed_keys(inp, canon)
+    looks_writer = (
+        inp.get("is_writer") is True
+        or bool(proposed)
+        or _WRITER_ROLE.search(_js_string(_role(inp)).lower()) is not None
+    )
+    if not looks_writer:
+        return False
+    if not proposed:
+        raise RuntimeOpError("WRITER_SCOPE_REQUIRED")
+    index = OverlapIndex()
+    index.add_all(proposed, "proposed")
+    for active in writers:
+        try:
+            if not isinstance(active, dict):
+                raise RuntimeOpError("INVALID_OWNERSHIP_PATH")
+            keys = _scope_keys(active, active_canon)
+            if not keys:
+                raise RuntimeOpError("WRITER_SCOPE_REQUIRED")
+        except (RuntimeOpError, OwnershipPathError):
+            if from_registry:  # the registry was written validated: a bad entry is the environment's fault
+                raise RuntimeOpError("ENVIRONMENT_ERROR") from None
+            raise
+        if any(index.find(key) is not None for key in keys):
+            return True
+    return False
+
+
+def _team_scopes_overlap(scopes: object, canon: Canonicalizer) -> bool:
+    """Overlap ACROSS team writer scopes (equality or containment); within one scope is fine."""
+    index = OverlapIndex()
+    for number, scope in enumerate(_path_list(scopes)):
+        if not isinstance(scope, dict):
+            raise RuntimeOpError("INVALID_OWNERSHIP_PATH")
+        if scope.get("is_writer") is False:
+            continue
+        keys = _scope_keys(scope, canon)
+        if not keys:
+            raise RuntimeOpError("WRITER_SCOPE_REQUIRED")
+        if any(index.find(key) is not None for key in keys):
+            return True
+        index.add_all(keys, str(number))
+    return False
+
+
+def _inferred_writer(inp: dict[str, Any]) -> bool:
+    lineage = _obj(inp.get("lineage"))
+    if inp.get("is_writer") is True:
+        return True
+    for source in (inp, lineage):
+        if _non_empty_list(source.get("owned_files")) or _non_empty_list(source.get("resolved_owned_files")):
+            return True
+    team_scopes = _obj(inp.get("team")).get("scopes")
+    for scope in team_scopes if isinstance(team_scopes, list) else []:
+        if isinstance(scope, dict) and scope.get("is_writer") is not False and (
+            _non_empty_list(scope.get("owned_files")) or _non_empty_list(scope.get("resolved_owned_files"))
+        ):
+            return True
+    return _WRITER_ROLE.search(_js_string(_role(inp)).lower()) is not None
+
+
+def _int_field(inp: dict[str, Any], name: str, default: int, minimum: int) -> int:
+    value = inp.get(name)
+    if value is None:
+        return default
+    if not _is_int(value) or value < minimum:
+        raise RuntimeOpError("INVALID_REQUEST")
+    return int(value)
+
+
+def route_task(input: dict[str, Any], *, workspace_root: str, active_writers: object = None,
+               active_root: str | None = None, from_registry: bool = False) -> dict[str, Any]:
+    """Decide the mode of one delegation (pure apart from ``realpath`` lookups).
+
+    ``active_writers`` defaults to the request's ``active_writers``/``active_writer_scopes``;
+    ``active_root`` is the root their paths are relative to (default ``workspace_root``).
+    Raises ``RuntimeOpError`` with the reference's codes.
+    """
+    inp = input
+    if not isinstance(inp, dict):
+        raise RuntimeOpError("INVALID_REQUEST")
+    root = inp.get("workspace_root", workspace_root)
+    if root is None:
+        root = workspace_root
+    try:
+        canon = Canonicalizer(root) if isinstance(root, str) else None
+        if canon is None:
+            raise RuntimeOpError("INVALID_OWNERSHIP_PATH")
+        if active_writers is None:
+            active_writers = inp.get("active_writers")
+            if active_writers is None:
+                active_writers = inp.get("active_writer_scopes")
+        active_canon = canon if active_root is None else Canonicalizer(active_root)
+        if _writer_conflict(inp, canon, active_writers, active_canon, from_registry):
+            return decision("local", ["WRITER_OWNERSHIP_CONFLICT"])
+    except OwnershipPathError:
+        raise RuntimeOpError("INVALID_OWNERSHIP_PATH") from None
+
+    depth = _int_field(inp, "nesting_depth", 0, 0)
+    max_depth = _int_field(inp, "max_nesting_depth", 2, 1)
+    if depth >= max_depth:
+        return decision("local", ["NESTING_LIMIT"])
+
+    trivial, blocking = _truthy(inp.get("trivial")), _truthy(inp.get("blocking"))
+    tight = inp.get("coupling", "independent") == "tight"
+    if trivial or blocking or tight:
+        return decision("local", (["LOCAL_CHEAPER"] if trivial or tight else []) + (["BLOCKING"] if blocking else []))
+
+    inheritance = _obj(inp.get("inheritance"))
+    reviewer = inp.get("independent_reviewer") is True
+    sensitive = inp.get("sensitivity") in ("restricted", "isolated") or inheritance.get("safe") is False
+    if reviewer or sensitive:
+        reasons = ["INDEPENDENT_CAPSULE"]
+        reasons += ["SENSITIVITY_ISOLATION"] if sensitive else []
+        reasons += ["REVIEW_INDEPENDENCE"] if reviewer else []
+        return decision("fresh-capsule", reasons)
+
+    lineage = _obj(inp.get("lineage"))
+    at_cap = False
+    if _inferred_writer(inp):
+        active_inherited = _int_field(inp, "active_inherited_writers", 0, 0)
+        max_inherited = _int_field(inp, "max_active_inherited", 2, 1)
+        at_cap = active_inherited >= max_inherited
+    resumable = lineage.get("compatible") is True and lineage.get("resumable") is True
+    if (
+        resumable
+        and not at_cap
+        and lineage.get("role") != "builder-contaminated"
+        and not (inp.get("role") == "reviewer" and lineage.get("role") == "builder")
+    ):
+        return decision("resume", ["RESUME_COMPATIBLE"])
+
+    wants_inheritance = inheritance.get("affinity") == "high"
+    inheritance_ok = (
+        wants_inheritance
+        and inheritance.get("safe") is True
+        and inheritance.get("within_budget") is True
+        and not at_cap
+        and depth < max_depth
+    )
+    recent = _truthy(inheritance.get("recent_sufficient")) and _truthy(inheritance.get("recent_supported"))
+    full = _truthy(inheritance.get("full_supported"))
+    if inheritance_ok and recent:
+        return decision("inherit-recent", ["BOUNDED_RECENT_CONTEXT"])
+    if inheritance_ok and full:
+        return decision("inherit-full", ["HIGH_CONTEXT_AFFINITY"])
+
+    team = _obj(inp.get("team"))
+    peers = team.get("peers")
+    team_requested = team.get("coordination_required") is True and _is_int(peers) and peers >= 2
+    latency = team.get("latency_ratio")
+    team_ok = (
+        team_requested
+        and team.get("provider_supported") is True
+        and team.get("safe") is True
+        and team.get("sensitivity_approved") is True
+        and inp.get("sensitivity") == "normal"
+        and team.get("within_budget") is True
+        and _is_finite_number(latency)
+        and 0 <= latency <= 0.75
+        and not _team_overlap(team.get("scopes"), canon)
+    )
+    if team_ok and inp.get("capsule_sufficient") is False:
+        return decision("coordinated-team", ["TEAM_COORDINATION_REQUIRED"])
+
+    fallback = (
+        (wants_inheritance and not (inheritance_ok and (full or recent)))
+        or (team_requested and not team_ok)
+        or (resumable and at_cap)
+    )
+    return decision("fresh-capsule", ["INDEPENDENT_CAPSULE"] + (["CAPABILITY_FALLBACK"] if fallback else []))
+
+
+def _team_overlap(scopes: object, canon: Canonicalizer) -> bool:
+    try:
+        return _team_scopes_overlap(scopes, canon)
+    except OwnershipPathError:
+        raise RuntimeOpError("INVALID_OWNERSHIP_PATH") from None
+
+
+# --- the shell side of the op: the persistent registry and owned globs -----------------------
+
+
+def _load_registry(cwd: str, ctx_cache: dict[str, Any]) -> tuple[str, list[dict[str, Any]]] | None:
+    """(work tree, registry writers) of the repository containing ``cwd``, read once per process."""
+    if _REGISTRY_CACHE_KEY in ctx_cache:
+        cached: tuple[str, list[dict[str, Any]]] | None = ctx_cache[_REGISTRY_CACHE_KEY]
+        return cached
+    from toolkit.localstate import find_git
+
+    loaded: tuple[str, list[dict[str, Any]]] | None = None
+    location = find_git(cwd)
+    if location is not None:
+        loaded = (location.workdir, _read_registry_file(location.owners_registry))
+    ctx_cache[_REGISTRY_CACHE_KEY] = loaded
+    return loaded
+
+
+def _read_registry_file(path: str) -> list[dict[str, Any]]:
+    """Writers of an atomically written registry file (no lock needed to read it)."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(_MAX_REGISTRY_BYTES + 1)
+    except FileNotFoundError:
+        return []
+    if len(raw) > _MAX_REGISTRY_BYTES:
+        raise RuntimeOpError("ENVIRONMENT_ERROR")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise RuntimeOpError("ENVIRONMENT_ERROR") from None
+    writers = data.get("writers") if isinstance(data, dict) else None
+    if not isinstance(writers, list) or not all(isinstance(w, dict) for w in writers):
+        raise RuntimeOpError("ENVIRONMENT_ERROR")
+    return writers
+
+
+def live_registry_writers(writers: list[dict[str, Any]], now: datetime, exclude_lineage: object) -> list[dict[str, Any]]:
+    """Registry entries whose lease has not expired, minus the proposed lineage's own lease."""
+    from toolkit.timefmt import parse_rfc3339
+
+    live = []
+    for writer in writers:
+        expires = parse_rfc3339(writer.get("lease_expires_at"))
+        if expires is None:
+            raise RuntimeOpError("ENVIRONMENT_ERROR")
+        if expires <= now:
+            continue
+        # the holder re-routing its own scope is not a second writer
+        if isinstance(exclude_lineage, str) and writer.get("lineage_id") == exclude_lineage:
+            continue
+        live.append(writer)
+    return live
+
+
+def _expand_owned_globs(inp: dict[str, Any], root: str) -> dict[str, Any]:
+    """Rarely used: ``owned_globs`` expanded against the tracked files into ``resolved_owned_files``."""
+    globs = inp.get("owned_globs")
+    if globs is None or globs == []:
+        return inp
+    from toolkit.errors import ToolkitError
+    from toolkit.paths import expand_globs
+
+    try:
+        from toolkit.git import discover
+
+        repo = discover(root)
+        matched = expand_globs(globs, repo.tracked_files())
+        repo_root = str(repo.workdir)
+    except OwnershipPathError:
+        raise RuntimeOpError("INVALID_OWNERSHIP_GLOB") from None
+    except ToolkitError:
+        raise RuntimeOpError("ENVIRONMENT_ERROR") from None
+    real_root = os.path.realpath(root)
+    resolved = _path_list(inp.get("resolved_owned_files"))
+    # relative to the workspace root; a match outside it is refused later as INVALID_OWNERSHIP_PATH
+    extra = [os.path.relpath(os.path.join(repo_root, path), real_root).replace(os.sep, "/") for path in matched]
+    return {**inp, "resolved_owned_files": resolved + extra}
+
+
+def op_route(request: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    """``workgroup runtime route``: ``{input}`` -> ``{mode, reason_codes}``."""
+    inp = request.get("input")
+    if not isinstance(inp, dict):
+        raise RuntimeOpError("INVALID_REQUEST")
+    cwd = ctx.cwd
+    root = inp.get("workspace_root")
+    root = cwd if root is None else root
+    if isinstance(root, str) and root.strip():
+        inp = _expand_owned_globs(inp, root)
+    if inp.get("active_writers") is not None or inp.get("active_writer_scopes") is not None:
+        return route_task(inp, workspace_root=cwd)
+    loaded = _load_registry(cwd, ctx.cache)
+    if loaded is None:
+        return route_task(inp, workspace_root=cwd, active_writers=[])
+    workdir, writers = loaded
+    proposed_lineage = inp.get("lineage_id")
+    if proposed_lineage is None:
+        proposed_lineage = _obj(inp.get("lineage")).get("lineage_id")
+    live = live_registry_writers(writers, datetime.now(UTC), proposed_lineage) if writers else []
+    return route_task(inp, workspace_root=cwd, active_writers=live, active_root=workdir, from_registry=True)
