@@ -1,0 +1,487 @@
+"""``cm-openai-compatible-call``: one OpenAI-compatible role call with verified CM usage.
+
+Drop-in for the public CM adapter (same arguments, environment, stdin, files and exit codes):
+
+* 0: the model's text is on stdout and the ``model_usage`` success row is logged;
+* 1: the call failed and an error row is logged (an HTTP error prints only ``HTTP <code>``);
+* 2: rejected before any HTTP request (bad settings, packet, or a reused/concurrent call id);
+* 3: the text is on stdout but logging failed: do not repeat the call;
+* 4: the call failed and could not be logged; the claim stays unresolved.
+
+Order: validate everything, then an atomic ``model_call/claimed`` event (under the writer's
+locks, so of N concurrent calls with one call id exactly one passes), then one POST, then
+exactly one ``model_usage/complete`` event. The three ``CM_OPENAI_COMPATIBLE_*`` variables are
+read once, never logged, and removed from the environment handed to the event writer.
+
+HTTP is ``http.client`` straight to the configured host: no proxy variables are consulted (the
+class never reads them), redirects are not followed (a 3xx is an HTTP error), the response is
+read in bounded chunks (8 MiB cap, overall deadline), and JSON deeper than 128 levels is refused.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import ipaddress
+import json
+import os
+import re
+import sys
+import time
+import urllib.parse
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolkit.cm import events
+from toolkit.cm.packet import PacketError, parse_packet_bytes, system_message, user_message, validate_adapter_input
+
+PROG = "cm-openai-compatible-call"
+ENV_ENABLED = "CM_OPENAI_COMPATIBLE_ENABLED"
+ENV_BASE_URL = "CM_OPENAI_COMPATIBLE_BASE_URL"
+ENV_API_KEY = "CM_OPENAI_COMPATIBLE_API_KEY"
+SECRET_ENV = (ENV_ENABLED, ENV_BASE_URL, ENV_API_KEY)
+MAX_PACKET_BYTES = 1024 * 1024
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+MAX_JSON_DEPTH = 128
+ADAPTER = "openai-compatible"
+IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,63}$")
+CALL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/+@-]{0,127}$")
+RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{7,127}$")
+_CHUNK = 64 * 1024
+
+
+class Rejected(Exception):
+    """Refused before HTTP (exit 2). The message is ours and never echoes input."""
+
+
+class CallFailed(Exception):
+    """The call or its response failed after the claim (exit 1, or 4 when not logged)."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    scheme: str
+    host: str
+    port: int | None
+    path: str
+    api_key: str
+
+
+@dataclass(frozen=True)
+class CallArgs:
+    workflow: str
+    stage: str
+    role: str
+    runtime: str
+    requested_model: str
+    call_id: str
+    project_root: str
+    specs_dir: str | None
+    run_id: str | None
+    timeout_seconds: int
+
+
+# ---------------------------------------------------------------- settings (pure)
+
+
+def is_loopback(host: str | None) -> bool:
+    if not host:
+        return False
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _printable(text: str) -> bool:
+    return all(0x21 <= ord(ch) <= 0x7E for ch in text)
+
+
+def resolve_endpoint(environ: Mapping[str, str]) -> Endpoint:
+    """The three variables: authority (exactly ``true``), endpoint, secret."""
+    if environ.get(ENV_ENABLED, "") != "true":
+        raise Rejected(f"OpenAI-compatible calls are not explicitly enabled; set {ENV_ENABLED}=true")
+    base = environ.get(ENV_BASE_URL, "")
+    key = environ.get(ENV_API_KEY, "")
+    if not base:
+        raise Rejected(f"{ENV_BASE_URL} is not configured")
+    if not _printable(base):
+        raise Rejected(f"{ENV_BASE_URL} contains unsupported characters")
+    if not key:
+        raise Rejected(f"{ENV_API_KEY} is not configured")
+    if len(key) > 4096 or not _printable(key):
+        raise Rejected("API key contains unsupported characters")
+    try:
+        parts = urllib.parse.urlsplit(base)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        raise Rejected(f"{ENV_BASE_URL} must be a valid HTTP(S) URL") from None
+    if parts.scheme not in ("http", "https") or not parts.netloc or not host:
+        raise Rejected(f"{ENV_BASE_URL} must be an HTTP(S) URL")
+    if parts.username is not None or parts.password is not None or parts.query or parts.fragment:
+        raise Rejected(f"{ENV_BASE_URL} cannot contain credentials or query data")
+    if "?" in base or "#" in base:
+        raise Rejected(f"{ENV_BASE_URL} cannot contain credentials or query data")
+    if parts.scheme == "http" and not is_loopback(host):
+        raise Rejected("non-loopback OpenAI-compatible endpoints require HTTPS")
+    path = parts.path.rstrip("/")
+    if not path.endswith("/chat/completions"):
+        path += "/chat/completions"
+    return Endpoint(parts.scheme, host, port, path, key)
+
+
+def validate_args(args: CallArgs) -> tuple[Path, Path | None]:
+    for label, value in (("--workflow", args.workflow), ("--stage", args.stage), ("--role", args.role)):
+        if not IDENTIFIER.fullmatch(value):
+            raise Rejected(f"{label} is not a valid identifier")
+    if not MODEL_NAME.fullmatch(args.requested_model):
+        raise Rejected("--requested-model is not a valid model alias")
+    if not CALL_ID.fullmatch(args.call_id):
+        raise Rejected("--call-id is not valid")
+    if args.run_id is not None and not RUN_ID.fullmatch(args.run_id):
+        raise Rejected("--run-id is not valid")
+    if not 1 <= args.timeout_seconds <= 600:
+        raise Rejected("--timeout-seconds must be between 1 and 600")
+    root = _directory("--project-root", args.project_root)
+    specs = _directory("--specs-dir", args.specs_dir) if args.specs_dir is not None else None
+    if specs is None and args.run_id is None:
+        raise Rejected("--run-id is required without --specs-dir")
+    return root, specs
+
+
+def _directory(label: str, raw: str) -> Path:
+    try:
+        path = Path(raw).expanduser().resolve(strict=False)
+        if path.is_dir():
+            return path
+    except (OSError, ValueError, RuntimeError):
+        pass
+    raise Rejected(f"{label} is not an existing directory")
+
+
+def read_limited(stream: Any, limit: int) -> bytes:
+    """Read at most ``limit + 1`` bytes in chunks: the limit is enforced while reading."""
+    chunks: list[bytes] = []
+    total = 0
+    while total <= limit:
+        chunk = stream.read(min(_CHUNK, limit + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def read_packet(stream: Any, args: CallArgs) -> tuple[str, str]:
+    """stdin -> (system message, user message); PacketError texts are fixed, never input."""
+    raw = read_limited(stream, MAX_PACKET_BYTES)
+    try:
+        stable, dynamic = validate_adapter_input(
+            parse_packet_bytes(raw), workflow=args.workflow, stage=args.stage, role=args.role
+        )
+        return system_message(stable), user_message(dynamic)
+    except PacketError as exc:
+        raise Rejected(exc.reason) from None
+    except (ValueError, RecursionError):
+        raise Rejected("role packet could not be encoded as strict UTF-8 JSON") from None
+
+
+def request_body(model: str, system: str, user: str) -> bytes:
+    """``{model, messages, stream:false}`` as strict UTF-8 JSON."""
+    try:
+        return json.dumps({"model": model, "messages": [{"role": "system", "content": system},
+                                                        {"role": "user", "content": user}],
+                           "stream": False}, ensure_ascii=False, allow_nan=False,
+                          separators=(",", ":")).encode("utf-8")
+    except (ValueError, UnicodeError, RecursionError):
+        raise Rejected("role packet could not be encoded as strict UTF-8 JSON") from None
+
+
+# ---------------------------------------------------------------- response handling (pure)
+
+
+def _depth_ok(value: Any) -> bool:
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        current, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return False
+        if isinstance(current, dict):
+            stack.extend((child, depth + 1) for child in current.values())
+        elif isinstance(current, list):
+            stack.extend((child, depth + 1) for child in current)
+        elif isinstance(current, str):
+            try:
+                current.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+    return True
+
+
+def parse_response(raw: bytes) -> dict[str, Any]:
+    def _no_constants(_: str) -> Any:
+        raise ValueError("non-standard constant")
+
+    try:
+        value = json.loads(raw.decode("utf-8"), parse_constant=_no_constants)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise CallFailed("provider response is not valid strict UTF-8 JSON") from None
+    if not _depth_ok(value):
+        raise CallFailed("provider response exceeds the maximum JSON nesting depth")
+    if not isinstance(value, dict):
+        raise CallFailed("provider response must be a JSON object")
+    return value
+
+
+def _count(mapping: Mapping[str, Any], *names: str) -> int | None:
+    for name in names:
+        value = mapping.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+    return None
+
+
+def extract_usage(response: Mapping[str, Any] | None) -> tuple[str, dict[str, int]]:
+    """OpenAI and Anthropic usage fields -> (usage_state, counts); never guesses a count."""
+    usage = (response or {}).get("usage")
+    if not isinstance(usage, dict):
+        return "unavailable", {}
+    counts: dict[str, int] = {}
+    inp = _count(usage, "input_tokens", "prompt_tokens")
+    out = _count(usage, "output_tokens", "completion_tokens")
+    if inp is None or out is None:
+        return "unavailable", {}
+    counts = {"input_tokens": inp, "output_tokens": out}
+    details = usage.get("prompt_tokens_details")
+    details = details if isinstance(details, dict) else {}
+    read = _count(usage, "cache_read_input_tokens")
+    read = _count(details, "cached_tokens") if read is None else read
+    write = _count(usage, "cache_creation_input_tokens")
+    write = _count(details, "cache_write_tokens") if write is None else write
+    if read is not None:
+        counts["cache_read_tokens"] = read
+    if write is not None:
+        counts["cache_write_tokens"] = write
+    return "observed", counts
+
+
+def extract_text(response: Mapping[str, Any]) -> str:
+    choices = response.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise CallFailed("provider response has no completion choice")
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        raise CallFailed("provider response has no completion message")
+    content = message.get("content")
+    if not isinstance(content, str):
+        raise CallFailed("provider response content is not text")
+    return content
+
+
+# ---------------------------------------------------------------- I/O
+
+
+class HttpStatus(CallFailed):
+    def __init__(self, status: int) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+
+
+def post_completion(endpoint: Endpoint, body: bytes, timeout: int) -> dict[str, Any]:
+    """One POST; non-2xx (including redirects) is an error and its body is never read out."""
+    conn: http.client.HTTPConnection
+    if endpoint.scheme == "https":
+        import ssl
+
+        conn = http.client.HTTPSConnection(endpoint.host, endpoint.port, timeout=timeout,
+                                           context=ssl.create_default_context())
+    else:
+        conn = http.client.HTTPConnection(endpoint.host, endpoint.port, timeout=timeout)
+    deadline = time.monotonic() + timeout
+    try:
+        conn.request("POST", endpoint.path, body=body, headers={
+            "Authorization": f"Bearer {endpoint.api_key}", "Content-Type": "application/json",
+            "Accept": "application/json"})
+        response = conn.getresponse()
+        if not 200 <= response.status < 300:
+            raise HttpStatus(response.status)
+        chunks: list[bytes] = []
+        total = 0
+        while total <= MAX_RESPONSE_BYTES:
+            if time.monotonic() > deadline:
+                raise TimeoutError("response deadline passed")
+            chunk = response.read(min(_CHUNK, MAX_RESPONSE_BYTES + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > MAX_RESPONSE_BYTES:
+            raise CallFailed("provider response exceeds 8 MiB")
+        return parse_response(b"".join(chunks))
+    finally:
+        conn.close()
+
+
+def _writer_env(environ: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in environ.items() if k not in SECRET_ENV}
+
+
+def _identity(args: CallArgs) -> dict[str, Any]:
+    return {"call_id": args.call_id, "stage": args.stage, "role": args.role, "adapter": ADAPTER,
+            "requested_model": args.requested_model, "source": "api", "purpose": f"{args.workflow}:{args.stage}"}
+
+
+def _log(args: CallArgs, root: Path, specs: Path | None, env: Mapping[str, str], *, event: str, phase: str,
+         detail: str, data: dict[str, Any]) -> events.WriteResult:
+    return events.write_event(events.EventArgs(
+        workflow=args.workflow, event=event, phase=phase, runtime=args.runtime, detail=detail,
+        project_root=str(root), specs_dir=str(specs) if specs else None, run_id=args.run_id,
+        data_json=json.dumps(data, ensure_ascii=False, separators=(",", ":"))), environ=env)
+
+
+def claim(args: CallArgs, root: Path, specs: Path | None, env: Mapping[str, str]) -> None:
+    try:
+        written = _log(args, root, specs, env, event="model_call", phase="claimed",
+                       detail=f"{args.role} model call claimed", data=_identity(args))
+    except events.EventError as exc:
+        if exc.code == "CALL_COMPLETED":
+            raise Rejected("call_id already completed; use a new call_id") from None
+        if exc.code == "CALL_CLAIMED":
+            raise Rejected("call_id already claimed; use a new call_id") from None
+        raise Rejected("model call claim could not be recorded") from None
+    except Exception:
+        raise Rejected("model call claim could not be recorded") from None
+    if written.result.get("deduplicated") is not False:
+        raise Rejected("call_id already claimed; use a new call_id")
+
+
+def log_usage(args: CallArgs, root: Path, specs: Path | None, env: Mapping[str, str], *, outcome: str,
+              duration_ms: int, response: Mapping[str, Any] | None) -> bool:
+    """Exactly one completion row; False when it could not be written (exit 3 or 4)."""
+    try:
+        state, counts = extract_usage(response)
+        data: dict[str, Any] = {**_identity(args), "usage_state": state, "duration_ms": duration_ms,
+                                "outcome": outcome}
+        model = (response or {}).get("model")
+        if isinstance(model, str) and MODEL_NAME.fullmatch(model):
+            data["effective_model"] = model
+        data.update(counts)
+        _log(args, root, specs, env, event="model_usage", phase="complete",
+             detail=f"{args.role} model call {outcome}", data=data)
+        return True
+    except Exception:
+        return False
+
+
+def write_result(text: str) -> bool:
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+        return True
+    except (OSError, UnicodeError, ValueError):
+        return False
+
+
+def run(args: CallArgs, *, environ: Mapping[str, str], stdin: Any) -> int:
+    """The whole call; returns the exit code. Writes only the model's text to stdout."""
+    try:
+        root, specs = validate_args(args)
+        endpoint = resolve_endpoint(environ)
+        system, user = read_packet(stdin, args)
+        body = request_body(args.requested_model, system, user)
+        env = _writer_env(environ)
+        claim(args, root, specs, env)
+    except Rejected as exc:
+        _err(str(exc))
+        return 2
+    started = time.monotonic()
+    response: dict[str, Any] | None = None
+    try:
+        response = post_completion(endpoint, body, args.timeout_seconds)
+        text = extract_text(response)
+    except CallFailed as exc:
+        return _failed(args, root, specs, env, started, response, str(exc))
+    except (OSError, http.client.HTTPException, TimeoutError):
+        return _failed(args, root, specs, env, started, None, "request failed")
+    except Exception:
+        return _failed(args, root, specs, env, started, response, "response handling failed")
+    duration = _ms(started)
+    if not write_result(text):
+        return _failed(args, root, specs, env, started, response, "result output failed", duration)
+    if not log_usage(args, root, specs, env, outcome="success", duration_ms=duration, response=response):
+        _err("model call completed but usage log failed; do not retry the model call automatically")
+        return 3
+    return 0
+
+
+def _ms(started: float) -> int:
+    return max(0, round((time.monotonic() - started) * 1000))
+
+
+def _failed(args: CallArgs, root: Path, specs: Path | None, env: Mapping[str, str], started: float,
+            response: Mapping[str, Any] | None, message: str, duration: int | None = None) -> int:
+    logged = log_usage(args, root, specs, env, outcome="error",
+                       duration_ms=_ms(started) if duration is None else duration, response=response)
+    _err(message)
+    if not logged:
+        _err("usage log failed")
+        return 4
+    return 1
+
+
+def _err(message: str) -> None:
+    try:
+        sys.stderr.write(f"{PROG}: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that never echoes a rejected value and exits 2."""
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: error: invalid or missing arguments\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="Call an OpenAI-compatible model with a CM role packet.")
+    for name in ("--workflow", "--stage", "--role", "--requested-model", "--call-id", "--project-root"):
+        parser.add_argument(name, required=True)
+    parser.add_argument("--runtime", required=True, choices=("codex", "claude", "unknown"))
+    parser.add_argument("--specs-dir")
+    parser.add_argument("--run-id")
+    parser.add_argument("--timeout-seconds", type=int, default=120)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console script ``cm-openai-compatible-call``."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if callable(reconfigure):
+            reconfigure(encoding="utf-8", errors="backslashreplace")
+    try:
+        ns = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    environ = dict(os.environ)
+    for name in SECRET_ENV:
+        # nothing started from here (or by a later caller in this process) inherits them
+        os.environ.pop(name, None)
+    args = CallArgs(workflow=ns.workflow, stage=ns.stage, role=ns.role, runtime=ns.runtime,
+                    requested_model=ns.requested_model, call_id=ns.call_id, project_root=ns.project_root,
+                    specs_dir=ns.specs_dir, run_id=ns.run_id, timeout_seconds=ns.timeout_seconds)
+    return run(args, environ=environ, stdin=sys.stdin.buffer)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

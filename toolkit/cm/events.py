@@ -1,0 +1,565 @@
+"""``cm-log-event``: append one CM event to the project log and the private global mirror.
+
+Drop-in for the public CM writer (same arguments, stdout object, exit codes and refusals):
+
+* exit 2: invalid input, including every model-call identity refusal (reused call id, usage
+  without its claim, identity mismatch, a claim after usage, a changed claim);
+* exit 1: a lock could not be taken or the authoritative log could not be written;
+* exit 0: written, deduplicated (an exact retry has the same UUIDv5 ``event_id``) or degraded
+  (only the global mirror failed; a ``degrade`` event goes to the project log).
+
+The authoritative log is ``{SPECS_DIR}/运行日志.jsonl`` when ``--specs-dir`` is given, else the
+global run log. All checks of a call id and the append happen under the writer's locks, so a
+claim is atomic across processes. Standard library only.
+
+Deliberate differences: messages never echo input (no key names, no values); the envelope
+leaves out the absolute ``project_path``/``specs_path`` (the project log is committed by many
+teams; those paths stay in the private index); a run is always registered in ``index.jsonl``,
+so the usage report sees global-only runs started with ``--run-id``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import re
+import sys
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from toolkit.cm import runptr
+from toolkit.timefmt import parse_rfc3339
+
+PROG = "cm-log-event"
+IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,63}$")
+CALL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+SENSITIVE_KEY = re.compile(
+    r"(api[_-]?key|authorization|cookie|password|passwd|private[_-]?key|recovery[_-]?code|secret|token)",
+    re.IGNORECASE,
+)
+RESERVED_FIELDS = frozenset(
+    {"schema_version", "event_id", "run_id", "at", "workflow", "event", "phase", "runtime", "project",
+     "project_path", "specs_path", "detail"}
+)
+TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+USAGE_STATES = ("observed", "unavailable")
+OUTCOMES = ("success", "error", "blocked", "cancelled")
+CALL_FIELDS = ("call_id", "stage", "role", "adapter", "requested_model", "source", "purpose")
+USAGE_FIELDS = frozenset(CALL_FIELDS) | frozenset(TOKEN_FIELDS) | frozenset(
+    {"effective_model", "provider", "node", "feature", "task", "usage_state", "duration_ms", "outcome", "attempt"}
+)
+IDENTITY_FIELDS = ("workflow", "runtime", "stage", "role", "adapter", "requested_model", "source", "purpose")
+MAX_DATA_BYTES = 8192
+MAX_DATA_DEPTH = 32
+MAX_DETAIL = 500
+MAX_TEXT = 160
+MANAGED_ADAPTER = "openai-compatible"
+
+
+class EventError(Exception):
+    """A refused write. ``exit_code`` is 2 (input) or 1 (lock / authoritative write)."""
+
+    def __init__(self, message: str, exit_code: int = 2, code: str = "INVALID_EVENT") -> None:
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+        self.code = code
+
+
+@dataclass(frozen=True)
+class EventArgs:
+    """The writer's inputs, exactly the CLI options."""
+
+    workflow: str
+    event: str
+    runtime: str
+    detail: str
+    phase: str | None = None
+    project: str | None = None
+    project_root: str | None = None
+    specs_dir: str | None = None
+    run_id: str | None = None
+    at: str | None = None
+    data_json: str = "{}"
+
+
+@dataclass
+class WriteResult:
+    """The stdout object of the reference plus the notes printed on stderr."""
+
+    result: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- validation (pure)
+
+
+def _identifier(label: str, value: str | None) -> None:
+    if value is not None and not IDENTIFIER.fullmatch(value):
+        raise EventError(f"{label} must match {IDENTIFIER.pattern}")
+
+
+def _detail(detail: str) -> str:
+    if not detail.strip():
+        raise EventError("--detail cannot be empty")
+    if len(detail) > MAX_DETAIL:
+        raise EventError("--detail cannot exceed 500 characters")
+    if any(ch in detail for ch in ("\n", "\r", "\0")):
+        raise EventError("--detail cannot contain control-line characters")
+    _encodable(detail)
+    return detail
+
+
+def _encodable(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise EventError("event text must be valid Unicode") from None
+
+
+def _reject_constant(_: str) -> Any:
+    raise ValueError("non-standard JSON constant")
+
+
+def parse_data(raw: str, event: str) -> dict[str, Any]:
+    """``--data-json``: a strict JSON object of at most 8 KiB, merged flat into the envelope."""
+    try:
+        size = len(raw.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise EventError("--data-json must be valid Unicode") from None
+    if size > MAX_DATA_BYTES:
+        raise EventError("--data-json cannot exceed 8192 UTF-8 bytes")
+    try:
+        value = json.loads(raw, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        raise EventError("--data-json must be a JSON object") from None
+    if not isinstance(value, dict):
+        raise EventError("--data-json must be a JSON object")
+    if RESERVED_FIELDS.intersection(value):
+        raise EventError("--data-json cannot override reserved fields")
+    allowed = frozenset(TOKEN_FIELDS) if event == "model_usage" else frozenset()
+    _check_tree(value, allowed)
+    return value
+
+
+def _check_tree(data: dict[str, Any], top_allowed: frozenset[str]) -> None:
+    """Bounded depth, finite numbers, valid Unicode, and no credential-like key at any depth."""
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        current, depth = stack.pop()
+        if depth > MAX_DATA_DEPTH:
+            raise EventError("--data-json is nested too deeply")
+        if isinstance(current, str):
+            _encodable(current)
+        elif isinstance(current, float) and not math.isfinite(current):
+            raise EventError("--data-json must contain strict JSON numbers")
+        elif isinstance(current, dict):
+            for key, child in current.items():
+                _encodable(key)
+                if SENSITIVE_KEY.search(key) and not (current is data and key in top_allowed):
+                    raise EventError("sensitive log field is forbidden")
+                stack.append((child, depth + 1))
+        elif isinstance(current, list):
+            stack.extend((child, depth + 1) for child in current)
+
+
+def _short_text(label: str, value: Any, *, required: bool) -> None:
+    if value is None and not required:
+        return
+    if not isinstance(value, str) or not value.strip():
+        raise EventError(f"model event requires a non-empty {label}")
+    if len(value) > MAX_TEXT or any(ch in value for ch in ("\n", "\r", "\0")):
+        raise EventError(f"model event {label} must be one line and at most 160 characters")
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def validate_model_event(event: str, phase: str | None, data: dict[str, Any]) -> None:
+    """The field allowlists and value rules of ``model_call/claimed`` and ``model_usage/complete``."""
+    if event == "model_call":
+        allowed, wanted_phase, required = frozenset(CALL_FIELDS), "claimed", CALL_FIELDS[1:]
+    elif event == "model_usage":
+        allowed, wanted_phase, required = USAGE_FIELDS, "complete", ("adapter", "requested_model", "source",
+                                                                    "purpose", "stage")
+    else:
+        return
+    if set(data) - allowed:
+        raise EventError(f"{event} contains unsupported fields")
+    if phase != wanted_phase:
+        raise EventError(f"{event} events require phase {wanted_phase}")
+    call_id = data.get("call_id")
+    if not isinstance(call_id, str) or not CALL_ID.fullmatch(call_id):
+        raise EventError(f"{event} requires a valid call_id")
+    role = data.get("role")
+    if not isinstance(role, str) or not IDENTIFIER.fullmatch(role):
+        raise EventError(f"{event} requires a valid role")
+    if event == "model_usage":
+        _validate_usage_values(data)
+    for name in required:
+        _short_text(name, data.get(name), required=True)
+    if event == "model_usage":
+        for name in ("effective_model", "provider", "node", "feature", "task"):
+            _short_text(name, data.get(name), required=False)
+
+
+def _validate_usage_values(data: dict[str, Any]) -> None:
+    state = data.get("usage_state")
+    if state not in USAGE_STATES:
+        raise EventError("model_usage usage_state must be observed or unavailable")
+    if data.get("outcome") not in OUTCOMES:
+        raise EventError("model_usage outcome must be success, error, blocked, or cancelled")
+    attempt = data.get("attempt")
+    if attempt is not None and (isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1):
+        raise EventError("model_usage attempt must be a positive integer")
+    if state == "unavailable" and any(name in data for name in TOKEN_FIELDS):
+        raise EventError("unavailable model_usage cannot contain token counts")
+    if state == "observed":
+        for name in ("input_tokens", "output_tokens"):
+            if name not in data:
+                raise EventError(f"observed model_usage requires {name}")
+    for name in (*TOKEN_FIELDS, "duration_ms"):
+        if name in data and not _count(data[name]):
+            raise EventError(f"model_usage {name} must be a non-negative integer")
+
+
+def event_id_for(event: dict[str, Any]) -> str:
+    """UUIDv5 of the canonical event without ``at`` and ``event_id``: an exact retry has the same id."""
+    identity = {k: v for k, v in event.items() if k not in ("at", "event_id")}
+    text = json.dumps(identity, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, text))
+
+
+def identity_of(row: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(str(row.get(name, "")) for name in IDENTITY_FIELDS)
+
+
+def _timestamp(raw: str | None, now: datetime) -> tuple[str, datetime]:
+    if raw is None:
+        moment = now.astimezone(UTC).replace(microsecond=0)
+        return moment.isoformat(timespec="seconds"), moment
+    parsed = parse_rfc3339(raw)
+    if parsed is None:
+        raise EventError("--at must be an RFC 3339 timestamp with a timezone offset")
+    return parsed.isoformat(timespec="seconds"), parsed
+
+
+def _directory(label: str, raw: str | None) -> Path | None:
+    if raw is None:
+        return None
+    try:
+        path = Path(raw).expanduser().resolve(strict=False)
+        ok = path.is_dir()
+    except (OSError, ValueError, RuntimeError):
+        ok = False
+    if not ok:
+        raise EventError(f"{label} is not an existing directory")
+    return path
+
+
+def _project_name(explicit: str | None, root: Path | None) -> str:
+    if explicit:
+        if len(explicit) > 120 or any(ch in explicit for ch in ("\n", "\r", "\0")):
+            raise EventError("--project must be one line and at most 120 characters")
+        _encodable(explicit)
+        return explicit
+    return root.name if root else "unscoped"
+
+
+# ---------------------------------------------------------------- the write (I/O)
+
+
+@dataclass
+class _CallFacts:
+    """What the authoritative log already holds for one event id and one call id."""
+
+    duplicate: dict[str, Any] | None = None
+    usage: dict[str, Any] | None = None
+    claim: dict[str, Any] | None = None
+
+
+def _scan(log: Path, run_id: str, event_id: str, call_id: str | None) -> _CallFacts:
+    facts = _CallFacts()
+    needles = [event_id.encode()] + ([call_id.encode()] if call_id else [])
+    try:
+        handle = open(log, "rb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        return facts
+    with handle:
+        for raw in handle:
+            if not any(needle in raw for needle in needles):
+                continue  # cheap pre-filter: most lines concern other calls
+            try:
+                row = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(row, dict):
+                continue
+            if facts.duplicate is None and row.get("event_id") == event_id:
+                facts.duplicate = row
+            if call_id and row.get("run_id") == run_id and row.get("call_id") == call_id:
+                if facts.usage is None and row.get("event") == "model_usage":
+                    facts.usage = row
+                elif facts.claim is None and row.get("event") == "model_call" and row.get("phase") == "claimed":
+                    facts.claim = row
+    return facts
+
+
+def _check_call(event: dict[str, Any], facts: _CallFacts) -> None:
+    """The claim/completion identity rules of the reference, checked under the lock."""
+    name, event_id = event["event"], event["event_id"]
+    if name == "model_usage":
+        if facts.usage is not None and facts.usage.get("event_id") != event_id:
+            raise EventError("model_usage call_id already used with different payload", code="CALL_ID_USED")
+        if event.get("adapter") == MANAGED_ADAPTER and facts.claim is None:
+            raise EventError("managed model_usage requires a prior model_call claim", code="CLAIM_MISSING")
+        if facts.claim is not None and identity_of(facts.claim) != identity_of(event):
+            raise EventError("model_usage identity does not match model_call claim", code="IDENTITY_MISMATCH")
+    elif name == "model_call":
+        if facts.usage is not None:
+            raise EventError("model_call call_id already completed", code="CALL_COMPLETED")
+        if facts.claim is not None and facts.claim.get("event_id") != event_id:
+            raise EventError("model_call call_id already claimed with different payload", code="CALL_CLAIMED")
+
+
+def _index_has(index: Path, run_id: str, status: str) -> bool:
+    for row in runptr.iter_json_lines(index, run_id.encode()):
+        if row.get("run_id") == run_id and row.get("status") == status:
+            return True
+    return False
+
+
+def _degrade_event(base: dict[str, Any], phase: str, detail: str, exc: BaseException) -> dict[str, Any]:
+    record = {key: base[key] for key in ("schema_version", "run_id", "at", "workflow", "runtime", "project")}
+    record.update(event="degrade", phase=phase, detail=detail, error_type=type(exc).__name__)
+    record["event_id"] = event_id_for(record)
+    return record
+
+
+@dataclass
+class _Plan:
+    """Validated inputs, ready to be written."""
+
+    args: EventArgs
+    data: dict[str, Any]
+    detail: str
+    at: str
+    at_moment: datetime
+    project_root: Path | None
+    specs_dir: Path | None
+    project: str
+
+
+def validate(args: EventArgs, now: datetime) -> _Plan:
+    """Every input check that needs no log: raises EventError (exit 2)."""
+    for label, value in (("--workflow", args.workflow), ("--event", args.event), ("--phase", args.phase),
+                         ("--runtime", args.runtime)):
+        _identifier(label, value)
+    detail = _detail(args.detail)
+    data = parse_data(args.data_json, args.event)
+    validate_model_event(args.event, args.phase, data)
+    at, moment = _timestamp(args.at, now)
+    root = _directory("--project-root", args.project_root)
+    specs = _directory("--specs-dir", args.specs_dir)
+    return _Plan(args, data, detail, at, moment, root, specs, _project_name(args.project, root))
+
+
+def write_event(args: EventArgs, *, environ: Mapping[str, str], now: datetime | None = None) -> WriteResult:
+    """Validate and append one event; the returned ``result`` is the writer's stdout object."""
+    plan = validate(args, now or datetime.now(UTC))
+    home = runptr.log_home(environ)
+    with contextlib.ExitStack() as stack:
+        if plan.specs_dir is not None:
+            try:
+                stack.enter_context(runptr.locked(plan.specs_dir / runptr.RUN_LOCK_NAME, private=False))
+            except Exception:
+                raise EventError("project run lock failed", exit_code=1, code="LOCK_FAILED") from None
+        global_lock_error: BaseException | None = None
+        try:
+            runptr.ensure_private_dir(home)
+            stack.enter_context(runptr.locked(home / runptr.WRITE_LOCK_NAME, private=True))
+        except Exception as exc:  # the global mirror is optional when a project log exists
+            global_lock_error = exc
+            if plan.specs_dir is None:
+                raise EventError("global-only log lock failed", exit_code=1, code="LOCK_FAILED") from None
+        return _write_locked(plan, home, global_lock_error)
+    raise AssertionError("unreachable")  # pragma: no cover - the with block always returns or raises
+
+
+def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | None) -> WriteResult:
+    args, specs = plan.args, plan.specs_dir
+    pointer = runptr.load_pointer(specs)
+    project_log = specs / runptr.PROJECT_LOG_NAME if specs else None
+    try:
+        run_id, _new_run = runptr.select_run_id(
+            explicit=args.run_id, event=args.event, pointer=pointer, project=runptr.project_runs(project_log),
+            now=plan.at_moment,
+        )
+        global_log = runptr.select_global_log(home=home, run_id=run_id, at=plan.at_moment, pointer=pointer)
+    except runptr.RunSelectionError as exc:
+        raise EventError(str(exc)) from None
+    except OSError:
+        raise EventError("authoritative log could not be read", exit_code=1, code="LOG_UNREADABLE") from None
+    event: dict[str, Any] = {"schema_version": runptr.SCHEMA_VERSION, "run_id": run_id, "at": plan.at,
+                             "workflow": args.workflow, "event": args.event, "runtime": args.runtime,
+                             "project": plan.project, "detail": plan.detail}
+    if args.phase:
+        event["phase"] = args.phase
+    event.update(plan.data)
+    event["event_id"] = event_id_for(event)
+    authoritative = project_log or global_log
+    call_id = plan.data.get("call_id") if args.event in ("model_call", "model_usage") else None
+    try:
+        facts = _scan(authoritative, run_id, event["event_id"], call_id)
+    except OSError:
+        raise EventError("authoritative log could not be read", exit_code=1, code="LOG_UNREADABLE") from None
+    _check_call(event, facts)
+    out = WriteResult({})
+    project_duplicate = facts.duplicate is not None and project_log is not None
+    if project_log is not None:
+        if facts.duplicate is not None:
+            event = facts.duplicate  # an exact retry keeps the first write's timestamp
+        else:
+            try:
+                runptr.append_line(project_log, event, private=False)
+            except OSError:
+                raise EventError("authoritative project log write failed", exit_code=1,
+                                 code="LOG_WRITE_FAILED") from None
+    global_written, global_duplicate, degraded = False, facts.duplicate is not None, False
+    try:
+        if global_lock_error is not None:
+            raise global_lock_error
+        global_duplicate = _mirror(plan, event, home, global_log, run_id, project_log is None, facts)
+        global_written = True
+    except Exception as exc:
+        if project_log is None:
+            raise EventError("global-only log write failed", exit_code=1, code="LOG_WRITE_FAILED") from None
+        degraded = True
+        _record_degrade(project_log, _degrade_event(
+            event, "global_log", "全局日志镜像写入失败，项目日志继续作为权威来源", exc))
+        out.notes.append("global mirror unavailable; project log retained")
+    pointer_written: bool | None = None
+    if specs is not None and project_log is not None:
+        pointer_written = _update_pointer(plan, event, home, global_log, global_written, out, project_log)
+        degraded = degraded or not pointer_written
+    out.result = {
+        "event_id": event["event_id"], "run_id": run_id,
+        "project_log": str(project_log) if project_log else None, "global_log": str(global_log),
+        "global_written": global_written, "pointer_written": pointer_written,
+        "deduplicated": project_duplicate if project_log else global_duplicate, "degraded": degraded,
+    }
+    return out
+
+
+def _mirror(plan: _Plan, event: dict[str, Any], home: Path, global_log: Path, run_id: str,
+            global_only: bool, facts: _CallFacts) -> bool:
+    """Append to the private global mirror and register the run in the index; True if a duplicate."""
+    runptr.ensure_private_dir(home / "runs")
+    runptr.ensure_private_dir(global_log.parent)
+    if global_only:
+        duplicate = facts.duplicate is not None
+    else:
+        duplicate = _scan(global_log, run_id, event["event_id"], None).duplicate is not None
+    if not duplicate:
+        runptr.append_line(global_log, event, private=True)
+    index = home / "index.jsonl"
+    rel = str(global_log.relative_to(home))
+    common = {"schema_version": runptr.SCHEMA_VERSION, "at": event["at"], "run_id": run_id}
+    tail = {"workflow": plan.args.workflow, "runtime": plan.args.runtime, "project": plan.project}
+    # The reference registers only runs it starts; registering every run lets the report see
+    # global-only runs that began with an explicit --run-id.
+    if not _index_has(index, run_id, "running"):
+        runptr.append_line(index, {**common, "status": "running", **tail,
+                                   "project_path": str(plan.project_root) if plan.project_root else None,
+                                   "specs_path": str(plan.specs_dir) if plan.specs_dir else None,
+                                   "log_file": rel}, private=True)
+    if plan.args.event in runptr.TERMINAL_EVENTS and not _index_has(index, run_id, "done"):
+        runptr.append_line(index, {**common, "status": "done", **tail, "log_file": rel}, private=True)
+    return duplicate
+
+
+def _record_degrade(project_log: Path, record: dict[str, Any]) -> None:
+    try:
+        if _scan(project_log, record["run_id"], record["event_id"], None).duplicate is None:
+            runptr.append_line(project_log, record, private=False)
+    except OSError:
+        raise EventError("project degradation log failed", exit_code=1, code="LOG_WRITE_FAILED") from None
+
+
+def _update_pointer(plan: _Plan, event: dict[str, Any], home: Path, global_log: Path, global_written: bool,
+                    out: WriteResult, project_log: Path) -> bool:
+    assert plan.specs_dir is not None
+    value = {"schema_version": runptr.SCHEMA_VERSION, "run_id": event["run_id"], "workflow": plan.args.workflow,
+             "status": "done" if plan.args.event in runptr.TERMINAL_EVENTS else "running",
+             "global_log": str(global_log.relative_to(home)), "global_written": global_written,
+             "updated_at": event["at"]}
+    try:
+        runptr.write_pointer(plan.specs_dir, value)
+        return True
+    except OSError as exc:
+        record = _degrade_event(event, "run_pointer", "运行指针写入失败，将从权威项目日志恢复", exc)
+        _record_degrade(project_log, record)
+        if global_written:
+            with contextlib.suppress(OSError):
+                if _scan(global_log, record["run_id"], record["event_id"], None).duplicate is None:
+                    runptr.append_line(global_log, record, private=True)
+        out.notes.append("active-run pointer unavailable; project log recovery retained")
+        return False
+
+
+# ---------------------------------------------------------------- CLI
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that never echoes a rejected value (it could be a secret) and exits 2."""
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: error: invalid or missing arguments\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="Write one CM Workflow event to the project and global logs.")
+    for name in ("--workflow", "--event", "--runtime", "--detail"):
+        parser.add_argument(name, required=True)
+    for name in ("--phase", "--project", "--project-root", "--specs-dir", "--run-id", "--at"):
+        parser.add_argument(name)
+    parser.add_argument("--data-json", default="{}")
+    return parser
+
+
+def _args_from(ns: argparse.Namespace) -> EventArgs:
+    return EventArgs(workflow=ns.workflow, event=ns.event, runtime=ns.runtime, detail=ns.detail, phase=ns.phase,
+                     project=ns.project, project_root=ns.project_root, specs_dir=ns.specs_dir, run_id=ns.run_id,
+                     at=ns.at, data_json=ns.data_json)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console script ``cm-log-event``."""
+    try:
+        ns = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exc:
+        return int(exc.code or 0) if isinstance(exc.code, int) else 2
+    try:
+        written = write_event(_args_from(ns), environ=os.environ)
+    except EventError as exc:
+        sys.stderr.write(f"{PROG}: {exc.message}\n")
+        return exc.exit_code
+    for note in written.notes:
+        sys.stderr.write(f"{PROG}: {note}\n")
+    sys.stdout.write(json.dumps(written.result, ensure_ascii=True, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,414 @@
+"""``cm-usage-report``: verified model usage of the last N runs, from the private global log.
+
+Drop-in for the public CM report (same options, JSON fields, text lines and exit code 0):
+
+* dedup first by ``event_id`` (fallback ``file:line``), then by (run_id, call_id): a second usage
+  row for one call is invalid;
+* invalid usage: a malformed row, managed (``openai-compatible``) usage with no claim, an
+  ambiguous claim, usage not after its claim, an identity mismatch; each is counted in
+  ``invalid_calls`` and explained on stderr;
+* claims without a valid completion are listed as unresolved and never counted as calls;
+* observed and unavailable calls are kept apart; missing usage is never guessed and no money is
+  ever computed.
+
+Streaming: each run's log is read line by line and folded into bounded aggregates before the
+next run is opened, so memory grows with the largest run, not with the whole log (the reference
+loads everything). Because the writer derives ``event_id`` from content that includes the run
+id, event-id dedup per run is exact for writer rows. Lines that do not mention a model event
+are not parsed at all. Additions to the reference's JSON: ``invalid_reasons`` (count per
+reason) and ``unreadable_lines`` (torn or invalid JSON lines that mention a model event).
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from toolkit.cm.runptr import log_home
+
+PROG = "cm-usage-report"
+TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+OUTCOMES = ("success", "error", "blocked", "cancelled")
+IDENTITY_FIELDS = ("workflow", "runtime", "stage", "role", "adapter", "requested_model", "source", "purpose")
+CALL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+MANAGED_ADAPTER = "openai-compatible"
+DISCLAIMER = "- 缺失 usage 保持 unavailable；未完成 claim 单独报告且不计调用/Token；未推测缺失用量，也未换算费用。"
+
+
+@dataclass
+class RunRef:
+    run_id: str
+    status: str
+    updated_at: datetime
+    log_file: str
+
+
+def _parse_at(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def _json_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    with open(path, "rb") as handle:
+        yield from enumerate(handle, start=1)
+
+
+def load_run_refs(home: Path, warn: TextIO) -> list[RunRef]:
+    """Runs of ``index.jsonl``, newest first (latest record per run; ``done`` is sticky)."""
+    refs: dict[str, RunRef] = {}
+    index = home / "index.jsonl"
+    if not index.is_file():
+        return []
+    try:
+        lines = list(_json_lines(index))
+    except OSError as exc:
+        warn.write(f"warning: cannot read index.jsonl: {type(exc).__name__}\n")
+        return []
+    for number, raw in lines:
+        try:
+            row = json.loads(raw)
+        except ValueError:
+            if raw.strip():
+                warn.write(f"warning: invalid JSON at index.jsonl:{number}\n")
+            continue
+        if not isinstance(row, dict):
+            continue
+        run_id, log_file, at = row.get("run_id"), row.get("log_file"), _parse_at(row.get("at"))
+        if not isinstance(run_id, str) or not isinstance(log_file, str) or at is None:
+            continue
+        previous = refs.get(run_id)
+        status = "done" if row.get("status") == "done" or (previous and previous.status == "done") else "running"
+        if previous is None or at >= previous.updated_at:
+            refs[run_id] = RunRef(run_id, status, at, log_file)
+        elif status == "done":
+            previous.status = "done"
+    return sorted(refs.values(), key=lambda ref: ref.updated_at, reverse=True)
+
+
+def _safe_log(home: Path, relative: str, warn: TextIO) -> Path | None:
+    candidate = (home / relative).resolve(strict=False)
+    try:
+        candidate.relative_to(home)
+    except ValueError:
+        warn.write("warning: ignored log path outside log home\n")
+        return None
+    return candidate
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _identity_error(row: Mapping[str, Any], phase: str) -> str | None:
+    call_id = row.get("call_id")
+    if not isinstance(call_id, str) or not CALL_ID.fullmatch(call_id):
+        return "invalid call_id"
+    if row.get("phase") != phase:
+        return "invalid phase"
+    for name in IDENTITY_FIELDS:
+        if not isinstance(row.get(name), str) or not row[name]:
+            return f"invalid {name}"
+    return None
+
+
+def usage_row_error(row: Mapping[str, Any]) -> str | None:
+    """Why a ``model_usage`` row is malformed, or None."""
+    problem = _identity_error(row, "complete")
+    if problem:
+        return problem
+    if row.get("outcome") not in OUTCOMES:
+        return "invalid outcome"
+    if row.get("duration_ms") is not None and not _count(row.get("duration_ms")):
+        return "invalid duration"
+    state = row.get("usage_state")
+    if state == "observed":
+        if not _count(row.get("input_tokens")):
+            return "invalid input count"
+        if not _count(row.get("output_tokens")):
+            return "invalid output count"
+        if any(name in row and not _count(row[name]) for name in ("cache_read_tokens", "cache_write_tokens")):
+            return "invalid cache count"
+        return None
+    if state == "unavailable":
+        return "unavailable row contains token counts" if any(n in row for n in TOKEN_FIELDS) else None
+    return "invalid usage state"
+
+
+def _identity(row: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(str(row[name]) for name in IDENTITY_FIELDS)
+
+
+def _zero_counts() -> dict[str, int]:
+    return {"calls": 0, **dict.fromkeys(TOKEN_FIELDS, 0), "duration_ms": 0, "duration_observed_calls": 0}
+
+
+@dataclass
+class Totals:
+    """Aggregates across runs: bounded by the number of distinct groups, not by events."""
+
+    summary: dict[str, Any]
+    groups: dict[tuple[str, ...], dict[str, Any]] = field(default_factory=dict)
+    unavailable: dict[tuple[str, ...], dict[str, int]] = field(default_factory=dict)
+    unresolved: dict[tuple[str, ...], int] = field(default_factory=dict)
+    reasons: dict[str, int] = field(default_factory=dict)
+    unreadable: int = 0
+
+    @classmethod
+    def empty(cls, runs: int) -> Totals:
+        return cls({"runs": runs, "observed_calls": 0, "unavailable_calls": 0, "unresolved_claims": 0,
+                    "invalid_calls": 0, "outcomes": dict.fromkeys(OUTCOMES, 0), **dict.fromkeys(TOKEN_FIELDS, 0),
+                    "duration_ms": 0, "duration_observed_calls": 0})
+
+    def invalid(self, reason: str, where: str, warn: TextIO, message: str) -> None:
+        self.summary["invalid_calls"] += 1
+        self.reasons[reason] = self.reasons.get(reason, 0) + 1
+        warn.write(f"warning: {message} at {where}\n")
+
+
+@dataclass
+class _RunState:
+    """One run's claims and usage candidates; dropped once the run is folded into the totals."""
+
+    claims: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
+    ambiguous: set[str] = field(default_factory=set)
+    candidates: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    seen_ids: set[str] = field(default_factory=set)
+
+
+def _read_run(path: Path, rel: str, run_id: str, totals: Totals, warn: TextIO) -> _RunState:
+    state = _RunState()
+    for number, raw in _json_lines(path):
+        if b'"model_' not in raw:
+            if not raw.endswith(b"\n") and raw.strip():
+                totals.unreadable += 1
+                warn.write(f"warning: torn last line at {rel}:{number}\n")
+            continue
+        try:
+            row = json.loads(raw)
+        except ValueError:
+            totals.unreadable += 1
+            kind = "torn last line" if not raw.endswith(b"\n") else "invalid JSON"
+            warn.write(f"warning: {kind} at {rel}:{number}\n")
+            continue
+        if not isinstance(row, dict) or row.get("run_id") != run_id:
+            continue
+        event = row.get("event")
+        if event == "model_call":
+            _take_claim(state, row, number, f"{rel}:{number}", warn)
+        elif event == "model_usage":
+            event_id = row.get("event_id")
+            key = event_id if isinstance(event_id, str) and event_id else f"{rel}:{number}"
+            if key in state.seen_ids:
+                continue
+            state.seen_ids.add(key)
+            problem = usage_row_error(row)
+            if problem is not None:
+                totals.invalid(problem, f"{rel}:{number}", warn, f"ignored malformed model_usage ({problem})")
+                continue
+            state.candidates.append((number, row))
+    return state
+
+
+def _take_claim(state: _RunState, row: dict[str, Any], number: int, where: str, warn: TextIO) -> None:
+    problem = _identity_error(row, "claimed")
+    if problem is not None:
+        warn.write(f"warning: ignored malformed model_call at {where} ({problem})\n")
+        return
+    call_id = row["call_id"]
+    existing = state.claims.get(call_id)
+    if existing is None:
+        state.claims[call_id] = (number, row)
+    elif _identity(existing[1]) != _identity(row):
+        state.ambiguous.add(call_id)
+        warn.write(f"warning: conflicting model_call identity at {where}\n")
+
+
+def _fold_run(state: _RunState, rel: str, totals: Totals, warn: TextIO) -> None:
+    seen_calls: set[str] = set()
+    completed: set[str] = set()
+    for number, row in state.candidates:
+        where, call_id = f"{rel}:{number}", row["call_id"]
+        if call_id in seen_calls:
+            totals.invalid("duplicate call_id", where, warn, "ignored duplicate model_usage call_id")
+            continue
+        seen_calls.add(call_id)
+        claim = state.claims.get(call_id)
+        if row.get("adapter") == MANAGED_ADAPTER and claim is None:
+            totals.invalid("managed usage without claim", where, warn,
+                           "ignored managed model_usage without prior claim")
+            continue
+        if claim is not None:
+            if call_id in state.ambiguous:
+                reason = "ambiguous claim"
+            elif number <= claim[0]:
+                reason = "usage before claim"
+            elif _identity(claim[1]) != _identity(row):
+                reason = "identity mismatch"
+            else:
+                reason = ""
+            if reason:
+                totals.invalid(reason, where, warn, f"ignored model_usage with mismatched claim identity ({reason})")
+                continue
+            completed.add(call_id)
+        _add_usage(totals, row)
+    for call_id, (_, claim_row) in state.claims.items():
+        if call_id not in completed:
+            key = tuple(str(claim_row[n]) for n in ("workflow", "stage", "role", "adapter", "requested_model",
+                                                    "source"))
+            totals.unresolved[key] = totals.unresolved.get(key, 0) + 1
+
+
+def _add_usage(totals: Totals, row: Mapping[str, Any]) -> None:
+    summary = totals.summary
+    workflow, stage, role, outcome = (str(row[n]) for n in ("workflow", "stage", "role", "outcome"))
+    summary["outcomes"][outcome] += 1
+    duration = row.get("duration_ms")
+    timed = _count(duration)
+    if timed:
+        summary["duration_ms"] += duration
+        summary["duration_observed_calls"] += 1
+    if row.get("usage_state") == "unavailable":
+        summary["unavailable_calls"] += 1
+        bucket = totals.unavailable.setdefault((workflow, stage, role, outcome),
+                                               {"calls": 0, "duration_ms": 0, "duration_observed_calls": 0})
+        bucket["calls"] += 1
+        if timed:
+            bucket["duration_ms"] += duration
+            bucket["duration_observed_calls"] += 1
+        return
+    effective, requested = row.get("effective_model"), row.get("requested_model")
+    if isinstance(effective, str) and effective:
+        model, source = effective, "effective"
+    elif isinstance(requested, str) and requested:
+        model, source = requested, "requested"
+    else:  # pragma: no cover - requested_model is an identity field, checked non-empty above
+        model, source = "unknown", "unreported"
+    adapter = str(row["adapter"])
+    group = totals.groups.setdefault((workflow, stage, role, adapter, model, source, outcome), {
+        "workflow": workflow, "stage": stage, "role": role, "adapter": adapter, "model": model,
+        "model_source": source, "outcome": outcome, **_zero_counts()})
+    group["calls"] += 1
+    summary["observed_calls"] += 1
+    for name in TOKEN_FIELDS:
+        value = row.get(name, 0)
+        group[name] += value
+        summary[name] += value
+    if timed:
+        group["duration_ms"] += duration
+        group["duration_observed_calls"] += 1
+
+
+def build_report(home: Path, refs: Sequence[RunRef], warn: TextIO) -> dict[str, Any]:
+    """Fold each run in turn; the result has the reference's JSON shape (plus two fields)."""
+    totals = Totals.empty(len(refs))
+    for ref in refs:
+        path = _safe_log(home, ref.log_file, warn)
+        if path is None or not path.is_file():
+            warn.write(f"warning: missing run log for {ref.run_id}\n")
+            continue
+        rel = ref.log_file
+        try:
+            state = _read_run(path, rel, ref.run_id, totals, warn)
+        except OSError as exc:
+            warn.write(f"warning: cannot read {rel}: {type(exc).__name__}\n")
+            continue
+        _fold_run(state, rel, totals, warn)
+    groups = sorted(totals.groups.values(), key=lambda g: tuple(str(g[n]) for n in (
+        "workflow", "stage", "role", "adapter", "model", "outcome")))
+    unavailable = [{"workflow": k[0], "stage": k[1], "role": k[2], "outcome": k[3], **v}
+                   for k, v in sorted(totals.unavailable.items())]
+    unresolved = [{"workflow": k[0], "stage": k[1], "role": k[2], "adapter": k[3], "requested_model": k[4],
+                   "source": k[5], "claims": n} for k, n in sorted(totals.unresolved.items())]
+    totals.summary["unresolved_claims"] = sum(totals.unresolved.values())
+    return {"schema_version": 1, "source": "cm-global-log-mirror", "missing_usage_policy": "unavailable-not-guessed",
+            "unresolved_claim_policy": "reported-not-counted", "summary": totals.summary, "groups": groups,
+            "unavailable_groups": unavailable, "unresolved_groups": unresolved,
+            "invalid_reasons": dict(sorted(totals.reasons.items())), "unreadable_lines": totals.unreadable}
+
+
+def render_text(report: Mapping[str, Any]) -> str:
+    """The reference's text lines (plus one line per unavailable group)."""
+    s = report["summary"]
+    lines = [
+        f"CM API Usage（最近 {s['runs']} 次运行）",
+        f"- calls: observed {s['observed_calls']} | unavailable {s['unavailable_calls']} | "
+        f"unresolved claims {s['unresolved_claims']} | invalid {s['invalid_calls']}",
+        f"- tokens: input {s['input_tokens']} | output {s['output_tokens']} | "
+        f"cache read {s['cache_read_tokens']} | cache write {s['cache_write_tokens']}",
+        "- outcomes: " + " | ".join(f"{o} {s['outcomes'][o]}" for o in OUTCOMES),
+    ]
+    if s["duration_observed_calls"]:
+        lines.append(f"- observed duration: {s['duration_ms']} ms across {s['duration_observed_calls']} calls")
+    for g in report["groups"]:
+        lines.append(
+            f"- {g['workflow']}/{g['stage']} | {g['role']} | {g['adapter']} | {g['model']} ({g['model_source']}) | "
+            f"{g['outcome']} | calls {g['calls']}, in {g['input_tokens']}, out {g['output_tokens']}, "
+            f"cache-read {g['cache_read_tokens']}, cache-write {g['cache_write_tokens']}")
+    for g in report["unavailable_groups"]:
+        lines.append(f"- unavailable: {g['workflow']}/{g['stage']} | {g['role']} | {g['outcome']} | "
+                     f"calls {g['calls']}")
+    for g in report["unresolved_groups"]:
+        lines.append(f"- unresolved: {g['workflow']}/{g['stage']} | {g['role']} | {g['adapter']} | "
+                     f"{g['requested_model']} | claims {g['claims']}")
+    lines.append(DISCLAIMER)
+    return "\n".join(lines) + "\n"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: error: invalid or missing arguments\n")
+        raise SystemExit(2)
+
+
+def _positive(value: str) -> int:
+    parsed = int(value)
+    if parsed < 1:
+        raise ValueError("must be at least 1")
+    return parsed
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="Show verified model usage for recent CM runs.")
+    parser.add_argument("--last", type=_positive, default=10)
+    parser.add_argument("--log-home", help="Override CM_WORKFLOW_LOG_HOME.")
+    parser.add_argument("--json", action="store_true", help="Print machine-readable JSON.")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console script ``cm-usage-report``."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if callable(reconfigure):
+            reconfigure(encoding="utf-8", errors="backslashreplace")
+    try:
+        ns = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    home = log_home(os.environ, ns.log_home)
+    report = build_report(home, load_run_refs(home, sys.stderr)[: ns.last], sys.stderr)
+    if ns.json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False, separators=(",", ":")) + "\n")
+    else:
+        sys.stdout.write(render_text(report))
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

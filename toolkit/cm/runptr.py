@@ -1,0 +1,204 @@
+"""CM run bookkeeping: run ids, the run pointer ``.cm-run.json``, log locations and locks.
+
+Standard library only (the ``cm-*`` console scripts start lean). The rules follow the public
+CM event writer: an explicit ``--run-id`` wins; otherwise a running pointer in the specs dir,
+then the latest running run of the project log; otherwise a fresh run id. The global mirror
+lives under ``${CM_WORKFLOW_LOG_HOME:-~/.cm-workflow/logs}/runs/YYYY-MM/{run_id}.jsonl``.
+
+Deliberate difference: the pointer stores the global log *relative to the log home*, so the
+specs dir (which teams commit) never carries an absolute home path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from toolkit.store import atomic_write, file_lock
+
+SCHEMA_VERSION = 1
+RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{7,127}$")
+TERMINAL_EVENTS = frozenset({"done", "run_done"})
+POINTER_NAME = ".cm-run.json"
+RUN_LOCK_NAME = ".cm-run.lock"
+WRITE_LOCK_NAME = ".cm-write.lock"
+PROJECT_LOG_NAME = "运行日志.jsonl"
+DEFAULT_LOG_HOME = "~/.cm-workflow/logs"
+_MONTH = re.compile(r"^\d{4}-\d{2}$")
+
+
+class RunSelectionError(ValueError):
+    """A run id or global log location that cannot be used (the writer exits 2)."""
+
+
+def log_home(environ: Mapping[str, str], override: str | None = None) -> Path:
+    """The private global log home: ``--log-home``, else ``CM_WORKFLOW_LOG_HOME``, else the default."""
+    raw = override or environ.get("CM_WORKFLOW_LOG_HOME") or DEFAULT_LOG_HOME
+    if raw.startswith("~"):
+        home = environ.get("HOME")
+        raw = (home + raw[1:]) if home else os.path.expanduser(raw)
+    return Path(raw).resolve(strict=False)
+
+
+def generated_run_id(now: datetime) -> str:
+    """``YYYYMMDDTHHMMSSZ-<8 hex>``: sortable, unique enough, a safe file name."""
+    return f"{now.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:8]}"
+
+
+def iter_json_lines(path: Path, needle: bytes | None = None) -> Iterator[dict[str, Any]]:
+    """Stream the JSON objects of a JSONL file, skipping torn or invalid lines.
+
+    ``needle`` is a cheap byte pre-filter: lines without it cannot match and are not parsed.
+    """
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed by the with below
+    except FileNotFoundError:
+        return
+    with handle:
+        for raw in handle:
+            if needle is not None and needle not in raw:
+                continue
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                yield value
+
+
+@dataclass(frozen=True)
+class ProjectRuns:
+    """What the project log says about runs: the latest run id and each run's state."""
+
+    latest: str | None
+    states: dict[str, str]
+
+
+def project_runs(project_log: Path | None) -> ProjectRuns:
+    if project_log is None:
+        return ProjectRuns(None, {})
+    latest: str | None = None
+    states: dict[str, str] = {}
+    for row in iter_json_lines(project_log, b'"run_id"'):
+        run_id, event = row.get("run_id"), row.get("event")
+        if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id) or not isinstance(event, str):
+            continue
+        latest = run_id
+        if event == "run_start":
+            states[run_id] = "running"
+        elif event in TERMINAL_EVENTS:
+            states[run_id] = "done"
+        else:
+            states.setdefault(run_id, "running")
+    return ProjectRuns(latest, states)
+
+
+def load_pointer(specs_dir: Path | None) -> dict[str, Any] | None:
+    """The run pointer, or None when absent, unreadable or not naming a valid run id."""
+    if specs_dir is None:
+        return None
+    try:
+        value = json.loads((specs_dir / POINTER_NAME).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(value, dict):
+        return None
+    run_id = value.get("run_id")
+    if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
+        return None
+    return value
+
+
+def select_run_id(
+    *, explicit: str | None, event: str, pointer: dict[str, Any] | None, project: ProjectRuns, now: datetime
+) -> tuple[str, bool]:
+    """(run_id, is_new_run) following the reference's precedence."""
+    if explicit is not None:
+        if not RUN_ID.fullmatch(explicit):
+            raise RunSelectionError("invalid --run-id")
+        return explicit, event == "run_start"
+    if pointer is not None:
+        pointed = str(pointer["run_id"])
+        if pointer.get("status") == "running" and project.states.get(pointed) != "done":
+            return pointed, False
+        if pointer.get("status") == "done" and event in TERMINAL_EVENTS:
+            return pointed, False
+    if project.latest is not None:
+        state = project.states.get(project.latest)
+        if state == "running" or (state == "done" and event in TERMINAL_EVENTS):
+            return project.latest, False
+    return generated_run_id(now), True
+
+
+def _pointed_global_log(pointer: dict[str, Any] | None, home: Path, run_id: str) -> Path | None:
+    if not pointer or pointer.get("run_id") != run_id or not isinstance(pointer.get("global_log"), str):
+        return None
+    raw = Path(pointer["global_log"])
+    candidate = (raw if raw.is_absolute() else home / raw).resolve(strict=False)
+    try:
+        parts = candidate.relative_to(home).parts
+    except ValueError:
+        return None
+    if len(parts) != 3 or parts[0] != "runs" or not _MONTH.match(parts[1]) or parts[2] != f"{run_id}.jsonl":
+        return None
+    return candidate
+
+
+def select_global_log(*, home: Path, run_id: str, at: datetime, pointer: dict[str, Any] | None) -> Path:
+    """The pointer's log for this run, else the one existing month file, else this month's."""
+    pointed = _pointed_global_log(pointer, home, run_id)
+    if pointed is not None:
+        return pointed
+    matches = sorted((home / "runs").glob(f"*/{run_id}.jsonl"))
+    if len(matches) > 1:
+        raise RunSelectionError("several global log files exist for this run id; repair the mirror first")
+    if matches:
+        return matches[0].resolve(strict=False)
+    return home / "runs" / at.strftime("%Y-%m") / f"{run_id}.jsonl"
+
+
+def write_pointer(specs_dir: Path, value: dict[str, Any]) -> None:
+    atomic_write(specs_dir / POINTER_NAME, json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def ensure_private_dir(path: Path) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    os.chmod(path, 0o700)
+
+
+@contextlib.contextmanager
+def locked(path: Path, *, private: bool) -> Iterator[None]:
+    """An exclusive lock file; private ones (in the log home) are readable by the owner only."""
+    with file_lock(path):
+        if private:
+            with contextlib.suppress(OSError):
+                os.chmod(path, 0o600)
+        yield
+
+
+def append_line(path: Path, record: dict[str, Any], *, private: bool) -> None:
+    """Append one compact JSON line with one write; a torn last line is fenced off first.
+
+    The caller holds the log's lock. Private files (the global mirror) are created 0600.
+    """
+    line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600 if private else 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line  # never glue a record onto a torn line
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if private:
+        os.chmod(path, 0o600)
