@@ -69,7 +69,9 @@ def test_unknown_keys_dropped_and_reported() -> None:
 
 
 def test_reason_codes_deduplicated_in_router_order() -> None:
-    event, _ = normalize_event(_event(reason_codes=["CAPABILITY_FALLBACK", "INDEPENDENT_CAPSULE", "CAPABILITY_FALLBACK"]))
+    event, _ = normalize_event(
+        _event(reason_codes=["CAPABILITY_FALLBACK", "INDEPENDENT_CAPSULE", "CAPABILITY_FALLBACK"])
+    )
     assert event["reason_codes"] == ["INDEPENDENT_CAPSULE", "CAPABILITY_FALLBACK"]
 
 
@@ -81,10 +83,30 @@ def test_integral_floats_become_integers() -> None:
 @pytest.mark.parametrize(
     "key",
     [
-        "prompt", "raw_prompt", "prompt_body", "source_code", "log", "secret", "password", "api_key",
-        "access_token", "platform_handle", "provider_session_id", "session_id", "thread_id", "agent_id",
-        "repository", "repo", "file_path", "email", "account_id", "user_id", "org_id", "tenant_id",
-        "subscription_id", "Session_ID",
+        "prompt",
+        "raw_prompt",
+        "prompt_body",
+        "source_code",
+        "log",
+        "secret",
+        "password",
+        "api_key",
+        "access_token",
+        "platform_handle",
+        "provider_session_id",
+        "session_id",
+        "thread_id",
+        "agent_id",
+        "repository",
+        "repo",
+        "file_path",
+        "email",
+        "account_id",
+        "user_id",
+        "org_id",
+        "tenant_id",
+        "subscription_id",
+        "Session_ID",
     ],
 )
 def test_private_keys_refused_anywhere(key: str) -> None:
@@ -131,8 +153,17 @@ def test_secret_is_never_echoed_by_the_protocol() -> None:
 
 
 @pytest.mark.parametrize("source", [None, "estimated", "unknown"])
-@pytest.mark.parametrize("field", ["uncached_input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
-                                   "output_tokens", "amount", "units"])
+@pytest.mark.parametrize(
+    "field",
+    [
+        "uncached_input_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+        "output_tokens",
+        "amount",
+        "units",
+    ],
+)
 def test_billed_values_need_authoritative_source(field: str, source: str | None) -> None:
     billed: dict[str, Any] = {field: 1}
     if source is not None:
@@ -142,7 +173,9 @@ def test_billed_values_need_authoritative_source(field: str, source: str | None)
 
 @pytest.mark.parametrize("source", ["authoritative", "provider-reported"])
 def test_billed_values_accepted_with_source(source: str) -> None:
-    event, _ = normalize_event(_event(billed={"amount": 1.25, "currency": "USD", "accounting_source": source}))
+    event, _ = normalize_event(
+        _event(billed={"amount": 1.25, "currency": "USD", "accounting_source": source})
+    )
     assert event["billed"]["amount"] == 1.25 and event["billed"]["accounting_source"] == source
 
 
@@ -195,7 +228,9 @@ def test_non_object_event_is_invalid_request() -> None:
     assert execute("telemetry", {}, RuntimeContext())["code"] == "INVALID_REQUEST"
 
 
-_scalars = st.none() | st.booleans() | st.integers(-10, 10**6) | st.floats(allow_nan=False) | st.text(max_size=24)
+_scalars = (
+    st.none() | st.booleans() | st.integers(-10, 10**6) | st.floats(allow_nan=False) | st.text(max_size=24)
+)
 _json = st.recursive(
     _scalars,
     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=12), c, max_size=3),
@@ -206,17 +241,45 @@ _json = st.recursive(
 @settings(max_examples=200, deadline=None)
 @given(
     overrides=st.dictionaries(
-        st.sampled_from([*BASE, "note", "colour"]), _json, max_size=4,
+        st.sampled_from([*BASE, "note", "colour"]),
+        _json,
+        max_size=4,
     ),
 )
 def test_fuzz_telemetry_op(overrides: dict[str, Any]) -> None:
     frame = execute("telemetry", {"event": _event(**overrides)}, RuntimeContext())
     if frame["ok"]:
         result = frame["result"]
-        assert set(result) == {"schema", "event", "observed_at", "task_corpus_id", "provider", "runtime", "model",
-                               "profile", "mode", "reason_codes", "logical", "billed", "outcome"}
+        assert set(result) == {
+            "schema",
+            "event",
+            "observed_at",
+            "task_corpus_id",
+            "provider",
+            "runtime",
+            "model",
+            "profile",
+            "mode",
+            "reason_codes",
+            "logical",
+            "billed",
+            "outcome",
+        }
         billed = result["billed"]
         if any(billed[k] is not None for k in ("uncached_input_tokens", "output_tokens", "amount", "units")):
             assert billed["accounting_source"] in ("authoritative", "provider-reported")
     else:
-        assert frame["code"] in {"PRIVATE_TELEMETRY", "ACCOUNTING_SOURCE_REQUIRED", "EFFICIENCY_EVENT_INVALID"}
+        assert frame["code"] in {
+            "PRIVATE_TELEMETRY",
+            "ACCOUNTING_SOURCE_REQUIRED",
+            "EFFICIENCY_EVENT_INVALID",
+        }
+
+
+def test_shared_privacy_engine_adds_families_the_reference_misses() -> None:
+    # Stripe's sk_live_ keys pass the reference's value rules; the shared engine refuses them.
+    from toolkit.runtime.telemetry import _PRIVATE_VALUE
+
+    value = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+    assert not _PRIVATE_VALUE.search(value)
+    assert _code(_event(note=value)) == "PRIVATE_TELEMETRY"

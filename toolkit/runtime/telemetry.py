@@ -142,17 +142,20 @@ _REASON_ORDER = {code: index for index, code in enumerate(REASON_CODES)}
 _MAX_DEPTH = 64
 
 
-def _engine_flags(value: str) -> bool:
-    """The shared privacy engine's verdict for telemetry, when the engine is installed."""
+def _engine_flags(event: dict[str, Any]) -> bool:
+    """The shared privacy engine's verdict on the whole raw event (keys and values)."""
     try:
-        from toolkit.privacy import Context, scan_value  # type: ignore[attr-defined]
-    except ImportError:  # the engine ships in the same package; absent only in partial checkouts
+        from toolkit.privacy import Context, scan_value
+    except ImportError:  # the engine ships in this package; absent only in a partial checkout
         return False
-    return bool(scan_value(value, Context.TELEMETRY))
+    try:
+        return bool(scan_value(event, Context.TELEMETRY))
+    except ValueError:  # nested beyond what the engine walks: not a valid event anyway
+        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID") from None
 
 
 def assert_private_free(value: Any, depth: int = 0) -> None:
-    """Raise ``PRIVATE_TELEMETRY`` when any key or string in ``value`` looks private."""
+    """Raise ``PRIVATE_TELEMETRY`` when any key or string in ``value`` matches the reference's rules."""
     if depth > _MAX_DEPTH:
         raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
     if isinstance(value, dict):
@@ -163,7 +166,7 @@ def assert_private_free(value: Any, depth: int = 0) -> None:
     elif isinstance(value, list):
         for child in value:
             assert_private_free(child, depth + 1)
-    elif isinstance(value, str) and (_PRIVATE_VALUE.search(value) or _engine_flags(value)):
+    elif isinstance(value, str) and _PRIVATE_VALUE.search(value):
         raise RuntimeOpError("PRIVATE_TELEMETRY")
 
 
@@ -243,6 +246,8 @@ def normalize_event(event: Any) -> tuple[dict[str, Any], list[str]]:
     if not isinstance(event, dict):
         raise RuntimeOpError("INVALID_REQUEST")
     assert_private_free(event)
+    if _engine_flags(event):
+        raise RuntimeOpError("PRIVATE_TELEMETRY")
     spaces = {name: _namespace(event, name) for name in ("logical", "billed", "outcome")}
     billed_in = spaces["billed"]
     _check_accounting(billed_in)
