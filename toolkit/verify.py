@@ -125,7 +125,7 @@ class _Verifier:
             elif private_value(item):
                 self.add(rec.rel, "private-content", f"secret-like or private value at {where}")
                 return
-        if engine_findings(value):
+        if engine_findings(value, "capsule" if keys else "generic"):
             self.add(rec.rel, "private-content", "the privacy engine found private content")
 
     def location(self, rec: _Record, workgroup_id: Any, stem: Any) -> None:

@@ -228,13 +228,11 @@ def walk(value: Any, path: str = "$") -> Iterator[tuple[str, str, Any]]:
         yield "str", path, value
 
 
-def engine_findings(value: Any) -> int:
-    """Findings of the shared privacy engine in the capsule context (0 when the engine is absent)."""
-    try:
-        from toolkit.privacy import Context, scan_value  # type: ignore[attr-defined]
-    except ImportError:  # pragma: no cover - the engine ships with the package; kept for partial installs
-        return 0
-    return len(scan_value(value, Context.CAPSULE))
+def engine_findings(value: Any, context: str = "capsule") -> int:
+    """Number of findings of the shared privacy engine in ``context`` (capsule by default)."""
+    from toolkit.privacy import Context, scan_value
+
+    return len(scan_value(value, Context(context)))
 
 
 def assert_private_content_free(value: Any) -> None:
