@@ -215,3 +215,27 @@ def blob_sizes(repo: Repo, blob_ids: list[str]) -> list[int]:
         except Exception:
             sizes.append(-1)  # submodule commit or missing object: size unknown
     return sizes
+
+
+def squash_onto(repo: Repo, base: str, message: str) -> str:
+    """Rewrite history: one new commit with HEAD's tree whose parent is ``base``; the branch moves to it.
+
+    Every commit between ``base`` and HEAD disappears from the branch (as after a squash or a
+    rebase that drops them). The work tree already matches HEAD's tree, so nothing is checked out.
+    """
+    pg = _pygit2()
+    raw = repo.raw
+    head = raw.head.peel(pg.Commit)
+    parent = raw.revparse_single(base).peel(pg.Commit)
+    sig = pg.Signature(*DEMO_SIGNATURE)
+    new = raw.create_commit(None, head.author, sig, message, head.tree_id, [parent.id])
+    raw.head.set_target(new)
+    return str(new)
+
+
+def reset_hard(repo: Repo, rev: str) -> str:
+    """Move the branch to ``rev`` and make the index and work tree match it (``git reset --hard``)."""
+    pg = _pygit2()
+    commit = repo.raw.revparse_single(rev).peel(pg.Commit)
+    repo.raw.reset(commit.id, pg.enums.ResetMode.HARD)
+    return str(commit.id)
