@@ -1,0 +1,121 @@
+"""Combined dispatch: lineage first, then routing, rollout and result policy in one decision.
+
+Request (the reference's shape): ``{routing: {input} | input, rollout: {input} | input,
+lineage?: {lineage, current, now?}, result_policy?: {input} | input}``.
+Result: ``{routing, rollout, lineage | null, result_policy | null}``.
+
+Rules (reference section 3 "Dispatch" and section 12):
+
+* ``routing.role``/``routing.sensitivity`` that disagree with ``lineage.current`` are refused
+  with ``DISPATCH_FACT_MISMATCH`` instead of silently weakening isolation (CEO-21).
+* The lineage is evaluated before routing. Routing then takes the current role and
+  sensitivity, ORs the independent-reviewer flag, and its ``lineage.compatible`` and
+  ``lineage.resumable`` become ``state == HOT``: a caller's cached booleans never win over the
+  lineage evaluated in the same request (CEO-05).
+* Rollout's ``actual_mode`` and ``recommended_mode`` are both bound to the router's mode, so a
+  canary or ``on`` stage can only execute the safe router result.
+
+Routing goes through the router's own operation, so dispatch sees exactly what ``route`` sees
+(workspace root, persistent active-writer registry). Standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from toolkit.runtime.codes import RuntimeOpError
+from toolkit.runtime.lineage import evaluate_lineage, js_strict_equal, lineage_request_parts
+
+FACT_FIELDS: tuple[str, ...] = ("role", "sensitivity")
+HOT = "HOT"
+
+
+def _object(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise RuntimeOpError("INVALID_REQUEST")
+    return value
+
+
+def _unwrap(value: Any) -> Any:
+    """``x.input ?? x``: the reference accepts ``{input: {...}}`` or the facts themselves."""
+    inner = value.get("input") if isinstance(value, dict) else None
+    return value if inner is None else inner
+
+
+def check_facts(routing_input: Mapping[str, Any], current: Mapping[str, Any]) -> None:
+    """Refuse routing facts that contradict the lineage's current facts (both present, not equal)."""
+    for name in FACT_FIELDS:
+        if name in routing_input and name in current and not js_strict_equal(routing_input[name], current[name]):
+            raise RuntimeOpError("DISPATCH_FACT_MISMATCH")
+
+
+def reconcile_routing_input(routing_input: Mapping[str, Any], lineage_record: Any, current: Mapping[str, Any],
+                            evaluated: Mapping[str, Any]) -> dict[str, Any]:
+    """The routing facts after the lineage evaluation: current facts win, compatibility is HOT only."""
+    hot = evaluated["state"] == HOT
+    prior = routing_input.get("lineage")
+    record = lineage_record if isinstance(lineage_record, dict) else {}
+    lineage_id = record.get("lineage_id")
+    role = record.get("role")
+    current_role = current.get("role")
+    current_sensitivity = current.get("sensitivity")
+    reconciled = dict(routing_input)
+    reconciled["role"] = routing_input.get("role") if current_role is None else current_role
+    reconciled["sensitivity"] = (
+        routing_input.get("sensitivity") if current_sensitivity is None else current_sensitivity
+    )
+    reconciled["independent_reviewer"] = (
+        routing_input.get("independent_reviewer") is True or current.get("independent_reviewer") is True
+    )
+    reconciled["lineage"] = {
+        **(prior if isinstance(prior, dict) else {}),
+        "lineage_id": lineage_id,
+        "role": role,
+        "compatible": hot,
+        "resumable": hot,
+    }
+    return reconciled
+
+
+def _route(routing_input: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    from toolkit.runtime.router import op_route
+
+    result: dict[str, Any] = op_route({"input": routing_input}, ctx)
+    return result
+
+
+def _select_rollout(rollout_input: dict[str, Any], mode: str) -> dict[str, Any]:
+    from toolkit.runtime.rollout import select_rollout
+
+    # Bind both modes after the caller's fields: only the router's result may execute.
+    return select_rollout({**rollout_input, "actual_mode": mode, "recommended_mode": mode})
+
+
+def _result_policy(policy_input: dict[str, Any]) -> dict[str, Any]:
+    from toolkit.runtime.result_policy import resolve_result_policy
+
+    return resolve_result_policy(policy_input)
+
+
+def dispatch(request: Mapping[str, Any], ctx: Any) -> dict[str, Any]:
+    """Evaluate one combined dispatch request (see the module docstring for the rules)."""
+    routing_input = _object(_unwrap(request.get("routing")))
+    lineage_request = request.get("lineage")
+    evaluated: dict[str, Any] | None = None
+    if lineage_request is not None:
+        parts = lineage_request if isinstance(lineage_request, dict) else {}
+        record, current, now = lineage_request_parts(parts)
+        check_facts(routing_input, current)
+        evaluated = evaluate_lineage(record, current, now)
+        routing_input = reconcile_routing_input(routing_input, record, current, evaluated)
+    routing = _route(routing_input, ctx)
+    rollout = _select_rollout(_object(_unwrap(request.get("rollout"))), routing["mode"])
+    policy_input = _unwrap(request.get("result_policy"))
+    result_policy = None if policy_input is None else _result_policy(_object(policy_input))
+    return {"routing": routing, "rollout": rollout, "lineage": evaluated, "result_policy": result_policy}
+
+
+def op_dispatch(request: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    """``workgroup runtime dispatch``."""
+    return dispatch(request, ctx)
