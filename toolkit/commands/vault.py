@@ -1,9 +1,114 @@
-"""`workgroup vault` (not yet implemented)."""
+"""`workgroup vault add|flush|list`: the local knowledge delta journal."""
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+
+from toolkit.commands._common import MAX_INPUT_FILE_BYTES, emit_json, read_json_file, repository, say
+
+
+def _now(value: str | None) -> Any:
+    from toolkit.errors import InvalidInput
+    from toolkit.timefmt import now_utc, parse_rfc3339
+
+    if value is None:
+        return now_utc()
+    moment = parse_rfc3339(value)
+    if moment is None:
+        raise InvalidInput("INVALID_DATE_TIME", "--now must be a strict RFC 3339 date-time")
+    return moment
+
+
+def _read_input(source: str) -> Any:
+    from toolkit.errors import InvalidInput
+
+    if source != "-":
+        return read_json_file(Path(source), what="vault delta file")
+    raw = sys.stdin.buffer.read(MAX_INPUT_FILE_BYTES + 1)
+    if len(raw) > MAX_INPUT_FILE_BYTES:
+        raise InvalidInput("FILE_TOO_LARGE", f"the vault delta input exceeds {MAX_INPUT_FILE_BYTES} bytes")
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise InvalidInput("INVALID_JSON", "the vault delta input is not valid UTF-8 JSON") from None
+
+
+NOW_OPT = typer.Option("--now", help="Decision time, strict RFC 3339 (default: the clock).")
 
 
 def register(app: typer.Typer) -> None:
-    return None
+    group = typer.Typer(
+        name="vault", help="Local delta journal for knowledge (vault) captures.", no_args_is_help=True
+    )
+
+    @group.command("add")
+    def add(
+        source: Annotated[
+            str,
+            typer.Argument(
+                help="JSON file ({delta, severity?, explicit_save?, "
+                "interruption_sensitive?, previous_deltas?}) or - for stdin."
+            ),
+        ],
+        now: Annotated[str | None, NOW_OPT] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print a JSON result object.")] = False,
+    ) -> None:
+        """Decide a delta against the journal; a kept delta is appended as pending, a skip appends nothing."""
+        from toolkit.vault import add_delta
+
+        request = _read_input(source)
+        moment = _now(now)
+        outcome = add_delta(repository().layout, request, now=moment)
+        if as_json:
+            emit_json(outcome)
+        target = f" {outcome['KnowledgeId']}" if outcome.get("KnowledgeId") else ""
+        if outcome["journaled"]:
+            say(
+                f"{outcome['action']}{target} ({outcome['reason']}): "
+                f"journaled as pending entry {outcome['seq']}"
+            )
+        else:
+            say(f"skip ({outcome['reason']}): nothing written")
+        if outcome["flush_due"]:
+            say("flush due now: run `workgroup vault flush` and send the batch")
+
+    @group.command("flush")
+    def flush_cmd(now: Annotated[str | None, NOW_OPT] = None) -> None:
+        """Print every pending entry once as a JSON batch for the coordinator, and mark it flushed."""
+        from toolkit.vault import flush
+
+        batch = flush(repository().layout, now=_now(now))
+        emit_json(batch)
+        say(
+            f"flushed {len(batch['entries'])} entr{'y' if len(batch['entries']) == 1 else 'ies'}"
+            + (f" as {batch['batch_id']}" if batch["batch_id"] else " (nothing pending)")
+        )
+
+    @group.command("list")
+    def list_cmd(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+        """Show journaled entries with their state (pending or flushed in a batch)."""
+        from toolkit.vault import list_entries
+
+        listing = list_entries(repository().layout)
+        if as_json:
+            emit_json(listing)
+            return
+        for row in listing["entries"]:
+            title = (row.get("delta") or {}).get("title") or ""
+            where = row["batch_id"] or "pending"
+            typer.echo(f"{row['seq']:>4}  {row['action']:<6} {row['reason']:<26} {where:<22} {title[:60]}")
+        say(
+            f"{len(listing['entries'])} entries, {listing['pending']} pending"
+            + (
+                f", {listing['unreadable_lines']} unreadable line(s) skipped"
+                if listing["unreadable_lines"]
+                else ""
+            )
+        )
+
+    app.add_typer(group)
