@@ -6,10 +6,10 @@ import copy
 from typing import Any
 
 import pytest
+from conftest import runtime_call
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import runtime_call
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.protocol import RuntimeContext, execute
 from toolkit.runtime.telemetry import BILLED_KEYS, LOGICAL, OUTCOME, normalize_event

@@ -322,13 +322,18 @@ def _json_number(value: Any) -> Any:
     return value
 
 
+def _sorted_quantile(ordered: list[float], p: float) -> float:
+    position = (len(ordered) - 1) * p
+    lower = math.floor(position)
+    upper = math.ceil(position)
+    return ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
+
+
 def bootstrap_interval(values: list[float], *, seed: int, samples: int, p: float = 0.5) -> dict[str, Any]:
     """Seeded percentile bootstrap (95 %) for the p-quantile of ``values``; deterministic per seed."""
     rng = random.Random(seed)
     n = len(values)
-    estimates = sorted(
-        quantile([values[rng.randrange(n)] for _ in range(n)], p) or 0.0 for _ in range(samples)
-    )
+    estimates = sorted(_sorted_quantile(sorted(rng.choices(values, k=n)), p) for _ in range(samples))
     return {
         "estimate": quantile(values, p),
         "low": quantile(estimates, 0.025),
