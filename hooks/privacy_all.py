@@ -1,12 +1,14 @@
-"""pre-commit hook entry point: privacy_all (not yet implemented)."""
+"""pre-commit hook ``workgroup-privacy-all``: the privacy engine over every staged text file."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from toolkit.hooks.privacy import run
+
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return 0
+    return run(argv, "Privacy gate for any text file.")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from typing import Any
 
 from toolkit.privacy.identity import IDENTITY_RULES
 from toolkit.privacy.keys import key_findings
-from toolkit.privacy.rules import LineRule, Rule
+from toolkit.privacy.rules import LineRule, Rule, lazy
 from toolkit.privacy.secrets import SECRET_RULES
 from toolkit.privacy.transcripts import TRANSCRIPT_LINE_RULES, TRANSCRIPT_RULES
 from toolkit.privacy.types import Category, Context, Finding, mask
@@ -31,9 +31,9 @@ RULE_IDS: frozenset[str] = frozenset(_PRIORITY) | frozenset(
      "private-field-email", "private-field-account"}
 )
 _EXCLUSIVE = frozenset({Category.SECRET, Category.IDENTIFIER})
-_ALLOW = re.compile(r"workgroup:[ \t]*allow[ \t]+([A-Za-z0-9_, \t-]+)")
-_COMMENT_ONLY = re.compile(r"^[ \t]*(?:#|//|/\*|<!--|--|;|\*|%|REM\b)[ \t]*workgroup:[ \t]*allow\b", re.I)
-_JSON_KEY = re.compile(r"\"((?:[^\"\\\n]|\\.){1,128})\"[ \t]*:")
+_ALLOW = lazy(r"workgroup:[ \t]*allow[ \t]+([A-Za-z0-9_, \t-]+)")
+_COMMENT_ONLY = lazy(r"^[ \t]*(?:#|//|/\*|<!--|--|;|\*|%|REM\b)[ \t]*workgroup:[ \t]*allow\b", re.I)
+_JSON_KEY = lazy(r"\"((?:[^\"\\\n]|\\.){1,128})\"[ \t]*:")
 _MAX_VALUE_DEPTH = 64
 
 

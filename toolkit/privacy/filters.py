@@ -12,20 +12,22 @@ import math
 import re
 from collections import Counter
 
+from toolkit.privacy.rules import lazy
+
 _PLACEHOLDER_WORDS = (
     "xxxx", "****", "....", "…", "<", ">", "${", "{{", "}}", "your", "example", "placeholder",
     "redacted", "changeme", "change_me", "dummy", "sample", "insert", "replace", "todo",
     "secret_here", "key_here", "here>", "0000000", "1234567", "abcdefg", "masked", "hidden",
     "notreal", "not_real", "not-real",
 )
-_ENV_READ = re.compile(
+_ENV_READ = lazy(
     r"""^(?:\$|%[A-Za-z_]|os\.environ|os\.getenv|getenv|environ\[|process\.env|env\(|env\[|ENV\[|"""
     r"""System\.getenv|Deno\.env|import\.meta\.env|secrets\.|vault:|!secret|op://|sm://|"""
     r"""arn:aws:secretsmanager|keyring\.|settings\.|config\.|self\.|args\.|opts\.|options\.)"""
 )
-_IDENTIFIER_CHAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?$")
-_HEX = re.compile(r"^[0-9a-fA-F]+$")
-_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_IDENTIFIER_CHAIN = lazy(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?$")
+_HEX = lazy(r"^[0-9a-fA-F]+$")
+_UUID = lazy(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _SEQUENCES = ("abcdefghijklmnopqrstuvwxyz", "0123456789", "qwertyuiop", "asdfghjkl")
 _LITERALS = frozenset({
     "none", "null", "nil", "true", "false", "undefined", "empty", "str", "string", "int", "bytes",

@@ -17,29 +17,29 @@ from __future__ import annotations
 import re
 
 from toolkit.privacy import filters as f
-from toolkit.privacy.rules import Rule
+from toolkit.privacy.rules import Rule, lazy
 from toolkit.privacy.types import Category, Context
 
 I, P, E = Category.IDENTIFIER, Category.PATH, Category.EMAIL
 
 _PROVIDER = r"(?:claude(?:[ _-]?code)?|codex|anthropic|openai|provider|chatgpt|cursor|gemini)"
 _ID_VALUE = r"[\"'`]?([A-Za-z0-9][A-Za-z0-9._:-]{5,127})"
-_LABELLED = re.compile(
+_LABELLED = lazy(
     r"(?<![A-Za-z0-9])(?i:"
     r"(?:" + _PROVIDER + r"[ _-]?)?(?:session|thread|agent|conversation|chat)[ _-]?(?:id|uuid|handle)s?"
     r"|" + _PROVIDER + r"[ _-]?run[ _-]?id"
     r"|(?:platform|provider)[ _-]?handle"
     r")[\"'`]?[ \t]*(?:[:=#]|=>)[ \t]*" + _ID_VALUE
 )
-_PROSE_ID = re.compile(
+_PROSE_ID = lazy(
     r"(?<![A-Za-z0-9])(?i:" + _PROVIDER + r")[ _-]+(?i:session|thread|agent|run|conversation)[ _-]+"
     r"(?:(?i:id)[ \t:=#]+)?[\"'`]?([A-Za-z0-9][A-Za-z0-9._-]{7,127})"
 )
-_SHAPED = re.compile(
+_SHAPED = lazy(
     r"(?<![A-Za-z0-9_-])((?:thread|run|asst|msg|sess|resp|toolu|req|conv|batch)_[A-Za-z0-9]{20,80}"
     r"|chatcmpl-[A-Za-z0-9]{20,80}|agent-[0-9a-f]{8,32})(?![A-Za-z0-9_-])"
 )
-_ROLLOUT = re.compile(
+_ROLLOUT = lazy(
     r"(rollout-\d{4}-\d\d-\d\dT\d\d[-:]\d\d[-:]\d\d-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
 )
 _PSEUDONYM = ("anon-", "pseudo-", "pseud-", "pseudonym:", "hmac-", "hmac:", "sha256:", "pn-")
@@ -78,11 +78,11 @@ def _shaped_check(match: re.Match[str]) -> bool:
 
 
 # Paths. A home path starts at a boundary (not inside a URL or another path).
-_POSIX_HOME = re.compile(
+_POSIX_HOME = lazy(
     r"(?:(?<=file://)|(?<![A-Za-z0-9._~/:%-]))(/(?:home|Users|root)/[A-Za-z0-9._-]+(?:/[^\s\"'`<>()\[\]{},;|]*)?)"
 )
-_POSIX_HOME_COLON = re.compile(r"(?<=[=:])(/(?:home|Users)/[A-Za-z0-9._-]+(?:/[^\s\"'`<>()\[\]{},;|:]*)?)")
-_WIN_USER = re.compile(
+_POSIX_HOME_COLON = lazy(r"(?<=[=:])(/(?:home|Users)/[A-Za-z0-9._-]+(?:/[^\s\"'`<>()\[\]{},;|:]*)?)")
+_WIN_USER = lazy(
     r"(?<![A-Za-z0-9])([A-Za-z]:(?:\\\\|\\|/)(?:Users|Documents and Settings)(?:\\\\|\\|/)"
     r"[^\\/\s\"'`<>|:*?]+(?:(?:\\\\|\\|/)[^\\/\s\"'`<>|:*?]+)*)"
 )
@@ -104,7 +104,7 @@ def _win_check(match: re.Match[str]) -> bool:
 
 
 # Emails
-_EMAIL = re.compile(
+_EMAIL = lazy(
     r"(?<![A-Za-z0-9._%+-])([A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?"
     r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*\.[A-Za-z]{2,24})(?![A-Za-z0-9-]|\.[A-Za-z0-9])"
 )
@@ -112,7 +112,7 @@ _FILE_TLDS = frozenset({
     "png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "js", "mjs", "ts", "tsx", "jsx", "py", "md", "json",
     "css", "scss", "html", "txt", "yml", "yaml", "toml", "lock", "map", "woff", "woff2", "pdf", "zip", "gz",
 })
-_ROLE_LOCAL = re.compile(r"^(?:no-?reply|do-?not-?reply|donotreply|mailer-daemon|postmaster)$", re.I)
+_ROLE_LOCAL = lazy(r"^(?:no-?reply|do-?not-?reply|donotreply|mailer-daemon|postmaster)$", re.I)
 
 
 def _email_check(match: re.Match[str]) -> bool:
@@ -128,6 +128,8 @@ def _email_check(match: re.Match[str]) -> bool:
     if _ROLE_LOCAL.match(local):
         return False
     before = match.string[max(0, match.start(1) - 80):match.start(1)]
+    if before.endswith("://"):
+        return False  # "ssh://git@host/...": the user part of a URL, not a mailbox
     if before.endswith(":") and re.search(r"://[^\s/@]*:$", before):
         return False  # the password and host of "scheme://user:password@host": url-credentials
     after = match.string[match.end(1):match.end(1) + 1]
@@ -135,9 +137,9 @@ def _email_check(match: re.Match[str]) -> bool:
 
 
 # Telemetry-only value rules (the reference's telemetry privacy set).
-_URL = re.compile(r"(?<![A-Za-z0-9])(https?://[^\s\"'<>]{3,})")
-_RELATIVE = re.compile(r"(?<![A-Za-z0-9._/-])(\.\.?/[A-Za-z0-9._-][^\s\"'<>]*)")
-_REPO_NAME = re.compile(r"(?<![A-Za-z0-9])((?i:repo|repository|project)[-_]name)(?![A-Za-z0-9])")
+_URL = lazy(r"(?<![A-Za-z0-9])(https?://[^\s\"'<>]{3,})")
+_RELATIVE = lazy(r"(?<![A-Za-z0-9._/-])(\.\.?/[A-Za-z0-9._-][^\s\"'<>]*)")
+_REPO_NAME = lazy(r"(?<![A-Za-z0-9])((?i:repo|repository|project)[-_]name)(?![A-Za-z0-9])")
 _TELEMETRY = frozenset({Context.TELEMETRY})
 
 IDENTITY_RULES: tuple[Rule, ...] = (

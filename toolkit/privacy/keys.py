@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from toolkit.privacy.rules import LazyPattern, lazy
 from toolkit.privacy.types import Category, Context
 
 C, TL, EV, HO = Context.CAPSULE, Context.TELEMETRY, Context.EVENT_LOG, Context.HANDOFF
@@ -21,32 +22,32 @@ C, TL, EV, HO = Context.CAPSULE, Context.TELEMETRY, Context.EVENT_LOG, Context.H
 class KeyRule:
     id: str
     category: Category
-    pattern: re.Pattern[str]
+    pattern: LazyPattern
     contexts: frozenset[Context]
 
 
-_EXEMPT_SUFFIX = re.compile(r"_(?:bytes|count|tokens|hash|digest|sha|length|len|size|chars|ms|bucket)$")
+_EXEMPT_SUFFIX = lazy(r"_(?:bytes|count|tokens|hash|digest|sha|length|len|size|chars|ms|bucket)$")
 
 KEY_RULES: tuple[KeyRule, ...] = (
-    KeyRule("private-field-credential", Category.SECRET, re.compile(
+    KeyRule("private-field-credential", Category.SECRET, lazy(
         r"(?:^|_)(?:credentials?|password|passwd|passphrase|api_?key|access_?token|refresh_?token|auth_?token|"
         r"secret|secret_?key|client_?secret|private_?key|bearer)(?:$|_)"), frozenset({C, TL, EV, HO})),
-    KeyRule("private-field-transcript", Category.TRANSCRIPT, re.compile(
+    KeyRule("private-field-transcript", Category.TRANSCRIPT, lazy(
         r"(?:^|_)(?:raw_?)?(?:transcript|prompt|chat|conversation|messages|tool_output|ambient_output|logs?|"
         r"source_body|source_code)(?:$|_)"), frozenset({C, TL, EV, HO})),
-    KeyRule("private-field-session", Category.IDENTIFIER, re.compile(
+    KeyRule("private-field-session", Category.IDENTIFIER, lazy(
         r"(?:^|_)(?:session(?:_id)?|thread_id|agent_id|conversation_id|platform_handle|provider_handle|"
         r"provider_session_id)(?:$|_)"), frozenset({C, TL, EV, HO})),
-    KeyRule("private-field-session", Category.IDENTIFIER, re.compile(r"(?:^|_)run_id(?:$|_)"), frozenset({C})),
-    KeyRule("private-field-path", Category.PATH, re.compile(
+    KeyRule("private-field-session", Category.IDENTIFIER, lazy(r"(?:^|_)run_id(?:$|_)"), frozenset({C})),
+    KeyRule("private-field-path", Category.PATH, lazy(
         r"^(?:repository(?:_path)?|repo|file_path|cwd|working_directory|home_dir)$"), frozenset({TL})),
-    KeyRule("private-field-email", Category.EMAIL, re.compile(r"^(?:email|account_email|user_email)$"),
+    KeyRule("private-field-email", Category.EMAIL, lazy(r"^(?:email|account_email|user_email)$"),
             frozenset({TL})),
-    KeyRule("private-field-account", Category.IDENTIFIER, re.compile(
+    KeyRule("private-field-account", Category.IDENTIFIER, lazy(
         r"^(?:account_id|user_id|org_id|organization_id|tenant_id|subscription_id)$"), frozenset({TL})),
 )
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_CAMEL = lazy(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 def normalize_key(key: str) -> str:

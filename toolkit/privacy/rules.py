@@ -22,7 +22,7 @@ class Rule:
 
     id: str
     category: Category
-    pattern: re.Pattern[str]
+    pattern: LazyPattern
     group: int | str = 0
     check: Check | None = None
     keywords: tuple[str, ...] = ()
@@ -51,3 +51,38 @@ class LineRule:
     contexts: frozenset[Context] = ALL_CONTEXTS
     priority: int = 50
     doc: str = field(default="", compare=False)
+
+
+class LazyPattern:
+    """A regex compiled on first use: most rules never run on a small file (their keywords are
+    absent), so the hook's cold start does not pay for compiling them."""
+
+    __slots__ = ("source", "flags", "_compiled")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self.source = source
+        self.flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source, self.flags)
+        return self._compiled
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.compiled.finditer(text)
+
+    def search(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        return self.compiled.search(text, pos)
+
+    def match(self, text: str) -> re.Match[str] | None:
+        return self.compiled.match(text)
+
+    def sub(self, repl: str, text: str) -> str:
+        return self.compiled.sub(repl, text)
+
+
+def lazy(source: str, flags: int = 0) -> LazyPattern:
+    """Declare a pattern that compiles when first used."""
+    return LazyPattern(source, flags)

@@ -4,14 +4,11 @@ assignment credentials, and high-entropy strings with look-alike filters.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import re
 from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
-from toolkit.privacy.rules import Check, Rule
+from toolkit.privacy.rules import Check, Rule, lazy
 from toolkit.privacy.types import Category
 
 S = Category.SECRET
@@ -33,54 +30,54 @@ def _value_ok(group: int | str = 0, *, need_digit: bool = True, min_distinct: in
     return check
 
 
-_OPENAI = re.compile(_B + r"(sk-(?:proj-|svcacct-|admin-|None-)?(?!ant-)[A-Za-z0-9_-]{20,200})" + _E)
-_ANTHROPIC = re.compile(_B + r"(sk-ant-(?:api|admin|oat|sid)\d{2}-[A-Za-z0-9_-]{20,200})" + _E)
-_STRIPE = re.compile(_B + r"((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,120}|whsec_[A-Za-z0-9]{24,80})" + _E)
-_GOOGLE = re.compile(_B + r"(AIza[0-9A-Za-z_-]{35})" + r"(?![A-Za-z0-9_-])")
-_AWS_ID = re.compile(r"(?<![A-Z0-9])((?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|APKA)[0-9A-Z]{16})(?![A-Z0-9])")
-_AWS_SECRET = re.compile(
+_OPENAI = lazy(_B + r"(sk-(?:proj-|svcacct-|admin-|None-)?(?!ant-)[A-Za-z0-9_-]{20,200})" + _E)
+_ANTHROPIC = lazy(_B + r"(sk-ant-(?:api|admin|oat|sid)\d{2}-[A-Za-z0-9_-]{20,200})" + _E)
+_STRIPE = lazy(_B + r"((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,120}|whsec_[A-Za-z0-9]{24,80})" + _E)
+_GOOGLE = lazy(_B + r"(AIza[0-9A-Za-z_-]{35})" + r"(?![A-Za-z0-9_-])")
+_AWS_ID = lazy(r"(?<![A-Z0-9])((?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|APKA)[0-9A-Z]{16})(?![A-Z0-9])")
+_AWS_SECRET = lazy(
     r"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key|SecretAccessKey)[\"']?[ \t]*(?::=|=>|[:=])[ \t]*"
     r"[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
 )
-_GITHUB = re.compile(_B + r"((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{40,80})" + _E)
-_GITLAB = re.compile(_B + r"((?:glpat|gldt|glptt|glrt|glsoat)-[A-Za-z0-9_-]{20,64})" + r"(?![A-Za-z0-9_-])")
-_SLACK = re.compile(_B + r"(xox[abposre]-(?:\d+-)?[A-Za-z0-9-]{10,250})" + r"(?![A-Za-z0-9-])")
-_SLACK_HOOK = re.compile(r"(hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,200})")
-_NPM = re.compile(_B + r"(npm_[A-Za-z0-9]{36})" + _E)
-_PYPI = re.compile(_B + r"(pypi-AgE[A-Za-z0-9_-]{50,})" + r"(?![A-Za-z0-9_-])")
-_HF = re.compile(_B + r"((?:hf_|api_org_)[A-Za-z0-9]{30,40})" + _E)
-_AZURE = re.compile(
+_GITHUB = lazy(_B + r"((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{40,80})" + _E)
+_GITLAB = lazy(_B + r"((?:glpat|gldt|glptt|glrt|glsoat)-[A-Za-z0-9_-]{20,64})" + r"(?![A-Za-z0-9_-])")
+_SLACK = lazy(_B + r"(xox[abposre]-(?:\d+-)?[A-Za-z0-9-]{10,250})" + r"(?![A-Za-z0-9-])")
+_SLACK_HOOK = lazy(r"(hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,200})")
+_NPM = lazy(_B + r"(npm_[A-Za-z0-9]{36})" + _E)
+_PYPI = lazy(_B + r"(pypi-AgE[A-Za-z0-9_-]{50,})" + r"(?![A-Za-z0-9_-])")
+_HF = lazy(_B + r"((?:hf_|api_org_)[A-Za-z0-9]{30,40})" + _E)
+_AZURE = lazy(
     r"(?:AccountKey|SharedAccessKey|SharedSecretValue|PrimaryKey|SecondaryKey)[ \t]*=[ \t]*([A-Za-z0-9+/]{30,}={0,2})"
 )
-_PEM = re.compile(
+_PEM = lazy(
     r"(-----BEGIN[ A-Z0-9]{0,20}PRIVATE KEY(?: BLOCK)?-----)"
     r"(?:\\r|\\n|\r|\n|[ \t\"',])*(?:[A-Za-z-]+:[^\n\\]*(?:\\n|\n)(?:\\n|\n)?)*"
     r"[ \t]*([A-Za-z0-9+/=]{32,})"
 )
-_JWT = re.compile(_B + r"(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})" + r"(?![A-Za-z0-9_.-])")
-_BEARER = re.compile(r"(?<![A-Za-z0-9])[Bb]earer[ \t]+([A-Za-z0-9._~+/=-]{16,})")
-_AUTH_HEADER = re.compile(
+_JWT = lazy(_B + r"(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})" + r"(?![A-Za-z0-9_.-])")
+_BEARER = lazy(r"(?<![A-Za-z0-9])[Bb]earer[ \t]+([A-Za-z0-9._~+/=-]{16,})")
+_AUTH_HEADER = lazy(
     r"(?i:authorization|proxy-authorization)[\"']?[ \t]*[:=][ \t]*[\"']?"
     r"(?:Basic|Token|ApiKey|Api-Key|Digest|SSWS|token)[ \t]+([A-Za-z0-9._~+/=-]{8,})"
 )
-_URL_CREDS = re.compile(
+_URL_CREDS = lazy(
     r"(?<![A-Za-z0-9+.-])([a-z][a-z0-9+.-]{1,20})://([^\s:/@\"'<>]{1,64}):([^\s@/\"'<>]{1,128})@([A-Za-z0-9.-]{1,253})"
 )
-_CURL_USER = re.compile(r"(?:^|[ \t])(?:-u|--user)[ \t]+[\"']?([^\s:\"']{1,64}):([^\s@\"']{3,128})")
+_CURL_USER = lazy(r"(?:^|[ \t])(?:-u|--user)[ \t]+[\"']?([^\s:\"']{1,64}):([^\s@\"']{3,128})")
 _LABEL = (
     r"(?:password|passwd|pwd|passphrase|secret|secret[_.-]?key|client[_.-]?secret|api[_.-]?key|apikey|"
     r"access[_.-]?token|auth[_.-]?token|refresh[_.-]?token|private[_.-]?key|token|db[_.-]?pass)"
 )
-_ASSIGN = re.compile(
+_ASSIGN = lazy(
     r"(?i:(?<![A-Za-z0-9])((?:[A-Za-z0-9]+[_.-])*" + _LABEL + r"))[\"']?[ \t]*(?::=|=>|[:=])[ \t]*"
     r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\n]{1,200})(?P=q)|(?P<uv>[^\s\"',;&)}\]<>`]{1,200}))"
 )
-_CLI_FLAG = re.compile(
+_CLI_FLAG = lazy(
     r"(?<![A-Za-z0-9-])--(?i:password|passwd|token|api-key|secret|client-secret)(?:=|[ \t]+)"
     r"[\"']?(?P<uv>[^\s\"'`]{6,200})"
 )
-_ENTROPY_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_.:-])([A-Za-z0-9+/_-]{24,400}={0,2})(?![A-Za-z0-9+/=_-])")
-_DIGEST_LABEL = re.compile(
+_ENTROPY_TOKEN = lazy(r"(?<![A-Za-z0-9+/_.-])([A-Za-z0-9+/_-]{24,400}={0,2})(?![A-Za-z0-9+/=_-])")
+_DIGEST_LABEL = lazy(
     r"(?i:sha1|sha256|sha384|sha512|md5|integrity|checksum|digest|hash|etag|commit|revision|rev|"
     r"fingerprint|nonce|uuid|base64,|blake2b?|oid|tree|object)[\"']?[ \t]*[:=-]?[ \t]*[\"']?$"
 )
@@ -91,6 +88,10 @@ def _pem_check(match: re.Match[str]) -> bool:
 
 
 def _jwt_check(match: re.Match[str]) -> bool:
+    import base64
+    import binascii
+    import json
+
     head = match.group(1).split(".", 1)[0]
     try:
         raw = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
@@ -114,6 +115,9 @@ def _bearer_check(match: re.Match[str]) -> bool:
 
 
 def _auth_check(match: re.Match[str]) -> bool:
+    import base64
+    import binascii
+
     value = match.group(1)
     if f.is_placeholder(value) or f.is_env_read(value):
         return False
@@ -156,7 +160,7 @@ def _assign_check(match: re.Match[str]) -> bool:
     tokenish = "token" in label or "key" in label
     if tokenish and label.endswith("token") and not ("_" in label or "-" in label or "." in label) and quoted is None:
         return False  # bare "token = next_token" in code
-    if quoted is None and (f.is_code_reference(value) or not any(c.isdigit() or not c.isalnum() for c in value)):
+    if quoted is None and _unquoted_is_code(value):
         return False
     min_len = 12 if tokenish else 6
     if len(value) < min_len:
@@ -164,6 +168,17 @@ def _assign_check(match: re.Match[str]) -> bool:
     if tokenish:
         return f.shannon_entropy(value) >= 3.0 and not f.is_uuid(value)
     return len(set(value)) >= 4
+
+
+def _unquoted_is_code(value: str) -> bool:
+    """``password = user_input``, ``pw = cfg.db.password``, ``key = load()``: code, not a value."""
+    if "(" in value or "." in value and f.is_code_reference(value):
+        return True
+    if not any(c.isdigit() or not c.isalnum() for c in value):
+        return True  # a bare word
+    if f.is_code_reference(value):
+        return not f.looks_random(value, min_len=8, min_entropy=3.0)
+    return False
 
 
 def _assign_span_group(match: re.Match[str]) -> str:
@@ -188,6 +203,15 @@ def _cli_check(match: re.Match[str]) -> bool:
                 or (value.isalpha() and value.islower()))
 
 
+def _inside_public_pem(text: str, offset: int) -> bool:
+    window = text[max(0, offset - 8192):offset]
+    begin = window.rfind("-----BEGIN ")
+    if begin == -1 or window.rfind("-----END ") > begin:
+        return False
+    header = window[begin:begin + 60]
+    return "PRIVATE" not in header
+
+
 def _entropy_check_factory() -> Check:
     def check(match: re.Match[str]) -> bool:
         value = match.group(1).rstrip("=")
@@ -209,6 +233,8 @@ def _entropy_check_factory() -> Check:
             return False  # SRI hashes in lock files, labelled digests
         if before.rstrip().endswith("base64,"):
             return False  # a data: URI
+        if _inside_public_pem(text, match.start(1)):
+            return False  # certificate and public key bodies are public
         threshold = 4.2 if len(value) < 40 else 4.5
         return f.shannon_entropy(value) >= threshold
 

@@ -10,35 +10,35 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from toolkit.privacy.rules import LineRule, Rule
+from toolkit.privacy.rules import LineRule, Rule, lazy
 from toolkit.privacy.types import Category
 
 T = Category.TRANSCRIPT
 
 # Keys that only Claude Code session files carry.
-_CLAUDE = re.compile(r"(\"(?:parentUuid|isSidechain|userType|leafUuid|isMeta|toolUseResult)\"[ \t]*:)")
+_CLAUDE = lazy(r"(\"(?:parentUuid|isSidechain|userType|leafUuid|isMeta|toolUseResult)\"[ \t]*:)")
 # Codex rollout records (current and older formats).
-_CODEX = re.compile(
+_CODEX = lazy(
     r"(\"type\"[ \t]*:[ \t]*\"(?:session_meta|response_item|event_msg|turn_context|compacted)\")"
     r"|(\"type\"[ \t]*:[ \t]*\"(?:input_text|output_text)\")"
 )
-_RAW_LABEL = re.compile(
+_RAW_LABEL = lazy(
     r"(?<![A-Za-z0-9])((?i:raw|full|verbatim|complete|entire|unredacted)[ \t]+"
     r"(?i:(?:chat|session|agent|model|claude|codex)[ \t]+)?"
     r"(?i:transcript|conversation|chat[ \t]+log|chat[ \t]+history|prompt|session[ \t]+log)s?)"
     r"[ \t]*(?:[:=]|-{1,2}>)[ \t]*(?=[\"'`{\[A-Za-z>])"
 )
-_ROLE_JSON = re.compile(
+_ROLE_JSON = lazy(
     r"([\"']role[\"'][ \t]*:[ \t]*[\"'](?:system|user|assistant|developer|tool|human|model|function)[\"'])"
 )
-_CONTENT_JSON = re.compile(r"[\"'](?:content|text|parts)[\"'][ \t]*:")
+_CONTENT_JSON = lazy(r"[\"'](?:content|text|parts)[\"'][ \t]*:")
 _USER_ROLES = ("user", "human", "you", "me", "customer")
 _MODEL_ROLES = ("assistant", "ai", "claude", "codex", "chatgpt", "gpt", "model", "bot", "gemini", "copilot")
-_ROLE_LINE = re.compile(
+_ROLE_LINE = lazy(
     r"^[ \t>]*(?:\*\*|__|#{1,4}[ \t]*|\[)?(?P<role>(?i:user|human|assistant|ai|claude|codex|chatgpt|gpt|model|"
     r"bot|gemini|copilot|system))(?:\*\*|__|\])?[ \t]*(?::|>|\*\*:|:\*\*)"
 )
-_INLINE_DUMP = re.compile(
+_INLINE_DUMP = lazy(
     r"(?<![A-Za-z0-9])((?:Human|User)[ \t]*:)[ \t]+\S.{0,400}?(?<![A-Za-z0-9])(?:Assistant|AI|Claude|Codex)[ \t]*:[ \t]+\S"
 )
 _WINDOW = 12

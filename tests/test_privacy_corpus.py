@@ -1,0 +1,44 @@
+"""The labelled corpus (tests/privacy_corpus/cases.jsonl): every positive fires its rule, no
+look-alike fires anything, and every detector has true and false cases."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from toolkit.privacy import Category, scan_text
+from toolkit.privacy.engine import LINE_RULES, RULES
+
+CORPUS = Path(__file__).resolve().parent / "privacy_corpus" / "cases.jsonl"
+CASES = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+POSITIVE = [c for c in CASES if c["expect"]]
+NEGATIVE = [c for c in CASES if not c["expect"]]
+RULE_CATEGORY = {r.id: r.category for r in (*RULES, *LINE_RULES)}
+
+
+def test_corpus_size_and_coverage() -> None:
+    assert len(POSITIVE) >= 150 and len(NEGATIVE) >= 150
+    categories = Counter(RULE_CATEGORY[c["expect"]] for c in POSITIVE)
+    assert set(categories) == set(Category), categories
+    # each text detector has at least one true and one false (look-alike) case
+    text_rules = {r.id for r in RULES if len(r.contexts) == len(list(type(next(iter(r.contexts)))))}
+    assert text_rules <= {c["expect"] for c in POSITIVE}
+    assert text_rules <= {c["near"] for c in NEGATIVE}
+
+
+def test_every_positive_case_is_found() -> None:
+    misses = []
+    for case in POSITIVE:
+        found = scan_text(case["text"])
+        if case["expect"] not in {f.rule for f in found}:
+            misses.append((case["expect"], case["text"][:60]))
+        for finding in found:  # a finding never carries more than a short prefix of what it matched
+            assert finding.masked.endswith("********")
+            assert len(finding.masked) <= 12
+    assert misses == []
+
+
+def test_no_look_alike_fires() -> None:
+    noisy = [(c["near"], c["text"][:60], [f.rule for f in scan_text(c["text"])]) for c in NEGATIVE]
+    assert [n for n in noisy if n[2]] == []
