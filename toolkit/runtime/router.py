@@ -329,6 +329,58 @@ def _team_overlap(scopes: object, canon: Canonicalizer) -> bool:
         raise RuntimeOpError("INVALID_OWNERSHIP_PATH") from None
 
 
+EVIDENCE_SCHEMA = "workgroup.routing-evidence/v1"
+_EVIDENCE_TEXT_LIMIT = 256
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and len(value) <= _EVIDENCE_TEXT_LIMIT else None
+
+
+def _flag(value: object) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def _size(value: object) -> int | None:
+    return int(value) if _is_int(value) and value >= 0 else None  # type: ignore[operator]
+
+
+def routing_evidence(facts: dict[str, Any], result: dict[str, Any], *, recorded_at: str) -> dict[str, Any]:
+    """The seed's routing evidence of one decision (typed fields only; anything else is null)."""
+    lineage = _obj(facts.get("lineage"))
+    inheritance = _obj(facts.get("inheritance"))
+    owned = facts.get("owned_files")
+    invalidations = lineage.get("invalidations")
+    return {
+        "schema": EVIDENCE_SCHEMA,
+        "recorded_at": recorded_at,
+        "task_id": _text(facts.get("task_id")),
+        "node_id": _text(facts.get("node_id")),
+        "phase": _text(facts.get("phase")),
+        "role": _text(facts.get("role")),
+        "owned_files": [p for p in owned if isinstance(p, str)] if isinstance(owned, list) else [],
+        "dependency_ready": _flag(facts.get("dependency_ready")),
+        "blocking": _flag(facts.get("blocking")),
+        "coupling": _text(facts.get("coupling")),
+        "context_reuse": _text(facts.get("context_reuse", inheritance.get("affinity"))),
+        "sensitivity": _text(facts.get("sensitivity")),
+        "independent_reviewer": _flag(facts.get("independent_reviewer")),
+        "sizes": {
+            "capsule_bytes": _size(facts.get("capsule_bytes")),
+            "inherited_context_bytes": _size(facts.get("inherited_context_bytes")),
+            "expected_output_bytes": _size(facts.get("expected_output_bytes")),
+        },
+        "latency_priority": _text(facts.get("latency_priority")),
+        "lineage_candidate": _text(facts.get("lineage_id", lineage.get("lineage_id"))),
+        "invalidation_result": {
+            "state": _text(lineage.get("state")),
+            "invalidations": [c for c in invalidations if isinstance(c, str)] if isinstance(invalidations, list) else [],
+        },
+        "mode": result["mode"],
+        "reason_codes": list(result["reason_codes"]),
+    }
+
+
 # --- the shell side of the op: the persistent registry and owned globs -----------------------
 
 

@@ -1,0 +1,194 @@
+"""Owned-path canonicalization, the overlap index and owned globs (toolkit/paths.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from toolkit.paths import (
+    Canonicalizer,
+    OverlapIndex,
+    OwnershipPathError,
+    canonical_path,
+    check_globs,
+    expand_globs,
+    fold,
+    glob_literal_prefix,
+    overlaps,
+)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """A workspace with src/api.py, a symlinked alias dir, a file symlink and an escaping link."""
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "api.py").write_text("x\n", encoding="utf-8")
+    (ws / "alias").symlink_to(ws / "src", target_is_directory=True)
+    (ws / "api_link.py").symlink_to(ws / "src" / "api.py")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (ws / "escape").symlink_to(outside, target_is_directory=True)
+    (ws / "escape_file").symlink_to(outside / "secret.txt")
+    return ws
+
+
+ALIASES = [
+    ("./src/api.py", "src/api.py"),  # leading ./ is the same file
+    ("src//api.py", "src/api.py"),  # empty segment collapses
+    ("src/./api.py", "src/api.py"),  # . segment vanishes
+    ("src\\api.py", "src/api.py"),  # backslash is a separator
+    ("src/api.py/", "src/api.py"),  # trailing slash stripped
+    ("SRC/API.PY", "src/api.py"),  # case folded for comparison
+    ("ｓｒｃ/api.py", "src/api.py"),  # NFKC: fullwidth letters
+    ("src/tmp/../api.py", "src/api.py"),  # .. inside the root resolves
+    ("alias/api.py", "src/api.py"),  # directory symlink resolves to its target
+    ("api_link.py", "src/api.py"),  # file symlink resolves to its target
+    ("alias/../src/api.py", "src/api.py"),  # .. after a symlink follows the link (physical)
+]
+
+
+@pytest.mark.parametrize(("alias", "target"), ALIASES)
+def test_aliases_share_one_key(root: Path, alias: str, target: str) -> None:
+    canon = Canonicalizer(str(root))
+    assert canon.key(alias) == canon.key(target)
+    assert overlaps(canon.key(alias), canon.key(target))
+
+
+@pytest.mark.parametrize(
+    ("held", "proposed", "conflict"),
+    [
+        ("src", "src/api.py", True),  # directory contains file
+        ("src/api.py", "src", True),  # file is inside directory (either direction)
+        ("src/api.py", "./SRC/api.py", True),  # alias + case
+        (".", "README.md", True),  # the workspace root contains everything
+        ("src/api", "src/api.py", False),  # a name prefix is not containment
+        ("src/ap", "src/api.py", False),  # neither is a shorter prefix
+        ("docs/notes", "docs/notes:v2.md", False),  # ':' after the first segment is a legal, distinct name
+        ("alias", "src/api.py", True),  # symlinked dir contains the real file
+    ],
+)
+def test_overlap_is_equality_or_containment(root: Path, held: str, proposed: str, conflict: bool) -> None:
+    canon = Canonicalizer(str(root))
+    index = OverlapIndex()
+    index.add(canon.key(held), "holder")
+    assert (index.find(canon.key(proposed)) is not None) is conflict
+    assert overlaps(canon.key(held), canon.key(proposed)) is conflict
+
+
+INVALID = [
+    "",  # empty
+    " src/api.py",  # padded (leading)
+    "src/api.py ",  # padded (trailing)
+    "src/a\x00b",  # NUL
+    "src/a\nb",  # control character
+    "src/a\x7fb",  # DEL
+    "/etc/passwd",  # absolute
+    "\\etc\\passwd",  # absolute after backslash conversion
+    "C:/Windows",  # drive
+    "c:relative",  # drive-relative
+    "C:\\x",  # drive with backslash
+    "https://example.com/x",  # URL scheme
+    "file:src/api.py",  # scheme without slashes
+    "./C:/x",  # drive hidden behind ./
+    "../x",  # climbs out
+    "src/../../x",  # climbs out after a segment
+    "alias/../../x",  # climbs out through a symlink
+    "escape/x.py",  # a symlinked directory that leads outside
+    "escape_file",  # a file symlink that leads outside
+]
+
+
+@pytest.mark.parametrize("bad", INVALID)
+def test_invalid_paths_are_refused(root: Path, bad: str) -> None:
+    with pytest.raises(OwnershipPathError) as caught:
+        Canonicalizer(str(root)).key(bad)
+    assert caught.value.code == "INVALID_OWNERSHIP_PATH"
+    if bad.strip():
+        assert bad not in caught.value.message  # never echoes input
+
+
+@pytest.mark.parametrize("bad", [None, 3, ["src"], {"p": 1}, b"src"])
+def test_non_strings_are_refused(root: Path, bad: object) -> None:
+    with pytest.raises(OwnershipPathError):
+        Canonicalizer(str(root)).key(bad)
+
+
+def test_stored_form_is_never_rewritten_only_the_key_is_folded(root: Path) -> None:
+    found = canonical_path("./SRC/Api.py", str(root))
+    assert found.rel == "SRC/Api.py"  # not lower-cased
+    assert found.key.endswith("/src/api.py")
+
+
+def test_realpath_is_cached_per_directory(root: Path) -> None:
+    canon = Canonicalizer(str(root))
+    canon.keys([f"pkg/mod/file{i}.py" for i in range(100)] + [f"other/file{i}.py" for i in range(100)])
+    assert set(canon._dirs) == {"pkg/mod", "other"}
+
+
+def test_index_reports_holder_and_held_key(root: Path) -> None:
+    canon = Canonicalizer(str(root))
+    index = OverlapIndex()
+    index.add_all(canon.keys(["src/a.py", "src/b.py"]), "L1")
+    index.add_all(canon.keys(["docs"]), "L2")
+    assert index.find(canon.key("src")) == ("L1", canon.key("src/a.py"))
+    assert index.find(canon.key("docs/x/y.md")) == ("L2", canon.key("docs"))
+    assert index.find(canon.key("lib")) is None
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ["!src/generated/"],  # negation is refused (pathspec would still match the files)
+        ["/abs/*.py"],  # absolute
+        ["../up/*.py"],  # escapes
+        ["C:/x/*"],  # drive
+        [""],  # empty
+        [" src/*"],  # padded
+        "src/*",  # not a list
+    ],
+)
+def test_bad_globs_are_refused(bad: object) -> None:
+    with pytest.raises(OwnershipPathError) as caught:
+        check_globs(bad)
+    assert caught.value.code == "INVALID_OWNERSHIP_GLOB"
+
+
+def test_globs_expand_against_real_tracked_files(git_repo) -> None:  # type: ignore[no-untyped-def]
+    git_repo.commit("files", {"src/api.py": "a", "src/ui.tsx": "b", "src/deep/x.py": "c", "README.md": "r"})
+    from toolkit.git import discover
+
+    tracked = discover(git_repo.path).tracked_files()
+    assert expand_globs(["src/*.py"], tracked) == ["src/api.py"]
+    assert expand_globs(["src/**/*.py"], tracked) == ["src/api.py", "src/deep/x.py"]
+    assert expand_globs(["*.md"], tracked) == ["README.md"]
+    assert glob_literal_prefix("src/deep/**/*.py") == "src/deep"
+
+
+# --- hypothesis: the only error is the coded one, and keys are idempotent ----------------------
+
+_segment = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=0, max_size=12)
+_paths = st.lists(_segment, min_size=1, max_size=5).map("/".join) | st.text(max_size=40)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=_paths)
+def test_canonicalization_only_raises_the_coded_error(tmp_path: Path, value: str) -> None:
+    root = tmp_path / "fuzzroot"
+    root.mkdir(exist_ok=True)
+    canon = Canonicalizer(str(root))
+    try:
+        found = canon.canonical(value)
+    except OwnershipPathError as exc:
+        assert exc.code == "INVALID_OWNERSHIP_PATH"
+        return
+    assert found.key == fold(found.key)  # folding is idempotent
+    assert found.key == canon.key(value)  # the fast path agrees with the general one
+    if found.rel:
+        again = canon.canonical(found.rel)
+        assert again.key == found.key and again.rel == found.rel  # canonical form is a fixed point
+
