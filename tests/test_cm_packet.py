@@ -177,3 +177,266 @@ def test_fuzz_mutated_packets(key: str, field: str, value: Any) -> None:
     assert set(stable) == set(STABLE_PREFIX_KEYS)
     assert set(DYNAMIC_REQUIRED) <= set(dynamic) <= set(DYNAMIC_REQUIRED) | {"context"}
     assert user_message(dynamic)
+
+
+# --- packet build / check / check-output through the CLI (in-process) ---
+
+from pathlib import Path  # noqa: E402
+
+from toolkit.cli import run  # noqa: E402
+from toolkit.cm.compact import ROLES, check_output  # noqa: E402
+from toolkit.cm.packet import ROLE_ITEMS, missing_items  # noqa: E402
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = run(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def base(role: str) -> list[str]:
+    return [
+        "packet",
+        "build",
+        role,
+        "--workflow",
+        "cm-ai",
+        "--stage",
+        "s1",
+        "--objective",
+        "o",
+        "--id",
+        "task=T1",
+        "--ref",
+        "specs/tasks.md",
+    ]
+
+
+def all_items(role: str) -> list[str]:
+    return [arg for key in ROLE_ITEMS[role] for arg in ("--item", f"{key}=value of {key}")]
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_each_role_builds_with_its_items_and_reports_each_missing_one(
+    role: str, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli(capsys, *base(role), *all_items(role))
+    assert code == 0, err
+    packet = json.loads(out)
+    validate_adapter_input(packet, workflow="cm-ai", stage="s1", role=role)
+    assert set(packet["dynamic_packet"]["context"]) == {"artifact_refs", *ROLE_ITEMS[role]}
+    for key in ROLE_ITEMS[role]:
+        items = [a for k in ROLE_ITEMS[role] if k != key for a in ("--item", f"{k}=v")]
+        code, out, err = cli(capsys, *base(role), *items)
+        assert (code, out) == (1, "")
+        assert f"error[MISSING_ITEMS]: missing required items: {key}" in err
+
+
+def test_missing_common_fields_are_listed_not_filled(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli(capsys, "packet", "build", "analyst", "--workflow", "cm-prd", "--stage", "s")
+    assert (code, out) == (1, "")
+    assert (
+        "missing required items: objective, identifiers, artifact_refs, current_requirement, "
+        "business_map_slice, known_constraints, unresolved_questions"
+    ) in err
+
+
+def test_explicitly_empty_items_count_as_stated(capsys: pytest.CaptureFixture[str]) -> None:
+    items = [a for k in ROLE_ITEMS["analyst"] for a in ("--item-json", f"{k}=[]")]
+    code, out, _ = cli(capsys, *base("analyst"), *items)
+    assert code == 0 and json.loads(out)["dynamic_packet"]["context"]["unresolved_questions"] == []
+
+
+def test_tester_retry_needs_failure_evidence(capsys: pytest.CaptureFixture[str]) -> None:
+    args = [*base("tester"), *all_items("tester"), "--id", "attempt=2"]
+    code, _, err = cli(capsys, *args)
+    assert code == 1 and "missing required items: failure_evidence" in err
+    code, out, _ = cli(capsys, *args, "--item", "failure_evidence=exit 1: test_login AssertionError; log.txt")
+    assert code == 0 and "failure_evidence" in json.loads(out)["dynamic_packet"]["context"]
+
+
+def test_escalation_records_reason_and_added_scope(capsys: pytest.CaptureFixture[str]) -> None:
+    args = [*base("coder"), *all_items("coder")]
+    code, out, _ = cli(
+        capsys,
+        *args,
+        "--escalate",
+        "shared_contract_change",
+        "--escalation-reason",
+        "api schema changed",
+        "--added-scope",
+        "src/api.py",
+        "--added-scope",
+        "docs/api.md",
+    )
+    assert code == 0
+    assert json.loads(out)["dynamic_packet"]["context"]["escalation"] == {
+        "trigger": "shared_contract_change",
+        "reason": "api schema changed",
+        "added_scope": ["src/api.py", "docs/api.md"],
+    }
+    for bad in (
+        ["--escalate", "curiosity", "--escalation-reason", "r", "--added-scope", "x"],
+        ["--escalate", "dependency", "--added-scope", "x"],
+        ["--escalate", "dependency", "--escalation-reason", "r"],
+    ):
+        code, out, err = cli(capsys, *args, *bad)
+        assert (code, out) == (2, "") and "escalation" in err
+
+
+def test_bad_build_options(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    items = all_items("coder")
+    assert cli(capsys, *base("poet"))[0] == 2
+    assert cli(capsys, *base("coder"), *items, "--item", "UPPER-case=x")[0] == 2
+    assert cli(capsys, *base("coder"), *items, "--item-json", "x=NaN")[0] == 2
+    assert cli(capsys, *base("coder"), *items, "--item", "novel_key=x")[0] == 2
+    assert cli(capsys, *base("coder"), *items, "--ref", "../outside")[0] == 2
+    assert cli(capsys, *base("coder"), *items, "--ref", "/etc/hosts")[0] == 2
+    assert cli(capsys, *base("coder"), *items, "--prefix-file", "banner=x")[0] == 2
+
+
+def test_packet_check(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = cli(capsys, *base("reviewer"), *all_items("reviewer"))
+    path = tmp_path / "p.json"
+    path.write_text(out, encoding="utf-8")
+    code, out, err = cli(capsys, "packet", "check", str(path), "--json")
+    data = json.loads(out)
+    assert (
+        code == 0
+        and data["ok"]
+        and data["prefix_digest"] == prefix_digest(json.loads(path.read_text())["stable_prefix"])
+    )
+    assert cli(capsys, "packet", "check", str(path), "--role", "coder")[0] == 2  # identity must match
+    packet = json.loads(path.read_text())
+    del packet["dynamic_packet"]["context"]["task_diff"]
+    path.write_text(json.dumps(packet), encoding="utf-8")
+    code, out, err = cli(capsys, "packet", "check", str(path), "--json")
+    assert code == 1 and json.loads(out)["missing"] == ["task_diff"]
+    path.write_text("{not json", encoding="utf-8")
+    assert cli(capsys, "packet", "check", str(path))[0] == 2
+    assert cli(capsys, "packet", "check", str(tmp_path / "absent.json"))[0] == 2
+
+
+def test_missing_items_counts_only_absent_keys() -> None:
+    dyn = {"identifiers": {}, "context": {"artifact_refs": [], "task": ""}}
+    assert missing_items("coder", dyn)[0] == "mapped_acs"
+
+
+def test_pydantic_model_agrees_with_the_validator() -> None:
+    from pydantic import ValidationError
+
+    from toolkit.models.packet import AdapterInput
+
+    AdapterInput.model_validate(good())
+    # Identity against the CLI and strict-JSON numbers are the adapter's checks, not the file format's.
+    skip = {"workflow mismatch", "stage mismatch", "role mismatch", "NaN number"}
+    for name, make, _ in BAD_CASES:
+        if name in skip:
+            continue
+        with pytest.raises(ValidationError):
+            AdapterInput.model_validate(make())
+
+
+# --- compact output ---
+
+GOOD_ANSWERS = {
+    "analyst": {
+        "deltas": ["d"],
+        "decisions": ["x"],
+        "open_questions": [],
+        "mappings": [{"ac": "AC1", "task": "T1"}],
+    },
+    "coder": {
+        "changed_paths": ["src/a.py"],
+        "verification": [
+            {"command": "pytest -q", "exit_code": 0},
+            {
+                "command": "ruff check",
+                "exit_code": 1,
+                "first_error": "E501 a.py:3",
+                "evidence_path": ".reviews/ruff.txt",
+            },
+        ],
+        "blockers": [],
+        "scope_deviation": None,
+    },
+    "tester": {
+        "case_verdicts": [{"case": "C1", "verdict": "pass"}, {"case": "C2", "verdict": "fail"}],
+        "counts": {"passed": 1, "failed": 1, "blocked": 0, "skipped": 0},
+        "failing_ids": ["C2"],
+        "evidence_paths": [".reviews/t.log"],
+        "failures": [
+            {"case": "C2", "exit_code": 1, "first_error": "AssertionError", "evidence_path": "t.log"}
+        ],
+    },
+    "reviewer": {
+        "findings": [{"severity": "high", "blocking": True, "summary": "missing check", "path": "src/a.py"}],
+        "verdict": "request_changes",
+        "blocking_count": 1,
+        "reviewed_scope": ["src/a.py"],
+    },
+}
+GOOD_ANSWERS["planner"] = GOOD_ANSWERS["analyst"]
+GOOD_ANSWERS["browser_qa"] = GOOD_ANSWERS["tester"]
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_good_compact_answers_pass(role: str) -> None:
+    assert check_output(role, copy.deepcopy(GOOD_ANSWERS[role])) == []
+
+
+def _broken(role: str, change: Any) -> dict[str, Any]:
+    answer = copy.deepcopy(GOOD_ANSWERS[role])
+    change(answer)
+    return answer
+
+
+BROKEN = [
+    # (role, mutation, expected rule) -- each row one rule of the compact-output contract
+    ("coder", lambda a: a.update(narration="I thought about..."), "closed"),
+    ("coder", lambda a: a["verification"][1].pop("first_error"), "failure_rule"),
+    ("coder", lambda a: a["verification"][1].pop("evidence_path"), "failure_rule"),
+    ("coder", lambda a: a["verification"][1].pop("command"), "failure_rule"),
+    ("coder", lambda a: a["verification"][0].update(output="1 passed"), "compact"),
+    ("coder", lambda a: a.pop("blockers"), "missing"),
+    ("tester", lambda a: a["failures"][0].pop("exit_code"), "type"),
+    ("tester", lambda a: a.update(failures=[]), "failure_rule"),
+    ("tester", lambda a: a["counts"].update(failed=3), "consistency"),
+    ("tester", lambda a: a.update(failing_ids=[]), "consistency"),
+    ("browser_qa", lambda a: a["case_verdicts"][0].update(verdict="ok"), "type"),
+    ("reviewer", lambda a: a.update(blocking_count=0), "consistency"),
+    ("reviewer", lambda a: a.update(verdict="approve"), "consistency"),
+    ("analyst", lambda a: a.update(mappings=[{"ac": "AC1"}]), "type"),
+    ("planner", lambda a: a.update(deltas=["x" * 2001]), "compact"),
+]
+
+
+@pytest.mark.parametrize(("role", "change", "rule"), BROKEN)
+def test_broken_compact_answers_name_the_rule(role: str, change: Any, rule: str) -> None:
+    findings = check_output(role, _broken(role, change))
+    assert rule in {f.rule for f in findings}
+
+
+def test_reviewer_findings_first_via_cli(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "a.json"
+    answer = GOOD_ANSWERS["reviewer"]
+    path.write_text(json.dumps(answer), encoding="utf-8")
+    assert cli(capsys, "packet", "check-output", "reviewer", str(path))[0] == 0
+    reordered = {"verdict": answer["verdict"], **{k: v for k, v in answer.items() if k != "verdict"}}
+    path.write_text(json.dumps(reordered), encoding="utf-8")
+    code, out, err = cli(capsys, "packet", "check-output", "reviewer", str(path), "--json")
+    assert code == 1 and json.loads(out)["findings"][0]["rule"] == "order"
+    path.write_text(json.dumps({"secret": "sk-proj-Zk3pQ9rT5vW8yB2dF6hJ1mN4sX7cL0aE"}), encoding="utf-8")
+    code, out, err = cli(capsys, "packet", "check-output", "coder", str(path))
+    assert code == 1 and "sk-proj" not in err + out
+    path.write_text("[]", encoding="utf-8")
+    assert cli(capsys, "packet", "check-output", "coder", str(path))[0] == 1
+    assert cli(capsys, "packet", "check-output", "poet", str(path))[0] == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(role=st.sampled_from(ROLES), value=json_values)
+def test_fuzz_check_output_never_crashes(role: str, value: Any) -> None:
+    for finding in check_output(role, value):
+        assert finding.rule and finding.message

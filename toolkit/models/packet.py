@@ -7,7 +7,7 @@ a test keeps the two in agreement.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,7 +36,9 @@ class DynamicPacket(BaseModel):
     role: str = Field(pattern=_TEXT, description="Must equal --role.")
     objective: str = Field(pattern=_TEXT, description="The current objective.")
     identifiers: dict[str, Any] = Field(description="Current identifiers (task, attempt, run, ...).")
-    constraints: list[str] = Field(description="Constraints, each a non-empty string.")
+    constraints: list[Annotated[str, Field(pattern=_TEXT)]] = Field(
+        description="Constraints, each a non-empty string."
+    )
     context: dict[str, Any] = Field(
         default_factory=dict,
         description="Role items under fixed snake_case keys, artifact_refs, an optional escalation.",
