@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -83,7 +84,7 @@ def serve() -> Iterator[Callable[[Responder], Server]]:
                 return
 
         server.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=server.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
         servers.append(server)
         return server
 
@@ -113,22 +114,46 @@ def packet(**dynamic: Any) -> dict[str, Any]:
             "dynamic_packet": base}
 
 
-def call(project: dict[str, Path], url: str, call_id: str = "call-0001", *, stdin: bytes | None = None,
-         env: dict[str, str] | None = None, specs: bool = True, run_id: str | None = RUN_ID,
-         extra: list[str] | None = None, drop: tuple[str, ...] = ()) -> subprocess.CompletedProcess[bytes]:
+def _argv(project: dict[str, Path], call_id: str, specs: bool, run_id: str | None,
+          extra: list[str] | None) -> list[str]:
+    argv = ["--workflow", "cm-prd", "--stage", "design_generation", "--role", "planner", "--runtime", "codex",
+            "--requested-model", "planner-default", "--call-id", call_id, "--timeout-seconds", "5",
+            "--project-root", str(project["root"]), *(extra or [])]
+    if specs:
+        argv += ["--specs-dir", str(project["specs"])]
+    if run_id is not None:
+        argv += ["--run-id", run_id]
+    return argv
+
+
+def _env(url: str, env: dict[str, str] | None, drop: tuple[str, ...]) -> dict[str, str]:
     full_env = {**os.environ, "CM_OPENAI_COMPATIBLE_ENABLED": "true", "CM_OPENAI_COMPATIBLE_BASE_URL": url + "/v1",
                 "CM_OPENAI_COMPATIBLE_API_KEY": API_KEY, **(env or {})}
     for name in drop:
         full_env.pop(name, None)
-    cmd = [sys.executable, "-m", "toolkit.cm.adapter", "--workflow", "cm-prd", "--stage", "design_generation",
-           "--role", "planner", "--runtime", "codex", "--requested-model", "planner-default", "--call-id", call_id,
-           "--timeout-seconds", "5", "--project-root", str(project["root"]), *(extra or [])]
-    if specs:
-        cmd += ["--specs-dir", str(project["specs"])]
-    if run_id is not None:
-        cmd += ["--run-id", run_id]
+    return full_env
+
+
+def call(project: dict[str, Path], url: str, call_id: str = "call-0001", *, stdin: bytes | None = None,
+         env: dict[str, str] | None = None, specs: bool = True, run_id: str | None = RUN_ID,
+         extra: list[str] | None = None, drop: tuple[str, ...] = ()) -> subprocess.CompletedProcess[bytes]:
+    """The adapter as a real process, the way a CM skill runs it."""
+    cmd = [sys.executable, "-m", "toolkit.cm.adapter", *_argv(project, call_id, specs, run_id, extra)]
     data = stdin if stdin is not None else json.dumps(packet()).encode("utf-8")
-    return subprocess.run(cmd, input=data, capture_output=True, env=full_env, timeout=60, check=False)
+    return subprocess.run(cmd, input=data, capture_output=True, env=_env(url, env, drop), timeout=60, check=False)
+
+
+def call_inproc(capfdbinary: pytest.CaptureFixture[bytes], project: dict[str, Path], url: str,
+                call_id: str = "call-0001", *, stdin: bytes | None = None, env: dict[str, str] | None = None,
+                specs: bool = True, run_id: str | None = RUN_ID, extra: list[str] | None = None,
+                drop: tuple[str, ...] = ()) -> subprocess.CompletedProcess[bytes]:
+    """The same entry point in-process (fast), for the many refusal cases."""
+    data = stdin if stdin is not None else json.dumps(packet()).encode("utf-8")
+    capfdbinary.readouterr()
+    code = adapter.invoke(_argv(project, call_id, specs, run_id, extra), environ=_env(url, env, drop),
+                          stdin=io.BytesIO(data))
+    out, err = capfdbinary.readouterr()
+    return subprocess.CompletedProcess([], code, out, err)
 
 
 def rows(path: Path) -> list[dict[str, Any]]:
@@ -182,10 +207,11 @@ def test_happy_path_exact_stdout_path_bearer_and_usage(serve: Callable[[Responde
         claim["event_id"], usage["event_id"]]
 
 
-def test_anthropic_style_usage_fields(serve: Callable[[Responder], Server], project: dict[str, Path]) -> None:
+def test_anthropic_style_usage_fields(serve: Callable[[Responder], Server], project: dict[str, Path],
+        capfdbinary: pytest.CaptureFixture[bytes]) -> None:
     server = serve(ok_reply({"input_tokens": 7, "output_tokens": 2, "cache_read_input_tokens": 5,
                              "cache_creation_input_tokens": 3, "prompt_tokens": 999}))
-    assert call(project, server.url).returncode == 0
+    assert call_inproc(capfdbinary, project, server.url).returncode == 0
     usage = project_rows(project)[-1]
     assert [usage[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")] == [
         7, 2, 5, 3]
@@ -210,9 +236,10 @@ def test_usage_mapping_table(usage: Any, expected: tuple[str, dict[str, int]]) -
     assert adapter.extract_usage({"usage": usage}) == expected
 
 
-def test_missing_usage_is_unavailable(serve: Callable[[Responder], Server], project: dict[str, Path]) -> None:
+def test_missing_usage_is_unavailable(serve: Callable[[Responder], Server], project: dict[str, Path],
+        capfdbinary: pytest.CaptureFixture[bytes]) -> None:
     server = serve(ok_reply(None, text="NO_USAGE_OK"))
-    proc = call(project, server.url)
+    proc = call_inproc(capfdbinary, project, server.url)
     assert proc.returncode == 0 and proc.stdout == b"NO_USAGE_OK\n"
     usage = project_rows(project)[-1]
     assert usage["usage_state"] == "unavailable"
@@ -257,33 +284,37 @@ def test_dropped_connection_exit_1(serve: Callable[[Responder], Server], project
     assert project_rows(project)[-1]["outcome"] == "error"
 
 
-def test_deeply_nested_reply_exit_1(serve: Callable[[Responder], Server], project: dict[str, Path]) -> None:
+def test_deeply_nested_reply_exit_1(serve: Callable[[Responder], Server], project: dict[str, Path],
+        capfdbinary: pytest.CaptureFixture[bytes]) -> None:
     deep = (b'{"model":"deep-model","choices":[{"message":{"content":"DEEP"}}],"extra":'
             + b"[" * 256 + b"0" + b"]" * 256 + b"}")
     server = serve(lambda h, _: _send_json(h, 200, deep))
-    proc = call(project, server.url)
+    proc = call_inproc(capfdbinary, project, server.url)
     assert proc.returncode == 1 and b"DEEP" not in proc.stdout
     assert b"nesting depth" in proc.stderr
 
 
-def test_very_deep_reply_does_not_crash(serve: Callable[[Responder], Server], project: dict[str, Path]) -> None:
+def test_very_deep_reply_does_not_crash(serve: Callable[[Responder], Server], project: dict[str, Path],
+        capfdbinary: pytest.CaptureFixture[bytes]) -> None:
     deep = b"[" * 200_000 + b"]" * 200_000
     server = serve(lambda h, _: _send_json(h, 200, deep))
-    proc = call(project, server.url)
+    proc = call_inproc(capfdbinary, project, server.url)
     assert proc.returncode == 1 and b"Traceback" not in proc.stderr
 
 
-def test_oversized_reply_exit_1(serve: Callable[[Responder], Server], project: dict[str, Path]) -> None:
+def test_oversized_reply_exit_1(serve: Callable[[Responder], Server], project: dict[str, Path],
+        capfdbinary: pytest.CaptureFixture[bytes]) -> None:
     big = b'{"choices":[{"message":{"content":"' + b"x" * (8 * 1024 * 1024) + b'"}}]}'
     server = serve(lambda h, _: _send_json(h, 200, big))
-    proc = call(project, server.url)
+    proc = call_inproc(capfdbinary, project, server.url)
     assert proc.returncode == 1 and b"exceeds 8 MiB" in proc.stderr and proc.stdout == b""
 
 
-def test_reply_without_text_exit_1(serve: Callable[[Responder], Server], project: dict[str, Path]) -> None:
+def test_reply_without_text_exit_1(serve: Callable[[Responder], Server], project: dict[str, Path],
+        capfdbinary: pytest.CaptureFixture[bytes]) -> None:
     server = serve(lambda h, _: _send_json(h, 200, {"choices": [{"message": {"content": None}}],
                                                     "usage": {"prompt_tokens": 3, "completion_tokens": 1}}))
-    proc = call(project, server.url)
+    proc = call_inproc(capfdbinary, project, server.url)
     assert proc.returncode == 1
     usage = project_rows(project)[-1]
     # the provider reported usage for a failed response: it is recorded as observed, never guessed
@@ -362,9 +393,10 @@ def _no_claim_no_request(server: Server, project: dict[str, Path], proc: subproc
     {"unexpected": 1},  # unknown field
 ])
 def test_malformed_packet_exit_2(serve: Callable[[Responder], Server], project: dict[str, Path],
+        capfdbinary: pytest.CaptureFixture[bytes],
                                  dynamic: dict[str, Any]) -> None:
     server = serve(ok_reply({}))
-    _no_claim_no_request(server, project, call(project, server.url, stdin=json.dumps(packet(**dynamic)).encode()))
+    _no_claim_no_request(server, project, call_inproc(capfdbinary, project, server.url, stdin=json.dumps(packet(**dynamic)).encode()))
 
 
 @pytest.mark.parametrize("raw", [
@@ -378,16 +410,18 @@ def test_malformed_packet_exit_2(serve: Callable[[Responder], Server], project: 
     b"[" * 5000 + b"]" * 5000,
     b'{"a":"' + b"x" * (1024 * 1024) + b'"}',  # over 1 MiB
 ])
-def test_malformed_stdin_exit_2(serve: Callable[[Responder], Server], project: dict[str, Path], raw: bytes) -> None:
+def test_malformed_stdin_exit_2(serve: Callable[[Responder], Server], project: dict[str, Path],
+        capfdbinary: pytest.CaptureFixture[bytes], raw: bytes) -> None:
     server = serve(ok_reply({}))
-    _no_claim_no_request(server, project, call(project, server.url, stdin=raw))
+    _no_claim_no_request(server, project, call_inproc(capfdbinary, project, server.url, stdin=raw))
 
 
-def test_missing_dynamic_field_exit_2(serve: Callable[[Responder], Server], project: dict[str, Path]) -> None:
+def test_missing_dynamic_field_exit_2(serve: Callable[[Responder], Server], project: dict[str, Path],
+        capfdbinary: pytest.CaptureFixture[bytes]) -> None:
     body = packet()
     del body["dynamic_packet"]["expected_output"]
     server = serve(ok_reply({}))
-    _no_claim_no_request(server, project, call(project, server.url, stdin=json.dumps(body).encode()))
+    _no_claim_no_request(server, project, call_inproc(capfdbinary, project, server.url, stdin=json.dumps(body).encode()))
 
 
 @pytest.mark.parametrize(("env", "drop", "url"), [
@@ -407,11 +441,12 @@ def test_missing_dynamic_field_exit_2(serve: Callable[[Responder], Server], proj
     ({}, (), "http://127.0.0.1/v1/\u00e9"),  # not printable ASCII
 ])
 def test_bad_settings_exit_2(serve: Callable[[Responder], Server], project: dict[str, Path],
+        capfdbinary: pytest.CaptureFixture[bytes],
                              env: dict[str, str], drop: tuple[str, ...], url: str | None) -> None:
     server = serve(ok_reply({}))
     if url is not None:
         env = {**env, "CM_OPENAI_COMPATIBLE_BASE_URL": url}
-    proc = call(project, server.url, env=env, drop=drop)
+    proc = call_inproc(capfdbinary, project, server.url, env=env, drop=drop)
     _no_claim_no_request(server, project, proc)
     assert API_KEY.encode() not in proc.stderr
 
@@ -426,9 +461,10 @@ def test_bad_settings_exit_2(serve: Callable[[Responder], Server], project: dict
     ({}, ["--runtime", "gpt"]),
 ])
 def test_bad_arguments_exit_2(serve: Callable[[Responder], Server], project: dict[str, Path],
+        capfdbinary: pytest.CaptureFixture[bytes],
                               kwargs: dict[str, Any], extra: list[str]) -> None:
     server = serve(ok_reply({}))
-    _no_claim_no_request(server, project, call(project, server.url, extra=extra, **kwargs))
+    _no_claim_no_request(server, project, call_inproc(capfdbinary, project, server.url, extra=extra, **kwargs))
 
 
 def test_https_is_required_but_loopback_names_pass() -> None:
@@ -445,10 +481,11 @@ def test_https_is_required_but_loopback_names_pass() -> None:
 # ---------------------------------------------------------------- call id reuse and races
 
 
-def test_call_id_reuse_refused_before_http(serve: Callable[[Responder], Server], project: dict[str, Path]) -> None:
+def test_call_id_reuse_refused_before_http(serve: Callable[[Responder], Server], project: dict[str, Path],
+        capfdbinary: pytest.CaptureFixture[bytes]) -> None:
     server = serve(ok_reply({"prompt_tokens": 1, "completion_tokens": 1}))
-    assert call(project, server.url).returncode == 0
-    again = call(project, server.url)
+    assert call_inproc(capfdbinary, project, server.url).returncode == 0
+    again = call_inproc(capfdbinary, project, server.url)
     assert again.returncode == 2 and b"already completed" in again.stderr
     assert len(server.seen) == 1
 

@@ -463,24 +463,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def invoke(argv: Sequence[str], *, environ: Mapping[str, str], stdin: Any) -> int:
+    """Parse ``argv`` and run the call with an explicit environment and stdin stream."""
+    try:
+        ns = build_parser().parse_args(list(argv))
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    args = CallArgs(workflow=ns.workflow, stage=ns.stage, role=ns.role, runtime=ns.runtime,
+                    requested_model=ns.requested_model, call_id=ns.call_id, project_root=ns.project_root,
+                    specs_dir=ns.specs_dir, run_id=ns.run_id, timeout_seconds=ns.timeout_seconds)
+    return run(args, environ=environ, stdin=stdin)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Console script ``cm-openai-compatible-call``."""
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if callable(reconfigure):
             reconfigure(encoding="utf-8", errors="backslashreplace")
-    try:
-        ns = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
     environ = dict(os.environ)
     for name in SECRET_ENV:
         # nothing started from here (or by a later caller in this process) inherits them
         os.environ.pop(name, None)
-    args = CallArgs(workflow=ns.workflow, stage=ns.stage, role=ns.role, runtime=ns.runtime,
-                    requested_model=ns.requested_model, call_id=ns.call_id, project_root=ns.project_root,
-                    specs_dir=ns.specs_dir, run_id=ns.run_id, timeout_seconds=ns.timeout_seconds)
-    return run(args, environ=environ, stdin=sys.stdin.buffer)
+    return invoke(sys.argv[1:] if argv is None else argv, environ=environ, stdin=sys.stdin.buffer)
 
 
 if __name__ == "__main__":
