@@ -195,3 +195,125 @@ def test_subprocess_frame(tmp_path: Path) -> None:
                                             "lineage": {"lineage": hot_lineage(), "current": hot_current(role="b")}},
                                cwd=tmp_path)
     assert code == 1 and frame["code"] == "DISPATCH_FACT_MISMATCH" and "builder" not in json.dumps(frame)
+
+
+# ---------------------------------------------------------------- the CLI ---------------
+
+class CliResult:
+    def __init__(self, exit_code: int, stdout: str, stderr: str) -> None:
+        self.exit_code, self.stdout, self.stderr = exit_code, stdout, stderr
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Any:
+    """Run ``workgroup ARGS`` in-process through ``toolkit.cli.run`` (the real exit-code map)."""
+    import io
+    import sys
+
+    from toolkit.cli import run
+
+    def invoke(*args: str, stdin: str = "") -> CliResult:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8"))
+        capsys.readouterr()
+        code = run(list(args))
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return invoke
+
+
+DISPATCH_REQUEST = {
+    "routing": {"input": {"role": "builder", "owned_files": ["src/api.py"], "task_id": "t-1", "phase": "2A"}},
+    "lineage": {"lineage": hot_lineage(), "current": hot_current(), "now": HOT_NOW},
+}
+
+
+def telemetry_rows(repo: Any) -> list[dict[str, Any]]:
+    log = repo.path / ".git" / "workgroup" / "telemetry.jsonl"
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_cli_fills_rollout_stage_from_config(cli: Any, git_repo: Any) -> None:
+    git_repo.commit("init", {"src/api.py": "x = 1\n", ".workgroup/config.yml": "context_efficiency:\n  rollout: shadow\n"})
+    result = cli("dispatch", "--json", stdin=json.dumps(DISPATCH_REQUEST))
+    assert result.exit_code == 0, result.stderr
+    decided = json.loads(result.stdout)
+    assert decided["rollout"]["rollout"] == "shadow" and decided["rollout"]["record_recommendation"] is True
+    assert decided["routing"]["mode"] == "resume" and decided["lineage"]["state"] == "HOT"
+    # the request's own stage wins over config
+    explicit = {**DISPATCH_REQUEST, "rollout": {"input": {"rollout": "observe"}}}
+    assert json.loads(cli("dispatch", "--json", stdin=json.dumps(explicit)).stdout)["rollout"]["rollout"] == "observe"
+
+
+def test_cli_config_fills_routing_limits(cli: Any, git_repo: Any) -> None:
+    git_repo.commit("init", {".workgroup/config.yml": "context_efficiency:\n  max_nesting_depth: 1\n"})
+    request = {"routing": {"nesting_depth": 1}}
+    decided = json.loads(cli("dispatch", "--json", stdin=json.dumps(request)).stdout)
+    assert decided["routing"] == {"mode": "local", "reason_codes": ["NESTING_LIMIT"]}
+    request = {"routing": {"nesting_depth": 1, "max_nesting_depth": 3}}  # the request wins
+    assert json.loads(cli("dispatch", "--json", stdin=json.dumps(request)).stdout)["routing"]["mode"] != "local"
+
+
+def test_cli_disabled_answers_local_and_records_nothing(cli: Any, git_repo: Any) -> None:
+    git_repo.commit("init", {".workgroup/config.yml": "context_efficiency:\n  enabled: false\n  rollout: on\n"})
+    request = {**DISPATCH_REQUEST, "result_policy": {"write_prohibited": True}}
+    result = cli("dispatch", "--json", "--record", stdin=json.dumps(request))
+    assert result.exit_code == 0, result.stderr
+    decided = json.loads(result.stdout)
+    assert decided["routing"] == {"mode": "local", "reason_codes": ["CAPABILITY_FALLBACK"]}
+    assert decided["rollout"]["rollout"] == "off" and decided["rollout"]["selected_mode"] == "local"
+    assert decided["result_policy"]["write_prohibited"] is True and decided["lineage"]["state"] == "HOT"
+    assert telemetry_rows(git_repo) == [] and not (git_repo.path / ".git" / "workgroup").exists()
+    # isolation still fails closed when disabled
+    bad = {**DISPATCH_REQUEST, "routing": {"role": "reviewer"}}
+    assert cli("dispatch", stdin=json.dumps(bad)).exit_code == 1
+
+
+def test_cli_record_appends_evidence_with_lineage_result(cli: Any, git_repo: Any) -> None:
+    git_repo.commit("init", {"src/api.py": "x = 1\n"})
+    request = {**DISPATCH_REQUEST, "lineage": {**DISPATCH_REQUEST["lineage"],
+                                               "current": hot_current(checkpoint_sha="1234567abcdef")}}
+    result = cli("dispatch", "--record", stdin=json.dumps(request))
+    assert result.exit_code == 0, result.stderr
+    assert "lineage: INVALID  (CHECKPOINT_MISMATCH)" in result.stdout
+    rows = telemetry_rows(git_repo)
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["mode"] == "fresh-capsule" and row["task_id"] == "t-1" and row["owned_files"] == ["src/api.py"]
+    assert row["lineage_candidate"] == "lineage-builder-auth"
+    assert row["invalidation_result"] == {"state": "INVALID", "invalidations": ["CHECKPOINT_MISMATCH"]}
+
+
+def test_cli_record_respects_telemetry_off(cli: Any, git_repo: Any) -> None:
+    git_repo.commit("init", {".workgroup/config.yml": "context_efficiency:\n  telemetry: off\n"})
+    result = cli("dispatch", "--record", stdin=json.dumps(DISPATCH_REQUEST))
+    assert result.exit_code == 0 and telemetry_rows(git_repo) == []
+
+
+def test_cli_errors_and_exit_codes(cli: Any, git_repo: Any, tmp_path: Path) -> None:
+    git_repo.commit("init", {"README.md": "x\n"})
+    mismatch = {**DISPATCH_REQUEST, "routing": {"role": "reviewer"}}
+    result = cli("dispatch", stdin=json.dumps(mismatch))
+    assert result.exit_code == 1 and "DISPATCH_FACT_MISMATCH" in result.stderr
+    assert cli("dispatch", stdin="[1]").exit_code == 2
+    assert cli("dispatch", stdin="{nope").exit_code == 2
+    assert cli("dispatch", stdin=json.dumps({"rollout": {}})).exit_code == 2
+    request_file = tmp_path / "req.json"
+    request_file.write_text(json.dumps(DISPATCH_REQUEST), encoding="utf-8")
+    assert cli("dispatch", str(request_file)).exit_code == 0
+    assert cli("dispatch", str(tmp_path / "missing.json")).exit_code == 2
+    (git_repo.path / ".workgroup").mkdir()
+    (git_repo.path / ".workgroup" / "config.yml").write_text("context_efficiency: [", encoding="utf-8")
+    assert cli("dispatch", stdin=json.dumps(DISPATCH_REQUEST)).exit_code == 2
+
+
+def test_cli_record_outside_repository_is_environment_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    from conftest import run_workgroup
+
+    proc = run_workgroup("dispatch", "--record", stdin=json.dumps(DISPATCH_REQUEST), cwd=tmp_path)
+    assert proc.returncode == 3 and b"Traceback" not in proc.stderr
+    proc = run_workgroup("dispatch", "--json", stdin=json.dumps(DISPATCH_REQUEST), cwd=tmp_path)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["routing"]["mode"] == "resume"

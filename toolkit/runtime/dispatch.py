@@ -21,7 +21,7 @@ Routing goes through the router's own operation, so dispatch sees exactly what `
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from toolkit.runtime.codes import RuntimeOpError
@@ -98,8 +98,14 @@ def _result_policy(policy_input: dict[str, Any]) -> dict[str, Any]:
     return resolve_result_policy(policy_input)
 
 
-def dispatch(request: Mapping[str, Any], ctx: Any) -> dict[str, Any]:
-    """Evaluate one combined dispatch request (see the module docstring for the rules)."""
+def dispatch_with_facts(request: Mapping[str, Any], ctx: Any,
+                        router: Callable[[dict[str, Any], Any], dict[str, Any]] | None = None,
+                        ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The dispatch result and the routing facts it was decided on (for routing evidence).
+
+    ``router`` replaces the router's operation (the CLI's ``enabled: false`` answers ``local``
+    without routing); lineage, fact checks, rollout and result policy still apply.
+    """
     routing_input = _object(_unwrap(request.get("routing")))
     lineage_request = request.get("lineage")
     evaluated: dict[str, Any] | None = None
@@ -109,11 +115,17 @@ def dispatch(request: Mapping[str, Any], ctx: Any) -> dict[str, Any]:
         check_facts(routing_input, current)
         evaluated = evaluate_lineage(record, current, now)
         routing_input = reconcile_routing_input(routing_input, record, current, evaluated)
-    routing = _route(routing_input, ctx)
+    routing = (router or _route)(routing_input, ctx)
     rollout = _select_rollout(_object(_unwrap(request.get("rollout"))), routing["mode"])
     policy_input = _unwrap(request.get("result_policy"))
     result_policy = None if policy_input is None else _result_policy(_object(policy_input))
-    return {"routing": routing, "rollout": rollout, "lineage": evaluated, "result_policy": result_policy}
+    result = {"routing": routing, "rollout": rollout, "lineage": evaluated, "result_policy": result_policy}
+    return result, routing_input
+
+
+def dispatch(request: Mapping[str, Any], ctx: Any) -> dict[str, Any]:
+    """Evaluate one combined dispatch request (see the module docstring for the rules)."""
+    return dispatch_with_facts(request, ctx)[0]
 
 
 def op_dispatch(request: dict[str, Any], ctx: Any) -> dict[str, Any]:
