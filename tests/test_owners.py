@@ -1,0 +1,239 @@
+"""The persistent active-writer registry (toolkit/owners.py) and git discovery (toolkit/localstate.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from toolkit import owners
+from toolkit.errors import EnvironmentFailure, InvalidInput
+from toolkit.git import discover
+from toolkit.localstate import LOCAL_STATE_NAME, find_git
+from toolkit.store import LOCAL_STATE_NAME as STORE_LOCAL_STATE_NAME
+from toolkit.store import Layout
+
+T0 = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def layout(git_repo) -> Layout:  # type: ignore[no-untyped-def]
+    git_repo.commit("init", {"src/api.py": "a", "src/ui.tsx": "b", "src/deep/x.py": "c", "README.md": "r"})
+    return discover(git_repo.path).layout
+
+
+def registry(layout: Layout) -> dict:  # type: ignore[type-arg]
+    return json.loads(layout.owners_registry.read_text(encoding="utf-8"))
+
+
+def test_acquire_list_release(layout: Layout) -> None:
+    lease = owners.acquire(layout, "L1", ["src/api.py"], now=T0)
+    assert lease.lease_expires_at == "2026-01-05T12:20:00Z"  # warm_lease_minutes default 20
+    assert [x.lineage_id for x in owners.list_leases(layout, now=T0)] == ["L1"]
+    assert registry(layout)["writers"][0]["owned_files"] == ["src/api.py"]
+    assert owners.release(layout, "L1", now=T0) is True
+    assert owners.release(layout, "L1", now=T0) is False
+    assert owners.list_leases(layout, now=T0) == []
+
+
+@pytest.mark.parametrize(
+    ("held", "proposed"),
+    [
+        (["src/api.py"], ["src/api.py"]),  # equal
+        (["src/api.py"], ["./src/api.py"]),  # ./ alias
+        (["src/api.py"], ["SRC/API.py"]),  # case alias
+        (["src/api.py"], ["src\\api.py"]),  # backslash alias
+        (["src"], ["src/deep/x.py"]),  # held directory contains the path
+        (["src/deep/x.py"], ["src"]),  # proposed directory contains a held path
+        (["src/api.py"], ["lib/../src/api.py"]),  # .. inside the root
+    ],
+)
+def test_overlapping_scope_is_refused_naming_the_holder(layout: Layout, held: list[str], proposed: list[str]) -> None:
+    owners.acquire(layout, "holder", held, now=T0)
+    before = layout.owners_registry.read_bytes()
+    with pytest.raises(owners.OwnershipConflict) as caught:
+        owners.acquire(layout, "second", proposed, now=T0)
+    assert caught.value.exit_code == 1
+    assert caught.value.holder == "holder"
+    assert caught.value.path == held[0]  # the holder's stored path, never the folded key
+    assert "holder" in caught.value.message
+    assert layout.owners_registry.read_bytes() == before  # nothing written
+
+
+def test_symlink_alias_conflicts(layout: Layout) -> None:
+    (layout.workdir / "alias").symlink_to(layout.workdir / "src", target_is_directory=True)
+    owners.acquire(layout, "holder", ["src/api.py"], now=T0)
+    with pytest.raises(owners.OwnershipConflict):
+        owners.acquire(layout, "second", ["alias/api.py"], now=T0)
+
+
+@pytest.mark.parametrize("bad", ["/etc/passwd", "../x", "C:/x", "https://e.x/a", "", "a\x00b"])
+def test_invalid_paths_are_refused_and_nothing_is_written(layout: Layout, bad: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        owners.acquire(layout, "L1", [bad], now=T0)
+    assert caught.value.code == "INVALID_OWNERSHIP_PATH"
+    assert not layout.owners_registry.exists()
+
+
+def test_symlink_escape_is_refused(layout: Layout, tmp_path: Path) -> None:
+    (layout.workdir / "out").symlink_to(tmp_path, target_is_directory=True)
+    with pytest.raises(InvalidInput):
+        owners.acquire(layout, "L1", ["out/x"], now=T0)
+
+
+@pytest.mark.parametrize(
+    ("lineage", "paths", "minutes", "code"),
+    [
+        ("../x", ["a"], 20, "UNSAFE_SEGMENT"),  # lineage ids are safe segments
+        ("L1", [], 20, "WRITER_SCOPE_REQUIRED"),  # a writer owns at least one path
+        ("L1", ["a"], 0, "INVALID_LEASE_MINUTES"),  # lease length bounds
+        ("L1", ["a"], 10**6, "INVALID_LEASE_MINUTES"),
+    ],
+)
+def test_bad_acquire_arguments(layout: Layout, lineage: str, paths: list[str], minutes: int, code: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        owners.acquire(layout, lineage, paths, now=T0, minutes=minutes)
+    assert caught.value.code == code
+
+
+def test_same_lineage_renews_its_lease(layout: Layout) -> None:
+    owners.acquire(layout, "L1", ["src"], now=T0)
+    lease = owners.acquire(layout, "L1", ["src/api.py"], now=T0 + timedelta(minutes=10))
+    assert lease.lease_expires_at == "2026-01-05T12:30:00Z"
+    assert [w["owned_files"] for w in registry(layout)["writers"]] == [["src/api.py"]]
+
+
+def test_lease_expiry_frees_the_scope_and_is_dropped(layout: Layout) -> None:
+    owners.acquire(layout, "old", ["src"], now=T0, minutes=5)
+    with pytest.raises(owners.OwnershipConflict):
+        owners.acquire(layout, "new", ["src/api.py"], now=T0 + timedelta(minutes=4, seconds=59))
+    owners.acquire(layout, "new", ["src/api.py"], now=T0 + timedelta(minutes=5))  # expired exactly at its end
+    assert [w["lineage_id"] for w in registry(layout)["writers"]] == ["new"]
+
+
+def test_list_drops_expired_leases_from_the_file(layout: Layout) -> None:
+    owners.acquire(layout, "a", ["src"], now=T0, minutes=1)
+    owners.acquire(layout, "b", ["README.md"], now=T0, minutes=60)
+    assert [x.lineage_id for x in owners.list_leases(layout, now=T0 + timedelta(minutes=2))] == ["b"]
+    assert [w["lineage_id"] for w in registry(layout)["writers"]] == ["b"]
+
+
+def test_release_lineage_is_what_lineage_invalidation_calls(layout: Layout) -> None:
+    owners.acquire(layout, "L7", ["src"], now=datetime.now(UTC))
+    assert owners.release_lineage(layout, "L7") is True
+    owners.acquire(layout, "L8", ["src"], now=datetime.now(UTC))
+
+
+def test_glob_ownership_against_real_tracked_files(layout: Layout) -> None:
+    tracked = discover(layout.workdir).tracked_files()
+    lease = owners.acquire(layout, "globber", [], ["src/*.py"], now=T0, tracked_files=tracked)
+    assert lease.resolved_owned_files == ("src/api.py",)
+    # a tracked file matched by the held glob
+    with pytest.raises(owners.OwnershipConflict):
+        owners.acquire(layout, "x", ["src/api.py"], now=T0)
+    # a new, untracked file under the held glob conflicts too
+    with pytest.raises(owners.OwnershipConflict) as caught:
+        owners.acquire(layout, "x", ["src/new.py"], now=T0)
+    assert caught.value.path == "src/*.py"
+    # a file the glob does not match is free
+    owners.acquire(layout, "x", ["src/ui.tsx"], now=T0)
+    # a proposed glob matching a held literal path conflicts
+    with pytest.raises(owners.OwnershipConflict):
+        owners.acquire(layout, "y", [], ["**/*.tsx"], now=T0, tracked_files=tracked)
+    # two globs with overlapping literal prefixes conflict (conservative)
+    with pytest.raises(owners.OwnershipConflict):
+        owners.acquire(layout, "z", [], ["src/deep/**"], now=T0, tracked_files=tracked)
+    # disjoint prefixes are fine
+    owners.acquire(layout, "w", [], ["docs/**"], now=T0, tracked_files=tracked)
+
+
+def test_negated_glob_is_refused(layout: Layout) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        owners.acquire(layout, "g", [], ["!src/generated/"], now=T0, tracked_files=[])
+    assert caught.value.code == "INVALID_OWNERSHIP_GLOB"
+
+
+@pytest.mark.parametrize("content", ["not json", "[]", '{"schema":"x","writers":[]}', '{"schema":"workgroup.owners/v1","writers":[1]}'])
+def test_corrupt_registry_is_an_environment_error(layout: Layout, content: str) -> None:
+    layout.owners_registry.parent.mkdir(parents=True, exist_ok=True)
+    layout.owners_registry.write_text(content, encoding="utf-8")
+    with pytest.raises(EnvironmentFailure) as caught:
+        owners.acquire(layout, "L1", ["src"], now=T0)
+    assert caught.value.exit_code == 3
+    assert layout.owners_registry.read_text(encoding="utf-8") == content  # left for inspection
+
+
+RACER = """
+import os, sys, time
+from datetime import datetime, UTC
+from toolkit import owners
+from toolkit.git import discover
+layout = discover(sys.argv[1]).layout
+go = sys.argv[2]
+while not os.path.exists(go):
+    time.sleep(0.001)
+try:
+    owners.acquire(layout, sys.argv[3], [sys.argv[4]], now=datetime.now(UTC))
+except owners.OwnershipConflict:
+    sys.exit(1)
+sys.exit(0)
+"""
+
+
+def test_sixteen_processes_race_for_overlapping_scopes(layout: Layout, tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    # every pair of these overlaps (equal file through an alias, or containment)
+    aliases = ["src", "src/api.py", "./src/api.py", "SRC/api.py", "src/./api.py", "lib/../src/api.py", "src//api.py",
+               "src\\api.py"]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", RACER, str(layout.workdir), str(go), f"racer{i}", aliases[i % 8]],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for i in range(16)
+    ]
+    time.sleep(1.0)  # let every process import and reach the start line
+    go.write_text("go", encoding="utf-8")
+    codes = [proc.wait(timeout=120) for proc in procs]
+    assert sorted(codes) == [0] + [1] * 15, [p.stderr.read() for p in procs if p.stderr]  # type: ignore[union-attr]
+    data = registry(layout)  # still valid JSON
+    assert len(data["writers"]) == 1
+    assert data["writers"][0]["lineage_id"] == f"racer{codes.index(0)}"
+
+
+# --- localstate: the git common dir without pygit2 ------------------------------------------
+
+
+def test_localstate_matches_pygit2(git_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    git_repo.commit("init", {"a/b/c.txt": "x"})
+    repo = discover(git_repo.path)
+    found = find_git(str(git_repo.path / "a" / "b"))
+    assert found is not None
+    assert Path(found.workdir) == repo.workdir
+    assert Path(found.common_dir) == repo.common_dir
+    assert found.owners_registry == str(repo.layout.owners_registry)
+    wt = tmp_path / "linked"
+    git_repo.raw.add_worktree("linked", str(wt))
+    linked = find_git(str(wt))
+    assert linked is not None
+    assert Path(linked.common_dir) == repo.common_dir and Path(linked.workdir) == wt.resolve()
+    assert Path(linked.git_dir) != repo.common_dir  # the worktree's own git dir
+
+
+def test_localstate_outside_a_repository_and_bad_pointers(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert find_git(str(plain)) is None or find_git(str(plain)).workdir != str(plain)  # type: ignore[union-attr]
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / ".git").write_text("gitdir: does/not/exist\n", encoding="utf-8")
+    found = find_git(str(broken))
+    assert found is None or found.workdir != str(broken.resolve())
+
+
+def test_local_state_name_matches_store() -> None:
+    assert LOCAL_STATE_NAME == STORE_LOCAL_STATE_NAME
