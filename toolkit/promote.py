@@ -128,51 +128,61 @@ def decide(
     from toolkit.runtime.promotion import evaluate_promotion
     from toolkit.timefmt import format_utc
 
+    # Evaluate outside the lock (it is the slow part); under the lock, re-read the consumed ids
+    # and either record the decision or turn it into a replay refusal.
+    try:
+        result = evaluate_promotion(
+            pairs,
+            thresholds,
+            envelope=envelope,
+            now=now,
+            consumed_run_ids=sorted({*consumed_run_ids(layout), *(extra_consumed or [])}),
+            expected_candidate_version=expected_candidate_version,
+            expected_corpus_version=expected_corpus_version,
+            expected_runtime_digest=expected_runtime_digest,
+            trusted_keys=trusted_keys,
+            synthetic=synthetic,
+        )
+    except RuntimeOpError as exc:
+        raise InvalidInput(exc.code, exc.message) from None
+    result["recorded"] = None
+    if not result["metrics"]["trusted_measurement_envelope"]:
+        return result
+    run_id = envelope["measurement_run_id"]
+    record = {
+        "schema": DECISION_SCHEMA,
+        "measurement_run_id": run_id,
+        "decided_at": format_utc(now),
+        "promote": result["promote"],
+        "gates": result["gates"],
+        "metrics": result["metrics"],
+        "thresholds": result["thresholds"],
+        "envelope": envelope,
+    }
+    path = layout.promotion_path(run_id)
+    text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
     with file_lock(layout.lock(LEDGER_LOCK)):
-        consumed = sorted({*consumed_run_ids(layout), *(extra_consumed or [])})
-        try:
-            result = evaluate_promotion(
-                pairs,
-                thresholds,
-                envelope=envelope,
-                now=now,
-                consumed_run_ids=consumed,
-                expected_candidate_version=expected_candidate_version,
-                expected_corpus_version=expected_corpus_version,
-                expected_runtime_digest=expected_runtime_digest,
-                trusted_keys=trusted_keys,
-                synthetic=synthetic,
-            )
-        except RuntimeOpError as exc:
-            raise InvalidInput(exc.code, exc.message) from None
-        result["recorded"] = None
-        if not result["metrics"]["trusted_measurement_envelope"]:
-            return result
-        run_id = envelope["measurement_run_id"]
-        record = {
-            "schema": DECISION_SCHEMA,
-            "measurement_run_id": run_id,
-            "decided_at": format_utc(now),
-            "promote": result["promote"],
-            "gates": result["gates"],
-            "metrics": result["metrics"],
-            "thresholds": result["thresholds"],
-            "envelope": envelope,
-        }
-        path = layout.promotion_path(run_id)
-        text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
-        if not create_exclusive(path, text):
-            # Another clone or process recorded it first; the run is spent.
-            result.update(promote=False)
-            result["gates"]["provenance"] = False
-            result["provenance_failures"].append("RUN_ID_REPLAYED")
+        if run_id in consumed_run_ids(layout) or not create_exclusive(path, text):
+            _refuse_replay(result)
             return result
         append_jsonl(
             layout.replay_ledger,
             {"measurement_run_id": run_id, "consumed_at": format_utc(now), "promote": result["promote"]},
         )
-        result["recorded"] = os.path.relpath(path, layout.workdir)
-        return result
+    result["recorded"] = os.path.relpath(path, layout.workdir)
+    return result
+
+
+def _refuse_replay(result: dict[str, Any]) -> None:
+    """Another process or clone consumed the run between evaluation and recording."""
+    result["promote"] = False
+    result["gates"]["provenance"] = False
+    result["metrics"]["trusted_measurement_envelope"] = False
+    result["provenance_failures"].append("RUN_ID_REPLAYED")
+    for row in result["gate_details"]:
+        if row["gate"] == "provenance":
+            row["passed"] = False
+            row["value"] = False
 
 
 def new_run_id() -> str:

@@ -1,0 +1,385 @@
+"""`workgroup measure` and `workgroup promote` end to end: keys in files, the replay ledger, races."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _promotion_data import NOW, pairs
+from conftest import GitRepo, run_workgroup
+
+from toolkit.promote import runtime_digest
+from toolkit.resources import data_dir
+from toolkit.timefmt import format_utc
+
+NOW_TEXT = format_utc(NOW)
+EXPECT_ARGS = ["--expected-candidate-version", "candidate-v1", "--expected-corpus-version", "corpus-v1"]
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """Run ``workgroup ARGS`` in-process (the machine is shared: subprocesses only where they matter)."""
+    import contextlib
+    import io
+
+    from toolkit.cli import run
+
+    out, err = io.StringIO(), io.StringIO()
+    previous = Path.cwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = run(list(args))
+    finally:
+        os.chdir(previous)
+    return subprocess.CompletedProcess(list(args), code, out.getvalue().encode(), err.getvalue().encode())
+
+
+def _ok(proc: subprocess.CompletedProcess[bytes], code: int = 0) -> str:
+    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
+    return proc.stdout.decode("utf-8")
+
+
+@pytest.fixture
+def signed_run(git_repo: GitRepo) -> dict[str, Path]:
+    """A repository with a key pair, trusted keys dir, measured pairs and their signed envelope."""
+    root = git_repo.path
+    _ok(cli("measure", "keygen", "keys", "--key-id", "measurement-key-ci", cwd=root))
+    trusted = root / "trusted"
+    trusted.mkdir()
+    (trusted / "measurement-key-ci.pem").write_bytes((root / "keys" / "measurement-key-ci.pem").read_bytes())
+    (root / "pairs.json").write_text(json.dumps({"pairs": pairs()}), encoding="utf-8")
+    _ok(
+        cli(
+            "measure",
+            "sign",
+            "--pairs",
+            "pairs.json",
+            "--key",
+            "keys/measurement-key-ci.key",
+            "--candidate-version",
+            "candidate-v1",
+            "--corpus-version",
+            "corpus-v1",
+            "--run-id",
+            "measurement-00000000000000aa",
+            "--measured-at",
+            "2026-07-30T12:00:00Z",
+            "--out",
+            "envelope.json",
+            cwd=root,
+        )
+    )
+    return {
+        "root": root,
+        "trusted": trusted,
+        "envelope": root / "envelope.json",
+        "pairs": root / "pairs.json",
+    }
+
+
+def _promote(
+    run: dict[str, Path],
+    *extra: str,
+    envelope: Path | None = None,
+    pairs_file: Path | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    return cli(
+        "promote",
+        "--pairs",
+        str(pairs_file or run["pairs"]),
+        "--envelope",
+        str(envelope or run["envelope"]),
+        "--trusted-keys",
+        str(run["trusted"]),
+        *EXPECT_ARGS,
+        "--now",
+        NOW_TEXT,
+        "--json",
+        *extra,
+        cwd=run["root"],
+    )
+
+
+def _json(proc: subprocess.CompletedProcess[bytes]) -> Any:
+    return json.loads(proc.stdout.decode("utf-8"))
+
+
+def test_keygen_private_key_is_owner_only(signed_run: dict[str, Path]) -> None:
+    key = signed_run["root"] / "keys" / "measurement-key-ci.key"
+    assert (key.stat().st_mode & 0o777) == 0o600
+    assert b"PRIVATE KEY" in key.read_bytes()
+    again = cli("measure", "keygen", "keys", "--key-id", "measurement-key-ci", cwd=signed_run["root"])
+    assert again.returncode == 1 and b"KEY_EXISTS" in again.stderr
+
+
+def test_envelope_is_flat_v2_and_signed_with_installed_runtime_digest(signed_run: dict[str, Path]) -> None:
+    envelope = json.loads(signed_run["envelope"].read_text(encoding="utf-8"))
+    assert sorted(envelope) == sorted(
+        [
+            "accounting_source",
+            "candidate_version",
+            "corpus_digest",
+            "corpus_version",
+            "measured_at",
+            "measurement_run_id",
+            "pair_count",
+            "promotion_authorized",
+            "runtime_digest",
+            "schema",
+            "signature",
+            "signer_key_id",
+        ]
+    )
+    assert envelope["runtime_digest"] == runtime_digest()
+    assert envelope["signer_key_id"] == "measurement-key-ci" and envelope["promotion_authorized"] is True
+
+
+def test_promote_records_decision_and_refuses_replay(signed_run: dict[str, Path]) -> None:
+    first = _promote(signed_run)
+    result = _json(first)
+    assert first.returncode == 0 and result["promote"] is True
+    record = signed_run["root"] / ".workgroup" / "promotions" / "measurement-00000000000000aa.json"
+    assert result["recorded"] == ".workgroup/promotions/measurement-00000000000000aa.json"
+    stored = json.loads(record.read_text(encoding="utf-8"))
+    assert (
+        stored["promote"] is True
+        and stored["envelope"]["measurement_run_id"] == "measurement-00000000000000aa"
+    )
+    # the caller forgot to pass consumed ids: the ledger refuses the replay anyway
+    second = _promote(signed_run)
+    assert second.returncode == 1
+    assert _json(second)["provenance_failures"] == ["RUN_ID_REPLAYED"]
+
+
+def test_replay_refused_by_committed_record_without_local_ledger(signed_run: dict[str, Path]) -> None:
+    _ok(_promote(signed_run))
+    ledger = signed_run["root"] / ".git" / "workgroup" / "replay-ledger.jsonl"
+    assert ledger.is_file()
+    ledger.unlink()  # e.g. a fresh clone: only the committed record remains
+    assert _json(_promote(signed_run))["provenance_failures"] == ["RUN_ID_REPLAYED"]
+
+
+def test_replay_refused_by_local_ledger_without_committed_record(signed_run: dict[str, Path]) -> None:
+    _ok(_promote(signed_run))
+    record = signed_run["root"] / ".workgroup" / "promotions" / "measurement-00000000000000aa.json"
+    record.unlink()  # an uncommitted decision was discarded: the local ledger still guards it
+    proc = _promote(signed_run)
+    assert proc.returncode == 1 and _json(proc)["provenance_failures"] == ["RUN_ID_REPLAYED"]
+    assert not record.exists()
+
+
+def test_replay_race_across_processes(signed_run: dict[str, Path]) -> None:
+    """Four processes race one envelope: exactly one records a promotion."""
+    args = [
+        sys.executable,
+        "-m",
+        "toolkit",
+        "promote",
+        "--pairs",
+        str(signed_run["pairs"]),
+        "--envelope",
+        str(signed_run["envelope"]),
+        "--trusted-keys",
+        str(signed_run["trusted"]),
+        *EXPECT_ARGS,
+        "--now",
+        NOW_TEXT,
+        "--json",
+    ]
+    procs = [
+        subprocess.Popen(
+            args, cwd=signed_run["root"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ)
+        )
+        for _ in range(4)
+    ]
+    outcomes = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        outcomes.append((proc.returncode, json.loads(out)))
+    assert sorted(code for code, _ in outcomes) == [0] + [1] * 3, outcomes
+    losers = [result for code, result in outcomes if code == 1]
+    assert all(result["provenance_failures"] == ["RUN_ID_REPLAYED"] for result in losers)
+    ledger = (signed_run["root"] / ".git" / "workgroup" / "replay-ledger.jsonl").read_text(encoding="utf-8")
+    assert len(ledger.splitlines()) == 1
+
+
+def test_untrusted_envelope_consumes_nothing(signed_run: dict[str, Path]) -> None:
+    envelope = json.loads(signed_run["envelope"].read_text(encoding="utf-8"))
+    envelope["signature"] = "AA=="
+    bad = signed_run["root"] / "bad.json"
+    bad.write_text(json.dumps(envelope), encoding="utf-8")
+    proc = _promote(signed_run, envelope=bad)
+    assert proc.returncode == 1 and _json(proc)["provenance_failures"] == ["SIGNATURE_INVALID"]
+    assert not (signed_run["root"] / ".workgroup" / "promotions").exists()
+    _ok(_promote(signed_run))  # the genuine envelope is still usable
+
+
+def test_tampered_pairs_file(signed_run: dict[str, Path]) -> None:
+    data = json.loads(signed_run["pairs"].read_text(encoding="utf-8"))
+    data["pairs"][0]["candidate"]["billed_cost"] = 1
+    tampered = signed_run["root"] / "tampered.json"
+    tampered.write_text(json.dumps(data), encoding="utf-8")
+    proc = _promote(signed_run, pairs_file=tampered)
+    assert proc.returncode == 1 and _json(proc)["provenance_failures"] == ["CORPUS_DIGEST_MISMATCH"]
+
+
+def test_runtime_digest_mismatch_and_missing_expectations(signed_run: dict[str, Path]) -> None:
+    proc = _promote(signed_run, "--runtime-digest", "sha256:" + "2" * 64)
+    assert _json(proc)["provenance_failures"] == ["RUNTIME_DIGEST_MISMATCH"]
+    proc = cli(
+        "promote",
+        "--pairs",
+        str(signed_run["pairs"]),
+        "--envelope",
+        str(signed_run["envelope"]),
+        "--trusted-keys",
+        str(signed_run["trusted"]),
+        "--now",
+        NOW_TEXT,
+        "--json",
+        cwd=signed_run["root"],
+    )
+    failures = _json(proc)["provenance_failures"]
+    assert "EXPECTED_CANDIDATE_VERSION_INVALID" in failures and "EXPECTED_CORPUS_VERSION_INVALID" in failures
+
+
+def test_unknown_key_id_in_trusted_dir(signed_run: dict[str, Path]) -> None:
+    (signed_run["trusted"] / "measurement-key-ci.pem").unlink()
+    proc = _promote(signed_run)
+    assert proc.returncode == 1 and _json(proc)["provenance_failures"] == ["UNTRUSTED_SIGNER_KEY"]
+
+
+def test_shipped_synthetic_pairs_are_refused(signed_run: dict[str, Path]) -> None:
+    root = signed_run["root"]
+    synthetic = data_dir("corpus") / "paired-results.json"
+    _ok(
+        cli(
+            "measure",
+            "sign",
+            "--pairs",
+            str(synthetic),
+            "--key",
+            "keys/measurement-key-ci.key",
+            "--candidate-version",
+            "candidate-v1",
+            "--corpus-version",
+            "corpus-v1",
+            "--measured-at",
+            "2026-07-30T12:00:00Z",
+            "--out",
+            "synthetic-envelope.json",
+            cwd=root,
+        )
+    )
+    envelope = json.loads((root / "synthetic-envelope.json").read_text(encoding="utf-8"))
+    assert envelope["promotion_authorized"] is False
+    proc = _promote(signed_run, envelope=root / "synthetic-envelope.json", pairs_file=synthetic)
+    result = _json(proc)
+    assert proc.returncode == 1 and result["promote"] is False and result["gates"]["provenance"] is False
+    assert result["provenance_failures"][0] == "SYNTHETIC_DATA"
+    assert not (root / ".workgroup" / "promotions").exists()
+
+
+def test_human_table_lists_every_gate(signed_run: dict[str, Path]) -> None:
+    proc = run_workgroup(  # end to end, as a user runs it
+        "promote",
+        "--pairs",
+        str(signed_run["pairs"]),
+        "--envelope",
+        str(signed_run["envelope"]),
+        "--trusted-keys",
+        str(signed_run["trusted"]),
+        *EXPECT_ARGS,
+        "--now",
+        NOW_TEXT,
+        cwd=signed_run["root"],
+    )
+    text = _ok(proc)
+    for gate in (
+        "provenance",
+        "sample_size",
+        "strata",
+        "median_cost",
+        "p75_cost",
+        "p95_cost",
+        "median_wall_time",
+        "quality",
+        "rework",
+        "security",
+        "reconciliation",
+    ):
+        assert gate in text
+    assert "decision: PROMOTE" in text and "bootstrap CI" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["--pairs", "missing.json"], "FILE_NOT_FOUND"),
+        (["--trusted-keys", "nowhere"], "TRUSTED_KEYS_DIR_INVALID"),
+        (["--now", "2026-02-30T00:00:00Z"], "INVALID_DATE_TIME"),
+    ],
+)
+def test_bad_input_exit_2(signed_run: dict[str, Path], args: list[str], code: str) -> None:
+    base = {
+        "--pairs": str(signed_run["pairs"]),
+        "--envelope": str(signed_run["envelope"]),
+        "--trusted-keys": str(signed_run["trusted"]),
+        "--now": NOW_TEXT,
+    }
+    base[args[0]] = args[1]
+    flat = [item for pair in base.items() for item in pair]
+    proc = cli("promote", *flat, *EXPECT_ARGS, cwd=signed_run["root"])
+    assert proc.returncode == 2 and code.encode() in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def test_out_of_bounds_pairs_are_exit_2(signed_run: dict[str, Path]) -> None:
+    data = pairs()
+    data[0]["candidate"]["quality_score"] = 101
+    bad = signed_run["root"] / "bounds.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    proc = _promote(signed_run, pairs_file=bad)
+    assert proc.returncode == 2 and b"PROMOTION_INPUT_INVALID" in proc.stderr
+
+
+def test_sign_refuses_bad_fields_and_never_takes_keys_from_arguments(signed_run: dict[str, Path]) -> None:
+    root = signed_run["root"]
+    proc = cli(
+        "measure",
+        "sign",
+        "--pairs",
+        "pairs.json",
+        "--key",
+        "keys/measurement-key-ci.key",
+        "--candidate-version",
+        "candidate-v1",
+        "--corpus-version",
+        "corpus-v1",
+        "--run-id",
+        "run-1",
+        cwd=root,
+    )
+    assert proc.returncode == 2 and b"MEASUREMENT_FIELD_INVALID" in proc.stderr
+    (root / "not-a-key.pem").write_text("hello", encoding="utf-8")
+    proc = cli(
+        "measure",
+        "sign",
+        "--pairs",
+        "pairs.json",
+        "--key",
+        "not-a-key.pem",
+        "--key-id",
+        "measurement-key-ci",
+        "--candidate-version",
+        "c",
+        "--corpus-version",
+        "k",
+        cwd=root,
+    )
+    assert proc.returncode == 2 and b"SIGNING_KEY_INVALID" in proc.stderr
+    assert b"hello" not in proc.stderr
