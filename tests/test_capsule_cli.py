@@ -36,7 +36,9 @@ def committed(git_repo: GitRepo) -> GitRepo:
     return git_repo
 
 
-def test_seal_binds_head_and_prints_the_sealed_capsule(committed: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_seal_binds_head_and_prints_the_sealed_capsule(
+    committed: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
     head = str(committed.raw.head.target)
     code, out, err = cli(capsys, "capsule", "seal", put(committed, valid_capsule()))
     assert code == 0, err
@@ -47,17 +49,23 @@ def test_seal_binds_head_and_prints_the_sealed_capsule(committed: GitRepo, capsy
     assert not (committed.path / ".workgroup").exists()  # no --write: nothing stored
 
 
-def test_seal_checkpoint_option_resolves_any_rev(committed: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_seal_checkpoint_option_resolves_any_rev(
+    committed: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
     first = str(committed.raw.head.target)
     committed.commit("second", {"src/b.py": "x = 1\n"})
-    code, out, _ = cli(capsys, "capsule", "seal", put(committed, valid_capsule()), "--checkpoint", "HEAD~1", "--json")
+    code, out, _ = cli(
+        capsys, "capsule", "seal", put(committed, valid_capsule()), "--checkpoint", "HEAD~1", "--json"
+    )
     assert code == 0
     assert json.loads(out)["checkpoint_sha"] == first
     code, out, _ = cli(capsys, "capsule", "seal", "input/capsule.json", "--checkpoint", first[:10], "--json")
     assert json.loads(out)["capsule"]["checkpoint_sha"] == first  # abbreviations become full SHAs
 
 
-def test_write_stores_atomically_at_the_capsule_path(committed: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_write_stores_atomically_at_the_capsule_path(
+    committed: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, _ = cli(capsys, "capsule", "seal", put(committed, valid_capsule()), "--write", "--json")
     assert code == 0
     result = json.loads(out)
@@ -71,8 +79,17 @@ def test_write_stores_atomically_at_the_capsule_path(committed: GitRepo, capsys:
 def test_write_with_overflow_stores_the_content_addressed_artifact(
     committed: GitRepo, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ("capsule", "seal", put(committed, overflow_capsule()), "--max-bytes", "1450",
-            "--artifact-path", "knowzcode/artifacts/evidence.json", "--write", "--json")
+    args = (
+        "capsule",
+        "seal",
+        put(committed, overflow_capsule()),
+        "--max-bytes",
+        "1450",
+        "--artifact-path",
+        "knowzcode/artifacts/evidence.json",
+        "--write",
+        "--json",
+    )
     code, out, err = cli(capsys, *args)
     assert code == 0, err
     result = json.loads(out)
@@ -95,15 +112,20 @@ def test_unborn_head_is_a_clear_error(git_repo: GitRepo, capsys: pytest.CaptureF
 
 
 @pytest.mark.parametrize("rev", ["no-such-branch", "0" * 40, "HEAD~5", "HEAD^{tree}x"])
-def test_unknown_rev_is_a_clear_error(committed: GitRepo, capsys: pytest.CaptureFixture[str], rev: str) -> None:
-    code, out, err = cli(capsys, "capsule", "seal", put(committed, valid_capsule()), "--checkpoint", rev, "--write")
+def test_unknown_rev_is_a_clear_error(
+    committed: GitRepo, capsys: pytest.CaptureFixture[str], rev: str
+) -> None:
+    code, out, err = cli(
+        capsys, "capsule", "seal", put(committed, valid_capsule()), "--checkpoint", rev, "--write"
+    )
     assert code == 2 and out == ""
     assert "error[UNKNOWN_REVISION]" in err and rev not in err
     assert not (committed.path / ".workgroup").exists()
 
 
-def test_outside_a_repository_is_an_environment_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_outside_a_repository_is_an_environment_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.json").write_text(json.dumps(valid_capsule()))
     code, _, err = cli(capsys, "capsule", "seal", "c.json")
@@ -116,26 +138,62 @@ CLI_REFUSALS: list[tuple[str, dict[str, Any], tuple[str, ...], str, int]] = [
     ("schema-unknown-key", {"raw_prompt": "x"}, (), "CAPSULE_SCHEMA_INVALID", 2),
     ("schema-wrong-type", {"phase": 2}, (), "CAPSULE_SCHEMA_INVALID", 2),
     ("private-token", {"objective": "use ghp_FAKEEXAMPLE1234567890"}, (), "CAPSULE_PRIVATE_CONTENT", 1),
-    ("private-session", {"risks": ["Claude session id: claude-session-1a2b3c4d5e6f"]}, (), "CAPSULE_PRIVATE_CONTENT", 1),
+    (
+        "private-session",
+        {"risks": ["Claude session id: claude-session-1a2b3c4d5e6f"]},
+        (),
+        "CAPSULE_PRIVATE_CONTENT",
+        1,
+    ),
     ("private-transcript", {"next_action": "attach the raw transcript"}, (), "CAPSULE_PRIVATE_CONTENT", 1),
     ("private-home-path", {"constraints": ["see /Users/alice/x"]}, (), "CAPSULE_PRIVATE_CONTENT", 1),
     ("string-too-long", {"objective": "\u00e9" * 2100}, (), "CAPSULE_STRING_TOO_LONG", 1),
     ("path-absolute", {"owned_files": ["/etc/passwd"]}, (), "CAPSULE_ARTIFACT_REF_INVALID", 2),
     ("path-dotdot", {"read_files": ["../outside.md"]}, (), "CAPSULE_ARTIFACT_REF_INVALID", 2),
-    ("path-backslash", {"specs": [{"path": "a\\b.md", "verify_ids": []}]}, (), "CAPSULE_ARTIFACT_REF_INVALID", 2),
+    (
+        "path-backslash",
+        {"specs": [{"path": "a\\b.md", "verify_ids": []}]},
+        (),
+        "CAPSULE_ARTIFACT_REF_INVALID",
+        2,
+    ),
     ("artifact-outside", {"artifact_refs": ["logs/x.log"]}, (), "CAPSULE_ARTIFACT_REF_UNAUTHORIZED", 1),
-    ("artifact-git", {"artifact_refs": ["knowzcode/artifacts/.git/x"]}, (), "CAPSULE_ARTIFACT_REF_UNAUTHORIZED", 1),
-    ("mandatory-overflow", {"objective": "x" * 4000}, ("--max-bytes", "500"), "CAPSULE_MANDATORY_OVERFLOW", 1),
+    (
+        "artifact-git",
+        {"artifact_refs": ["knowzcode/artifacts/.git/x"]},
+        (),
+        "CAPSULE_ARTIFACT_REF_UNAUTHORIZED",
+        1,
+    ),
+    (
+        "mandatory-overflow",
+        {"objective": "x" * 4000},
+        ("--max-bytes", "500"),
+        "CAPSULE_MANDATORY_OVERFLOW",
+        1,
+    ),
     ("artifact-path-outside", {}, ("--artifact-path", "src/e.json"), "CAPSULE_ARTIFACT_REF_UNAUTHORIZED", 1),
-    ("artifact-path-invalid", {}, ("--artifact-path", "knowzcode/artifacts/../e"), "CAPSULE_ARTIFACT_REF_INVALID", 2),
+    (
+        "artifact-path-invalid",
+        {},
+        ("--artifact-path", "knowzcode/artifacts/../e"),
+        "CAPSULE_ARTIFACT_REF_INVALID",
+        2,
+    ),
 ]
 
 
-@pytest.mark.parametrize(("name", "change", "extra", "code", "exit_code"), CLI_REFUSALS,
-                         ids=[row[0] for row in CLI_REFUSALS])
+@pytest.mark.parametrize(
+    ("name", "change", "extra", "code", "exit_code"), CLI_REFUSALS, ids=[row[0] for row in CLI_REFUSALS]
+)
 def test_pipeline_refusals_are_coded_and_write_nothing(
-    committed: GitRepo, capsys: pytest.CaptureFixture[str],
-    name: str, change: dict[str, Any], extra: tuple[str, ...], code: str, exit_code: int,
+    committed: GitRepo,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    change: dict[str, Any],
+    extra: tuple[str, ...],
+    code: str,
+    exit_code: int,
 ) -> None:
     source = put(committed, {**valid_capsule(), **change})
     before = tree_snapshot(committed.path)
@@ -146,7 +204,9 @@ def test_pipeline_refusals_are_coded_and_write_nothing(
     assert tree_snapshot(committed.path) == before
 
 
-def test_overflow_roots_are_explicit_in_the_cli(committed: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_overflow_roots_are_explicit_in_the_cli(
+    committed: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = put(committed, overflow_capsule())
     base = ("capsule", "seal", source, "--max-bytes", "1450", "--write")
     status, _, err = cli(capsys, *base)  # no --artifact-path: evidence may not leave
@@ -172,7 +232,9 @@ def test_truncated_json(committed: GitRepo, capsys: pytest.CaptureFixture[str]) 
 
 
 @pytest.mark.parametrize("payload", ["[1, 2]", '"text"', "null", "3", "NaN", b"\xff\xfe{}"])
-def test_wrong_top_level_types(committed: GitRepo, capsys: pytest.CaptureFixture[str], payload: str | bytes) -> None:
+def test_wrong_top_level_types(
+    committed: GitRepo, capsys: pytest.CaptureFixture[str], payload: str | bytes
+) -> None:
     status, _, err = cli(capsys, "capsule", "seal", put(committed, payload), "--write")
     assert status == 2 and ("CAPSULE_SCHEMA_INVALID" in err or "INVALID_JSON" in err)
     assert not (committed.path / ".workgroup").exists()
@@ -202,7 +264,9 @@ def test_symlink_pointing_outside_the_repository(
     assert not (committed.path / ".workgroup").exists()
 
 
-def test_symlink_inside_the_repository_is_fine(committed: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_symlink_inside_the_repository_is_fine(
+    committed: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
     put(committed, valid_capsule(), "input/real.json")
     os.symlink(committed.path / "input" / "real.json", committed.path / "input" / "alias.json")
     status, _, _ = cli(capsys, "capsule", "seal", "input/alias.json")
@@ -221,7 +285,9 @@ def test_missing_file_and_directory(committed: GitRepo, capsys: pytest.CaptureFi
 def test_unsafe_ids_are_refused_before_writing(
     committed: GitRepo, capsys: pytest.CaptureFixture[str], field: str, value: str
 ) -> None:
-    status, _, err = cli(capsys, "capsule", "seal", put(committed, {**valid_capsule(), field: value}), "--write")
+    status, _, err = cli(
+        capsys, "capsule", "seal", put(committed, {**valid_capsule(), field: value}), "--write"
+    )
     assert status == 2 and "UNSAFE_SEGMENT" in err
     assert not (committed.path / ".workgroup").exists()
 

@@ -65,7 +65,9 @@ def test_hash_is_over_the_input_as_given_without_defaults() -> None:
     del capsule["evidence"], capsule["artifact_refs"]
     sealed = result_of({"capsule": capsule})
     assert "evidence" not in sealed and "artifact_refs" not in sealed
-    assert sealed["capsule_hash"] != REFERENCE_VALID_HASH  # absent and [] hash differently, as in the reference
+    assert (
+        sealed["capsule_hash"] != REFERENCE_VALID_HASH
+    )  # absent and [] hash differently, as in the reference
 
 
 # ---------------------------------------------------------------- overflow (tests 11, 12)
@@ -132,7 +134,9 @@ def test_max_bytes_must_be_a_positive_integer(value: Any) -> None:
 
 
 def test_integral_float_limit_is_an_integer_as_in_json() -> None:
-    assert result_of({"capsule": valid_capsule(), "max_bytes": 12288.0})["capsule_hash"] == REFERENCE_VALID_HASH
+    assert (
+        result_of({"capsule": valid_capsule(), "max_bytes": 12288.0})["capsule_hash"] == REFERENCE_VALID_HASH
+    )
 
 
 # ---------------------------------------------------------------- roots (test 15)
@@ -162,8 +166,16 @@ def test_externalization_needs_an_explicit_authorized_root(roots: Any, code: str
 
 
 def test_root_equal_to_the_boundary_or_inside_it_authorizes() -> None:
-    for roots, path in ((ROOTS, ART), (["knowzcode/artifacts/capsules"], "knowzcode/artifacts/capsules/e.json")):
-        request = {"capsule": overflow_capsule(), "max_bytes": 1450, "artifact_path": path, "artifact_roots": roots}
+    for roots, path in (
+        (ROOTS, ART),
+        (["knowzcode/artifacts/capsules"], "knowzcode/artifacts/capsules/e.json"),
+    ):
+        request = {
+            "capsule": overflow_capsule(),
+            "max_bytes": 1450,
+            "artifact_path": path,
+            "artifact_roots": roots,
+        }
         assert result_of(request)["artifact_refs"][0].startswith(path.rsplit("/", 1)[0] + "/sha256-")
 
 
@@ -171,7 +183,10 @@ def test_root_equal_to_the_boundary_or_inside_it_authorizes() -> None:
     ("path", "code"),
     [
         ("src/evidence.json", "CAPSULE_ARTIFACT_REF_UNAUTHORIZED"),
-        ("knowzcode/artifacts", "CAPSULE_ARTIFACT_REF_UNAUTHORIZED"),  # the boundary itself is not a file in it
+        (
+            "knowzcode/artifacts",
+            "CAPSULE_ARTIFACT_REF_UNAUTHORIZED",
+        ),  # the boundary itself is not a file in it
         ("knowzcode/artifactsX/e.json", "CAPSULE_ARTIFACT_REF_UNAUTHORIZED"),  # no string-prefix tricks
         ("knowzcode/artifacts/.git/config", "CAPSULE_ARTIFACT_REF_UNAUTHORIZED"),
         ("knowzcode/artifacts/../../etc/passwd", "CAPSULE_ARTIFACT_REF_INVALID"),
@@ -228,7 +243,9 @@ def _set_path(where: str, value: str) -> Callable[[dict[str, Any]], None]:
     return mutate
 
 
-@pytest.mark.parametrize("where", ["owned_files", "read_files", "specs", "failures", "evidence", "artifact_refs"])
+@pytest.mark.parametrize(
+    "where", ["owned_files", "read_files", "specs", "failures", "evidence", "artifact_refs"]
+)
 @pytest.mark.parametrize(("name", "path"), BAD_PATHS, ids=[name for name, _ in BAD_PATHS])
 def test_every_capsule_path_is_portable(where: str, name: str, path: str) -> None:
     capsule = valid_capsule()
@@ -271,7 +288,10 @@ SCHEMA_BREAKS: list[tuple[str, Callable[[dict[str, Any]], Any]]] = [
     ("owned-65", lambda c: c.update(owned_files=[f"f{i}" for i in range(65)])),
     ("checkpoint-short", lambda c: c.update(checkpoint_sha="abc")),
     ("checkpoint-number", lambda c: c.update(checkpoint_sha=1234567)),
-    ("failure-extra-key", lambda c: c.update(failures=[{"command": "a", "summary": "b", "artifact": None, "x": 1}])),
+    (
+        "failure-extra-key",
+        lambda c: c.update(failures=[{"command": "a", "summary": "b", "artifact": None, "x": 1}]),
+    ),
     ("failure-missing-artifact", lambda c: c.update(failures=[{"command": "a", "summary": "b"}])),
     ("evidence-kind", lambda c: c.update(evidence=[{"kind": "chat", "summary": "b"}])),
     ("spec-verify-ids-type", lambda c: c.update(specs=[{"path": "a.md", "verify_ids": "X"}])),
@@ -357,7 +377,11 @@ def test_private_keys_are_refused_by_the_walk() -> None:
 
 def test_ordinary_words_pass() -> None:
     capsule = valid_capsule()
-    capsule["risks"] = ["Keep the run book current.", "Session handling must not regress.", "thread-safe queue"]
+    capsule["risks"] = [
+        "Keep the run book current.",
+        "Session handling must not regress.",
+        "thread-safe queue",
+    ]
     assert result_of({"capsule": capsule})["risks"] == capsule["risks"]
 
 
@@ -378,8 +402,11 @@ def test_runtime_capsule_subprocess_round_trip() -> None:
     status, frame = runtime_call("capsule", {"capsule": valid_capsule()})
     assert status == 0 and frame["result"]["capsule_hash"] == REFERENCE_VALID_HASH
     status, frame = runtime_call("capsule", {"capsule": {**valid_capsule(), "raw_prompt": "x"}})
-    assert status == 1 and frame == {"ok": False, "code": "CAPSULE_SCHEMA_INVALID",
-                                     "message": MESSAGES["CAPSULE_SCHEMA_INVALID"]}
+    assert status == 1 and frame == {
+        "ok": False,
+        "code": "CAPSULE_SCHEMA_INVALID",
+        "message": MESSAGES["CAPSULE_SCHEMA_INVALID"],
+    }
 
 
 def test_refusals_never_echo_the_input() -> None:
@@ -401,7 +428,9 @@ _fields = st.sampled_from(sorted(valid_capsule()))
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(field=_fields, value=_json, max_bytes=st.one_of(st.none(), st.integers(-5, 20000)))
-def test_fuzzed_fields_give_a_result_or_a_coded_refusal(field: str, value: Any, max_bytes: int | None) -> None:
+def test_fuzzed_fields_give_a_result_or_a_coded_refusal(
+    field: str, value: Any, max_bytes: int | None
+) -> None:
     capsule = valid_capsule()
     capsule[field] = value
     request: dict[str, Any] = {"capsule": capsule}

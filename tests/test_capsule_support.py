@@ -51,7 +51,9 @@ def overflow_capsule() -> dict[str, Any]:
         node_ids=["ContextEfficientOrchestration"],
         owned_files=[],
         read_files=["knowzcode/specs/ContextEfficientOrchestration.md"],
-        specs=[{"path": "knowzcode/specs/ContextEfficientOrchestration.md", "verify_ids": ["CEO-03", "CEO-05"]}],
+        specs=[
+            {"path": "knowzcode/specs/ContextEfficientOrchestration.md", "verify_ids": ["CEO-03", "CEO-05"]}
+        ],
         approved_decisions=["Review from the approved-spec baseline."],
         risks=["Avoid builder reasoning lineage."],
         constraints=["Read-only independent audit."],

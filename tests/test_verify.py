@@ -72,8 +72,9 @@ def test_real_git_rebase_dropping_the_commit_fails(sealed_repo: GitRepo) -> None
     assert proc.returncode == 1
     out = json.loads(proc.stdout)
     assert out["ok"] is False
-    assert out["findings"] == [{"path": CAPSULE_REL, "rule": "checkpoint-not-ancestor",
-                                "message": out["findings"][0]["message"]}]
+    assert out["findings"] == [
+        {"path": CAPSULE_REL, "rule": "checkpoint-not-ancestor", "message": out["findings"][0]["message"]}
+    ]
     assert CAPSULE_REL.encode() in proc.stderr
 
 
@@ -175,11 +176,14 @@ def test_capsule_at_the_wrong_path_is_found(sealed_repo: GitRepo) -> None:
     assert rules(verify(discover(sealed_repo.path))) == [(rel, "location")]
 
 
-@pytest.mark.parametrize(("content", "rule"), [
-    ("{not json", "unreadable"),
-    ('{"schema": "knowzcode.context-capsule/v1"}', "schema"),
-    ("[]", "schema"),
-])
+@pytest.mark.parametrize(
+    ("content", "rule"),
+    [
+        ("{not json", "unreadable"),
+        ('{"schema": "knowzcode.context-capsule/v1"}', "schema"),
+        ("[]", "schema"),
+    ],
+)
 def test_broken_capsule_files_are_findings(sealed_repo: GitRepo, content: str, rule: str) -> None:
     (sealed_repo.path / CAPSULE_REL).write_text(content)
     assert rules(verify(discover(sealed_repo.path))) == [(CAPSULE_REL, rule)]
@@ -219,8 +223,11 @@ def test_promotion_records_need_consistent_unique_run_ids(sealed_repo: GitRepo) 
     other = "measurement-" + "cd" * 8
     renamed = _promotion(sealed_repo, other, RUN)  # file name says one run, content another
     report = verify(discover(sealed_repo.path))
-    assert set(rules(report)) == {(renamed, "location"), (good, "run-id-consumed-twice"),
-                                  (renamed, "run-id-consumed-twice")}
+    assert set(rules(report)) == {
+        (renamed, "location"),
+        (good, "run-id-consumed-twice"),
+        (renamed, "run-id-consumed-twice"),
+    }
 
 
 def test_promotion_checkpoint_is_checked_too(sealed_repo: GitRepo) -> None:
@@ -291,7 +298,9 @@ def test_hook_console_script_and_manifest_entry() -> None:
     hooks = {h["id"]: h for h in yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text())}
     entry = hooks["workgroup-verify"]
     assert entry["entry"] == "workgroup-verify-hook" and entry["pass_filenames"] is False
-    proc = subprocess.run([sys.executable, "-m", "toolkit.hooks.verify", "--help"], capture_output=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolkit.hooks.verify", "--help"], capture_output=True, check=False
+    )
     assert proc.returncode == 0
 
 
