@@ -569,3 +569,22 @@ def test_lean_imports() -> None:
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'typer','pydantic','pygit2','yaml','click'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_demo_step_runs_and_narrates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from toolkit.demo import Demo
+    from toolkit.demo_steps import model_calls
+    from toolkit.git import commit_all, init_repository
+
+    root = tmp_path / "demo"
+    root.mkdir()
+    repo = init_repository(root)
+    (root / "README.md").write_text("# demo\n", encoding="utf-8")
+    commit_all(repo, "init")
+    demo = Demo(root=root, env={"CM_WORKFLOW_LOG_HOME": str(tmp_path / "logs")})
+    model_calls.run(demo)
+    out = capsys.readouterr().out
+    assert "cm-openai-compatible-call exit 0" in out
+    assert "event model_call/claimed" in out and "event model_usage/complete" in out
+    assert "Same call_id again: exit 2" in out and "1 request(s) in total" in out
+    assert "- calls: observed 1 | unavailable 0 | unresolved claims 0 | invalid 0" in out

@@ -222,3 +222,21 @@ def test_usage_row_errors(row: dict[str, Any], reason: str) -> None:
             "usage_state": "observed", "input_tokens": 1, "output_tokens": 1}
     assert report.usage_row_error(good) is None
     assert report.usage_row_error({**good, **row}) == reason
+
+
+def test_workgroup_cm_reaches_the_same_mains(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`workgroup cm usage-report|log-event|call` pass arguments and exit codes through unchanged."""
+    from tests.conftest import run_workgroup
+
+    home = golden_home(tmp_path, capsys)
+    via_cli = run_workgroup("cm", "usage-report", "--log-home", str(home), "--json")
+    assert via_cli.returncode == 0
+    assert json.loads(via_cli.stdout) == json.loads(run_report(home, "--json").stdout)
+    bad = run_workgroup("cm", "log-event", "--workflow", "cm-prd")
+    assert bad.returncode == 2 and b"Traceback" not in bad.stderr
+    refused = run_workgroup("cm", "call", "--workflow", "cm-prd", "--stage", "s", "--role", "planner", "--runtime",
+                            "codex", "--requested-model", "m", "--call-id", "c-1", "--project-root", str(tmp_path),
+                            "--run-id", "cli-run-0001", stdin=b"{}")
+    assert refused.returncode == 2 and b"not explicitly enabled" in refused.stderr
+    helped = run_workgroup("cm", "call", "--help")
+    assert helped.returncode == 0 and b"--requested-model" in helped.stdout
