@@ -78,7 +78,12 @@ def register(app: typer.Typer) -> None:
             say("flush due now: run `workgroup vault flush` and send the batch")
 
     @group.command("flush")
-    def flush_cmd(now: Annotated[str | None, NOW_OPT] = None) -> None:
+    def flush_cmd(
+        now: Annotated[str | None, NOW_OPT] = None,
+        as_json: Annotated[
+            bool, typer.Option("--json", help="Accepted for symmetry: the batch is always JSON.")
+        ] = False,
+    ) -> None:
         """Print every pending entry once as a JSON batch for the coordinator, and mark it flushed."""
         from toolkit.vault import flush
 
