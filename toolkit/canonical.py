@@ -13,41 +13,112 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from typing import Any
 
 SHA256_PREFIX = "sha256:"
 
 
-def _js_number(value: float) -> int | float:
-    if math.isnan(value) or math.isinf(value):
+_MAX_SAFE_INTEGER = 2**53
+_MAX_ARRAY_INDEX = 2**32 - 2
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def js_number_text(value: int | float) -> str:
+    """A number exactly as JavaScript's ``JSON.stringify`` prints it.
+
+    Python and JavaScript both print the shortest round-trip digits, but place them
+    differently: JavaScript writes ``100`` for ``100.0``, ``0.00001`` for ``1e-05``, ``1e-7`` for
+    ``1e-07`` and ``123456789012345680000`` for ``1.2345678901234568e+20``. Integers beyond
+    2**53 are first rounded to the double JavaScript would have parsed.
+    """
+    if isinstance(value, bool):
+        raise TypeError("a boolean is not a number")
+    if isinstance(value, int) and abs(value) <= _MAX_SAFE_INTEGER:
+        return str(value)
+    number = float(value)  # OverflowError for integers beyond the double range
+    if math.isnan(number) or math.isinf(number):
         raise ValueError("non-finite number")
-    if value.is_integer() and abs(value) < 1e21:
-        return int(value)
-    return value
+    if number == 0:
+        return "0"  # JSON.stringify(-0) is "0"
+    text = repr(abs(number))
+    mantissa, _, exponent = text.partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = whole + fraction
+    point = len(whole) + (int(exponent) if exponent else 0)
+    stripped = digits.lstrip("0")
+    point -= len(digits) - len(stripped)
+    digits = stripped.rstrip("0")
+    k, n = len(digits), point
+    if k <= n <= 21:
+        body = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        body = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        body = "0." + "0" * (-n) + digits
+    else:
+        e = n - 1
+        body = (digits[0] + ("." + digits[1:] if k > 1 else "")) + "e" + ("+" if e >= 0 else "-") + str(abs(e))
+    return ("-" if number < 0 else "") + body
 
 
-def _normalize(value: Any, drop_key: str | None) -> Any:
+def _string_text(value: str) -> str:
+    # JSON.stringify escapes quotes, backslashes and C0 controls like Python, and lone surrogates
+    # as \udxxx (Python would leave them raw, which UTF-8 cannot encode).
+    text = json.dumps(value, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _is_array_index(key: str) -> bool:
+    return key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and int(key) <= _MAX_ARRAY_INDEX
+
+
+def _key_order(keys: list[str]) -> list[str]:
+    """``Object.keys(v).sort()`` then JavaScript's own-key order: array-index keys first, ascending."""
+    ordered = sorted(keys, key=lambda k: k.encode("utf-16-be", "surrogatepass"))  # UTF-16 code units
+    indexes = sorted((k for k in ordered if _is_array_index(k)), key=int)
+    return indexes + [k for k in ordered if not _is_array_index(k)]
+
+
+def _write(value: Any, drop_key: str | None, out: list[str]) -> None:
     if isinstance(value, dict):
-        return {
-            k: _normalize(v, drop_key)
-            for k, v in value.items()
-            if k != drop_key
-        }
-    if isinstance(value, (list, tuple)):
-        return [_normalize(v, drop_key) for v in value]
-    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
-        return value
-    if isinstance(value, float):
-        return _js_number(value)
-    raise TypeError(f"not JSON-serializable: {type(value).__name__}")
+        out.append("{")
+        first = True
+        for key in _key_order([k for k in value if k != drop_key]):
+            if not isinstance(key, str):
+                raise TypeError("object keys must be strings")
+            if not first:
+                out.append(",")
+            first = False
+            out.append(_string_text(key))
+            out.append(":")
+            _write(value[key], drop_key, out)
+        out.append("}")
+    elif isinstance(value, (list, tuple)):
+        out.append("[")
+        for index, item in enumerate(value):
+            if index:
+                out.append(",")
+            _write(item, drop_key, out)
+        out.append("]")
+    elif isinstance(value, str):
+        out.append(_string_text(value))
+    elif value is None:
+        out.append("null")
+    elif isinstance(value, bool):
+        out.append("true" if value else "false")
+    elif isinstance(value, (int, float)):
+        out.append(js_number_text(value))
+    else:
+        raise TypeError(f"not JSON-serializable: {type(value).__name__}")
 
 
 def canonical_bytes(value: Any, *, drop_key: str | None = None) -> bytes:
-    """Sorted keys, compact, UTF-8 (not escaped), JS number printing; ``drop_key`` removed at any depth."""
-    normalized = _normalize(value, drop_key)
-    return json.dumps(
-        normalized, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode("utf-8")
+    """The reference's canonical JSON: recursively sorted keys (as JavaScript orders them),
+    compact, UTF-8 (not escaped), JavaScript number printing; ``drop_key`` removed at any depth."""
+    out: list[str] = []
+    _write(value, drop_key, out)
+    return "".join(out).encode("utf-8")
 
 
 def sha256_digest(data: bytes) -> str:
