@@ -36,7 +36,8 @@ _SAFE_SEGMENT = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 
 def safe_segment(value: object, what: str = "identifier") -> str:
     """Ids used in file names: ``[A-Za-z0-9._-]{1,128}``, never ``.`` or ``..``."""
-    if not isinstance(value, str) or not _SAFE_SEGMENT.match(value) or value in (".", ".."):
+    # fullmatch: with match(), "$" would also accept a trailing newline ("id\n")
+    if not isinstance(value, str) or not _SAFE_SEGMENT.fullmatch(value) or value in (".", ".."):
         raise InvalidInput("UNSAFE_SEGMENT", f"{what} must match [A-Za-z0-9._-]{{1,128}} and not be . or ..")
     return value
 
