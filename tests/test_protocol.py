@@ -229,3 +229,30 @@ def test_runtime_never_writes_files(tmp_path: Path) -> None:
     before = set(os.listdir(tmp_path))
     runtime("--batch", "lineage", stdin=json.dumps(VALID_LINEAGE_REQUEST).encode() + b"\n", cwd=tmp_path)
     assert set(os.listdir(tmp_path)) == before
+
+
+# ---------------------------------------------------------------- lean start-up --------
+
+LEAN_CHECK = """
+import io, json, sys
+from toolkit.entry import main
+op, payload = sys.argv[1], sys.argv[2]
+sys.stdin = io.TextIOWrapper(io.BytesIO(payload.encode()), encoding="utf-8")
+code = main(["runtime", "--batch", op])
+heavy = sorted({m.split(".")[0] for m in sys.modules} & {"typer", "click", "pydantic", "pygit2", "yaml", "rich"})
+print(json.dumps({"exit": code, "heavy": heavy}), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("op,payload", [
+    ("route", {"input": {"role": "builder", "owned_files": ["src/a.py"]}}),
+    ("dispatch", {"routing": {"input": {"owned_files": ["src/a.py"]}}, "rollout": {"input": {"rollout": "shadow"}}}),
+    ("lineage", VALID_LINEAGE_REQUEST),
+])
+def test_runtime_path_imports_no_typer_pydantic_pygit2(op: str, payload: dict[str, Any], git_repo: Any) -> None:
+    # inside a real repository, so the router's writer-registry lookup runs too
+    git_repo.commit("init", {"src/a.py": "x = 1\n"})
+    proc = subprocess.run([sys.executable, "-c", LEAN_CHECK, op, json.dumps(payload) + "\n"], capture_output=True,
+                          text=True, timeout=60, check=False, cwd=git_repo.path)
+    report = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert report == {"exit": 0, "heavy": []}, (proc.stdout, proc.stderr)
