@@ -283,3 +283,51 @@ def test_shared_privacy_engine_adds_families_the_reference_misses() -> None:
     value = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
     assert not _PRIVATE_VALUE.search(value)
     assert _code(_event(note=value)) == "PRIVATE_TELEMETRY"
+
+
+# --- `workgroup telemetry record` -------------------------------------------------------------------
+
+
+def _record(repo_path: Any, event: Any, *extra: str) -> tuple[int, str, str]:
+    import contextlib
+    import io
+    import json
+
+    from toolkit.cli import run
+
+    (repo_path / "event.json").write_text(json.dumps(event), encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = run(["telemetry", "record", "event.json", *extra])
+    return code, out.getvalue(), err.getvalue()
+
+
+def _log(repo_path: Any) -> Any:
+    return repo_path / ".git" / "workgroup" / "telemetry.jsonl"
+
+
+def test_record_appends_normalized_event_when_local(git_repo: Any) -> None:
+    import json
+
+    code, out, err = _record(git_repo.path, _event(colour="blue"), "--json")
+    assert code == 0
+    assert json.loads(out)["dropped_keys"] == ["colour"] and "colour" in err
+    lines = _log(git_repo.path).read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 1 and json.loads(lines[0]) == normalize_event(_event())[0]
+
+
+def test_record_writes_nothing_when_off(git_repo: Any) -> None:
+    git_repo.write(".workgroup/config.yml", "context_efficiency:\n  telemetry: off\n")
+    code, _, err = _record(git_repo.path, _event())
+    assert code == 0 and "nothing recorded" in err
+    assert not _log(git_repo.path).exists()
+
+
+def test_record_refusals_write_nothing(git_repo: Any) -> None:
+    code, _, err = _record(git_repo.path, _event(note="ghp_abcdefghijklmnopqrst"))
+    assert code == 1 and "PRIVATE_TELEMETRY" in err and "ghp_" not in err
+    code, _, err = _record(git_repo.path, _event(billed={"output_tokens": 3}))
+    assert code == 2 and "ACCOUNTING_SOURCE_REQUIRED" in err
+    code, _, err = _record(git_repo.path, _event(event="nope"))
+    assert code == 2 and "EFFICIENCY_EVENT_INVALID" in err
+    assert not _log(git_repo.path).exists()

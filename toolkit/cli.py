@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "packet",
     "cm",
     "eval",
+    "telemetry",
     "measure",
     "promote",
     "rollout",

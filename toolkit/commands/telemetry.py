@@ -1,0 +1,63 @@
+"""``workgroup telemetry record FILE``: normalize an efficiency event and append it to the local log.
+
+Config ``telemetry: off`` records nothing; ``local`` (and ``provider``) append the normalized
+``knowzcode.efficiency-event/v1`` to the local telemetry log (inside the git common dir, never
+committed). Keys the allowlist projection drops are named on stderr, never silently lost.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+# refusals (exit 1) versus malformed input (exit 2)
+_REFUSALS = frozenset({"PRIVATE_TELEMETRY"})
+
+
+def normalize_or_raise(raw: Any) -> tuple[dict[str, Any], list[str]]:
+    """The runtime's normalization with its codes mapped to the CLI's exit codes."""
+    from toolkit.errors import InvalidInput, Refused
+    from toolkit.runtime.codes import RuntimeOpError
+    from toolkit.runtime.telemetry import normalize_event
+
+    event = raw.get("event") if isinstance(raw, dict) and isinstance(raw.get("event"), dict) else raw
+    try:
+        return normalize_event(event)
+    except RuntimeOpError as exc:
+        if exc.code in _REFUSALS:
+            raise Refused(exc.code, exc.message) from None
+        raise InvalidInput(exc.code, exc.message) from None
+
+
+def register(app: typer.Typer) -> None:
+    group = typer.Typer(help="Efficiency events (knowzcode.efficiency-event/v1).", no_args_is_help=True)
+
+    @group.command("record")
+    def record(
+        file: Annotated[Path, typer.Argument(help='The raw event JSON (or {"event": {...}}).')],
+        as_json: Annotated[
+            bool, typer.Option("--json", help="Print {recorded, event, dropped_keys} as JSON.")
+        ] = False,
+    ) -> None:
+        """Validate, project and (unless telemetry is off) append one event to the local log."""
+        from toolkit.commands._common import emit_json, read_json_file, repository, say
+        from toolkit.config import load_config
+        from toolkit.store import append_jsonl, file_lock
+
+        raw = read_json_file(file, what="event file")
+        event, dropped = normalize_or_raise(raw)
+        layout = repository().layout
+        mode = load_config(layout)["context_efficiency"]["telemetry"]
+        recorded = mode != "off"
+        if recorded:
+            with file_lock(layout.lock("telemetry")):
+                append_jsonl(layout.telemetry_log, event)
+        if dropped:
+            say("dropped keys outside the event allowlist: " + ", ".join(dropped))
+        say("recorded in the local telemetry log" if recorded else "telemetry is off: nothing recorded")
+        if as_json:
+            emit_json({"recorded": recorded, "event": event, "dropped_keys": dropped})
+
+    app.add_typer(group, name="telemetry")
