@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import operator
 import os
 import re
 import sys
@@ -110,50 +111,81 @@ def _safe_log(home: Path, relative: str, warn: TextIO) -> Path | None:
 
 
 def _count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return type(value) is int and value >= 0  # JSON booleans are not counts
 
 
-def _identity_error(row: Mapping[str, Any], phase: str) -> str | None:
+_IDENT = operator.itemgetter(*IDENTITY_FIELDS)
+# (call_id, identity, usage_state, outcome, model, model_source, (in, out, cache read, cache write) | None,
+#  duration_ms | None): what a valid usage row keeps; the parsed dict is dropped at once.
+Compact = tuple[str, tuple[str, ...], str, str, str, str, "tuple[int, int, int, int] | None", "int | None"]
+
+
+def _identity_or_reason(row: Mapping[str, Any]) -> tuple[str, ...] | str:
+    try:
+        values = _IDENT(row)
+    except KeyError:
+        values = None
+    if values is not None and all(type(v) is str and v for v in values):
+        return tuple(values)
+    for name in IDENTITY_FIELDS:
+        value = row.get(name)
+        if not isinstance(value, str) or not value:
+            return f"invalid {name}"
+    return "invalid identity"  # pragma: no cover - unreachable: the fast path accepted every field
+
+
+def _call_id_or_reason(row: Mapping[str, Any], phase: str) -> str | None:
     call_id = row.get("call_id")
-    if not isinstance(call_id, str) or not CALL_ID.fullmatch(call_id):
+    if type(call_id) is not str or not CALL_ID.fullmatch(call_id):
         return "invalid call_id"
     if row.get("phase") != phase:
         return "invalid phase"
-    for name in IDENTITY_FIELDS:
-        if not isinstance(row.get(name), str) or not row[name]:
-            return f"invalid {name}"
     return None
+
+
+def check_usage(row: Mapping[str, Any]) -> Compact | str:
+    """A valid ``model_usage`` row in compact form, or the reason it is malformed."""
+    problem = _call_id_or_reason(row, "complete")
+    if problem:
+        return problem
+    ident = _identity_or_reason(row)
+    if isinstance(ident, str):
+        return ident
+    outcome = row.get("outcome")
+    if outcome not in OUTCOMES:
+        return "invalid outcome"
+    duration = row.get("duration_ms")
+    if duration is not None and not _count(duration):
+        return "invalid duration"
+    state = row.get("usage_state")
+    counts: tuple[int, int, int, int] | None = None
+    if state == "observed":
+        inp, out = row.get("input_tokens"), row.get("output_tokens")
+        if not _count(inp):
+            return "invalid input count"
+        if not _count(out):
+            return "invalid output count"
+        read, write = row.get("cache_read_tokens", 0), row.get("cache_write_tokens", 0)
+        if not (_count(read) and _count(write)):
+            return "invalid cache count"
+        counts = (inp, out, read, write)
+    elif state == "unavailable":
+        if any(name in row for name in TOKEN_FIELDS):
+            return "unavailable row contains token counts"
+    else:
+        return "invalid usage state"
+    effective = row.get("effective_model")
+    if isinstance(effective, str) and effective:
+        model, source = effective, "effective"
+    else:  # requested_model is an identity field, so it is a non-empty string here
+        model, source = ident[5], "requested"
+    return (row["call_id"], ident, state, outcome, model, source, counts, duration)
 
 
 def usage_row_error(row: Mapping[str, Any]) -> str | None:
     """Why a ``model_usage`` row is malformed, or None."""
-    problem = _identity_error(row, "complete")
-    if problem:
-        return problem
-    if row.get("outcome") not in OUTCOMES:
-        return "invalid outcome"
-    if row.get("duration_ms") is not None and not _count(row.get("duration_ms")):
-        return "invalid duration"
-    state = row.get("usage_state")
-    if state == "observed":
-        if not _count(row.get("input_tokens")):
-            return "invalid input count"
-        if not _count(row.get("output_tokens")):
-            return "invalid output count"
-        if any(name in row and not _count(row[name]) for name in ("cache_read_tokens", "cache_write_tokens")):
-            return "invalid cache count"
-        return None
-    if state == "unavailable":
-        return "unavailable row contains token counts" if any(n in row for n in TOKEN_FIELDS) else None
-    return "invalid usage state"
-
-
-def _identity(row: Mapping[str, Any]) -> tuple[str, ...]:
-    return tuple(str(row[name]) for name in IDENTITY_FIELDS)
-
-
-def _zero_counts() -> dict[str, int]:
-    return {"calls": 0, **dict.fromkeys(TOKEN_FIELDS, 0), "duration_ms": 0, "duration_observed_calls": 0}
+    result = check_usage(row)
+    return result if isinstance(result, str) else None
 
 
 @dataclass
@@ -161,8 +193,8 @@ class Totals:
     """Aggregates across runs: bounded by the number of distinct groups, not by events."""
 
     summary: dict[str, Any]
-    groups: dict[tuple[str, ...], dict[str, Any]] = field(default_factory=dict)
-    unavailable: dict[tuple[str, ...], dict[str, int]] = field(default_factory=dict)
+    groups: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
+    unavailable: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
     unresolved: dict[tuple[str, ...], int] = field(default_factory=dict)
     reasons: dict[str, int] = field(default_factory=dict)
     unreadable: int = 0
@@ -183,14 +215,15 @@ class Totals:
 class _RunState:
     """One run's claims and usage candidates; dropped once the run is folded into the totals."""
 
-    claims: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
+    claims: dict[str, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
     ambiguous: set[str] = field(default_factory=set)
-    candidates: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    candidates: list[tuple[int, Compact]] = field(default_factory=list)
     seen_ids: set[str] = field(default_factory=set)
 
 
 def _read_run(path: Path, rel: str, run_id: str, totals: Totals, warn: TextIO) -> _RunState:
     state = _RunState()
+    loads = json.loads
     for number, raw in _json_lines(path):
         if b'"model_' not in raw:
             if not raw.endswith(b"\n") and raw.strip():
@@ -198,41 +231,42 @@ def _read_run(path: Path, rel: str, run_id: str, totals: Totals, warn: TextIO) -
                 warn.write(f"warning: torn last line at {rel}:{number}\n")
             continue
         try:
-            row = json.loads(raw)
+            row = loads(raw)
         except ValueError:
             totals.unreadable += 1
             kind = "torn last line" if not raw.endswith(b"\n") else "invalid JSON"
             warn.write(f"warning: {kind} at {rel}:{number}\n")
             continue
-        if not isinstance(row, dict) or row.get("run_id") != run_id:
+        if type(row) is not dict or row.get("run_id") != run_id:
             continue
         event = row.get("event")
-        if event == "model_call":
-            _take_claim(state, row, number, f"{rel}:{number}", warn)
-        elif event == "model_usage":
+        if event == "model_usage":
             event_id = row.get("event_id")
             key = event_id if isinstance(event_id, str) and event_id else f"{rel}:{number}"
             if key in state.seen_ids:
                 continue
             state.seen_ids.add(key)
-            problem = usage_row_error(row)
-            if problem is not None:
-                totals.invalid(problem, f"{rel}:{number}", warn, f"ignored malformed model_usage ({problem})")
+            compact = check_usage(row)
+            if isinstance(compact, str):
+                totals.invalid(compact, f"{rel}:{number}", warn, f"ignored malformed model_usage ({compact})")
                 continue
-            state.candidates.append((number, row))
+            state.candidates.append((number, compact))
+        elif event == "model_call":
+            _take_claim(state, row, number, f"{rel}:{number}", warn)
     return state
 
 
 def _take_claim(state: _RunState, row: dict[str, Any], number: int, where: str, warn: TextIO) -> None:
-    problem = _identity_error(row, "claimed")
-    if problem is not None:
-        warn.write(f"warning: ignored malformed model_call at {where} ({problem})\n")
+    problem = _call_id_or_reason(row, "claimed")
+    ident = _identity_or_reason(row) if problem is None else problem
+    if isinstance(ident, str):
+        warn.write(f"warning: ignored malformed model_call at {where} ({ident})\n")
         return
     call_id = row["call_id"]
     existing = state.claims.get(call_id)
     if existing is None:
-        state.claims[call_id] = (number, row)
-    elif _identity(existing[1]) != _identity(row):
+        state.claims[call_id] = (number, ident)
+    elif existing[1] != ident:
         state.ambiguous.add(call_id)
         warn.write(f"warning: conflicting model_call identity at {where}\n")
 
@@ -240,76 +274,74 @@ def _take_claim(state: _RunState, row: dict[str, Any], number: int, where: str, 
 def _fold_run(state: _RunState, rel: str, totals: Totals, warn: TextIO) -> None:
     seen_calls: set[str] = set()
     completed: set[str] = set()
-    for number, row in state.candidates:
-        where, call_id = f"{rel}:{number}", row["call_id"]
+    for number, usage in state.candidates:
+        call_id, ident = usage[0], usage[1]
         if call_id in seen_calls:
-            totals.invalid("duplicate call_id", where, warn, "ignored duplicate model_usage call_id")
+            totals.invalid("duplicate call_id", f"{rel}:{number}", warn, "ignored duplicate model_usage call_id")
             continue
         seen_calls.add(call_id)
         claim = state.claims.get(call_id)
-        if row.get("adapter") == MANAGED_ADAPTER and claim is None:
-            totals.invalid("managed usage without claim", where, warn,
-                           "ignored managed model_usage without prior claim")
-            continue
-        if claim is not None:
+        if claim is None:
+            if ident[4] == MANAGED_ADAPTER:
+                totals.invalid("managed usage without claim", f"{rel}:{number}", warn,
+                               "ignored managed model_usage without prior claim")
+                continue
+        else:
             if call_id in state.ambiguous:
                 reason = "ambiguous claim"
             elif number <= claim[0]:
                 reason = "usage before claim"
-            elif _identity(claim[1]) != _identity(row):
+            elif claim[1] != ident:
                 reason = "identity mismatch"
             else:
                 reason = ""
             if reason:
-                totals.invalid(reason, where, warn, f"ignored model_usage with mismatched claim identity ({reason})")
+                totals.invalid(reason, f"{rel}:{number}", warn,
+                               f"ignored model_usage with mismatched claim identity ({reason})")
                 continue
             completed.add(call_id)
-        _add_usage(totals, row)
-    for call_id, (_, claim_row) in state.claims.items():
+        _add_usage(totals, usage)
+    for call_id, (_, ident) in state.claims.items():
         if call_id not in completed:
-            key = tuple(str(claim_row[n]) for n in ("workflow", "stage", "role", "adapter", "requested_model",
-                                                    "source"))
+            key = (ident[0], ident[2], ident[3], ident[4], ident[5], ident[6])
             totals.unresolved[key] = totals.unresolved.get(key, 0) + 1
 
 
-def _add_usage(totals: Totals, row: Mapping[str, Any]) -> None:
+def _add_usage(totals: Totals, usage: Compact) -> None:
+    _, ident, state, outcome, model, source, counts, duration = usage
     summary = totals.summary
-    workflow, stage, role, outcome = (str(row[n]) for n in ("workflow", "stage", "role", "outcome"))
     summary["outcomes"][outcome] += 1
-    duration = row.get("duration_ms")
-    timed = _count(duration)
-    if timed:
+    if duration is not None:
         summary["duration_ms"] += duration
         summary["duration_observed_calls"] += 1
-    if row.get("usage_state") == "unavailable":
+    if counts is None:  # unavailable: calls and duration only, never a guessed count
         summary["unavailable_calls"] += 1
-        bucket = totals.unavailable.setdefault((workflow, stage, role, outcome),
-                                               {"calls": 0, "duration_ms": 0, "duration_observed_calls": 0})
-        bucket["calls"] += 1
-        if timed:
-            bucket["duration_ms"] += duration
-            bucket["duration_observed_calls"] += 1
+        bucket = totals.unavailable.get((ident[0], ident[2], ident[3], outcome))
+        if bucket is None:
+            bucket = totals.unavailable[(ident[0], ident[2], ident[3], outcome)] = [0, 0, 0]
+        bucket[0] += 1
+        if duration is not None:
+            bucket[1] += duration
+            bucket[2] += 1
         return
-    effective, requested = row.get("effective_model"), row.get("requested_model")
-    if isinstance(effective, str) and effective:
-        model, source = effective, "effective"
-    elif isinstance(requested, str) and requested:
-        model, source = requested, "requested"
-    else:  # pragma: no cover - requested_model is an identity field, checked non-empty above
-        model, source = "unknown", "unreported"
-    adapter = str(row["adapter"])
-    group = totals.groups.setdefault((workflow, stage, role, adapter, model, source, outcome), {
-        "workflow": workflow, "stage": stage, "role": role, "adapter": adapter, "model": model,
-        "model_source": source, "outcome": outcome, **_zero_counts()})
-    group["calls"] += 1
+    key = (ident[0], ident[2], ident[3], ident[4], model, source, outcome)
+    group = totals.groups.get(key)
+    if group is None:
+        group = totals.groups[key] = [0, 0, 0, 0, 0, 0, 0]
+    inp, out, read, write = counts
+    group[0] += 1
+    group[1] += inp
+    group[2] += out
+    group[3] += read
+    group[4] += write
+    if duration is not None:
+        group[5] += duration
+        group[6] += 1
     summary["observed_calls"] += 1
-    for name in TOKEN_FIELDS:
-        value = row.get(name, 0)
-        group[name] += value
-        summary[name] += value
-    if timed:
-        group["duration_ms"] += duration
-        group["duration_observed_calls"] += 1
+    summary["input_tokens"] += inp
+    summary["output_tokens"] += out
+    summary["cache_read_tokens"] += read
+    summary["cache_write_tokens"] += write
 
 
 def build_report(home: Path, refs: Sequence[RunRef], warn: TextIO) -> dict[str, Any]:
@@ -327,9 +359,12 @@ def build_report(home: Path, refs: Sequence[RunRef], warn: TextIO) -> dict[str, 
             warn.write(f"warning: cannot read {rel}: {type(exc).__name__}\n")
             continue
         _fold_run(state, rel, totals, warn)
-    groups = sorted(totals.groups.values(), key=lambda g: tuple(str(g[n]) for n in (
-        "workflow", "stage", "role", "adapter", "model", "outcome")))
-    unavailable = [{"workflow": k[0], "stage": k[1], "role": k[2], "outcome": k[3], **v}
+    names = ("calls", *TOKEN_FIELDS, "duration_ms", "duration_observed_calls")
+    groups = [{"workflow": k[0], "stage": k[1], "role": k[2], "adapter": k[3], "model": k[4], "model_source": k[5],
+               "outcome": k[6], **dict(zip(names, v, strict=True))}
+              for k, v in sorted(totals.groups.items(), key=lambda kv: (*kv[0][:5], kv[0][6]))]
+    unavailable = [{"workflow": k[0], "stage": k[1], "role": k[2], "outcome": k[3],
+                    **dict(zip(("calls", "duration_ms", "duration_observed_calls"), v, strict=True))}
                    for k, v in sorted(totals.unavailable.items())]
     unresolved = [{"workflow": k[0], "stage": k[1], "role": k[2], "adapter": k[3], "requested_model": k[4],
                    "source": k[5], "claims": n} for k, n in sorted(totals.unresolved.items())]
