@@ -113,7 +113,7 @@ def scan_text_with_values(text: str, context: Context = Context.GENERIC) -> list
     for rule in RULES:
         if context not in rule.contexts or (rule.keywords and not any(k in low for k in rule.keywords)):
             continue
-        for start, end in rule.spans(text):
+        for start, end in rule.spans(text, low):
             add(start, end, rule.id, rule.category)
     lines: list[str] | None = None
     for line_rule in LINE_RULES:

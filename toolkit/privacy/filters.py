@@ -43,8 +43,7 @@ def is_placeholder(value: str) -> bool:
     core = re.sub(r"[^a-z0-9]", "", low)
     if not core:
         return True
-    counts = Counter(core)
-    if counts.most_common(1)[0][1] > max(3, len(core) // 2):
+    if max(Counter(core).values()) > max(3, len(core) // 2):
         return True  # mostly one repeated character: "aaaaaaaa", "x0x0x0x0"
     for seq in _SEQUENCES:
         if len(core) >= 6 and (core in seq or core[:8] in seq):
@@ -84,13 +83,17 @@ def shannon_entropy(value: str) -> float:
     return -sum(n / total * math.log2(n / total) for n in Counter(value).values())
 
 
+_DROP_DIGITS = str.maketrans("", "", "0123456789")
+
+
+def digit_count(value: str) -> int:
+    """How many ASCII digits ``value`` holds."""
+    return len(value) - len(value.translate(_DROP_DIGITS))
+
+
 def char_classes(value: str) -> tuple[bool, bool, bool]:
-    """(has lower, has upper, has digit)."""
-    return (
-        any(c.islower() for c in value),
-        any(c.isupper() for c in value),
-        any(c.isdigit() for c in value),
-    )
+    """(has lower, has upper, has digit); string methods, not a Python-level loop (hot path)."""
+    return value.upper() != value, value.lower() != value, digit_count(value) > 0
 
 
 def looks_random(value: str, *, min_len: int = 16, min_entropy: float = 3.3) -> bool:

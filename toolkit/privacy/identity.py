@@ -63,7 +63,7 @@ def _prose_check(match: re.Match[str]) -> bool:
     value = match.group(1)
     if f.is_uuid(value):
         return True
-    return _id_value_ok(value) and (f.shannon_entropy(value) >= 3.0) and sum(c.isdigit() for c in value) >= 2
+    return _id_value_ok(value) and (f.shannon_entropy(value) >= 3.0) and f.digit_count(value) >= 2
 
 
 def _shaped_check(match: re.Match[str]) -> bool:
@@ -144,16 +144,22 @@ _TELEMETRY = frozenset({Context.TELEMETRY})
 
 IDENTITY_RULES: tuple[Rule, ...] = (
     Rule("provider-session-id", I, _LABELLED, 1, _labelled_check,
-         ("session", "thread", "agent", "conversation", "chat", "run", "handle"), priority=70),
+         ("session", "thread", "agent", "conversation", "chat", "run", "handle"), priority=70,
+         anchor=lazy("claude|codex|anthropic|openai|provider|chatgpt|cursor|gemini|session|thread|agent|"
+                     "conversation|chat|platform")),
     Rule("provider-session-id", I, _PROSE_ID, 1, _prose_check,
-         ("claude", "codex", "anthropic", "openai", "provider", "chatgpt", "cursor", "gemini"), priority=65),
+         ("claude", "codex", "anthropic", "openai", "provider", "chatgpt", "cursor", "gemini"), priority=65,
+         anchor=lazy("claude|codex|anthropic|openai|provider|chatgpt|cursor|gemini")),
     Rule("provider-id", I, _SHAPED, 1, _shaped_check,
          ("thread_", "run_", "asst_", "msg_", "sess_", "resp_", "toolu_", "req_", "conv_", "batch_",
           "chatcmpl-", "agent-"), priority=60),
     Rule("codex-rollout-id", I, _ROLLOUT, 1, None, ("rollout-",), priority=70),
-    Rule("home-path", P, _POSIX_HOME, 1, _home_check, ("/home/", "/users/", "/root/"), priority=40),
-    Rule("home-path", P, _POSIX_HOME_COLON, 1, _home_check, ("/home/", "/users/"), priority=39),
-    Rule("windows-user-path", P, _WIN_USER, 1, _win_check, ("users", "documents and settings"), priority=40),
+    Rule("home-path", P, _POSIX_HOME, 1, _home_check, ("/home/", "/users/", "/root/"), priority=40,
+         anchor=lazy("/home/|/users/|/root/")),
+    Rule("home-path", P, _POSIX_HOME_COLON, 1, _home_check, ("/home/", "/users/"), priority=39,
+         anchor=lazy("/home/|/users/")),
+    Rule("windows-user-path", P, _WIN_USER, 1, _win_check, ("users", "documents and settings"), priority=40,
+         anchor=lazy(r"[a-z]:[\\/]")),
     Rule("email-address", E, _EMAIL, 1, _email_check, ("@",), priority=40),
     Rule("telemetry-url", P, _URL, 1, None, ("http",), _TELEMETRY, priority=20),
     Rule("telemetry-relative-path", P, _RELATIVE, 1, None, ("./",), _TELEMETRY, priority=20),

@@ -29,15 +29,47 @@ class Rule:
     contexts: frozenset[Context] = ALL_CONTEXTS
     priority: int = 50
     doc: str = field(default="", compare=False)
+    boundary: frozenset[str] = frozenset()
+    anchor: LazyPattern | None = None
 
-    def spans(self, text: str) -> Iterator[tuple[int, int]]:
+    def matches(self, text: str, low: str | None = None) -> Iterator[re.Match[str]]:
+        """Non-overlapping matches; with an ``anchor`` only where it occurs.
+
+        ``anchor`` is a case-sensitive regex of lower-case literals run over the lower-cased
+        text: ``re`` skips ahead to a literal far faster than it tries a case-insensitive
+        alternation at every position. The full pattern is then matched at each anchor.
+        """
+        if self.anchor is None or low is None or len(low) != len(text):
+            yield from self.pattern.finditer(text)
+            return
+        compiled = self.pattern.compiled
+        last_end = 0
+        for hit in self.anchor.finditer(low):
+            if hit.start() < last_end:
+                continue
+            match = compiled.match(text, hit.start())
+            if match is not None:
+                last_end = max(match.end(), hit.start() + 1)
+                yield match
+
+    def spans(self, text: str, low: str | None = None) -> Iterator[tuple[int, int]]:
         """Absolute (start, end) offsets of every accepted match in ``text``."""
-        for match in self.pattern.finditer(text):
+        for match in self.matches(text, low):
+            if not self.starts_token(text, match.start()):
+                continue
             if self.check is not None and not self.check(match):
                 continue
             start, end = match.span(self.group)
             if end > start:
                 yield start, end
+
+    def starts_token(self, text: str, start: int) -> bool:
+        """The match is not glued to a preceding character of ``boundary``.
+
+        A leading look-behind in the regex would stop ``re`` from skipping ahead to the
+        pattern's first literal or character class, which makes scanning several times slower.
+        """
+        return not self.boundary or start == 0 or text[start - 1] not in self.boundary
 
 
 @dataclass(frozen=True)
@@ -51,6 +83,10 @@ class LineRule:
     contexts: frozenset[Context] = ALL_CONTEXTS
     priority: int = 50
     doc: str = field(default="", compare=False)
+
+
+WORD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+ALNUM = WORD - {"_"}
 
 
 class LazyPattern:

@@ -19,8 +19,7 @@ T = Category.TRANSCRIPT
 _CLAUDE = lazy(r"(\"(?:parentUuid|isSidechain|userType|leafUuid|isMeta|toolUseResult)\"[ \t]*:)")
 # Codex rollout records (current and older formats).
 _CODEX = lazy(
-    r"(\"type\"[ \t]*:[ \t]*\"(?:session_meta|response_item|event_msg|turn_context|compacted)\")"
-    r"|(\"type\"[ \t]*:[ \t]*\"(?:input_text|output_text)\")"
+    r"\"type\"[ \t]*:[ \t]*\"(?:session_meta|response_item|event_msg|turn_context|compacted|input_text|output_text)\""
 )
 _RAW_LABEL = lazy(
     r"(?<![A-Za-z0-9])((?i:raw|full|verbatim|complete|entire|unredacted)[ \t]+"
@@ -83,8 +82,9 @@ TRANSCRIPT_RULES: tuple[Rule, ...] = (
          ("session_meta", "response_item", "event_msg", "turn_context", "compacted", "input_text", "output_text"),
          priority=80),
     Rule("raw-transcript", T, _RAW_LABEL, 1, None,
-         ("raw", "full", "verbatim", "complete", "entire", "unredacted"), priority=50),
-    Rule("chat-role-dump", T, _INLINE_DUMP, 1, None, ("human", "user"), priority=45),
+         ("raw", "full", "verbatim", "complete", "entire", "unredacted"), priority=50,
+         anchor=lazy("raw|full|verbatim|complete|entire|unredacted")),
+    Rule("chat-role-dump", T, _INLINE_DUMP, 1, None, ("human", "user"), priority=45, anchor=lazy("human|user")),
 )
 
 TRANSCRIPT_LINE_RULES: tuple[LineRule, ...] = (

@@ -1,0 +1,169 @@
+"""The hooks through the real pre-commit framework (`pre-commit try-repo`), and the agreement of
+the manifest, the console scripts and the README.
+
+try-repo installs the hook repository with pip into a virtual environment under
+PRE_COMMIT_HOME. One session-scoped PRE_COMMIT_HOME and one clean snapshot commit of this
+repository (its tracked files as they are in the work tree) mean the environment is built once
+per session and every try-repo call after the first reuses it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pygit2
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+PRE_COMMIT = str(Path(sys.executable).parent / "pre-commit")
+WORKGROUP = [sys.executable, "-m", "toolkit"]
+KEY = "sk_" + "live_" + "4eC39HqLyjWD4rjtT1zdp7dcFAKE"  # synthetic, non-working
+SALT = "test-salt-shared-by-the-team"
+SIG = pygit2.Signature("Test Author", "author@example.invalid", 1_700_000_000, 0)
+
+
+def _manifest() -> list[dict[str, object]]:
+    return yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+
+
+def test_manifest_console_scripts_and_readme_agree() -> None:
+    hooks = _manifest()
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ids = [h["id"] for h in hooks]
+    assert {"workgroup-privacy", "workgroup-privacy-all", "workgroup-verify", "workgroup-docs-claims",
+            "workgroup-skills"} <= set(ids)
+    for hook in hooks:
+        assert hook["language"] == "python" and hook["minimum_pre_commit_version"] == "3.2.0"
+        target = scripts[hook["entry"]]  # every entry is a declared console script
+        module = re.fullmatch(r"toolkit\.hooks\.(\w+):main", target)
+        assert module, target
+        assert (ROOT / "hooks" / f"{module.group(1)}.py").is_file()
+        assert f"`{hook['id']}`" in readme, f"README does not document {hook['id']}"
+    hook_scripts = {name for name, target in scripts.items() if target.startswith("toolkit.hooks.")}
+    assert hook_scripts == {h["entry"] for h in hooks}
+    proc = subprocess.run([PRE_COMMIT, "validate-manifest", str(ROOT / ".pre-commit-hooks.yaml")],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _commit_all(repo: pygit2.Repository, message: str) -> None:
+    repo.index.add_all()
+    repo.index.write()
+    tree = repo.index.write_tree()
+    parents = [] if repo.head_is_unborn else [repo.head.target]
+    repo.create_commit("HEAD", SIG, SIG, message, tree, parents)
+
+
+@pytest.fixture(scope="session")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A clean snapshot commit of this repository's tracked files (work-tree content)."""
+    dest = tmp_path_factory.mktemp("hook-repo")
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for rel in filter(None, tracked.decode("utf-8").split("\0")):
+        src = ROOT / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    for package_dir in ("corpus", "templates", "schemas"):  # package-data folders must exist to build
+        if not (dest / package_dir).is_dir():
+            (dest / package_dir).mkdir()
+            (dest / package_dir / ".keep").write_text("", encoding="utf-8")
+    _commit_all(pygit2.init_repository(str(dest), initial_head="main"), "snapshot")
+    return dest
+
+
+@pytest.fixture(scope="session")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Iterator[Path]:
+    path = tmp_path / "project"
+    pygit2.init_repository(str(path), initial_head="main")
+    yield path
+
+
+def _stage(project: Path, files: dict[str, str]) -> None:
+    repo = pygit2.Repository(str(project))
+    for rel, text in files.items():
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text(text, encoding="utf-8")
+        repo.index.add(rel)
+    repo.index.write()
+
+
+def _try_repo(hook_repo: Path, home: Path, project: Path, hook_id: str, files: list[str],
+              env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PRE_COMMIT, "try-repo", str(hook_repo), hook_id, "--files", *files],
+        cwd=project, capture_output=True, text=True, check=False, timeout=900,
+        env={**os.environ, "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never", **(env or {})},
+    )
+
+
+CAPSULE = ".workgroup/workgroups/wg-1/capsules/task-1.json"
+
+
+@pytest.mark.slow
+def test_privacy_hook_blocks_passes_and_honours_allow(hook_repo: Path, pre_commit_home: Path,
+                                                      project: Path) -> None:
+    leaking = '{\n  "objective": "ship",\n  "next_action": "call with ' + KEY + '"\n}\n'
+    clean = '{\n  "objective": "ship",\n  "next_action": "run tests/test_api.py"\n}\n'
+    _stage(project, {CAPSULE: leaking, ".workgroup/workgroups/wg-1/capsules/task-2.json": clean})
+
+    blocked = _try_repo(hook_repo, pre_commit_home, project, "workgroup-privacy", [CAPSULE])
+    assert blocked.returncode == 1, blocked.stdout + blocked.stderr
+    assert f"{CAPSULE}:3:" in blocked.stdout and "stripe-secret-key" in blocked.stdout
+    assert KEY not in blocked.stdout + blocked.stderr and KEY[8:] not in blocked.stdout + blocked.stderr
+
+    passed = _try_repo(hook_repo, pre_commit_home, project, "workgroup-privacy",
+                       [".workgroup/workgroups/wg-1/capsules/task-2.json"])
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "Passed" in passed.stdout
+
+    # A reviewed finding recorded in the allowlist (salted fingerprint) passes; the file never
+    # holds the value.
+    env = {"WORKGROUP_PRIVACY_SALT": SALT}
+    allow = subprocess.run([*WORKGROUP, "privacy", "allow", CAPSULE, "--line", "3", "--rule", "stripe-secret-key",
+                            "--reason", "published test fixture"], cwd=project, capture_output=True, text=True,
+                           env={**os.environ, **env}, check=False)
+    assert allow.returncode == 0, allow.stderr
+    allowlist = (project / ".workgroup/privacy-allowlist.yml").read_text(encoding="utf-8")
+    assert KEY not in allowlist and "fingerprint: sha256:" in allowlist
+    _stage(project, {".workgroup/privacy-allowlist.yml": allowlist})
+    allowed = _try_repo(hook_repo, pre_commit_home, project, "workgroup-privacy",
+                        [CAPSULE, ".workgroup/privacy-allowlist.yml"], env)
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    # another clone (another salt) does not inherit the suppression silently
+    other = _try_repo(hook_repo, pre_commit_home, project, "workgroup-privacy", [CAPSULE],
+                      {"WORKGROUP_PRIVACY_SALT": "another-salt"})
+    assert other.returncode == 1
+
+
+@pytest.mark.slow
+def test_inline_allow_privacy_all_and_docs_claims(hook_repo: Path, pre_commit_home: Path, project: Path) -> None:
+    _stage(project, {
+        ".reviews/session-handoff.md": f"# Handoff\n\nfixture key {KEY}  <!-- workgroup: allow stripe-secret-key -->\n",
+        "src/settings.py": 'DEBUG = True\nOWNER = "alice.smith@fake-corp.io"\n',
+        "docs/caching.md": "# Caching\n\nCache reads are billed at a lower rate.\n\n"
+                           "Prompt caching removes tokens from the context window.\n",
+    })
+    inline = _try_repo(hook_repo, pre_commit_home, project, "workgroup-privacy", [".reviews/session-handoff.md"])
+    assert inline.returncode == 0, inline.stdout + inline.stderr
+    everything = _try_repo(hook_repo, pre_commit_home, project, "workgroup-privacy-all",
+                           ["src/settings.py", ".reviews/session-handoff.md"])
+    assert everything.returncode == 1
+    assert "src/settings.py:2:" in everything.stdout and "email-address" in everything.stdout
+    claims = _try_repo(hook_repo, pre_commit_home, project, "workgroup-docs-claims", ["docs/caching.md"])
+    assert claims.returncode == 1
+    assert "docs/caching.md:5:" in claims.stdout and "docs/caching.md:3:" not in claims.stdout
