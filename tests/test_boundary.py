@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolkit.cli import run
 from toolkit.cm.boundary import (
@@ -261,3 +263,52 @@ def test_decision_dict_keys_are_stable() -> None:
         "writes_handoff",
     }
     assert "{" in template_text("handoff.md")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    workflow=st.sampled_from(list(Workflow)),
+    event=st.sampled_from(list(Event)),
+    flags=st.fixed_dictionaries(
+        {
+            k: st.booleans()
+            for k in ("same_unit_discussion", "declined", "host_cannot_open", "must_shrink", "in_batch")
+        }
+    ),
+    next_command=st.none() | st.text(max_size=40),
+    original_command=st.none() | st.text(max_size=40),
+    reason=st.none() | st.text(max_size=40),
+    lang=st.sampled_from(list(Lang)),
+)
+def test_fuzz_decide_and_render(
+    workflow: Workflow,
+    event: Event,
+    flags: dict[str, bool],
+    next_command: str | None,
+    original_command: str | None,
+    reason: str | None,
+    lang: Lang,
+) -> None:
+    facts = Facts(
+        workflow, event, next_command=next_command, original_command=original_command, reason=reason, **flags
+    )
+    try:
+        decision = decide(facts)
+    except InvalidInput as exc:
+        assert exc.code in {"NOT_A_BOUNDARY", "NOT_IN_BATCH", "MISSING_COMMAND", "INVALID_TEXT"}
+        return
+    lines = render(decision, facts, verdict_texts(lang))
+    if decision.verdict is None:
+        assert lines == [] and (event is Event.MID_RUN or flags["in_batch"])
+        return
+    assert all("\n" not in line for line in lines)
+    assert (
+        len(lines)
+        == {Verdict.CONTINUE: 2, Verdict.STAY: 1 + decision.compact, Verdict.FRESH: 3}[decision.verdict]
+    )
+    if decision.verdict is Verdict.FRESH:
+        # the printed command is exactly the caller's: never invented, never completed
+        assert decision.command in (
+            next_command.strip() if next_command else None,
+            original_command.strip() if original_command else None,
+        )

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import GitRepo
 from toolkit.cli import run
@@ -306,3 +308,22 @@ def test_handoff_show(project: Path, capsys: pytest.CaptureFixture[str]) -> None
         and data["path"] == "specs/.reviews/session-handoff.md"
     )
     assert cli(capsys, "handoff", "show", "specs", "--mode", "later")[0] == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.lists(
+        st.sampled_from(["/proj/root", "/proj/root/", "src/a.py", "/etc/x/y", " ", "/cm-ai", ".", "/", "、"])
+        | st.text(max_size=4),
+        max_size=12,
+    ).map("".join)
+)
+def test_fuzz_relativize_never_leaves_an_absolute_path(text: str) -> None:
+    root = Path("/proj/root")
+    try:
+        out = relativize(text, root)
+    except HandoffError as exc:
+        assert exc.key == "fail_outside_root"
+        return
+    # no word of the result starts with the root any more: every such path was rewritten or refused
+    assert not any(word.startswith("/proj/root") for word in out.split())

@@ -24,7 +24,8 @@ MAX_HANDOFF_BYTES = 256 * 1024
 _CHECKBOX = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[([ xX])\]\s+(.+?)\s*$")
 # Absolute POSIX paths of two or more segments (a one-segment token such as `/cm-ai` is a
 # slash command, not a path), and Windows drive paths.
-_ABS_POSIX = re.compile(r"(?<![\w.~:/-])/(?:[^\s/'\"`()<>\[\]]+/)+[^\s/'\"`()<>\[\]]*")
+_PATH_CHAR = r"[^\s\x00-\x1f\x7f/'\"`()<>\[\]]"
+_ABS_POSIX = re.compile(rf"(?<![\w.~:/-])/(?:{_PATH_CHAR}+/)+{_PATH_CHAR}*")
 _ABS_WINDOWS = re.compile(r"(?<![\w])[A-Za-z]:[\\/][^\s'\"`]*")
 _MARKDOWN_ESCAPE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
