@@ -225,3 +225,132 @@ def test_fuzz_rollout_op_never_crashes(
             assert 0 <= result["canary_bucket"] < 100
     else:
         assert frame["code"] in {"INVALID_REQUEST", "ROLLOUT_RECOMMENDATION_REQUIRED"}
+
+
+# --- `workgroup rollout advance`: checked progression -----------------------------------------------
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    import contextlib
+    import io
+
+    from toolkit.cli import run
+
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = run(list(args))
+    return code, err.getvalue()
+
+
+def _climb(*steps: tuple[str, ...]) -> list[int]:
+    return [_cli("rollout", "advance", *step)[0] for step in steps]
+
+
+def test_advance_walks_the_ladder_one_step_at_a_time(git_repo: Any) -> None:
+    from toolkit.config import load_config
+
+    steps = [
+        ("--to", "observe"),
+        ("--to", "shadow"),
+        ("--to", "canary"),
+        ("--to", "canary"),
+        ("--to", "canary", "--percent", "50"),
+    ]
+    assert _climb(*[(*s, "--family", "routing") for s in steps]) == [0] * 5
+    block = load_config(git_repo.path)["context_efficiency"]
+    assert block["rollout"] == "canary" and block["canary_percent"] == 50
+
+
+@pytest.mark.parametrize(
+    ("before", "target", "code"),
+    [
+        ([], ("--to", "shadow"), "ROLLOUT_STAGE_SKIPPED"),  # off -> shadow skips observe
+        ([("--to", "observe")], ("--to", "canary"), "ROLLOUT_STAGE_SKIPPED"),
+        (
+            [("--to", "observe"), ("--to", "shadow")],
+            ("--to", "canary", "--percent", "25"),
+            "ROLLOUT_STAGE_SKIPPED",
+        ),
+        (
+            [("--to", "observe"), ("--to", "shadow"), ("--to", "canary")],
+            ("--to", "on"),
+            "ROLLOUT_STAGE_SKIPPED",
+        ),
+        (
+            [("--to", "observe"), ("--to", "shadow")],
+            ("--to", "canary", "--percent", "30"),
+            "ROLLOUT_PERCENT_INVALID",
+        ),
+    ],
+)
+def test_advance_refuses_skips(
+    git_repo: Any, before: list[tuple[str, ...]], target: tuple[str, ...], code: str
+) -> None:
+    assert _climb(*[(*s, "--family", "routing") for s in before]) == [0] * len(before)
+    config = git_repo.path / ".workgroup" / "config.yml"
+    snapshot = config.read_text(encoding="utf-8") if config.exists() else None
+    exit_code, err = _cli("rollout", "advance", *target, "--family", "routing")
+    assert exit_code in (1, 2) and code in err
+    assert (config.read_text(encoding="utf-8") if config.exists() else None) == snapshot  # nothing written
+
+
+def test_advance_refuses_more_than_one_family(git_repo: Any) -> None:
+    code, err = _cli("rollout", "advance", "--to", "observe", "--family", "routing", "--family", "capsules")
+    assert code == 1 and "ROLLOUT_MULTIPLE_FAMILIES" in err
+    assert _climb(("--to", "observe", "--family", "routing")) == [0]
+    code, err = _cli("rollout", "advance", "--to", "shadow", "--family", "capsules")
+    assert code == 1 and "ROLLOUT_FAMILY_IN_PROGRESS" in err
+
+
+def test_on_requires_a_recorded_promotion(git_repo: Any) -> None:
+    import json
+
+    ladder = [
+        ("--to", "observe"),
+        ("--to", "shadow"),
+        ("--to", "canary"),
+        ("--to", "canary"),
+        ("--to", "canary"),
+    ]
+    assert _climb(*[(*s, "--family", "routing") for s in ladder]) == [0] * 5
+    code, err = _cli("rollout", "advance", "--to", "on", "--family", "routing")
+    assert code == 1 and "ROLLOUT_PROMOTION_REQUIRED" in err
+    record = git_repo.path / ".workgroup" / "promotions" / "measurement-00000000000000ab.json"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"promote": False}), encoding="utf-8")
+    args = (
+        "rollout",
+        "advance",
+        "--to",
+        "on",
+        "--family",
+        "routing",
+        "--evidence",
+        "measurement-00000000000000ab",
+    )
+    assert _cli(*args)[0] == 1  # a refused promotion is not evidence
+    record.write_text(json.dumps({"promote": True}), encoding="utf-8")
+    assert _cli(*args)[0] == 0
+
+
+def test_rollback_is_always_allowed_and_check_writes_nothing(git_repo: Any) -> None:
+    assert _climb(("--to", "observe", "--family", "routing"), ("--to", "shadow", "--family", "routing")) == [
+        0,
+        0,
+    ]
+    config = (git_repo.path / ".workgroup" / "config.yml").read_text(encoding="utf-8")
+    assert _cli("rollout", "advance", "--to", "off", "--family", "routing", "--check")[0] == 0
+    assert (git_repo.path / ".workgroup" / "config.yml").read_text(encoding="utf-8") == config
+    assert _cli("rollout", "advance", "--to", "off", "--family", "routing")[0] == 0
+
+
+def test_config_edit_keeps_comments_and_other_keys() -> None:
+    from toolkit.rollout_plan import set_config_keys
+
+    text = "# team config\ncontext_efficiency:\n    enabled: true\n    rollout: off  # start here\nother: 1\n"
+    out = set_config_keys(text, {"rollout": "observe", "canary_percent": "10"})
+    assert out == (
+        "# team config\ncontext_efficiency:\n    canary_percent: 10\n    enabled: true\n"
+        "    rollout: observe  # start here\nother: 1\n"
+    )
+    assert set_config_keys("", {"rollout": "observe"}) == "context_efficiency:\n  rollout: observe\n"
