@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 from typing import Any
@@ -440,3 +441,13 @@ def test_reviewer_findings_first_via_cli(capsys: pytest.CaptureFixture[str], tmp
 def test_fuzz_check_output_never_crashes(role: str, value: Any) -> None:
     for finding in check_output(role, value):
         assert finding.rule and finding.message
+
+
+def test_build_out_writes_the_file_atomically(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    target = tmp_path / "packets" / "coder.json"
+    code, out, err = cli(capsys, *base("coder"), *all_items("coder"), "--out", str(target))
+    assert (code, out) == (0, "") and err.startswith("prefix sha256:")
+    packet = json.loads(target.read_text(encoding="utf-8"))
+    assert list(packet) == ["stable_prefix", "dynamic_packet"]
+    assert list(packet["stable_prefix"]) == list(STABLE_PREFIX_KEYS)
+    assert os.listdir(target.parent) == ["coder.json"]
