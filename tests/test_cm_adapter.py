@@ -41,7 +41,9 @@ class Server:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
 
-def _send_json(handler: BaseHTTPRequestHandler, status: int, payload: Any, extra: dict[str, str] | None = None) -> None:
+def _send_json(
+    handler: BaseHTTPRequestHandler, status: int, payload: Any, extra: dict[str, str] | None = None
+) -> None:
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
     handler.send_response(status)
     handler.send_header("Content-Type", "application/json")
@@ -73,8 +75,11 @@ def serve() -> Iterator[Callable[[Responder], Server]]:
             def do_POST(self) -> None:  # noqa: N802 - stdlib API
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)
-                record = {"path": self.path, "authorization": self.headers.get("Authorization"),
-                          "body": json.loads(raw.decode("utf-8")) if raw else None}
+                record = {
+                    "path": self.path,
+                    "authorization": self.headers.get("Authorization"),
+                    "body": json.loads(raw.decode("utf-8")) if raw else None,
+                }
                 server.seen.append(record)
                 server.respond(self, record)
 
@@ -84,7 +89,9 @@ def serve() -> Iterator[Callable[[Responder], Server]]:
                 return
 
         server.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+        threading.Thread(
+            target=server.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        ).start()
         servers.append(server)
         return server
 
@@ -104,21 +111,50 @@ def project(tmp_path: Path) -> dict[str, Path]:
 
 
 def packet(**dynamic: Any) -> dict[str, Any]:
-    base = {"workflow": "cm-prd", "stage": "design_generation", "role": "planner",
-            "objective": f"create one plan {PACKET_CANARY}", "identifiers": {"feature": "1.fixture"},
-            "constraints": ["no implementation"], "expected_output": "plan"}
+    base = {
+        "workflow": "cm-prd",
+        "stage": "design_generation",
+        "role": "planner",
+        "objective": f"create one plan {PACKET_CANARY}",
+        "identifiers": {"feature": "1.fixture"},
+        "constraints": ["no implementation"],
+        "expected_output": "plan",
+    }
     base.update(dynamic)
-    return {"stable_prefix": {"safety": "safety boundary", "workflow": "cm-prd design generation",
-                              "project_rules": "stay inside the approved requirement", "role": "planner",
-                              "output_schema": "return the compact plan only"},
-            "dynamic_packet": base}
+    return {
+        "stable_prefix": {
+            "safety": "safety boundary",
+            "workflow": "cm-prd design generation",
+            "project_rules": "stay inside the approved requirement",
+            "role": "planner",
+            "output_schema": "return the compact plan only",
+        },
+        "dynamic_packet": base,
+    }
 
 
-def _argv(project: dict[str, Path], call_id: str, specs: bool, run_id: str | None,
-          extra: list[str] | None) -> list[str]:
-    argv = ["--workflow", "cm-prd", "--stage", "design_generation", "--role", "planner", "--runtime", "codex",
-            "--requested-model", "planner-default", "--call-id", call_id, "--timeout-seconds", "5",
-            "--project-root", str(project["root"]), *(extra or [])]
+def _argv(
+    project: dict[str, Path], call_id: str, specs: bool, run_id: str | None, extra: list[str] | None
+) -> list[str]:
+    argv = [
+        "--workflow",
+        "cm-prd",
+        "--stage",
+        "design_generation",
+        "--role",
+        "planner",
+        "--runtime",
+        "codex",
+        "--requested-model",
+        "planner-default",
+        "--call-id",
+        call_id,
+        "--timeout-seconds",
+        "5",
+        "--project-root",
+        str(project["root"]),
+        *(extra or []),
+    ]
     if specs:
         argv += ["--specs-dir", str(project["specs"])]
     if run_id is not None:
@@ -127,31 +163,57 @@ def _argv(project: dict[str, Path], call_id: str, specs: bool, run_id: str | Non
 
 
 def _env(url: str, env: dict[str, str] | None, drop: tuple[str, ...]) -> dict[str, str]:
-    full_env = {**os.environ, "CM_OPENAI_COMPATIBLE_ENABLED": "true", "CM_OPENAI_COMPATIBLE_BASE_URL": url + "/v1",
-                "CM_OPENAI_COMPATIBLE_API_KEY": API_KEY, **(env or {})}
+    full_env = {
+        **os.environ,
+        "CM_OPENAI_COMPATIBLE_ENABLED": "true",
+        "CM_OPENAI_COMPATIBLE_BASE_URL": url + "/v1",
+        "CM_OPENAI_COMPATIBLE_API_KEY": API_KEY,
+        **(env or {}),
+    }
     for name in drop:
         full_env.pop(name, None)
     return full_env
 
 
-def call(project: dict[str, Path], url: str, call_id: str = "call-0001", *, stdin: bytes | None = None,
-         env: dict[str, str] | None = None, specs: bool = True, run_id: str | None = RUN_ID,
-         extra: list[str] | None = None, drop: tuple[str, ...] = ()) -> subprocess.CompletedProcess[bytes]:
+def call(
+    project: dict[str, Path],
+    url: str,
+    call_id: str = "call-0001",
+    *,
+    stdin: bytes | None = None,
+    env: dict[str, str] | None = None,
+    specs: bool = True,
+    run_id: str | None = RUN_ID,
+    extra: list[str] | None = None,
+    drop: tuple[str, ...] = (),
+) -> subprocess.CompletedProcess[bytes]:
     """The adapter as a real process, the way a CM skill runs it."""
     cmd = [sys.executable, "-m", "toolkit.cm.adapter", *_argv(project, call_id, specs, run_id, extra)]
     data = stdin if stdin is not None else json.dumps(packet()).encode("utf-8")
-    return subprocess.run(cmd, input=data, capture_output=True, env=_env(url, env, drop), timeout=60, check=False)
+    return subprocess.run(
+        cmd, input=data, capture_output=True, env=_env(url, env, drop), timeout=60, check=False
+    )
 
 
-def call_inproc(capfdbinary: pytest.CaptureFixture[bytes], project: dict[str, Path], url: str,
-                call_id: str = "call-0001", *, stdin: bytes | None = None, env: dict[str, str] | None = None,
-                specs: bool = True, run_id: str | None = RUN_ID, extra: list[str] | None = None,
-                drop: tuple[str, ...] = ()) -> subprocess.CompletedProcess[bytes]:
+def call_inproc(
+    capfdbinary: pytest.CaptureFixture[bytes],
+    project: dict[str, Path],
+    url: str,
+    call_id: str = "call-0001",
+    *,
+    stdin: bytes | None = None,
+    env: dict[str, str] | None = None,
+    specs: bool = True,
+    run_id: str | None = RUN_ID,
+    extra: list[str] | None = None,
+    drop: tuple[str, ...] = (),
+) -> subprocess.CompletedProcess[bytes]:
     """The same entry point in-process (fast), for the many refusal cases."""
     data = stdin if stdin is not None else json.dumps(packet()).encode("utf-8")
     capfdbinary.readouterr()
-    code = adapter.invoke(_argv(project, call_id, specs, run_id, extra), environ=_env(url, env, drop),
-                          stdin=io.BytesIO(data))
+    code = adapter.invoke(
+        _argv(project, call_id, specs, run_id, extra), environ=_env(url, env, drop), stdin=io.BytesIO(data)
+    )
     out, err = capfdbinary.readouterr()
     return subprocess.CompletedProcess([], code, out, err)
 
@@ -177,10 +239,14 @@ def every_log_text(project: dict[str, Path]) -> str:
 # ---------------------------------------------------------------- happy path and usage mapping
 
 
-def test_happy_path_exact_stdout_path_bearer_and_usage(serve: Callable[[Responder], Server],
-                                                      project: dict[str, Path]) -> None:
-    server = serve(ok_reply({"prompt_tokens": 123, "completion_tokens": 45,
-                             "prompt_tokens_details": {"cached_tokens": 100}}))
+def test_happy_path_exact_stdout_path_bearer_and_usage(
+    serve: Callable[[Responder], Server], project: dict[str, Path]
+) -> None:
+    server = serve(
+        ok_reply(
+            {"prompt_tokens": 123, "completion_tokens": 45, "prompt_tokens_details": {"cached_tokens": 100}}
+        )
+    )
     proc = call(project, server.url)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == (REPLY + "\n").encode()
@@ -195,7 +261,11 @@ def test_happy_path_exact_stdout_path_bearer_and_usage(serve: Callable[[Responde
     assert json.loads(body["messages"][1]["content"])["objective"].endswith(PACKET_CANARY)
     claim, usage = project_rows(project)
     assert (claim["event"], claim["phase"], usage["event"], usage["phase"]) == (
-        "model_call", "claimed", "model_usage", "complete")
+        "model_call",
+        "claimed",
+        "model_usage",
+        "complete",
+    )
     assert claim["adapter"] == "openai-compatible" and claim["source"] == "api"
     assert claim["purpose"] == "cm-prd:design_generation"
     assert usage["usage_state"] == "observed" and usage["outcome"] == "success"
@@ -204,40 +274,61 @@ def test_happy_path_exact_stdout_path_bearer_and_usage(serve: Callable[[Responde
     assert usage["effective_model"] == "provider-model-v2"
     # the global mirror holds the same two rows
     assert [r["event_id"] for r in rows(next((project["home"] / "runs").glob("*/*.jsonl")))] == [
-        claim["event_id"], usage["event_id"]]
+        claim["event_id"],
+        usage["event_id"],
+    ]
 
 
-def test_anthropic_style_usage_fields(serve: Callable[[Responder], Server], project: dict[str, Path],
-        capfdbinary: pytest.CaptureFixture[bytes]) -> None:
-    server = serve(ok_reply({"input_tokens": 7, "output_tokens": 2, "cache_read_input_tokens": 5,
-                             "cache_creation_input_tokens": 3, "prompt_tokens": 999}))
+def test_anthropic_style_usage_fields(
+    serve: Callable[[Responder], Server], project: dict[str, Path], capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    server = serve(
+        ok_reply(
+            {
+                "input_tokens": 7,
+                "output_tokens": 2,
+                "cache_read_input_tokens": 5,
+                "cache_creation_input_tokens": 3,
+                "prompt_tokens": 999,
+            }
+        )
+    )
     assert call_inproc(capfdbinary, project, server.url).returncode == 0
     usage = project_rows(project)[-1]
-    assert [usage[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")] == [
-        7, 2, 5, 3]
+    assert [
+        usage[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+    ] == [7, 2, 5, 3]
 
 
-@pytest.mark.parametrize(("usage", "expected"), [
-    # OpenAI names, cache write from prompt_tokens_details
-    ({"prompt_tokens": 1, "completion_tokens": 2, "prompt_tokens_details": {"cache_write_tokens": 4}},
-     ("observed", {"input_tokens": 1, "output_tokens": 2, "cache_write_tokens": 4})),
-    # Anthropic names win over OpenAI names
-    ({"input_tokens": 5, "prompt_tokens": 9, "output_tokens": 6, "completion_tokens": 9},
-     ("observed", {"input_tokens": 5, "output_tokens": 6})),
-    # a missing output count: unavailable, nothing guessed
-    ({"prompt_tokens": 1}, ("unavailable", {})),
-    # booleans and negatives are not counts
-    ({"prompt_tokens": True, "completion_tokens": 1}, ("unavailable", {})),
-    ({"prompt_tokens": -1, "completion_tokens": 1}, ("unavailable", {})),
-    # usage that is not an object
-    ("lots", ("unavailable", {})),
-])
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [
+        # OpenAI names, cache write from prompt_tokens_details
+        (
+            {"prompt_tokens": 1, "completion_tokens": 2, "prompt_tokens_details": {"cache_write_tokens": 4}},
+            ("observed", {"input_tokens": 1, "output_tokens": 2, "cache_write_tokens": 4}),
+        ),
+        # Anthropic names win over OpenAI names
+        (
+            {"input_tokens": 5, "prompt_tokens": 9, "output_tokens": 6, "completion_tokens": 9},
+            ("observed", {"input_tokens": 5, "output_tokens": 6}),
+        ),
+        # a missing output count: unavailable, nothing guessed
+        ({"prompt_tokens": 1}, ("unavailable", {})),
+        # booleans and negatives are not counts
+        ({"prompt_tokens": True, "completion_tokens": 1}, ("unavailable", {})),
+        ({"prompt_tokens": -1, "completion_tokens": 1}, ("unavailable", {})),
+        # usage that is not an object
+        ("lots", ("unavailable", {})),
+    ],
+)
 def test_usage_mapping_table(usage: Any, expected: tuple[str, dict[str, int]]) -> None:
     assert adapter.extract_usage({"usage": usage}) == expected
 
 
-def test_missing_usage_is_unavailable(serve: Callable[[Responder], Server], project: dict[str, Path],
-        capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_missing_usage_is_unavailable(
+    serve: Callable[[Responder], Server], project: dict[str, Path], capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
     server = serve(ok_reply(None, text="NO_USAGE_OK"))
     proc = call_inproc(capfdbinary, project, server.url)
     assert proc.returncode == 0 and proc.stdout == b"NO_USAGE_OK\n"
@@ -261,8 +352,9 @@ def test_http_503_exit_1_body_hidden(serve: Callable[[Responder], Server], proje
     assert "DO_NOT_ECHO" not in every_log_text(project)
 
 
-def test_redirect_is_not_followed_and_credential_not_forwarded(serve: Callable[[Responder], Server],
-                                                               project: dict[str, Path]) -> None:
+def test_redirect_is_not_followed_and_credential_not_forwarded(
+    serve: Callable[[Responder], Server], project: dict[str, Path]
+) -> None:
     target = serve(ok_reply({"prompt_tokens": 1, "completion_tokens": 1}, text="REDIRECTED"))
     source = serve(lambda h, _: _send_json(h, 302, b"", {"Location": target.url + "/v1/chat/completions"}))
     proc = call(project, source.url)
@@ -284,36 +376,53 @@ def test_dropped_connection_exit_1(serve: Callable[[Responder], Server], project
     assert project_rows(project)[-1]["outcome"] == "error"
 
 
-def test_deeply_nested_reply_exit_1(serve: Callable[[Responder], Server], project: dict[str, Path],
-        capfdbinary: pytest.CaptureFixture[bytes]) -> None:
-    deep = (b'{"model":"deep-model","choices":[{"message":{"content":"DEEP"}}],"extra":'
-            + b"[" * 256 + b"0" + b"]" * 256 + b"}")
+def test_deeply_nested_reply_exit_1(
+    serve: Callable[[Responder], Server], project: dict[str, Path], capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    deep = (
+        b'{"model":"deep-model","choices":[{"message":{"content":"DEEP"}}],"extra":'
+        + b"[" * 256
+        + b"0"
+        + b"]" * 256
+        + b"}"
+    )
     server = serve(lambda h, _: _send_json(h, 200, deep))
     proc = call_inproc(capfdbinary, project, server.url)
     assert proc.returncode == 1 and b"DEEP" not in proc.stdout
     assert b"nesting depth" in proc.stderr
 
 
-def test_very_deep_reply_does_not_crash(serve: Callable[[Responder], Server], project: dict[str, Path],
-        capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_very_deep_reply_does_not_crash(
+    serve: Callable[[Responder], Server], project: dict[str, Path], capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
     deep = b"[" * 200_000 + b"]" * 200_000
     server = serve(lambda h, _: _send_json(h, 200, deep))
     proc = call_inproc(capfdbinary, project, server.url)
     assert proc.returncode == 1 and b"Traceback" not in proc.stderr
 
 
-def test_oversized_reply_exit_1(serve: Callable[[Responder], Server], project: dict[str, Path],
-        capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_oversized_reply_exit_1(
+    serve: Callable[[Responder], Server], project: dict[str, Path], capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
     big = b'{"choices":[{"message":{"content":"' + b"x" * (8 * 1024 * 1024) + b'"}}]}'
     server = serve(lambda h, _: _send_json(h, 200, big))
     proc = call_inproc(capfdbinary, project, server.url)
     assert proc.returncode == 1 and b"exceeds 8 MiB" in proc.stderr and proc.stdout == b""
 
 
-def test_reply_without_text_exit_1(serve: Callable[[Responder], Server], project: dict[str, Path],
-        capfdbinary: pytest.CaptureFixture[bytes]) -> None:
-    server = serve(lambda h, _: _send_json(h, 200, {"choices": [{"message": {"content": None}}],
-                                                    "usage": {"prompt_tokens": 3, "completion_tokens": 1}}))
+def test_reply_without_text_exit_1(
+    serve: Callable[[Responder], Server], project: dict[str, Path], capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    server = serve(
+        lambda h, _: _send_json(
+            h,
+            200,
+            {
+                "choices": [{"message": {"content": None}}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 1},
+            },
+        )
+    )
     proc = call_inproc(capfdbinary, project, server.url)
     assert proc.returncode == 1
     usage = project_rows(project)[-1]
@@ -324,7 +433,9 @@ def test_reply_without_text_exit_1(serve: Callable[[Responder], Server], project
 def test_proxy_variables_are_ignored(serve: Callable[[Responder], Server], project: dict[str, Path]) -> None:
     proxy = serve(ok_reply({"prompt_tokens": 1, "completion_tokens": 1}, text="PROXY_INTERCEPTED"))
     server = serve(ok_reply({"prompt_tokens": 1, "completion_tokens": 1}, text="DIRECT"))
-    env = {name: proxy.url for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY")}
+    env = {
+        name: proxy.url for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY")
+    }
     env.update(NO_PROXY="", no_proxy="")
     proc = call(project, server.url, env=env)
     assert proc.returncode == 0 and proc.stdout == b"DIRECT\n"
@@ -340,8 +451,9 @@ def _unwritable(path: Path) -> None:
     path.mkdir()
 
 
-def test_read_only_log_after_failed_call_exit_4(serve: Callable[[Responder], Server],
-                                                project: dict[str, Path]) -> None:
+def test_read_only_log_after_failed_call_exit_4(
+    serve: Callable[[Responder], Server], project: dict[str, Path]
+) -> None:
     log = project["specs"] / "运行日志.jsonl"
 
     def fail(handler: BaseHTTPRequestHandler, _: dict[str, Any]) -> None:
@@ -355,14 +467,22 @@ def test_read_only_log_after_failed_call_exit_4(serve: Callable[[Responder], Ser
     assert [r["event"] for r in claims] == ["model_call"]  # the claim stays unresolved
 
 
-def test_read_only_log_after_successful_call_exit_3(serve: Callable[[Responder], Server],
-                                                    project: dict[str, Path]) -> None:
+def test_read_only_log_after_successful_call_exit_3(
+    serve: Callable[[Responder], Server], project: dict[str, Path]
+) -> None:
     log = project["specs"] / "运行日志.jsonl"
 
     def succeed(handler: BaseHTTPRequestHandler, _: dict[str, Any]) -> None:
         _unwritable(log)
-        _send_json(handler, 200, {"model": "m", "choices": [{"message": {"content": "RESULT_WITHOUT_LOG"}}],
-                                  "usage": {"prompt_tokens": 2, "completion_tokens": 1}})
+        _send_json(
+            handler,
+            200,
+            {
+                "model": "m",
+                "choices": [{"message": {"content": "RESULT_WITHOUT_LOG"}}],
+                "usage": {"prompt_tokens": 2, "completion_tokens": 1},
+            },
+        )
 
     proc = call(project, serve(succeed).url)
     assert proc.returncode == 3
@@ -373,7 +493,9 @@ def test_read_only_log_after_successful_call_exit_3(serve: Callable[[Responder],
 # ---------------------------------------------------------------- rejections before HTTP (exit 2)
 
 
-def _no_claim_no_request(server: Server, project: dict[str, Path], proc: subprocess.CompletedProcess[bytes]) -> None:
+def _no_claim_no_request(
+    server: Server, project: dict[str, Path], proc: subprocess.CompletedProcess[bytes]
+) -> None:
     assert proc.returncode == 2, proc.stderr
     assert server.seen == []
     assert project_rows(project) == []
@@ -381,68 +503,96 @@ def _no_claim_no_request(server: Server, project: dict[str, Path], proc: subproc
     assert b"Traceback" not in proc.stderr and proc.stdout == b""
 
 
-@pytest.mark.parametrize("dynamic", [
-    {"workflow": "cm-ai"},  # identity must match --workflow
-    {"stage": "other_stage"},  # ... --stage
-    {"role": "coder"},  # ... --role
-    {"objective": ""},  # required text empty
-    {"constraints": "not a list"},
-    {"constraints": [1]},
-    {"identifiers": []},
-    {"context": "text"},
-    {"unexpected": 1},  # unknown field
-])
-def test_malformed_packet_exit_2(serve: Callable[[Responder], Server], project: dict[str, Path],
-        capfdbinary: pytest.CaptureFixture[bytes],
-                                 dynamic: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "dynamic",
+    [
+        {"workflow": "cm-ai"},  # identity must match --workflow
+        {"stage": "other_stage"},  # ... --stage
+        {"role": "coder"},  # ... --role
+        {"objective": ""},  # required text empty
+        {"constraints": "not a list"},
+        {"constraints": [1]},
+        {"identifiers": []},
+        {"context": "text"},
+        {"unexpected": 1},  # unknown field
+    ],
+)
+def test_malformed_packet_exit_2(
+    serve: Callable[[Responder], Server],
+    project: dict[str, Path],
+    capfdbinary: pytest.CaptureFixture[bytes],
+    dynamic: dict[str, Any],
+) -> None:
     server = serve(ok_reply({}))
-    _no_claim_no_request(server, project, call_inproc(capfdbinary, project, server.url, stdin=json.dumps(packet(**dynamic)).encode()))
+    _no_claim_no_request(
+        server,
+        project,
+        call_inproc(capfdbinary, project, server.url, stdin=json.dumps(packet(**dynamic)).encode()),
+    )
 
 
-@pytest.mark.parametrize("raw", [
-    b"",
-    b"not json",
-    b'{"stable_prefix": {}, "dynamic_packet": {}}',
-    json.dumps({**packet(), "extra": 1}).encode(),  # exactly two keys
-    json.dumps({"dynamic_packet": packet()["dynamic_packet"]}).encode(),
-    b'{"stable_prefix": NaN}',
-    b"\xff\xfe",
-    b"[" * 5000 + b"]" * 5000,
-    b'{"a":"' + b"x" * (1024 * 1024) + b'"}',  # over 1 MiB
-])
-def test_malformed_stdin_exit_2(serve: Callable[[Responder], Server], project: dict[str, Path],
-        capfdbinary: pytest.CaptureFixture[bytes], raw: bytes) -> None:
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"",
+        b"not json",
+        b'{"stable_prefix": {}, "dynamic_packet": {}}',
+        json.dumps({**packet(), "extra": 1}).encode(),  # exactly two keys
+        json.dumps({"dynamic_packet": packet()["dynamic_packet"]}).encode(),
+        b'{"stable_prefix": NaN}',
+        b"\xff\xfe",
+        b"[" * 5000 + b"]" * 5000,
+        b'{"a":"' + b"x" * (1024 * 1024) + b'"}',  # over 1 MiB
+    ],
+)
+def test_malformed_stdin_exit_2(
+    serve: Callable[[Responder], Server],
+    project: dict[str, Path],
+    capfdbinary: pytest.CaptureFixture[bytes],
+    raw: bytes,
+) -> None:
     server = serve(ok_reply({}))
     _no_claim_no_request(server, project, call_inproc(capfdbinary, project, server.url, stdin=raw))
 
 
-def test_missing_dynamic_field_exit_2(serve: Callable[[Responder], Server], project: dict[str, Path],
-        capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_missing_dynamic_field_exit_2(
+    serve: Callable[[Responder], Server], project: dict[str, Path], capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
     body = packet()
     del body["dynamic_packet"]["expected_output"]
     server = serve(ok_reply({}))
-    _no_claim_no_request(server, project, call_inproc(capfdbinary, project, server.url, stdin=json.dumps(body).encode()))
+    _no_claim_no_request(
+        server, project, call_inproc(capfdbinary, project, server.url, stdin=json.dumps(body).encode())
+    )
 
 
-@pytest.mark.parametrize(("env", "drop", "url"), [
-    ({}, ("CM_OPENAI_COMPATIBLE_ENABLED",), None),
-    ({"CM_OPENAI_COMPATIBLE_ENABLED": "TRUE"}, (), None),  # exactly "true"
-    ({"CM_OPENAI_COMPATIBLE_ENABLED": "1"}, (), None),
-    ({}, ("CM_OPENAI_COMPATIBLE_API_KEY",), None),
-    ({"CM_OPENAI_COMPATIBLE_API_KEY": "key with space"}, (), None),
-    ({"CM_OPENAI_COMPATIBLE_API_KEY": "k" * 5000}, (), None),
-    ({}, ("CM_OPENAI_COMPATIBLE_BASE_URL",), None),
-    ({}, (), "http://models.example.invalid/v1"),  # plain HTTP to a remote host
-    ({}, (), "ftp://127.0.0.1/v1"),
-    ({}, (), "http://user:pw@127.0.0.1:9/v1"),  # userinfo
-    ({}, (), "http://127.0.0.1:9/v1?x=1"),  # query
-    ({}, (), "http://127.0.0.1:9/v1#frag"),  # fragment
-    ({}, (), "http://127.0.0.1:99999/v1"),  # bad port
-    ({}, (), "http://127.0.0.1/v1/\u00e9"),  # not printable ASCII
-])
-def test_bad_settings_exit_2(serve: Callable[[Responder], Server], project: dict[str, Path],
-        capfdbinary: pytest.CaptureFixture[bytes],
-                             env: dict[str, str], drop: tuple[str, ...], url: str | None) -> None:
+@pytest.mark.parametrize(
+    ("env", "drop", "url"),
+    [
+        ({}, ("CM_OPENAI_COMPATIBLE_ENABLED",), None),
+        ({"CM_OPENAI_COMPATIBLE_ENABLED": "TRUE"}, (), None),  # exactly "true"
+        ({"CM_OPENAI_COMPATIBLE_ENABLED": "1"}, (), None),
+        ({}, ("CM_OPENAI_COMPATIBLE_API_KEY",), None),
+        ({"CM_OPENAI_COMPATIBLE_API_KEY": "key with space"}, (), None),
+        ({"CM_OPENAI_COMPATIBLE_API_KEY": "k" * 5000}, (), None),
+        ({}, ("CM_OPENAI_COMPATIBLE_BASE_URL",), None),
+        ({}, (), "http://models.example.invalid/v1"),  # plain HTTP to a remote host
+        ({}, (), "ftp://127.0.0.1/v1"),
+        ({}, (), "http://user:pw@127.0.0.1:9/v1"),  # userinfo
+        ({}, (), "http://127.0.0.1:9/v1?x=1"),  # query
+        ({}, (), "http://127.0.0.1:9/v1#frag"),  # fragment
+        ({}, (), "http://127.0.0.1:99999/v1"),  # bad port
+        ({}, (), "http://127.0.0.1/v1/\u00e9"),  # not printable ASCII
+    ],
+)
+def test_bad_settings_exit_2(
+    serve: Callable[[Responder], Server],
+    project: dict[str, Path],
+    capfdbinary: pytest.CaptureFixture[bytes],
+    env: dict[str, str],
+    drop: tuple[str, ...],
+    url: str | None,
+) -> None:
     server = serve(ok_reply({}))
     if url is not None:
         env = {**env, "CM_OPENAI_COMPATIBLE_BASE_URL": url}
@@ -451,28 +601,39 @@ def test_bad_settings_exit_2(serve: Callable[[Responder], Server], project: dict
     assert API_KEY.encode() not in proc.stderr
 
 
-@pytest.mark.parametrize(("kwargs", "extra"), [
-    ({"specs": False, "run_id": None}, []),  # --run-id required without --specs-dir
-    ({"run_id": "short"}, []),  # run ids are 8..128 safe characters
-    ({"run_id": "../../../escape-run"}, []),
-    ({}, ["--timeout-seconds", "0"]),
-    ({}, ["--timeout-seconds", "601"]),
-    ({"call_id": "bad/call"}, []),
-    ({}, ["--runtime", "gpt"]),
-])
-def test_bad_arguments_exit_2(serve: Callable[[Responder], Server], project: dict[str, Path],
-        capfdbinary: pytest.CaptureFixture[bytes],
-                              kwargs: dict[str, Any], extra: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("kwargs", "extra"),
+    [
+        ({"specs": False, "run_id": None}, []),  # --run-id required without --specs-dir
+        ({"run_id": "short"}, []),  # run ids are 8..128 safe characters
+        ({"run_id": "../../../escape-run"}, []),
+        ({}, ["--timeout-seconds", "0"]),
+        ({}, ["--timeout-seconds", "601"]),
+        ({"call_id": "bad/call"}, []),
+        ({}, ["--runtime", "gpt"]),
+    ],
+)
+def test_bad_arguments_exit_2(
+    serve: Callable[[Responder], Server],
+    project: dict[str, Path],
+    capfdbinary: pytest.CaptureFixture[bytes],
+    kwargs: dict[str, Any],
+    extra: list[str],
+) -> None:
     server = serve(ok_reply({}))
-    _no_claim_no_request(server, project, call_inproc(capfdbinary, project, server.url, extra=extra, **kwargs))
+    _no_claim_no_request(
+        server, project, call_inproc(capfdbinary, project, server.url, extra=extra, **kwargs)
+    )
 
 
 def test_https_is_required_but_loopback_names_pass() -> None:
     env = {"CM_OPENAI_COMPATIBLE_ENABLED": "true", "CM_OPENAI_COMPATIBLE_API_KEY": "k"}
-    for base, path in (("https://models.example.invalid/v1", "/v1/chat/completions"),
-                       ("http://localhost:8080/v1/", "/v1/chat/completions"),
-                       ("http://[::1]:8080", "/chat/completions"),
-                       ("https://h.example.invalid/v1/chat/completions", "/v1/chat/completions")):
+    for base, path in (
+        ("https://models.example.invalid/v1", "/v1/chat/completions"),
+        ("http://localhost:8080/v1/", "/v1/chat/completions"),
+        ("http://[::1]:8080", "/chat/completions"),
+        ("https://h.example.invalid/v1/chat/completions", "/v1/chat/completions"),
+    ):
         assert adapter.resolve_endpoint({**env, "CM_OPENAI_COMPATIBLE_BASE_URL": base}).path == path
     with pytest.raises(adapter.Rejected):
         adapter.resolve_endpoint({**env, "CM_OPENAI_COMPATIBLE_BASE_URL": "http://10.0.0.1/v1"})
@@ -481,8 +642,9 @@ def test_https_is_required_but_loopback_names_pass() -> None:
 # ---------------------------------------------------------------- call id reuse and races
 
 
-def test_call_id_reuse_refused_before_http(serve: Callable[[Responder], Server], project: dict[str, Path],
-        capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_call_id_reuse_refused_before_http(
+    serve: Callable[[Responder], Server], project: dict[str, Path], capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
     server = serve(ok_reply({"prompt_tokens": 1, "completion_tokens": 1}))
     assert call_inproc(capfdbinary, project, server.url).returncode == 0
     again = call_inproc(capfdbinary, project, server.url)
@@ -501,8 +663,9 @@ def test_global_only_run(serve: Callable[[Responder], Server], project: dict[str
     assert again.returncode == 2 and len(server.seen) == 1
 
 
-def test_sixteen_concurrent_calls_one_request(serve: Callable[[Responder], Server],
-                                              project: dict[str, Path]) -> None:
+def test_sixteen_concurrent_calls_one_request(
+    serve: Callable[[Responder], Server], project: dict[str, Path]
+) -> None:
     barrier = threading.Event()
 
     def slow(handler: BaseHTTPRequestHandler, record: dict[str, Any]) -> None:
@@ -524,8 +687,9 @@ def test_sixteen_concurrent_calls_one_request(serve: Callable[[Responder], Serve
 # ---------------------------------------------------------------- secrets never leak
 
 
-def test_canaries_never_logged_and_reply_only_on_stdout(serve: Callable[[Responder], Server],
-                                                        project: dict[str, Path]) -> None:
+def test_canaries_never_logged_and_reply_only_on_stdout(
+    serve: Callable[[Responder], Server], project: dict[str, Path]
+) -> None:
     server = serve(ok_reply({"prompt_tokens": 1, "completion_tokens": 1}))
     results = [call(project, server.url, "leak-1")]
     failing = serve(lambda h, _: _send_json(h, 500, {"echo": PACKET_CANARY}))
@@ -544,29 +708,62 @@ def test_canaries_never_logged_and_reply_only_on_stdout(serve: Callable[[Respond
 
 
 def test_writer_environment_has_no_adapter_variables() -> None:
-    env = adapter._writer_env({"CM_OPENAI_COMPATIBLE_API_KEY": "s", "CM_OPENAI_COMPATIBLE_ENABLED": "true",
-                               "CM_OPENAI_COMPATIBLE_BASE_URL": "u", "HOME": "/h"})
+    env = adapter._writer_env(
+        {
+            "CM_OPENAI_COMPATIBLE_API_KEY": "s",
+            "CM_OPENAI_COMPATIBLE_ENABLED": "true",
+            "CM_OPENAI_COMPATIBLE_BASE_URL": "u",
+            "HOME": "/h",
+        }
+    )
     assert env == {"HOME": "/h"}
 
 
-def test_stdout_failure_logs_error_outcome(serve: Callable[[Responder], Server], project: dict[str, Path]) -> None:
+def test_stdout_failure_logs_error_outcome(
+    serve: Callable[[Responder], Server], project: dict[str, Path]
+) -> None:
     """A closed stdout: the text could not be delivered, so the outcome is error and the exit 1."""
     server = serve(ok_reply({"prompt_tokens": 1, "completion_tokens": 1}))
-    cmd = [sys.executable, "-c", "import os,sys; os.close(1); from toolkit.cm.adapter import main; "
-           "raise SystemExit(main(sys.argv[1:]))", "--workflow", "cm-prd", "--stage", "design_generation",
-           "--role", "planner", "--runtime", "codex", "--requested-model", "planner-default", "--call-id", "out-1",
-           "--project-root", str(project["root"]), "--specs-dir", str(project["specs"])]
-    env = {**os.environ, "CM_OPENAI_COMPATIBLE_ENABLED": "true", "CM_OPENAI_COMPATIBLE_BASE_URL": server.url,
-           "CM_OPENAI_COMPATIBLE_API_KEY": API_KEY}
-    proc = subprocess.run(cmd, input=json.dumps(packet()).encode(), capture_output=True, env=env, timeout=60,
-                          check=False)
+    cmd = [
+        sys.executable,
+        "-c",
+        "import os,sys; os.close(1); from toolkit.cm.adapter import main; "
+        "raise SystemExit(main(sys.argv[1:]))",
+        "--workflow",
+        "cm-prd",
+        "--stage",
+        "design_generation",
+        "--role",
+        "planner",
+        "--runtime",
+        "codex",
+        "--requested-model",
+        "planner-default",
+        "--call-id",
+        "out-1",
+        "--project-root",
+        str(project["root"]),
+        "--specs-dir",
+        str(project["specs"]),
+    ]
+    env = {
+        **os.environ,
+        "CM_OPENAI_COMPATIBLE_ENABLED": "true",
+        "CM_OPENAI_COMPATIBLE_BASE_URL": server.url,
+        "CM_OPENAI_COMPATIBLE_API_KEY": API_KEY,
+    }
+    proc = subprocess.run(
+        cmd, input=json.dumps(packet()).encode(), capture_output=True, env=env, timeout=60, check=False
+    )
     assert proc.returncode == 1 and b"result output failed" in proc.stderr
     assert project_rows(project)[-1]["outcome"] == "error"
 
 
 def test_lean_imports() -> None:
-    code = ("import sys, toolkit.cm.adapter, toolkit.cm.events, toolkit.cm.report; "
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'typer','pydantic','pygit2','yaml','click'}))")
+    code = (
+        "import sys, toolkit.cm.adapter, toolkit.cm.events, toolkit.cm.report; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'typer','pydantic','pygit2','yaml','click'}))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

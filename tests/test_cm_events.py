@@ -21,23 +21,57 @@ from toolkit.cm import events
 from toolkit.models.cm_event import UsageEvent
 
 RUN = "usage-fixture-0001"
-CLAIM = {"call_id": "planner-call-0001", "stage": "design_generation", "role": "planner", "adapter": "company-api",
-         "requested_model": "planner-default", "source": "api", "purpose": "cm-prd:design_generation"}
-USAGE = {**CLAIM, "effective_model": "provider-model-v2", "usage_state": "observed", "input_tokens": 1200,
-         "output_tokens": 300, "cache_read_tokens": 800, "cache_write_tokens": 100, "duration_ms": 2500,
-         "outcome": "success"}
+CLAIM = {
+    "call_id": "planner-call-0001",
+    "stage": "design_generation",
+    "role": "planner",
+    "adapter": "company-api",
+    "requested_model": "planner-default",
+    "source": "api",
+    "purpose": "cm-prd:design_generation",
+}
+USAGE = {
+    **CLAIM,
+    "effective_model": "provider-model-v2",
+    "usage_state": "observed",
+    "input_tokens": 1200,
+    "output_tokens": 300,
+    "cache_read_tokens": 800,
+    "cache_write_tokens": 100,
+    "duration_ms": 2500,
+    "outcome": "success",
+}
 
 
 def home() -> Path:
     return Path(os.environ["CM_WORKFLOW_LOG_HOME"])
 
 
-def write(capsys: pytest.CaptureFixture[str], data: dict[str, Any] | str, *, event: str = "model_usage",
-          phase: str | None = "complete", run_id: str | None = RUN, specs: Path | None = None,
-          root: Path | None = None, detail: str = "planner model call completed",
-          extra: list[str] | None = None) -> tuple[int, dict[str, Any] | None, str]:
-    argv = ["--workflow", "cm-prd", "--event", event, "--runtime", "codex", "--detail", detail,
-            "--data-json", data if isinstance(data, str) else json.dumps(data), *(extra or [])]
+def write(
+    capsys: pytest.CaptureFixture[str],
+    data: dict[str, Any] | str,
+    *,
+    event: str = "model_usage",
+    phase: str | None = "complete",
+    run_id: str | None = RUN,
+    specs: Path | None = None,
+    root: Path | None = None,
+    detail: str = "planner model call completed",
+    extra: list[str] | None = None,
+) -> tuple[int, dict[str, Any] | None, str]:
+    argv = [
+        "--workflow",
+        "cm-prd",
+        "--event",
+        event,
+        "--runtime",
+        "codex",
+        "--detail",
+        detail,
+        "--data-json",
+        data if isinstance(data, str) else json.dumps(data),
+        *(extra or []),
+    ]
     if phase is not None:
         argv += ["--phase", phase]
     if run_id is not None:
@@ -74,14 +108,32 @@ def test_envelope_global_log_index_and_stdout_shape(capsys: pytest.CaptureFixtur
     code, out, err = write(capsys, USAGE)
     assert code == 0 and err == ""
     assert out is not None
-    assert list(out) == ["event_id", "run_id", "project_log", "global_log", "global_written", "pointer_written",
-                         "deduplicated", "degraded"]
+    assert list(out) == [
+        "event_id",
+        "run_id",
+        "project_log",
+        "global_log",
+        "global_written",
+        "pointer_written",
+        "deduplicated",
+        "degraded",
+    ]
     assert out["project_log"] is None and out["pointer_written"] is None and out["global_written"] is True
     log = Path(out["global_log"])
     assert log.parent.parent == home() / "runs" and log.name == f"{RUN}.jsonl"
     (row,) = lines(log)
-    assert {"schema_version", "event_id", "run_id", "at", "workflow", "event", "phase", "runtime", "project",
-            "detail"} <= set(row)
+    assert {
+        "schema_version",
+        "event_id",
+        "run_id",
+        "at",
+        "workflow",
+        "event",
+        "phase",
+        "runtime",
+        "project",
+        "detail",
+    } <= set(row)
     assert row["schema_version"] == 1 and row["input_tokens"] == 1200 and row["cache_read_tokens"] == 800
     assert row["project"] == "unscoped"
     # event id: UUIDv5 of the canonical event without at and event_id
@@ -111,8 +163,16 @@ def test_exact_retry_deduplicates_changed_payload_refused(capsys: pytest.Capture
 
 def test_project_log_pointer_and_run_reuse(capsys: pytest.CaptureFixture[str], specs: Path) -> None:
     root = specs.parent
-    code, out, _ = write(capsys, {}, event="run_start", phase="start", run_id=None, specs=specs, root=root,
-                         detail="run started")
+    code, out, _ = write(
+        capsys,
+        {},
+        event="run_start",
+        phase="start",
+        run_id=None,
+        specs=specs,
+        root=root,
+        detail="run started",
+    )
     assert code == 0 and out is not None
     run_id = out["run_id"]
     pointer = json.loads((specs / ".cm-run.json").read_text(encoding="utf-8"))
@@ -126,13 +186,15 @@ def test_project_log_pointer_and_run_reuse(capsys: pytest.CaptureFixture[str], s
     assert all("project_path" not in r and "specs_path" not in r for r in project)
     assert project[0]["project"] == "proj"
     assert lines(Path(out2["global_log"])) == project  # the mirror holds the same rows
-    code, out3, _ = write(capsys, {}, event="run_done", phase=None, run_id=None, specs=specs, root=root,
-                          detail="run done")
+    code, out3, _ = write(
+        capsys, {}, event="run_done", phase=None, run_id=None, specs=specs, root=root, detail="run done"
+    )
     assert out3 is not None and out3["run_id"] == run_id
     assert json.loads((specs / ".cm-run.json").read_text(encoding="utf-8"))["status"] == "done"
     assert [r["status"] for r in lines(home() / "index.jsonl")] == ["running", "done"]
-    code, out4, _ = write(capsys, {}, event="run_start", phase="start", run_id=None, specs=specs, root=root,
-                          detail="next run")
+    code, out4, _ = write(
+        capsys, {}, event="run_start", phase="start", run_id=None, specs=specs, root=root, detail="next run"
+    )
     assert out4 is not None and out4["run_id"] != run_id
 
 
@@ -149,49 +211,89 @@ def test_lifecycle_refusals(capsys: pytest.CaptureFixture[str]) -> None:
     assert again[0] == 0 and again[1] and again[1]["deduplicated"] is True  # exact retry of the claim
     changed = claim(capsys, {**other, "requested_model": "other-model"})
     assert changed[0] == 2 and "already claimed" in changed[2]
-    mismatch = write(capsys, {**other, "stage": "other_stage", "role": "analyst", "adapter": "other-api",
-                              "usage_state": "observed", "input_tokens": 1, "output_tokens": 1, "outcome": "success",
-                              "purpose": "cm-prd:other_stage"})
+    mismatch = write(
+        capsys,
+        {
+            **other,
+            "stage": "other_stage",
+            "role": "analyst",
+            "adapter": "other-api",
+            "usage_state": "observed",
+            "input_tokens": 1,
+            "output_tokens": 1,
+            "outcome": "success",
+            "purpose": "cm-prd:other_stage",
+        },
+    )
     assert mismatch[0] == 2 and "identity does not match model_call claim" in mismatch[2]
-    runtime_mismatch = events.main(["--workflow", "cm-prd", "--event", "model_usage", "--phase", "complete",
-                                    "--runtime", "claude", "--run-id", RUN, "--detail", "d", "--data-json",
-                                    json.dumps({**other, "usage_state": "unavailable", "outcome": "error"})])
+    runtime_mismatch = events.main(
+        [
+            "--workflow",
+            "cm-prd",
+            "--event",
+            "model_usage",
+            "--phase",
+            "complete",
+            "--runtime",
+            "claude",
+            "--run-id",
+            RUN,
+            "--detail",
+            "d",
+            "--data-json",
+            json.dumps({**other, "usage_state": "unavailable", "outcome": "error"}),
+        ]
+    )
     assert runtime_mismatch == 2  # runtime is part of the identity
-    managed = write(capsys, {**CLAIM, "call_id": "managed-without-claim", "adapter": "openai-compatible",
-                             "usage_state": "observed", "input_tokens": 999, "output_tokens": 111,
-                             "outcome": "success"})
+    managed = write(
+        capsys,
+        {
+            **CLAIM,
+            "call_id": "managed-without-claim",
+            "adapter": "openai-compatible",
+            "usage_state": "observed",
+            "input_tokens": 999,
+            "output_tokens": 111,
+            "outcome": "success",
+        },
+    )
     assert managed[0] == 2 and "requires a prior model_call claim" in managed[2]
-    matching = write(capsys, {**other, "usage_state": "unavailable", "duration_ms": 700, "outcome": "success"})
+    matching = write(
+        capsys, {**other, "usage_state": "unavailable", "duration_ms": 700, "outcome": "success"}
+    )
     assert matching[0] == 0
 
 
 SECRET_VALUE = "must-not-log-8e1f"
 
 
-@pytest.mark.parametrize(("data", "needle"), [
-    ({**USAGE, "input_tokens": -1}, "non-negative integer"),
-    ({**USAGE, "duration_ms": 1.5}, "non-negative integer"),
-    ({**USAGE, "input_tokens": True}, "non-negative integer"),
-    ({**USAGE, "access_token": SECRET_VALUE}, "sensitive log field"),
-    ({**USAGE, "prompt": SECRET_VALUE}, "unsupported fields"),
-    ({**USAGE, "usage_state": "unavailable"}, "cannot contain token counts"),
-    ({k: v for k, v in USAGE.items() if k != "output_tokens"}, "requires output_tokens"),
-    ({**USAGE, "usage_state": "guessed"}, "observed or unavailable"),
-    ({**USAGE, "outcome": "maybe"}, "outcome must be"),
-    ({**USAGE, "attempt": 0}, "positive integer"),
-    ({**USAGE, "stage": "two\nlines"}, "one line"),
-    ({**USAGE, "effective_model": "m" * 161}, "at most 160"),
-    ({**USAGE, "stage": "  "}, "non-empty stage"),
-    ({**USAGE, "call_id": "bad/id"}, "valid call_id"),
-    ({**USAGE, "role": "9role"}, "valid role"),
-    ({**USAGE, "run_id": "x"}, "reserved fields"),
-    ({**USAGE, "event_id": "x"}, "reserved fields"),
-    ('{"a": NaN}', "JSON object"),
-    ("[1, 2]", "JSON object"),
-    ("{not json", "JSON object"),
-    (json.dumps({"x": "y" * 9000}), "8192"),
-    ("[" * 3000 + "]" * 3000, "JSON object"),
-])
+@pytest.mark.parametrize(
+    ("data", "needle"),
+    [
+        ({**USAGE, "input_tokens": -1}, "non-negative integer"),
+        ({**USAGE, "duration_ms": 1.5}, "non-negative integer"),
+        ({**USAGE, "input_tokens": True}, "non-negative integer"),
+        ({**USAGE, "access_token": SECRET_VALUE}, "sensitive log field"),
+        ({**USAGE, "prompt": SECRET_VALUE}, "unsupported fields"),
+        ({**USAGE, "usage_state": "unavailable"}, "cannot contain token counts"),
+        ({k: v for k, v in USAGE.items() if k != "output_tokens"}, "requires output_tokens"),
+        ({**USAGE, "usage_state": "guessed"}, "observed or unavailable"),
+        ({**USAGE, "outcome": "maybe"}, "outcome must be"),
+        ({**USAGE, "attempt": 0}, "positive integer"),
+        ({**USAGE, "stage": "two\nlines"}, "one line"),
+        ({**USAGE, "effective_model": "m" * 161}, "at most 160"),
+        ({**USAGE, "stage": "  "}, "non-empty stage"),
+        ({**USAGE, "call_id": "bad/id"}, "valid call_id"),
+        ({**USAGE, "role": "9role"}, "valid role"),
+        ({**USAGE, "run_id": "x"}, "reserved fields"),
+        ({**USAGE, "event_id": "x"}, "reserved fields"),
+        ('{"a": NaN}', "JSON object"),
+        ("[1, 2]", "JSON object"),
+        ("{not json", "JSON object"),
+        (json.dumps({"x": "y" * 9000}), "8192"),
+        ("[" * 3000 + "]" * 3000, "JSON object"),
+    ],
+)
 def test_usage_refusals(capsys: pytest.CaptureFixture[str], data: Any, needle: str) -> None:
     code, out, err = write(capsys, data)
     assert code == 2 and out is None and needle in err
@@ -217,12 +319,23 @@ def test_nested_sensitive_key_and_generic_events(capsys: pytest.CaptureFixture[s
     assert ok[0] == 0
 
 
-@pytest.mark.parametrize("argv_patch", [
-    ["--workflow", "9bad"], ["--event", "bad event"], ["--runtime", ""], ["--detail", ""],
-    ["--detail", "two\nlines"], ["--detail", "x" * 501], ["--at", "2026-13-01T00:00:00Z"],
-    ["--at", "2026-01-01T00:00:00"], ["--run-id", "short"], ["--project-root", "/nonexistent/dir"],
-    ["--specs-dir", "/nonexistent/specs"], ["--project", "a\nb"],
-])
+@pytest.mark.parametrize(
+    "argv_patch",
+    [
+        ["--workflow", "9bad"],
+        ["--event", "bad event"],
+        ["--runtime", ""],
+        ["--detail", ""],
+        ["--detail", "two\nlines"],
+        ["--detail", "x" * 501],
+        ["--at", "2026-13-01T00:00:00Z"],
+        ["--at", "2026-01-01T00:00:00"],
+        ["--run-id", "short"],
+        ["--project-root", "/nonexistent/dir"],
+        ["--specs-dir", "/nonexistent/specs"],
+        ["--project", "a\nb"],
+    ],
+)
 def test_envelope_refusals(capsys: pytest.CaptureFixture[str], argv_patch: list[str]) -> None:
     argv = {"--workflow": "cm-prd", "--event": "note", "--runtime": "codex", "--detail": "d", "--run-id": RUN}
     argv[argv_patch[0]] = argv_patch[1]
@@ -240,8 +353,9 @@ def test_missing_argument_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 # ---------------------------------------------------------------- failures: degrade, exit 1
 
 
-def test_global_mirror_failure_degrades_with_project_log(capsys: pytest.CaptureFixture[str], specs: Path,
-                                                         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_global_mirror_failure_degrades_with_project_log(
+    capsys: pytest.CaptureFixture[str], specs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x", encoding="utf-8")
     monkeypatch.setenv("CM_WORKFLOW_LOG_HOME", str(blocker / "logs"))
@@ -254,8 +368,9 @@ def test_global_mirror_failure_degrades_with_project_log(capsys: pytest.CaptureF
     assert rows[1]["phase"] == "global_log" and rows[1]["error_type"]
 
 
-def test_global_only_failure_is_exit_1(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_global_only_failure_is_exit_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x", encoding="utf-8")
     monkeypatch.setenv("CM_WORKFLOW_LOG_HOME", str(blocker / "logs"))
@@ -293,9 +408,27 @@ def test_torn_last_line_never_corrupts_later_appends(capsys: pytest.CaptureFixtu
 def test_concurrent_writers_one_claim_and_intact_lines(specs: Path) -> None:
     def run(i: int) -> subprocess.CompletedProcess[str]:
         data = CLAIM if i < 8 else {**CLAIM, "call_id": f"other-call-{i}"}
-        cmd = [sys.executable, "-m", "toolkit.cm.events", "--workflow", "cm-prd", "--event", "model_call",
-               "--phase", "claimed", "--runtime", "codex", "--run-id", RUN, "--specs-dir", str(specs),
-               "--detail", "planner model call claimed", "--data-json", json.dumps(data)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "toolkit.cm.events",
+            "--workflow",
+            "cm-prd",
+            "--event",
+            "model_call",
+            "--phase",
+            "claimed",
+            "--runtime",
+            "codex",
+            "--run-id",
+            RUN,
+            "--specs-dir",
+            str(specs),
+            "--detail",
+            "planner model call claimed",
+            "--data-json",
+            json.dumps(data),
+        ]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
 
     with ThreadPoolExecutor(max_workers=12) as pool:
@@ -325,9 +458,11 @@ def test_data_json_fuzz_text(raw: str) -> None:
         json.dumps(value, ensure_ascii=False).encode("utf-8")  # always writable
 
 
-_json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
-                     lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=12), kids, max_size=3),
-                     max_leaves=12)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=12), kids, max_size=3),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -376,8 +511,9 @@ _field_values = {
 @given(st.fixed_dictionaries({}, optional=_field_values), st.booleans())
 def test_writer_and_model_agree(changes: dict[str, Any], claim_event: bool) -> None:
     """The stdlib writer accepts a model event exactly when the pydantic format model does."""
-    data: dict[str, Any] = dict(CLAIM) if claim_event else {**CLAIM, "usage_state": "unavailable",
-                                                             "outcome": "success"}
+    data: dict[str, Any] = (
+        dict(CLAIM) if claim_event else {**CLAIM, "usage_state": "unavailable", "outcome": "success"}
+    )
     data.update(changes)
     if claim_event:
         data = {k: v for k, v in data.items() if k in events.CALL_FIELDS or k in changes}
@@ -387,9 +523,19 @@ def test_writer_and_model_agree(changes: dict[str, Any], claim_event: bool) -> N
         writer_ok = True
     except events.EventError:
         writer_ok = False
-    row = {"schema_version": 1, "event_id": "e", "run_id": RUN, "at": "2026-08-06T10:00:00+00:00",
-           "workflow": "cm-prd", "runtime": "codex", "project": "p", "detail": "d", "event": event, "phase": phase,
-           **data}
+    row = {
+        "schema_version": 1,
+        "event_id": "e",
+        "run_id": RUN,
+        "at": "2026-08-06T10:00:00+00:00",
+        "workflow": "cm-prd",
+        "runtime": "codex",
+        "project": "p",
+        "detail": "d",
+        "event": event,
+        "phase": phase,
+        **data,
+    }
     try:
         UsageEvent.model_validate(row)
         model_ok = True

@@ -1,4 +1,4 @@
-"""cm-usage-report on logs with duplicates, late claims, identity mismatches, unresolved claims, torn lines."""
+"""cm-usage-report: logs with duplicates, late claims, identity mismatches, unresolved claims, torn lines."""
 
 from __future__ import annotations
 
@@ -26,78 +26,237 @@ def golden_home(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     """An equivalent of the reference's fixture, plus a torn last line; built partly by our writer."""
     home = tmp_path / "logs"
     os.environ["CM_WORKFLOW_LOG_HOME"] = str(home)
-    code = events.main(["--workflow", "cm-prd", "--event", "model_usage", "--phase", "complete", "--runtime", "codex",
-                        "--run-id", RUN1, "--detail", "planner model call completed", "--data-json", json.dumps({
-                            "call_id": "planner-call-0001", "stage": "design_generation", "role": "planner",
-                            "adapter": "company-api", "requested_model": "planner-default",
-                            "effective_model": "provider-model-v2", "source": "api",
-                            "purpose": "cm-prd:design_generation", "usage_state": "observed", "input_tokens": 1200,
-                            "output_tokens": 300, "cache_read_tokens": 800, "cache_write_tokens": 100,
-                            "duration_ms": 2500, "outcome": "success"})])
+    code = events.main(
+        [
+            "--workflow",
+            "cm-prd",
+            "--event",
+            "model_usage",
+            "--phase",
+            "complete",
+            "--runtime",
+            "codex",
+            "--run-id",
+            RUN1,
+            "--detail",
+            "planner model call completed",
+            "--data-json",
+            json.dumps(
+                {
+                    "call_id": "planner-call-0001",
+                    "stage": "design_generation",
+                    "role": "planner",
+                    "adapter": "company-api",
+                    "requested_model": "planner-default",
+                    "effective_model": "provider-model-v2",
+                    "source": "api",
+                    "purpose": "cm-prd:design_generation",
+                    "usage_state": "observed",
+                    "input_tokens": 1200,
+                    "output_tokens": 300,
+                    "cache_read_tokens": 800,
+                    "cache_write_tokens": 100,
+                    "duration_ms": 2500,
+                    "outcome": "success",
+                }
+            ),
+        ]
+    )
     assert code == 0
     run_log = Path(json.loads(capsys.readouterr().out)["global_log"])
     (event,) = [json.loads(x) for x in run_log.read_text(encoding="utf-8").splitlines()]
     conflicting_duplicate = {**event, "event_id": "conflicting-call-event", "output_tokens": 301}
-    unavailable = {"schema_version": 1, "event_id": "unavailable-event", "run_id": RUN2,
-                   "at": "2026-08-06T11:00:00+00:00", "workflow": "cm-ai", "event": "model_usage", "phase": "complete",
-                   "runtime": "codex", "project": "fixture", "detail": "usage unavailable", "call_id": "coder-call-0001",
-                   "stage": "task_execution", "role": "coder", "adapter": "subscription-runtime",
-                   "requested_model": "coder-default", "source": "subscription", "purpose": "cm-ai:task_execution",
-                   "usage_state": "unavailable", "duration_ms": 700, "outcome": "success"}
-    failed_unavailable = {**unavailable, "event_id": "unavailable-error-event", "call_id": "coder-call-0002",
-                          "duration_ms": 400, "outcome": "error"}
-    unresolved = {"schema_version": 1, "event_id": "unresolved-claim-event", "run_id": RUN2,
-                  "at": "2026-08-06T11:00:45+00:00", "workflow": "cm-ai", "event": "model_call", "phase": "claimed",
-                  "runtime": "codex", "project": "fixture", "detail": "reviewer call claimed",
-                  "call_id": "reviewer-call-unresolved", "stage": "task_review", "role": "reviewer",
-                  "adapter": "openai-compatible", "requested_model": "reviewer-default", "source": "api",
-                  "purpose": "cm-ai:task_review"}
-    base = {"schema_version": 1, "run_id": RUN2, "at": "2026-08-06T11:01:00+00:00", "workflow": "cm-ai",
-            "event": "model_usage", "phase": "complete", "runtime": "codex", "project": "fixture",
-            "detail": "malformed fixture", "stage": "task_execution", "role": "coder", "adapter": "company-api",
-            "requested_model": "coder-default", "source": "api", "purpose": "cm-ai:task_execution",
-            "usage_state": "observed", "outcome": "success"}
+    unavailable = {
+        "schema_version": 1,
+        "event_id": "unavailable-event",
+        "run_id": RUN2,
+        "at": "2026-08-06T11:00:00+00:00",
+        "workflow": "cm-ai",
+        "event": "model_usage",
+        "phase": "complete",
+        "runtime": "codex",
+        "project": "fixture",
+        "detail": "usage unavailable",
+        "call_id": "coder-call-0001",
+        "stage": "task_execution",
+        "role": "coder",
+        "adapter": "subscription-runtime",
+        "requested_model": "coder-default",
+        "source": "subscription",
+        "purpose": "cm-ai:task_execution",
+        "usage_state": "unavailable",
+        "duration_ms": 700,
+        "outcome": "success",
+    }
+    failed_unavailable = {
+        **unavailable,
+        "event_id": "unavailable-error-event",
+        "call_id": "coder-call-0002",
+        "duration_ms": 400,
+        "outcome": "error",
+    }
+    unresolved = {
+        "schema_version": 1,
+        "event_id": "unresolved-claim-event",
+        "run_id": RUN2,
+        "at": "2026-08-06T11:00:45+00:00",
+        "workflow": "cm-ai",
+        "event": "model_call",
+        "phase": "claimed",
+        "runtime": "codex",
+        "project": "fixture",
+        "detail": "reviewer call claimed",
+        "call_id": "reviewer-call-unresolved",
+        "stage": "task_review",
+        "role": "reviewer",
+        "adapter": "openai-compatible",
+        "requested_model": "reviewer-default",
+        "source": "api",
+        "purpose": "cm-ai:task_review",
+    }
+    base = {
+        "schema_version": 1,
+        "run_id": RUN2,
+        "at": "2026-08-06T11:01:00+00:00",
+        "workflow": "cm-ai",
+        "event": "model_usage",
+        "phase": "complete",
+        "runtime": "codex",
+        "project": "fixture",
+        "detail": "malformed fixture",
+        "stage": "task_execution",
+        "role": "coder",
+        "adapter": "company-api",
+        "requested_model": "coder-default",
+        "source": "api",
+        "purpose": "cm-ai:task_execution",
+        "usage_state": "observed",
+        "outcome": "success",
+    }
     malformed = [
         {**base, "event_id": "malformed-missing-input", "call_id": "malformed-call-0001", "output_tokens": 4},
-        {**base, "event_id": "malformed-bool-input", "call_id": "malformed-call-0002", "input_tokens": True,
-         "output_tokens": 4},
-        {**base, "event_id": "malformed-negative-output", "call_id": "malformed-call-0003", "input_tokens": 4,
-         "output_tokens": -1},
+        {
+            **base,
+            "event_id": "malformed-bool-input",
+            "call_id": "malformed-call-0002",
+            "input_tokens": True,
+            "output_tokens": 4,
+        },
+        {
+            **base,
+            "event_id": "malformed-negative-output",
+            "call_id": "malformed-call-0003",
+            "input_tokens": 4,
+            "output_tokens": -1,
+        },
     ]
     mismatched_claim = {**unresolved, "event_id": "mismatched-claim-event", "call_id": "mismatched-call-0001"}
-    mismatched_usage = {**base, "event_id": "mismatched-usage-event", "call_id": "mismatched-call-0001",
-                        "workflow": "cm-prd", "stage": "design_generation", "role": "planner", "adapter": "other-api",
-                        "requested_model": "planner-default", "purpose": "cm-prd:design_generation",
-                        "input_tokens": 10, "output_tokens": 2}
+    mismatched_usage = {
+        **base,
+        "event_id": "mismatched-usage-event",
+        "call_id": "mismatched-call-0001",
+        "workflow": "cm-prd",
+        "stage": "design_generation",
+        "role": "planner",
+        "adapter": "other-api",
+        "requested_model": "planner-default",
+        "purpose": "cm-prd:design_generation",
+        "input_tokens": 10,
+        "output_tokens": 2,
+    }
     conflict_one = {**unresolved, "event_id": "conflicting-claim-one", "call_id": "conflicting-call-0001"}
-    conflict_two = {**conflict_one, "event_id": "conflicting-claim-two", "stage": "design_generation",
-                    "role": "planner", "requested_model": "planner-default", "purpose": "cm-ai:design_generation"}
-    conflict_usage = {**base, "event_id": "conflicting-usage-event", "call_id": "conflicting-call-0001",
-                      "stage": "task_review", "role": "reviewer", "adapter": "openai-compatible",
-                      "requested_model": "reviewer-default", "source": "api", "purpose": "cm-ai:task_review",
-                      "input_tokens": 10, "output_tokens": 2}
-    usage_before_claim = {**conflict_usage, "event_id": "usage-before-claim-event",
-                          "call_id": "usage-before-claim-0001"}
-    claim_after_usage = {**conflict_one, "event_id": "claim-after-usage-event", "call_id": "usage-before-claim-0001"}
-    managed_without_claim = {**conflict_usage, "event_id": "managed-without-claim-event",
-                             "call_id": "managed-without-claim-0002"}
-    write_jsonl(home / "index.jsonl", [
-        {"schema_version": 1, "at": "2026-08-06T10:00:00+00:00", "run_id": RUN1, "status": "done",
-         "workflow": "cm-prd", "runtime": "codex", "project": "fixture", "log_file": str(run_log.relative_to(home))},
-        {"schema_version": 1, "at": "2026-08-06T11:00:00+00:00", "run_id": RUN2, "status": "done",
-         "workflow": "cm-ai", "runtime": "codex", "project": "fixture", "log_file": f"runs/2026-08/{RUN2}.jsonl"},
-    ])
+    conflict_two = {
+        **conflict_one,
+        "event_id": "conflicting-claim-two",
+        "stage": "design_generation",
+        "role": "planner",
+        "requested_model": "planner-default",
+        "purpose": "cm-ai:design_generation",
+    }
+    conflict_usage = {
+        **base,
+        "event_id": "conflicting-usage-event",
+        "call_id": "conflicting-call-0001",
+        "stage": "task_review",
+        "role": "reviewer",
+        "adapter": "openai-compatible",
+        "requested_model": "reviewer-default",
+        "source": "api",
+        "purpose": "cm-ai:task_review",
+        "input_tokens": 10,
+        "output_tokens": 2,
+    }
+    usage_before_claim = {
+        **conflict_usage,
+        "event_id": "usage-before-claim-event",
+        "call_id": "usage-before-claim-0001",
+    }
+    claim_after_usage = {
+        **conflict_one,
+        "event_id": "claim-after-usage-event",
+        "call_id": "usage-before-claim-0001",
+    }
+    managed_without_claim = {
+        **conflict_usage,
+        "event_id": "managed-without-claim-event",
+        "call_id": "managed-without-claim-0002",
+    }
+    write_jsonl(
+        home / "index.jsonl",
+        [
+            {
+                "schema_version": 1,
+                "at": "2026-08-06T10:00:00+00:00",
+                "run_id": RUN1,
+                "status": "done",
+                "workflow": "cm-prd",
+                "runtime": "codex",
+                "project": "fixture",
+                "log_file": str(run_log.relative_to(home)),
+            },
+            {
+                "schema_version": 1,
+                "at": "2026-08-06T11:00:00+00:00",
+                "run_id": RUN2,
+                "status": "done",
+                "workflow": "cm-ai",
+                "runtime": "codex",
+                "project": "fixture",
+                "log_file": f"runs/2026-08/{RUN2}.jsonl",
+            },
+        ],
+    )
     write_jsonl(run_log, [event, dict(event), conflicting_duplicate])
-    write_jsonl(home / f"runs/2026-08/{RUN2}.jsonl", [
-        unavailable, failed_unavailable, unresolved, mismatched_claim, mismatched_usage, conflict_one, conflict_two,
-        conflict_usage, usage_before_claim, claim_after_usage, managed_without_claim, *malformed,
-    ], tail=b'{"schema_version":1,"run_id":"' + RUN2.encode() + b'","event":"model_usage","input_tok')
+    write_jsonl(
+        home / f"runs/2026-08/{RUN2}.jsonl",
+        [
+            unavailable,
+            failed_unavailable,
+            unresolved,
+            mismatched_claim,
+            mismatched_usage,
+            conflict_one,
+            conflict_two,
+            conflict_usage,
+            usage_before_claim,
+            claim_after_usage,
+            managed_without_claim,
+            *malformed,
+        ],
+        tail=b'{"schema_version":1,"run_id":"' + RUN2.encode() + b'","event":"model_usage","input_tok',
+    )
     return home
 
 
 def run_report(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "toolkit.cm.report", "--log-home", str(home), *args],
-                          capture_output=True, text=True, encoding="utf-8", timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "toolkit.cm.report", "--log-home", str(home), *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=60,
+        check=False,
+    )
 
 
 def test_golden_totals_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -105,32 +264,77 @@ def test_golden_totals_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     proc = run_report(home, "--last", "2", "--json")
     assert proc.returncode == 0
     out = json.loads(proc.stdout)
-    assert list(out)[:8] == ["schema_version", "source", "missing_usage_policy", "unresolved_claim_policy", "summary",
-                             "groups", "unavailable_groups", "unresolved_groups"]
-    assert (out["schema_version"], out["source"], out["missing_usage_policy"], out["unresolved_claim_policy"]) == (
-        1, "cm-global-log-mirror", "unavailable-not-guessed", "reported-not-counted")
+    assert list(out)[:8] == [
+        "schema_version",
+        "source",
+        "missing_usage_policy",
+        "unresolved_claim_policy",
+        "summary",
+        "groups",
+        "unavailable_groups",
+        "unresolved_groups",
+    ]
+    assert (
+        out["schema_version"],
+        out["source"],
+        out["missing_usage_policy"],
+        out["unresolved_claim_policy"],
+    ) == (1, "cm-global-log-mirror", "unavailable-not-guessed", "reported-not-counted")
     s = out["summary"]
-    assert (s["runs"], s["observed_calls"], s["unavailable_calls"], s["unresolved_claims"], s["invalid_calls"]) == (
-        2, 1, 2, 4, 8)
+    assert (
+        s["runs"],
+        s["observed_calls"],
+        s["unavailable_calls"],
+        s["unresolved_claims"],
+        s["invalid_calls"],
+    ) == (2, 1, 2, 4, 8)
     assert s["outcomes"] == {"success": 2, "error": 1, "blocked": 0, "cancelled": 0}
     assert [s[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")] == [
-        1200, 300, 800, 100]
+        1200,
+        300,
+        800,
+        100,
+    ]
     assert (s["duration_ms"], s["duration_observed_calls"]) == (3600, 3)
     (group,) = out["groups"]
     assert (group["model"], group["model_source"], group["outcome"], group["calls"]) == (
-        "provider-model-v2", "effective", "success", 1)
+        "provider-model-v2",
+        "effective",
+        "success",
+        1,
+    )
     assert {g["outcome"] for g in out["unavailable_groups"]} == {"success", "error"}
     assert sum(g["duration_ms"] for g in out["unavailable_groups"]) == 1100
-    assert out["unresolved_groups"] == [{"workflow": "cm-ai", "stage": "task_review", "role": "reviewer",
-                                         "adapter": "openai-compatible", "requested_model": "reviewer-default",
-                                         "source": "api", "claims": 4}]
+    assert out["unresolved_groups"] == [
+        {
+            "workflow": "cm-ai",
+            "stage": "task_review",
+            "role": "reviewer",
+            "adapter": "openai-compatible",
+            "requested_model": "reviewer-default",
+            "source": "api",
+            "claims": 4,
+        }
+    ]
     # every invalid row is explained, by reason and on stderr
-    assert out["invalid_reasons"] == {"ambiguous claim": 1, "duplicate call_id": 1, "identity mismatch": 1,
-                                      "invalid input count": 2, "invalid output count": 1,
-                                      "managed usage without claim": 1, "usage before claim": 1}
+    assert out["invalid_reasons"] == {
+        "ambiguous claim": 1,
+        "duplicate call_id": 1,
+        "identity mismatch": 1,
+        "invalid input count": 2,
+        "invalid output count": 1,
+        "managed usage without claim": 1,
+        "usage before claim": 1,
+    }
     assert out["unreadable_lines"] == 1
-    for needle in ("ignored malformed model_usage", "conflicting model_call identity", "mismatched claim identity",
-                   "duplicate model_usage call_id", "without prior claim", "torn last line"):
+    for needle in (
+        "ignored malformed model_usage",
+        "conflicting model_call identity",
+        "mismatched claim identity",
+        "duplicate model_usage call_id",
+        "without prior claim",
+        "torn last line",
+    ):
         assert needle in proc.stderr
     assert str(tmp_path) not in proc.stderr  # locations are relative to the log home
 
@@ -145,7 +349,8 @@ def test_golden_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
         "- tokens: input 1200 | output 300 | cache read 800 | cache write 100",
         "- outcomes: success 2 | error 1 | blocked 0 | cancelled 0",
         "- observed duration: 3600 ms across 3 calls",
-        "- cm-prd/design_generation | planner | company-api | provider-model-v2 (effective) | success | calls 1, "
+        "- cm-prd/design_generation | planner | company-api | provider-model-v2 (effective) | success | "
+        "calls 1, "
         "in 1200, out 300, cache-read 800, cache-write 100",
         "- unavailable: cm-ai/task_execution | coder | error | calls 1",
         "- unavailable: cm-ai/task_execution | coder | success | calls 1",
@@ -171,12 +376,23 @@ def test_in_process_matches_subprocess(tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_index_rules_and_unsafe_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     home = tmp_path / "logs"
-    row = {"schema_version": 1, "run_id": "run-escape-01", "status": "running", "at": "2026-08-06T12:00:00Z",
-           "log_file": "../../outside.jsonl"}
-    write_jsonl(home / "index.jsonl", [
-        row, {**row, "run_id": "run-missing-01", "log_file": "runs/2026-08/run-missing-01.jsonl"},
-        {**row, "run_id": "run-noat-0001", "at": "yesterday"}, {"not": "a run"},
-    ], tail=b"{torn")
+    row = {
+        "schema_version": 1,
+        "run_id": "run-escape-01",
+        "status": "running",
+        "at": "2026-08-06T12:00:00Z",
+        "log_file": "../../outside.jsonl",
+    }
+    write_jsonl(
+        home / "index.jsonl",
+        [
+            row,
+            {**row, "run_id": "run-missing-01", "log_file": "runs/2026-08/run-missing-01.jsonl"},
+            {**row, "run_id": "run-noat-0001", "at": "yesterday"},
+            {"not": "a run"},
+        ],
+        tail=b"{torn",
+    )
     (tmp_path / "outside.jsonl").write_text("{}\n", encoding="utf-8")
     capsys.readouterr()
     assert report.main(["--log-home", str(home), "--json"]) == 0
@@ -196,30 +412,54 @@ def test_empty_home_and_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_done_status_is_sticky_and_latest_time_wins(tmp_path: Path) -> None:
     home = tmp_path / "logs"
     base = {"run_id": "run-order-0001", "log_file": "runs/2026-08/run-order-0001.jsonl"}
-    write_jsonl(home / "index.jsonl", [
-        {**base, "status": "running", "at": "2026-08-06T10:00:00+00:00"},
-        {**base, "status": "done", "at": "2026-08-06T09:00:00+00:00"},
-        {"run_id": "run-order-0002", "log_file": "x.jsonl", "status": "running", "at": "2026-08-06T11:00:00Z"},
-    ])
+    write_jsonl(
+        home / "index.jsonl",
+        [
+            {**base, "status": "running", "at": "2026-08-06T10:00:00+00:00"},
+            {**base, "status": "done", "at": "2026-08-06T09:00:00+00:00"},
+            {
+                "run_id": "run-order-0002",
+                "log_file": "x.jsonl",
+                "status": "running",
+                "at": "2026-08-06T11:00:00Z",
+            },
+        ],
+    )
     refs = report.load_run_refs(home, sys.stderr)
     assert [r.run_id for r in refs] == ["run-order-0002", "run-order-0001"]
     assert refs[1].status == "done"
 
 
-@pytest.mark.parametrize(("row", "reason"), [
-    ({"call_id": "x/y"}, "invalid call_id"),
-    ({"phase": "claimed"}, "invalid phase"),
-    ({"runtime": ""}, "invalid runtime"),
-    ({"outcome": "won"}, "invalid outcome"),
-    ({"duration_ms": -1}, "invalid duration"),
-    ({"cache_read_tokens": "9"}, "invalid cache count"),
-    ({"usage_state": "unavailable"}, "unavailable row contains token counts"),
-    ({"usage_state": "estimated"}, "invalid usage state"),
-])
+@pytest.mark.parametrize(
+    ("row", "reason"),
+    [
+        ({"call_id": "x/y"}, "invalid call_id"),
+        ({"phase": "claimed"}, "invalid phase"),
+        ({"runtime": ""}, "invalid runtime"),
+        ({"outcome": "won"}, "invalid outcome"),
+        ({"duration_ms": -1}, "invalid duration"),
+        ({"cache_read_tokens": "9"}, "invalid cache count"),
+        ({"usage_state": "unavailable"}, "unavailable row contains token counts"),
+        ({"usage_state": "estimated"}, "invalid usage state"),
+    ],
+)
 def test_usage_row_errors(row: dict[str, Any], reason: str) -> None:
-    good = {"call_id": "c-1", "phase": "complete", "workflow": "w", "runtime": "codex", "stage": "s", "role": "r",
-            "adapter": "a", "requested_model": "m", "source": "api", "purpose": "w:s", "outcome": "success",
-            "usage_state": "observed", "input_tokens": 1, "output_tokens": 1}
+    good = {
+        "call_id": "c-1",
+        "phase": "complete",
+        "workflow": "w",
+        "runtime": "codex",
+        "stage": "s",
+        "role": "r",
+        "adapter": "a",
+        "requested_model": "m",
+        "source": "api",
+        "purpose": "w:s",
+        "outcome": "success",
+        "usage_state": "observed",
+        "input_tokens": 1,
+        "output_tokens": 1,
+    }
     assert report.usage_row_error(good) is None
     assert report.usage_row_error({**good, **row}) == reason
 
@@ -234,9 +474,27 @@ def test_workgroup_cm_reaches_the_same_mains(tmp_path: Path, capsys: pytest.Capt
     assert json.loads(via_cli.stdout) == json.loads(run_report(home, "--json").stdout)
     bad = run_workgroup("cm", "log-event", "--workflow", "cm-prd")
     assert bad.returncode == 2 and b"Traceback" not in bad.stderr
-    refused = run_workgroup("cm", "call", "--workflow", "cm-prd", "--stage", "s", "--role", "planner", "--runtime",
-                            "codex", "--requested-model", "m", "--call-id", "c-1", "--project-root", str(tmp_path),
-                            "--run-id", "cli-run-0001", stdin=b"{}")
+    refused = run_workgroup(
+        "cm",
+        "call",
+        "--workflow",
+        "cm-prd",
+        "--stage",
+        "s",
+        "--role",
+        "planner",
+        "--runtime",
+        "codex",
+        "--requested-model",
+        "m",
+        "--call-id",
+        "c-1",
+        "--project-root",
+        str(tmp_path),
+        "--run-id",
+        "cli-run-0001",
+        stdin=b"{}",
+    )
     assert refused.returncode == 2 and b"not explicitly enabled" in refused.stderr
     helped = run_workgroup("cm", "call", "--help")
     assert helped.returncode == 0 and b"--requested-model" in helped.stdout

@@ -23,19 +23,26 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-_USAGE = ('{{"schema_version":1,"run_id":"{run}","at":"2026-08-06T10:00:00+00:00","workflow":"cm-ai",'
-          '"event":"model_usage","runtime":"codex","project":"bench","detail":"coder model call success",'
-          '"phase":"complete","call_id":"call-{n}","stage":"task_execution","role":"{role}","adapter":"{adapter}",'
-          '"requested_model":"coder-default","source":"api","purpose":"cm-ai:task_execution",'
-          '"usage_state":"observed","duration_ms":{dur},"outcome":"success","effective_model":"model-{m}",'
-          '"input_tokens":{inp},"output_tokens":{out},"cache_read_tokens":{cr},"event_id":"u-{run}-{n}"}}\n')
-_CLAIM = ('{{"schema_version":1,"run_id":"{run}","at":"2026-08-06T10:00:00+00:00","workflow":"cm-ai",'
-          '"event":"model_call","runtime":"codex","project":"bench","detail":"coder model call claimed",'
-          '"phase":"claimed","call_id":"call-{n}","stage":"task_execution","role":"{role}",'
-          '"adapter":"openai-compatible","requested_model":"coder-default","source":"api",'
-          '"purpose":"cm-ai:task_execution","event_id":"c-{run}-{n}"}}\n')
-_OTHER = ('{{"schema_version":1,"run_id":"{run}","at":"2026-08-06T10:00:00+00:00","workflow":"cm-ai",'
-          '"event":"task_done","runtime":"codex","project":"bench","detail":"task finished","event_id":"t-{run}-{n}"}}\n')
+_USAGE = (
+    '{{"schema_version":1,"run_id":"{run}","at":"2026-08-06T10:00:00+00:00","workflow":"cm-ai",'
+    '"event":"model_usage","runtime":"codex","project":"bench","detail":"coder model call success",'
+    '"phase":"complete","call_id":"call-{n}","stage":"task_execution","role":"{role}","adapter":"{adapter}",'
+    '"requested_model":"coder-default","source":"api","purpose":"cm-ai:task_execution",'
+    '"usage_state":"observed","duration_ms":{dur},"outcome":"success","effective_model":"model-{m}",'
+    '"input_tokens":{inp},"output_tokens":{out},"cache_read_tokens":{cr},"event_id":"u-{run}-{n}"}}\n'
+)
+_CLAIM = (
+    '{{"schema_version":1,"run_id":"{run}","at":"2026-08-06T10:00:00+00:00","workflow":"cm-ai",'
+    '"event":"model_call","runtime":"codex","project":"bench","detail":"coder model call claimed",'
+    '"phase":"claimed","call_id":"call-{n}","stage":"task_execution","role":"{role}",'
+    '"adapter":"openai-compatible","requested_model":"coder-default","source":"api",'
+    '"purpose":"cm-ai:task_execution","event_id":"c-{run}-{n}"}}\n'
+)
+_OTHER = (
+    '{{"schema_version":1,"run_id":"{run}","at":"2026-08-06T10:00:00+00:00","workflow":"cm-ai",'
+    '"event":"task_done","runtime":"codex","project":"bench","detail":"task finished",'
+    '"event_id":"t-{run}-{n}"}}\n'
+)
 _ROLES = ("coder", "tester", "reviewer", "planner")
 
 
@@ -57,16 +64,39 @@ def write_home(home: Path, runs: int, per_run: int) -> int:
                 continue  # an unresolved claim: no usage row (counted below as a usage event anyway)
             adapter = "openai-compatible" if managed else "company-api"
             inp = -1 if n % 100 == 7 else 1000 + n % 97
-            parts.append(_USAGE.format(run=run, n=n, role=role, adapter=adapter, dur=n % 3000, m=n % 3, inp=inp,
-                                       out=100 + n % 13, cr=n % 700))
+            parts.append(
+                _USAGE.format(
+                    run=run,
+                    n=n,
+                    role=role,
+                    adapter=adapter,
+                    dur=n % 3000,
+                    m=n % 3,
+                    inp=inp,
+                    out=100 + n % 13,
+                    cr=n % 700,
+                )
+            )
             if n % 250 == 0:
                 parts.append(_OTHER.format(run=run, n=n))
         data = "".join(parts).encode("utf-8")
         (month / f"{run}.jsonl").write_bytes(data)
         total += len(data)
-        index.append(json.dumps({"schema_version": 1, "at": f"2026-08-06T10:{r // 60 % 60:02d}:{r % 60:02d}+00:00",
-                                 "run_id": run, "status": "done", "workflow": "cm-ai", "runtime": "codex",
-                                 "project": "bench", "log_file": f"runs/2026-08/{run}.jsonl"}) + "\n")
+        index.append(
+            json.dumps(
+                {
+                    "schema_version": 1,
+                    "at": f"2026-08-06T10:{r // 60 % 60:02d}:{r % 60:02d}+00:00",
+                    "run_id": run,
+                    "status": "done",
+                    "workflow": "cm-ai",
+                    "runtime": "codex",
+                    "project": "bench",
+                    "log_file": f"runs/2026-08/{run}.jsonl",
+                }
+            )
+            + "\n"
+        )
     (home / "index.jsonl").write_text("".join(index), encoding="utf-8")
     return total
 
@@ -75,19 +105,40 @@ _CHILD = (
     "import resource, sys, time, io, contextlib\n"
     "from toolkit.cm.report import main\n"
     "t = time.perf_counter()\n"
-    "with open('/dev/null', 'w') as sink, contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):\n"
+    "with open('/dev/null', 'w') as sink, contextlib.redirect_stdout(sink), \\\n"
+    "        contextlib.redirect_stderr(sink):\n"
     "    code = main(sys.argv[1:])\n"
     "print(code, time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
 )
 
 
 def measure(home: Path, runs: int) -> tuple[int, float, int, dict[str, int]]:
-    proc = subprocess.run([sys.executable, "-c", _CHILD, "--log-home", str(home), "--last", str(runs), "--json"],
-                          capture_output=True, text=True, cwd=ROOT, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, "--log-home", str(home), "--last", str(runs), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
     code, seconds, rss_kib = proc.stdout.split()
-    summary = json.loads(subprocess.run(
-        [sys.executable, "-m", "toolkit.cm.report", "--log-home", str(home), "--last", str(runs), "--json"],
-        capture_output=True, text=True, cwd=ROOT, check=True).stdout)["summary"]
+    summary = json.loads(
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "toolkit.cm.report",
+                "--log-home",
+                str(home),
+                "--last",
+                str(runs),
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=True,
+        ).stdout
+    )["summary"]
     return int(code), float(seconds), int(rss_kib), summary
 
 
@@ -96,9 +147,17 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--shapes", default="1000x1000,100x10000,10x100000")
     args = parser.parse_args()
-    baseline = subprocess.run([sys.executable, "-c", "import resource, toolkit.cm.report; "
-                               "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"],
-                              capture_output=True, text=True, cwd=ROOT, check=True)
+    baseline = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import resource, toolkit.cm.report; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
     print(f"interpreter + report module alone: peak RSS {int(baseline.stdout) / 1024:.1f} MiB")
     print(f"{'runs x per run':>18} {'log MiB':>8} {'gen s':>6} {'report s':>9} {'peak RSS MiB':>13}  summary")
     for shape in args.shapes.split(","):
@@ -111,9 +170,12 @@ def main() -> int:
             generated = time.perf_counter() - started
             code, seconds, rss_kib, s = measure(tmp / "logs", runs)
             assert code == 0
-            print(f"{runs:>7} x {per_run:<8} {size / 2**20:>8.0f} {generated:>6.1f} {seconds:>9.2f} "
-                  f"{rss_kib / 1024:>13.1f}  observed {s['observed_calls']}, invalid {s['invalid_calls']}, "
-                  f"unresolved {s['unresolved_claims']}", flush=True)
+            print(
+                f"{runs:>7} x {per_run:<8} {size / 2**20:>8.0f} {generated:>6.1f} {seconds:>9.2f} "
+                f"{rss_kib / 1024:>13.1f}  observed {s['observed_calls']}, invalid {s['invalid_calls']}, "
+                f"unresolved {s['unresolved_claims']}",
+                flush=True,
+            )
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -36,7 +36,13 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.cm import events
-from toolkit.cm.packet import PacketError, parse_packet_bytes, system_message, user_message, validate_adapter_input
+from toolkit.cm.packet import (
+    PacketError,
+    parse_packet_bytes,
+    system_message,
+    user_message,
+    validate_adapter_input,
+)
 
 PROG = "cm-openai-compatible-call"
 ENV_ENABLED = "CM_OPENAI_COMPATIBLE_ENABLED"
@@ -195,10 +201,16 @@ def read_packet(stream: Any, args: CallArgs) -> tuple[str, str]:
 def request_body(model: str, system: str, user: str) -> bytes:
     """``{model, messages, stream:false}`` as strict UTF-8 JSON."""
     try:
-        return json.dumps({"model": model, "messages": [{"role": "system", "content": system},
-                                                        {"role": "user", "content": user}],
-                           "stream": False}, ensure_ascii=False, allow_nan=False,
-                          separators=(",", ":")).encode("utf-8")
+        return json.dumps(
+            {
+                "model": model,
+                "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+                "stream": False,
+            },
+            ensure_ascii=False,
+            allow_nan=False,
+            separators=(",", ":"),
+        ).encode("utf-8")
     except (ValueError, UnicodeError, RecursionError):
         raise Rejected("role packet could not be encoded as strict UTF-8 JSON") from None
 
@@ -299,15 +311,23 @@ def post_completion(endpoint: Endpoint, body: bytes, timeout: int) -> dict[str, 
     if endpoint.scheme == "https":
         import ssl
 
-        conn = http.client.HTTPSConnection(endpoint.host, endpoint.port, timeout=timeout,
-                                           context=ssl.create_default_context())
+        conn = http.client.HTTPSConnection(
+            endpoint.host, endpoint.port, timeout=timeout, context=ssl.create_default_context()
+        )
     else:
         conn = http.client.HTTPConnection(endpoint.host, endpoint.port, timeout=timeout)
     deadline = time.monotonic() + timeout
     try:
-        conn.request("POST", endpoint.path, body=body, headers={
-            "Authorization": f"Bearer {endpoint.api_key}", "Content-Type": "application/json",
-            "Accept": "application/json"})
+        conn.request(
+            "POST",
+            endpoint.path,
+            body=body,
+            headers={
+                "Authorization": f"Bearer {endpoint.api_key}",
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+            },
+        )
         response = conn.getresponse()
         if not 200 <= response.status < 300:
             raise HttpStatus(response.status)
@@ -333,22 +353,56 @@ def _writer_env(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def _identity(args: CallArgs) -> dict[str, Any]:
-    return {"call_id": args.call_id, "stage": args.stage, "role": args.role, "adapter": ADAPTER,
-            "requested_model": args.requested_model, "source": "api", "purpose": f"{args.workflow}:{args.stage}"}
+    return {
+        "call_id": args.call_id,
+        "stage": args.stage,
+        "role": args.role,
+        "adapter": ADAPTER,
+        "requested_model": args.requested_model,
+        "source": "api",
+        "purpose": f"{args.workflow}:{args.stage}",
+    }
 
 
-def _log(args: CallArgs, root: Path, specs: Path | None, env: Mapping[str, str], *, event: str, phase: str,
-         detail: str, data: dict[str, Any]) -> events.WriteResult:
-    return events.write_event(events.EventArgs(
-        workflow=args.workflow, event=event, phase=phase, runtime=args.runtime, detail=detail,
-        project_root=str(root), specs_dir=str(specs) if specs else None, run_id=args.run_id,
-        data_json=json.dumps(data, ensure_ascii=False, separators=(",", ":"))), environ=env)
+def _log(
+    args: CallArgs,
+    root: Path,
+    specs: Path | None,
+    env: Mapping[str, str],
+    *,
+    event: str,
+    phase: str,
+    detail: str,
+    data: dict[str, Any],
+) -> events.WriteResult:
+    return events.write_event(
+        events.EventArgs(
+            workflow=args.workflow,
+            event=event,
+            phase=phase,
+            runtime=args.runtime,
+            detail=detail,
+            project_root=str(root),
+            specs_dir=str(specs) if specs else None,
+            run_id=args.run_id,
+            data_json=json.dumps(data, ensure_ascii=False, separators=(",", ":")),
+        ),
+        environ=env,
+    )
 
 
 def claim(args: CallArgs, root: Path, specs: Path | None, env: Mapping[str, str]) -> None:
     try:
-        written = _log(args, root, specs, env, event="model_call", phase="claimed",
-                       detail=f"{args.role} model call claimed", data=_identity(args))
+        written = _log(
+            args,
+            root,
+            specs,
+            env,
+            event="model_call",
+            phase="claimed",
+            detail=f"{args.role} model call claimed",
+            data=_identity(args),
+        )
     except events.EventError as exc:
         if exc.code == "CALL_COMPLETED":
             raise Rejected("call_id already completed; use a new call_id") from None
@@ -361,19 +415,39 @@ def claim(args: CallArgs, root: Path, specs: Path | None, env: Mapping[str, str]
         raise Rejected("call_id already claimed; use a new call_id")
 
 
-def log_usage(args: CallArgs, root: Path, specs: Path | None, env: Mapping[str, str], *, outcome: str,
-              duration_ms: int, response: Mapping[str, Any] | None) -> bool:
+def log_usage(
+    args: CallArgs,
+    root: Path,
+    specs: Path | None,
+    env: Mapping[str, str],
+    *,
+    outcome: str,
+    duration_ms: int,
+    response: Mapping[str, Any] | None,
+) -> bool:
     """Exactly one completion row; False when it could not be written (exit 3 or 4)."""
     try:
         state, counts = extract_usage(response)
-        data: dict[str, Any] = {**_identity(args), "usage_state": state, "duration_ms": duration_ms,
-                                "outcome": outcome}
+        data: dict[str, Any] = {
+            **_identity(args),
+            "usage_state": state,
+            "duration_ms": duration_ms,
+            "outcome": outcome,
+        }
         model = (response or {}).get("model")
         if isinstance(model, str) and MODEL_NAME.fullmatch(model):
             data["effective_model"] = model
         data.update(counts)
-        _log(args, root, specs, env, event="model_usage", phase="complete",
-             detail=f"{args.role} model call {outcome}", data=data)
+        _log(
+            args,
+            root,
+            specs,
+            env,
+            event="model_usage",
+            phase="complete",
+            detail=f"{args.role} model call {outcome}",
+            data=data,
+        )
         return True
     except Exception:
         return False
@@ -424,10 +498,25 @@ def _ms(started: float) -> int:
     return max(0, round((time.monotonic() - started) * 1000))
 
 
-def _failed(args: CallArgs, root: Path, specs: Path | None, env: Mapping[str, str], started: float,
-            response: Mapping[str, Any] | None, message: str, duration: int | None = None) -> int:
-    logged = log_usage(args, root, specs, env, outcome="error",
-                       duration_ms=_ms(started) if duration is None else duration, response=response)
+def _failed(
+    args: CallArgs,
+    root: Path,
+    specs: Path | None,
+    env: Mapping[str, str],
+    started: float,
+    response: Mapping[str, Any] | None,
+    message: str,
+    duration: int | None = None,
+) -> int:
+    logged = log_usage(
+        args,
+        root,
+        specs,
+        env,
+        outcome="error",
+        duration_ms=_ms(started) if duration is None else duration,
+        response=response,
+    )
     _err(message)
     if not logged:
         _err("usage log failed")
@@ -469,9 +558,18 @@ def invoke(argv: Sequence[str], *, environ: Mapping[str, str], stdin: Any) -> in
         ns = build_parser().parse_args(list(argv))
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
-    args = CallArgs(workflow=ns.workflow, stage=ns.stage, role=ns.role, runtime=ns.runtime,
-                    requested_model=ns.requested_model, call_id=ns.call_id, project_root=ns.project_root,
-                    specs_dir=ns.specs_dir, run_id=ns.run_id, timeout_seconds=ns.timeout_seconds)
+    args = CallArgs(
+        workflow=ns.workflow,
+        stage=ns.stage,
+        role=ns.role,
+        runtime=ns.runtime,
+        requested_model=ns.requested_model,
+        call_id=ns.call_id,
+        project_root=ns.project_root,
+        specs_dir=ns.specs_dir,
+        run_id=ns.run_id,
+        timeout_seconds=ns.timeout_seconds,
+    )
     return run(args, environ=environ, stdin=stdin)
 
 

@@ -45,15 +45,41 @@ SENSITIVE_KEY = re.compile(
     re.IGNORECASE,
 )
 RESERVED_FIELDS = frozenset(
-    {"schema_version", "event_id", "run_id", "at", "workflow", "event", "phase", "runtime", "project",
-     "project_path", "specs_path", "detail"}
+    {
+        "schema_version",
+        "event_id",
+        "run_id",
+        "at",
+        "workflow",
+        "event",
+        "phase",
+        "runtime",
+        "project",
+        "project_path",
+        "specs_path",
+        "detail",
+    }
 )
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 USAGE_STATES = ("observed", "unavailable")
 OUTCOMES = ("success", "error", "blocked", "cancelled")
 CALL_FIELDS = ("call_id", "stage", "role", "adapter", "requested_model", "source", "purpose")
-USAGE_FIELDS = frozenset(CALL_FIELDS) | frozenset(TOKEN_FIELDS) | frozenset(
-    {"effective_model", "provider", "node", "feature", "task", "usage_state", "duration_ms", "outcome", "attempt"}
+USAGE_FIELDS = (
+    frozenset(CALL_FIELDS)
+    | frozenset(TOKEN_FIELDS)
+    | frozenset(
+        {
+            "effective_model",
+            "provider",
+            "node",
+            "feature",
+            "task",
+            "usage_state",
+            "duration_ms",
+            "outcome",
+            "attempt",
+        }
+    )
 )
 IDENTITY_FIELDS = ("workflow", "runtime", "stage", "role", "adapter", "requested_model", "source", "purpose")
 MAX_DATA_BYTES = 8192
@@ -188,8 +214,11 @@ def validate_model_event(event: str, phase: str | None, data: dict[str, Any]) ->
     if event == "model_call":
         allowed, wanted_phase, required = frozenset(CALL_FIELDS), "claimed", CALL_FIELDS[1:]
     elif event == "model_usage":
-        allowed, wanted_phase, required = USAGE_FIELDS, "complete", ("adapter", "requested_model", "source",
-                                                                    "purpose", "stage")
+        allowed, wanted_phase, required = (
+            USAGE_FIELDS,
+            "complete",
+            ("adapter", "requested_model", "source", "purpose", "stage"),
+        )
     else:
         return
     if set(data) - allowed:
@@ -308,7 +337,9 @@ def _scan(log: Path, run_id: str, event_id: str, call_id: str | None) -> _CallFa
             if call_id and row.get("run_id") == run_id and row.get("call_id") == call_id:
                 if facts.usage is None and row.get("event") == "model_usage":
                     facts.usage = row
-                elif facts.claim is None and row.get("event") == "model_call" and row.get("phase") == "claimed":
+                elif (
+                    facts.claim is None and row.get("event") == "model_call" and row.get("phase") == "claimed"
+                ):
                     facts.claim = row
     return facts
 
@@ -360,8 +391,12 @@ class _Plan:
 
 def validate(args: EventArgs, now: datetime) -> _Plan:
     """Every input check that needs no log: raises EventError (exit 2)."""
-    for label, value in (("--workflow", args.workflow), ("--event", args.event), ("--phase", args.phase),
-                         ("--runtime", args.runtime)):
+    for label, value in (
+        ("--workflow", args.workflow),
+        ("--event", args.event),
+        ("--phase", args.phase),
+        ("--runtime", args.runtime),
+    ):
         _identifier(label, value)
     detail = _detail(args.detail)
     data = parse_data(args.data_json, args.event)
@@ -400,7 +435,10 @@ def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | No
     project_log = specs / runptr.PROJECT_LOG_NAME if specs else None
     try:
         run_id, _new_run = runptr.select_run_id(
-            explicit=args.run_id, event=args.event, pointer=pointer, project=runptr.project_runs(project_log),
+            explicit=args.run_id,
+            event=args.event,
+            pointer=pointer,
+            project=runptr.project_runs(project_log),
             now=plan.at_moment,
         )
         global_log = runptr.select_global_log(home=home, run_id=run_id, at=plan.at_moment, pointer=pointer)
@@ -408,9 +446,16 @@ def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | No
         raise EventError(str(exc)) from None
     except OSError:
         raise EventError("authoritative log could not be read", exit_code=1, code="LOG_UNREADABLE") from None
-    event: dict[str, Any] = {"schema_version": runptr.SCHEMA_VERSION, "run_id": run_id, "at": plan.at,
-                             "workflow": args.workflow, "event": args.event, "runtime": args.runtime,
-                             "project": plan.project, "detail": plan.detail}
+    event: dict[str, Any] = {
+        "schema_version": runptr.SCHEMA_VERSION,
+        "run_id": run_id,
+        "at": plan.at,
+        "workflow": args.workflow,
+        "event": args.event,
+        "runtime": args.runtime,
+        "project": plan.project,
+        "detail": plan.detail,
+    }
     if args.phase:
         event["phase"] = args.phase
     event.update(plan.data)
@@ -431,8 +476,9 @@ def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | No
             try:
                 runptr.append_line(project_log, event, private=False)
             except OSError:
-                raise EventError("authoritative project log write failed", exit_code=1,
-                                 code="LOG_WRITE_FAILED") from None
+                raise EventError(
+                    "authoritative project log write failed", exit_code=1, code="LOG_WRITE_FAILED"
+                ) from None
     global_written, global_duplicate, degraded = False, facts.duplicate is not None, False
     try:
         if global_lock_error is not None:
@@ -443,24 +489,37 @@ def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | No
         if project_log is None:
             raise EventError("global-only log write failed", exit_code=1, code="LOG_WRITE_FAILED") from None
         degraded = True
-        _record_degrade(project_log, _degrade_event(
-            event, "global_log", "全局日志镜像写入失败，项目日志继续作为权威来源", exc))
+        _record_degrade(
+            project_log,
+            _degrade_event(event, "global_log", "全局日志镜像写入失败，项目日志继续作为权威来源", exc),
+        )
         out.notes.append("global mirror unavailable; project log retained")
     pointer_written: bool | None = None
     if specs is not None and project_log is not None:
         pointer_written = _update_pointer(plan, event, home, global_log, global_written, out, project_log)
         degraded = degraded or not pointer_written
     out.result = {
-        "event_id": event["event_id"], "run_id": run_id,
-        "project_log": str(project_log) if project_log else None, "global_log": str(global_log),
-        "global_written": global_written, "pointer_written": pointer_written,
-        "deduplicated": project_duplicate if project_log else global_duplicate, "degraded": degraded,
+        "event_id": event["event_id"],
+        "run_id": run_id,
+        "project_log": str(project_log) if project_log else None,
+        "global_log": str(global_log),
+        "global_written": global_written,
+        "pointer_written": pointer_written,
+        "deduplicated": project_duplicate if project_log else global_duplicate,
+        "degraded": degraded,
     }
     return out
 
 
-def _mirror(plan: _Plan, event: dict[str, Any], home: Path, global_log: Path, run_id: str,
-            global_only: bool, facts: _CallFacts) -> bool:
+def _mirror(
+    plan: _Plan,
+    event: dict[str, Any],
+    home: Path,
+    global_log: Path,
+    run_id: str,
+    global_only: bool,
+    facts: _CallFacts,
+) -> bool:
     """Append to the private global mirror and register the run in the index; True if a duplicate."""
     runptr.ensure_private_dir(home / "runs")
     runptr.ensure_private_dir(global_log.parent)
@@ -477,10 +536,18 @@ def _mirror(plan: _Plan, event: dict[str, Any], home: Path, global_log: Path, ru
     # The reference registers only runs it starts; registering every run lets the report see
     # global-only runs that began with an explicit --run-id.
     if not _index_has(index, run_id, "running"):
-        runptr.append_line(index, {**common, "status": "running", **tail,
-                                   "project_path": str(plan.project_root) if plan.project_root else None,
-                                   "specs_path": str(plan.specs_dir) if plan.specs_dir else None,
-                                   "log_file": rel}, private=True)
+        runptr.append_line(
+            index,
+            {
+                **common,
+                "status": "running",
+                **tail,
+                "project_path": str(plan.project_root) if plan.project_root else None,
+                "specs_path": str(plan.specs_dir) if plan.specs_dir else None,
+                "log_file": rel,
+            },
+            private=True,
+        )
     if plan.args.event in runptr.TERMINAL_EVENTS and not _index_has(index, run_id, "done"):
         runptr.append_line(index, {**common, "status": "done", **tail, "log_file": rel}, private=True)
     return duplicate
@@ -494,13 +561,25 @@ def _record_degrade(project_log: Path, record: dict[str, Any]) -> None:
         raise EventError("project degradation log failed", exit_code=1, code="LOG_WRITE_FAILED") from None
 
 
-def _update_pointer(plan: _Plan, event: dict[str, Any], home: Path, global_log: Path, global_written: bool,
-                    out: WriteResult, project_log: Path) -> bool:
+def _update_pointer(
+    plan: _Plan,
+    event: dict[str, Any],
+    home: Path,
+    global_log: Path,
+    global_written: bool,
+    out: WriteResult,
+    project_log: Path,
+) -> bool:
     assert plan.specs_dir is not None
-    value = {"schema_version": runptr.SCHEMA_VERSION, "run_id": event["run_id"], "workflow": plan.args.workflow,
-             "status": "done" if plan.args.event in runptr.TERMINAL_EVENTS else "running",
-             "global_log": str(global_log.relative_to(home)), "global_written": global_written,
-             "updated_at": event["at"]}
+    value = {
+        "schema_version": runptr.SCHEMA_VERSION,
+        "run_id": event["run_id"],
+        "workflow": plan.args.workflow,
+        "status": "done" if plan.args.event in runptr.TERMINAL_EVENTS else "running",
+        "global_log": str(global_log.relative_to(home)),
+        "global_written": global_written,
+        "updated_at": event["at"],
+    }
     try:
         runptr.write_pointer(plan.specs_dir, value)
         return True
@@ -538,9 +617,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _args_from(ns: argparse.Namespace) -> EventArgs:
-    return EventArgs(workflow=ns.workflow, event=ns.event, runtime=ns.runtime, detail=ns.detail, phase=ns.phase,
-                     project=ns.project, project_root=ns.project_root, specs_dir=ns.specs_dir, run_id=ns.run_id,
-                     at=ns.at, data_json=ns.data_json)
+    return EventArgs(
+        workflow=ns.workflow,
+        event=ns.event,
+        runtime=ns.runtime,
+        detail=ns.detail,
+        phase=ns.phase,
+        project=ns.project,
+        project_root=ns.project_root,
+        specs_dir=ns.specs_dir,
+        run_id=ns.run_id,
+        at=ns.at,
+        data_json=ns.data_json,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

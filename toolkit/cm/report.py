@@ -42,7 +42,9 @@ OUTCOMES = ("success", "error", "blocked", "cancelled")
 IDENTITY_FIELDS = ("workflow", "runtime", "stage", "role", "adapter", "requested_model", "source", "purpose")
 CALL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 MANAGED_ADAPTER = "openai-compatible"
-DISCLAIMER = "- 缺失 usage 保持 unavailable；未完成 claim 单独报告且不计调用/Token；未推测缺失用量，也未换算费用。"
+DISCLAIMER = (
+    "- 缺失 usage 保持 unavailable；未完成 claim 单独报告且不计调用/Token；未推测缺失用量，也未换算费用。"
+)
 
 
 @dataclass
@@ -92,7 +94,9 @@ def load_run_refs(home: Path, warn: TextIO) -> list[RunRef]:
         if not isinstance(run_id, str) or not isinstance(log_file, str) or at is None:
             continue
         previous = refs.get(run_id)
-        status = "done" if row.get("status") == "done" or (previous and previous.status == "done") else "running"
+        status = (
+            "done" if row.get("status") == "done" or (previous and previous.status == "done") else "running"
+        )
         if previous is None or at >= previous.updated_at:
             refs[run_id] = RunRef(run_id, status, at, log_file)
         elif status == "done":
@@ -201,9 +205,19 @@ class Totals:
 
     @classmethod
     def empty(cls, runs: int) -> Totals:
-        return cls({"runs": runs, "observed_calls": 0, "unavailable_calls": 0, "unresolved_claims": 0,
-                    "invalid_calls": 0, "outcomes": dict.fromkeys(OUTCOMES, 0), **dict.fromkeys(TOKEN_FIELDS, 0),
-                    "duration_ms": 0, "duration_observed_calls": 0})
+        return cls(
+            {
+                "runs": runs,
+                "observed_calls": 0,
+                "unavailable_calls": 0,
+                "unresolved_claims": 0,
+                "invalid_calls": 0,
+                "outcomes": dict.fromkeys(OUTCOMES, 0),
+                **dict.fromkeys(TOKEN_FIELDS, 0),
+                "duration_ms": 0,
+                "duration_observed_calls": 0,
+            }
+        )
 
     def invalid(self, reason: str, where: str, warn: TextIO, message: str) -> None:
         self.summary["invalid_calls"] += 1
@@ -277,14 +291,20 @@ def _fold_run(state: _RunState, rel: str, totals: Totals, warn: TextIO) -> None:
     for number, usage in state.candidates:
         call_id, ident = usage[0], usage[1]
         if call_id in seen_calls:
-            totals.invalid("duplicate call_id", f"{rel}:{number}", warn, "ignored duplicate model_usage call_id")
+            totals.invalid(
+                "duplicate call_id", f"{rel}:{number}", warn, "ignored duplicate model_usage call_id"
+            )
             continue
         seen_calls.add(call_id)
         claim = state.claims.get(call_id)
         if claim is None:
             if ident[4] == MANAGED_ADAPTER:
-                totals.invalid("managed usage without claim", f"{rel}:{number}", warn,
-                               "ignored managed model_usage without prior claim")
+                totals.invalid(
+                    "managed usage without claim",
+                    f"{rel}:{number}",
+                    warn,
+                    "ignored managed model_usage without prior claim",
+                )
                 continue
         else:
             if call_id in state.ambiguous:
@@ -296,8 +316,12 @@ def _fold_run(state: _RunState, rel: str, totals: Totals, warn: TextIO) -> None:
             else:
                 reason = ""
             if reason:
-                totals.invalid(reason, f"{rel}:{number}", warn,
-                               f"ignored model_usage with mismatched claim identity ({reason})")
+                totals.invalid(
+                    reason,
+                    f"{rel}:{number}",
+                    warn,
+                    f"ignored model_usage with mismatched claim identity ({reason})",
+                )
                 continue
             completed.add(call_id)
         _add_usage(totals, usage)
@@ -360,19 +384,54 @@ def build_report(home: Path, refs: Sequence[RunRef], warn: TextIO) -> dict[str, 
             continue
         _fold_run(state, rel, totals, warn)
     names = ("calls", *TOKEN_FIELDS, "duration_ms", "duration_observed_calls")
-    groups = [{"workflow": k[0], "stage": k[1], "role": k[2], "adapter": k[3], "model": k[4], "model_source": k[5],
-               "outcome": k[6], **dict(zip(names, v, strict=True))}
-              for k, v in sorted(totals.groups.items(), key=lambda kv: (*kv[0][:5], kv[0][6]))]
-    unavailable = [{"workflow": k[0], "stage": k[1], "role": k[2], "outcome": k[3],
-                    **dict(zip(("calls", "duration_ms", "duration_observed_calls"), v, strict=True))}
-                   for k, v in sorted(totals.unavailable.items())]
-    unresolved = [{"workflow": k[0], "stage": k[1], "role": k[2], "adapter": k[3], "requested_model": k[4],
-                   "source": k[5], "claims": n} for k, n in sorted(totals.unresolved.items())]
+    groups = [
+        {
+            "workflow": k[0],
+            "stage": k[1],
+            "role": k[2],
+            "adapter": k[3],
+            "model": k[4],
+            "model_source": k[5],
+            "outcome": k[6],
+            **dict(zip(names, v, strict=True)),
+        }
+        for k, v in sorted(totals.groups.items(), key=lambda kv: (*kv[0][:5], kv[0][6]))
+    ]
+    unavailable = [
+        {
+            "workflow": k[0],
+            "stage": k[1],
+            "role": k[2],
+            "outcome": k[3],
+            **dict(zip(("calls", "duration_ms", "duration_observed_calls"), v, strict=True)),
+        }
+        for k, v in sorted(totals.unavailable.items())
+    ]
+    unresolved = [
+        {
+            "workflow": k[0],
+            "stage": k[1],
+            "role": k[2],
+            "adapter": k[3],
+            "requested_model": k[4],
+            "source": k[5],
+            "claims": n,
+        }
+        for k, n in sorted(totals.unresolved.items())
+    ]
     totals.summary["unresolved_claims"] = sum(totals.unresolved.values())
-    return {"schema_version": 1, "source": "cm-global-log-mirror", "missing_usage_policy": "unavailable-not-guessed",
-            "unresolved_claim_policy": "reported-not-counted", "summary": totals.summary, "groups": groups,
-            "unavailable_groups": unavailable, "unresolved_groups": unresolved,
-            "invalid_reasons": dict(sorted(totals.reasons.items())), "unreadable_lines": totals.unreadable}
+    return {
+        "schema_version": 1,
+        "source": "cm-global-log-mirror",
+        "missing_usage_policy": "unavailable-not-guessed",
+        "unresolved_claim_policy": "reported-not-counted",
+        "summary": totals.summary,
+        "groups": groups,
+        "unavailable_groups": unavailable,
+        "unresolved_groups": unresolved,
+        "invalid_reasons": dict(sorted(totals.reasons.items())),
+        "unreadable_lines": totals.unreadable,
+    }
 
 
 def render_text(report: Mapping[str, Any]) -> str:
@@ -387,18 +446,25 @@ def render_text(report: Mapping[str, Any]) -> str:
         "- outcomes: " + " | ".join(f"{o} {s['outcomes'][o]}" for o in OUTCOMES),
     ]
     if s["duration_observed_calls"]:
-        lines.append(f"- observed duration: {s['duration_ms']} ms across {s['duration_observed_calls']} calls")
+        lines.append(
+            f"- observed duration: {s['duration_ms']} ms across {s['duration_observed_calls']} calls"
+        )
     for g in report["groups"]:
         lines.append(
-            f"- {g['workflow']}/{g['stage']} | {g['role']} | {g['adapter']} | {g['model']} ({g['model_source']}) | "
+            f"- {g['workflow']}/{g['stage']} | {g['role']} | {g['adapter']} | "
+            f"{g['model']} ({g['model_source']}) | "
             f"{g['outcome']} | calls {g['calls']}, in {g['input_tokens']}, out {g['output_tokens']}, "
-            f"cache-read {g['cache_read_tokens']}, cache-write {g['cache_write_tokens']}")
+            f"cache-read {g['cache_read_tokens']}, cache-write {g['cache_write_tokens']}"
+        )
     for g in report["unavailable_groups"]:
-        lines.append(f"- unavailable: {g['workflow']}/{g['stage']} | {g['role']} | {g['outcome']} | "
-                     f"calls {g['calls']}")
+        lines.append(
+            f"- unavailable: {g['workflow']}/{g['stage']} | {g['role']} | {g['outcome']} | calls {g['calls']}"
+        )
     for g in report["unresolved_groups"]:
-        lines.append(f"- unresolved: {g['workflow']}/{g['stage']} | {g['role']} | {g['adapter']} | "
-                     f"{g['requested_model']} | claims {g['claims']}")
+        lines.append(
+            f"- unresolved: {g['workflow']}/{g['stage']} | {g['role']} | {g['adapter']} | "
+            f"{g['requested_model']} | claims {g['claims']}"
+        )
     lines.append(DISCLAIMER)
     return "\n".join(lines) + "\n"
 

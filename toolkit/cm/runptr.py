@@ -166,7 +166,9 @@ def select_global_log(*, home: Path, run_id: str, at: datetime, pointer: dict[st
 
 
 def write_pointer(specs_dir: Path, value: dict[str, Any]) -> None:
-    atomic_write(specs_dir / POINTER_NAME, json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
+    atomic_write(
+        specs_dir / POINTER_NAME, json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"
+    )
 
 
 def ensure_private_dir(path: Path) -> None:

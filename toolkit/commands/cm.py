@@ -11,11 +11,18 @@ import typer
 _PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
 
 _SCRIPTS = {
-    "call": ("toolkit.cm.adapter", "Call an OpenAI-compatible model with a CM role packet on stdin "
-             "(same as cm-openai-compatible-call)."),
-    "log-event": ("toolkit.cm.events", "Write one CM event to the project log and the private global mirror "
-                  "(same as cm-log-event)."),
-    "usage-report": ("toolkit.cm.report", "Show verified model usage of recent CM runs (same as cm-usage-report)."),
+    "call": (
+        "toolkit.cm.adapter",
+        "Call an OpenAI-compatible model with a CM role packet on stdin (same as cm-openai-compatible-call).",
+    ),
+    "log-event": (
+        "toolkit.cm.events",
+        "Write one CM event to the project log and the private global mirror (same as cm-log-event).",
+    ),
+    "usage-report": (
+        "toolkit.cm.report",
+        "Show verified model usage of recent CM runs (same as cm-usage-report).",
+    ),
 }
 
 
@@ -30,8 +37,14 @@ def _make(module_name: str) -> typer.models.CommandFunctionType:
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(name="cm", help="CM model calls: OpenAI-compatible adapter, event writer, usage report.",
-                        no_args_is_help=True, add_completion=False)
+    group = typer.Typer(
+        name="cm",
+        help="CM model calls: OpenAI-compatible adapter, event writer, usage report.",
+        no_args_is_help=True,
+        add_completion=False,
+    )
     for name, (module_name, help_text) in _SCRIPTS.items():
-        group.command(name, help=help_text, context_settings=_PASS_THROUGH, add_help_option=False)(_make(module_name))
+        group.command(name, help=help_text, context_settings=_PASS_THROUGH, add_help_option=False)(
+            _make(module_name)
+        )
     app.add_typer(group, name="cm")
