@@ -127,7 +127,8 @@ def test_stored_form_is_never_rewritten_only_the_key_is_folded(root: Path) -> No
 def test_realpath_is_cached_per_directory(root: Path) -> None:
     canon = Canonicalizer(str(root))
     canon.keys([f"pkg/mod/file{i}.py" for i in range(100)] + [f"other/file{i}.py" for i in range(100)])
-    assert set(canon._dirs) == {"pkg/mod", "other"}
+    assert set(canon._dirs) == {"", "pkg", "pkg/mod", "other"}
+    assert set(canon._links) == {canon.real_root}  # no scandir under directories that do not exist
 
 
 def test_index_reports_holder_and_held_key(root: Path) -> None:

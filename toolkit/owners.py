@@ -144,16 +144,16 @@ def _find_conflict(layout: Layout, proposed_files: Sequence[str], proposed_globs
     """(holder, holder's stored path or glob) of the first live lease overlapping the proposal."""
     proposed_literal = list(proposed_files) + list(proposed_resolved)
     index = OverlapIndex()
-    shown: dict[tuple[str, str], str] = {}
+    by_id = {lease.lineage_id: lease for lease in held}
     for lease in held:
-        for path in lease.owned_files + lease.resolved_owned_files:
-            key = canon.key(path)
-            index.add(key, lease.lineage_id)
-            shown.setdefault((lease.lineage_id, key), path)
-    for path in proposed_literal:
-        found = index.find(canon.key(path))
-        if found is not None:
-            return found[0], shown.get(found, found[1])
+        index.add_all(canon.keys(lease.owned_files + lease.resolved_owned_files), lease.lineage_id)
+    found = index.first_overlap(canon.keys(proposed_literal))
+    if found is not None:
+        holder, held_key = found
+        lease = by_id[holder]
+        # name the path as the holder stored it, never the folded key
+        shown = next((p for p in lease.owned_files + lease.resolved_owned_files if canon.key(p) == held_key), held_key)
+        return holder, shown
     proposed_rel = [canon.canonical(path).rel for path in proposed_literal]
     for lease in held:
         if lease.owned_globs:

@@ -100,8 +100,8 @@ class Canonicalizer:
     root: str
     _real_root: str = field(init=False)
     _root_slash: str = field(init=False)
-    _dirs: dict[str, str] = field(default_factory=dict, init=False, repr=False)
-    _links: dict[str, frozenset[str]] = field(default_factory=dict, init=False, repr=False)
+    _dirs: dict[str, tuple[str, bool]] = field(default_factory=dict, init=False, repr=False)
+    _links: dict[str, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict, init=False, repr=False)
     _heads: dict[str, tuple[str | None, frozenset[str]]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -114,26 +114,52 @@ class Canonicalizer:
     def real_root(self) -> str:
         return self._real_root
 
-    def _real_dir(self, rel_dir: str) -> str:
-        """Real absolute path of the directory ``rel_dir`` (lexical, no ``..``), cached."""
-        cached = self._dirs.get(rel_dir)
-        if cached is None:
-            joined = os.path.join(self._real_root, rel_dir) if rel_dir else self._real_root
-            cached = os.path.realpath(joined) if rel_dir else self._real_root
-            self._dirs[rel_dir] = cached
-        return cached
+    def _dir_state(self, rel_dir: str) -> tuple[str, bool]:
+        """(real absolute path, exists) of the directory ``rel_dir`` (no ``..``), cached.
 
-    def _symlinks_in(self, real_dir: str) -> frozenset[str]:
-        """Names of the symlinks directly inside ``real_dir`` (one scandir per directory)."""
+        Resolved one segment at a time from the parent's cached state: under a missing
+        directory nothing can be a symlink, so no system call is made there at all; in an
+        existing one, one ``scandir`` per directory tells which names exist and which are links.
+        """
+        cached = self._dirs.get(rel_dir)
+        if cached is not None:
+            return cached
+        if not rel_dir:
+            state = (self._real_root, True)
+        else:
+            parent_rel, _, name = rel_dir.rpartition("/")
+            parent, parent_exists = self._dir_state(parent_rel)
+            joined = parent.rstrip("/") + "/" + name
+            if not parent_exists:
+                state = (joined, False)
+            else:
+                names, links = self._entries(parent)
+                if name in links:
+                    real = os.path.realpath(joined)
+                    state = (real, os.path.isdir(real))
+                else:
+                    state = (joined, name in names)
+        self._dirs[rel_dir] = state
+        return state
+
+    def _real_dir(self, rel_dir: str) -> str:
+        return self._dir_state(rel_dir)[0]
+
+    def _entries(self, real_dir: str) -> tuple[frozenset[str], frozenset[str]]:
+        """(names, symlink names) directly inside ``real_dir``: one scandir per directory."""
         cached = self._links.get(real_dir)
         if cached is None:
             try:
                 with os.scandir(real_dir) as entries:
-                    cached = frozenset(e.name for e in entries if e.is_symlink())
+                    listed = [(e.name, e.is_symlink()) for e in entries]
+                cached = (frozenset(n for n, _ in listed), frozenset(n for n, link in listed if link))
             except OSError:  # missing or unreadable: nothing to resolve there
-                cached = frozenset()
+                cached = (frozenset(), frozenset())
             self._links[real_dir] = cached
         return cached
+
+    def _symlinks_in(self, real_dir: str) -> frozenset[str]:
+        return self._entries(real_dir)[1]
 
     def _real_path(self, segments: list[str]) -> str:
         if ".." in segments:
@@ -141,9 +167,9 @@ class Canonicalizer:
             return os.path.realpath(os.path.join(self._real_root, *segments))
         if not segments:
             return self._real_root
-        parent = self._real_dir("/".join(segments[:-1]))
+        parent, exists = self._dir_state("/".join(segments[:-1]))
         name = segments[-1]
-        if name in self._symlinks_in(parent):
+        if exists and name in self._symlinks_in(parent):
             return os.path.realpath(os.path.join(parent, name))
         return parent + "/" + name if parent != "/" else "/" + name
 
@@ -158,10 +184,10 @@ class Canonicalizer:
         """(folded real directory + "/", or None when it is outside the root; its symlinks)."""
         info = self._heads.get(head)
         if info is None:
-            real = self._real_dir(head)
+            real, exists = self._dir_state(head)
             inside = real == self._real_root or real.startswith(self._root_slash) or self._real_root == "/"
             prefix = (fold(real).rstrip("/") + "/") if inside else None
-            info = (prefix, self._symlinks_in(real))
+            info = (prefix, self._symlinks_in(real) if exists else frozenset())
             self._heads[head] = info
         return info
 
@@ -210,14 +236,6 @@ def overlaps(left: str, right: str) -> bool:
     return left == right or left.startswith(right + "/") or right.startswith(left + "/")
 
 
-def _ancestors(key: str) -> Iterable[str]:
-    cut = key.rfind("/")
-    while cut > 0:
-        key = key[:cut]
-        yield key
-        cut = key.rfind("/")
-
-
 @dataclass
 class OverlapIndex:
     """Keys of held scopes, answering "does this key overlap a held one, and whose?".
@@ -230,9 +248,12 @@ class OverlapIndex:
 
     exact: dict[str, str] = field(default_factory=dict)
     below: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # directory -> held ancestor-or-self (or None): many queried keys share a directory
+    _memo: dict[str, tuple[str, str] | None] = field(default_factory=dict, repr=False)
 
     def add_all(self, keys: Iterable[str], holder: str) -> None:
         """``add`` for many keys of one holder."""
+        self._memo.clear()
         exact = self.exact
         below = self.below
         for key in keys:
@@ -247,6 +268,7 @@ class OverlapIndex:
                 cut = key_up.rfind("/")
 
     def add(self, key: str, holder: str) -> None:
+        self._memo.clear()
         exact = self.exact
         if key not in exact:
             exact[key] = holder
@@ -259,6 +281,24 @@ class OverlapIndex:
             below[key_up] = (holder, key)
             cut = key_up.rfind("/")
 
+    def first_overlap(self, keys: Iterable[str]) -> tuple[str, str] | None:
+        """``find`` over many keys; the first hit or None (the hot loop of the router)."""
+        exact_get = self.exact.get
+        below_get = self.below.get
+        memo = self._memo
+        for key in keys:
+            holder = exact_get(key)
+            if holder is not None:
+                return holder, key
+            under = below_get(key)
+            if under is not None:
+                return under
+            directory = key[: key.rfind("/")]
+            hit = memo[directory] if directory in memo else self.find(key)
+            if hit is not None:
+                return hit
+        return None
+
     def find(self, key: str) -> tuple[str, str] | None:
         """(holder, held key) of one held key overlapping ``key``, or None."""
         holder = self.exact.get(key)
@@ -270,11 +310,27 @@ class OverlapIndex:
         if key == "/" and self.exact:  # the file-system root contains everything
             first = next(iter(self.exact.items()))
             return first[1], first[0]
-        for ancestor in _ancestors(key):
-            holder = self.exact.get(ancestor)
+        cut = key.rfind("/")
+        if cut <= 0:
+            return None
+        directory = key[:cut]
+        memo = self._memo
+        if directory in memo:
+            return memo[directory]
+        found = None
+        exact = self.exact
+        probe = directory
+        while True:
+            holder = exact.get(probe)
             if holder is not None:
-                return holder, ancestor
-        return None
+                found = (holder, probe)
+                break
+            cut = probe.rfind("/")
+            if cut <= 0:
+                break
+            probe = probe[:cut]
+        memo[directory] = found
+        return found
 
 
 def check_globs(globs: object) -> list[str]:

@@ -172,7 +172,7 @@ def _writer_conflict(inp: dict[str, Any], canon: Canonicalizer, active_writers: 
             if from_registry:  # the registry was written validated: a bad entry is the environment's fault
                 raise RuntimeOpError("ENVIRONMENT_ERROR") from None
             raise
-        if any(index.find(key) is not None for key in keys):
+        if index.first_overlap(keys) is not None:
             return True
     return False
 
@@ -188,7 +188,7 @@ def _team_scopes_overlap(scopes: object, canon: Canonicalizer) -> bool:
         keys = _scope_keys(scope, canon)
         if not keys:
             raise RuntimeOpError("WRITER_SCOPE_REQUIRED")
-        if any(index.find(key) is not None for key in keys):
+        if index.first_overlap(keys) is not None:
             return True
         index.add_all(keys, str(number))
     return False
