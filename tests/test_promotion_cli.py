@@ -383,3 +383,18 @@ def test_sign_refuses_bad_fields_and_never_takes_keys_from_arguments(signed_run:
     )
     assert proc.returncode == 2 and b"SIGNING_KEY_INVALID" in proc.stderr
     assert b"hello" not in proc.stderr
+
+
+def test_committed_record_passes_verify_and_restores_the_envelope(
+    signed_run: dict[str, Path], git_repo: GitRepo
+) -> None:
+    from toolkit.promote import envelope_from_record
+
+    head = git_repo.commit("base", files={"README.md": "demo\n"})
+    result = _json(_promote(signed_run))
+    record = json.loads((signed_run["root"] / result["recorded"]).read_text(encoding="utf-8"))
+    assert record["checkpoint_sha"] == head  # the decision is bound to the commit it was made at
+    assert envelope_from_record(record) == json.loads(signed_run["envelope"].read_text(encoding="utf-8"))
+    git_repo.commit("record the promotion decision")
+    code, out, err = (lambda p: (p.returncode, p.stdout, p.stderr))(cli("verify", cwd=signed_run["root"]))
+    assert code == 0, (out, err)

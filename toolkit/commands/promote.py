@@ -86,8 +86,9 @@ def register(app: typer.Typer) -> None:
             raise InvalidInput("INVALID_DATE_TIME", "--now is not strict RFC 3339")
         limits = None if thresholds is None else read_json_file(thresholds, what="thresholds file")
         # Without an explicit expectation nothing matches: a missing version never passes silently.
+        repo = repository()
         result = decide(
-            repository().layout,
+            repo.layout,
             pairs=pair_list,
             synthetic=synthetic,
             envelope=env,
@@ -97,6 +98,7 @@ def register(app: typer.Typer) -> None:
             expected_corpus_version=expected_corpus_version or "",
             expected_runtime_digest=runtime_digest or installed_digest(),
             thresholds=limits,
+            checkpoint_sha=None if repo.head_is_unborn else repo.resolve_commit("HEAD"),
         )
         if as_json:
             emit_json(result)
