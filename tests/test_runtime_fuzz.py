@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -150,3 +153,51 @@ def test_own_ops_raise_only_coded_errors(op: str, func: str, ctx: RuntimeContext
             json.dumps(result, allow_nan=False)
 
     run()
+
+
+REFERENCE = os.environ.get("KNOWZCODE_RUNTIME")
+NODE_BATCH = r"""
+const { executeRuntimeOperation } = await import(process.argv[1]);
+const chunks = [];
+for await (const chunk of process.stdin) chunks.push(chunk);
+const items = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+process.stdout.write(JSON.stringify(items.map(([op, req]) => {
+  try { return { ok: true, result: executeRuntimeOperation(op, req) }; }
+  catch (e) { return { ok: false, code: typeof e?.code === 'string' && /^[A-Z0-9_]{3,64}$/.test(e.code) ? e.code : 'INVALID_REQUEST' }; }
+})));
+"""
+
+
+def _deliberate_deviation(request: dict[str, Any]) -> bool:
+    """DESIGN.md, Decisions: a lineage's checkpoint_sha is never null (the reference allows null)."""
+    holder = request.get("lineage")
+    holder = holder if isinstance(holder, dict) else {}
+    records = [holder, holder.get("lineage")]  # the lineage op, and dispatch's lineage request
+    return any(isinstance(r, dict) and "checkpoint_sha" in r and r["checkpoint_sha"] is None for r in records)
+
+
+@pytest.mark.skipif(not REFERENCE or shutil.which("node") is None,
+                    reason="set KNOWZCODE_RUNTIME to a copy of the reference context_efficiency_runtime.mjs")
+def test_same_answers_as_the_reference_runtime(ctx: RuntimeContext) -> None:
+    # Differential check: lineage and dispatch answer exactly like the reference on random requests.
+    samples: list[tuple[str, Any]] = []
+
+    def collect_for(op: str) -> None:
+        @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(st.one_of(mutated(SEEDS[op]), st.dictionaries(st.sampled_from(REQUEST_KEYS), json_values, max_size=4)))
+        def collect(request: dict[str, Any]) -> None:
+            if not _deliberate_deviation(request):
+                samples.append((op, request))
+
+        collect()
+
+    collect_for("lineage")
+    collect_for("dispatch")
+    reference_url = Path(str(REFERENCE)).resolve().as_uri()
+    proc = subprocess.run(["node", "--input-type=module", "-e", NODE_BATCH, reference_url],
+                          input=json.dumps(samples, ensure_ascii=True).encode(), capture_output=True, timeout=120,
+                          check=True, cwd=ctx.cwd)
+    for (op, request), theirs in zip(samples, json.loads(proc.stdout), strict=True):
+        frame = execute(op, json.loads(json.dumps(request)), ctx)
+        ours = {"ok": True, "result": frame["result"]} if frame["ok"] else {"ok": False, "code": frame["code"]}
+        assert ours == theirs, (op, request)
