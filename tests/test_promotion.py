@@ -413,3 +413,25 @@ def test_runtime_op_errors() -> None:
     assert (
         execute("promotion", {"pairs": pairs(), "options": 3}, RuntimeContext())["code"] == "INVALID_REQUEST"
     )
+
+
+def test_runtime_op_also_consults_the_repository_ledger(git_repo: Any) -> None:
+    items = pairs()
+    request = {
+        "pairs": items,
+        "options": {
+            "measurement_envelope": signed(items, KEY),
+            "now": "2026-07-31T12:00:00Z",
+            "consumed_measurement_run_ids": [],
+            "trusted_measurement_public_keys": TRUSTED,
+            **EXPECT,
+        },
+    }
+    ctx = RuntimeContext(cwd=str(git_repo.path), environ={})
+    assert execute("promotion", request, ctx)["result"]["promote"] is True
+    ledger = git_repo.path / ".git" / "workgroup" / "replay-ledger.jsonl"
+    ledger.parent.mkdir(parents=True)
+    ledger.write_text('{"torn":\n' + json.dumps({"measurement_run_id": RUN_ID}) + "\n", encoding="utf-8")
+    result = execute("promotion", request, ctx)["result"]
+    assert result["promote"] is False and result["provenance_failures"] == ["RUN_ID_REPLAYED"]
+    assert not (git_repo.path / ".workgroup").exists()  # the runtime op itself never writes

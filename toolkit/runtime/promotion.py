@@ -434,6 +434,39 @@ def evaluate_promotion(
     }
 
 
+def repository_consumed_ids(cwd: str) -> list[str]:
+    """Run ids consumed in the repository containing ``cwd`` (local ledger + committed records); read only."""
+    import json
+    import os
+
+    from toolkit.localstate import find_git
+    from toolkit.runtime.envelope import RUN_ID
+
+    location = find_git(cwd)
+    if location is None:
+        return []
+    ids: set[str] = set()
+    try:
+        with open(os.path.join(location.local_state, "replay-ledger.jsonl"), "rb") as handle:
+            lines = handle.read(16 * 1_048_576).split(b"\n")
+    except OSError:
+        lines = []
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue  # a torn or foreign line is skipped, never fatal
+        value = row.get("measurement_run_id") if isinstance(row, dict) else None
+        if isinstance(value, str) and RUN_ID.match(value):
+            ids.add(value)
+    try:
+        names = os.listdir(os.path.join(location.workdir, ".workgroup", "promotions"))
+    except OSError:
+        names = []
+    ids.update(name[:-5] for name in names if name.endswith(".json") and RUN_ID.match(name[:-5]))
+    return sorted(ids)
+
+
 def _options(request: dict[str, Any]) -> dict[str, Any]:
     options = request.get("options")
     if options is None:
@@ -463,6 +496,10 @@ def op_promotion(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]
         if parsed is None:
             raise RuntimeOpError("INVALID_DATE_TIME")
         now = parsed
+    consumed = options.get("consumed_measurement_run_ids")
+    if isinstance(consumed, list):
+        # Beyond the reference: the repository's own ledger counts too, so a forgotten id is still a replay.
+        consumed = [*consumed, *repository_consumed_ids(ctx.cwd)]
     keys = options.get("trusted_measurement_public_keys")
     trusted = (
         parse_trusted_keys(keys)
@@ -474,7 +511,7 @@ def op_promotion(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]
         request.get("thresholds"),
         envelope=options.get("measurement_envelope"),
         now=now,
-        consumed_run_ids=options.get("consumed_measurement_run_ids"),
+        consumed_run_ids=consumed,
         expected_candidate_version=options.get("expected_candidate_version"),
         expected_corpus_version=options.get("expected_corpus_version"),
         expected_runtime_digest=options.get("expected_runtime_digest"),
