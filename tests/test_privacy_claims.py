@@ -1,0 +1,71 @@
+"""VERIFY CEO-14: the docs-claims check refuses blanket claims that cached input removes
+context tokens and accepts billing / context-reuse descriptions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from toolkit.hooks import docs_claims
+from toolkit.privacy.claims import find_claims
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Prompt caching removes tokens from the context window.",  # removal verb + context tokens
+        "Cached input no longer counts toward your context tokens.",  # "no longer counts" is the claim
+        "Cache hits eliminate context tokens.",
+        "Caching reduces the context size by 90%.",
+        "With the prompt cache, cached tokens don't count against the context window.",
+        "Our cache\nfrees up context window space for every agent.",  # wrapped across lines
+    ],
+)
+def test_blanket_claims_are_refused(text: str) -> None:
+    assert len(find_claims(text)) == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Cache reads are billed at a lower rate.",  # billing framing
+        "Caching gives context reuse and lower latency.",  # reuse framing
+        "They MUST NOT claim cached input removes logical context tokens.",  # the seed itself
+        "Savings are lower billed cost, never cached input removing context tokens.",  # negated
+        "Caching does not remove context tokens: the model still reads them.",
+        "The cache is cleared on restart.",  # caching without any token claim
+        "Compaction removes tokens from the context window.",  # no caching involved
+        "Prompt caching cuts the cost of repeated input tokens.",  # cost, not context
+    ],
+)
+def test_billing_and_reuse_descriptions_pass(text: str) -> None:
+    assert find_claims(text) == []
+
+
+def test_position_and_inline_allow() -> None:
+    text = "# Title\n\nIntro line.\nSee: prompt caching removes context tokens. Done.\n"
+    (claim,) = find_claims(text)
+    assert (claim.line, text.split("\n")[3][claim.start:claim.end]) == (4, "See: prompt caching removes context tokens.")
+    allowed = text.replace("Done.", "Done. <!-- workgroup: allow docs-cache-token-claim -->")
+    assert find_claims(allowed) == []
+
+
+def test_hook_main(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.md"
+    bad.write_text("Caching removes context tokens.\n", encoding="utf-8")
+    good = tmp_path / "good.md"
+    good.write_text("Cache reads are billed at a lower rate.\n", encoding="utf-8")
+    binary = tmp_path / "b.md"
+    binary.write_bytes(b"\x00cache removes context tokens")
+    assert docs_claims.main([str(good), str(binary)]) == 0
+    assert docs_claims.main([str(bad), str(good)]) == 1
+    out = capsys.readouterr().out
+    assert f"{bad}:1:1: docs-cache-token-claim" in out and str(good) not in out
+
+
+def test_our_own_documentation_passes() -> None:
+    docs = [ROOT / "README.md", *sorted((ROOT / "templates").glob("**/*.md"))]
+    assert docs_claims.main([str(p) for p in docs if p.is_file()]) == 0
