@@ -10,7 +10,8 @@ from conftest import run_workgroup
 
 from toolkit.git import discover
 from toolkit.indexing import inventory
-from toolkit.inventory import build_document, guess_language, load_cached
+from toolkit.canonical import canonical_bytes
+from toolkit.inventory import build, build_document, guess_language, load_cached
 
 
 def _populate(repo) -> str:  # type: ignore[no-untyped-def]
@@ -49,7 +50,7 @@ def test_reuse_on_unchanged_tree_and_rebuild_on_change(git_repo) -> None:  # typ
     assert inventory(repo).reused
     git_repo.commit("change", files={"src/app.py": "print('changed')\n"})
     changed = inventory(repo)
-    assert not changed.reused and changed.document["digest"] != built.document["digest"]
+    assert not changed.reused and changed.digest != built.digest
 
 
 def test_tampered_cache_is_not_reused(git_repo) -> None:  # type: ignore[no-untyped-def]
@@ -91,5 +92,6 @@ def test_document_is_pure_and_order_independent() -> None:
     one = build_document("tree", "k", rows)
     two = build_document("tree", "k", list(reversed(rows)))
     assert one == two and [f["path"] for f in one["files"]] == ["a.md", "b.py", "sub"]
+    assert build("tree", "k", rows).to_bytes() == canonical_bytes(build("tree", "k", rows).document) + b"\n"
     assert one["files"][2]["kind"] == "submodule"
     assert guess_language("x/Dockerfile") == "dockerfile" and guess_language("x.unknown") == "other"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from toolkit.git import Repo, blob_sizes, staged_blobs, tree_blobs
-from toolkit.inventory import Inventory, build_document, load_cached
+from toolkit.inventory import Inventory, build, load_cached
 from toolkit.store import atomic_write, file_lock
 
 
@@ -23,10 +23,10 @@ def inventory(repo: Repo, *, staged: bool = False, rev: str = "HEAD", use_cache:
         except OSError:
             cached = None
         if cached is not None:
-            return Inventory(key=key, document=cached, reused=True)
+            return cached
     sizes = blob_sizes(repo, [blob for _, blob, _ in entries])
     rows = [(path, blob, mode, size) for (path, blob, mode), size in zip(entries, sizes, strict=True)]
-    inv = Inventory(key=key, document=build_document(source, key, rows), reused=False)
+    inv = build(source, key, rows)
     if use_cache:
         with file_lock(layout.lock("index")):
             atomic_write(cache, inv.to_bytes())

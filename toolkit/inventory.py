@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import Any
 
-from toolkit.canonical import canonical_bytes, sha256_digest
+from toolkit.canonical import sha256_digest
 
 SCHEMA = "workgroup.inventory/v1"
 
@@ -51,21 +49,53 @@ _SYMLINK_MODE = 0o120000
 
 def guess_language(path: str) -> str:
     """A language guess from the file name alone (deterministic, no content sniffing)."""
-    name = PurePosixPath(path).name
+    name = path.rpartition("/")[2]
     if name in _BY_NAME:
         return _BY_NAME[name]
-    suffix = PurePosixPath(name.lower()).suffix
-    return _BY_EXTENSION.get(suffix, "other")
+    stem, dot, ext = name.lower().rpartition(".")
+    if not dot or not stem:  # no extension, or a dot file such as ".gitignore"
+        return "other"
+    return _BY_EXTENSION.get("." + ext, "other")
 
 
-@dataclass(frozen=True)
 class Inventory:
-    key: str  # tree id, or the index checksum for --staged
-    document: dict[str, Any]
-    reused: bool
+    """An inventory held as its canonical bytes; the parsed document is built only when asked for."""
+
+    def __init__(self, key: str, data: bytes, reused: bool, document: dict[str, Any] | None = None) -> None:
+        self.key = key
+        self.data = data
+        self.reused = reused
+        self._document = document
+
+    @property
+    def document(self) -> dict[str, Any]:
+        if self._document is None:
+            self._document = json.loads(self.data)
+        return self._document
+
+    @property
+    def digest(self) -> str:
+        return self.data[len(_DIGEST_PREFIX):len(_DIGEST_PREFIX) + 71].decode("ascii")
 
     def to_bytes(self) -> bytes:
-        return canonical_bytes(self.document) + b"\n"
+        return self.data + b"\n"
+
+
+# "digest" sorts before every other top-level key, so the canonical bytes of the whole document
+# are the body's canonical bytes with the digest field spliced in after the opening brace.
+_DIGEST_PREFIX = b'{"digest":"'
+
+
+def _inventory_bytes(value: Any) -> bytes:
+    """Sorted keys, compact, UTF-8. The inventory holds only strings and integers, so the plain
+    encoder gives the same bytes as the reference-compatible one, at C speed on 6 MB documents."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def seal(body: dict[str, Any]) -> tuple[str, bytes]:
+    body_bytes = _inventory_bytes(body)
+    digest = sha256_digest(body_bytes)
+    return digest, _DIGEST_PREFIX + digest.encode("ascii") + b'",' + body_bytes[1:]
 
 
 def build_document(source: str, key: str, rows: list[tuple[str, str, int, int]]) -> dict[str, Any]:
@@ -90,18 +120,28 @@ def build_document(source: str, key: str, rows: list[tuple[str, str, int, int]])
         "totals": {"files": len(files), "bytes": total_bytes, "languages": dict(sorted(languages.items()))},
         "files": files,
     }
-    return {**body, "digest": sha256_digest(canonical_bytes(body))}
+    return body
 
 
-def load_cached(raw: bytes, key: str) -> dict[str, Any] | None:
-    """A cached inventory is reused only if it parses, names the same key and its digest recomputes."""
-    try:
-        doc = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+def build(source: str, key: str, rows: list[tuple[str, str, int, int]]) -> Inventory:
+    body = build_document(source, key, rows)
+    digest, data = seal(body)
+    return Inventory(key, data, reused=False, document={"digest": digest, **body})
+
+
+def load_cached(raw: bytes, key: str) -> Inventory | None:
+    """Reuse a cached inventory only if its digest recomputes over its own bytes and it names ``key``.
+
+    Checking the digest over the stored bytes (no JSON parse) keeps the warm path cheap.
+    """
+    raw = raw.rstrip(b"\n")
+    head = len(_DIGEST_PREFIX) + 71
+    if not raw.startswith(_DIGEST_PREFIX) or raw[head:head + 2] != b'",':
         return None
-    if not isinstance(doc, dict) or doc.get("key") != key or doc.get("schema") != SCHEMA:
+    digest = raw[len(_DIGEST_PREFIX):head].decode("ascii", "replace")
+    body_bytes = b"{" + raw[head + 2:]
+    if sha256_digest(body_bytes) != digest:
         return None
-    body = {k: v for k, v in doc.items() if k != "digest"}
-    if doc.get("digest") != sha256_digest(canonical_bytes(body)):
+    if b'"key":' + json.dumps(key).encode() + b"," not in body_bytes or b'"schema":"' + SCHEMA.encode() + b'"' not in body_bytes:
         return None
-    return doc
+    return Inventory(key, raw, reused=True)

@@ -29,8 +29,4 @@ def register(app: typer.Typer) -> None:
             atomic_write(out, data)
         if json_out:
             sys.stdout.write(data.decode("utf-8"))
-        totals = inv.document["totals"]
-        say(
-            f"inventory {inv.document['digest']}: {totals['files']} files, {totals['bytes']} bytes"
-            f" ({'reused: tree unchanged' if inv.reused else 'built'})"
-        )
+        say(f"inventory {inv.digest} ({'reused: tree unchanged' if inv.reused else 'built'})")
