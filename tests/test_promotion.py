@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 from _promotion_data import EXPECT, KEY_ID, NOW, RUN_ID, KeyPair, pairs, set_all, signed
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.promotion import evaluate_promotion, quantile
@@ -338,7 +340,8 @@ def test_replayed_run_in_callers_list() -> None:
     ],
 )
 def test_version_and_digest_mismatches(option: str, value: str, code: str) -> None:
-    assert _failures(**{option: value}) == [code]
+    options: dict[str, Any] = {option: value}
+    assert _failures(None, **options) == [code]
 
 
 @pytest.mark.parametrize(
@@ -385,7 +388,7 @@ def test_bootstrap_is_deterministic_and_report_only() -> None:
 
 def test_runtime_op_takes_the_library_arguments() -> None:
     items = pairs()
-    request = {
+    request: dict[str, Any] = {
         "pairs": items,
         "options": {
             "measurement_envelope": signed(items, KEY),
@@ -435,3 +438,63 @@ def test_runtime_op_also_consults_the_repository_ledger(git_repo: Any) -> None:
     result = execute("promotion", request, ctx)["result"]
     assert result["promote"] is False and result["provenance_failures"] == ["RUN_ID_REPLAYED"]
     assert not (git_repo.path / ".workgroup").exists()  # the runtime op itself never writes
+
+
+_leaf = st.none() | st.booleans() | st.integers(-5, 2**54) | st.floats(allow_nan=False) | st.text(max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    index=st.integers(0, 39),
+    side=st.sampled_from(["baseline", "candidate"]),
+    field=st.sampled_from(
+        [
+            "billed_cost",
+            "wall_time_ms",
+            "quality_score",
+            "rework_rounds",
+            "escaped_high_critical",
+            "provider_reported_total",
+            "event_accounted_total",
+            "extra",
+        ]
+    ),
+    value=_leaf,
+    thresholds=st.dictionaries(
+        st.sampled_from(
+            ["median_cost_reduction", "minimum_sample_size", "required_strata", "max_p95_regression", "zzz"]
+        ),
+        _leaf,
+        max_size=2,
+    ),
+    now=st.sampled_from([None, "2026-07-31T12:00:00Z", "garbage"]),
+)
+def test_fuzz_promotion_op(
+    index: int, side: str, field: str, value: Any, thresholds: dict[str, Any], now: str | None
+) -> None:
+    items = pairs()
+    envelope = ENVELOPE_CACHE.setdefault("e", signed(items, KEY))
+    items[index][side][field] = value
+    options: dict[str, Any] = {
+        "measurement_envelope": envelope,
+        "consumed_measurement_run_ids": [],
+        "trusted_measurement_public_keys": TRUSTED,
+        **EXPECT,
+    }
+    if now is not None:
+        options["now"] = now
+    frame = execute(
+        "promotion",
+        {"pairs": items, "thresholds": thresholds, "options": options},
+        RuntimeContext(environ={}),
+    )
+    if frame["ok"]:
+        result = frame["result"]
+        json.dumps(result, allow_nan=False)
+        assert result["promote"] == all(result["gates"].values())
+        assert result["thresholds"]["median_cost_reduction"] >= 0.25  # never weakened
+    else:
+        assert frame["code"] in {"PROMOTION_INPUT_INVALID", "INVALID_DATE_TIME"}
+
+
+ENVELOPE_CACHE: dict[str, Any] = {}

@@ -144,8 +144,8 @@ def set_config_keys(text: str, values: dict[str, str]) -> str:
         end += 1
     indent = next(
         (
-            re.match(r"^(\s+)", lines[i]).group(1)
-            for i in range(header + 1, end)  # type: ignore[union-attr]
+            lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+            for i in range(header + 1, end)
             if lines[i].strip() and not lines[i].lstrip().startswith("#")
         ),
         "  ",
@@ -192,7 +192,7 @@ def apply_advance(
         config_path = layout.config
         old = config_path.read_text(encoding="utf-8") if config_path.is_file() else ""
         new = set_config_keys(old, values)
-        import yaml
+        import yaml  # type: ignore[import-untyped,unused-ignore]
 
         validate_config(yaml.safe_load(new))  # never write a config the loader would refuse
         if not facts["rollback"]:
