@@ -51,8 +51,7 @@ def read_record(
 
     Reads at most ``limit + 1`` bytes, so a 10 MB file costs no more than a 1 MB one.
     """
-    root = workdir.resolve()
-    if path.is_symlink() and not inside(root, path.resolve()):
+    if path.is_symlink() and not inside(workdir.resolve(), path.resolve()):
         raise InvalidInput(
             "SYMLINK_OUTSIDE_REPOSITORY", f"the {what} is a symlink that leads outside the repository"
         )

@@ -106,26 +106,33 @@ class _Verifier:
         self._checkpoints.append((rec.rel, sha))
 
     def privacy(self, rec: _Record, value: Any, *, keys: bool) -> None:
+        """The capsule privacy rules over one walk of the record: reference rules, then the engine."""
         from toolkit.runtime.capsule_rules import (
             MAX_CAPSULE_STRING_BYTES,
-            engine_findings,
+            engine_findings_in,
             forbidden_key,
             private_value,
             walk,
         )
 
+        names: list[str] = []
+        texts: list[str] = []
         for kind, where, item in walk(value):
             if kind == "key":
                 if keys and forbidden_key(item):
                     self.add(rec.rel, "private-content", f"forbidden key at {where}")
                     return
+                names.append(item)
             elif len(item.encode("utf-8", "surrogatepass")) > MAX_CAPSULE_STRING_BYTES:
                 self.add(rec.rel, "private-content", f"string longer than 4096 bytes at {where}")
                 return
-            elif private_value(item):
-                self.add(rec.rel, "private-content", f"secret-like or private value at {where}")
-                return
-        if engine_findings(value, "capsule" if keys else "generic"):
+            else:
+                texts.append(item)
+        if private_value("\n".join(texts)):  # one search per record; a joined text can only find more
+            self.add(rec.rel, "private-content", "a secret-like or private value")
+            return
+        # lineage and promotion field names are fixed by their formats: only their values can leak
+        if engine_findings_in(names if keys else [], texts, "capsule" if keys else "generic"):
             self.add(rec.rel, "private-content", "the privacy engine found private content")
 
     def location(self, rec: _Record, workgroup_id: Any, stem: Any) -> None:
