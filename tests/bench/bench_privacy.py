@@ -26,6 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "privacy_corpus" / "cases.jsonl"
+HELDOUT = ROOT / "tests" / "privacy_corpus" / "heldout.jsonl"  # written after the detectors, never tuned on
 BIN = Path(sys.executable).parent
 DS_VENV = Path(tempfile.gettempdir()) / "workgroup-bench-detect-secrets"
 DS_VERSION = "1.5.0"
@@ -39,8 +40,8 @@ def ensure_detect_secrets() -> Path:
     return exe
 
 
-def load_cases() -> list[dict[str, str | None]]:
-    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+def load_cases(path: Path = CORPUS) -> list[dict[str, str | None]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def materialize(cases: list[dict[str, str | None]], folder: Path) -> list[Path]:
@@ -143,6 +144,24 @@ def main() -> int:
         print(row("workgroup, secret subset", score(cases, paths, ours, secret_idx)))
         print(row("detect-secrets, secret subset", score(cases, paths, theirs, secret_idx)))
         print(f"\nworkgroup findings in the expected category: {right_category}/{positives}")
+
+        held = load_cases(HELDOUT)
+        held_dir = Path(tmp) / "heldout"
+        held_dir.mkdir()
+        held_paths = materialize(held, held_dir)
+        held_ours, _ = run_ours(held_dir)
+        held_theirs = run_detect_secrets(ds, held_dir)
+        held_pos = sum(1 for c in held if c["expect"])
+        held_secret = {i for i, c in enumerate(held) if c["expect"] in ("secret", None)}
+        print(f"\nheld-out set (written after the detectors, not tuned on): {held_pos} positive, "
+              f"{len(held) - held_pos} look-alikes")
+        print("| scanner / cases | TP | FP | FN | TN | precision | recall | F1 |")
+        print("|---|---|---|---|---|---|---|---|")
+        print(row("workgroup, held-out", score(held, held_paths, held_ours)))
+        print(row("detect-secrets, held-out", score(held, held_paths, held_theirs)))
+        print(row("workgroup, held-out secrets + all look-alikes", score(held, held_paths, held_ours, held_secret)))
+        print(row("detect-secrets, held-out secrets + all look-alikes",
+                  score(held, held_paths, held_theirs, held_secret)))
 
         ours_cmd = [str(BIN / "workgroup-privacy-all-hook"), *[p.name for p in paths]]
         cli_cmd = [str(BIN / "workgroup"), "privacy", "scan", "--json", "."]

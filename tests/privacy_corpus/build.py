@@ -134,6 +134,7 @@ def positives() -> list[tuple[str, str]]:
         f'client_secret: "{rnd(32)}"', f"SECRET_KEY = '{rnd(40, B62 + '!@#%^&*')}'",
         f"api_key = \"{hexs(32)}\"", f"mysql --password={rnd(12)} -h db.fake", f"passphrase={rnd(10)}#9",
         f'refresh_token: "{rnd(48)}"', f"smtp.password = {rnd(12)}", f'"apiKey": "{rnd(32)}"',
+        'password = "correct-horse-battery-staple"',
     ])
     add("high-entropy-string", [
         f'signing_seed = "{rnd(44, B62 + "+/")}"', f"FAKE_SIGNING_BLOB={rnd(40)}",
@@ -259,6 +260,8 @@ def negatives() -> list[tuple[str, str]]:
         '"password": "<password>"', "password_hash = hash_password(raw)", "api_key: null", "secret: true",
         "PASSWORD_MIN_LENGTH = 12", "Enter your password: ", "pwd = os.getcwd()", "passphrase: changeme",
         "api_key = settings.API_KEY", "password = 'password'", "--password $DB_PASSWORD",
+        # found on this repository's own code while tuning: env-var names and word slugs
+        'ENV_API_KEY = "CM_OPENAI_COMPATIBLE_API_KEY"', '"OPENAI_API_KEY": "demo-key-not-a-secret"',
     ])
     add("high-entropy-string", [
         "commit 9f2c4e1a7b3d5f6e8a0b1c2d3e4f5a6b7c8d9e0f", "capsule_hash: sha256:" + hexs(64),
@@ -285,21 +288,24 @@ def negatives() -> list[tuple[str, str]]:
     add("codex-transcript", ['{"type": "message", "text": "hello"}', '"type": "event"',
                              "response items are summarized, not stored"])
     add("chat-message-record", ['{"role": "admin", "permissions": ["read"]}', '"role": "reviewer"',
-                                "the role of the user content team"])
+                                "the role of the user content team",
+                                '"messages": [{"role": "system", "content": system_prompt}]'])
     add("chat-role-dump", ["User: stories are tracked in the backlog", "Assistant: see the role table above",
                            "As a user: I want to log in", "System: Linux x86_64", "Model: gpt-5 (configured)"])
     add("raw-transcript", ["Run the full test suite and attach the log", "Raw transcripts are never stored.",
                            "the full conversation is summarized in the capsule", "do not paste the raw prompt",
-                           "full test log: see knowzcode/artifacts/sha256-" + hexs(64) + ".json"])
+                           "full test log: see knowzcode/artifacts/sha256-" + hexs(64) + ".json",
+                           "labels such as `Raw transcript:` are reported"])
     add("home-path", ["/usr/local/bin/python3", "https://example.com/home/users/list", "src/home/page.tsx",
                       "~/projects/app", "/home/<user>/project", "/home/$USER/.config", "api/Users/list.ts",
-                      "/var/lib/app/data", "the /home page", "/Users/{username}/Library", "app/routes/home/index.tsx"])
+                      "/var/lib/app/data", "the /home page", "/Users/{username}/Library", "app/routes/home/index.tsx",
+                      '# "/root/..." is the root home'])
     add("windows-user-path", [r"C:\Program Files\App\app.exe", r"%USERPROFILE%\AppData", r"C:\Users\<name>\x",
                               r"C:\Users\Public\Documents", "Users: 42 active"])
     add("email-address", [
         "author@example.com", "ci@example.invalid", "bob@test.example", "noreply@fake-corp.io",
         "git@github.com:org/repo.git", "logo@2x.png", "lodash@4.17.21", "@pytest.fixture", "user@localhost",
-        "npm install @scope/pkg@1.2.3", "support at example dot com", "no-reply@company.dev",
+        "npm install @scope/pkg@1.2.3", "support at example dot com", "no-reply@company.dev", "pkg@1.0.0.tgz",
     ])
     # the reference's false positives and general prose
     add("provider-session-id", ["Resume the agent session only when the lineage is HOT.",

@@ -93,7 +93,8 @@ def _home_check(match: re.Match[str]) -> bool:
     value = match.group(1)
     parts = value.split("/")
     if value.startswith("/root"):
-        return len(parts) >= 3 and parts[2] != ""  # "/root/..." with something under it
+        under = parts[2] if len(parts) > 2 else ""
+        return bool(under) and not any(p in under for p in _PATH_PLACEHOLDERS)
     user = parts[2] if len(parts) > 2 else ""
     return bool(user) and not any(p in user for p in _PATH_PLACEHOLDERS)
 
@@ -111,6 +112,7 @@ _EMAIL = lazy(
 _FILE_TLDS = frozenset({
     "png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "js", "mjs", "ts", "tsx", "jsx", "py", "md", "json",
     "css", "scss", "html", "txt", "yml", "yaml", "toml", "lock", "map", "woff", "woff2", "pdf", "zip", "gz",
+    "tgz", "tar", "whl", "jar", "so", "dll", "exe",
 })
 _ROLE_LOCAL = lazy(r"^(?:no-?reply|do-?not-?reply|donotreply|mailer-daemon|postmaster)$", re.I)
 

@@ -76,6 +76,8 @@ _CLI_FLAG = lazy(
     r"[\"']?(?P<uv>[^\s\"'`]{6,200})"
 )
 _ENTROPY_TOKEN = lazy(r"([A-Za-z0-9+/_-]{24,400}={0,2})(?![A-Za-z0-9+/=_-])")
+_CONSTANT_NAME = lazy(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+_WORD_SLUG = lazy(r"^[A-Za-z]+(?:[-_][A-Za-z]+){2,}$")
 _DIGEST_LABEL = lazy(
     r"(?i:sha1|sha256|sha384|sha512|md5|integrity|checksum|digest|hash|etag|commit|revision|rev|"
     r"fingerprint|nonce|uuid|base64,|blake2b?|oid|tree|object)[\"']?[ \t]*[:=-]?[ \t]*[\"']?$"
@@ -173,11 +175,15 @@ def _assign_check(match: re.Match[str]) -> bool:
         return False
     if any(c.isspace() for c in value) or value.lower() == label:
         return False
+    if _CONSTANT_NAME.match(value):
+        return False  # ENV_KEY = "OPENAI_API_KEY": the name of where the secret lives
     tokenish = "token" in label or "key" in label
     if tokenish and label.endswith("token") and not ("_" in label or "-" in label or "." in label) and quoted is None:
         return False  # bare "token = next_token" in code
     if quoted is None and _unquoted_is_code(value):
         return False
+    if tokenish and _WORD_SLUG.match(value):
+        return False  # "demo-key-not-a-secret": generated keys are not words joined by dashes
     min_len = 12 if tokenish else 6
     if len(value) < min_len:
         return False

@@ -25,12 +25,13 @@ _RAW_LABEL = lazy(
     r"(?<![A-Za-z0-9])((?i:raw|full|verbatim|complete|entire|unredacted)[ \t]+"
     r"(?i:(?:chat|session|agent|model|claude|codex)[ \t]+)?"
     r"(?i:transcript|conversation|chat[ \t]+log|chat[ \t]+history|prompt|session[ \t]+log)s?)"
-    r"[ \t]*(?:[:=]|-{1,2}>)[ \t]*(?=[\"'`{\[A-Za-z>])"
+    r"[ \t]*(?:[:=]|-{1,2}>)[ \t]*(?=[\"'{\[A-Za-z>])"
 )
 _ROLE_JSON = lazy(
     r"([\"']role[\"'][ \t]*:[ \t]*[\"'](?:system|user|assistant|developer|tool|human|model|function)[\"'])"
 )
-_CONTENT_JSON = lazy(r"[\"'](?:content|text|parts)[\"'][ \t]*:")
+# the content must be literal data (a string, list or object), not a variable in code
+_CONTENT_JSON = lazy(r"[\"'](?:content|text|parts)[\"'][ \t]*:[ \t]*[\"'\[{]")
 _USER_ROLES = ("user", "human", "you", "me", "customer")
 _MODEL_ROLES = ("assistant", "ai", "claude", "codex", "chatgpt", "gpt", "model", "bot", "gemini", "copilot")
 _ROLE_LINE = lazy(
