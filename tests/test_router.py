@@ -367,6 +367,22 @@ def test_runtime_subprocess_uses_the_registry_and_writes_nothing(git_repo) -> No
     assert registry.read_bytes() == before
 
 
+def test_held_glob_covers_new_untracked_files_in_route(git_repo) -> None:  # type: ignore[no-untyped-def]
+    from toolkit import owners
+    from toolkit.git import discover
+
+    git_repo.commit("init", {"src/api.py": "x", "src/ui.tsx": "y"})
+    repo = discover(git_repo.path)
+    owners.acquire(repo.layout, "globber", [], ["src/*.py"], now=datetime.now(UTC), tracked_files=repo.tracked_files())
+    ctx = RuntimeContext(cwd=str(git_repo.path))
+    new_file = {"is_writer": True, "owned_files": ["src/brand_new.py"]}  # untracked, matched by the held glob
+    assert op_route({"input": new_file}, ctx)["reason_codes"] == ["WRITER_OWNERSHIP_CONFLICT"]
+    other = {"is_writer": True, "owned_files": ["src/new.tsx"]}
+    assert op_route({"input": other}, RuntimeContext(cwd=str(git_repo.path)))["mode"] == "fresh-capsule"
+    sub = {"is_writer": True, "owned_files": ["brand_new.py"]}  # relative to a subdirectory cwd
+    assert op_route({"input": sub}, RuntimeContext(cwd=str(git_repo.path / "src")))["mode"] == "local"
+
+
 def test_owned_globs_in_a_route_request(git_repo) -> None:  # type: ignore[no-untyped-def]
     git_repo.commit("init", {"src/api.py": "x", "src/ui.tsx": "y"})
     ctx = RuntimeContext(cwd=str(git_repo.path))

@@ -461,6 +461,47 @@ def _expand_owned_globs(inp: dict[str, Any], root: str) -> dict[str, Any]:
     return {**inp, "resolved_owned_files": resolved + extra}
 
 
+def _apply_held_globs(inp: dict[str, Any], live: list[dict[str, Any]], root: object,
+                      workdir: str) -> list[dict[str, Any]]:
+    """Rarely used: a held glob also covers new, untracked files it matches.
+
+    Each proposed path a live writer's glob matches is added to that writer's resolved paths, so
+    rule 1 reports the conflict in its place in the rule order.
+    """
+    if not isinstance(root, str) or not root.strip():
+        return live
+    from toolkit.paths import glob_spec
+
+    canon = Canonicalizer(root)
+    real_workdir = os.path.realpath(workdir).rstrip("/") + "/"
+    lineage = _obj(inp.get("lineage"))
+    raw: list[object] = []
+    for source in [inp, lineage, *[s for s in _obj(inp.get("team")).get("scopes") or [] if isinstance(s, dict)]]:
+        for name in ("owned_files", "resolved_owned_files"):
+            value = source.get(name)
+            raw += value if isinstance(value, list) else []
+    rels = []
+    for path in raw:
+        try:
+            real = canon.canonical(path)
+        except OwnershipPathError:
+            continue  # refused by route_task itself, in order
+        absolute = canon.real_root.rstrip("/") + "/" + real.rel if real.rel else canon.real_root
+        if (absolute + "/").startswith(real_workdir) and absolute + "/" != real_workdir:
+            rels.append(absolute[len(real_workdir):])
+    out = []
+    for writer in live:
+        globs = writer.get("owned_globs")
+        if globs and isinstance(globs, list) and all(isinstance(g, str) for g in globs) and rels:
+            spec = glob_spec(globs)
+            matched = [rel for rel in rels if spec.match_file(rel)]  # type: ignore[attr-defined]
+            if matched:
+                resolved = writer.get("resolved_owned_files")
+                writer = {**writer, "resolved_owned_files": (resolved if isinstance(resolved, list) else []) + matched}
+        out.append(writer)
+    return out
+
+
 def op_route(request: dict[str, Any], ctx: Any) -> dict[str, Any]:
     """``workgroup runtime route``: ``{input}`` -> ``{mode, reason_codes}``."""
     inp = request.get("input")
@@ -481,4 +522,6 @@ def op_route(request: dict[str, Any], ctx: Any) -> dict[str, Any]:
     if proposed_lineage is None:
         proposed_lineage = _obj(inp.get("lineage")).get("lineage_id")
     live = live_registry_writers(writers, datetime.now(UTC), proposed_lineage) if writers else []
+    if any(writer.get("owned_globs") for writer in live):
+        live = _apply_held_globs(inp, live, cwd if root is None else root, workdir)
     return route_task(inp, workspace_root=cwd, active_writers=live, active_root=workdir, from_registry=True)
