@@ -54,7 +54,9 @@ def test_acquire_list_release(layout: Layout) -> None:
         (["src/api.py"], ["lib/../src/api.py"]),  # .. inside the root
     ],
 )
-def test_overlapping_scope_is_refused_naming_the_holder(layout: Layout, held: list[str], proposed: list[str]) -> None:
+def test_overlapping_scope_is_refused_naming_the_holder(
+    layout: Layout, held: list[str], proposed: list[str]
+) -> None:
     owners.acquire(layout, "holder", held, now=T0)
     before = layout.owners_registry.read_bytes()
     with pytest.raises(owners.OwnershipConflict) as caught:
@@ -96,7 +98,9 @@ def test_symlink_escape_is_refused(layout: Layout, tmp_path: Path) -> None:
         ("L1", ["a"], 10**6, "INVALID_LEASE_MINUTES"),
     ],
 )
-def test_bad_acquire_arguments(layout: Layout, lineage: str, paths: list[str], minutes: int, code: str) -> None:
+def test_bad_acquire_arguments(
+    layout: Layout, lineage: str, paths: list[str], minutes: int, code: str
+) -> None:
     with pytest.raises(InvalidInput) as caught:
         owners.acquire(layout, lineage, paths, now=T0, minutes=minutes)
     assert caught.value.code == code
@@ -159,7 +163,10 @@ def test_negated_glob_is_refused(layout: Layout) -> None:
     assert caught.value.code == "INVALID_OWNERSHIP_GLOB"
 
 
-@pytest.mark.parametrize("content", ["not json", "[]", '{"schema":"x","writers":[]}', '{"schema":"workgroup.owners/v1","writers":[1]}'])
+@pytest.mark.parametrize(
+    "content",
+    ["not json", "[]", '{"schema":"x","writers":[]}', '{"schema":"workgroup.owners/v1","writers":[1]}'],
+)
 def test_corrupt_registry_is_an_environment_error(layout: Layout, content: str) -> None:
     layout.owners_registry.parent.mkdir(parents=True, exist_ok=True)
     layout.owners_registry.write_text(content, encoding="utf-8")
@@ -189,11 +196,23 @@ sys.exit(0)
 def test_sixteen_processes_race_for_overlapping_scopes(layout: Layout, tmp_path: Path) -> None:
     go = tmp_path / "go"
     # every pair of these overlaps (equal file through an alias, or containment)
-    aliases = ["src", "src/api.py", "./src/api.py", "SRC/api.py", "src/./api.py", "lib/../src/api.py", "src//api.py",
-               "src\\api.py"]
+    aliases = [
+        "src",
+        "src/api.py",
+        "./src/api.py",
+        "SRC/api.py",
+        "src/./api.py",
+        "lib/../src/api.py",
+        "src//api.py",
+        "src\\api.py",
+    ]
     procs = [
-        subprocess.Popen([sys.executable, "-c", RACER, str(layout.workdir), str(go), f"racer{i}", aliases[i % 8]],
-                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, str(layout.workdir), str(go), f"racer{i}", aliases[i % 8]],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         for i in range(16)
     ]
     time.sleep(1.0)  # let every process import and reach the start line

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -192,4 +191,3 @@ def test_canonicalization_only_raises_the_coded_error(tmp_path: Path, value: str
     if found.rel:
         again = canon.canonical(found.rel)
         assert again.key == found.key and again.rel == found.rel  # canonical form is a fixed point
-

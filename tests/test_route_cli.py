@@ -53,12 +53,18 @@ def test_route_matches_the_runtime_and_uses_the_registry(git_repo, cli) -> None:
     assert [w["lineage_id"] for w in json.loads(listed)["writers"]] == ["holder"]
     refused = run_workgroup("owners", "acquire", "other", "--path", "SRC", "--json", cwd=root)
     assert refused.returncode == 1
-    assert json.loads(refused.stdout) == {"acquired": False, "code": "WRITER_OWNERSHIP_CONFLICT",
-                                          "holder": "holder", "path": "src/api.py"}
+    assert json.loads(refused.stdout) == {
+        "acquired": False,
+        "code": "WRITER_OWNERSHIP_CONFLICT",
+        "holder": "holder",
+        "path": "src/api.py",
+    }
     assert "holder" in refused.stderr.decode() and "Traceback" not in refused.stderr.decode()
     _, released, _ = cli("owners", "release", "holder", "--json")
     assert json.loads(released) == {"lineage_id": "holder", "released": True}
-    code, out, _ = cli("route", "--json", request={"input": {"is_writer": True, "owned_files": ["./src/api.py"]}})
+    code, out, _ = cli(
+        "route", "--json", request={"input": {"is_writer": True, "owned_files": ["./src/api.py"]}}
+    )
     assert json.loads(out)["mode"] == "fresh-capsule"
 
 
@@ -66,7 +72,10 @@ def test_config_fills_absent_facts_and_request_wins(git_repo, cli) -> None:  # t
     _repo(git_repo)
     git_repo.write(".workgroup/config.yml", "context_efficiency:\n  max_nesting_depth: 1\n")
     _, out, _ = cli("route", "--json", request={"input": {"nesting_depth": 1}})
-    assert json.loads(out) == {"mode": "local", "reason_codes": ["NESTING_LIMIT"]}  # config filled the maximum
+    assert json.loads(out) == {
+        "mode": "local",
+        "reason_codes": ["NESTING_LIMIT"],
+    }  # config filled the maximum
     _, out, _ = cli("route", "--json", request={"input": {"nesting_depth": 1, "max_nesting_depth": 3}})
     assert json.loads(out)["mode"] == "fresh-capsule"  # the request's value wins
 
@@ -82,8 +91,16 @@ def test_disabled_answers_local_fallback_and_writes_nothing(git_repo, cli) -> No
 
 def test_record_appends_routing_evidence(git_repo, cli) -> None:  # type: ignore[no-untyped-def]
     root = _repo(git_repo)
-    facts = {"task_id": "t-1", "phase": "2A", "role": "builder", "owned_files": ["src/api.py"], "coupling": "moderate",
-             "sensitivity": "normal", "capsule_bytes": 900, "lineage": {"lineage_id": "lin-1", "state": "HOT"}}
+    facts = {
+        "task_id": "t-1",
+        "phase": "2A",
+        "role": "builder",
+        "owned_files": ["src/api.py"],
+        "coupling": "moderate",
+        "sensitivity": "normal",
+        "capsule_bytes": 900,
+        "lineage": {"lineage_id": "lin-1", "state": "HOT"},
+    }
     code, out, err = cli("route", "--json", "--record", request={"input": facts})
     assert code == 0, err
     rows = (root / ".git" / "workgroup" / "telemetry.jsonl").read_text(encoding="utf-8").splitlines()
@@ -95,12 +112,17 @@ def test_record_appends_routing_evidence(git_repo, cli) -> None:  # type: ignore
     assert evidence["sizes"]["capsule_bytes"] == 900
     assert evidence["lineage_candidate"] == "lin-1"
     assert evidence["invalidation_result"]["state"] == "HOT"
-    assert (evidence["mode"], evidence["reason_codes"]) == (json.loads(out)["mode"], json.loads(out)["reason_codes"])
+    assert (evidence["mode"], evidence["reason_codes"]) == (
+        json.loads(out)["mode"],
+        json.loads(out)["reason_codes"],
+    )
 
 
 def test_record_refuses_private_content_and_writes_nothing(git_repo, cli) -> None:  # type: ignore[no-untyped-def]
     root = _repo(git_repo)
-    code, out, err = cli("route", "--json", "--record", request={"input": {"task_id": "/home/alice/secret-notes"}})
+    code, out, err = cli(
+        "route", "--json", "--record", request={"input": {"task_id": "/home/alice/secret-notes"}}
+    )
     assert code == 1
     assert "PRIVATE_CONTENT" in err and "alice" not in err
     assert not (root / ".git" / "workgroup" / "telemetry.jsonl").exists()
@@ -138,8 +160,11 @@ def test_owners_cli_refuses_bad_input_with_exit_2(git_repo, cli) -> None:  # typ
     assert not list((root / ".git" / "workgroup").glob("*.tmp"))
 
 
-def test_owners_outside_a_repository_is_an_environment_error(tmp_path: Path, cli,  # type: ignore[no-untyped-def]
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_owners_outside_a_repository_is_an_environment_error(
+    tmp_path: Path,
+    cli,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.chdir(tmp_path)
     code, _, err = cli("owners", "list")
     assert code == 3 and "NOT_A_GIT_REPOSITORY" in err

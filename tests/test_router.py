@@ -23,8 +23,13 @@ WRITER = {"is_writer": True, "owned_files": ["src/api.py"]}
 COMPAT = {"compatible": True, "resumable": True}
 INHERIT = {"affinity": "high", "safe": True, "within_budget": True}
 TEAM = {
-    "coordination_required": True, "peers": 2, "provider_supported": True, "safe": True,
-    "sensitivity_approved": True, "within_budget": True, "latency_ratio": 0.5,
+    "coordination_required": True,
+    "peers": 2,
+    "provider_supported": True,
+    "safe": True,
+    "sensitivity_approved": True,
+    "within_budget": True,
+    "latency_ratio": 0.5,
 }
 TEAM_IN = {"sensitivity": "normal", "capsule_sufficient": False}
 
@@ -41,21 +46,43 @@ ROWS: list[tuple[dict[str, Any], str, list[str]]] = [
     # rule 1: the same lineage id still conflicts (the reference's rule for caller-named writers)
     ({**WRITER, "lineage_id": "L1", "active_writers": ACTIVE}, "local", ["WRITER_OWNERSHIP_CONFLICT"]),
     # rule 1: an alias (./, case) of an active path conflicts
-    ({"is_writer": True, "owned_files": ["./SRC/api.py"], "active_writers": ACTIVE}, "local", ["WRITER_OWNERSHIP_CONFLICT"]),
+    (
+        {"is_writer": True, "owned_files": ["./SRC/api.py"], "active_writers": ACTIVE},
+        "local",
+        ["WRITER_OWNERSHIP_CONFLICT"],
+    ),
     # rule 1: resolved_owned_files make a writer and are compared
-    ({"resolved_owned_files": ["src/x.py"], "active_writers": ACTIVE}, "local", ["WRITER_OWNERSHIP_CONFLICT"]),
+    (
+        {"resolved_owned_files": ["src/x.py"], "active_writers": ACTIVE},
+        "local",
+        ["WRITER_OWNERSHIP_CONFLICT"],
+    ),
     # rule 1: lineage.owned_files are part of the proposed scope
-    ({"lineage": {"owned_files": ["src/x.py"]}, "active_writers": ACTIVE}, "local", ["WRITER_OWNERSHIP_CONFLICT"]),
+    (
+        {"lineage": {"owned_files": ["src/x.py"]}, "active_writers": ACTIVE},
+        "local",
+        ["WRITER_OWNERSHIP_CONFLICT"],
+    ),
     # rule 1: a team writer scope overlapping an active writer conflicts
-    ({"team": {"scopes": [{"owned_files": ["src/ui.tsx"]}]}, "active_writers": ACTIVE}, "local",
-     ["WRITER_OWNERSHIP_CONFLICT"]),
+    (
+        {"team": {"scopes": [{"owned_files": ["src/ui.tsx"]}]}, "active_writers": ACTIVE},
+        "local",
+        ["WRITER_OWNERSHIP_CONFLICT"],
+    ),
     # rule 1: a read-only team scope (is_writer false) is not a writer
-    ({"team": {"scopes": [{"is_writer": False, "owned_files": ["src/ui.tsx"]}]}, "active_writers": ACTIVE},
-     "fresh-capsule", [IC]),
+    (
+        {"team": {"scopes": [{"is_writer": False, "owned_files": ["src/ui.tsx"]}]}, "active_writers": ACTIVE},
+        "fresh-capsule",
+        [IC],
+    ),
     # rule 1: active_writer_scopes is read when active_writers is absent
     ({**WRITER, "active_writer_scopes": ACTIVE}, "local", ["WRITER_OWNERSHIP_CONFLICT"]),
     # rule 1: an active writer's resolved paths count too
-    ({**WRITER, "active_writers": [{"resolved_owned_files": ["src/api.py"]}]}, "local", ["WRITER_OWNERSHIP_CONFLICT"]),
+    (
+        {**WRITER, "active_writers": [{"resolved_owned_files": ["src/api.py"]}]},
+        "local",
+        ["WRITER_OWNERSHIP_CONFLICT"],
+    ),
     # rule 1: a reader (no writer facts) never conflicts
     ({"active_writers": ACTIVE}, "fresh-capsule", [IC]),
     # rule 1: disjoint scopes do not conflict
@@ -99,8 +126,11 @@ ROWS: list[tuple[dict[str, Any], str, list[str]]] = [
     # rule 4: unsafe inheritance
     ({"inheritance": {"safe": False}}, "fresh-capsule", [IC, "SENSITIVITY_ISOLATION"]),
     # rule 4: both, in the fixed order
-    ({"independent_reviewer": True, "sensitivity": "restricted"}, "fresh-capsule",
-     [IC, "SENSITIVITY_ISOLATION", "REVIEW_INDEPENDENCE"]),
+    (
+        {"independent_reviewer": True, "sensitivity": "restricted"},
+        "fresh-capsule",
+        [IC, "SENSITIVITY_ISOLATION", "REVIEW_INDEPENDENCE"],
+    ),
     # rule 4: the reviewer flag is strict (=== true)
     ({"independent_reviewer": "true"}, "fresh-capsule", [IC]),
     # rule 4 precedes resume
@@ -114,20 +144,39 @@ ROWS: list[tuple[dict[str, Any], str, list[str]]] = [
     # rule 6: a builder-contaminated lineage is never resumed
     ({"role": "analyst", "lineage": {**COMPAT, "role": "builder-contaminated"}}, "fresh-capsule", [IC]),
     # rule 5: without an input role, the lineage's role infers a writer (who then needs a path)
-    ({"lineage": {**COMPAT, "role": "builder", "owned_files": ["lib"]}, "active_inherited_writers": 2},
-     "fresh-capsule", [IC, CF]),
+    (
+        {"lineage": {**COMPAT, "role": "builder", "owned_files": ["lib"]}, "active_inherited_writers": 2},
+        "fresh-capsule",
+        [IC, CF],
+    ),
     # rule 6: a reviewer never resumes a builder lineage
     ({"role": "reviewer", "lineage": {**COMPAT, "role": "builder"}}, "fresh-capsule", [IC]),
     # rule 5+6: a writer at the inherited-writer cap (default 2) cannot resume: fallback
     ({**WRITER, "active_inherited_writers": 2, "lineage": COMPAT}, "fresh-capsule", [IC, CF]),
     # rule 5: resolved paths alone make a writer that counts toward the cap
-    ({"resolved_owned_files": ["lib/x.py"], "active_inherited_writers": 2, "lineage": COMPAT}, "fresh-capsule", [IC, CF]),
+    (
+        {"resolved_owned_files": ["lib/x.py"], "active_inherited_writers": 2, "lineage": COMPAT},
+        "fresh-capsule",
+        [IC, CF],
+    ),
     # rule 5: a team writer scope makes the proposal a writer for the cap
-    ({"team": {"scopes": [{"owned_files": ["lib"]}]}, "active_inherited_writers": 2, "lineage": COMPAT},
-     "fresh-capsule", [IC, CF]),
+    (
+        {"team": {"scopes": [{"owned_files": ["lib"]}]}, "active_inherited_writers": 2, "lineage": COMPAT},
+        "fresh-capsule",
+        [IC, CF],
+    ),
     # rule 5: a writer role with paths, explicit cap
-    ({"role": "lead_implementer", "owned_files": ["lib"], "active_inherited_writers": 3, "max_active_inherited": 3,
-      "lineage": COMPAT}, "fresh-capsule", [IC, CF]),
+    (
+        {
+            "role": "lead_implementer",
+            "owned_files": ["lib"],
+            "active_inherited_writers": 3,
+            "max_active_inherited": 3,
+            "lineage": COMPAT,
+        },
+        "fresh-capsule",
+        [IC, CF],
+    ),
     # rule 5: below the cap resumes
     ({**WRITER, "active_inherited_writers": 1, "lineage": COMPAT}, "resume", ["RESUME_COMPATIBLE"]),
     # rule 5: the cap applies to writers only (and its counts are not even validated for readers)
@@ -135,27 +184,54 @@ ROWS: list[tuple[dict[str, Any], str, list[str]]] = [
     # rule 5: 'builders' is not a writer role (the role regex needs a boundary)
     ({"role": "builders", "active_inherited_writers": 9, "lineage": COMPAT}, "resume", ["RESUME_COMPATIBLE"]),
     # rule 7: bounded recent inheritance
-    ({"inheritance": {**INHERIT, "recent_sufficient": True, "recent_supported": True}}, "inherit-recent",
-     ["BOUNDED_RECENT_CONTEXT"]),
+    (
+        {"inheritance": {**INHERIT, "recent_sufficient": True, "recent_supported": True}},
+        "inherit-recent",
+        ["BOUNDED_RECENT_CONTEXT"],
+    ),
     # rule 7: full inheritance
     ({"inheritance": {**INHERIT, "full_supported": True}}, "inherit-full", ["HIGH_CONTEXT_AFFINITY"]),
     # rule 7: recent is preferred when both are possible
-    ({"inheritance": {**INHERIT, "full_supported": True, "recent_sufficient": True, "recent_supported": True}},
-     "inherit-recent", ["BOUNDED_RECENT_CONTEXT"]),
+    (
+        {
+            "inheritance": {
+                **INHERIT,
+                "full_supported": True,
+                "recent_sufficient": True,
+                "recent_supported": True,
+            }
+        },
+        "inherit-recent",
+        ["BOUNDED_RECENT_CONTEXT"],
+    ),
     # rule 7: recent needs both flags; falls to full
-    ({"inheritance": {**INHERIT, "recent_sufficient": True, "full_supported": True}}, "inherit-full",
-     ["HIGH_CONTEXT_AFFINITY"]),
+    (
+        {"inheritance": {**INHERIT, "recent_sufficient": True, "full_supported": True}},
+        "inherit-full",
+        ["HIGH_CONTEXT_AFFINITY"],
+    ),
     # rule 6 precedes rule 7
-    ({"lineage": COMPAT, "inheritance": {**INHERIT, "full_supported": True}}, "resume", ["RESUME_COMPATIBLE"]),
+    (
+        {"lineage": COMPAT, "inheritance": {**INHERIT, "full_supported": True}},
+        "resume",
+        ["RESUME_COMPATIBLE"],
+    ),
     # rule 7: safety must be explicit (absent is not safe): fallback
-    ({"inheritance": {"affinity": "high", "within_budget": True, "full_supported": True}}, "fresh-capsule", [IC, CF]),
+    (
+        {"inheritance": {"affinity": "high", "within_budget": True, "full_supported": True}},
+        "fresh-capsule",
+        [IC, CF],
+    ),
     # rule 7: budget must be explicit
     ({"inheritance": {"affinity": "high", "safe": True, "full_supported": True}}, "fresh-capsule", [IC, CF]),
     # rule 7: over budget
     ({"inheritance": {**INHERIT, "within_budget": False, "full_supported": True}}, "fresh-capsule", [IC, CF]),
     # rule 7: a writer at the cap cannot inherit
-    ({**WRITER, "active_inherited_writers": 2, "inheritance": {**INHERIT, "full_supported": True}}, "fresh-capsule",
-     [IC, CF]),
+    (
+        {**WRITER, "active_inherited_writers": 2, "inheritance": {**INHERIT, "full_supported": True}},
+        "fresh-capsule",
+        [IC, CF],
+    ),
     # rule 7: high affinity the provider cannot serve: fallback
     ({"inheritance": INHERIT}, "fresh-capsule", [IC, CF]),
     # rule 7: medium affinity wants no inheritance: no fallback
@@ -195,20 +271,38 @@ ROWS: list[tuple[dict[str, Any], str, list[str]]] = [
     # rule 8: latency absent
     ({**TEAM_IN, "team": team(latency_ratio=None)}, "fresh-capsule", [IC, CF]),
     # rule 8: writer scopes overlapping ACROSS scopes (containment) refuse the team
-    ({**TEAM_IN, "team": team(scopes=[{"owned_files": ["src"]}, {"owned_files": ["src/a.py"]}])}, "fresh-capsule",
-     [IC, CF]),
+    (
+        {**TEAM_IN, "team": team(scopes=[{"owned_files": ["src"]}, {"owned_files": ["src/a.py"]}])},
+        "fresh-capsule",
+        [IC, CF],
+    ),
     # rule 8: an alias across scopes is an overlap too
-    ({**TEAM_IN, "team": team(scopes=[{"owned_files": ["src/a.py"]}, {"owned_files": ["./SRC/a.py"]}])},
-     "fresh-capsule", [IC, CF]),
+    (
+        {**TEAM_IN, "team": team(scopes=[{"owned_files": ["src/a.py"]}, {"owned_files": ["./SRC/a.py"]}])},
+        "fresh-capsule",
+        [IC, CF],
+    ),
     # rule 8: resolved paths of another scope overlap too
-    ({**TEAM_IN, "team": team(scopes=[{"owned_files": ["lib"]}, {"resolved_owned_files": ["lib/x.py"]}])},
-     "fresh-capsule", [IC, CF]),
+    (
+        {**TEAM_IN, "team": team(scopes=[{"owned_files": ["lib"]}, {"resolved_owned_files": ["lib/x.py"]}])},
+        "fresh-capsule",
+        [IC, CF],
+    ),
     # rule 8 (deliberate improvement): overlap WITHIN one scope is that scope's own business
-    ({**TEAM_IN, "team": team(scopes=[{"owned_files": ["src", "src/a.py"]}, {"owned_files": ["docs"]}])},
-     "coordinated-team", ["TEAM_COORDINATION_REQUIRED"]),
+    (
+        {**TEAM_IN, "team": team(scopes=[{"owned_files": ["src", "src/a.py"]}, {"owned_files": ["docs"]}])},
+        "coordinated-team",
+        ["TEAM_COORDINATION_REQUIRED"],
+    ),
     # rule 8: a read-only scope may overlap a writer scope
-    ({**TEAM_IN, "team": team(scopes=[{"owned_files": ["src"]}, {"is_writer": False, "owned_files": ["src"]}])},
-     "coordinated-team", ["TEAM_COORDINATION_REQUIRED"]),
+    (
+        {
+            **TEAM_IN,
+            "team": team(scopes=[{"owned_files": ["src"]}, {"is_writer": False, "owned_files": ["src"]}]),
+        },
+        "coordinated-team",
+        ["TEAM_COORDINATION_REQUIRED"],
+    ),
     # rule 9: both fallbacks at once are one reason
     ({**TEAM_IN, "team": team(safe=False), "inheritance": INHERIT}, "fresh-capsule", [IC, CF]),
     # unknown fields are ignored in decision inputs
@@ -244,8 +338,14 @@ ERRORS: list[tuple[Any, str]] = [
     ({"role": "builder"}, "WRITER_SCOPE_REQUIRED"),  # an inferred (role) writer needs a path
     ({"role": "Lead_Implementer"}, "WRITER_SCOPE_REQUIRED"),  # role inference is case-insensitive
     ({"role": "code-writer", "owned_files": []}, "WRITER_SCOPE_REQUIRED"),  # an empty list is no scope
-    ({**WRITER, "active_writers": [{"lineage_id": "L9"}]}, "WRITER_SCOPE_REQUIRED"),  # active writer without paths
-    ({**TEAM_IN, "team": team(scopes=[{"owned_files": ["a"]}, {}])}, "WRITER_SCOPE_REQUIRED"),  # team writer scope
+    (
+        {**WRITER, "active_writers": [{"lineage_id": "L9"}]},
+        "WRITER_SCOPE_REQUIRED",
+    ),  # active writer without paths
+    (
+        {**TEAM_IN, "team": team(scopes=[{"owned_files": ["a"]}, {}])},
+        "WRITER_SCOPE_REQUIRED",
+    ),  # team writer scope
     ({**WRITER, "active_writers": ["src"]}, "INVALID_OWNERSHIP_PATH"),  # active writer must be an object
     ({**WRITER, "active_writers": "src"}, "INVALID_OWNERSHIP_PATH"),  # active writers must be a list
     ({"owned_files": "src/api.py"}, "INVALID_OWNERSHIP_PATH"),  # owned_files must be a list
@@ -274,8 +374,12 @@ def test_symlink_alias_and_escape_through_workspace_root(tmp_path: Path) -> None
     (ws / "src").mkdir(parents=True)
     (ws / "link").symlink_to(ws / "src", target_is_directory=True)
     (ws / "out").symlink_to(tmp_path, target_is_directory=True)
-    facts = {"is_writer": True, "owned_files": ["link/api.py"], "workspace_root": str(ws),
-             "active_writers": [{"owned_files": ["src/api.py"]}]}
+    facts = {
+        "is_writer": True,
+        "owned_files": ["link/api.py"],
+        "workspace_root": str(ws),
+        "active_writers": [{"owned_files": ["src/api.py"]}],
+    }
     assert route_task(facts, workspace_root="/nonexistent")["reason_codes"] == ["WRITER_OWNERSHIP_CONFLICT"]
     with pytest.raises(RuntimeOpError) as caught:
         route_task({**facts, "owned_files": ["out/x"]}, workspace_root="/nonexistent")
@@ -294,7 +398,9 @@ def test_overlap_check_does_not_compare_all_pairs(tmp_path: Path) -> None:
 # --- the persistent registry ---------------------------------------------------------------
 
 
-def _acquire(repo_path: Path, lineage: str, paths: list[str], *, now: datetime | None = None, minutes: int = 20) -> None:
+def _acquire(
+    repo_path: Path, lineage: str, paths: list[str], *, now: datetime | None = None, minutes: int = 20
+) -> None:
     from toolkit import owners
     from toolkit.git import discover
 
@@ -333,7 +439,10 @@ def test_expired_leases_are_ignored_by_route(git_repo) -> None:  # type: ignore[
     git_repo.commit("init", {"src/api.py": "x"})
     _acquire(git_repo.path, "old", ["src"], now=datetime.now(UTC) - timedelta(minutes=30), minutes=20)
     ctx = RuntimeContext(cwd=str(git_repo.path))
-    assert op_route({"input": {"is_writer": True, "owned_files": ["src/api.py"]}}, ctx)["mode"] == "fresh-capsule"
+    assert (
+        op_route({"input": {"is_writer": True, "owned_files": ["src/api.py"]}}, ctx)["mode"]
+        == "fresh-capsule"
+    )
 
 
 def test_batch_reads_the_registry_once(git_repo) -> None:  # type: ignore[no-untyped-def]
@@ -355,14 +464,18 @@ def test_runtime_subprocess_uses_the_registry_and_writes_nothing(git_repo) -> No
     _acquire(git_repo.path, "holder", ["src/api.py"])
     registry = git_repo.path / ".git" / "workgroup" / "owners.json"
     before = registry.read_bytes()
-    code, frame = runtime_call("route", {"input": {"is_writer": True, "owned_files": ["SRC/api.py"]}},
-                               cwd=git_repo.path)
+    code, frame = runtime_call(
+        "route", {"input": {"is_writer": True, "owned_files": ["SRC/api.py"]}}, cwd=git_repo.path
+    )
     assert (code, frame["result"]["reason_codes"]) == (0, ["WRITER_OWNERSHIP_CONFLICT"])
     lines = [json.dumps({"input": {"is_writer": True, "owned_files": [p]}}) for p in ("src", "docs", "/abs")]
     proc = run_workgroup("runtime", "--batch", "route", stdin="\n".join(lines) + "\n", cwd=git_repo.path)
     frames = [json.loads(line) for line in proc.stdout.decode().splitlines()]
-    assert [f.get("result", {}).get("mode") or f["code"] for f in frames] == ["local", "fresh-capsule",
-                                                                              "INVALID_OWNERSHIP_PATH"]
+    assert [f.get("result", {}).get("mode") or f["code"] for f in frames] == [
+        "local",
+        "fresh-capsule",
+        "INVALID_OWNERSHIP_PATH",
+    ]
     assert proc.returncode == 1
     assert registry.read_bytes() == before
 
@@ -373,7 +486,9 @@ def test_held_glob_covers_new_untracked_files_in_route(git_repo) -> None:  # typ
 
     git_repo.commit("init", {"src/api.py": "x", "src/ui.tsx": "y"})
     repo = discover(git_repo.path)
-    owners.acquire(repo.layout, "globber", [], ["src/*.py"], now=datetime.now(UTC), tracked_files=repo.tracked_files())
+    owners.acquire(
+        repo.layout, "globber", [], ["src/*.py"], now=datetime.now(UTC), tracked_files=repo.tracked_files()
+    )
     ctx = RuntimeContext(cwd=str(git_repo.path))
     new_file = {"is_writer": True, "owned_files": ["src/brand_new.py"]}  # untracked, matched by the held glob
     assert op_route({"input": new_file}, ctx)["reason_codes"] == ["WRITER_OWNERSHIP_CONFLICT"]
@@ -404,30 +519,91 @@ def test_runtime_route_imports_no_heavy_modules() -> None:
         "import sys, io, json;"
         "from toolkit.runtime.protocol import RuntimeContext, execute;"
         "execute('route', {'input': {'is_writer': True, 'owned_files': ['a']}}, RuntimeContext());"
-        "bad = [m for m in ('typer', 'pydantic', 'pygit2', 'yaml', 'pathspec', 'tempfile') if m in sys.modules];"
+        "heavy = ('typer', 'pydantic', 'pygit2', 'yaml', 'pathspec', 'tempfile');"
+        "bad = [m for m in heavy if m in sys.modules];"
         "print(json.dumps(bad))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=os.path.dirname(os.path.dirname(__file__)))
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=os.path.dirname(os.path.dirname(__file__)),
+    )
     assert json.loads(out.stdout) == []
 
 
 # --- hypothesis: no input makes the router raise anything but a coded refusal -----------------
 
 _json = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 5) | st.floats(allow_nan=False, allow_infinity=False)
-    | st.sampled_from(["builder", "reviewer", "tight", "high", "normal", "restricted", "src/a.py", "./src", "/x", "..",
-                       "C:/x", ""]),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(
-        st.sampled_from(["owned_files", "resolved_owned_files", "is_writer", "scopes", "lineage", "compatible",
-                         "resumable", "role", "affinity", "safe", "peers", "latency_ratio"]), children, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 5)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from(
+        [
+            "builder",
+            "reviewer",
+            "tight",
+            "high",
+            "normal",
+            "restricted",
+            "src/a.py",
+            "./src",
+            "/x",
+            "..",
+            "C:/x",
+            "",
+        ]
+    ),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "owned_files",
+                    "resolved_owned_files",
+                    "is_writer",
+                    "scopes",
+                    "lineage",
+                    "compatible",
+                    "resumable",
+                    "role",
+                    "affinity",
+                    "safe",
+                    "peers",
+                    "latency_ratio",
+                ]
+            ),
+            children,
+            max_size=4,
+        )
+    ),
     max_leaves=12,
 )
-_keys = st.sampled_from([
-    "is_writer", "owned_files", "resolved_owned_files", "role", "lineage", "inheritance", "team", "active_writers",
-    "active_writer_scopes", "nesting_depth", "max_nesting_depth", "active_inherited_writers", "max_active_inherited",
-    "trivial", "blocking", "coupling", "independent_reviewer", "sensitivity", "capsule_sufficient",
-])
+_keys = st.sampled_from(
+    [
+        "is_writer",
+        "owned_files",
+        "resolved_owned_files",
+        "role",
+        "lineage",
+        "inheritance",
+        "team",
+        "active_writers",
+        "active_writer_scopes",
+        "nesting_depth",
+        "max_nesting_depth",
+        "active_inherited_writers",
+        "max_active_inherited",
+        "trivial",
+        "blocking",
+        "coupling",
+        "independent_reviewer",
+        "sensitivity",
+        "capsule_sufficient",
+    ]
+)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

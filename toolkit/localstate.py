@@ -52,7 +52,7 @@ def _git_dir_of(dot_git: str) -> str | None:
     text = _read_small(dot_git)
     if not text or not text.startswith("gitdir:"):
         return None
-    target = text[len("gitdir:"):].strip()
+    target = text[len("gitdir:") :].strip()
     if not target:
         return None
     resolved = target if os.path.isabs(target) else os.path.join(os.path.dirname(dot_git), target)

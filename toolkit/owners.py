@@ -79,7 +79,8 @@ class Lease:
 def _corrupt() -> EnvironmentFailure:
     return EnvironmentFailure(
         "OWNERS_REGISTRY_CORRUPT",
-        "the writer registry in the local state dir is not valid; inspect or remove it (workgroup/owners.json)",
+        "the writer registry in the local state dir is not valid; "
+        "inspect or remove it (workgroup/owners.json)",
     )
 
 
@@ -121,13 +122,19 @@ def _read(layout: Layout) -> list[Lease]:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise _corrupt() from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("writers"), list):
+    if (
+        not isinstance(data, dict)
+        or data.get("schema") != SCHEMA
+        or not isinstance(data.get("writers"), list)
+    ):
         raise _corrupt()
     return [_lease_from_json(row) for row in data["writers"]]
 
 
 def _write(layout: Layout, leases: Sequence[Lease]) -> None:
-    write_json_atomic(layout.owners_registry, {"schema": SCHEMA, "writers": [lease.to_json() for lease in leases]})
+    write_json_atomic(
+        layout.owners_registry, {"schema": SCHEMA, "writers": [lease.to_json() for lease in leases]}
+    )
 
 
 def _live(leases: Sequence[Lease], now: datetime) -> list[Lease]:
@@ -139,8 +146,14 @@ def _live(leases: Sequence[Lease], now: datetime) -> list[Lease]:
     return out
 
 
-def _find_conflict(layout: Layout, proposed_files: Sequence[str], proposed_globs: Sequence[str],
-                   proposed_resolved: Sequence[str], held: Sequence[Lease], canon: Canonicalizer) -> tuple[str, str] | None:
+def _find_conflict(
+    layout: Layout,
+    proposed_files: Sequence[str],
+    proposed_globs: Sequence[str],
+    proposed_resolved: Sequence[str],
+    held: Sequence[Lease],
+    canon: Canonicalizer,
+) -> tuple[str, str] | None:
     """(holder, holder's stored path or glob) of the first live lease overlapping the proposal."""
     proposed_literal = list(proposed_files) + list(proposed_resolved)
     index = OverlapIndex()
@@ -152,7 +165,9 @@ def _find_conflict(layout: Layout, proposed_files: Sequence[str], proposed_globs
         holder, held_key = found
         lease = by_id[holder]
         # name the path as the holder stored it, never the folded key
-        shown = next((p for p in lease.owned_files + lease.resolved_owned_files if canon.key(p) == held_key), held_key)
+        shown = next(
+            (p for p in lease.owned_files + lease.resolved_owned_files if canon.key(p) == held_key), held_key
+        )
         return holder, shown
     proposed_rel = [canon.canonical(path).rel for path in proposed_literal]
     for lease in held:
@@ -180,9 +195,16 @@ def _prefix_overlap(left: str, right: str) -> bool:
     return left == "" or right == "" or overlaps(left, right)
 
 
-def acquire(layout: Layout, lineage_id: str, owned_files: Sequence[str], owned_globs: Sequence[str] = (), *,
-            now: datetime, minutes: int = DEFAULT_LEASE_MINUTES,
-            tracked_files: Sequence[str] | None = None) -> Lease:
+def acquire(
+    layout: Layout,
+    lineage_id: str,
+    owned_files: Sequence[str],
+    owned_globs: Sequence[str] = (),
+    *,
+    now: datetime,
+    minutes: int = DEFAULT_LEASE_MINUTES,
+    tracked_files: Sequence[str] | None = None,
+) -> Lease:
     """Take a lease on the scope, or raise ``OwnershipConflict`` naming the live holder.
 
     The same lineage acquiring again renews and replaces its own lease.
@@ -210,7 +232,9 @@ def acquire(layout: Layout, lineage_id: str, owned_files: Sequence[str], owned_g
     )
     with file_lock(layout.lock("owners")):
         held = [other for other in _live(_read(layout), now) if other.lineage_id != lineage_id]
-        conflict = _find_conflict(layout, lease.owned_files, lease.owned_globs, lease.resolved_owned_files, held, canon)
+        conflict = _find_conflict(
+            layout, lease.owned_files, lease.owned_globs, lease.resolved_owned_files, held, canon
+        )
         if conflict is not None:
             raise OwnershipConflict(*conflict)
         _write(layout, [*held, lease])
@@ -222,7 +246,11 @@ def release(layout: Layout, lineage_id: str, *, now: datetime | None = None) -> 
     safe_segment(lineage_id, "lineage_id")
     with file_lock(layout.lock("owners")):
         leases = _read(layout)
-        kept = [lease for lease in (leases if now is None else _live(leases, now)) if lease.lineage_id != lineage_id]
+        kept = [
+            lease
+            for lease in (leases if now is None else _live(leases, now))
+            if lease.lineage_id != lineage_id
+        ]
         released = any(lease.lineage_id == lineage_id for lease in leases)
         if released or len(kept) != len(leases):
             _write(layout, kept)

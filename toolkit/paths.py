@@ -54,7 +54,9 @@ def fold(text: str) -> str:
 
 # Already-canonical relative paths (no control chars, ``\``, empty, ``.``-leading segments, or a
 # colon in the first segment) skip the general validation: this is the common case.
-_SIMPLE = re.compile(r"[^/\x00-\x1f\x7f\\:.][^/\x00-\x1f\x7f\\:]*(?:/[^/\x00-\x1f\x7f\\.][^/\x00-\x1f\x7f\\]*)*")
+_SIMPLE = re.compile(
+    r"[^/\x00-\x1f\x7f\\:.][^/\x00-\x1f\x7f\\:]*(?:/[^/\x00-\x1f\x7f\\.][^/\x00-\x1f\x7f\\]*)*"
+)
 
 
 def lexical_segments(value: object) -> list[str]:
@@ -101,7 +103,9 @@ class Canonicalizer:
     _real_root: str = field(init=False)
     _root_slash: str = field(init=False)
     _dirs: dict[str, tuple[str, bool]] = field(default_factory=dict, init=False, repr=False)
-    _links: dict[str, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict, init=False, repr=False)
+    _links: dict[str, tuple[frozenset[str], frozenset[str]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
     _heads: dict[str, tuple[str | None, frozenset[str]]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -206,7 +210,7 @@ class Canonicalizer:
     def canonical(self, value: object) -> CanonicalPath:
         """The canonical form of one owned path; ``OwnershipPathError`` when it is not one."""
         real = self._resolve(value)
-        rel = "" if real == self._real_root else real[len(self._real_root):].lstrip("/")
+        rel = "" if real == self._real_root else real[len(self._real_root) :].lstrip("/")
         return CanonicalPath(rel=rel, key=fold(real))
 
     def keys(self, values: Iterable[object]) -> list[str]:
@@ -340,7 +344,9 @@ def check_globs(globs: object) -> list[str]:
     out: list[str] = []
     for glob in globs:
         if not isinstance(glob, str) or not glob or glob.strip() != glob or _CONTROL.search(glob):
-            raise OwnershipPathError("an owned glob must be a non-empty, unpadded string", INVALID_OWNERSHIP_GLOB)
+            raise OwnershipPathError(
+                "an owned glob must be a non-empty, unpadded string", INVALID_OWNERSHIP_GLOB
+            )
         if glob.startswith("!"):
             raise OwnershipPathError("negated owned globs ('!') are refused", INVALID_OWNERSHIP_GLOB)
         portable = glob.replace("\\", "/")

@@ -64,18 +64,29 @@ def main() -> int:
     proposed = {"is_writer": True, "owned_files": [f"new/area/file{j}.py" for j in range(PATHS_PER_WRITER)]}
     now = datetime.now(UTC)
     expires = (now + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; seconds as wall/CPU, best of 3")
+    print(
+        f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
+        "seconds as wall/CPU, best of 3"
+    )
     print(f"{'writers':>8} {'paths':>8} {'route':>13} {'CPU us/path':>12} {'registry':>13} {'acquire':>13}")
     for n in SIZES:
         active = [{"lineage_id": f"w{w}", "owned_files": writer_paths(w)} for w in range(n)]
         facts = {**proposed, "active_writers": active}
         decision = route_task(facts, workspace_root=str(root))
         assert decision["mode"] == "fresh-capsule", decision  # no overlap: every path was checked
-        t_route = best_of(3, lambda: route_task(facts, workspace_root=str(root)))
+        t_route = best_of(3, lambda facts=facts: route_task(facts, workspace_root=str(root)))
 
-        rows = [{"lineage_id": f"w{w}", "owned_files": writer_paths(w), "owned_globs": [],
-                 "resolved_owned_files": [], "acquired_at": "2026-01-01T00:00:00Z", "lease_expires_at": expires}
-                for w in range(n)]
+        rows = [
+            {
+                "lineage_id": f"w{w}",
+                "owned_files": writer_paths(w),
+                "owned_globs": [],
+                "resolved_owned_files": [],
+                "acquired_at": "2026-01-01T00:00:00Z",
+                "lease_expires_at": expires,
+            }
+            for w in range(n)
+        ]
         write_json_atomic(layout.owners_registry, {"schema": owners.SCHEMA, "writers": rows})
         t_registry = best_of(3, lambda: op_route({"input": proposed}, RuntimeContext(cwd=str(root))))
 
@@ -89,8 +100,11 @@ def main() -> int:
         def pair(t: tuple[float, float]) -> str:
             return f"{t[0]:.3f}/{t[1]:.3f}"
 
-        print(f"{n:>8} {total:>8} {pair(t_route):>13} {t_route[1] / total * 1e6:>12.2f} {pair(t_registry):>13} "
-              f"{pair(t_acquire):>13}", flush=True)
+        print(
+            f"{n:>8} {total:>8} {pair(t_route):>13} {t_route[1] / total * 1e6:>12.2f} {pair(t_registry):>13} "
+            f"{pair(t_acquire):>13}",
+            flush=True,
+        )
     conflict = {"is_writer": True, "owned_files": ["./services/pkg3/mod3"], "active_writers": active}
     assert route_task(conflict, workspace_root=str(root))["reason_codes"] == ["WRITER_OWNERSHIP_CONFLICT"]
     return 0

@@ -30,12 +30,16 @@ def register(app: typer.Typer) -> None:
         ] = None,
         glob: Annotated[
             list[str] | None,
-            typer.Option("--glob", help="An owned glob (gitignore style, no '!'), matched against tracked files."),
+            typer.Option(
+                "--glob", help="An owned glob (gitignore style, no '!'), matched against tracked files."
+            ),
         ] = None,
         minutes: Annotated[
             int | None, typer.Option("--minutes", help="Lease length (default: warm_lease_minutes, 20).")
         ] = None,
-        as_json: Annotated[bool, typer.Option("--json", help="Print the lease (or the conflict) as JSON.")] = False,
+        as_json: Annotated[
+            bool, typer.Option("--json", help="Print the lease (or the conflict) as JSON.")
+        ] = False,
     ) -> None:
         """Take a lease on a scope; refused (exit 1) when it overlaps a live lease, naming the holder."""
         from toolkit import owners
@@ -47,17 +51,34 @@ def register(app: typer.Typer) -> None:
         lease_minutes = minutes if minutes is not None else _lease_minutes(layout)
         tracked = repo.tracked_files() if globs else None
         try:
-            lease = owners.acquire(layout, lineage_id, path or [], globs, now=now_utc(), minutes=lease_minutes,
-                                   tracked_files=tracked)
+            lease = owners.acquire(
+                layout,
+                lineage_id,
+                path or [],
+                globs,
+                now=now_utc(),
+                minutes=lease_minutes,
+                tracked_files=tracked,
+            )
         except owners.OwnershipConflict as conflict:
             if as_json:
-                emit_json({"acquired": False, "code": conflict.code, "holder": conflict.holder, "path": conflict.path})
+                emit_json(
+                    {
+                        "acquired": False,
+                        "code": conflict.code,
+                        "holder": conflict.holder,
+                        "path": conflict.path,
+                    }
+                )
             raise
         if as_json:
             emit_json({"acquired": True, **lease.to_json()})
         else:
-            typer.echo(f"{lease.lineage_id} holds {len(lease.owned_files)} path(s), {len(lease.owned_globs)} glob(s) "
-                       f"until {lease.lease_expires_at}")
+            typer.echo(
+                f"{lease.lineage_id} holds {len(lease.owned_files)} path(s), "
+                f"{len(lease.owned_globs)} glob(s) "
+                f"until {lease.lease_expires_at}"
+            )
         if lease.owned_globs:
             say(f"globs matched {len(lease.resolved_owned_files)} tracked file(s)")
 

@@ -42,7 +42,7 @@ def _routing_input(request: Any) -> dict[str, Any]:
         return dict(request["input"])
     if isinstance(request, dict) and "input" not in request:
         return dict(request)
-    raise InvalidInput("INVALID_REQUEST", "the route request must be {\"input\": {...}}")
+    raise InvalidInput("INVALID_REQUEST", 'the route request must be {"input": {...}}')
 
 
 def _decide(facts: dict[str, Any]) -> dict[str, Any]:
@@ -76,7 +76,9 @@ def _record(layout: Any, facts: dict[str, Any], result: dict[str, Any]) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("route")
     def route(
-        file: Annotated[str, typer.Argument(help="The route request JSON ({\"input\": {...}}), or - for stdin.")] = "-",
+        file: Annotated[
+            str, typer.Argument(help='The route request JSON ({"input": {...}}), or - for stdin.')
+        ] = "-",
         record: Annotated[
             bool, typer.Option("--record", help="Append the routing evidence to the local telemetry log.")
         ] = False,

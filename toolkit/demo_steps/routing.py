@@ -36,16 +36,36 @@ def run(demo: Demo) -> None:
     _show(demo, args, demo.run(*args))
     demo.say("")
 
-    _route(demo, {"task_id": "rename-local", "trivial": True}, "local",
-           "A trivial edit stays local: briefing a worker would cost more than doing it (LOCAL_CHEAPER).")
-    _route(demo, {"task_id": "review-api", "role": "reviewer", "independent_reviewer": True}, "fresh-capsule",
-           "An independent reviewer gets a fresh capsule and never inherits the builder's reasoning.")
-    _route(demo, {"task_id": "hotfix-api", "role": "builder", "owned_files": ["./src/api.py"]}, "local",
-           "`./src/api.py` is an alias of the leased src/api.py: a second writer is refused, and the work is\n"
-           "serialized locally until builder-api yields (WRITER_OWNERSHIP_CONFLICT).")
-    _route(demo, {"task_id": "ui-polish", "role": "builder", "owned_files": ["src/ui.tsx"],
-                  "lineage": {"lineage_id": "builder-ui", "compatible": True, "resumable": True}}, "resume",
-           "A writer of a different file with a compatible, resumable lineage resumes it (RESUME_COMPATIBLE).")
+    _route(
+        demo,
+        {"task_id": "rename-local", "trivial": True},
+        "local",
+        "A trivial edit stays local: briefing a worker would cost more than doing it (LOCAL_CHEAPER).",
+    )
+    _route(
+        demo,
+        {"task_id": "review-api", "role": "reviewer", "independent_reviewer": True},
+        "fresh-capsule",
+        "An independent reviewer gets a fresh capsule and never inherits the builder's reasoning.",
+    )
+    _route(
+        demo,
+        {"task_id": "hotfix-api", "role": "builder", "owned_files": ["./src/api.py"]},
+        "local",
+        "`./src/api.py` is an alias of the leased src/api.py: a second writer is refused, and the work is\n"
+        "serialized locally until builder-api yields (WRITER_OWNERSHIP_CONFLICT).",
+    )
+    _route(
+        demo,
+        {
+            "task_id": "ui-polish",
+            "role": "builder",
+            "owned_files": ["src/ui.tsx"],
+            "lineage": {"lineage_id": "builder-ui", "compatible": True, "resumable": True},
+        },
+        "resume",
+        "A writer of a different file with a compatible, resumable lineage resumes it (RESUME_COMPATIBLE).",
+    )
 
     args = ("owners", "acquire", "second-builder", "--path", "SRC/api.py")
     proc = demo.run(*args)
@@ -56,4 +76,6 @@ def run(demo: Demo) -> None:
     demo.say("")
     for args in (("owners", "list"), ("owners", "release", "builder-api")):
         _show(demo, args, demo.run(*args))
-    demo.say("The builder's scope is complete, so its lease is released; expired leases drop out by themselves.")
+    demo.say(
+        "The builder's scope is complete, so its lease is released; expired leases drop out by themselves."
+    )

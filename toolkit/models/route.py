@@ -58,7 +58,9 @@ class Team(_Facts):
     safe: bool | None = None
     sensitivity_approved: bool | None = None
     within_budget: bool | None = None
-    latency_ratio: float | None = Field(default=None, allow_inf_nan=False, description="Must be in [0, 0.75].")
+    latency_ratio: float | None = Field(
+        default=None, allow_inf_nan=False, description="Must be in [0, 0.75]."
+    )
     scopes: list[Scope] | None = None
 
 

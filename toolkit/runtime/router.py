@@ -36,7 +36,14 @@ from typing import Any
 from toolkit.paths import Canonicalizer, OverlapIndex, OwnershipPathError
 from toolkit.runtime.codes import RuntimeOpError
 
-MODES: tuple[str, ...] = ("local", "resume", "inherit-full", "inherit-recent", "fresh-capsule", "coordinated-team")
+MODES: tuple[str, ...] = (
+    "local",
+    "resume",
+    "inherit-full",
+    "inherit-recent",
+    "fresh-capsule",
+    "coordinated-team",
+)
 REASON_CODES: tuple[str, ...] = (
     "LOCAL_CHEAPER",
     "BLOCKING",
@@ -145,8 +152,13 @@ def _proposed_keys(inp: dict[str, Any], canon: Canonicalizer) -> list[str]:
     return canon.keys(raw)
 
 
-def _writer_conflict(inp: dict[str, Any], canon: Canonicalizer, active_writers: object,
-                     active_canon: Canonicalizer, from_registry: bool) -> bool:
+def _writer_conflict(
+    inp: dict[str, Any],
+    canon: Canonicalizer,
+    active_writers: object,
+    active_canon: Canonicalizer,
+    from_registry: bool,
+) -> bool:
     """Rule 1. Also raises the coded refusals for bad paths and unscoped writers."""
     writers = _path_list(active_writers)
     proposed = _proposed_keys(inp, canon)
@@ -203,8 +215,13 @@ def _inferred_writer(inp: dict[str, Any]) -> bool:
             return True
     team_scopes = _obj(inp.get("team")).get("scopes")
     for scope in team_scopes if isinstance(team_scopes, list) else []:
-        if isinstance(scope, dict) and scope.get("is_writer") is not False and (
-            _non_empty_list(scope.get("owned_files")) or _non_empty_list(scope.get("resolved_owned_files"))
+        if (
+            isinstance(scope, dict)
+            and scope.get("is_writer") is not False
+            and (
+                _non_empty_list(scope.get("owned_files"))
+                or _non_empty_list(scope.get("resolved_owned_files"))
+            )
         ):
             return True
     return _WRITER_ROLE.search(_js_string(_role(inp)).lower()) is not None
@@ -219,8 +236,14 @@ def _int_field(inp: dict[str, Any], name: str, default: int, minimum: int) -> in
     return int(value)
 
 
-def route_task(input: dict[str, Any], *, workspace_root: str, active_writers: object = None,
-               active_root: str | None = None, from_registry: bool = False) -> dict[str, Any]:
+def route_task(
+    input: dict[str, Any],
+    *,
+    workspace_root: str,
+    active_writers: object = None,
+    active_root: str | None = None,
+    from_registry: bool = False,
+) -> dict[str, Any]:
     """Decide the mode of one delegation (pure apart from ``realpath`` lookups).
 
     ``active_writers`` defaults to the request's ``active_writers``/``active_writer_scopes``;
@@ -255,7 +278,9 @@ def route_task(input: dict[str, Any], *, workspace_root: str, active_writers: ob
     trivial, blocking = _truthy(inp.get("trivial")), _truthy(inp.get("blocking"))
     tight = inp.get("coupling", "independent") == "tight"
     if trivial or blocking or tight:
-        return decision("local", (["LOCAL_CHEAPER"] if trivial or tight else []) + (["BLOCKING"] if blocking else []))
+        return decision(
+            "local", (["LOCAL_CHEAPER"] if trivial or tight else []) + (["BLOCKING"] if blocking else [])
+        )
 
     inheritance = _obj(inp.get("inheritance"))
     reviewer = inp.get("independent_reviewer") is True
@@ -374,7 +399,9 @@ def routing_evidence(facts: dict[str, Any], result: dict[str, Any], *, recorded_
         "lineage_candidate": _text(facts.get("lineage_id", lineage.get("lineage_id"))),
         "invalidation_result": {
             "state": _text(lineage.get("state")),
-            "invalidations": [c for c in invalidations if isinstance(c, str)] if isinstance(invalidations, list) else [],
+            "invalidations": [c for c in invalidations if isinstance(c, str)]
+            if isinstance(invalidations, list)
+            else [],
         },
         "mode": result["mode"],
         "reason_codes": list(result["reason_codes"]),
@@ -418,7 +445,9 @@ def _read_registry_file(path: str) -> list[dict[str, Any]]:
     return writers
 
 
-def live_registry_writers(writers: list[dict[str, Any]], now: datetime, exclude_lineage: object) -> list[dict[str, Any]]:
+def live_registry_writers(
+    writers: list[dict[str, Any]], now: datetime, exclude_lineage: object
+) -> list[dict[str, Any]]:
     """Registry entries whose lease has not expired, minus the proposed lineage's own lease."""
     from toolkit.timefmt import parse_rfc3339
 
@@ -457,12 +486,15 @@ def _expand_owned_globs(inp: dict[str, Any], root: str) -> dict[str, Any]:
     real_root = os.path.realpath(root)
     resolved = _path_list(inp.get("resolved_owned_files"))
     # relative to the workspace root; a match outside it is refused later as INVALID_OWNERSHIP_PATH
-    extra = [os.path.relpath(os.path.join(repo_root, path), real_root).replace(os.sep, "/") for path in matched]
+    extra = [
+        os.path.relpath(os.path.join(repo_root, path), real_root).replace(os.sep, "/") for path in matched
+    ]
     return {**inp, "resolved_owned_files": resolved + extra}
 
 
-def _apply_held_globs(inp: dict[str, Any], live: list[dict[str, Any]], root: object,
-                      workdir: str) -> list[dict[str, Any]]:
+def _apply_held_globs(
+    inp: dict[str, Any], live: list[dict[str, Any]], root: object, workdir: str
+) -> list[dict[str, Any]]:
     """Rarely used: a held glob also covers new, untracked files it matches.
 
     Each proposed path a live writer's glob matches is added to that writer's resolved paths, so
@@ -476,7 +508,11 @@ def _apply_held_globs(inp: dict[str, Any], live: list[dict[str, Any]], root: obj
     real_workdir = os.path.realpath(workdir).rstrip("/") + "/"
     lineage = _obj(inp.get("lineage"))
     raw: list[object] = []
-    for source in [inp, lineage, *[s for s in _obj(inp.get("team")).get("scopes") or [] if isinstance(s, dict)]]:
+    for source in [
+        inp,
+        lineage,
+        *[s for s in _obj(inp.get("team")).get("scopes") or [] if isinstance(s, dict)],
+    ]:
         for name in ("owned_files", "resolved_owned_files"):
             value = source.get(name)
             raw += value if isinstance(value, list) else []
@@ -488,7 +524,7 @@ def _apply_held_globs(inp: dict[str, Any], live: list[dict[str, Any]], root: obj
             continue  # refused by route_task itself, in order
         absolute = canon.real_root.rstrip("/") + "/" + real.rel if real.rel else canon.real_root
         if (absolute + "/").startswith(real_workdir) and absolute + "/" != real_workdir:
-            rels.append(absolute[len(real_workdir):])
+            rels.append(absolute[len(real_workdir) :])
     out = []
     for writer in live:
         globs = writer.get("owned_globs")
@@ -497,7 +533,10 @@ def _apply_held_globs(inp: dict[str, Any], live: list[dict[str, Any]], root: obj
             matched = [rel for rel in rels if spec.match_file(rel)]  # type: ignore[attr-defined]
             if matched:
                 resolved = writer.get("resolved_owned_files")
-                writer = {**writer, "resolved_owned_files": (resolved if isinstance(resolved, list) else []) + matched}
+                writer = {
+                    **writer,
+                    "resolved_owned_files": (resolved if isinstance(resolved, list) else []) + matched,
+                }
         out.append(writer)
     return out
 
