@@ -291,3 +291,18 @@ def test_decisions_are_total_and_closed(
     )
     if again["ok"] and result["reason"] != "EMPTY_DELTA":
         assert again["result"] == {"action": "skip", "reason": "SEMANTIC_DUPLICATE"}
+
+
+def _slow_normalize(value: str) -> str:
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", value).lower()
+    kept = "".join(c if unicodedata.category(c)[0] in "LN" else " " for c in folded)
+    return " ".join(kept.split())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40) | st.text(alphabet=st.characters(max_codepoint=127), max_size=40))
+def test_fast_normalization_matches_the_definition(text: str) -> None:
+    # the ASCII fast path and the per-character path agree with the rule as written
+    assert normalize_text(text) == _slow_normalize(text)

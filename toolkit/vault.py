@@ -86,7 +86,8 @@ def _decision_input(request: Mapping[str, Any], state: JournalState) -> dict[str
         raise InvalidInput("VAULT_INPUT_INVALID", "previous_deltas and previous_hashes must be lists")
     journal_records = current_records(state)
     facts["previous_deltas"] = [*caller_prior, *journal_records]
-    facts["previous_hashes"] = [*caller_hashes, *(delta_hash(r) for r in journal_records)]
+    # the journal's records are passed whole, so their hashes need not be passed again
+    facts["previous_hashes"] = list(caller_hashes)
     return facts
 
 

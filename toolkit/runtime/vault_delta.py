@@ -30,10 +30,11 @@ booleans (or null), and the lists must hold objects / strings; anything else is
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 import unicodedata
 from typing import TYPE_CHECKING, Any
 
-from toolkit.canonical import canonical_bytes
 from toolkit.runtime.codes import RuntimeOpError
 
 if TYPE_CHECKING:
@@ -57,9 +58,15 @@ ID_FIELDS: tuple[str, ...] = ("KnowledgeId", "knowledgeId", "knowledge_id")
 DURABLE_CATEGORIES: frozenset[str] = frozenset({"correction", "deprecation"})
 
 
+_ASCII_GAPS = re.compile(r"[^a-z0-9]+")
+
+
 def normalize_text(value: str | None) -> str:
     """NFKC, lower case, runs of non-letter/non-digit characters -> one space, trimmed."""
     folded = unicodedata.normalize("NFKC", value or "").lower()
+    if folded.isascii():
+        # the common case, exact for ASCII: letters and digits are [a-z0-9] after lower()
+        return _ASCII_GAPS.sub(" ", folded).strip()
     out: list[str] = []
     gap = False
     for char in folded:
@@ -103,19 +110,32 @@ def semantic_delta(delta: dict[str, Any]) -> dict[str, str | None]:
     }
 
 
-def _sha256_hex(value: dict[str, Any]) -> str:
-    return hashlib.sha256(canonical_bytes(value)).hexdigest()
+def _sha256_hex(value: dict[str, str | None]) -> str:
+    # flat {str: str|None}: sorted compact JSON with raw UTF-8 is exactly the reference's bytes
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _identity_hash(semantic: dict[str, str | None]) -> str:
+    return _sha256_hex(semantic)
+
+
+def _content_view(semantic: dict[str, str | None]) -> tuple[str | None, ...]:
+    return (semantic["category"], semantic["title"], semantic["content"])
+
+
+def _content_hash(semantic: dict[str, str | None]) -> str:
+    return _sha256_hex({k: semantic[k] for k in ("category", "title", "content")})
 
 
 def delta_hash(delta: dict[str, Any]) -> str:
     """Hex SHA-256 of the canonical semantic identity (what ``previous_hashes`` holds)."""
-    return _sha256_hex(semantic_delta(delta))
+    return _identity_hash(semantic_delta(delta))
 
 
 def delta_content_hash(delta: dict[str, Any]) -> str:
     """Hex SHA-256 of {category, title, content}: the same knowledge under any identity."""
-    semantic = semantic_delta(delta)
-    return _sha256_hex({k: semantic[k] for k in ("category", "title", "content")})
+    return _content_hash(semantic_delta(delta))
 
 
 def stable_knowledge_id(record: dict[str, Any]) -> str | None:
@@ -176,21 +196,24 @@ def evaluate_vault_delta(input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
     semantic = semantic_delta(delta)
     if not semantic["title"] and not semantic["content"] and semantic["supersedes"] is None:
         return {"action": "skip", "reason": "EMPTY_DELTA"}
-    previous_hashes.update(delta_hash(p) for p in prior)
-    if delta_hash(delta) in previous_hashes:
+    # each prior record is normalized once; every rule below reads these views
+    views = [semantic_delta(p) for p in prior]
+    # equal normalized views have equal hashes, so prior records are compared by value and only
+    # caller-supplied hashes need the digest (same decisions, no hashing per prior record)
+    if previous_hashes and _identity_hash(semantic) in previous_hashes:
         return {"action": "skip", "reason": "SEMANTIC_DUPLICATE"}
-    content_hash = delta_content_hash(delta)
-    if any(delta_content_hash(p) == content_hash for p in prior):
+    content = _content_view(semantic)
+    if any(_content_view(v) == content for v in views):  # an identity match is a content match too
         return {"action": "skip", "reason": "SEMANTIC_DUPLICATE"}
 
     key = semantic["semantic_key"]
     if key:
-        same_key = [p for p in prior if semantic_delta(p)["semantic_key"] == key]
+        same_key = [p for p, v in zip(prior, views, strict=True) if v["semantic_key"] == key]
         if same_key:
             return _mutation("amend", "SEMANTIC_IDENTITY_CHANGED", same_key)
     supersedes = semantic["supersedes"]
     if supersedes:
-        superseded = [p for p in prior if _supersession_match(semantic, p)]
+        superseded = [p for p, v in zip(prior, views, strict=True) if _supersession_match(semantic, p, v)]
         if superseded:
             return _mutation("update", "SUPERSESSION_CHANGED", superseded)
 
@@ -205,10 +228,11 @@ def evaluate_vault_delta(input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
     return {"action": "batch", "reason": "NORMAL_DELTA"}
 
 
-def _supersession_match(semantic: dict[str, str | None], record: dict[str, Any]) -> bool:
+def _supersession_match(
+    semantic: dict[str, str | None], record: dict[str, Any], previous: dict[str, str | None]
+) -> bool:
     if semantic["supersedes"] == stable_knowledge_id(record):
         return True
-    previous = semantic_delta(record)
     return semantic["supersedes"] == previous["supersedes"] and semantic["category"] == previous["category"]
 
 
