@@ -542,3 +542,20 @@ def test_writer_and_model_agree(changes: dict[str, Any], claim_event: bool) -> N
     except ValidationError:
         model_ok = False
     assert writer_ok == model_ok, data
+
+
+@pytest.mark.parametrize(("detail", "data", "category"), [
+    ("copied from /home/alice/project/notes.txt", {}, "path"),
+    ("contact alice.smith@acme-corp.io", {}, "email"),
+    ("run note", {"note": "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"}, "secret"),
+    ("run note", {"session_id": "sess-3f9a"}, "identifier"),
+])
+def test_privacy_engine_guards_event_text(capsys: pytest.CaptureFixture[str], detail: str, data: dict[str, Any],
+                                          category: str) -> None:
+    code, out, err = write(capsys, data, event="note", phase=None, detail=detail)
+    assert code == 2 and out is None
+    assert "private content" in err and category in err
+    for value in (detail, *map(str, data.values())):
+        if value != "run note":
+            assert value not in err
+    assert not (home() / "runs").exists()

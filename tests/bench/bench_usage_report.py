@@ -6,7 +6,9 @@ For each shape (runs x usage events per run, same total) it writes a fresh priva
 (index + one JSONL file per run; 1 in 10 calls goes through the managed adapter and has its
 claim first, 1 in 50 claims stays unresolved, 1 in 100 usage rows is malformed), then runs the
 report with ``--json --last <runs>`` in a fresh child process and prints the wall time and that
-child's peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss``). The report streams run by
+child's CPU time and peak RSS (``resource.getrusage(RUSAGE_SELF)``; CPU time is quoted beside
+wall time because a shared machine stretches wall time), next to the CPU time a bare
+``json.loads`` of every line takes (the floor for any report that reads the JSONL). The report streams run by
 run, so the peak should follow the largest run, not the total.
 """
 
@@ -108,11 +110,31 @@ _CHILD = (
     "with open('/dev/null', 'w') as sink, contextlib.redirect_stdout(sink), \\\n"
     "        contextlib.redirect_stderr(sink):\n"
     "    code = main(sys.argv[1:])\n"
-    "print(code, time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    "u = resource.getrusage(resource.RUSAGE_SELF)\n"
+    "print(code, time.perf_counter() - t, u.ru_utime + u.ru_stime, u.ru_maxrss)\n"
 )
 
 
-def measure(home: Path, runs: int) -> tuple[int, float, int, dict[str, int]]:
+_FLOOR = (
+    "import json, resource, sys, pathlib\n"
+    "for path in sorted(pathlib.Path(sys.argv[1]).glob('runs/*/*.jsonl')):\n"
+    "    with open(path, 'rb') as handle:\n"
+    "        for line in handle:\n"
+    "            json.loads(line)\n"
+    "u = resource.getrusage(resource.RUSAGE_SELF)\n"
+    "print(u.ru_utime + u.ru_stime)\n"
+)
+
+
+def parse_floor(home: Path) -> float:
+    """CPU seconds to merely json.loads every line: the floor any JSONL report pays."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _FLOOR, str(home)], capture_output=True, text=True, check=True
+    )
+    return float(proc.stdout)
+
+
+def measure(home: Path, runs: int) -> tuple[int, float, float, int, dict[str, int]]:
     proc = subprocess.run(
         [sys.executable, "-c", _CHILD, "--log-home", str(home), "--last", str(runs), "--json"],
         capture_output=True,
@@ -120,7 +142,7 @@ def measure(home: Path, runs: int) -> tuple[int, float, int, dict[str, int]]:
         cwd=ROOT,
         check=True,
     )
-    code, seconds, rss_kib = proc.stdout.split()
+    code, seconds, cpu, rss_kib = proc.stdout.split()
     summary = json.loads(
         subprocess.run(
             [
@@ -139,7 +161,7 @@ def measure(home: Path, runs: int) -> tuple[int, float, int, dict[str, int]]:
             check=True,
         ).stdout
     )["summary"]
-    return int(code), float(seconds), int(rss_kib), summary
+    return int(code), float(seconds), float(cpu), int(rss_kib), summary
 
 
 def main() -> int:
@@ -159,7 +181,10 @@ def main() -> int:
         check=True,
     )
     print(f"interpreter + report module alone: peak RSS {int(baseline.stdout) / 1024:.1f} MiB")
-    print(f"{'runs x per run':>18} {'log MiB':>8} {'gen s':>6} {'report s':>9} {'peak RSS MiB':>13}  summary")
+    print(
+        f"{'runs x per run':>18} {'log MiB':>8} {'gen s':>6} {'report wall s':>13} {'report CPU s':>12} "
+        f"{'peak RSS MiB':>13} {'json.loads CPU s':>16}  summary"
+    )
     for shape in args.shapes.split(","):
         runs = int(shape.split("x")[0])
         per_run = args.events // runs
@@ -168,12 +193,13 @@ def main() -> int:
             started = time.perf_counter()
             size = write_home(tmp / "logs", runs, per_run)
             generated = time.perf_counter() - started
-            code, seconds, rss_kib, s = measure(tmp / "logs", runs)
+            code, seconds, cpu, rss_kib, s = measure(tmp / "logs", runs)
             assert code == 0
+            floor = parse_floor(tmp / "logs")
             print(
-                f"{runs:>7} x {per_run:<8} {size / 2**20:>8.0f} {generated:>6.1f} {seconds:>9.2f} "
-                f"{rss_kib / 1024:>13.1f}  observed {s['observed_calls']}, invalid {s['invalid_calls']}, "
-                f"unresolved {s['unresolved_claims']}",
+                f"{runs:>7} x {per_run:<8} {size / 2**20:>8.0f} {generated:>6.1f} {seconds:>13.2f} "
+                f"{cpu:>12.2f} {rss_kib / 1024:>13.1f} {floor:>16.2f}  observed {s['observed_calls']}, "
+                f"invalid {s['invalid_calls']}, unresolved {s['unresolved_claims']}",
                 flush=True,
             )
         finally:

@@ -260,6 +260,25 @@ def _validate_usage_values(data: dict[str, Any]) -> None:
             raise EventError(f"model_usage {name} must be a non-negative integer")
 
 
+def privacy_guard(detail: str, data: dict[str, Any]) -> None:
+    """The shared privacy engine over the event's text, in its event-log context.
+
+    Secrets, provider session ids, home paths, emails and transcript text never reach a log;
+    the refusal names only the category. Imported here, after the cheap checks, to keep the
+    start-up of the ``cm-*`` scripts short for input that is refused anyway.
+    """
+    from toolkit.privacy.engine import scan_value
+    from toolkit.privacy.types import Context
+
+    try:
+        findings = scan_value({"detail": detail, **data}, Context.EVENT_LOG)
+    except ValueError:
+        raise EventError("event data is nested too deeply to check") from None
+    if findings:
+        categories = ", ".join(sorted({f.category.value for f in findings}))
+        raise EventError(f"event text contains private content ({categories})", code="PRIVATE_CONTENT")
+
+
 def event_id_for(event: dict[str, Any]) -> str:
     """UUIDv5 of the canonical event without ``at`` and ``event_id``: an exact retry has the same id."""
     identity = {k: v for k, v in event.items() if k not in ("at", "event_id")}
@@ -401,6 +420,7 @@ def validate(args: EventArgs, now: datetime) -> _Plan:
     detail = _detail(args.detail)
     data = parse_data(args.data_json, args.event)
     validate_model_event(args.event, args.phase, data)
+    privacy_guard(detail, data)
     at, moment = _timestamp(args.at, now)
     root = _directory("--project-root", args.project_root)
     specs = _directory("--specs-dir", args.specs_dir)

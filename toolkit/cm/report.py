@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import operator
 import os
 import re
 import sys
@@ -63,6 +62,21 @@ def _parse_at(value: Any) -> datetime | None:
     except ValueError:
         return None
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+_SCAN = json.JSONDecoder().scan_once
+
+
+def _parse_line(raw: bytes) -> Any:
+    """``json.loads`` of one line, minus its per-call overhead; same strictness (ValueError)."""
+    text = raw.decode("utf-8")
+    try:
+        value, end = _SCAN(text, 0)
+    except StopIteration:
+        return json.loads(text)  # leading whitespace, or invalid: the full parser decides
+    if text[end:].strip():
+        raise ValueError("extra data after the JSON value")
+    return value
 
 
 def _json_lines(path: Path) -> Iterator[tuple[int, bytes]]:
@@ -118,19 +132,29 @@ def _count(value: Any) -> bool:
     return type(value) is int and value >= 0  # JSON booleans are not counts
 
 
-_IDENT = operator.itemgetter(*IDENTITY_FIELDS)
 # (call_id, identity, usage_state, outcome, model, model_source, (in, out, cache read, cache write) | None,
 #  duration_ms | None): what a valid usage row keeps; the parsed dict is dropped at once.
 Compact = tuple[str, tuple[str, ...], str, str, str, str, "tuple[int, int, int, int] | None", "int | None"]
+_USAGE_FIELDS = (
+    *IDENTITY_FIELDS,
+    "call_id",
+    "phase",
+    "outcome",
+    "duration_ms",
+    "usage_state",
+    *TOKEN_FIELDS,
+    "effective_model",
+)
+_STR_ONLY = {str}
 
 
-def _identity_or_reason(row: Mapping[str, Any]) -> tuple[str, ...] | str:
-    try:
-        values = _IDENT(row)
-    except KeyError:
-        values = None
-    if values is not None and all(type(v) is str and v for v in values):
-        return tuple(values)
+def _identity_or_reason(
+    row: Mapping[str, Any], values: tuple[Any, ...] | None = None
+) -> tuple[str, ...] | str:
+    # map/set/in run in C: this is the hot path of a million-row report
+    ident = tuple(map(row.get, IDENTITY_FIELDS)) if values is None else values
+    if set(map(type, ident)) == _STR_ONLY and "" not in ident:
+        return ident
     for name in IDENTITY_FIELDS:
         value = row.get(name)
         if not isinstance(value, str) or not value:
@@ -138,52 +162,57 @@ def _identity_or_reason(row: Mapping[str, Any]) -> tuple[str, ...] | str:
     return "invalid identity"  # pragma: no cover - unreachable: the fast path accepted every field
 
 
-def _call_id_or_reason(row: Mapping[str, Any], phase: str) -> str | None:
-    call_id = row.get("call_id")
+def _call_id_or_reason(call_id: Any, phase: Any, wanted: str) -> str | None:
     if type(call_id) is not str or not CALL_ID.fullmatch(call_id):
         return "invalid call_id"
-    if row.get("phase") != phase:
+    if phase != wanted:
         return "invalid phase"
     return None
 
 
+def _cache_count(row: Mapping[str, Any], name: str, value: Any) -> int | None:
+    if value is None:
+        return None if name in row else 0  # absent is 0; an explicit null is malformed
+    return value if _count(value) else None
+
+
 def check_usage(row: Mapping[str, Any]) -> Compact | str:
     """A valid ``model_usage`` row in compact form, or the reason it is malformed."""
-    problem = _call_id_or_reason(row, "complete")
+    values = tuple(map(row.get, _USAGE_FIELDS))
+    call_id, phase, outcome, duration, state, inp, out, read, write, effective = values[8:]
+    problem = _call_id_or_reason(call_id, phase, "complete")
     if problem:
         return problem
-    ident = _identity_or_reason(row)
+    ident = _identity_or_reason(row, values[:8])
     if isinstance(ident, str):
         return ident
-    outcome = row.get("outcome")
     if outcome not in OUTCOMES:
         return "invalid outcome"
-    duration = row.get("duration_ms")
     if duration is not None and not _count(duration):
         return "invalid duration"
-    state = row.get("usage_state")
     counts: tuple[int, int, int, int] | None = None
     if state == "observed":
-        inp, out = row.get("input_tokens"), row.get("output_tokens")
         if not _count(inp):
             return "invalid input count"
         if not _count(out):
             return "invalid output count"
-        read, write = row.get("cache_read_tokens", 0), row.get("cache_write_tokens", 0)
-        if not (_count(read) and _count(write)):
+        read, write = (
+            _cache_count(row, "cache_read_tokens", read),
+            _cache_count(row, "cache_write_tokens", write),
+        )
+        if read is None or write is None:
             return "invalid cache count"
         counts = (inp, out, read, write)
     elif state == "unavailable":
-        if any(name in row for name in TOKEN_FIELDS):
+        if not row.keys().isdisjoint(TOKEN_FIELDS):
             return "unavailable row contains token counts"
     else:
         return "invalid usage state"
-    effective = row.get("effective_model")
     if isinstance(effective, str) and effective:
         model, source = effective, "effective"
     else:  # requested_model is an identity field, so it is a non-empty string here
         model, source = ident[5], "requested"
-    return (row["call_id"], ident, state, outcome, model, source, counts, duration)
+    return (call_id, ident, state, outcome, model, source, counts, duration)
 
 
 def usage_row_error(row: Mapping[str, Any]) -> str | None:
@@ -237,7 +266,7 @@ class _RunState:
 
 def _read_run(path: Path, rel: str, run_id: str, totals: Totals, warn: TextIO) -> _RunState:
     state = _RunState()
-    loads = json.loads
+    loads = _parse_line
     for number, raw in _json_lines(path):
         if b'"model_' not in raw:
             if not raw.endswith(b"\n") and raw.strip():
@@ -271,7 +300,7 @@ def _read_run(path: Path, rel: str, run_id: str, totals: Totals, warn: TextIO) -
 
 
 def _take_claim(state: _RunState, row: dict[str, Any], number: int, where: str, warn: TextIO) -> None:
-    problem = _call_id_or_reason(row, "claimed")
+    problem = _call_id_or_reason(row.get("call_id"), row.get("phase"), "claimed")
     ident = _identity_or_reason(row) if problem is None else problem
     if isinstance(ident, str):
         warn.write(f"warning: ignored malformed model_call at {where} ({ident})\n")
