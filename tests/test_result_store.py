@@ -385,3 +385,27 @@ def test_fuzz_policy_parsing(policy: Any) -> None:
         assert not any(decision["writes"].values())
     if decision["writes"]["artifact"]:
         assert decision["mode"] == "artifact"
+
+
+def test_summary_from_stdin(
+    git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    pol, _, _ = files(tmp_path, {"input": {"material": True}})
+
+    class _Stdin:
+        buffer = io.BytesIO("résumé: 1 failure\n".encode())
+
+    monkeypatch.setattr(sys, "stdin", _Stdin())
+    code, out, _ = store(pol, Path("-"), None, capsys)
+    assert code == 0
+    assert (git_repo.path / out["summary_path"]).read_text("utf-8") == "résumé: 1 failure\n"
+
+
+def test_summary_must_be_utf8(git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pol, summ, _ = files(tmp_path, {"input": {"material": True}})
+    summ.write_bytes(b"\xff\xfe bad")
+    code, _, err = store(pol, summ, None, capsys)
+    assert code == 2 and err.startswith("error[SUMMARY_INVALID]")
+    assert not (git_repo.path / ".workgroup").exists()

@@ -306,3 +306,43 @@ def _slow_normalize(value: str) -> str:
 def test_fast_normalization_matches_the_definition(text: str) -> None:
     # the ASCII fast path and the per-character path agree with the rule as written
     assert normalize_text(text) == _slow_normalize(text)
+
+
+# one input per reason: the vocabulary is walked exhaustively, so a reason that can no longer be
+# produced (or a new one without a case) fails here
+REASON_CASES: dict[str, dict[str, Any]] = {
+    "EMPTY_DELTA": {"delta": {}},
+    "SEMANTIC_DUPLICATE": {"delta": BASE, "previous_deltas": [BASE]},
+    "SEMANTIC_IDENTITY_CHANGED": {
+        "delta": {**BASE, "semantic_key": "k"},
+        "previous_deltas": [{"title": "t", "semantic_key": "k", "KnowledgeId": "K"}],
+    },
+    "SUPERSESSION_CHANGED": {
+        "delta": {**BASE, "supersedes": "K"},
+        "previous_deltas": [{"title": "t", "KnowledgeId": "K"}],
+    },
+    "EXPLICIT_SAVE": {"delta": BASE, "explicit_save": True},
+    "INTERRUPTION_SENSITIVE": {"delta": BASE, "interruption_sensitive": True},
+    "HIGH_RISK": {"delta": BASE, "severity": "HIGH"},
+    "DURABILITY_REQUIRED": {"delta": {**BASE, "category": "correction"}},
+    "NORMAL_DELTA": {"delta": BASE},
+}
+
+
+@pytest.mark.parametrize("reason", REASONS)
+def test_every_reason_is_reachable(reason: str) -> None:
+    assert evaluate_vault_delta(REASON_CASES[reason])["reason"] == reason
+    assert set(REASON_CASES) == set(REASONS)
+
+
+def test_runtime_modules_stay_stdlib_only() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, toolkit.runtime.result_policy, toolkit.runtime.vault_delta, toolkit.runtime.budget,"
+        " toolkit.runtime.verification;"
+        "heavy = [m for m in ('typer', 'pydantic', 'pygit2', 'yaml', 'click') if m in sys.modules];"
+        "sys.exit(1 if heavy else 0)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
