@@ -785,3 +785,35 @@ def test_demo_step_runs_and_narrates(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "event model_call/claimed" in out and "event model_usage/complete" in out
     assert "Same call_id again: exit 2" in out and "1 request(s) in total" in out
     assert "- calls: observed 1 | unavailable 0 | unresolved claims 0 | invalid 0" in out
+
+
+def test_completion_stays_in_the_claims_run_when_the_pointer_moves(
+    serve: Callable[[Responder], Server], project: dict[str, Path]
+) -> None:
+    """Without --run-id the pointer picks the run; a run_done landing mid-call must not split the call."""
+    from toolkit.cm import events
+
+    def finish_run_then_reply(handler: BaseHTTPRequestHandler, record: dict[str, Any]) -> None:
+        code = events.main(
+            [
+                "--workflow",
+                "cm-prd",
+                "--event",
+                "run_done",
+                "--runtime",
+                "codex",
+                "--specs-dir",
+                str(project["specs"]),
+                "--detail",
+                "run finished meanwhile",
+            ]
+        )
+        assert code == 0
+        ok_reply({"prompt_tokens": 4, "completion_tokens": 2})(handler, record)
+
+    server = serve(finish_run_then_reply)
+    proc = call(project, server.url, run_id=None)
+    assert proc.returncode == 0, proc.stderr
+    claim, done, usage = project_rows(project)
+    assert (claim["event"], done["event"], usage["event"]) == ("model_call", "run_done", "model_usage")
+    assert claim["run_id"] == done["run_id"] == usage["run_id"]

@@ -22,6 +22,7 @@ Standard library only.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import http.client
 import ipaddress
 import json
@@ -391,7 +392,8 @@ def _log(
     )
 
 
-def claim(args: CallArgs, root: Path, specs: Path | None, env: Mapping[str, str]) -> None:
+def claim(args: CallArgs, root: Path, specs: Path | None, env: Mapping[str, str]) -> str:
+    """Write the claim; returns its run id. Any refusal or failure is a Rejected (exit 2)."""
     try:
         written = _log(
             args,
@@ -413,6 +415,7 @@ def claim(args: CallArgs, root: Path, specs: Path | None, env: Mapping[str, str]
         raise Rejected("model call claim could not be recorded") from None
     if written.result.get("deduplicated") is not False:
         raise Rejected("call_id already claimed; use a new call_id")
+    return str(written.result["run_id"])
 
 
 def log_usage(
@@ -470,7 +473,8 @@ def run(args: CallArgs, *, environ: Mapping[str, str], stdin: Any) -> int:
         system, user = read_packet(stdin, args)
         body = request_body(args.requested_model, system, user)
         env = _writer_env(environ)
-        claim(args, root, specs, env)
+        # the completion goes to the claim's run even if the pointer moves meanwhile
+        args = dataclasses.replace(args, run_id=claim(args, root, specs, env))
     except Rejected as exc:
         _err(str(exc))
         return 2
