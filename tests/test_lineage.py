@@ -7,6 +7,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import runtime_call
 from toolkit.runtime.codes import RuntimeOpError
@@ -275,3 +277,32 @@ def test_runtime_subprocess_frame() -> None:
                                  "result": {"state": "INVALID", "invalidations": ["SPEC_MISMATCH"]}})
     code, frame = runtime_call("lineage", {"lineage": lineage(), "current": current(), "now": "2026-02-31T00:00:00Z"})
     assert code == 1 and frame["code"] == "INVALID_DATE_TIME" and "2026" not in json.dumps(frame)
+
+
+# ---------------------------------------------------------------- model agreement -------
+
+FIELD_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 3), st.text(alphabet=st.characters(max_codepoint=0xFFFF), max_size=9),
+    st.sampled_from(["", "abcdef1234567", "sha256:" + "e" * 64, "2026-07-30T08:00:00Z", "2026-02-30T08:00:00Z",
+                     "claude", "codex", "2B", "3", "resume", "isolated", "x" * 129, [], {}]),
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.dictionaries(st.sampled_from(sorted(LINEAGE) + ["extra"]), FIELD_VALUES, max_size=4),
+       st.lists(st.sampled_from(sorted(LINEAGE)), max_size=2))
+def test_pydantic_model_agrees_with_the_runtime_validator(changes: dict[str, Any], removed: list[str]) -> None:
+    # The runtime checks lineages by hand (no pydantic on its path); the model is the file format's home.
+    from pydantic import ValidationError
+
+    from toolkit.models.lineage import AgentLineage
+
+    value = lineage(**changes)
+    for key in removed:
+        value.pop(key, None)
+    try:
+        AgentLineage.model_validate(value)
+        model_ok = True
+    except ValidationError:
+        model_ok = False
+    assert model_ok == is_valid_lineage(value), value

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -39,49 +40,91 @@ REQUESTS: dict[str, dict[str, Any]] = {
     "team-fallback": {"input": {"team": {"coordination_required": True, "peers": 3, "provider_supported": False}}},
 }
 
+LINEAGE_REQUEST: dict[str, Any] = {
+    "lineage": {
+        "schema": "knowzcode.agent-lineage/v1", "lineage_id": "l1", "workgroup_id": "wg", "platform": "claude",
+        "platform_handle": None, "parent_lineage_id": None, "role": "builder", "scope": "api", "phase": "2A",
+        "fix_loop_id": None, "mode": "fresh-capsule", "model": "sonnet", "effort": None,
+        "runtime_prefix_hash": "sha256:" + "b" * 64, "baseline_hash": None, "tools_hash": "t", "permissions_hash": "p",
+        "spec_hash": "s", "scope_hash": "sc", "checkpoint_sha": "abcdef1234567", "capsule_hash": None,
+        "sensitivity": "normal", "created_at": "2026-07-30T08:00:00Z", "last_used_at": "2026-07-30T08:10:00Z",
+        "resumable": True, "lease_expires_at": "2026-07-30T08:30:00Z",
+    },
+    "now": "2026-07-30T08:20:00Z",
+}
+LINEAGE_REQUEST["current"] = {k: LINEAGE_REQUEST["lineage"][k] for k in (
+    "platform", "workgroup_id", "role", "phase", "fix_loop_id", "spec_hash", "scope_hash", "checkpoint_sha", "model",
+    "effort", "runtime_prefix_hash", "baseline_hash", "tools_hash", "permissions_hash", "sensitivity", "capsule_hash")}
 
-def _time_calls(command: list[str], payload: bytes, calls: int, cwd: Path) -> tuple[list[float], str]:
-    samples = []
-    output = ""
-    for _ in range(calls):
-        started = time.perf_counter()
-        proc = subprocess.run(command, input=payload, capture_output=True, cwd=cwd, check=False)
-        samples.append((time.perf_counter() - started) * 1000)
-        output = proc.stdout.decode("utf-8").strip()
-    return samples, output
+
+def _run(command: list[str], payload: bytes, cwd: Path) -> tuple[float, float, str]:
+    """(wall ms, child CPU ms, stdout) of one call. CPU time is far less sensitive to a busy machine."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    proc = subprocess.run(command, input=payload, capture_output=True, cwd=cwd, check=False)
+    wall = (time.perf_counter() - started) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) * 1000
+    return wall, cpu, proc.stdout.decode("utf-8").strip()
 
 
 def _summary(samples: list[float]) -> str:
     ordered = sorted(samples)
     p90 = ordered[max(0, int(round(0.9 * len(ordered))) - 1)]
-    return f"median {statistics.median(ordered):6.1f} ms  p90 {p90:6.1f} ms  min {ordered[0]:6.1f} ms"
+    return f"median {statistics.median(ordered):6.1f}  p90 {p90:6.1f}  min {ordered[0]:6.1f}"
 
 
 def per_call(reference: Path | None, calls: int, cwd: Path) -> None:
     node = shutil.which("node")
-    print(f"per-call wall time, {calls} calls per request (subprocess, stdin -> one JSON line)")
+    compare = reference is not None and node is not None
+    print(f"per-call time in ms, {calls} calls per request (subprocess, stdin -> one JSON line)"
+          + ("; ours and the reference alternate call by call" if compare else ""))
+    ours_all: list[float] = []
+    theirs_all: list[float] = []
     for name, request in REQUESTS.items():
         payload = json.dumps(request).encode("utf-8")
-        ours, our_line = _time_calls([str(WORKGROUP), "runtime", "route"], payload, calls, cwd)
-        print(f"  {name:16s} workgroup: {_summary(ours)}")
-        if reference is not None and node is not None:
-            theirs, their_line = _time_calls([node, str(reference), "route"], payload, calls, cwd)
-            same = json.loads(our_line) == json.loads(their_line)
-            print(f"  {'':16s} reference: {_summary(theirs)}  same answer: {same}")
-    if reference is None:
+        ours: dict[str, list[float]] = {"wall": [], "cpu": []}
+        theirs: dict[str, list[float]] = {"wall": [], "cpu": []}
+        same = True
+        for _ in range(calls):
+            wall, cpu, our_line = _run([str(WORKGROUP), "runtime", "route"], payload, cwd)
+            ours["wall"].append(wall)
+            ours["cpu"].append(cpu)
+            if compare:
+                wall, cpu, their_line = _run([str(node), str(reference), "route"], payload, cwd)
+                theirs["wall"].append(wall)
+                theirs["cpu"].append(cpu)
+                same = same and json.loads(our_line) == json.loads(their_line)
+        print(f"  {name:16s} workgroup  wall {_summary(ours['wall'])} | cpu {_summary(ours['cpu'])}")
+        ours_all += ours["wall"]
+        if compare:
+            print(f"  {'':16s} reference  wall {_summary(theirs['wall'])} | cpu {_summary(theirs['cpu'])}"
+                  f"  same answer: {same}")
+            theirs_all += theirs["wall"]
+    if compare:
+        ratio = statistics.median(ours_all) / statistics.median(theirs_all)
+        print(f"  all requests: median wall workgroup {statistics.median(ours_all):.1f} ms, reference "
+              f"{statistics.median(theirs_all):.1f} ms (ratio {ratio:.2f})")
+    else:
         print("  (no reference copy given: pass --reference or set KNOWZCODE_RUNTIME)")
 
 
-def batch_throughput(lines: int, cwd: Path) -> None:
-    requests = list(REQUESTS.values())
+def _batch_rate(op: str, requests: list[dict[str, Any]], lines: int, cwd: Path) -> str:
     body = "".join(json.dumps(requests[i % len(requests)]) + "\n" for i in range(lines)).encode("utf-8")
-    started = time.perf_counter()
-    proc = subprocess.run([str(WORKGROUP), "runtime", "--batch", "route"], input=body, capture_output=True,
-                          cwd=cwd, check=False)
-    elapsed = time.perf_counter() - started
-    answered = proc.stdout.count(b"\n")
-    print(f"--batch route: {answered} decisions in {elapsed:.2f} s = {answered / elapsed:,.0f} decisions/s "
-          f"(exit {proc.returncode}, process start included)")
+    wall, cpu, out = _run([str(WORKGROUP), "runtime", "--batch", op], body, cwd)
+    answered = out.count("\n") + 1 if out else 0
+    return f"{answered / (wall / 1000):10,.0f} decisions/s wall, {answered / (cpu / 1000):10,.0f} decisions/s of CPU"
+
+
+def batch_throughput(lines: int, cwd: Path) -> None:
+    print(f"--batch, {lines} requests per run (one process, start-up included)")
+    print(f"  route {'mixed':16s}{_batch_rate('route', list(REQUESTS.values()), lines, cwd)}")
+    for name, request in REQUESTS.items():
+        print(f"  route {name:16s}{_batch_rate('route', [request], lines, cwd)}")
+    # the protocol alone (parse, dispatch to the op, one answer line) and the lineage evaluation
+    question = {"question": "Which spec covers the token refresh?"}
+    print(f"  {'should-deep-query':22s}{_batch_rate('should-deep-query', [question], lines, cwd)}")
+    print(f"  {'lineage':22s}{_batch_rate('lineage', [LINEAGE_REQUEST], lines, cwd)}")
 
 
 def import_check(cwd: Path) -> None:
@@ -109,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference", default=os.environ.get("KNOWZCODE_RUNTIME"),
                         help="path of the reference context_efficiency_runtime.mjs (contracts/ beside it)")
     parser.add_argument("--calls", type=int, default=20)
-    parser.add_argument("--batch-lines", type=int, default=50_000)
+    parser.add_argument("--batch-lines", type=int, default=20_000)
     args = parser.parse_args(argv)
     reference = Path(args.reference) if args.reference else None
     if not WORKGROUP.exists():

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
+from toolkit.runtime.lineage import utf16_len
 from toolkit.timefmt import is_rfc3339
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^sha256:[a-f0-9]{64}$")]
@@ -26,6 +27,18 @@ def _strict_date_time(value: str) -> str:
     return value
 
 
+def _utf16_bounds(low: int, high: int | None = None) -> AfterValidator:
+    """Length bounds counted in UTF-16 units, as the reference's JavaScript validator counts them."""
+
+    def check(value: str) -> str:
+        size = utf16_len(value)
+        if size < low or (high is not None and size > high):
+            raise ValueError("string length out of bounds")
+        return value
+
+    return AfterValidator(check)
+
+
 # Kept as the string it was written as (hashing and comparison use the exact text).
 DateTime = Annotated[str, AfterValidator(_strict_date_time), Field(json_schema_extra={"format": "date-time"})]
 
@@ -37,14 +50,14 @@ class AgentLineage(BaseModel):
 
     schema_: Literal["knowzcode.agent-lineage/v1"] = Field(alias="schema")
     lineage_id: NonEmpty
-    workgroup_id: Annotated[str, StringConstraints(min_length=1, max_length=128)]
+    workgroup_id: Annotated[str, StringConstraints(min_length=1, max_length=128), _utf16_bounds(1, 128)]
     platform: Literal["claude", "codex", "other"]
     platform_handle: NonEmpty | None
     parent_lineage_id: NonEmpty | None
     role: NonEmpty
     scope: NonEmpty
     phase: Phase
-    fix_loop_id: Annotated[str, StringConstraints(min_length=1, max_length=128)] | None
+    fix_loop_id: Annotated[str, StringConstraints(min_length=1, max_length=128), _utf16_bounds(1, 128)] | None
     mode: Mode
     model: NonEmpty | None
     effort: NonEmpty | None
@@ -55,7 +68,7 @@ class AgentLineage(BaseModel):
     spec_hash: NonEmpty
     scope_hash: NonEmpty
     # DESIGN.md, Decisions: never null in a lineage
-    checkpoint_sha: Annotated[str, StringConstraints(min_length=7)]
+    checkpoint_sha: Annotated[str, StringConstraints(min_length=7), _utf16_bounds(7)]
     capsule_hash: Sha256 | None
     sensitivity: Sensitivity
     created_at: DateTime
