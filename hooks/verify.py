@@ -7,29 +7,18 @@ or no repository.
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="workgroup-verify-hook")
-    parser.add_argument("--rev", default="HEAD", help="commit whose history must contain every checkpoint")
-    parser.add_argument("filenames", nargs="*", help="ignored: verify always checks every record")
-    args = parser.parse_args(argv)
+    import sys
 
-    from toolkit.errors import ToolkitError, exit_code_for
-    from toolkit.git import discover
-    from toolkit.verify import render_text, verify
+    from toolkit.verify import run_cli
 
-    try:
-        report = verify(discover(), args.rev)
-    except ToolkitError as exc:
-        sys.stderr.write(exc.diagnostics() + "\n")
-        return exit_code_for(exc)
-    for line in render_text(report):
-        sys.stderr.write(line + "\n")
-    return 0 if report.ok else 1
+    args = list(sys.argv[1:] if argv is None else argv)
+    # pre-commit may still pass file names when a user overrides pass_filenames: ignore them
+    options = [arg for i, arg in enumerate(args) if arg.startswith("-") or (i and args[i - 1] == "--rev")]
+    return run_cli(options, prog="workgroup-verify-hook")
 
 
 if __name__ == "__main__":

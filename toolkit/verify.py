@@ -106,33 +106,28 @@ class _Verifier:
         self._checkpoints.append((rec.rel, sha))
 
     def privacy(self, rec: _Record, value: Any, *, keys: bool) -> None:
-        """The capsule privacy rules over one walk of the record: reference rules, then the engine."""
+        """The capsule privacy rules over one pass of the record: reference rules, then the engine."""
         from toolkit.runtime.capsule_rules import (
             MAX_CAPSULE_STRING_BYTES,
             engine_findings_in,
             forbidden_key,
             private_value,
-            walk,
+            strings_of,
         )
 
-        names: list[str] = []
-        texts: list[str] = []
-        for kind, where, item in walk(value):
-            if kind == "key":
-                if keys and forbidden_key(item):
-                    self.add(rec.rel, "private-content", f"forbidden key at {where}")
-                    return
-                names.append(item)
-            elif len(item.encode("utf-8", "surrogatepass")) > MAX_CAPSULE_STRING_BYTES:
-                self.add(rec.rel, "private-content", f"string longer than 4096 bytes at {where}")
-                return
-            else:
-                texts.append(item)
-        if private_value("\n".join(texts)):  # one search per record; a joined text can only find more
+        names, texts = strings_of(value)
+        if keys and any(forbidden_key(name) for name in names):
+            self.add(rec.rel, "private-content", "a forbidden field name (raw prompt, session id, secret...)")
+        elif any(
+            len(text) > MAX_CAPSULE_STRING_BYTES // 4
+            and len(text.encode("utf-8", "surrogatepass")) > MAX_CAPSULE_STRING_BYTES
+            for text in texts
+        ):
+            self.add(rec.rel, "private-content", "a string longer than 4096 UTF-8 bytes")
+        elif private_value("\n".join(texts)):  # one search per record; a joined text can only find more
             self.add(rec.rel, "private-content", "a secret-like or private value")
-            return
         # lineage and promotion field names are fixed by their formats: only their values can leak
-        if engine_findings_in(names if keys else [], texts, "capsule" if keys else "generic"):
+        elif engine_findings_in(names if keys else [], texts, "capsule" if keys else "generic"):
             self.add(rec.rel, "private-content", "the privacy engine found private content")
 
     def location(self, rec: _Record, workgroup_id: Any, stem: Any) -> None:
@@ -305,3 +300,31 @@ def render_text(report: Report) -> Iterable[str]:
     yield (
         f"verify: {summary} - ok" if report.ok else f"verify: {summary} - {len(report.findings)} finding(s)"
     )
+
+
+def run_cli(argv: list[str], *, prog: str = "workgroup verify") -> int:
+    """``workgroup verify [--rev REV] [--json]`` without loading the typer app (it runs in every CI
+    job and pre-commit run, so start-up counts). Same output and exit codes as the typer command,
+    which stays for ``--help``: 0 ok, 1 findings, 2 bad revision/usage, 3 shallow clone/no repository.
+    """
+    import argparse
+    import json
+    import sys
+
+    from toolkit.errors import exit_code_for
+    from toolkit.git import discover
+
+    parser = argparse.ArgumentParser(prog=prog)
+    parser.add_argument("--rev", default="HEAD")
+    parser.add_argument("--json", action="store_true", dest="as_json")
+    args = parser.parse_args(argv)
+    try:
+        report = verify(discover(), args.rev)
+    except ToolkitError as exc:
+        sys.stderr.write(exc.diagnostics() + "\n")
+        return exit_code_for(exc)
+    if args.as_json:
+        sys.stdout.write(json.dumps(report.as_json(), ensure_ascii=False, separators=(",", ":")) + "\n")
+    for line in render_text(report):
+        sys.stderr.write(line + "\n")
+    return 0 if report.ok else 1
