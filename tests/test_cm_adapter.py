@@ -817,3 +817,58 @@ def test_completion_stays_in_the_claims_run_when_the_pointer_moves(
     claim, done, usage = project_rows(project)
     assert (claim["event"], done["event"], usage["event"]) == ("model_call", "run_done", "model_usage")
     assert claim["run_id"] == done["run_id"] == usage["run_id"]
+
+
+def _self_signed(tmp: Path) -> tuple[Path, Path]:
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = tmp / "cert.pem", tmp / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return cert_path, key_path
+
+
+def test_https_verifies_the_certificate(
+    serve: Callable[[Responder], Server], project: dict[str, Path], tmp_path: Path
+) -> None:
+    import ssl
+
+    server = serve(ok_reply({"prompt_tokens": 1, "completion_tokens": 1}, text="TLS_OK"))
+    cert, key = _self_signed(tmp_path)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    assert server.httpd is not None
+    server.httpd.socket = context.wrap_socket(server.httpd.socket, server_side=True)
+    url = server.url.replace("http://", "https://")
+    untrusted = call(project, url, "tls-1")
+    assert untrusted.returncode == 1 and b"request failed" in untrusted.stderr and server.seen == []
+    trusted = call(project, url, "tls-2", env={"SSL_CERT_FILE": str(cert)})
+    assert trusted.returncode == 0, trusted.stderr
+    assert trusted.stdout == b"TLS_OK\n" and len(server.seen) == 1
