@@ -236,7 +236,7 @@ def _gate_table(metrics: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> 
             m["measured_pair_provenance"] and m["trusted_measurement_envelope"],
             m["measured_pair_provenance"] and m["trusted_measurement_envelope"],
             True,
-            "==",
+            "is",
         ),
         (
             "sample_size",
@@ -294,7 +294,7 @@ def _gate_table(metrics: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> 
             t["max_rework_relative_regression"],
             "<=",
         ),
-        ("security", not m["new_high_critical_escape"], m["new_high_critical_escape"], False, "=="),
+        ("security", not m["new_high_critical_escape"], m["new_high_critical_escape"], False, "is"),
         (
             "reconciliation",
             bool(reconciliation_ok),
