@@ -73,28 +73,34 @@ def decide(
 ) -> ProbeDecision:
     """The probe decision for ``name`` at ``phase`` and ``now`` (pure)."""
     check_phase(phase)
-    base = {"name": name, "phase": phase, "ttl_minutes": ttl_minutes}
     if record is None:
-        return ProbeDecision(
-            decision="probe", reason="NO_RESULT", status=None, recorded_phase=None, age_seconds=None, **base
-        )
+        return ProbeDecision(name, "probe", "NO_RESULT", phase, None, None, None, ttl_minutes)
     recorded_at = parse_rfc3339(record["recorded_at"])
     assert recorded_at is not None  # validated when the cache was read
     age = now - recorded_at
-    found = {
-        "status": record["status"],
-        "recorded_phase": record["phase"],
-        "age_seconds": max(0, int(age.total_seconds())),
-    }
+    decision, reason = _verdict(record, phase, age, ttl_minutes)
+    return ProbeDecision(
+        name,
+        decision,
+        reason,
+        phase,
+        record["status"],
+        record["phase"],
+        max(0, int(age.total_seconds())),
+        ttl_minutes,
+    )
+
+
+def _verdict(record: dict[str, Any], phase: str, age: timedelta, ttl_minutes: int) -> tuple[str, str]:
     if age < -CLOCK_SKEW:
-        return ProbeDecision(decision="probe", reason="RECORDED_IN_FUTURE", **found, **base)
+        return "probe", "RECORDED_IN_FUTURE"
     if record["status"] == "healthy":
         if age < timedelta(minutes=ttl_minutes):
-            return ProbeDecision(decision="reuse", reason="HEALTHY_WITHIN_TTL", **found, **base)
-        return ProbeDecision(decision="probe", reason="EXPIRED", **found, **base)
+            return "reuse", "HEALTHY_WITHIN_TTL"
+        return "probe", "EXPIRED"
     if PHASES.index(phase) > PHASES.index(record["phase"]):
-        return ProbeDecision(decision="probe", reason="RETRY_AT_LATER_PHASE", **found, **base)
-    return ProbeDecision(decision="wait", reason="FAILED_THIS_PHASE", **found, **base)
+        return "probe", "RETRY_AT_LATER_PHASE"
+    return "wait", "FAILED_THIS_PHASE"
 
 
 def _valid_record(value: Any) -> bool:

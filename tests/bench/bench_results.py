@@ -56,7 +56,7 @@ def delta(i: int) -> dict[str, Any]:
 def bench_ops() -> None:
     ctx = RuntimeContext()
     prior = [delta(i) for i in range(500)]
-    cases = {
+    cases: dict[str, tuple[str, dict[str, Any]]] = {
         "result-policy": ("result-policy", {"input": {"material": True, "large_raw_output": True}}),
         "vault-delta (0 prior)": ("vault-delta", {"input": {"delta": delta(10_000)}}),
         "vault-delta (500 prior)": (

@@ -100,7 +100,7 @@ def _results(demo: Demo, inputs: Path) -> None:
     )
     demo.say("so the policy asks for an artifact, and the material result keeps a recoverable handoff.")
     policy = _policy(demo, {"large_raw_output": True, "material": True}, inputs, "full-run.json")
-    args = (
+    args2: tuple[str, ...] = (
         "result",
         "store",
         "--policy",
@@ -115,7 +115,7 @@ def _results(demo: Demo, inputs: Path) -> None:
         "gate3-tests",
         "--json",
     )
-    proc = demo.run(*args)
+    proc = demo.run(*args2)
     _show(
         demo,
         (
