@@ -10,6 +10,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from toolkit import owners
 from toolkit.errors import EnvironmentFailure, InvalidInput
@@ -275,3 +277,32 @@ def test_localstate_outside_a_repository_and_bad_pointers(tmp_path: Path) -> Non
 
 def test_local_state_name_matches_store() -> None:
     assert LOCAL_STATE_NAME == STORE_LOCAL_STATE_NAME
+
+
+_path_text = st.text(max_size=20) | st.sampled_from(
+    ["src", "./src/api.py", "SRC", "/abs", "../up", "C:/x", "a:b/c"]
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    paths=st.lists(_path_text, max_size=4),
+    globs=st.lists(st.text(max_size=12) | st.sampled_from(["src/*.py", "!x", "**/*.tsx"]), max_size=2),
+    minutes=st.integers(-5, 20000),
+)
+def test_acquire_fuzz_only_coded_errors_and_a_valid_registry(
+    layout: Layout, paths: list[str], globs: list[str], minutes: int
+) -> None:
+    from toolkit.errors import ToolkitError
+
+    try:
+        owners.acquire(layout, "fuzz", paths, globs, now=T0, minutes=minutes, tracked_files=["src/api.py"])
+    except ToolkitError as exc:
+        assert exc.exit_code in (1, 2)
+        for path in paths:
+            if len(path) > 3:
+                assert path not in exc.message  # never echoes input
+    else:
+        assert owners.release(layout, "fuzz", now=T0) is True
+    if layout.owners_registry.exists():
+        assert registry(layout)["schema"] == owners.SCHEMA
