@@ -398,3 +398,33 @@ def test_committed_record_passes_verify_and_restores_the_envelope(
     git_repo.commit("record the promotion decision")
     code, out, err = (lambda p: (p.returncode, p.stdout, p.stderr))(cli("verify", cwd=signed_run["root"]))
     assert code == 0, (out, err)
+
+
+def test_thresholds_file_only_tightens(signed_run: dict[str, Path]) -> None:
+    strict = signed_run["root"] / "strict.json"
+    strict.write_text(json.dumps({"median_cost_reduction": 0.5}), encoding="utf-8")
+    proc = _promote(signed_run, "--thresholds", str(strict))
+    result = _json(proc)
+    assert proc.returncode == 1 and result["gates"]["median_cost"] is False
+    assert result["thresholds"]["median_cost_reduction"] == 0.5
+
+
+def test_sign_warns_about_a_readable_private_key(signed_run: dict[str, Path]) -> None:
+    key = signed_run["root"] / "keys" / "measurement-key-ci.key"
+    key.chmod(0o644)
+    proc = cli(
+        "measure",
+        "sign",
+        "--pairs",
+        "pairs.json",
+        "--key",
+        str(key),
+        "--candidate-version",
+        "c",
+        "--corpus-version",
+        "k",
+        "--out",
+        "e2.json",
+        cwd=signed_run["root"],
+    )
+    assert proc.returncode == 0 and b"readable by other users" in proc.stderr

@@ -309,5 +309,11 @@ def generate_keypair(directory: Path, key_id: str) -> tuple[Path, Path]:
     return private_path, public_path
 
 
-def read_private_key(path: Path) -> bytes:
-    return _read_small(path, "the key file")
+def read_private_key(path: Path) -> tuple[bytes, bool]:
+    """The key file's bytes, and whether other users can read it (worth a warning, as ssh does)."""
+    data = _read_small(path, "the key file")
+    try:
+        exposed = bool(path.stat().st_mode & 0o077)
+    except OSError:
+        exposed = False
+    return data, exposed

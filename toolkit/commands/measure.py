@@ -46,13 +46,16 @@ def register(app: typer.Typer) -> None:
         from toolkit.timefmt import now_utc, parse_rfc3339
 
         pair_list, synthetic = read_pairs_file(pairs)
+        key_bytes, exposed = read_private_key(key)
+        if exposed:
+            say("warning: the private key file is readable by other users (chmod 600 it)")
         when = now_utc() if measured_at is None else parse_rfc3339(measured_at)
         if when is None:
             raise InvalidInput("INVALID_DATE_TIME", "--measured-at is not strict RFC 3339")
         envelope = sign_pairs(
             pairs=pair_list,
             synthetic=synthetic,
-            private_key_pem=read_private_key(key),
+            private_key_pem=key_bytes,
             signer_key_id=key_id or key.stem,
             run_id=run_id or new_run_id(),
             candidate_version=candidate_version,
