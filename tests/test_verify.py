@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 from conftest import GitRepo, run_workgroup
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from test_capsule_support import overflow_capsule, valid_capsule
 
 from toolkit.canonical import capsule_digest
@@ -315,3 +317,18 @@ def test_ci_template_runs_verify_with_full_history() -> None:
     checkout = next(s for s in steps if str(s.get("uses", "")).startswith("actions/checkout"))
     assert checkout["with"]["fetch-depth"] == 0
     assert any("workgroup verify" in str(s.get("run", "")) for s in steps)
+
+
+_text = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@example(objective="lone \ud800 surrogate", risks=["\u2028", "\x7f\x1f\"\\"], artifact="\U0001f600")
+@given(objective=_text, risks=st.lists(_text, max_size=3), artifact=st.one_of(st.none(), _text))
+def test_fast_sealed_digest_equals_canonical(objective: str, risks: list[str], artifact: Any) -> None:
+    from toolkit.verify import sealed_digest
+
+    capsule = valid_capsule()
+    capsule.update(objective=objective, risks=risks)
+    capsule["failures"] = [{"command": "c", "summary": "s", "artifact": artifact}]
+    assert sealed_digest(capsule) == capsule_digest(capsule)

@@ -78,6 +78,26 @@ class _Record:
     data: Any
 
 
+def sealed_digest(capsule: dict[str, Any]) -> str:
+    """``capsule_digest`` of a schema-valid capsule, computed by the C JSON encoder.
+
+    A schema-valid capsule has only the schema's ASCII, non-numeric keys, and strings, lists,
+    objects and null as values; for such values the reference's canonical bytes are exactly
+    ``json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)``. A lone surrogate
+    (which UTF-8 cannot encode) falls back to the general canonical writer.
+    """
+    import json
+
+    from toolkit.canonical import capsule_digest
+
+    body = {key: value for key, value in capsule.items() if key != "capsule_hash"}
+    try:
+        data = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return capsule_digest(capsule)
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
 def record_files(workdir: Path) -> dict[str, list[Path]]:
     """Capsule, lineage and promotion files of the work tree, sorted for stable output."""
     base = workdir / WORKGROUP_DIR
@@ -137,7 +157,6 @@ class _Verifier:
 
     # -- per kind ------------------------------------------------------------------------
     def capsule(self, rec: _Record) -> None:
-        from toolkit.canonical import capsule_digest
         from toolkit.runtime.capsule_rules import artifact_paths, assert_paths, schema_problems
         from toolkit.runtime.codes import RuntimeOpError
 
@@ -152,7 +171,7 @@ class _Verifier:
             return
         self.location(rec, cap["workgroup_id"], cap["task_id"])
         self.checkpoint(rec, cap["checkpoint_sha"])
-        if capsule_digest(cap) != cap["capsule_hash"]:
+        if sealed_digest(cap) != cap["capsule_hash"]:
             self.add(rec.rel, "hash-mismatch", "capsule_hash does not recompute (edited after sealing)")
         try:
             assert_paths(cap)
