@@ -354,3 +354,19 @@ def test_config_edit_keeps_comments_and_other_keys() -> None:
         "    rollout: observe  # start here\nother: 1\n"
     )
     assert set_config_keys("", {"rollout": "observe"}) == "context_efficiency:\n  rollout: observe\n"
+
+
+def test_runtime_modules_stay_stdlib_at_import() -> None:
+    """Rollout, telemetry and promotion run on every delegation: no heavy imports until needed."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, toolkit.runtime.rollout, toolkit.runtime.telemetry, toolkit.runtime.promotion, "
+        "toolkit.runtime.envelope\n"
+        "names = ('pydantic', 'typer', 'yaml', 'pygit2', 'cryptography', 'rfc8785')\n"
+        "heavy = [m for m in names if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == ""
