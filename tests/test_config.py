@@ -12,9 +12,16 @@ from toolkit.resources import template_text
 from toolkit.store import Layout
 
 SEED_DEFAULTS = {
-    "enabled": True, "rollout": "off", "profile": "balanced", "max_active_inherited": 2,
-    "max_nesting_depth": 2, "warm_lease_minutes": 20, "mcp_health_ttl_minutes": 15,
-    "disk_handoff_threshold": "material", "telemetry": "local", "canary_percent": 10,
+    "enabled": True,
+    "rollout": "off",
+    "profile": "balanced",
+    "max_active_inherited": 2,
+    "max_nesting_depth": 2,
+    "warm_lease_minutes": 20,
+    "mcp_health_ttl_minutes": 15,
+    "disk_handoff_threshold": "material",
+    "telemetry": "local",
+    "canary_percent": 10,
 }
 
 
@@ -50,7 +57,9 @@ def test_layout_argument(tmp_path: Path) -> None:
     assert load_config(Layout(tmp_path, tmp_path / ".git"))["context_efficiency"]["rollout"] == "shadow"
 
 
-@pytest.mark.parametrize("word,expected", [("off", "off"), ("on", "on"), ("'off'", "off"), ("canary", "canary")])
+@pytest.mark.parametrize(
+    "word,expected", [("off", "off"), ("on", "on"), ("'off'", "off"), ("canary", "canary")]
+)
 def test_yaml_boolean_words_read_back_as_stages(tmp_path: Path, word: str, expected: str) -> None:
     write(tmp_path, f"context_efficiency:\n  rollout: {word}\n  telemetry: off\n")
     block = load_config(tmp_path)["context_efficiency"]
@@ -63,23 +72,26 @@ def test_partial_block_keeps_other_defaults(tmp_path: Path) -> None:
     assert block["enabled"] is False and block["canary_percent"] == 25 and block["profile"] == "balanced"
 
 
-@pytest.mark.parametrize("text", [
-    "context_efficiency:\n  rollout: sideways-SECRETCANARY\n",
-    "context_efficiency:\n  SECRETCANARY: 1\n",
-    "SECRETCANARY: true\n",
-    "context_efficiency:\n  max_nesting_depth: '2'\n",
-    "context_efficiency:\n  max_nesting_depth: 0\n",
-    "context_efficiency:\n  canary_percent: 101\n",
-    "context_efficiency:\n  canary_percent: yes\n",
-    "context_efficiency:\n  enabled: 'SECRETCANARY'\n",
-    "context_efficiency: [SECRETCANARY]\n",
-    "workgroup:\n  artifact_boundary: ../SECRETCANARY\n",
-    "workgroup:\n  artifact_boundary: /abs/SECRETCANARY\n",
-    "workgroup:\n  artifact_boundary: .git/SECRETCANARY\n",
-    "- SECRETCANARY\n",
-    "context_efficiency: {rollout: [SECRETCANARY\n",
-    "a: &x [*x]\nSECRETCANARY: !!python/object:os.system x\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "context_efficiency:\n  rollout: sideways-SECRETCANARY\n",
+        "context_efficiency:\n  SECRETCANARY: 1\n",
+        "SECRETCANARY: true\n",
+        "context_efficiency:\n  max_nesting_depth: '2'\n",
+        "context_efficiency:\n  max_nesting_depth: 0\n",
+        "context_efficiency:\n  canary_percent: 101\n",
+        "context_efficiency:\n  canary_percent: yes\n",
+        "context_efficiency:\n  enabled: 'SECRETCANARY'\n",
+        "context_efficiency: [SECRETCANARY]\n",
+        "workgroup:\n  artifact_boundary: ../SECRETCANARY\n",
+        "workgroup:\n  artifact_boundary: /abs/SECRETCANARY\n",
+        "workgroup:\n  artifact_boundary: .git/SECRETCANARY\n",
+        "- SECRETCANARY\n",
+        "context_efficiency: {rollout: [SECRETCANARY\n",
+        "a: &x [*x]\nSECRETCANARY: !!python/object:os.system x\n",
+    ],
+)
 def test_invalid_config_is_coded_and_never_echoed(tmp_path: Path, text: str) -> None:
     write(tmp_path, text)
     with pytest.raises(InvalidInput) as info:

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import runtime_call
 from lineage_fixtures import HOT_NOW, hot_current, hot_lineage
+
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.dispatch import check_facts, dispatch, reconcile_routing_input
 from toolkit.runtime.protocol import RuntimeContext, execute
@@ -28,82 +28,148 @@ def run(ctx: RuntimeContext, request: dict[str, Any]) -> dict[str, Any]:
 
 def test_reference_case_invalid_lineage_forces_capsule_and_binds_rollout(ctx: RuntimeContext) -> None:
     # reference contract test 28: a caller's compatible/resumable and rollout modes are ignored
-    result = run(ctx, {
-        "routing": {"input": {"role": "builder", "owned_files": ["src/dispatch-builder.js"],
-                              "lineage": {"compatible": True, "resumable": True, "role": "builder"}}},
-        "lineage": {"lineage": hot_lineage(), "current": hot_current(checkpoint_sha="different-checkpoint"),
-                    "now": HOT_NOW},
-        "rollout": {"input": {"rollout": "on", "actual_mode": "local", "recommended_mode": "inherit-full",
-                              "recommendation": {"mode": "inherit-recent"}}},
-    })
+    result = run(
+        ctx,
+        {
+            "routing": {
+                "input": {
+                    "role": "builder",
+                    "owned_files": ["src/dispatch-builder.js"],
+                    "lineage": {"compatible": True, "resumable": True, "role": "builder"},
+                }
+            },
+            "lineage": {
+                "lineage": hot_lineage(),
+                "current": hot_current(checkpoint_sha="different-checkpoint"),
+                "now": HOT_NOW,
+            },
+            "rollout": {
+                "input": {
+                    "rollout": "on",
+                    "actual_mode": "local",
+                    "recommended_mode": "inherit-full",
+                    "recommendation": {"mode": "inherit-recent"},
+                }
+            },
+        },
+    )
     assert result["lineage"] == {"state": "INVALID", "invalidations": ["CHECKPOINT_MISMATCH"]}
     assert result["routing"]["mode"] == "fresh-capsule"
-    assert result["rollout"]["selected_mode"] == "fresh-capsule" and result["rollout"]["execute_recommendation"] is True
+    assert (
+        result["rollout"]["selected_mode"] == "fresh-capsule"
+        and result["rollout"]["execute_recommendation"] is True
+    )
     assert result["result_policy"] is None
 
 
 def test_hot_lineage_resumes(ctx: RuntimeContext) -> None:
-    result = run(ctx, {
-        "routing": {"input": {"role": "builder", "owned_files": ["src/a.py"]}},
-        "lineage": {"lineage": hot_lineage(), "current": hot_current(), "now": HOT_NOW},
-        "rollout": {"input": {"rollout": "off"}},
-    })
+    result = run(
+        ctx,
+        {
+            "routing": {"input": {"role": "builder", "owned_files": ["src/a.py"]}},
+            "lineage": {"lineage": hot_lineage(), "current": hot_current(), "now": HOT_NOW},
+            "rollout": {"input": {"rollout": "off"}},
+        },
+    )
     assert result["lineage"]["state"] == "HOT"
     assert result["routing"] == {"mode": "resume", "reason_codes": ["RESUME_COMPATIBLE"]}
     assert result["rollout"]["selected_mode"] == "resume"
 
 
-@pytest.mark.parametrize("current,now", [
-    (hot_current(), "2026-07-30T09:00:00Z"),  # COLD_VALID: lease passed
-    (hot_current(reconcile_required=True), HOT_NOW),  # RECONCILE_REQUIRED
-    (hot_current(capsule_hash=None), HOT_NOW),  # changed capsule
-    (hot_current(final_gate=True), HOT_NOW),  # INVALID FINAL_GATE
-])
+@pytest.mark.parametrize(
+    "current,now",
+    [
+        (hot_current(), "2026-07-30T09:00:00Z"),  # COLD_VALID: lease passed
+        (hot_current(reconcile_required=True), HOT_NOW),  # RECONCILE_REQUIRED
+        (hot_current(capsule_hash=None), HOT_NOW),  # changed capsule
+        (hot_current(final_gate=True), HOT_NOW),  # INVALID FINAL_GATE
+    ],
+)
 def test_resume_only_when_hot(ctx: RuntimeContext, current: dict[str, Any], now: str) -> None:
-    result = run(ctx, {
-        "routing": {"input": {"role": "builder", "owned_files": ["src/a.py"],
-                              "lineage": {"compatible": True, "resumable": True}}},
-        "lineage": {"lineage": hot_lineage(), "current": current, "now": now},
-        "rollout": {"input": {"rollout": "off"}},
-    })
+    result = run(
+        ctx,
+        {
+            "routing": {
+                "input": {
+                    "role": "builder",
+                    "owned_files": ["src/a.py"],
+                    "lineage": {"compatible": True, "resumable": True},
+                }
+            },
+            "lineage": {"lineage": hot_lineage(), "current": current, "now": now},
+            "rollout": {"input": {"rollout": "off"}},
+        },
+    )
     assert result["lineage"]["state"] != "HOT"
     assert result["routing"]["mode"] == "fresh-capsule"
 
 
 def test_reviewer_flag_from_current_is_ored_and_isolates(ctx: RuntimeContext) -> None:
     lin = hot_lineage(role="reviewer")
-    result = run(ctx, {
-        "routing": {"input": {"role": "reviewer"}},
-        "lineage": {"lineage": lin, "current": hot_current(role="reviewer", independent_reviewer=True), "now": HOT_NOW},
-        "rollout": {"input": {"rollout": "observe"}},
-    })
+    result = run(
+        ctx,
+        {
+            "routing": {"input": {"role": "reviewer"}},
+            "lineage": {
+                "lineage": lin,
+                "current": hot_current(role="reviewer", independent_reviewer=True),
+                "now": HOT_NOW,
+            },
+            "rollout": {"input": {"rollout": "observe"}},
+        },
+    )
     assert result["routing"]["mode"] == "fresh-capsule"
     assert "REVIEW_INDEPENDENCE" in result["routing"]["reason_codes"]
 
 
 def test_restricted_sensitivity_from_lineage_isolates_even_when_hot(ctx: RuntimeContext) -> None:
-    result = run(ctx, {
-        "routing": {"input": {"role": "reviewer", "lineage": {"compatible": True, "resumable": True, "role": "reviewer"}}},
-        "lineage": {"lineage": hot_lineage(role="reviewer", sensitivity="restricted"),
-                    "current": hot_current(role="reviewer", sensitivity="restricted"), "now": HOT_NOW},
-        "rollout": {"input": {"rollout": "off", "actual_mode": "local"}},
-    })
+    result = run(
+        ctx,
+        {
+            "routing": {
+                "input": {
+                    "role": "reviewer",
+                    "lineage": {"compatible": True, "resumable": True, "role": "reviewer"},
+                }
+            },
+            "lineage": {
+                "lineage": hot_lineage(role="reviewer", sensitivity="restricted"),
+                "current": hot_current(role="reviewer", sensitivity="restricted"),
+                "now": HOT_NOW,
+            },
+            "rollout": {"input": {"rollout": "off", "actual_mode": "local"}},
+        },
+    )
     assert result["lineage"]["state"] == "HOT"
-    assert result["routing"]["mode"] == "fresh-capsule" and "SENSITIVITY_ISOLATION" in result["routing"]["reason_codes"]
+    assert (
+        result["routing"]["mode"] == "fresh-capsule"
+        and "SENSITIVITY_ISOLATION" in result["routing"]["reason_codes"]
+    )
 
 
-@pytest.mark.parametrize("routing,current", [
-    ({"role": "builder", "sensitivity": "restricted"}, {"role": "reviewer", "sensitivity": "public"}),
-    ({"role": "builder"}, {"role": "reviewer"}),
-    ({"sensitivity": "restricted"}, {"sensitivity": "normal"}),
-    ({"sensitivity": None}, {"sensitivity": "normal"}),  # null is a stated fact, unlike an absent key
-    ({"role": {"x": 1}}, {"role": {"x": 1}}),  # objects are never identical (===)
-    ({"role": True}, {"role": 1}),
-])
-def test_conflicting_facts_are_refused(ctx: RuntimeContext, routing: dict[str, Any], current: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "routing,current",
+    [
+        ({"role": "builder", "sensitivity": "restricted"}, {"role": "reviewer", "sensitivity": "public"}),
+        ({"role": "builder"}, {"role": "reviewer"}),
+        ({"sensitivity": "restricted"}, {"sensitivity": "normal"}),
+        ({"sensitivity": None}, {"sensitivity": "normal"}),  # null is a stated fact, unlike an absent key
+        ({"role": {"x": 1}}, {"role": {"x": 1}}),  # objects are never identical (===)
+        ({"role": True}, {"role": 1}),
+    ],
+)
+def test_conflicting_facts_are_refused(
+    ctx: RuntimeContext, routing: dict[str, Any], current: dict[str, Any]
+) -> None:
     with pytest.raises(RuntimeOpError) as info:
-        run(ctx, {"routing": {"input": routing}, "lineage": {"lineage": hot_lineage(), "current": hot_current(**current)},
-                  "rollout": {"input": {"rollout": "off"}}})
+        run(
+            ctx,
+            {
+                "routing": {"input": routing},
+                "lineage": {"lineage": hot_lineage(), "current": hot_current(**current)},
+                "rollout": {"input": {"rollout": "off"}},
+            },
+        )
     assert info.value.code == "DISPATCH_FACT_MISMATCH"
 
 
@@ -115,64 +181,133 @@ def test_fact_check_needs_both_sides() -> None:
 
 def test_fact_mismatch_checked_before_time(ctx: RuntimeContext) -> None:
     with pytest.raises(RuntimeOpError) as info:
-        run(ctx, {"routing": {"role": "a"}, "lineage": {"lineage": hot_lineage(), "current": hot_current(role="b"),
-                                                      "now": "2026-02-31T00:00:00Z"}, "rollout": {"rollout": "off"}})
+        run(
+            ctx,
+            {
+                "routing": {"role": "a"},
+                "lineage": {
+                    "lineage": hot_lineage(),
+                    "current": hot_current(role="b"),
+                    "now": "2026-02-31T00:00:00Z",
+                },
+                "rollout": {"rollout": "off"},
+            },
+        )
     assert info.value.code == "DISPATCH_FACT_MISMATCH"
 
 
 def test_incomplete_current_is_unknown_provenance_and_keeps_routing_facts(ctx: RuntimeContext) -> None:
-    result = run(ctx, {
-        "routing": {"input": {"role": "reviewer", "sensitivity": "restricted"}},
-        "lineage": {"lineage": hot_lineage(), "current": {"role": "reviewer"}, "now": HOT_NOW},
-        "rollout": {"input": {"rollout": "off", "actual_mode": "local"}},
-    })
+    result = run(
+        ctx,
+        {
+            "routing": {"input": {"role": "reviewer", "sensitivity": "restricted"}},
+            "lineage": {"lineage": hot_lineage(), "current": {"role": "reviewer"}, "now": HOT_NOW},
+            "rollout": {"input": {"rollout": "off", "actual_mode": "local"}},
+        },
+    )
     assert result["lineage"] == {"state": "INVALID", "invalidations": ["UNKNOWN_PROVENANCE"]}
-    assert result["routing"]["mode"] == "fresh-capsule" and "SENSITIVITY_ISOLATION" in result["routing"]["reason_codes"]
+    assert (
+        result["routing"]["mode"] == "fresh-capsule"
+        and "SENSITIVITY_ISOLATION" in result["routing"]["reason_codes"]
+    )
 
 
 def test_reconciled_input_shape() -> None:
     reconciled = reconcile_routing_input(
         {"role": "x", "sensitivity": "normal", "lineage": {"owned_files": ["a"], "compatible": True}},
-        hot_lineage(), hot_current(role=None, sensitivity="isolated"), {"state": "COLD_VALID"})
+        hot_lineage(),
+        hot_current(role=None, sensitivity="isolated"),
+        {"state": "COLD_VALID"},
+    )
     assert reconciled["role"] == "x"  # null current role falls back to the routing role
     assert reconciled["sensitivity"] == "isolated" and reconciled["independent_reviewer"] is False
-    assert reconciled["lineage"] == {"owned_files": ["a"], "lineage_id": "lineage-builder-auth", "role": "builder",
-                                     "compatible": False, "resumable": False}
+    assert reconciled["lineage"] == {
+        "owned_files": ["a"],
+        "lineage_id": "lineage-builder-auth",
+        "role": "builder",
+        "compatible": False,
+        "resumable": False,
+    }
 
 
 def test_without_lineage_routing_is_used_as_given(ctx: RuntimeContext) -> None:
     # as the reference: no lineage request, no evaluation (lineage result null)
-    result = run(ctx, {"routing": {"independent_reviewer": True}, "rollout": {"rollout": "on", "recommended_mode": "inherit-full"}})
+    result = run(
+        ctx,
+        {
+            "routing": {"independent_reviewer": True},
+            "rollout": {"rollout": "on", "recommended_mode": "inherit-full"},
+        },
+    )
     assert result["lineage"] is None and result["routing"]["mode"] == "fresh-capsule"
     assert result["rollout"]["selected_mode"] == "fresh-capsule"
 
 
 def test_out_of_canary_still_selects_router_mode(ctx: RuntimeContext) -> None:
-    result = run(ctx, {"routing": {"input": {"independent_reviewer": True}},
-                       "rollout": {"input": {"rollout": "canary", "canary_percent": 0,
-                                             "task_corpus_id": "anon-0000000000000000", "actual_mode": "resume"}}})
-    assert result["rollout"]["execute_recommendation"] is False and result["rollout"]["selected_mode"] == "fresh-capsule"
+    result = run(
+        ctx,
+        {
+            "routing": {"input": {"independent_reviewer": True}},
+            "rollout": {
+                "input": {
+                    "rollout": "canary",
+                    "canary_percent": 0,
+                    "task_corpus_id": "anon-0000000000000000",
+                    "actual_mode": "resume",
+                }
+            },
+        },
+    )
+    assert (
+        result["rollout"]["execute_recommendation"] is False
+        and result["rollout"]["selected_mode"] == "fresh-capsule"
+    )
 
 
 def test_result_policy_included(ctx: RuntimeContext) -> None:
-    result = run(ctx, {"routing": {"trivial": True}, "rollout": {"rollout": "off"},
-                       "result_policy": {"input": {"write_prohibited": True}}})
+    result = run(
+        ctx,
+        {
+            "routing": {"trivial": True},
+            "rollout": {"rollout": "off"},
+            "result_policy": {"input": {"write_prohibited": True}},
+        },
+    )
     assert result["routing"]["mode"] == "local" and result["result_policy"]["mode"] == "ephemeral"
-    same = run(ctx, {"routing": {"trivial": True}, "rollout": {"rollout": "off"}, "result_policy": {"write_prohibited": True}})
+    same = run(
+        ctx,
+        {
+            "routing": {"trivial": True},
+            "rollout": {"rollout": "off"},
+            "result_policy": {"write_prohibited": True},
+        },
+    )
     assert same["result_policy"] == result["result_policy"]
 
 
-@pytest.mark.parametrize("request_value,code", [
-    ({"rollout": {"rollout": "off"}}, "INVALID_REQUEST"),  # routing required
-    ({"routing": {"trivial": True}}, "INVALID_REQUEST"),  # rollout required
-    ({"routing": [], "rollout": {}}, "INVALID_REQUEST"),
-    ({"routing": {}, "rollout": {}, "lineage": "x"}, "INVALID_REQUEST"),  # lineage.current missing
-    ({"routing": {}, "rollout": {}, "lineage": {"lineage": None, "current": {}, "now": "bad"}}, "INVALID_DATE_TIME"),
-    ({"routing": {}, "rollout": {}, "result_policy": 3}, "INVALID_REQUEST"),
-    ({"routing": {}, "rollout": {"rollout": "sideways"}}, "INVALID_REQUEST"),
-    ({"routing": {}, "rollout": {"rollout": "on"}, "lineage": {"lineage": None, "current": {}, "now": "2026-07-30T00:00:00Z"}},
-     None),
-])
+@pytest.mark.parametrize(
+    "request_value,code",
+    [
+        ({"rollout": {"rollout": "off"}}, "INVALID_REQUEST"),  # routing required
+        ({"routing": {"trivial": True}}, "INVALID_REQUEST"),  # rollout required
+        ({"routing": [], "rollout": {}}, "INVALID_REQUEST"),
+        ({"routing": {}, "rollout": {}, "lineage": "x"}, "INVALID_REQUEST"),  # lineage.current missing
+        (
+            {"routing": {}, "rollout": {}, "lineage": {"lineage": None, "current": {}, "now": "bad"}},
+            "INVALID_DATE_TIME",
+        ),
+        ({"routing": {}, "rollout": {}, "result_policy": 3}, "INVALID_REQUEST"),
+        ({"routing": {}, "rollout": {"rollout": "sideways"}}, "INVALID_REQUEST"),
+        (
+            {
+                "routing": {},
+                "rollout": {"rollout": "on"},
+                "lineage": {"lineage": None, "current": {}, "now": "2026-07-30T00:00:00Z"},
+            },
+            None,
+        ),
+    ],
+)
 def test_request_errors(ctx: RuntimeContext, request_value: dict[str, Any], code: str | None) -> None:
     frame = execute("dispatch", request_value, ctx)
     assert frame.get("code") == code
@@ -184,20 +319,31 @@ def test_rollout_recommendation_bound_so_on_never_needs_caller_recommendation(ct
 
 
 def test_subprocess_frame(tmp_path: Path) -> None:
-    code, frame = runtime_call("dispatch", {
-        "routing": {"input": {"role": "builder", "owned_files": ["src/a.py"]}},
-        "lineage": {"lineage": hot_lineage(), "current": hot_current(), "now": HOT_NOW},
-        "rollout": {"input": {"rollout": "shadow"}},
-    }, cwd=tmp_path)
+    code, frame = runtime_call(
+        "dispatch",
+        {
+            "routing": {"input": {"role": "builder", "owned_files": ["src/a.py"]}},
+            "lineage": {"lineage": hot_lineage(), "current": hot_current(), "now": HOT_NOW},
+            "rollout": {"input": {"rollout": "shadow"}},
+        },
+        cwd=tmp_path,
+    )
     assert code == 0 and list(frame["result"]) == ["routing", "rollout", "lineage", "result_policy"]
     assert frame["result"]["routing"]["mode"] == "resume"
-    code, frame = runtime_call("dispatch", {"routing": {"role": "a"}, "rollout": {},
-                                            "lineage": {"lineage": hot_lineage(), "current": hot_current(role="b")}},
-                               cwd=tmp_path)
+    code, frame = runtime_call(
+        "dispatch",
+        {
+            "routing": {"role": "a"},
+            "rollout": {},
+            "lineage": {"lineage": hot_lineage(), "current": hot_current(role="b")},
+        },
+        cwd=tmp_path,
+    )
     assert code == 1 and frame["code"] == "DISPATCH_FACT_MISMATCH" and "builder" not in json.dumps(frame)
 
 
 # ---------------------------------------------------------------- the CLI ---------------
+
 
 class CliResult:
     def __init__(self, exit_code: int, stdout: str, stderr: str) -> None:
@@ -213,7 +359,9 @@ def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> 
     from toolkit.cli import run
 
     def invoke(*args: str, stdin: str = "") -> CliResult:
-        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8"))
+        monkeypatch.setattr(
+            sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8")
+        )
         capsys.readouterr()
         code = run(list(args))
         captured = capsys.readouterr()
@@ -236,7 +384,9 @@ def telemetry_rows(repo: Any) -> list[dict[str, Any]]:
 
 
 def test_cli_fills_rollout_stage_from_config(cli: Any, git_repo: Any) -> None:
-    git_repo.commit("init", {"src/api.py": "x = 1\n", ".workgroup/config.yml": "context_efficiency:\n  rollout: shadow\n"})
+    git_repo.commit(
+        "init", {"src/api.py": "x = 1\n", ".workgroup/config.yml": "context_efficiency:\n  rollout: shadow\n"}
+    )
     result = cli("dispatch", "--json", stdin=json.dumps(DISPATCH_REQUEST))
     assert result.exit_code == 0, result.stderr
     decided = json.loads(result.stdout)
@@ -244,7 +394,10 @@ def test_cli_fills_rollout_stage_from_config(cli: Any, git_repo: Any) -> None:
     assert decided["routing"]["mode"] == "resume" and decided["lineage"]["state"] == "HOT"
     # the request's own stage wins over config
     explicit = {**DISPATCH_REQUEST, "rollout": {"input": {"rollout": "observe"}}}
-    assert json.loads(cli("dispatch", "--json", stdin=json.dumps(explicit)).stdout)["rollout"]["rollout"] == "observe"
+    assert (
+        json.loads(cli("dispatch", "--json", stdin=json.dumps(explicit)).stdout)["rollout"]["rollout"]
+        == "observe"
+    )
 
 
 def test_cli_config_fills_routing_limits(cli: Any, git_repo: Any) -> None:
@@ -253,11 +406,15 @@ def test_cli_config_fills_routing_limits(cli: Any, git_repo: Any) -> None:
     decided = json.loads(cli("dispatch", "--json", stdin=json.dumps(request)).stdout)
     assert decided["routing"] == {"mode": "local", "reason_codes": ["NESTING_LIMIT"]}
     request = {"routing": {"nesting_depth": 1, "max_nesting_depth": 3}}  # the request wins
-    assert json.loads(cli("dispatch", "--json", stdin=json.dumps(request)).stdout)["routing"]["mode"] != "local"
+    assert (
+        json.loads(cli("dispatch", "--json", stdin=json.dumps(request)).stdout)["routing"]["mode"] != "local"
+    )
 
 
 def test_cli_disabled_answers_local_and_records_nothing(cli: Any, git_repo: Any) -> None:
-    git_repo.commit("init", {".workgroup/config.yml": "context_efficiency:\n  enabled: false\n  rollout: on\n"})
+    git_repo.commit(
+        "init", {".workgroup/config.yml": "context_efficiency:\n  enabled: false\n  rollout: on\n"}
+    )
     request = {**DISPATCH_REQUEST, "result_policy": {"write_prohibited": True}}
     result = cli("dispatch", "--json", "--record", stdin=json.dumps(request))
     assert result.exit_code == 0, result.stderr
@@ -273,8 +430,10 @@ def test_cli_disabled_answers_local_and_records_nothing(cli: Any, git_repo: Any)
 
 def test_cli_record_appends_evidence_with_lineage_result(cli: Any, git_repo: Any) -> None:
     git_repo.commit("init", {"src/api.py": "x = 1\n"})
-    request = {**DISPATCH_REQUEST, "lineage": {**DISPATCH_REQUEST["lineage"],
-                                               "current": hot_current(checkpoint_sha="1234567abcdef")}}
+    request = {
+        **DISPATCH_REQUEST,
+        "lineage": {**DISPATCH_REQUEST["lineage"], "current": hot_current(checkpoint_sha="1234567abcdef")},
+    }
     result = cli("dispatch", "--record", stdin=json.dumps(request))
     assert result.exit_code == 0, result.stderr
     assert "lineage: INVALID  (CHECKPOINT_MISMATCH)" in result.stdout
@@ -309,7 +468,9 @@ def test_cli_errors_and_exit_codes(cli: Any, git_repo: Any, tmp_path: Path) -> N
     assert cli("dispatch", stdin=json.dumps(DISPATCH_REQUEST)).exit_code == 2
 
 
-def test_cli_record_outside_repository_is_environment_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_record_outside_repository_is_environment_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     from conftest import run_workgroup
 

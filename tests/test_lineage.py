@@ -7,10 +7,10 @@ import json
 from typing import Any
 
 import pytest
+from conftest import runtime_call
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import runtime_call
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.lineage import (
     CURRENT_KEYS,
@@ -78,11 +78,20 @@ def evaluate(lin: Any = _DEFAULT, cur: dict[str, Any] | None = None, now: Any = 
 
 # a value that differs from the fixture's, for each compared field
 OTHER_VALUE = {
-    "platform": "codex", "workgroup_id": "kc-other", "role": "tester", "phase": "2B",
-    "fix_loop_id": None, "spec_hash": "sha256:spec-v2", "scope_hash": "sha256:scope-v2",
-    "checkpoint_sha": "1234567abcdef", "model": None, "effort": "high",
-    "runtime_prefix_hash": "sha256:" + "d" * 64, "baseline_hash": None,
-    "tools_hash": "sha256:tools-v2", "permissions_hash": "sha256:permissions-v2",
+    "platform": "codex",
+    "workgroup_id": "kc-other",
+    "role": "tester",
+    "phase": "2B",
+    "fix_loop_id": None,
+    "spec_hash": "sha256:spec-v2",
+    "scope_hash": "sha256:scope-v2",
+    "checkpoint_sha": "1234567abcdef",
+    "model": None,
+    "effort": "high",
+    "runtime_prefix_hash": "sha256:" + "d" * 64,
+    "baseline_hash": None,
+    "tools_hash": "sha256:tools-v2",
+    "permissions_hash": "sha256:permissions-v2",
     "sensitivity": "restricted",
 }
 
@@ -100,7 +109,10 @@ def test_hot() -> None:
 @pytest.mark.parametrize("field,code", MISMATCH_FIELDS)
 def test_each_field_invalidates_alone(field: str, code: Invalidation) -> None:
     # reference contract test 18: each of the 15 fields invalidates on its own
-    assert evaluate(cur=current(**{field: OTHER_VALUE[field]})) == {"state": "INVALID", "invalidations": [code.value]}
+    assert evaluate(cur=current(**{field: OTHER_VALUE[field]})) == {
+        "state": "INVALID",
+        "invalidations": [code.value],
+    }
 
 
 def test_all_mismatches_reported_in_fixed_order() -> None:
@@ -144,7 +156,10 @@ def test_final_gate_comes_after_mismatches() -> None:
 
 def test_capsule_change_requires_reconciliation() -> None:
     changed = current(capsule_hash="sha256:" + "f" * 64)
-    assert evaluate(cur=changed) == {"state": "RECONCILE_REQUIRED", "invalidations": ["RECONCILIATION_REQUIRED"]}
+    assert evaluate(cur=changed) == {
+        "state": "RECONCILE_REQUIRED",
+        "invalidations": ["RECONCILIATION_REQUIRED"],
+    }
     assert evaluate(cur=current(capsule_hash=None))["state"] == "RECONCILE_REQUIRED"
     assert evaluate(cur=current(reconcile_required=True))["state"] == "RECONCILE_REQUIRED"
     # final gate wins over reconciliation
@@ -188,14 +203,35 @@ def test_missing_current_key_is_unknown_provenance(key: str) -> None:
 
 
 BAD_FIELDS = [
-    ("schema", "knowzcode.agent-lineage/v2"), ("lineage_id", ""), ("workgroup_id", "w" * 129),
-    ("platform", "gemini"), ("platform_handle", ""), ("parent_lineage_id", 3), ("role", ""),
-    ("scope", None), ("phase", "4"), ("fix_loop_id", "f" * 129), ("mode", "team"), ("model", ""),
-    ("effort", 1), ("runtime_prefix_hash", "sha256:" + "B" * 64), ("runtime_prefix_hash", "sha256:" + "b" * 64 + "\n"),
-    ("baseline_hash", "sha256:abc"), ("tools_hash", ""), ("permissions_hash", []), ("spec_hash", {}),
-    ("scope_hash", True), ("checkpoint_sha", "abc123"), ("checkpoint_sha", None), ("capsule_hash", "md5:x"),
-    ("sensitivity", "public"), ("created_at", "2026-02-31T00:00:00Z"), ("last_used_at", "2026-07-30 08:10:00Z"),
-    ("resumable", 1), ("resumable", "true"), ("lease_expires_at", "2026-07-30T08:30:00"),
+    ("schema", "knowzcode.agent-lineage/v2"),
+    ("lineage_id", ""),
+    ("workgroup_id", "w" * 129),
+    ("platform", "gemini"),
+    ("platform_handle", ""),
+    ("parent_lineage_id", 3),
+    ("role", ""),
+    ("scope", None),
+    ("phase", "4"),
+    ("fix_loop_id", "f" * 129),
+    ("mode", "team"),
+    ("model", ""),
+    ("effort", 1),
+    ("runtime_prefix_hash", "sha256:" + "B" * 64),
+    ("runtime_prefix_hash", "sha256:" + "b" * 64 + "\n"),
+    ("baseline_hash", "sha256:abc"),
+    ("tools_hash", ""),
+    ("permissions_hash", []),
+    ("spec_hash", {}),
+    ("scope_hash", True),
+    ("checkpoint_sha", "abc123"),
+    ("checkpoint_sha", None),
+    ("capsule_hash", "md5:x"),
+    ("sensitivity", "public"),
+    ("created_at", "2026-02-31T00:00:00Z"),
+    ("last_used_at", "2026-07-30 08:10:00Z"),
+    ("resumable", 1),
+    ("resumable", "true"),
+    ("lease_expires_at", "2026-07-30T08:30:00"),
 ]
 
 
@@ -220,16 +256,22 @@ def test_unknown_lineage_key_is_refused_closed_schema() -> None:
     assert evaluate(lineage(raw_transcript="x"))["invalidations"] == ["UNKNOWN_PROVENANCE"]
 
 
-@pytest.mark.parametrize("now", [
-    "2026-02-31T00:00:00Z",  # reference contract test 19
-    "2025-02-29T00:00:00Z",  # not a leap year
-    "2026-07-30T08:20:00",  # no offset
-    "2026-07-30T08:20:00+24:00",
-    "2026-07-30t08:20:00z",
-    "2026-07-30T08:20:60Z",
-    "2026-07-30T08:20:00Z\n",
-    "", None, 1_785_000_000, [],
-])
+@pytest.mark.parametrize(
+    "now",
+    [
+        "2026-02-31T00:00:00Z",  # reference contract test 19
+        "2025-02-29T00:00:00Z",  # not a leap year
+        "2026-07-30T08:20:00",  # no offset
+        "2026-07-30T08:20:00+24:00",
+        "2026-07-30t08:20:00z",
+        "2026-07-30T08:20:60Z",
+        "2026-07-30T08:20:00Z\n",
+        "",
+        None,
+        1_785_000_000,
+        [],
+    ],
+)
 def test_now_must_be_strict(now: Any) -> None:
     with pytest.raises(RuntimeOpError) as info:
         evaluate(now=now)
@@ -247,8 +289,10 @@ def test_leap_day_now_is_accepted() -> None:
 
 def test_states_enum_is_exhaustive() -> None:
     seen = {
-        evaluate()["state"], evaluate(now="2026-08-01T00:00:00Z")["state"],
-        evaluate(cur=current(reconcile_required=True))["state"], evaluate(lineage(resumable=False))["state"],
+        evaluate()["state"],
+        evaluate(now="2026-08-01T00:00:00Z")["state"],
+        evaluate(cur=current(reconcile_required=True))["state"],
+        evaluate(lineage(resumable=False))["state"],
     }
     assert seen == {state.value for state in LineageState}
 
@@ -256,13 +300,21 @@ def test_states_enum_is_exhaustive() -> None:
 def test_op_defaults_now_to_the_clock_and_requires_current_object() -> None:
     ctx = RuntimeContext()
     # a lease far in the future: the clock's now is before it
-    result = op_lineage({"lineage": lineage(lease_expires_at="2999-01-01T00:00:00Z"), "current": current()}, ctx)
+    result = op_lineage(
+        {"lineage": lineage(lease_expires_at="2999-01-01T00:00:00Z"), "current": current()}, ctx
+    )
     assert result["state"] == "HOT"
     assert execute("lineage", {"lineage": lineage(), "current": []}, ctx)["code"] == "INVALID_REQUEST"
     assert execute("lineage", {"lineage": lineage()}, ctx)["code"] == "INVALID_REQUEST"
     # INVALID_REQUEST for current wins over a bad now, as in the reference's argument order
-    assert execute("lineage", {"lineage": lineage(), "current": 3, "now": "bad"}, ctx)["code"] == "INVALID_REQUEST"
-    assert execute("lineage", {"lineage": lineage(), "current": current(), "now": None}, ctx)["code"] == "INVALID_DATE_TIME"
+    assert (
+        execute("lineage", {"lineage": lineage(), "current": 3, "now": "bad"}, ctx)["code"]
+        == "INVALID_REQUEST"
+    )
+    assert (
+        execute("lineage", {"lineage": lineage(), "current": current(), "now": None}, ctx)["code"]
+        == "INVALID_DATE_TIME"
+    )
 
 
 def test_reference_now_format() -> None:
@@ -272,26 +324,59 @@ def test_reference_now_format() -> None:
 
 
 def test_runtime_subprocess_frame() -> None:
-    code, frame = runtime_call("lineage", {"lineage": lineage(), "current": current(spec_hash="x"), "now": NOW})
-    assert (code, frame) == (0, {"ok": True, "operation": "lineage",
-                                 "result": {"state": "INVALID", "invalidations": ["SPEC_MISMATCH"]}})
-    code, frame = runtime_call("lineage", {"lineage": lineage(), "current": current(), "now": "2026-02-31T00:00:00Z"})
+    code, frame = runtime_call(
+        "lineage", {"lineage": lineage(), "current": current(spec_hash="x"), "now": NOW}
+    )
+    assert (code, frame) == (
+        0,
+        {
+            "ok": True,
+            "operation": "lineage",
+            "result": {"state": "INVALID", "invalidations": ["SPEC_MISMATCH"]},
+        },
+    )
+    code, frame = runtime_call(
+        "lineage", {"lineage": lineage(), "current": current(), "now": "2026-02-31T00:00:00Z"}
+    )
     assert code == 1 and frame["code"] == "INVALID_DATE_TIME" and "2026" not in json.dumps(frame)
 
 
 # ---------------------------------------------------------------- model agreement -------
 
 FIELD_VALUES = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 3), st.text(alphabet=st.characters(max_codepoint=0xFFFF), max_size=9),
-    st.sampled_from(["", "abcdef1234567", "sha256:" + "e" * 64, "2026-07-30T08:00:00Z", "2026-02-30T08:00:00Z",
-                     "claude", "codex", "2B", "3", "resume", "isolated", "x" * 129, [], {}]),
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.text(alphabet=st.characters(max_codepoint=0xFFFF), max_size=9),
+    st.sampled_from(
+        [
+            "",
+            "abcdef1234567",
+            "sha256:" + "e" * 64,
+            "2026-07-30T08:00:00Z",
+            "2026-02-30T08:00:00Z",
+            "claude",
+            "codex",
+            "2B",
+            "3",
+            "resume",
+            "isolated",
+            "x" * 129,
+            [],
+            {},
+        ]
+    ),
 )
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.dictionaries(st.sampled_from(sorted(LINEAGE) + ["extra"]), FIELD_VALUES, max_size=4),
-       st.lists(st.sampled_from(sorted(LINEAGE)), max_size=2))
-def test_pydantic_model_agrees_with_the_runtime_validator(changes: dict[str, Any], removed: list[str]) -> None:
+@given(
+    st.dictionaries(st.sampled_from(sorted(LINEAGE) + ["extra"]), FIELD_VALUES, max_size=4),
+    st.lists(st.sampled_from(sorted(LINEAGE)), max_size=2),
+)
+def test_pydantic_model_agrees_with_the_runtime_validator(
+    changes: dict[str, Any], removed: list[str]
+) -> None:
     # The runtime checks lineages by hand (no pydantic on its path); the model is the file format's home.
     from pydantic import ValidationError
 

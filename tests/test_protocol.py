@@ -27,13 +27,23 @@ from toolkit.runtime.protocol import (
 
 CANARY = "SECRETCANARY-7f3a"
 VALID_LINEAGE_REQUEST: dict[str, Any] = {
-    "lineage": None, "current": {}, "now": "2026-07-30T08:20:00Z",
+    "lineage": None,
+    "current": {},
+    "now": "2026-07-30T08:20:00Z",
 }
 
 
-def runtime(*args: str, stdin: bytes = b"", cwd: Path | None = None, timeout: float = 60) -> tuple[int, list[str]]:
-    proc = subprocess.run([sys.executable, "-m", "toolkit", "runtime", *args], input=stdin, capture_output=True,
-                          cwd=cwd, timeout=timeout, check=False)
+def runtime(
+    *args: str, stdin: bytes = b"", cwd: Path | None = None, timeout: float = 60
+) -> tuple[int, list[str]]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolkit", "runtime", *args],
+        input=stdin,
+        capture_output=True,
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+    )
     assert proc.stderr == b"", proc.stderr  # never a traceback
     return proc.returncode, proc.stdout.decode("utf-8").split("\n")[:-1]
 
@@ -46,20 +56,36 @@ def frame_of(lines: list[str]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- size limit ----------
 
+
 def test_oversized_endless_stdin_is_refused_while_reading() -> None:
     # A writer that never stops: reading it whole would hang. We must answer and exit early.
     writer = subprocess.Popen(
-        [sys.executable, "-c", "import sys\nw = sys.stdout.buffer\ntry:\n    while True: w.write(b' ' * 65536)\n"
-         "except BrokenPipeError: pass"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-c",
+            "import sys\nw = sys.stdout.buffer\ntry:\n    while True: w.write(b' ' * 65536)\n"
+            "except BrokenPipeError: pass",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     assert writer.stdout is not None
-    proc = subprocess.run([sys.executable, "-m", "toolkit", "runtime", "should-deep-query"], stdin=writer.stdout,
-                          capture_output=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolkit", "runtime", "should-deep-query"],
+        stdin=writer.stdout,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     writer.stdout.close()
     writer.kill()
     writer.wait()
     assert proc.returncode == 1
-    assert json.loads(proc.stdout) == {"ok": False, "code": "REQUEST_TOO_LARGE", "message": MESSAGES["REQUEST_TOO_LARGE"]}
+    assert json.loads(proc.stdout) == {
+        "ok": False,
+        "code": "REQUEST_TOO_LARGE",
+        "message": MESSAGES["REQUEST_TOO_LARGE"],
+    }
 
 
 def test_five_megabytes_refused_with_bounded_reads() -> None:
@@ -97,10 +123,26 @@ def test_exact_limit_accepted_one_more_byte_refused() -> None:
 # ---------------------------------------------------------------- bad input ------------
 
 BAD_BODIES = [
-    b"", b"   ", b"{", b"[]", b"null", b"3", b'"' + CANARY.encode() + b'"', b"[\"" + CANARY.encode() + b"\"]",
-    b'{"a": NaN}', b'{"a": Infinity}', b'{"a": -Infinity}', b'{"a": 1e999}', b"\xff\xfe{}",
-    b'{"' + CANARY.encode() + b'": }', b"{} {}", b"{}\n{}", b"\xef\xbb\xbf{}", b'{"a":' * 100_000,
-    b'{"n": ' + b"9" * 5000 + b"}", ("{\"" + CANARY + "\": \"\\ud800\"").encode(),
+    b"",
+    b"   ",
+    b"{",
+    b"[]",
+    b"null",
+    b"3",
+    b'"' + CANARY.encode() + b'"',
+    b'["' + CANARY.encode() + b'"]',
+    b'{"a": NaN}',
+    b'{"a": Infinity}',
+    b'{"a": -Infinity}',
+    b'{"a": 1e999}',
+    b"\xff\xfe{}",
+    b'{"' + CANARY.encode() + b'": }',
+    b"{} {}",
+    b"{}\n{}",
+    b"\xef\xbb\xbf{}",
+    b'{"a":' * 100_000,
+    b'{"n": ' + b"9" * 5000 + b"}",
+    ('{"' + CANARY + '": "\\ud800"').encode(),
 ]
 
 
@@ -110,7 +152,11 @@ def test_malformed_requests_are_invalid_request_without_echo(body: bytes) -> Non
     assert run_single("should-deep-query", io.BytesIO(body), out, RuntimeContext()) == 1
     text = out.getvalue()
     assert text.count("\n") == 1 and CANARY not in text
-    assert json.loads(text) == {"ok": False, "code": "INVALID_REQUEST", "message": MESSAGES["INVALID_REQUEST"]}
+    assert json.loads(text) == {
+        "ok": False,
+        "code": "INVALID_REQUEST",
+        "message": MESSAGES["INVALID_REQUEST"],
+    }
 
 
 @pytest.mark.parametrize("args", [[], ["nope"], ["route", "lineage"], [CANARY], ["--batch"], ["ROUTE"]])
@@ -121,13 +167,29 @@ def test_unknown_or_missing_operation(args: list[str]) -> None:
 
 
 @pytest.mark.parametrize("op", sorted(OPERATIONS))
-@pytest.mark.parametrize("request_value", [
-    {"input": CANARY}, {"input": [CANARY]}, {"lineage": CANARY, "current": CANARY, "now": CANARY},
-    {"capsule": {CANARY: CANARY}}, {"event": {"schema": CANARY}}, {"routing": CANARY, "rollout": CANARY},
-    {"input": {"rollout": CANARY, "tier": CANARY, "delta": CANARY, "requested_mode": CANARY, "nesting_depth": CANARY}},
-])
-def test_every_op_refuses_wrong_types_without_echo(op: str, request_value: dict[str, Any], tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "request_value",
+    [
+        {"input": CANARY},
+        {"input": [CANARY]},
+        {"lineage": CANARY, "current": CANARY, "now": CANARY},
+        {"capsule": {CANARY: CANARY}},
+        {"event": {"schema": CANARY}},
+        {"routing": CANARY, "rollout": CANARY},
+        {
+            "input": {
+                "rollout": CANARY,
+                "tier": CANARY,
+                "delta": CANARY,
+                "requested_mode": CANARY,
+                "nesting_depth": CANARY,
+            }
+        },
+    ],
+)
+def test_every_op_refuses_wrong_types_without_echo(
+    op: str, request_value: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     frame = execute(op, request_value, RuntimeContext(cwd=str(tmp_path)))
     line = render_frame(frame)
@@ -143,12 +205,21 @@ def test_unknown_request_fields_are_ignored_but_closed_records_refuse_them() -> 
     assert asked["ok"] and asked["result"]["should_deep_query"] is True
     from lineage_fixtures import hot_current, hot_lineage
 
-    closed = execute("lineage", {"lineage": {**hot_lineage(), "extra": 1}, "current": hot_current(),
-                                 "now": "2026-07-30T08:20:00Z", "unknown_top_level": True}, ctx)
+    closed = execute(
+        "lineage",
+        {
+            "lineage": {**hot_lineage(), "extra": 1},
+            "current": hot_current(),
+            "now": "2026-07-30T08:20:00Z",
+            "unknown_top_level": True,
+        },
+        ctx,
+    )
     assert closed["result"] == {"state": "INVALID", "invalidations": ["UNKNOWN_PROVENANCE"]}
 
 
 # ---------------------------------------------------------------- output ---------------
+
 
 def test_render_frame_stays_one_valid_utf8_line() -> None:
     frame = {"ok": True, "operation": "x", "result": {"s": "a\u2028b\u2029c\u0085d\ud800e\n"}}
@@ -166,17 +237,27 @@ def test_unencodable_result_becomes_invalid_request() -> None:
 def test_success_frame_shape_and_exit_zero() -> None:
     code, lines = runtime("should-deep-query", stdin=b'{"question": "   short?  "}')
     assert code == 0
-    assert frame_of(lines) == {"ok": True, "operation": "should-deep-query",
-                               "result": {"should_deep_query": False, "reason": "QUESTION_TOO_SHORT"}}
+    assert frame_of(lines) == {
+        "ok": True,
+        "operation": "should-deep-query",
+        "result": {"should_deep_query": False, "reason": "QUESTION_TOO_SHORT"},
+    }
 
 
 def test_closed_stdin_is_one_coded_line() -> None:
-    proc = subprocess.run([sys.executable, "-m", "toolkit", "runtime", "should-deep-query"], stdin=subprocess.DEVNULL,
-                          capture_output=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolkit", "runtime", "should-deep-query"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 1 and json.loads(proc.stdout)["code"] == "INVALID_REQUEST"
 
 
-def test_main_in_process_exit_codes(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_main_in_process_exit_codes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     class Stdin:
         buffer = io.BytesIO(b'{"question": "what happens here, exactly?"}')
 
@@ -188,19 +269,30 @@ def test_main_in_process_exit_codes(monkeypatch: pytest.MonkeyPatch, capsys: pyt
 
 # ---------------------------------------------------------------- batch ----------------
 
+
 def test_batch_one_answer_per_request_and_exit_one_when_any_failed() -> None:
-    lines = [b'{"question": "is the first one a question?"}', b"", b"not json " + CANARY.encode(),
-             b'{"question": "short?"}', b"   ", b"[]"]
+    lines = [
+        b'{"question": "is the first one a question?"}',
+        b"",
+        b"not json " + CANARY.encode(),
+        b'{"question": "short?"}',
+        b"   ",
+        b"[]",
+    ]
     code, out = runtime("--batch", "should-deep-query", stdin=b"\n".join(lines) + b"\n")
     frames = [json.loads(line) for line in out]
     assert code == 1 and len(frames) == 4
     assert [f.get("code") for f in frames] == [None, "INVALID_REQUEST", None, "INVALID_REQUEST"]
-    assert frames[0]["result"]["should_deep_query"] is True and frames[2]["result"]["should_deep_query"] is False
+    assert (
+        frames[0]["result"]["should_deep_query"] is True and frames[2]["result"]["should_deep_query"] is False
+    )
     assert all(CANARY not in line for line in out)
 
 
 def test_batch_all_ok_exits_zero_and_last_line_needs_no_newline() -> None:
-    code, out = runtime("should-deep-query", "--batch", stdin=b'{"question":"a real question, right?"}\n{"question":1}')
+    code, out = runtime(
+        "should-deep-query", "--batch", stdin=b'{"question":"a real question, right?"}\n{"question":1}'
+    )
     assert code == 0 and len(out) == 2
 
 
@@ -239,20 +331,38 @@ from toolkit.entry import main
 op, payload = sys.argv[1], sys.argv[2]
 sys.stdin = io.TextIOWrapper(io.BytesIO(payload.encode()), encoding="utf-8")
 code = main(["runtime", "--batch", op])
-heavy = sorted({m.split(".")[0] for m in sys.modules} & {"typer", "click", "pydantic", "pygit2", "yaml", "rich"})
+heavy = {"typer", "click", "pydantic", "pygit2", "yaml", "rich"}
+heavy = sorted({m.split(".")[0] for m in sys.modules} & heavy)
 print(json.dumps({"exit": code, "heavy": heavy}), file=sys.stderr)
 """
 
 
-@pytest.mark.parametrize("op,payload", [
-    ("route", {"input": {"role": "builder", "owned_files": ["src/a.py"]}}),
-    ("dispatch", {"routing": {"input": {"owned_files": ["src/a.py"]}}, "rollout": {"input": {"rollout": "shadow"}}}),
-    ("lineage", VALID_LINEAGE_REQUEST),
-])
-def test_runtime_path_imports_no_typer_pydantic_pygit2(op: str, payload: dict[str, Any], git_repo: Any) -> None:
+@pytest.mark.parametrize(
+    "op,payload",
+    [
+        ("route", {"input": {"role": "builder", "owned_files": ["src/a.py"]}}),
+        (
+            "dispatch",
+            {
+                "routing": {"input": {"owned_files": ["src/a.py"]}},
+                "rollout": {"input": {"rollout": "shadow"}},
+            },
+        ),
+        ("lineage", VALID_LINEAGE_REQUEST),
+    ],
+)
+def test_runtime_path_imports_no_typer_pydantic_pygit2(
+    op: str, payload: dict[str, Any], git_repo: Any
+) -> None:
     # inside a real repository, so the router's writer-registry lookup runs too
     git_repo.commit("init", {"src/a.py": "x = 1\n"})
-    proc = subprocess.run([sys.executable, "-c", LEAN_CHECK, op, json.dumps(payload) + "\n"], capture_output=True,
-                          text=True, timeout=60, check=False, cwd=git_repo.path)
+    proc = subprocess.run(
+        [sys.executable, "-c", LEAN_CHECK, op, json.dumps(payload) + "\n"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=git_repo.path,
+    )
     report = json.loads(proc.stderr.strip().splitlines()[-1])
     assert report == {"exit": 0, "heavy": []}, (proc.stdout, proc.stderr)

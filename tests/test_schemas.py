@@ -20,7 +20,9 @@ def test_committed_schema_matches_model(name: str) -> None:
     text = render_schema(SCHEMA_MODELS[name])
     committed = ROOT / "schemas" / name
     assert committed.is_file(), f"schemas/{name} is not committed; run `workgroup schemas export`"
-    assert committed.read_text(encoding="utf-8") == text, f"schemas/{name} is stale; run `workgroup schemas export`"
+    assert committed.read_text(encoding="utf-8") == text, (
+        f"schemas/{name} is stale; run `workgroup schemas export`"
+    )
 
 
 def test_schema_text_shape() -> None:

@@ -40,7 +40,9 @@ def test_atomic_write_replaces_and_leaves_no_temp(tmp_path: Path) -> None:
     assert leftovers(tmp_path / "a") == []
 
 
-def test_failed_atomic_write_keeps_old_file_and_no_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_atomic_write_keeps_old_file_and_no_temp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     target = tmp_path / "f.txt"
     atomic_write(target, "old")
 
@@ -57,14 +59,20 @@ def test_concurrent_reader_sees_old_or_new_never_part(tmp_path: Path) -> None:
     target = tmp_path / "big.txt"
     versions = ["A" * 200_000, "B" * 300_000]
     atomic_write(target, versions[0])
-    writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import sys; sys.path.insert(0, {str(ROOT)!r})
         from pathlib import Path
         from toolkit.store import atomic_write
         versions = ["A" * 200_000, "B" * 300_000]
         for i in range(60):
             atomic_write(Path({str(target)!r}), versions[i % 2])
-    """)])
+    """),
+        ]
+    )
     seen = set()
     while writer.poll() is None:
         seen.add(target.read_text())
@@ -87,8 +95,10 @@ print(create_exclusive(Path({claim!r}), "claimed by %s\\n" % sys.argv[1]))
 def test_create_exclusive_sixteen_racing_processes_one_winner(tmp_path: Path) -> None:
     go, claim = tmp_path / "go", tmp_path / "claims" / "call-1.json"
     code = RACE.format(root=str(ROOT), go=str(go), claim=str(claim))
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(i)], stdout=subprocess.PIPE, text=True)
-             for i in range(16)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(i)], stdout=subprocess.PIPE, text=True)
+        for i in range(16)
+    ]
     time.sleep(0.5)
     go.touch()
     results = [p.communicate(timeout=60)[0].strip() for p in procs]
@@ -109,7 +119,9 @@ def test_append_jsonl_after_torn_line(tmp_path: Path) -> None:
     with open(log, "ab") as handle:
         handle.write(b'{"n": 2, "torn')  # a writer died mid-line
     rows, problems = read_jsonl(log)
-    assert [r.value for r in rows] == [{"n": 1}] and [(p.line, p.reason) for p in problems] == [(2, "torn last line")]
+    assert [r.value for r in rows] == [{"n": 1}] and [(p.line, p.reason) for p in problems] == [
+        (2, "torn last line")
+    ]
     append_jsonl(log, {"n": 3})
     rows, problems = read_jsonl(log)
     assert [r.value for r in rows] == [{"n": 1}, {"n": 3}]
@@ -137,8 +149,11 @@ with file_lock(Path({lock!r})):
 
 def test_file_lock_timeout_is_exit_three(tmp_path: Path) -> None:
     lock = tmp_path / "locks" / "x.lock"
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER.format(root=str(ROOT), lock=str(lock))],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER.format(root=str(ROOT), lock=str(lock))],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         started = time.monotonic()
@@ -168,7 +183,10 @@ def test_safe_segment_refuses(value: object) -> None:
 def test_layout_paths(tmp_path: Path) -> None:
     layout = Layout(tmp_path / "wt", tmp_path / "git")
     assert layout.config == tmp_path / "wt" / ".workgroup" / "config.yml"
-    assert layout.lineage_path("wg", "l1") == tmp_path / "wt" / ".workgroup" / "workgroups" / "wg" / "lineages" / "l1.json"
+    assert (
+        layout.lineage_path("wg", "l1")
+        == tmp_path / "wt" / ".workgroup" / "workgroups" / "wg" / "lineages" / "l1.json"
+    )
     assert layout.owners_registry.parent == tmp_path / "git" / "workgroup"
     with pytest.raises(InvalidInput):
         layout.capsule_path("../x", "t")

@@ -58,7 +58,9 @@ def js_number_text(value: int | float) -> str:
         body = "0." + "0" * (-n) + digits
     else:
         e = n - 1
-        body = (digits[0] + ("." + digits[1:] if k > 1 else "")) + "e" + ("+" if e >= 0 else "-") + str(abs(e))
+        body = (
+            (digits[0] + ("." + digits[1:] if k > 1 else "")) + "e" + ("+" if e >= 0 else "-") + str(abs(e))
+        )
     return ("-" if number < 0 else "") + body
 
 

@@ -75,7 +75,12 @@ def validate_config(data: Any) -> dict[str, Any]:
     try:
         model = WorkgroupConfig.model_validate(data)
     except ValidationError as exc:
-        known = {"context_efficiency", "workgroup", *ContextEfficiency.model_fields, *ToolkitSettings.model_fields}
+        known = {
+            "context_efficiency",
+            "workgroup",
+            *ContextEfficiency.model_fields,
+            *ToolkitSettings.model_fields,
+        }
         details = sorted({_describe(error, known) for error in exc.errors()})
         raise InvalidInput(CONFIG_INVALID, ".workgroup/config.yml: " + "; ".join(details)) from None
     return model.model_dump()

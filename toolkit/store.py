@@ -68,7 +68,9 @@ class Layout:
         return self.workgroup_dir(workgroup_id) / "capsules" / f"{safe_segment(task_id, 'task_id')}.json"
 
     def lineage_path(self, workgroup_id: str, lineage_id: str) -> Path:
-        return self.workgroup_dir(workgroup_id) / "lineages" / f"{safe_segment(lineage_id, 'lineage_id')}.json"
+        return (
+            self.workgroup_dir(workgroup_id) / "lineages" / f"{safe_segment(lineage_id, 'lineage_id')}.json"
+        )
 
     def result_path(self, workgroup_id: str, task_id: str) -> Path:
         return self.workgroup_dir(workgroup_id) / "results" / f"{safe_segment(task_id, 'task_id')}.md"
@@ -186,7 +188,9 @@ def file_lock(path: Path, *, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[
                     raise
                 if time.monotonic() >= deadline:
                     raise EnvironmentFailure(
-                        "LOCK_TIMEOUT", f"timed out waiting for lock {path.name}", exit_code=ExitCode.ENVIRONMENT
+                        "LOCK_TIMEOUT",
+                        f"timed out waiting for lock {path.name}",
+                        exit_code=ExitCode.ENVIRONMENT,
                     ) from None
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)

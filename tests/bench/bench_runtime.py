@@ -32,29 +32,77 @@ HEAVY = ("typer", "click", "pydantic", "pygit2", "yaml", "rich")
 REQUESTS: dict[str, dict[str, Any]] = {
     "trivial": {"input": {"trivial": True}},
     "reviewer": {"input": {"role": "reviewer", "independent_reviewer": True}},
-    "writer-conflict": {"input": {"role": "builder", "owned_files": ["src/api.py"],
-                                  "active_writers": [{"lineage_id": "other", "owned_files": ["src"]}]}},
-    "inherit": {"input": {"role": "analyst", "coupling": "moderate",
-                          "inheritance": {"affinity": "high", "safe": True, "within_budget": True,
-                                          "full_supported": True}}},
-    "team-fallback": {"input": {"team": {"coordination_required": True, "peers": 3, "provider_supported": False}}},
+    "writer-conflict": {
+        "input": {
+            "role": "builder",
+            "owned_files": ["src/api.py"],
+            "active_writers": [{"lineage_id": "other", "owned_files": ["src"]}],
+        }
+    },
+    "inherit": {
+        "input": {
+            "role": "analyst",
+            "coupling": "moderate",
+            "inheritance": {"affinity": "high", "safe": True, "within_budget": True, "full_supported": True},
+        }
+    },
+    "team-fallback": {
+        "input": {"team": {"coordination_required": True, "peers": 3, "provider_supported": False}}
+    },
 }
 
 LINEAGE_REQUEST: dict[str, Any] = {
     "lineage": {
-        "schema": "knowzcode.agent-lineage/v1", "lineage_id": "l1", "workgroup_id": "wg", "platform": "claude",
-        "platform_handle": None, "parent_lineage_id": None, "role": "builder", "scope": "api", "phase": "2A",
-        "fix_loop_id": None, "mode": "fresh-capsule", "model": "sonnet", "effort": None,
-        "runtime_prefix_hash": "sha256:" + "b" * 64, "baseline_hash": None, "tools_hash": "t", "permissions_hash": "p",
-        "spec_hash": "s", "scope_hash": "sc", "checkpoint_sha": "abcdef1234567", "capsule_hash": None,
-        "sensitivity": "normal", "created_at": "2026-07-30T08:00:00Z", "last_used_at": "2026-07-30T08:10:00Z",
-        "resumable": True, "lease_expires_at": "2026-07-30T08:30:00Z",
+        "schema": "knowzcode.agent-lineage/v1",
+        "lineage_id": "l1",
+        "workgroup_id": "wg",
+        "platform": "claude",
+        "platform_handle": None,
+        "parent_lineage_id": None,
+        "role": "builder",
+        "scope": "api",
+        "phase": "2A",
+        "fix_loop_id": None,
+        "mode": "fresh-capsule",
+        "model": "sonnet",
+        "effort": None,
+        "runtime_prefix_hash": "sha256:" + "b" * 64,
+        "baseline_hash": None,
+        "tools_hash": "t",
+        "permissions_hash": "p",
+        "spec_hash": "s",
+        "scope_hash": "sc",
+        "checkpoint_sha": "abcdef1234567",
+        "capsule_hash": None,
+        "sensitivity": "normal",
+        "created_at": "2026-07-30T08:00:00Z",
+        "last_used_at": "2026-07-30T08:10:00Z",
+        "resumable": True,
+        "lease_expires_at": "2026-07-30T08:30:00Z",
     },
     "now": "2026-07-30T08:20:00Z",
 }
-LINEAGE_REQUEST["current"] = {k: LINEAGE_REQUEST["lineage"][k] for k in (
-    "platform", "workgroup_id", "role", "phase", "fix_loop_id", "spec_hash", "scope_hash", "checkpoint_sha", "model",
-    "effort", "runtime_prefix_hash", "baseline_hash", "tools_hash", "permissions_hash", "sensitivity", "capsule_hash")}
+LINEAGE_REQUEST["current"] = {
+    k: LINEAGE_REQUEST["lineage"][k]
+    for k in (
+        "platform",
+        "workgroup_id",
+        "role",
+        "phase",
+        "fix_loop_id",
+        "spec_hash",
+        "scope_hash",
+        "checkpoint_sha",
+        "model",
+        "effort",
+        "runtime_prefix_hash",
+        "baseline_hash",
+        "tools_hash",
+        "permissions_hash",
+        "sensitivity",
+        "capsule_hash",
+    )
+}
 
 
 def _run(command: list[str], payload: bytes, cwd: Path) -> tuple[float, float, str]:
@@ -77,8 +125,10 @@ def _summary(samples: list[float]) -> str:
 def per_call(reference: Path | None, calls: int, cwd: Path) -> None:
     node = shutil.which("node")
     compare = reference is not None and node is not None
-    print(f"per-call time in ms, {calls} calls per request (subprocess, stdin -> one JSON line)"
-          + ("; ours and the reference alternate call by call" if compare else ""))
+    print(
+        f"per-call time in ms, {calls} calls per request (subprocess, stdin -> one JSON line)"
+        + ("; ours and the reference alternate call by call" if compare else "")
+    )
     ours_all: list[float] = []
     theirs_all: list[float] = []
     for name, request in REQUESTS.items():
@@ -98,13 +148,17 @@ def per_call(reference: Path | None, calls: int, cwd: Path) -> None:
         print(f"  {name:16s} workgroup  wall {_summary(ours['wall'])} | cpu {_summary(ours['cpu'])}")
         ours_all += ours["wall"]
         if compare:
-            print(f"  {'':16s} reference  wall {_summary(theirs['wall'])} | cpu {_summary(theirs['cpu'])}"
-                  f"  same answer: {same}")
+            print(
+                f"  {'':16s} reference  wall {_summary(theirs['wall'])} | cpu {_summary(theirs['cpu'])}"
+                f"  same answer: {same}"
+            )
             theirs_all += theirs["wall"]
     if compare:
         ratio = statistics.median(ours_all) / statistics.median(theirs_all)
-        print(f"  all requests: median wall workgroup {statistics.median(ours_all):.1f} ms, reference "
-              f"{statistics.median(theirs_all):.1f} ms (ratio {ratio:.2f})")
+        print(
+            f"  all requests: median wall workgroup {statistics.median(ours_all):.1f} ms, reference "
+            f"{statistics.median(theirs_all):.1f} ms (ratio {ratio:.2f})"
+        )
     else:
         print("  (no reference copy given: pass --reference or set KNOWZCODE_RUNTIME)")
 
@@ -113,7 +167,8 @@ def _batch_rate(op: str, requests: list[dict[str, Any]], lines: int, cwd: Path) 
     body = "".join(json.dumps(requests[i % len(requests)]) + "\n" for i in range(lines)).encode("utf-8")
     wall, cpu, out = _run([str(WORKGROUP), "runtime", "--batch", op], body, cwd)
     answered = out.count("\n") + 1 if out else 0
-    return f"{answered / (wall / 1000):10,.0f} decisions/s wall, {answered / (cpu / 1000):10,.0f} decisions/s of CPU"
+    per_wall, per_cpu = answered / (wall / 1000), answered / (cpu / 1000)
+    return f"{per_wall:10,.0f} decisions/s wall, {per_cpu:10,.0f} decisions/s of CPU"
 
 
 def batch_throughput(lines: int, cwd: Path) -> None:
@@ -128,29 +183,38 @@ def batch_throughput(lines: int, cwd: Path) -> None:
 
 
 def import_check(cwd: Path) -> None:
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "toolkit", "runtime", "route"],
-                          input=json.dumps(REQUESTS["writer-conflict"]).encode(), capture_output=True, cwd=cwd,
-                          check=False)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "toolkit", "runtime", "route"],
+        input=json.dumps(REQUESTS["writer-conflict"]).encode(),
+        capture_output=True,
+        cwd=cwd,
+        check=False,
+    )
     modules = []
     total_us = 0
     for line in proc.stderr.decode("utf-8", "replace").splitlines():
         if not line.startswith("import time:") or "|" not in line or "cumulative" in line:
             continue
-        _, cumulative, name = (part.strip() for part in line[len("import time:"):].split("|"))
+        _, cumulative, name = (part.strip() for part in line[len("import time:") :].split("|"))
         modules.append(name.strip())
         if not name.startswith(" "):
             total_us += int(cumulative)
     heavy = sorted({m.split(".")[0] for m in modules} & set(HEAVY))
     toolkit_modules = sorted(m for m in modules if m.startswith("toolkit"))
-    print(f"python -X importtime -m toolkit runtime route: {len(modules)} modules, "
-          f"{total_us / 1000:.1f} ms of imports; heavy modules imported: {heavy or 'none'}")
+    print(
+        f"python -X importtime -m toolkit runtime route: {len(modules)} modules, "
+        f"{total_us / 1000:.1f} ms of imports; heavy modules imported: {heavy or 'none'}"
+    )
     print(f"  toolkit modules on the path: {', '.join(toolkit_modules)}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reference", default=os.environ.get("KNOWZCODE_RUNTIME"),
-                        help="path of the reference context_efficiency_runtime.mjs (contracts/ beside it)")
+    parser.add_argument(
+        "--reference",
+        default=os.environ.get("KNOWZCODE_RUNTIME"),
+        help="path of the reference context_efficiency_runtime.mjs (contracts/ beside it)",
+    )
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--batch-lines", type=int, default=20_000)
     args = parser.parse_args(argv)

@@ -72,7 +72,9 @@ def decide(request: dict[str, Any], *, enabled: bool) -> tuple[dict[str, Any], d
     from toolkit.runtime.dispatch import dispatch_with_facts
     from toolkit.runtime.protocol import RuntimeContext
 
-    router = None if enabled else (lambda facts, ctx: dict(DISABLED, reason_codes=list(DISABLED["reason_codes"])))
+    router = (
+        None if enabled else (lambda facts, ctx: dict(DISABLED, reason_codes=list(DISABLED["reason_codes"])))
+    )
     try:
         return dispatch_with_facts(request, RuntimeContext(cwd=os.getcwd()), router)
     except RuntimeOpError as exc:
@@ -93,11 +95,15 @@ def evidence_facts(facts: dict[str, Any], result: dict[str, Any]) -> dict[str, A
 
 
 def describe(result: dict[str, Any]) -> list[str]:
-    routing, rollout, lineage, policy = (result[k] for k in ("routing", "rollout", "lineage", "result_policy"))
+    routing, rollout, lineage, policy = (
+        result[k] for k in ("routing", "rollout", "lineage", "result_policy")
+    )
     lines = [f"routing: {routing['mode']}  ({', '.join(routing['reason_codes'])})"]
     if lineage is not None:
-        lines.append(f"lineage: {lineage['state']}" + (f"  ({', '.join(lineage['invalidations'])})"
-                                                       if lineage["invalidations"] else ""))
+        lines.append(
+            f"lineage: {lineage['state']}"
+            + (f"  ({', '.join(lineage['invalidations'])})" if lineage["invalidations"] else "")
+        )
     executes = "executes the recommendation" if rollout["execute_recommendation"] else "records only"
     lines.append(f"rollout: {rollout['rollout']}, selected {rollout['selected_mode']} ({executes})")
     if policy is not None:
@@ -113,7 +119,9 @@ def register(app: typer.Typer) -> None:
         record: Annotated[
             bool, typer.Option("--record", help="Append the routing evidence to the local telemetry log.")
         ] = False,
-        as_json: Annotated[bool, typer.Option("--json", help="Print {routing, rollout, lineage, result_policy}.")] = False,
+        as_json: Annotated[
+            bool, typer.Option("--json", help="Print {routing, rollout, lineage, result_policy}.")
+        ] = False,
     ) -> None:
         """Dispatch one delegation: lineage first, then routing, rollout and result policy."""
         from toolkit.commands.route import _record

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -70,8 +70,12 @@ def register(app: typer.Typer) -> None:
 
     @group.command("export")
     def export_cmd(
-        check: bool = typer.Option(False, "--check", help="Compare only; exit 1 when anything differs."),
-        out: Path = typer.Option(None, "--out", help="Directory to write (default: the shipped schemas/)."),
+        check: Annotated[
+            bool, typer.Option("--check", help="Compare only; exit 1 when anything is stale.")
+        ] = False,
+        out: Annotated[
+            Path | None, typer.Option("--out", help="Directory to write (default: the shipped schemas/).")
+        ] = None,
     ) -> None:
         """Write schemas/<name> for every model in the registry."""
         from toolkit.commands._common import say

@@ -10,8 +10,21 @@ if TYPE_CHECKING:
     from toolkit.demo import Demo
 
 CURRENT_KEYS = (
-    "platform", "workgroup_id", "role", "phase", "fix_loop_id", "spec_hash", "scope_hash", "checkpoint_sha",
-    "model", "effort", "runtime_prefix_hash", "baseline_hash", "tools_hash", "permissions_hash", "sensitivity",
+    "platform",
+    "workgroup_id",
+    "role",
+    "phase",
+    "fix_loop_id",
+    "spec_hash",
+    "scope_hash",
+    "checkpoint_sha",
+    "model",
+    "effort",
+    "runtime_prefix_hash",
+    "baseline_hash",
+    "tools_hash",
+    "permissions_hash",
+    "sensitivity",
     "capsule_hash",
 )
 
@@ -21,15 +34,31 @@ def _lineage(head: str, now: Any) -> dict[str, Any]:
     from toolkit.timefmt import format_utc
 
     return {
-        "schema": "knowzcode.agent-lineage/v1", "lineage_id": "builder-api", "workgroup_id": "demo-wg",
-        "platform": "claude", "platform_handle": None, "parent_lineage_id": None, "role": "builder",
-        "scope": "src/api.py handler", "phase": "2A", "fix_loop_id": None, "mode": "fresh-capsule",
-        "model": "sonnet", "effort": "medium",
-        "runtime_prefix_hash": sha256_digest(b"demo runtime prefix"), "baseline_hash": None,
-        "tools_hash": "tools-v1", "permissions_hash": "permissions-v1", "spec_hash": "spec-v1",
-        "scope_hash": "scope-v1", "checkpoint_sha": head, "capsule_hash": sha256_digest(b"demo capsule v1"),
-        "sensitivity": "normal", "created_at": format_utc(now - timedelta(minutes=5)),
-        "last_used_at": format_utc(now), "resumable": True,
+        "schema": "knowzcode.agent-lineage/v1",
+        "lineage_id": "builder-api",
+        "workgroup_id": "demo-wg",
+        "platform": "claude",
+        "platform_handle": None,
+        "parent_lineage_id": None,
+        "role": "builder",
+        "scope": "src/api.py handler",
+        "phase": "2A",
+        "fix_loop_id": None,
+        "mode": "fresh-capsule",
+        "model": "sonnet",
+        "effort": "medium",
+        "runtime_prefix_hash": sha256_digest(b"demo runtime prefix"),
+        "baseline_hash": None,
+        "tools_hash": "tools-v1",
+        "permissions_hash": "permissions-v1",
+        "spec_hash": "spec-v1",
+        "scope_hash": "scope-v1",
+        "checkpoint_sha": head,
+        "capsule_hash": sha256_digest(b"demo capsule v1"),
+        "sensitivity": "normal",
+        "created_at": format_utc(now - timedelta(minutes=5)),
+        "last_used_at": format_utc(now),
+        "resumable": True,
         "lease_expires_at": format_utc(now + timedelta(minutes=20)),  # warm_lease_minutes: 20
     }
 
@@ -47,13 +76,19 @@ def _check(demo: Demo, current: dict[str, Any], name: str) -> dict[str, Any]:
 
 def _dispatch(demo: Demo, record: dict[str, Any], current: dict[str, Any]) -> None:
     request = {
-        "routing": {"input": {"role": "builder", "owned_files": ["src/api.py"], "task_id": "fix-handler",
-                              # a stale claim from the caller: dispatch trusts the evaluated lineage only
-                              "lineage": {"compatible": True, "resumable": True}}},
+        "routing": {
+            "input": {
+                "role": "builder",
+                "owned_files": ["src/api.py"],
+                "task_id": "fix-handler",
+                # a stale claim from the caller: dispatch trusts the evaluated lineage only
+                "lineage": {"compatible": True, "resumable": True},
+            }
+        },
         "lineage": {"lineage": record, "current": current},
     }
     proc = demo.run("dispatch", "-", stdin=json.dumps(request))
-    demo.say("$ workgroup dispatch -   (exit %d)" % proc.returncode)
+    demo.say(f"$ workgroup dispatch -   (exit {proc.returncode})")
     demo.say(proc.stdout.strip() or proc.stderr.strip())
 
 

@@ -46,12 +46,20 @@ def _unwrap(value: Any) -> Any:
 def check_facts(routing_input: Mapping[str, Any], current: Mapping[str, Any]) -> None:
     """Refuse routing facts that contradict the lineage's current facts (both present, not equal)."""
     for name in FACT_FIELDS:
-        if name in routing_input and name in current and not js_strict_equal(routing_input[name], current[name]):
+        if (
+            name in routing_input
+            and name in current
+            and not js_strict_equal(routing_input[name], current[name])
+        ):
             raise RuntimeOpError("DISPATCH_FACT_MISMATCH")
 
 
-def reconcile_routing_input(routing_input: Mapping[str, Any], lineage_record: Any, current: Mapping[str, Any],
-                            evaluated: Mapping[str, Any]) -> dict[str, Any]:
+def reconcile_routing_input(
+    routing_input: Mapping[str, Any],
+    lineage_record: Any,
+    current: Mapping[str, Any],
+    evaluated: Mapping[str, Any],
+) -> dict[str, Any]:
     """The routing facts after the lineage evaluation: current facts win, compatibility is HOT only."""
     hot = evaluated["state"] == HOT
     prior = routing_input.get("lineage")
@@ -98,9 +106,11 @@ def _result_policy(policy_input: dict[str, Any]) -> dict[str, Any]:
     return resolve_result_policy(policy_input)
 
 
-def dispatch_with_facts(request: Mapping[str, Any], ctx: Any,
-                        router: Callable[[dict[str, Any], Any], dict[str, Any]] | None = None,
-                        ) -> tuple[dict[str, Any], dict[str, Any]]:
+def dispatch_with_facts(
+    request: Mapping[str, Any],
+    ctx: Any,
+    router: Callable[[dict[str, Any], Any], dict[str, Any]] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The dispatch result and the routing facts it was decided on (for routing evidence).
 
     ``router`` replaces the router's operation (the CLI's ``enabled: false`` answers ``local``

@@ -98,6 +98,7 @@ _MS = timedelta(milliseconds=1)
 
 # --- JavaScript value semantics the reference relies on -------------------------------------
 
+
 def utf16_len(text: str) -> int:
     """String length as JavaScript counts it (UTF-16 code units), for min/maxLength."""
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
@@ -134,6 +135,7 @@ def _string(min_len: int = 1, max_len: int | None = None) -> Check:
             return False
         size = utf16_len(value)
         return size >= min_len and (max_len is None or size <= max_len)
+
     return check
 
 
@@ -193,7 +195,11 @@ def lineage_schema_errors(value: Any) -> list[str]:
     if not isinstance(value, dict):
         return ["$: not an object"]
     errors = [f"missing {name}" for name in LINEAGE_FIELDS if name not in value]
-    errors += [f"invalid {name}" for name, check in LINEAGE_FIELDS.items() if name in value and not check(value[name])]
+    errors += [
+        f"invalid {name}"
+        for name, check in LINEAGE_FIELDS.items()
+        if name in value and not check(value[name])
+    ]
     if any(key not in LINEAGE_FIELDS for key in value):
         errors.append("unexpected property")
     return errors
@@ -204,6 +210,7 @@ def is_valid_lineage(value: Any) -> bool:
 
 
 # --- evaluation --------------------------------------------------------------------------
+
 
 def _epoch_ms(moment: datetime) -> int:
     # The reference compares Date.parse() values: whole milliseconds since the epoch.
@@ -243,7 +250,9 @@ def evaluate_lineage(lineage: Any, current: Mapping[str, Any], now: Any) -> dict
     if current.get("final_gate") is True:
         return _decision(LineageState.INVALID, [Invalidation.FINAL_GATE])
     # CEO-04: a changed capsule on an otherwise compatible lineage reconciles before reuse.
-    if current.get("reconcile_required") is True or not js_strict_equal(current["capsule_hash"], lineage["capsule_hash"]):
+    if current.get("reconcile_required") is True or not js_strict_equal(
+        current["capsule_hash"], lineage["capsule_hash"]
+    ):
         return _decision(LineageState.RECONCILE_REQUIRED, [Invalidation.RECONCILIATION_REQUIRED])
 
     lease = lineage["lease_expires_at"]

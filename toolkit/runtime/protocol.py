@@ -120,7 +120,9 @@ def execute(op: str, request: dict[str, Any], ctx: RuntimeContext) -> dict[str, 
         from toolkit.errors import ExitCode, ToolkitError
 
         if isinstance(exc, ToolkitError):
-            return failure("ENVIRONMENT_ERROR" if exc.exit_code == ExitCode.ENVIRONMENT else "INVALID_REQUEST")
+            return failure(
+                "ENVIRONMENT_ERROR" if exc.exit_code == ExitCode.ENVIRONMENT else "INVALID_REQUEST"
+            )
         return failure("INVALID_REQUEST")
 
 
@@ -172,7 +174,9 @@ def run_batch(op: str, stdin: IO[bytes], out: IO[str], ctx: RuntimeContext) -> i
         line = stdin.readline(MAX_REQUEST_BYTES + 2)
         if not line:
             break
-        if len(line) > MAX_REQUEST_BYTES + 1 or (len(line) == MAX_REQUEST_BYTES + 1 and not line.endswith(b"\n")):
+        if len(line) > MAX_REQUEST_BYTES + 1 or (
+            len(line) == MAX_REQUEST_BYTES + 1 and not line.endswith(b"\n")
+        ):
             # drain the rest of the oversized line without keeping it
             while line and not line.endswith(b"\n"):
                 line = stdin.readline(65536)
@@ -195,10 +199,7 @@ def run_batch(op: str, stdin: IO[bytes], out: IO[str], ctx: RuntimeContext) -> i
     return status
 
 
-USAGE = (
-    "usage: workgroup runtime [--batch] OP < request.json\n"
-    "operations: " + ", ".join(OPERATIONS) + "\n"
-)
+USAGE = "usage: workgroup runtime [--batch] OP < request.json\noperations: " + ", ".join(OPERATIONS) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
