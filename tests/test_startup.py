@@ -1,0 +1,216 @@
+"""Start-up budgets (DESIGN "Speed"): the hot entry points do not load the heavy libraries.
+
+Every check runs the real console-script target in a fresh interpreter through a tiny wrapper
+that calls the entry point exactly as its console script would, then writes ``sorted(sys.modules)``
+to a side file, whatever the exit code. The entry points are read from ``[project.scripts]``, so a
+new script without a budget here fails ``test_every_script_has_a_budget``.
+
+What may be loaded where:
+- ``workgroup runtime OP`` (and ``--batch``) runs on every delegation: standard library only, so
+  no typer/click/rich, no pydantic, no pygit2 and no yaml.
+- Hook entry points: no typer/click/rich and no pydantic ("the same holds for the hook entry
+  points"). pygit2 is refused too for the hooks that judge file content alone (privacy, docs
+  claims). Two hooks need git facts by their nature and may load pygit2: ``workgroup-verify-hook``
+  walks history to find each record's checkpoint, and ``workgroup-skills-hook`` reads the tracked
+  file set to find blocks duplicated across the repository's skill files.
+- ``cm-*`` scripts: no typer/click/rich, no pydantic, no pygit2 (they never need a repository).
+- ``workgroup --help`` loads typer by design, but no pydantic or pygit2: every command module keeps
+  its heavy imports inside its functions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _entry_samples import (
+    CAPSULE_RECORD,
+    HOOK_SAMPLES,
+    ROUTE_REQUEST,
+    capsule_input_text,
+)
+from conftest import GitRepo, run_workgroup
+
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+SCRIPTS: dict[str, str] = PYPROJECT["project"]["scripts"]
+
+CLI_AND_MODELS = frozenset({"typer", "click", "rich", "pydantic", "pydantic_core"})
+RUNTIME_FORBIDDEN = CLI_AND_MODELS | {"pygit2", "yaml"}
+NO_GIT = CLI_AND_MODELS | {"pygit2"}
+HOOK_FORBIDDEN: dict[str, frozenset[str]] = {
+    "workgroup-privacy-hook": NO_GIT,
+    "workgroup-privacy-all-hook": NO_GIT,
+    "workgroup-docs-claims-hook": NO_GIT,
+    "workgroup-skills-hook": CLI_AND_MODELS,  # pygit2 allowed: the tracked file set (see module docstring)
+    "workgroup-verify-hook": CLI_AND_MODELS,  # pygit2 allowed: it checks history by definition
+}
+CM_FORBIDDEN = NO_GIT
+HELP_FORBIDDEN = frozenset({"pydantic", "pydantic_core", "pygit2"})
+
+# Runs one console-script target the way its generated launcher does, then records the modules.
+WRAPPER = """\
+import importlib, json, sys
+side, target = sys.argv[1], sys.argv[2]
+sys.argv = [sys.argv[3]] + sys.argv[4:]
+module, _, func = target.partition(":")
+code = 0
+try:
+    code = getattr(importlib.import_module(module), func)()
+except SystemExit as exc:
+    code = exc.code
+finally:
+    with open(side, "w", encoding="utf-8") as fh:
+        json.dump(sorted(sys.modules), fh)
+raise SystemExit(code)
+"""
+
+
+def run_entry(tmp_path: Path, script: str, *args: str, stdin: str | None = None, cwd: Path | None = None,
+              env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run console script ``script`` through the wrapper; return the process and top-level modules."""
+    wrapper = tmp_path / "entry_wrapper.py"
+    wrapper.write_text(WRAPPER, encoding="utf-8")
+    side = tmp_path / f"modules-{script}.json"
+    side.unlink(missing_ok=True)
+    proc = subprocess.run(
+        [sys.executable, str(wrapper), str(side), SCRIPTS[script], script, *args], input=stdin,
+        capture_output=True, text=True, cwd=cwd or tmp_path, env={**os.environ, **(env or {})},
+        timeout=120, check=False,
+    )
+    assert side.is_file(), f"{script} did not finish: {proc.stderr[-2000:]}"
+    modules: list[str] = json.loads(side.read_text(encoding="utf-8"))
+    return proc, {name.split(".")[0] for name in modules}
+
+
+def test_every_script_has_a_budget() -> None:
+    hooks = {name for name in SCRIPTS if name.endswith("-hook")}
+    cm = {name for name in SCRIPTS if name.startswith("cm-")}
+    assert hooks == set(HOOK_FORBIDDEN) == set(HOOK_SAMPLES)
+    assert cm == {"cm-openai-compatible-call", "cm-log-event", "cm-usage-report"}
+    assert set(SCRIPTS) == hooks | cm | {"workgroup"}
+
+
+def test_wrapper_sees_what_an_entry_point_loads(tmp_path: Path) -> None:
+    # the check itself can fail: the full CLI really does load typer, and the wrapper reports it
+    proc, loaded = run_entry(tmp_path, "workgroup", "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert "typer" in loaded and "toolkit" in loaded
+
+
+# --- the runtime path --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("batch", [False, True], ids=["single", "batch"])
+def test_runtime_route_is_standard_library_only(batch: bool, git_repo: GitRepo, tmp_path: Path) -> None:
+    # inside a real repository with a commit, so the writer-registry lookup runs as in real use
+    git_repo.commit("init", {"src/api.py": "x = 1\n"})
+    args = ("runtime", "--batch", "route") if batch else ("runtime", "route")
+    stdin = (json.dumps(ROUTE_REQUEST) + "\n") * (2 if batch else 1)
+    proc, loaded = run_entry(tmp_path, "workgroup", *args, stdin=stdin, cwd=git_repo.path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    frames = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(frames) == (2 if batch else 1) and all(f["ok"] and f["operation"] == "route" for f in frames)
+    assert sorted(loaded & RUNTIME_FORBIDDEN) == []
+
+
+# --- hook entry points -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("hook", [h for h, (_, _, bad) in HOOK_SAMPLES.items() if bad is not None])
+@pytest.mark.parametrize("outcome", ["clean", "failing"])
+def test_file_hooks_stay_lean(hook: str, outcome: str, git_repo: GitRepo, tmp_path: Path) -> None:
+    rel, clean, failing = HOOK_SAMPLES[hook]
+    assert failing is not None
+    git_repo.write(rel, clean if outcome == "clean" else failing)
+    proc, loaded = run_entry(tmp_path, hook, rel, cwd=git_repo.path)
+    assert proc.returncode == (0 if outcome == "clean" else 1), proc.stdout + proc.stderr
+    assert sorted(loaded & HOOK_FORBIDDEN[hook]) == []
+
+
+def _sealed_repo(git_repo: GitRepo) -> None:
+    git_repo.commit("init", {"src/api.py": "def handler():\n    return 'ok'\n"})
+    git_repo.write("tmp/capsule.json", capsule_input_text())
+    proc = run_workgroup("capsule", "seal", "tmp/capsule.json", "--write", cwd=git_repo.path)
+    assert proc.returncode == 0, proc.stderr
+    (git_repo.path / "tmp" / "capsule.json").unlink()
+    git_repo.commit("capsule")
+
+
+@pytest.mark.parametrize("outcome", ["clean", "failing"])
+def test_verify_hook_loads_git_but_no_cli_or_models(outcome: str, git_repo: GitRepo, tmp_path: Path) -> None:
+    from _entry_samples import tamper
+
+    _sealed_repo(git_repo)
+    if outcome == "failing":
+        record = git_repo.path / CAPSULE_RECORD
+        record.write_text(tamper(record.read_text(encoding="utf-8")), encoding="utf-8")
+    proc, loaded = run_entry(tmp_path, "workgroup-verify-hook", cwd=git_repo.path)
+    assert proc.returncode == (0 if outcome == "clean" else 1), proc.stdout + proc.stderr
+    assert "pygit2" in loaded  # documented: verify needs history
+    assert sorted(loaded & HOOK_FORBIDDEN["workgroup-verify-hook"]) == []
+
+
+# --- cm-* scripts ------------------------------------------------------------------------------
+
+
+def test_cm_scripts_stay_lean(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {"CM_WORKFLOW_LOG_HOME": str(tmp_path / "logs")}
+    cases: list[tuple[str, tuple[str, ...]]] = [
+        ("cm-log-event", ("--workflow", "cm-ai", "--event", "run_started", "--runtime", "codex",
+                          "--detail", "started", "--project-root", str(project))),
+        ("cm-usage-report", ("--json",)),  # after the event above, so it parses a real log
+        ("cm-openai-compatible-call", ("--help",)),
+    ]
+    outputs: dict[str, str] = {}
+    for script, args in cases:
+        proc, loaded = run_entry(tmp_path, script, *args, env=env)
+        assert proc.returncode == 0, (script, proc.stdout, proc.stderr)
+        assert sorted(loaded & CM_FORBIDDEN) == [], script
+        outputs[script] = proc.stdout
+    report: dict[str, Any] = json.loads(outputs["cm-usage-report"])
+    assert report["summary"]["runs"] == 1
+
+
+# --- workgroup --help --------------------------------------------------------------------------
+
+# Imports each command module in the order the CLI does and records which heavy top-level modules
+# each one pulls in first, so a failure names the module to fix.
+ATTRIBUTION = """\
+import importlib, json, sys
+heavy = set(json.loads(sys.argv[1]))
+import toolkit.cli
+seen = {m.split(".")[0] for m in sys.modules}
+blame = {}
+if seen & heavy:
+    blame["toolkit.cli"] = sorted(seen & heavy)
+for name in toolkit.cli.COMMAND_MODULES:
+    importlib.import_module("toolkit.commands." + name)
+    now = {m.split(".")[0] for m in sys.modules}
+    if (now - seen) & heavy:
+        blame["toolkit.commands." + name] = sorted((now - seen) & heavy)
+    seen = now
+print(json.dumps(blame))
+"""
+
+
+def test_command_modules_keep_heavy_imports_inside_functions() -> None:
+    proc = subprocess.run([sys.executable, "-c", ATTRIBUTION, json.dumps(sorted(HELP_FORBIDDEN))],
+                          capture_output=True, text=True, timeout=120, check=False, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {}, "these modules import heavy libraries at module level"
+
+
+def test_workgroup_help_loads_no_models_or_git(tmp_path: Path) -> None:
+    proc, loaded = run_entry(tmp_path, "workgroup", "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert "runtime" in proc.stdout
+    assert sorted(loaded & HELP_FORBIDDEN) == []
