@@ -90,7 +90,7 @@ def test_invalid(request_: dict[str, Any]) -> None:
     assert frame == {"ok": False, "code": "INVALID_REQUEST", "message": frame["message"]}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.floats(min_value=0, max_value=1e6), st.floats(min_value=1e-3, max_value=1e6))
 def test_state_is_monotonic_in_ratio(used: float, limit: float) -> None:
     result = evaluate_budget(used, limit)

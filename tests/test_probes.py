@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -19,8 +19,9 @@ from toolkit.git import discover
 from toolkit.probes import PHASES, decide, describe_age, read_cache, ttl_from_config
 from toolkit.timefmt import format_utc, parse_rfc3339
 
-T0 = parse_rfc3339("2026-03-01T10:00:00Z")
-assert T0 is not None
+_T0 = parse_rfc3339("2026-03-01T10:00:00Z")
+assert _T0 is not None
+T0: datetime = _T0
 
 
 def rec(status: str, phase: str, minutes_ago: float = 0) -> dict[str, Any]:
@@ -268,7 +269,7 @@ def test_concurrent_records_keep_every_probe(git_repo: GitRepo) -> None:
     assert set(read_cache(lay)) == set(names)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     st.sampled_from(["healthy", "failed"]),
     st.sampled_from(PHASES),

@@ -219,7 +219,7 @@ _facts = st.dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(_facts)
 def test_policy_invariants(facts: dict[str, Any]) -> None:
     frame = execute("result-policy", {"input": facts}, RuntimeContext())

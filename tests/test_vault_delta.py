@@ -258,7 +258,7 @@ _delta = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     _delta,
     st.lists(_delta, max_size=4),
@@ -301,7 +301,7 @@ def _slow_normalize(value: str) -> str:
     return " ".join(kept.split())
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.text(max_size=40) | st.text(alphabet=st.characters(max_codepoint=127), max_size=40))
 def test_fast_normalization_matches_the_definition(text: str) -> None:
     # the ASCII fast path and the per-character path agree with the rule as written

@@ -42,7 +42,8 @@ def journal_bytes(repo: GitRepo) -> bytes:
 def flush(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     capsys.readouterr()
     assert run(["vault", "flush", "--now", NOW]) == 0
-    return json.loads(capsys.readouterr().out)
+    batch: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return batch
 
 
 DELTA = {"category": "pattern", "title": "Retry budget", "content": "Three retries with jitter."}
