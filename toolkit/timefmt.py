@@ -21,8 +21,9 @@ def parse_rfc3339(value: object) -> datetime | None:
     m = _RFC3339.fullmatch(value)
     if not m:
         return None
-    year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
-    frac, offset = m.group(7), m.group(8)
+    parts = m.groups()
+    year, month, day, hour, minute, second = map(int, parts[:6])
+    frac, offset = parts[6], parts[7]
     if hour > 23 or minute > 59 or second > 59:
         # leap seconds (:60) are not representable; the reference refuses them too
         return None

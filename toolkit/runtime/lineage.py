@@ -101,7 +101,9 @@ _MS = timedelta(milliseconds=1)
 
 def utf16_len(text: str) -> int:
     """String length as JavaScript counts it (UTF-16 code units), for min/maxLength."""
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def js_truthy(value: Any) -> bool:
@@ -113,6 +115,8 @@ def js_truthy(value: Any) -> bool:
 
 def js_strict_equal(left: Any, right: Any) -> bool:
     """``left === right`` for parsed JSON values: objects/arrays are never identical copies."""
+    if type(left) is str and type(right) is str:  # the common case, first
+        return left == right
     if isinstance(left, (dict, list)) or isinstance(right, (dict, list)):
         return left is right
     if isinstance(left, bool) or isinstance(right, bool):
@@ -206,7 +210,13 @@ def lineage_schema_errors(value: Any) -> list[str]:
 
 
 def is_valid_lineage(value: Any) -> bool:
-    return not lineage_schema_errors(value)
+    """True when ``value`` satisfies the closed lineage schema (the fast path of the errors above)."""
+    if not isinstance(value, dict) or len(value) != len(LINEAGE_FIELDS):
+        return False
+    try:
+        return all(check(value[name]) for name, check in LINEAGE_FIELDS.items())
+    except KeyError:  # a missing field, replaced by an unknown one
+        return False
 
 
 # --- evaluation --------------------------------------------------------------------------
