@@ -759,12 +759,19 @@ def test_stdout_failure_logs_error_outcome(
     assert project_rows(project)[-1]["outcome"] == "error"
 
 
-def test_lean_imports() -> None:
+def test_lean_imports(tmp_path: Path) -> None:
+    """The three cm-* scripts never load typer, pydantic, pygit2 or yaml, even after a real write."""
     code = (
-        "import sys, toolkit.cm.adapter, toolkit.cm.events, toolkit.cm.report; "
-        "print(sorted({m.split('.')[0] for m in sys.modules} & {'typer','pydantic','pygit2','yaml','click'}))"
+        "import sys, io, contextlib, toolkit.cm.adapter, toolkit.cm.events, toolkit.cm.report\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert toolkit.cm.events.main(['--workflow', 'cm-prd', '--event', 'note',\n"
+        "        '--runtime', 'codex', '--run-id', 'lean-run-0001', '--detail', 'lean start']) == 0\n"
+        "    assert toolkit.cm.report.main(['--json']) == 0\n"
+        "heavy = {'typer', 'pydantic', 'pygit2', 'yaml', 'click'}\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & heavy))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    env = {**os.environ, "CM_WORKFLOW_LOG_HOME": str(tmp_path / "logs")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == "[]"
 
 
