@@ -3,22 +3,24 @@ cached input removes context tokens; cache reads are billing / context reuse."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="workgroup-docs-claims-hook", description=__doc__)
-    parser.add_argument("filenames", nargs="*")
-    args = parser.parse_args(argv)
+    from toolkit.hooks.privacy import parse_filenames
+
+    names = parse_filenames(argv, "workgroup-docs-claims-hook", "Refuses blanket claims that caching removes "
+                                                                "context tokens (VERIFY CEO-14).")
+    if isinstance(names, int):
+        return names
     from pathlib import Path
 
     from toolkit.privacy.claims import find_claims
     from toolkit.privacy.files import read_text
 
     status = 0
-    for name in args.filenames:
+    for name in names:
         text, reason = read_text(Path(name))
         if text is None:
             sys.stderr.write(f"workgroup-docs-claims: {name}: skipped ({reason})\n")

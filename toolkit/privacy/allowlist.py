@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,6 +85,8 @@ def load_salt(root: Path, *, create: bool = False, environ: dict[str, str] | Non
     if path is None:
         return None
     if not path.exists() and create:
+        import secrets
+
         from toolkit.store import create_exclusive
 
         path.parent.mkdir(parents=True, exist_ok=True)

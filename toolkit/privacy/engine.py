@@ -14,7 +14,6 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable
-from typing import Any
 
 from toolkit.privacy.identity import IDENTITY_RULES
 from toolkit.privacy.keys import key_findings
@@ -22,6 +21,10 @@ from toolkit.privacy.rules import LineRule, Rule, lazy
 from toolkit.privacy.secrets import SECRET_RULES
 from toolkit.privacy.transcripts import TRANSCRIPT_LINE_RULES, TRANSCRIPT_RULES
 from toolkit.privacy.types import Category, Context, Finding, mask
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays out of the hook's cold start
+    from typing import Any
 
 RULES: tuple[Rule, ...] = SECRET_RULES + IDENTITY_RULES + TRANSCRIPT_RULES
 LINE_RULES: tuple[LineRule, ...] = TRANSCRIPT_LINE_RULES

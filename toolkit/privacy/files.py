@@ -10,20 +10,20 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.privacy.engine import scan_text_with_values
+from toolkit.privacy.rules import lazy
 from toolkit.privacy.types import Context, Finding
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 _SNIFF = 8192
 _SKIP_DIRS = frozenset({".git", "__pycache__"})
-_CAPSULE = re.compile(r"(^|/)\.workgroup/workgroups/[^/]+/capsules/[^/]+\.json$")
-_HANDOFF = re.compile(r"(^|/)(\.reviews/session-handoff\.md|[^/]*handoff[^/]*\.md)$", re.I)
-_EVENT_LOG = re.compile(r"(^|/)(运行日志\.jsonl|[^/]*events?[^/]*\.jsonl)$", re.I)
+_CAPSULE = lazy(r"(^|/)\.workgroup/workgroups/[^/]+/capsules/[^/]+\.json$")
+_HANDOFF = lazy(r"(?i)(^|/)(\.reviews/session-handoff\.md|[^/]*handoff[^/]*\.md)$")
+_EVENT_LOG = lazy(r"(?i)(^|/)(运行日志\.jsonl|[^/]*events?[^/]*\.jsonl)$")
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolkit.privacy.allowlist import fingerprint, load_allowlist, load_salt
 from toolkit.privacy.files import FileFinding, ScanReport, scan_paths
 from toolkit.privacy.types import Context
 
 
 def apply_allowlist(report: ScanReport, root: Path) -> ScanReport:
     """Remove findings whose salted fingerprint is in ``.workgroup/privacy-allowlist.yml``."""
+    if not report.findings or not (root / ".workgroup" / "privacy-allowlist.yml").is_file():
+        return report  # the common case pays for neither hashlib nor YAML
+    from toolkit.privacy.allowlist import fingerprint, load_allowlist, load_salt
+
     entries = load_allowlist(root)
     if not entries or not report.findings:
         return report
