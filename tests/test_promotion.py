@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolkit.runtime.codes import RuntimeOpError
-from toolkit.runtime.promotion import evaluate_promotion, quantile
+from toolkit.runtime.promotion import evaluate_promotion
+from toolkit.runtime.promotion_report import quantile
 from toolkit.runtime.protocol import RuntimeContext, execute
 from toolkit.timefmt import format_utc
 

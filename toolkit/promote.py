@@ -239,7 +239,7 @@ def sign_pairs(
         corpus_digest,
         sign_envelope,
     )
-    from toolkit.runtime.promotion import validate_pairs
+    from toolkit.runtime.promotion_pairs import validate_pairs
     from toolkit.timefmt import format_utc
 
     checks = (

@@ -13,14 +13,20 @@ intervals and a per-stratum table; the gates themselves stay exactly as the cont
 from __future__ import annotations
 
 import math
-import random
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.envelope import check_envelope, parse_trusted_keys
-from toolkit.runtime.rollout import ANONYMOUS_CORPUS_ID, STRATA
+from toolkit.runtime.promotion_pairs import Pair, invalid_input, is_number, validate_pairs
+from toolkit.runtime.promotion_report import (
+    BOOTSTRAP_SAMPLES,
+    BOOTSTRAP_SEED,
+    bootstrap_interval,
+    quantile,
+    strata_table,
+)
+from toolkit.runtime.rollout import STRATA
 from toolkit.timefmt import format_utc, parse_rfc3339
 
 if TYPE_CHECKING:
@@ -52,32 +58,6 @@ _LOWER_ONLY = (
     "max_rework_relative_regression",
     "provider_reconciliation_tolerance",
 )
-MAX_COST = 1_000_000_000
-MAX_WALL_TIME_MS = 2_678_400_000  # 31 days
-MAX_COUNT = 1_000_000
-MAX_SAFE_INTEGER = 2**53 - 1
-BOOTSTRAP_SEED = 20260731
-BOOTSTRAP_SAMPLES = 2000
-
-
-def _invalid() -> RuntimeOpError:
-    return RuntimeOpError("PROMOTION_INPUT_INVALID")
-
-
-def quantile(values: list[float], p: float) -> float | None:
-    """Linear interpolation at position (n-1)p of the sorted values (the reference's definition)."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    position = (len(ordered) - 1) * p
-    lower, upper = math.floor(position), math.ceil(position)
-    if lower == upper:
-        return ordered[lower]
-    return ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
-
-
-def _number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def effective_thresholds(thresholds: Any) -> dict[str, Any]:
@@ -85,15 +65,15 @@ def effective_thresholds(thresholds: Any) -> dict[str, Any]:
     if thresholds is None:
         thresholds = {}
     if not isinstance(thresholds, dict):
-        raise _invalid()
+        raise invalid_input()
     for name, value in thresholds.items():
-        if name != "required_strata" and not _number(value):
-            raise _invalid()
+        if name != "required_strata" and not is_number(value):
+            raise invalid_input()
     requested = thresholds.get("required_strata")
     extra: list[str] = []
     if isinstance(requested, list):
         if not all(isinstance(item, str) for item in requested):
-            raise _invalid()
+            raise invalid_input()
         extra = requested
     effective: dict[str, Any] = {}
     for name in _RAISE_ONLY:
@@ -102,95 +82,6 @@ def effective_thresholds(thresholds: Any) -> dict[str, Any]:
         effective[name] = min(DEFAULT_THRESHOLDS[name], thresholds.get(name, DEFAULT_THRESHOLDS[name]))
     effective["required_strata"] = list(dict.fromkeys([*STRATA, *extra]))
     return effective
-
-
-def _metric(
-    value: Any, *, positive: bool = False, integer: bool = False, maximum: float = MAX_SAFE_INTEGER
-) -> float:
-    if not _number(value) or (value <= 0 if positive else value < 0) or value > maximum:
-        raise _invalid()
-    if integer and not float(value).is_integer():
-        raise _invalid()
-    return value  # type: ignore[no-any-return]
-
-
-@dataclass(frozen=True)
-class Pair:
-    """One validated baseline/candidate pair."""
-
-    id: str
-    stratum: str
-    measured: bool
-    cost_reduction: float
-    cost_regression: float
-    wall_time_reduction: float
-    baseline_quality: float
-    candidate_quality: float
-    baseline_rework: float
-    candidate_rework: float
-    new_escape: bool
-    reconciliation_error: float | None
-
-
-def _side(pair: dict[str, Any], name: str) -> dict[str, Any]:
-    side = pair.get(name)
-    if not isinstance(side, dict):
-        raise _invalid()
-    return side
-
-
-def _pair(raw: Any, seen: set[str]) -> Pair:
-    if not isinstance(raw, dict):
-        raise _invalid()
-    pair_id = raw.get("id")
-    if not isinstance(pair_id, str) or not ANONYMOUS_CORPUS_ID.match(pair_id) or pair_id in seen:
-        raise _invalid()
-    seen.add(pair_id)
-    if raw.get("stratum") not in STRATA:
-        raise _invalid()
-    provenance = raw.get("provenance")
-    measured = isinstance(provenance, dict) and (
-        provenance.get("kind") == "measured"
-        and provenance.get("empirical") is True
-        and provenance.get("promotion_authorized") is True
-    )
-    base, cand = _side(raw, "baseline"), _side(raw, "candidate")
-    base_cost = _metric(base.get("billed_cost"), positive=True, maximum=MAX_COST)
-    next_cost = _metric(cand.get("billed_cost"), maximum=MAX_COST)
-    base_time = _metric(base.get("wall_time_ms"), positive=True, maximum=MAX_WALL_TIME_MS)
-    next_time = _metric(cand.get("wall_time_ms"), maximum=MAX_WALL_TIME_MS)
-    counts = {
-        f"{side}.{key}": _metric(data.get(key), integer=True, maximum=MAX_COUNT)
-        for side, data in (("baseline", base), ("candidate", cand))
-        for key in ("rework_rounds", "escaped_high_critical")
-    }
-    reconciliation: float | None = None
-    provider, accounted = cand.get("provider_reported_total"), cand.get("event_accounted_total")
-    if provider is not None and accounted is not None:
-        total = _metric(provider, positive=True, integer=True)
-        reconciliation = abs(_metric(accounted, integer=True) - total) / total
-    return Pair(
-        id=pair_id,
-        stratum=raw["stratum"],
-        measured=measured,
-        cost_reduction=(base_cost - next_cost) / base_cost,
-        cost_regression=(next_cost - base_cost) / base_cost,
-        wall_time_reduction=(base_time - next_time) / base_time,
-        baseline_quality=_metric(base.get("quality_score"), maximum=100),
-        candidate_quality=_metric(cand.get("quality_score"), maximum=100),
-        baseline_rework=counts["baseline.rework_rounds"],
-        candidate_rework=counts["candidate.rework_rounds"],
-        new_escape=counts["candidate.escaped_high_critical"] > counts["baseline.escaped_high_critical"],
-        reconciliation_error=reconciliation,
-    )
-
-
-def validate_pairs(pairs: Any) -> list[Pair]:
-    """Every pair bounded, anonymous, unique and in a known stratum, else ``PROMOTION_INPUT_INVALID``."""
-    if not isinstance(pairs, list) or not pairs:
-        raise _invalid()
-    seen: set[str] = set()
-    return [_pair(raw, seen) for raw in pairs]
 
 
 def _rework_regression(pairs: list[Pair]) -> float:
@@ -322,49 +213,6 @@ def _json_number(value: Any) -> Any:
     return value
 
 
-def _sorted_quantile(ordered: list[float], p: float) -> float:
-    position = (len(ordered) - 1) * p
-    lower = math.floor(position)
-    upper = math.ceil(position)
-    return ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
-
-
-def bootstrap_interval(values: list[float], *, seed: int, samples: int, p: float = 0.5) -> dict[str, Any]:
-    """Seeded percentile bootstrap (95 %) for the p-quantile of ``values``; deterministic per seed."""
-    rng = random.Random(seed)
-    n = len(values)
-    estimates = sorted(_sorted_quantile(sorted(rng.choices(values, k=n)), p) for _ in range(samples))
-    return {
-        "estimate": quantile(values, p),
-        "low": quantile(estimates, 0.025),
-        "high": quantile(estimates, 0.975),
-        "confidence": 0.95,
-        "samples": samples,
-        "seed": seed,
-    }
-
-
-def _strata_table(pairs: list[Pair], required: list[str]) -> list[dict[str, Any]]:
-    table = []
-    for stratum in required:
-        members = [p for p in pairs if p.stratum == stratum]
-        if not members:
-            table.append({"stratum": stratum, "n": 0})
-            continue
-        table.append(
-            {
-                "stratum": stratum,
-                "n": len(members),
-                "median_cost_reduction": quantile([p.cost_reduction for p in members], 0.5),
-                "median_wall_time_reduction": quantile([p.wall_time_reduction for p in members], 0.5),
-                "quality_drop_points": (quantile([p.baseline_quality for p in members], 0.5) or 0)
-                - (quantile([p.candidate_quality for p in members], 0.5) or 0),
-                "new_high_critical_escapes": sum(p.new_escape for p in members),
-            }
-        )
-    return table
-
-
 def evaluate_promotion(
     pairs: Any,
     thresholds: Any = None,
@@ -420,7 +268,7 @@ def evaluate_promotion(
                 [p.wall_time_reduction for p in checked], seed=bootstrap_seed, samples=bootstrap_samples
             ),
         },
-        "strata": _strata_table(checked, limits["required_strata"]),
+        "strata": strata_table(checked, limits["required_strata"]),
     }
     return {
         "promote": all(gates.values()),

@@ -1,0 +1,120 @@
+"""Paired results: validation of one baseline/candidate pair (stdlib only).
+
+Bounds follow the reference: ids anonymous (``anon-<hex16-64>`` or ``<stratum>-NN``) and unique,
+stratum one of the five, baseline cost in (0, 1e9], candidate cost in [0, 1e9], wall time at most
+31 days, quality 0..100, rework and escapes non-negative integers, provider totals positive safe
+integers. A violation is ``PROMOTION_INPUT_INVALID`` (an error), never a failed gate.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from toolkit.runtime.codes import RuntimeOpError
+from toolkit.runtime.rollout import ANONYMOUS_CORPUS_ID, STRATA
+
+MAX_COST = 1_000_000_000
+MAX_WALL_TIME_MS = 2_678_400_000  # 31 days
+MAX_COUNT = 1_000_000
+MAX_SAFE_INTEGER = 2**53 - 1
+
+
+def invalid_input() -> RuntimeOpError:
+    """The one error of malformed promotion input."""
+    return RuntimeOpError("PROMOTION_INPUT_INVALID")
+
+
+def is_number(value: Any) -> bool:
+    """A finite JSON number (booleans are not numbers, as in the reference's Number.isFinite)."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def _metric(
+    value: Any, *, positive: bool = False, integer: bool = False, maximum: float = MAX_SAFE_INTEGER
+) -> float:
+    if not is_number(value) or (value <= 0 if positive else value < 0) or value > maximum:
+        raise invalid_input()
+    if integer and not float(value).is_integer():
+        raise invalid_input()
+    return value  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One validated baseline/candidate pair."""
+
+    id: str
+    stratum: str
+    measured: bool
+    cost_reduction: float
+    cost_regression: float
+    wall_time_reduction: float
+    baseline_quality: float
+    candidate_quality: float
+    baseline_rework: float
+    candidate_rework: float
+    new_escape: bool
+    reconciliation_error: float | None
+
+
+def _side(pair: dict[str, Any], name: str) -> dict[str, Any]:
+    side = pair.get(name)
+    if not isinstance(side, dict):
+        raise invalid_input()
+    return side
+
+
+def _pair(raw: Any, seen: set[str]) -> Pair:
+    if not isinstance(raw, dict):
+        raise invalid_input()
+    pair_id = raw.get("id")
+    if not isinstance(pair_id, str) or not ANONYMOUS_CORPUS_ID.match(pair_id) or pair_id in seen:
+        raise invalid_input()
+    seen.add(pair_id)
+    if raw.get("stratum") not in STRATA:
+        raise invalid_input()
+    provenance = raw.get("provenance")
+    measured = isinstance(provenance, dict) and (
+        provenance.get("kind") == "measured"
+        and provenance.get("empirical") is True
+        and provenance.get("promotion_authorized") is True
+    )
+    base, cand = _side(raw, "baseline"), _side(raw, "candidate")
+    base_cost = _metric(base.get("billed_cost"), positive=True, maximum=MAX_COST)
+    next_cost = _metric(cand.get("billed_cost"), maximum=MAX_COST)
+    base_time = _metric(base.get("wall_time_ms"), positive=True, maximum=MAX_WALL_TIME_MS)
+    next_time = _metric(cand.get("wall_time_ms"), maximum=MAX_WALL_TIME_MS)
+    counts = {
+        f"{side}.{key}": _metric(data.get(key), integer=True, maximum=MAX_COUNT)
+        for side, data in (("baseline", base), ("candidate", cand))
+        for key in ("rework_rounds", "escaped_high_critical")
+    }
+    reconciliation: float | None = None
+    provider, accounted = cand.get("provider_reported_total"), cand.get("event_accounted_total")
+    if provider is not None and accounted is not None:
+        total = _metric(provider, positive=True, integer=True)
+        reconciliation = abs(_metric(accounted, integer=True) - total) / total
+    return Pair(
+        id=pair_id,
+        stratum=raw["stratum"],
+        measured=measured,
+        cost_reduction=(base_cost - next_cost) / base_cost,
+        cost_regression=(next_cost - base_cost) / base_cost,
+        wall_time_reduction=(base_time - next_time) / base_time,
+        baseline_quality=_metric(base.get("quality_score"), maximum=100),
+        candidate_quality=_metric(cand.get("quality_score"), maximum=100),
+        baseline_rework=counts["baseline.rework_rounds"],
+        candidate_rework=counts["candidate.rework_rounds"],
+        new_escape=counts["candidate.escaped_high_critical"] > counts["baseline.escaped_high_critical"],
+        reconciliation_error=reconciliation,
+    )
+
+
+def validate_pairs(pairs: Any) -> list[Pair]:
+    """Every pair bounded, anonymous, unique and in a known stratum, else ``PROMOTION_INPUT_INVALID``."""
+    if not isinstance(pairs, list) or not pairs:
+        raise invalid_input()
+    seen: set[str] = set()
+    return [_pair(raw, seen) for raw in pairs]

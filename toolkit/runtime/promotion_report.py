@@ -1,0 +1,66 @@
+"""Report-only additions to a promotion decision: seeded bootstrap intervals, a per-stratum table.
+
+Nothing here changes a gate; it helps a reader judge how stable the measured reductions are.
+Stdlib only; deterministic for a given seed (``random.Random(seed).choices``).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+from toolkit.runtime.promotion_pairs import Pair
+
+BOOTSTRAP_SEED = 20260731
+BOOTSTRAP_SAMPLES = 2000
+
+
+def quantile(values: list[float], p: float) -> float | None:
+    """Linear interpolation at position (n-1)p of the sorted values (the reference's definition)."""
+    if not values:
+        return None
+    return _sorted_quantile(sorted(values), p)
+
+
+def _sorted_quantile(ordered: list[float], p: float) -> float:
+    position = (len(ordered) - 1) * p
+    lower = math.floor(position)
+    upper = math.ceil(position)
+    return ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
+
+
+def bootstrap_interval(values: list[float], *, seed: int, samples: int, p: float = 0.5) -> dict[str, Any]:
+    """Seeded percentile bootstrap (95 %) for the p-quantile of ``values``; deterministic per seed."""
+    rng = random.Random(seed)
+    n = len(values)
+    estimates = sorted(_sorted_quantile(sorted(rng.choices(values, k=n)), p) for _ in range(samples))
+    return {
+        "estimate": quantile(values, p),
+        "low": quantile(estimates, 0.025),
+        "high": quantile(estimates, 0.975),
+        "confidence": 0.95,
+        "samples": samples,
+        "seed": seed,
+    }
+
+
+def strata_table(pairs: list[Pair], required: list[str]) -> list[dict[str, Any]]:
+    table = []
+    for stratum in required:
+        members = [p for p in pairs if p.stratum == stratum]
+        if not members:
+            table.append({"stratum": stratum, "n": 0})
+            continue
+        table.append(
+            {
+                "stratum": stratum,
+                "n": len(members),
+                "median_cost_reduction": quantile([p.cost_reduction for p in members], 0.5),
+                "median_wall_time_reduction": quantile([p.wall_time_reduction for p in members], 0.5),
+                "quality_drop_points": (quantile([p.baseline_quality for p in members], 0.5) or 0)
+                - (quantile([p.candidate_quality for p in members], 0.5) or 0),
+                "new_high_critical_escapes": sum(p.new_escape for p in members),
+            }
+        )
+    return table
