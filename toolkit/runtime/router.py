@@ -61,6 +61,8 @@ REASON_CODES: tuple[str, ...] = (
 _REASON_ORDER = {code: index for index, code in enumerate(REASON_CODES)}
 _WRITER_ROLE = re.compile(r"(?:^|[-_])(builder|writer|implementer)(?:$|[-_])")
 _REGISTRY_CACHE_KEY = "router.owners_registry"
+_CANON_CACHE_KEY = "router.canonicalizers"
+_KEYS_CACHE_KEY = "router.registry_keys"
 _MAX_REGISTRY_BYTES = 64 * 1024 * 1024
 
 
@@ -158,8 +160,13 @@ def _writer_conflict(
     active_writers: object,
     active_canon: Canonicalizer,
     from_registry: bool,
+    key_cache: dict[Any, list[str]] | None = None,
 ) -> bool:
-    """Rule 1. Also raises the coded refusals for bad paths and unscoped writers."""
+    """Rule 1. Also raises the coded refusals for bad paths and unscoped writers.
+
+    ``key_cache`` memoizes the keys of registry writers (validated lists of strings) across the
+    requests of one ``--batch``.
+    """
     writers = _path_list(active_writers)
     proposed = _proposed_keys(inp, canon)
     looks_writer = (
@@ -177,7 +184,16 @@ def _writer_conflict(
         try:
             if not isinstance(active, dict):
                 raise RuntimeOpError("INVALID_OWNERSHIP_PATH")
-            keys = _scope_keys(active, active_canon)
+            if key_cache is not None and from_registry:
+                memo = (
+                    tuple(active.get("owned_files") or ()),
+                    tuple(active.get("resolved_owned_files") or ()),
+                )
+                keys = key_cache.get(memo)  # type: ignore[assignment]
+                if keys is None:
+                    keys = key_cache[memo] = _scope_keys(active, active_canon)
+            else:
+                keys = _scope_keys(active, active_canon)
             if not keys:
                 raise RuntimeOpError("WRITER_SCOPE_REQUIRED")
         except (RuntimeOpError, OwnershipPathError):
@@ -236,6 +252,15 @@ def _int_field(inp: dict[str, Any], name: str, default: int, minimum: int) -> in
     return int(value)
 
 
+def _canonicalizer(root: str, cache: dict[str, Canonicalizer] | None) -> Canonicalizer:
+    if cache is None:
+        return Canonicalizer(root)
+    found = cache.get(root)
+    if found is None:
+        found = cache[root] = Canonicalizer(root)
+    return found
+
+
 def route_task(
     input: dict[str, Any],
     *,
@@ -243,11 +268,15 @@ def route_task(
     active_writers: object = None,
     active_root: str | None = None,
     from_registry: bool = False,
+    canonicalizers: dict[str, Canonicalizer] | None = None,
+    key_cache: dict[Any, list[str]] | None = None,
 ) -> dict[str, Any]:
     """Decide the mode of one delegation (pure apart from ``realpath`` lookups).
 
     ``active_writers`` defaults to the request's ``active_writers``/``active_writer_scopes``;
     ``active_root`` is the root their paths are relative to (default ``workspace_root``).
+    ``canonicalizers`` (root -> ``Canonicalizer``) lets the requests of one ``--batch`` share
+    their per-directory ``realpath`` cache.
     Raises ``RuntimeOpError`` with the reference's codes.
     """
     inp = input
@@ -257,15 +286,15 @@ def route_task(
     if root is None:
         root = workspace_root
     try:
-        canon = Canonicalizer(root) if isinstance(root, str) else None
+        canon = _canonicalizer(root, canonicalizers) if isinstance(root, str) else None
         if canon is None:
             raise RuntimeOpError("INVALID_OWNERSHIP_PATH")
         if active_writers is None:
             active_writers = inp.get("active_writers")
             if active_writers is None:
                 active_writers = inp.get("active_writer_scopes")
-        active_canon = canon if active_root is None else Canonicalizer(active_root)
-        if _writer_conflict(inp, canon, active_writers, active_canon, from_registry):
+        active_canon = canon if active_root is None else _canonicalizer(active_root, canonicalizers)
+        if _writer_conflict(inp, canon, active_writers, active_canon, from_registry, key_cache):
             return decision("local", ["WRITER_OWNERSHIP_CONFLICT"])
     except OwnershipPathError:
         raise RuntimeOpError("INVALID_OWNERSHIP_PATH") from None
@@ -440,9 +469,19 @@ def _read_registry_file(path: str) -> list[dict[str, Any]]:
     except (UnicodeDecodeError, ValueError):
         raise RuntimeOpError("ENVIRONMENT_ERROR") from None
     writers = data.get("writers") if isinstance(data, dict) else None
-    if not isinstance(writers, list) or not all(isinstance(w, dict) for w in writers):
+    if not isinstance(writers, list) or not all(_valid_entry(w) for w in writers):
         raise RuntimeOpError("ENVIRONMENT_ERROR")
     return writers
+
+
+def _valid_entry(writer: object) -> bool:
+    if not isinstance(writer, dict) or not isinstance(writer.get("lease_expires_at"), str):
+        return False
+    for name in ("owned_files", "resolved_owned_files", "owned_globs"):
+        value = writer.get(name, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            return False
+    return True
 
 
 def live_registry_writers(
@@ -493,7 +532,11 @@ def _expand_owned_globs(inp: dict[str, Any], root: str) -> dict[str, Any]:
 
 
 def _apply_held_globs(
-    inp: dict[str, Any], live: list[dict[str, Any]], root: object, workdir: str
+    inp: dict[str, Any],
+    live: list[dict[str, Any]],
+    root: object,
+    workdir: str,
+    canonicalizers: dict[str, Canonicalizer],
 ) -> list[dict[str, Any]]:
     """Rarely used: a held glob also covers new, untracked files it matches.
 
@@ -504,7 +547,7 @@ def _apply_held_globs(
         return live
     from toolkit.paths import glob_spec
 
-    canon = Canonicalizer(root)
+    canon = _canonicalizer(root, canonicalizers)
     real_workdir = os.path.realpath(workdir).rstrip("/") + "/"
     lineage = _obj(inp.get("lineage"))
     raw: list[object] = []
@@ -551,16 +594,26 @@ def op_route(request: dict[str, Any], ctx: Any) -> dict[str, Any]:
     root = cwd if root is None else root
     if isinstance(root, str) and root.strip():
         inp = _expand_owned_globs(inp, root)
+    canonicalizers = ctx.cache.setdefault(_CANON_CACHE_KEY, {})
     if inp.get("active_writers") is not None or inp.get("active_writer_scopes") is not None:
-        return route_task(inp, workspace_root=cwd)
+        return route_task(inp, workspace_root=cwd, canonicalizers=canonicalizers)
     loaded = _load_registry(cwd, ctx.cache)
     if loaded is None:
-        return route_task(inp, workspace_root=cwd, active_writers=[])
+        return route_task(inp, workspace_root=cwd, active_writers=[], canonicalizers=canonicalizers)
     workdir, writers = loaded
     proposed_lineage = inp.get("lineage_id")
     if proposed_lineage is None:
         proposed_lineage = _obj(inp.get("lineage")).get("lineage_id")
     live = live_registry_writers(writers, datetime.now(UTC), proposed_lineage) if writers else []
+    canonicalizers = ctx.cache.setdefault(_CANON_CACHE_KEY, {})
     if any(writer.get("owned_globs") for writer in live):
-        live = _apply_held_globs(inp, live, cwd if root is None else root, workdir)
-    return route_task(inp, workspace_root=cwd, active_writers=live, active_root=workdir, from_registry=True)
+        live = _apply_held_globs(inp, live, root, workdir, canonicalizers)
+    return route_task(
+        inp,
+        workspace_root=cwd,
+        active_writers=live,
+        active_root=workdir,
+        from_registry=True,
+        canonicalizers=canonicalizers,
+        key_cache=ctx.cache.setdefault(_KEYS_CACHE_KEY, {}),
+    )
