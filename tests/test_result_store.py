@@ -409,3 +409,22 @@ def test_summary_must_be_utf8(git_repo: GitRepo, tmp_path: Path, capsys: pytest.
     code, _, err = store(pol, summ, None, capsys)
     assert code == 2 and err.startswith("error[SUMMARY_INVALID]")
     assert not (git_repo.path / ".workgroup").exists()
+
+
+def test_private_summary_is_refused_before_any_write(
+    git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    pol, summ, raw = files(
+        tmp_path,
+        {"input": {"material": True, "large_raw_output": True}},
+        summary=f"deploy failed with token {secret}\n",
+        raw=b"log",
+    )
+    code, out, err = store(pol, summ, raw, capsys)
+    assert code == 1 and out is None and err.startswith("error[PRIVATE_CONTENT]")
+    assert secret not in err
+    assert not (git_repo.path / ".workgroup").exists() and not (git_repo.path / "knowzcode").exists()
+    # an ephemeral result is returned to the caller only, so it is not blocked
+    pol, summ, _ = files(tmp_path, {"input": {"write_prohibited": True}}, summary="token ok\n")
+    assert store(pol, summ, None, capsys)[0] == 0

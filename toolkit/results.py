@@ -10,7 +10,8 @@
   is detectable and storing the same output twice is a no-op.
 
 Everything is validated before the first write (summary size and encoding, the raw file, ids,
-extension), so bad input never leaves a partial file. The summary is never truncated: an
+extension, and the privacy engine over a summary that will be committed), so bad input never
+leaves a partial file. The summary is never truncated: an
 oversized one is refused (the caller bounds it, as the capsule pipeline never truncates).
 """
 
@@ -146,6 +147,17 @@ def store_artifact(layout: Layout, raw_path: Path, boundary: str) -> Path:
     return target
 
 
+def _check_private(summary: str, rel_path: str) -> None:
+    """A summary that will be committed passes the privacy engine first (as the hook would)."""
+    from toolkit.privacy.engine import scan_text
+    from toolkit.privacy.files import context_for
+
+    findings = scan_text(summary, context_for(rel_path))
+    if findings:
+        rules = ", ".join(sorted({f.rule for f in findings}))
+        raise Refused("PRIVATE_CONTENT", f"the summary contains private content ({rules}); nothing written")
+
+
 def render_summary(summary: str, artifact_rel: str | None) -> str:
     body = summary if summary.endswith("\n") else summary + "\n"
     if artifact_rel:
@@ -171,6 +183,9 @@ def store_result(layout: Layout, request: StoreRequest) -> dict[str, Any]:
         "artifact_path": None,
         "raw_persisted": False,
     }
+    summary_path = layout.result_path(request.workgroup_id, request.task_id)
+    if handoff:
+        _check_private(request.summary, summary_path.relative_to(layout.workdir).as_posix())
     if artifact:
         if request.raw_path is None:
             raise InvalidInput("RAW_REQUIRED", "an artifact decision needs --raw with the raw output")
@@ -180,7 +195,6 @@ def store_result(layout: Layout, request: StoreRequest) -> dict[str, Any]:
         out.update(artifact_path=rel, raw_persisted=True)
         out["written"].append(rel)
     if handoff:
-        summary_path = layout.result_path(request.workgroup_id, request.task_id)
         atomic_write(summary_path, render_summary(request.summary, out["artifact_path"]))
         rel = summary_path.relative_to(layout.workdir).as_posix()
         out["summary_path"] = rel
