@@ -457,6 +457,35 @@ def test_batch_reads_the_registry_once(git_repo) -> None:  # type: ignore[no-unt
     assert execute("route", writer, RuntimeContext(cwd=str(git_repo.path)))["code"] == "ENVIRONMENT_ERROR"
 
 
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"owned_files": ["src"]},  # no lease expiry
+        {"owned_files": "src", "lease_expires_at": "2999-01-01T00:00:00Z"},  # paths not a list
+        {"owned_files": [1], "lease_expires_at": "2999-01-01T00:00:00Z"},  # a path not a string
+        {"owned_files": ["src"], "lease_expires_at": "tomorrow"},  # not RFC 3339
+        {"owned_files": ["/abs"], "lease_expires_at": "2999-01-01T00:00:00Z"},  # an invalid stored path
+    ],
+)
+def test_a_damaged_registry_is_an_environment_error(git_repo, entry: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    git_repo.commit("init", {"src/api.py": "x"})
+    registry = git_repo.path / ".git" / "workgroup" / "owners.json"
+    registry.parent.mkdir(parents=True)
+    registry.write_text(json.dumps({"schema": "workgroup.owners/v1", "writers": [entry]}), encoding="utf-8")
+    frame = execute(
+        "route",
+        {"input": {"is_writer": True, "owned_files": ["lib"]}},
+        RuntimeContext(cwd=str(git_repo.path)),
+    )
+    assert frame["code"] == "ENVIRONMENT_ERROR"
+
+
+def test_bad_glob_outside_a_repository_is_still_a_glob_error(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeOpError) as caught:
+        op_route({"input": {"owned_globs": ["!x"]}}, RuntimeContext(cwd=str(tmp_path)))
+    assert caught.value.code == "INVALID_OWNERSHIP_GLOB"
+
+
 def test_runtime_subprocess_uses_the_registry_and_writes_nothing(git_repo) -> None:  # type: ignore[no-untyped-def]
     from conftest import run_workgroup, runtime_call
 

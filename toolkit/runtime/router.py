@@ -510,8 +510,12 @@ def _expand_owned_globs(inp: dict[str, Any], root: str) -> dict[str, Any]:
     if globs is None or globs == []:
         return inp
     from toolkit.errors import ToolkitError
-    from toolkit.paths import expand_globs
+    from toolkit.paths import check_globs, expand_globs
 
+    try:
+        check_globs(globs)  # a bad glob is the request's fault, whatever the environment
+    except OwnershipPathError:
+        raise RuntimeOpError("INVALID_OWNERSHIP_GLOB") from None
     try:
         from toolkit.git import discover
 
