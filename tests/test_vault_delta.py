@@ -346,3 +346,81 @@ def test_runtime_modules_stay_stdlib_only() -> None:
         "sys.exit(1 if heavy else 0)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("facts", "expected"),
+    [
+        # supersedes may select exactly one prior stable id directly, whatever the category
+        (
+            {
+                "delta": {
+                    "category": "Correction",
+                    "title": "Retry rule",
+                    "content": "New policy",
+                    "supersedes": "K-1",
+                },
+                "previous_deltas": [
+                    {
+                        "category": "Decision",
+                        "title": "Retry rule",
+                        "content": "Old policy",
+                        "KnowledgeId": "K-1",
+                    }
+                ],
+            },
+            {"action": "update", "reason": "SUPERSESSION_CHANGED", "KnowledgeId": "K-1"},
+        ),
+        # the correction category flushes when nothing prior is superseded
+        (
+            {
+                "delta": {
+                    "category": "Correction",
+                    "title": "Old guidance",
+                    "content": "Superseded.",
+                    "supersedes": "K-1",
+                }
+            },
+            {"action": "flush", "reason": "DURABILITY_REQUIRED"},
+        ),
+    ],
+)
+def test_reference_cases(facts: dict[str, Any], expected: dict[str, Any]) -> None:
+    assert evaluate_vault_delta(facts) == expected
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        # the new delta's own identifier is never a target: only a prior record's counts
+        {
+            "delta": {
+                "title": "Retry",
+                "content": "New",
+                "semantic_key": "retry",
+                "KnowledgeId": "attacker-target",
+            },
+            "previous_deltas": [{"title": "Retry", "content": "Old", "semantic_key": "retry"}],
+        },
+        {
+            "delta": {
+                "category": "Correction",
+                "title": "Retry",
+                "content": "New",
+                "supersedes": "attacker-target",
+            },
+            "previous_deltas": [
+                {
+                    "category": "Correction",
+                    "title": "Retry",
+                    "content": "Old",
+                    "supersedes": "attacker-target",
+                }
+            ],
+        },
+    ],
+)
+def test_own_identifier_is_not_a_target(facts: dict[str, Any]) -> None:
+    with pytest.raises(RuntimeOpError) as info:
+        evaluate_vault_delta(facts)
+    assert info.value.code == "VAULT_TARGET_REQUIRED"
