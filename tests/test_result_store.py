@@ -403,9 +403,12 @@ def test_summary_from_stdin(
     assert (git_repo.path / out["summary_path"]).read_text("utf-8") == "résumé: 1 failure\n"
 
 
-def test_summary_must_be_utf8(git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("data", [b"\xff\xfe bad", b"  \n", b"a\x00b"])
+def test_summary_must_be_utf8_text(
+    git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], data: bytes
+) -> None:
     pol, summ, _ = files(tmp_path, {"input": {"material": True}})
-    summ.write_bytes(b"\xff\xfe bad")
+    summ.write_bytes(data)
     code, _, err = store(pol, summ, None, capsys)
     assert code == 2 and err.startswith("error[SUMMARY_INVALID]")
     assert not (git_repo.path / ".workgroup").exists()

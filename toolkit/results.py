@@ -104,6 +104,8 @@ def check_summary(data: bytes, limit: int = MAX_SUMMARY_BYTES) -> str:
         raise InvalidInput("SUMMARY_INVALID", "the summary is not UTF-8 text") from None
     if "\x00" in text:
         raise InvalidInput("SUMMARY_INVALID", "the summary contains a NUL character")
+    if not text.strip():
+        raise InvalidInput("SUMMARY_INVALID", "the summary is empty")
     return text
 
 
