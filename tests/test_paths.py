@@ -83,6 +83,8 @@ INVALID = [
     "",  # empty
     " src/api.py",  # padded (leading)
     "src/api.py ",  # padded (trailing)
+    "\ufeffsrc/api.py",  # padded with a BOM (JavaScript's trim removes it)
+    "src/api.py\u3000",  # padded with an ideographic space
     "src/a\x00b",  # NUL
     "src/a\nb",  # control character
     "src/a\x7fb",  # DEL

@@ -34,6 +34,11 @@ INVALID_OWNERSHIP_PATH = "INVALID_OWNERSHIP_PATH"
 INVALID_OWNERSHIP_GLOB = "INVALID_OWNERSHIP_GLOB"
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# What JavaScript's ``trim`` removes (the reference's padding test), plus Python's other spaces.
+_PAD = (
+    " \t\n\v\f\r\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+    "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 # A drive (``C:``) or a URL scheme (``https:``) in the first segment.
 _FIRST_SEGMENT_COLON = re.compile(r"^[^/]*:")
 
@@ -64,9 +69,9 @@ def lexical_segments(value: object) -> list[str]:
 
     ``..`` segments are kept: they are resolved against the real file system later.
     """
-    if isinstance(value, str) and _SIMPLE.fullmatch(value) and value.strip() == value:
+    if isinstance(value, str) and _SIMPLE.fullmatch(value) and value.strip(_PAD) == value:
         return value.split("/")
-    if not isinstance(value, str) or not value or value.strip() != value:
+    if not isinstance(value, str) or not value or value.strip(_PAD) != value:
         raise OwnershipPathError("an owned path must be a non-empty, unpadded string")
     if _CONTROL.search(value):
         raise OwnershipPathError("an owned path must not contain NUL or control characters")
@@ -197,7 +202,7 @@ class Canonicalizer:
 
     def key(self, value: object) -> str:
         """The comparison key of one owned path; ``OwnershipPathError`` when it is not one."""
-        if type(value) is str and _SIMPLE.fullmatch(value) and value.strip() == value:
+        if type(value) is str and _SIMPLE.fullmatch(value) and value.strip(_PAD) == value:
             # hot path: an already-canonical path whose last segment is not a symlink
             head, _, name = value.rpartition("/")
             prefix, links = self._dir_info(head)
@@ -220,7 +225,7 @@ class Canonicalizer:
         simple = _SIMPLE.fullmatch
         heads = self._heads
         for value in values:
-            if type(value) is str and simple(value) and value.strip() == value:
+            if type(value) is str and simple(value) and value.strip(_PAD) == value:
                 head, _, name = value.rpartition("/")
                 info = heads.get(head) or self._dir_info(head)
                 if name not in info[1] and info[0] is not None:
@@ -343,7 +348,7 @@ def check_globs(globs: object) -> list[str]:
         raise OwnershipPathError("owned_globs must be a list of strings", INVALID_OWNERSHIP_GLOB)
     out: list[str] = []
     for glob in globs:
-        if not isinstance(glob, str) or not glob or glob.strip() != glob or _CONTROL.search(glob):
+        if not isinstance(glob, str) or not glob or glob.strip(_PAD) != glob or _CONTROL.search(glob):
             raise OwnershipPathError(
                 "an owned glob must be a non-empty, unpadded string", INVALID_OWNERSHIP_GLOB
             )
