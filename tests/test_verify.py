@@ -239,6 +239,12 @@ def test_promotion_checkpoint_is_checked_too(sealed_repo: GitRepo) -> None:
     assert (bad, "run-id") in rules(verify(discover(sealed_repo.path)))
 
 
+def test_promotion_top_level_run_id_must_match_the_signed_envelope(sealed_repo: GitRepo) -> None:
+    other = "measurement-" + "99" * 8
+    rel = _promotion(sealed_repo, RUN, other, measurement_run_id=RUN)
+    assert rules(verify(discover(sealed_repo.path))) == [(rel, "run-id")]
+
+
 # ---------------------------------------------------------------- environment
 
 

@@ -231,8 +231,11 @@ class _Verifier:
             return
         envelope = data.get("envelope")
         run_id = data.get("measurement_run_id")
-        if run_id is None and isinstance(envelope, dict):
-            run_id = envelope.get("measurement_run_id")
+        signed = envelope.get("measurement_run_id") if isinstance(envelope, dict) else None
+        if run_id is None:
+            run_id = signed
+        if signed is not None and signed != run_id:
+            self.add(rec.rel, "run-id", "the record's measurement_run_id differs from its signed envelope's")
         if not isinstance(run_id, str) or not RUN_ID.match(run_id):
             self.add(rec.rel, "run-id", "the record carries no valid measurement_run_id")
         else:
