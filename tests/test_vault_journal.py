@@ -288,6 +288,40 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
+_FLUSHER = """
+import json, os, sys, time
+from pathlib import Path
+from toolkit.store import Layout
+from toolkit.timefmt import now_utc
+from toolkit.vault import flush
+workdir, common, go = sys.argv[1:4]
+while not os.path.exists(go):
+    time.sleep(0.002)
+print(json.dumps(flush(Layout(Path(workdir), Path(common)), now=now_utc())))
+"""
+
+
+def test_racing_flushes_hand_out_each_entry_once(git_repo: GitRepo) -> None:
+    lay = layout(git_repo)
+    go = git_repo.path.parent / "go"
+    flushers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _FLUSHER, str(lay.workdir), str(lay.common_dir), str(go)],
+            stdout=subprocess.PIPE,
+            env=_env(),
+        )
+        for _ in range(4)
+    ]
+    adders = _race(git_repo, [{"delta": {"title": f"Item {i}", "content": f"Body {i}."}} for i in range(4)])
+    assert all(r.returncode == 0 for r in adders)
+    taken = [e["seq"] for p in flushers for e in json.loads(p.communicate(timeout=120)[0])["entries"]]
+    from toolkit.timefmt import now_utc
+    from toolkit.vault import flush as flush_now
+
+    taken += [e["seq"] for e in flush_now(lay, now=now_utc())["entries"]]
+    assert sorted(taken) == [1, 2, 3, 4]  # every entry in exactly one batch
+
+
 def test_eight_concurrent_adds_lose_nothing(git_repo: GitRepo) -> None:
     payloads = [
         {"delta": {"category": "pattern", "title": f"Note {i}", "content": f"Fact number {i}."}}
