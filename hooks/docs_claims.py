@@ -10,8 +10,11 @@ from collections.abc import Sequence
 def main(argv: Sequence[str] | None = None) -> int:
     from toolkit.hooks.privacy import parse_filenames
 
-    names = parse_filenames(argv, "workgroup-docs-claims-hook", "Refuses blanket claims that caching removes "
-                                                                "context tokens (VERIFY CEO-14).")
+    names = parse_filenames(
+        argv,
+        "workgroup-docs-claims-hook",
+        "Refuses blanket claims that caching removes context tokens (VERIFY CEO-14).",
+    )
     if isinstance(names, int):
         return names
     from pathlib import Path

@@ -15,7 +15,7 @@ def parse_filenames(argv: Sequence[str] | None, prog: str, description: str) -> 
     names: list[str] = []
     for index, arg in enumerate(args):
         if arg == "--":
-            return names + args[index + 1:]
+            return names + args[index + 1 :]
         if arg in ("-h", "--help"):
             sys.stdout.write(f"usage: {prog} [FILENAME ...]\n\n{description}\n")
             return 0

@@ -2,9 +2,11 @@
 the manifest, the console scripts and the README.
 
 try-repo installs the hook repository with pip into a virtual environment under
-PRE_COMMIT_HOME. One session-scoped PRE_COMMIT_HOME and one clean snapshot commit of this
-repository (its tracked files as they are in the work tree) mean the environment is built once
-per session and every try-repo call after the first reuses it.
+PRE_COMMIT_HOME. try-repo always builds the hook environment in a fresh temporary store, so it
+runs once here; the other cases run `pre-commit run` with a config naming the same repository
+and commit (exactly what try-repo generates), in one session-scoped PRE_COMMIT_HOME, so that
+environment is built once for all of them. The hook repository is a clean snapshot commit of
+this repository's tracked files as they are in the work tree.
 """
 
 from __future__ import annotations
@@ -39,8 +41,13 @@ def test_manifest_console_scripts_and_readme_agree() -> None:
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     ids = [h["id"] for h in hooks]
-    assert {"workgroup-privacy", "workgroup-privacy-all", "workgroup-verify", "workgroup-docs-claims",
-            "workgroup-skills"} <= set(ids)
+    assert {
+        "workgroup-privacy",
+        "workgroup-privacy-all",
+        "workgroup-verify",
+        "workgroup-docs-claims",
+        "workgroup-skills",
+    } <= set(ids)
     for hook in hooks:
         assert hook["language"] == "python" and hook["minimum_pre_commit_version"] == "3.2.0"
         target = scripts[hook["entry"]]  # every entry is a declared console script
@@ -50,8 +57,12 @@ def test_manifest_console_scripts_and_readme_agree() -> None:
         assert f"`{hook['id']}`" in readme, f"README does not document {hook['id']}"
     hook_scripts = {name for name, target in scripts.items() if target.startswith("toolkit.hooks.")}
     assert hook_scripts == {h["entry"] for h in hooks}
-    proc = subprocess.run([PRE_COMMIT, "validate-manifest", str(ROOT / ".pre-commit-hooks.yaml")],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [PRE_COMMIT, "validate-manifest", str(ROOT / ".pre-commit-hooks.yaml")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -102,68 +113,160 @@ def _stage(project: Path, files: dict[str, str]) -> None:
     repo.index.write()
 
 
-def _try_repo(hook_repo: Path, home: Path, project: Path, hook_id: str, files: list[str],
-              env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _try_repo(
+    hook_repo: Path,
+    home: Path,
+    project: Path,
+    hook_id: str,
+    files: list[str],
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [PRE_COMMIT, "try-repo", str(hook_repo), hook_id, "--files", *files],
-        cwd=project, capture_output=True, text=True, check=False, timeout=900,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
         env={**os.environ, "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never", **(env or {})},
     )
 
 
 CAPSULE = ".workgroup/workgroups/wg-1/capsules/task-1.json"
+CLEAN = ".workgroup/workgroups/wg-1/capsules/task-2.json"
+HANDOFF = ".reviews/session-handoff.md"
+
+
+def _run_config(
+    hook_repo: Path,
+    home: Path,
+    project: Path,
+    hook_id: str,
+    files: list[str],
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`pre-commit run` with a config naming the same hook repository and commit as try-repo
+    would. Unlike try-repo (a fresh temporary store per call), this reuses the session's
+    PRE_COMMIT_HOME, so the hook environment is built once for all these calls."""
+    rev = pygit2.Repository(str(hook_repo)).head.target
+    config = project / ".pre-commit-config.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "repos": [
+                    {
+                        "repo": str(hook_repo),
+                        "rev": str(rev),
+                        "hooks": [
+                            {"id": i}
+                            for i in ("workgroup-privacy", "workgroup-privacy-all", "workgroup-docs-claims")
+                        ],
+                    }
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
+    _stage(project, {".pre-commit-config.yaml": config.read_text(encoding="utf-8")})
+    return subprocess.run(
+        [PRE_COMMIT, "run", hook_id, "--files", *files],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+        env={**os.environ, "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never", **(env or {})},
+    )
 
 
 @pytest.mark.slow
-def test_privacy_hook_blocks_passes_and_honours_allow(hook_repo: Path, pre_commit_home: Path,
-                                                      project: Path) -> None:
+def test_try_repo_blocks_a_staged_capsule_with_a_key(
+    hook_repo: Path, pre_commit_home: Path, project: Path
+) -> None:
+    """One try-repo run over a leaking capsule, a clean one and an inline-allowed handoff:
+    exit 1, and the message names only the leaking file, its line and the rule."""
     leaking = '{\n  "objective": "ship",\n  "next_action": "call with ' + KEY + '"\n}\n'
     clean = '{\n  "objective": "ship",\n  "next_action": "run tests/test_api.py"\n}\n'
-    _stage(project, {CAPSULE: leaking, ".workgroup/workgroups/wg-1/capsules/task-2.json": clean})
-
-    blocked = _try_repo(hook_repo, pre_commit_home, project, "workgroup-privacy", [CAPSULE])
+    allowed = f"# Handoff\n\nfixture key {KEY}  <!-- workgroup: allow stripe-secret-key -->\n"
+    _stage(project, {CAPSULE: leaking, CLEAN: clean, HANDOFF: allowed})
+    blocked = _try_repo(hook_repo, pre_commit_home, project, "workgroup-privacy", [CAPSULE, CLEAN, HANDOFF])
     assert blocked.returncode == 1, blocked.stdout + blocked.stderr
     assert f"{CAPSULE}:3:" in blocked.stdout and "stripe-secret-key" in blocked.stdout
+    assert CLEAN not in blocked.stdout and HANDOFF not in blocked.stdout
     assert KEY not in blocked.stdout + blocked.stderr and KEY[8:] not in blocked.stdout + blocked.stderr
 
-    passed = _try_repo(hook_repo, pre_commit_home, project, "workgroup-privacy",
-                       [".workgroup/workgroups/wg-1/capsules/task-2.json"])
-    assert passed.returncode == 0, passed.stdout + passed.stderr
-    assert "Passed" in passed.stdout
+
+@pytest.mark.slow
+def test_installed_hooks_pass_clean_allowed_and_check_docs(
+    hook_repo: Path, pre_commit_home: Path, project: Path
+) -> None:
+    leaking = '{\n  "objective": "ship",\n  "next_action": "call with ' + KEY + '"\n}\n'
+    _stage(
+        project,
+        {
+            CAPSULE: leaking,
+            CLEAN: '{\n  "objective": "ship"\n}\n',
+            HANDOFF: f"# Handoff\n\nfixture key {KEY}  <!-- workgroup: allow stripe-secret-key -->\n",
+            "src/settings.py": 'DEBUG = True\nOWNER = "alice.smith@fake-corp.io"\n',
+            "docs/caching.md": "# Caching\n\nCache reads are billed at a lower rate.\n\n"
+            "Prompt caching removes tokens from the context window.\n",
+        },
+    )
+    clean = _run_config(hook_repo, pre_commit_home, project, "workgroup-privacy", [CLEAN])
+    assert clean.returncode == 0 and "Passed" in clean.stdout, clean.stdout + clean.stderr
+    inline = _run_config(hook_repo, pre_commit_home, project, "workgroup-privacy", [HANDOFF])
+    assert inline.returncode == 0, inline.stdout + inline.stderr
 
     # A reviewed finding recorded in the allowlist (salted fingerprint) passes; the file never
-    # holds the value.
+    # holds the value, and a clone with another salt does not inherit the suppression.
     env = {"WORKGROUP_PRIVACY_SALT": SALT}
-    allow = subprocess.run([*WORKGROUP, "privacy", "allow", CAPSULE, "--line", "3", "--rule", "stripe-secret-key",
-                            "--reason", "published test fixture"], cwd=project, capture_output=True, text=True,
-                           env={**os.environ, **env}, check=False)
+    allow = subprocess.run(
+        [
+            *WORKGROUP,
+            "privacy",
+            "allow",
+            CAPSULE,
+            "--line",
+            "3",
+            "--rule",
+            "stripe-secret-key",
+            "--reason",
+            "published test fixture",
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        check=False,
+    )
     assert allow.returncode == 0, allow.stderr
     allowlist = (project / ".workgroup/privacy-allowlist.yml").read_text(encoding="utf-8")
     assert KEY not in allowlist and "fingerprint: sha256:" in allowlist
     _stage(project, {".workgroup/privacy-allowlist.yml": allowlist})
-    allowed = _try_repo(hook_repo, pre_commit_home, project, "workgroup-privacy",
-                        [CAPSULE, ".workgroup/privacy-allowlist.yml"], env)
+    allowed = _run_config(
+        hook_repo,
+        pre_commit_home,
+        project,
+        "workgroup-privacy",
+        [CAPSULE, ".workgroup/privacy-allowlist.yml"],
+        env,
+    )
     assert allowed.returncode == 0, allowed.stdout + allowed.stderr
-    # another clone (another salt) does not inherit the suppression silently
-    other = _try_repo(hook_repo, pre_commit_home, project, "workgroup-privacy", [CAPSULE],
-                      {"WORKGROUP_PRIVACY_SALT": "another-salt"})
+    other = _run_config(
+        hook_repo,
+        pre_commit_home,
+        project,
+        "workgroup-privacy",
+        [CAPSULE],
+        {"WORKGROUP_PRIVACY_SALT": "another-salt"},
+    )
     assert other.returncode == 1
 
-
-@pytest.mark.slow
-def test_inline_allow_privacy_all_and_docs_claims(hook_repo: Path, pre_commit_home: Path, project: Path) -> None:
-    _stage(project, {
-        ".reviews/session-handoff.md": f"# Handoff\n\nfixture key {KEY}  <!-- workgroup: allow stripe-secret-key -->\n",
-        "src/settings.py": 'DEBUG = True\nOWNER = "alice.smith@fake-corp.io"\n',
-        "docs/caching.md": "# Caching\n\nCache reads are billed at a lower rate.\n\n"
-                           "Prompt caching removes tokens from the context window.\n",
-    })
-    inline = _try_repo(hook_repo, pre_commit_home, project, "workgroup-privacy", [".reviews/session-handoff.md"])
-    assert inline.returncode == 0, inline.stdout + inline.stderr
-    everything = _try_repo(hook_repo, pre_commit_home, project, "workgroup-privacy-all",
-                           ["src/settings.py", ".reviews/session-handoff.md"])
+    everything = _run_config(
+        hook_repo, pre_commit_home, project, "workgroup-privacy-all", ["src/settings.py", HANDOFF]
+    )
     assert everything.returncode == 1
     assert "src/settings.py:2:" in everything.stdout and "email-address" in everything.stdout
-    claims = _try_repo(hook_repo, pre_commit_home, project, "workgroup-docs-claims", ["docs/caching.md"])
+    claims = _run_config(hook_repo, pre_commit_home, project, "workgroup-docs-claims", ["docs/caching.md"])
     assert claims.returncode == 1
     assert "docs/caching.md:5:" in claims.stdout and "docs/caching.md:3:" not in claims.stdout

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import GitRepo, run_workgroup
+
 from toolkit.errors import Refused
 from toolkit.initialize import HOOK_IDS, merge_gitignore, merge_pre_commit_config
 from toolkit.resources import template_text
@@ -34,8 +34,12 @@ def _ids(text: str) -> list[str]:
 def test_init_writes_everything_and_is_idempotent(git_repo: GitRepo) -> None:
     first = run_workgroup("init", "--json", cwd=git_repo.path)
     assert first.returncode == 0, first.stderr
-    assert json.loads(first.stdout) == {"config": "written", "gitignore": "written",
-                                        "pre_commit_config": "written", "hook": "installed"}
+    assert json.loads(first.stdout) == {
+        "config": "written",
+        "gitignore": "written",
+        "pre_commit_config": "written",
+        "hook": "installed",
+    }
     root = git_repo.path
     assert (root / ".workgroup/config.yml").read_text(encoding="utf-8") == template_text("config.yml")
     assert "context_efficiency:" in (root / ".workgroup/config.yml").read_text(encoding="utf-8")
@@ -43,11 +47,17 @@ def test_init_writes_everything_and_is_idempotent(git_repo: GitRepo) -> None:
     assert _ids((root / ".pre-commit-config.yaml").read_text(encoding="utf-8")) == list(HOOK_IDS)
     hook = root / ".git" / "hooks" / "pre-commit"
     assert hook.is_file() and "pre-commit" in hook.read_text(encoding="utf-8")
-    snapshot = {p: (root / p).read_bytes() for p in (".workgroup/config.yml", ".gitignore", ".pre-commit-config.yaml")}
+    snapshot = {
+        p: (root / p).read_bytes() for p in (".workgroup/config.yml", ".gitignore", ".pre-commit-config.yaml")
+    }
     second = run_workgroup("init", "--json", "--no-install", cwd=root)
     assert second.returncode == 0
-    assert json.loads(second.stdout) == {"config": "kept", "gitignore": "unchanged",
-                                         "pre_commit_config": "unchanged", "hook": "skipped"}
+    assert json.loads(second.stdout) == {
+        "config": "kept",
+        "gitignore": "unchanged",
+        "pre_commit_config": "unchanged",
+        "hook": "skipped",
+    }
     assert {p: (root / p).read_bytes() for p in snapshot} == snapshot
 
 
@@ -58,7 +68,9 @@ def test_init_keeps_an_edited_config_and_merges_existing_files(git_repo: GitRepo
     git_repo.write(".pre-commit-config.yaml", EXISTING)
     proc = run_workgroup("init", "--json", "--no-install", cwd=root)
     assert proc.returncode == 0, proc.stderr
-    assert (root / ".workgroup/config.yml").read_text(encoding="utf-8") == "context_efficiency:\n  enabled: false\n"
+    assert (root / ".workgroup/config.yml").read_text(
+        encoding="utf-8"
+    ) == "context_efficiency:\n  enabled: false\n"
     lines = (root / ".gitignore").read_text(encoding="utf-8").splitlines()
     assert lines[:2] == ["node_modules/", ".workgroup/local/"] and lines.count(".workgroup/local/") == 1
     merged = (root / ".pre-commit-config.yaml").read_text(encoding="utf-8")
@@ -88,7 +100,8 @@ def test_unmergeable_config_writes_nothing(git_repo: GitRepo) -> None:
     "text",
     [
         "repos: []\n",  # flow-style empty list
-        "repos:\n- repo: local\n  hooks:\n  - id: mine\n    name: m\n    entry: m\n    language: system\n",  # indent 0
+        # indent 0
+        "repos:\n- repo: local\n  hooks:\n  - id: mine\n    name: m\n    entry: m\n    language: system\n",
         "minimum_pre_commit_version: '3.2.0'\nrepos:   # comment\n    - repo: meta\n      hooks:\n"
         "          - id: check-useless-excludes\n",  # deep indent + comment on repos
     ],
@@ -102,8 +115,10 @@ def test_merge_shapes(text: str) -> None:
 
 
 def test_merge_adds_only_missing_hooks_and_remote_form() -> None:
-    text = "repos:\n  - repo: local\n    hooks:\n      - id: workgroup-privacy\n        name: p\n" \
-           "        entry: workgroup-privacy-hook\n        language: system\n"
+    text = (
+        "repos:\n  - repo: local\n    hooks:\n      - id: workgroup-privacy\n        name: p\n"
+        "        entry: workgroup-privacy-hook\n        language: system\n"
+    )
     new, _ = merge_pre_commit_config(text, "https://git.example.invalid/workgroup.git", "v9")
     assert new is not None
     assert sorted(_ids(new)) == sorted(HOOK_IDS)

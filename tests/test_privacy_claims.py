@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from toolkit.hooks import docs_claims
+
 from toolkit.privacy.claims import find_claims
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,7 +48,10 @@ def test_billing_and_reuse_descriptions_pass(text: str) -> None:
 def test_position_and_inline_allow() -> None:
     text = "# Title\n\nIntro line.\nSee: prompt caching removes context tokens. Done.\n"
     (claim,) = find_claims(text)
-    assert (claim.line, text.split("\n")[3][claim.start:claim.end]) == (4, "See: prompt caching removes context tokens.")
+    assert (claim.line, text.split("\n")[3][claim.start : claim.end]) == (
+        4,
+        "See: prompt caching removes context tokens.",
+    )
     allowed = text.replace("Done.", "Done. <!-- workgroup: allow docs-cache-token-claim -->")
     assert find_claims(allowed) == []
 

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 from conftest import GitRepo
-from toolkit.cli import run
 from toolkit.hooks import privacy as privacy_hook
 from toolkit.hooks import privacy_all as privacy_all_hook
-from toolkit.privacy.allowlist import fingerprint, load_salt, parse_allowlist
+
+from toolkit.cli import run
 from toolkit.errors import InvalidInput
+from toolkit.privacy.allowlist import fingerprint, load_salt, parse_allowlist
 
 KEY = "sk_" + "live_" + "4eC39HqLyjWD4rjtT1zdp7dcFAKE"  # synthetic, non-working
 CAPSULE = ".workgroup/workgroups/wg/capsules/t1.json"
@@ -38,11 +39,26 @@ def test_scan_json_shape_exit_codes_and_masking(git_repo: GitRepo, wg) -> None: 
     code, out, err = wg("privacy", "scan", "--format", "json", "notes")
     assert code == 1
     data = json.loads(out)
-    assert data == {"findings": [
-        {"path": "notes/a.md", "line": 3, "category": "secret", "rule": "stripe-secret-key", "start": 4,
-         "end": 4 + len(KEY)},
-        {"path": "notes/a.md", "line": 4, "category": "email", "rule": "email-address", "start": 5, "end": 29},
-    ]}
+    assert data == {
+        "findings": [
+            {
+                "path": "notes/a.md",
+                "line": 3,
+                "category": "secret",
+                "rule": "stripe-secret-key",
+                "start": 4,
+                "end": 4 + len(KEY),
+            },
+            {
+                "path": "notes/a.md",
+                "line": 4,
+                "category": "email",
+                "rule": "email-address",
+                "start": 5,
+                "end": 29,
+            },
+        ]
+    }
     assert KEY not in out + err and "alice.smith" not in out + err
     assert wg("privacy", "scan", "--json", "notes/clean.md")[:2] == (0, '{"findings":[]}\n')
     code, out, _ = wg("privacy", "scan", "notes/a.md")
@@ -55,8 +71,9 @@ def test_scan_missing_path_is_usage_error(git_repo: GitRepo, wg) -> None:  # typ
     assert code == 2 and "Traceback" not in err and "PATH_NOT_FOUND" in err
 
 
-def test_binary_huge_and_outside_symlinks_are_skipped_with_notice(git_repo: GitRepo, tmp_path: Path,
-                                                                  wg) -> None:  # type: ignore[no-untyped-def]
+def test_binary_huge_and_outside_symlinks_are_skipped_with_notice(
+    git_repo: GitRepo, tmp_path: Path, wg
+) -> None:  # type: ignore[no-untyped-def]
     git_repo.write("bin.dat", b"\x00\x01" + KEY.encode())
     git_repo.write("big.txt", "x" * (4 * 1024 * 1024 + 1) + KEY)
     outside = tmp_path / "outside.txt"
@@ -99,12 +116,22 @@ def test_hooks_main_report_file_line_rule(git_repo: GitRepo, capsys: pytest.Capt
     assert privacy_hook.main([]) == 0
 
 
-def test_allow_command_writes_salted_fingerprint(git_repo: GitRepo, monkeypatch: pytest.MonkeyPatch,
-                                                 wg) -> None:  # type: ignore[no-untyped-def]
+def test_allow_command_writes_salted_fingerprint(
+    git_repo: GitRepo, monkeypatch: pytest.MonkeyPatch, wg
+) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.delenv("WORKGROUP_PRIVACY_SALT", raising=False)
     git_repo.write("docs/vector.md", f"test vector: {KEY}\n")
-    code, _, err = wg("privacy", "allow", "docs/vector.md", "--line", "1", "--rule", "stripe-secret-key",
-                           "--reason", "published vector")
+    code, _, err = wg(
+        "privacy",
+        "allow",
+        "docs/vector.md",
+        "--line",
+        "1",
+        "--rule",
+        "stripe-secret-key",
+        "--reason",
+        "published vector",
+    )
     assert code == 0, err
     text = (git_repo.path / ".workgroup/privacy-allowlist.yml").read_text(encoding="utf-8")
     assert KEY not in text and KEY[8:20] not in text
@@ -114,7 +141,9 @@ def test_allow_command_writes_salted_fingerprint(git_repo: GitRepo, monkeypatch:
     assert fingerprint(b"other", "stripe-secret-key", "docs/vector.md", KEY) not in text
     assert wg("privacy", "scan", "docs/vector.md")[0] == 0
     assert wg("privacy", "allow", "docs/vector.md", "--line", "1", "--rule", "stripe-secret-key")[0] == 0
-    assert (git_repo.path / ".workgroup/privacy-allowlist.yml").read_text(encoding="utf-8") == text  # idempotent
+    assert (git_repo.path / ".workgroup/privacy-allowlist.yml").read_text(
+        encoding="utf-8"
+    ) == text  # idempotent
     # the same value elsewhere (another path) is not allowed
     git_repo.write("docs/other.md", f"{KEY}\n")
     assert wg("privacy", "scan", "docs/other.md")[0] == 1
@@ -128,7 +157,9 @@ def test_allow_command_writes_salted_fingerprint(git_repo: GitRepo, monkeypatch:
         [1, 2],  # not a mapping
         {"allow": "x"},  # not a list
         {"allow": [{"rule": "r", "path": "p", "fingerprint": "sha1:abc"}]},  # bad fingerprint
-        {"allow": [{"rule": "r", "path": "p", "fingerprint": "sha256:" + "0" * 64, "value": "s"}]},  # extra key
+        {
+            "allow": [{"rule": "r", "path": "p", "fingerprint": "sha256:" + "0" * 64, "value": "s"}]
+        },  # extra key
         {"deny": []},  # unknown top-level key
     ],
 )

@@ -50,7 +50,7 @@ def test_finding_shape_and_masking() -> None:
 def test_columns_are_code_points() -> None:
     text = f"密钥 ✓ {STRIPE}"
     (finding,) = scan_text(text)
-    assert text[finding.start:finding.end] == STRIPE
+    assert text[finding.start : finding.end] == STRIPE
 
 
 def test_overlapping_rules_keep_the_most_specific() -> None:

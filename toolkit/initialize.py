@@ -24,13 +24,21 @@ from toolkit.store import atomic_write
 
 HOOK_IDS = ("workgroup-privacy", "workgroup-docs-claims", "workgroup-verify")
 _ENTRIES = {
-    "workgroup-privacy": ("workgroup privacy (workflow artifacts)", "workgroup-privacy-hook",
-                          ["files: '(^|/)(\\.workgroup|\\.reviews)/|(^|/)[^/]*handoff[^/]*\\.md$|\\.jsonl$'",
-                           "types: [text]"]),
-    "workgroup-docs-claims": ("workgroup docs claims", "workgroup-docs-claims-hook",
-                              ["types_or: [markdown, rst, asciidoc, plain-text]"]),
-    "workgroup-verify": ("workgroup verify (checkpoints)", "workgroup-verify-hook",
-                         ["pass_filenames: false", "always_run: true"]),
+    "workgroup-privacy": (
+        "workgroup privacy (workflow artifacts)",
+        "workgroup-privacy-hook",
+        ["files: '(^|/)(\\.workgroup|\\.reviews)/|(^|/)[^/]*handoff[^/]*\\.md$|\\.jsonl$'", "types: [text]"],
+    ),
+    "workgroup-docs-claims": (
+        "workgroup docs claims",
+        "workgroup-docs-claims-hook",
+        ["types_or: [markdown, rst, asciidoc, plain-text]"],
+    ),
+    "workgroup-verify": (
+        "workgroup verify (checkpoints)",
+        "workgroup-verify-hook",
+        ["pass_filenames: false", "always_run: true"],
+    ),
 }
 GITIGNORE_MARK = "# workgroup: local state, never committed"
 GITIGNORE_LINES = (".workgroup/local/", ".cm-run.json", ".cm-run.lock", ".cm-write.lock")
@@ -48,8 +56,12 @@ class InitOutcome:
     messages: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, str]:
-        return {"config": self.config, "gitignore": self.gitignore,
-                "pre_commit_config": self.pre_commit_config, "hook": self.hook}
+        return {
+            "config": self.config,
+            "gitignore": self.gitignore,
+            "pre_commit_config": self.pre_commit_config,
+            "hook": self.hook,
+        }
 
 
 def hook_block(missing: list[str], indent: str, hook_repo: str | None, hook_rev: str) -> str:
@@ -65,8 +77,12 @@ def hook_block(missing: list[str], indent: str, hook_repo: str | None, hook_rev:
     lines += [f"{indent}- repo: local", f"{indent}  hooks:"]
     for hook_id in missing:
         name, entry, extra = _ENTRIES[hook_id]
-        lines += [f"{indent}    - id: {hook_id}", f"{indent}      name: {name}", f"{indent}      entry: {entry}",
-                  f"{indent}      language: system"]
+        lines += [
+            f"{indent}    - id: {hook_id}",
+            f"{indent}      name: {name}",
+            f"{indent}      entry: {entry}",
+            f"{indent}      language: system",
+        ]
         lines += [f"{indent}      {item}" for item in extra]
     return "\n".join(lines) + "\n"
 
@@ -77,7 +93,9 @@ def _parse(text: str) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError:
-        raise InvalidInput("PRE_COMMIT_CONFIG_INVALID", ".pre-commit-config.yaml is not valid YAML; nothing written") from None
+        raise InvalidInput(
+            "PRE_COMMIT_CONFIG_INVALID", ".pre-commit-config.yaml is not valid YAML; nothing written"
+        ) from None
 
 
 def _existing_ids(data: dict[str, Any]) -> set[str]:
@@ -95,34 +113,45 @@ def merge_pre_commit_config(text: str | None, hook_repo: str | None, hook_rev: s
         return "repos:\n" + hook_block(list(HOOK_IDS), "", hook_repo, hook_rev), "written"
     data = _parse(text)
     if not isinstance(data, dict) or not isinstance(data.get("repos", None), list):
-        raise Refused("PRE_COMMIT_CONFIG_UNMERGEABLE",
-                      ".pre-commit-config.yaml is not a mapping with a repos list; add the hooks by hand")
+        raise Refused(
+            "PRE_COMMIT_CONFIG_UNMERGEABLE",
+            ".pre-commit-config.yaml is not a mapping with a repos list; add the hooks by hand",
+        )
     missing = [hook_id for hook_id in HOOK_IDS if hook_id not in _existing_ids(data)]
     if not missing:
         return None, "unchanged"
     if _REPOS_FLOW_EMPTY.search(text):
-        new = _REPOS_FLOW_EMPTY.sub(lambda _: "repos:\n" + hook_block(missing, "", hook_repo, hook_rev).rstrip("\n"),
-                                    text, count=1)
+        new = _REPOS_FLOW_EMPTY.sub(
+            lambda _: "repos:\n" + hook_block(missing, "", hook_repo, hook_rev).rstrip("\n"), text, count=1
+        )
     else:
         match = _REPOS_LINE.search(text)
         if match is None:
-            raise Refused("PRE_COMMIT_CONFIG_UNMERGEABLE",
-                          "could not find a block-style `repos:` line; add the hooks by hand")
-        rest = text[match.end():]
+            raise Refused(
+                "PRE_COMMIT_CONFIG_UNMERGEABLE",
+                "could not find a block-style `repos:` line; add the hooks by hand",
+            )
+        rest = text[match.end() :]
         item = re.search(r"^([ \t]*)- ", rest, re.M)
         indent = item.group(1) if item else ""
         insert = hook_block(missing, indent, hook_repo, hook_rev)
-        head = text[:match.end()] + ("\n" if not text[match.end():].startswith("\n") else "")
-        tail = text[match.end():].removeprefix("\n")
+        head = text[: match.end()] + "\n"
+        tail = rest.removeprefix("\n")
         new = head + insert + tail
     merged = _parse(new)
-    ok = (isinstance(merged, dict) and isinstance(merged.get("repos"), list)
-          and {k: v for k, v in merged.items() if k != "repos"} == {k: v for k, v in data.items() if k != "repos"}
-          and merged["repos"][1:] == data["repos"]
-          and _existing_ids(merged) >= set(HOOK_IDS))
+    ok = (
+        isinstance(merged, dict)
+        and isinstance(merged.get("repos"), list)
+        and {k: v for k, v in merged.items() if k != "repos"}
+        == {k: v for k, v in data.items() if k != "repos"}
+        and merged["repos"][1:] == data["repos"]
+        and _existing_ids(merged) >= set(HOOK_IDS)
+    )
     if not ok:
-        raise Refused("PRE_COMMIT_CONFIG_UNMERGEABLE",
-                      "merging would change the existing configuration; add the hooks by hand")
+        raise Refused(
+            "PRE_COMMIT_CONFIG_UNMERGEABLE",
+            "merging would change the existing configuration; add the hooks by hand",
+        )
     return new, "merged"
 
 
@@ -161,8 +190,9 @@ def _pre_commit_executable() -> str | None:
     return shutil.which("pre-commit")
 
 
-def initialize(workdir: Path, *, hook_repo: str | None = None, hook_rev: str = "v0.1.0",
-               install: bool = True) -> InitOutcome:
+def initialize(
+    workdir: Path, *, hook_repo: str | None = None, hook_rev: str = "v0.1.0", install: bool = True
+) -> InitOutcome:
     """Do every step; all three files are computed before any is written."""
     from toolkit.resources import template_text
 
@@ -171,7 +201,9 @@ def initialize(workdir: Path, *, hook_repo: str | None = None, hook_rev: str = "
     gitignore_path = workdir / ".gitignore"
     pre_commit_path = workdir / ".pre-commit-config.yaml"
     new_gitignore, out.gitignore = merge_gitignore(_read(gitignore_path))
-    new_pre_commit, out.pre_commit_config = merge_pre_commit_config(_read(pre_commit_path), hook_repo, hook_rev)
+    new_pre_commit, out.pre_commit_config = merge_pre_commit_config(
+        _read(pre_commit_path), hook_repo, hook_rev
+    )
     config_text = None if config_path.exists() else template_text("config.yml")
     out.config = "kept" if config_text is None else "written"
     if config_text is not None:
@@ -180,8 +212,11 @@ def initialize(workdir: Path, *, hook_repo: str | None = None, hook_rev: str = "
         atomic_write(gitignore_path, new_gitignore)
     if new_pre_commit is not None:
         atomic_write(pre_commit_path, new_pre_commit)
-    out.messages += [f".workgroup/config.yml: {out.config}", f".gitignore: {out.gitignore}",
-                     f".pre-commit-config.yaml: {out.pre_commit_config}"]
+    out.messages += [
+        f".workgroup/config.yml: {out.config}",
+        f".gitignore: {out.gitignore}",
+        f".pre-commit-config.yaml: {out.pre_commit_config}",
+    ]
     out.hook = _install_hook(workdir, out) if install else "skipped"
     return out
 
@@ -191,7 +226,9 @@ def _install_hook(workdir: Path, out: InitOutcome) -> str:
     if exe is None:
         out.messages.append("git hook: pre-commit not found; install it and run `pre-commit install`")
         return "unavailable"
-    proc = subprocess.run([exe, "install"], cwd=workdir, capture_output=True, text=True, check=False, timeout=120)
+    proc = subprocess.run(
+        [exe, "install"], cwd=workdir, capture_output=True, text=True, check=False, timeout=120
+    )
     if proc.returncode != 0:
         out.messages.append("git hook: `pre-commit install` failed:")
         out.messages += [f"  {line}" for line in (proc.stdout + proc.stderr).strip().splitlines()[-5:]]

@@ -36,7 +36,9 @@ def ensure_detect_secrets() -> Path:
     exe = DS_VENV / "bin" / "detect-secrets"
     if not exe.exists():
         subprocess.run([sys.executable, "-m", "venv", str(DS_VENV)], check=True)
-        subprocess.run([str(DS_VENV / "bin" / "pip"), "install", "-q", f"detect-secrets=={DS_VERSION}"], check=True)
+        subprocess.run(
+            [str(DS_VENV / "bin" / "pip"), "install", "-q", f"detect-secrets=={DS_VERSION}"], check=True
+        )
     return exe
 
 
@@ -54,8 +56,13 @@ def materialize(cases: list[dict[str, str | None]], folder: Path) -> list[Path]:
 
 
 def run_ours(folder: Path) -> tuple[set[str], dict[str, set[str]]]:
-    proc = subprocess.run([str(BIN / "workgroup"), "privacy", "scan", "--json", str(folder)], cwd=folder,
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [str(BIN / "workgroup"), "privacy", "scan", "--json", str(folder)],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     data = json.loads(proc.stdout)
     rules: dict[str, set[str]] = {}
     for row in data["findings"]:
@@ -64,14 +71,16 @@ def run_ours(folder: Path) -> tuple[set[str], dict[str, set[str]]]:
 
 
 def run_detect_secrets(exe: Path, folder: Path) -> set[str]:
-    proc = subprocess.run([str(exe), "scan", "--all-files", "."], cwd=folder, capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run(
+        [str(exe), "scan", "--all-files", "."], cwd=folder, capture_output=True, text=True, check=False
+    )
     data = json.loads(proc.stdout)
     return {Path(name).name for name, hits in data["results"].items() if hits}
 
 
-def score(cases: list[dict[str, str | None]], paths: list[Path], flagged: set[str],
-          keep: set[int] | None = None) -> dict[str, float]:
+def score(
+    cases: list[dict[str, str | None]], paths: list[Path], flagged: set[str], keep: set[int] | None = None
+) -> dict[str, float]:
     tp = fp = fn = tn = 0
     for index, (case, path) in enumerate(zip(cases, paths, strict=True)):
         if keep is not None and index not in keep:
@@ -96,18 +105,27 @@ def best_of(command: list[str], cwd: Path, repeat: int) -> float:
     return min(times)
 
 
-def timings(command: list[str], cwd: Path, repeat: int) -> tuple[float, float]:
-    times = []
+def timings(command: list[str], cwd: Path, repeat: int) -> tuple[float, float, float]:
+    """(min wall, median wall, median CPU user+sys of the child): CPU time is the steadier
+    figure on a shared, loaded machine."""
+    import resource
+
+    times, cpu = [], []
     for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(command, cwd=cwd, capture_output=True, check=False)
         times.append(time.perf_counter() - start)
-    return min(times), statistics.median(times)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return min(times), statistics.median(times), statistics.median(cpu)
 
 
 def row(name: str, s: dict[str, float]) -> str:
-    return (f"| {name} | {s['tp']} | {s['fp']} | {s['fn']} | {s['tn']} | {s['precision']:.3f} | "
-            f"{s['recall']:.3f} | {s['f1']:.3f} |")
+    return (
+        f"| {name} | {s['tp']} | {s['fp']} | {s['fn']} | {s['tn']} | {s['precision']:.3f} | "
+        f"{s['recall']:.3f} | {s['f1']:.3f} |"
+    )
 
 
 def main() -> int:
@@ -128,15 +146,22 @@ def main() -> int:
         paths = materialize(cases, folder)
         ours, our_rules = run_ours(folder)
         theirs = run_detect_secrets(ds, folder)
-        secret_idx = {i for i, c in enumerate(cases)
-                      if (c["expect"] in secret_rules) or (not c["expect"] and c.get("near") in secret_rules)}
+        secret_idx = {
+            i
+            for i, c in enumerate(cases)
+            if (c["expect"] in secret_rules) or (not c["expect"] and c.get("near") in secret_rules)
+        }
         right_category = sum(
-            1 for c, p in zip(cases, paths, strict=True)
-            if c["expect"] and any(category.get(r) == category[str(c["expect"])] for r in our_rules.get(p.name, ()))
+            1
+            for c, p in zip(cases, paths, strict=True)
+            if c["expect"]
+            and any(category.get(r) == category[str(c["expect"])] for r in our_rules.get(p.name, ()))
         )
         positives = sum(1 for c in cases if c["expect"])
-        print(f"corpus: {positives} positive cases, {len(cases) - positives} look-alikes "
-              f"({len(secret_idx)} in the secret subset); detect-secrets {DS_VERSION}, default settings\n")
+        print(
+            f"corpus: {positives} positive cases, {len(cases) - positives} look-alikes "
+            f"({len(secret_idx)} in the secret subset); detect-secrets {DS_VERSION}, default settings\n"
+        )
         print("| scanner / cases | TP | FP | FN | TN | precision | recall | F1 |")
         print("|---|---|---|---|---|---|---|---|")
         print(row("workgroup, all cases", score(cases, paths, ours)))
@@ -153,15 +178,26 @@ def main() -> int:
         held_theirs = run_detect_secrets(ds, held_dir)
         held_pos = sum(1 for c in held if c["expect"])
         held_secret = {i for i, c in enumerate(held) if c["expect"] in ("secret", None)}
-        print(f"\nheld-out set (written after the detectors, not tuned on): {held_pos} positive, "
-              f"{len(held) - held_pos} look-alikes")
+        print(
+            f"\nheld-out set (written after the detectors, not tuned on): {held_pos} positive, "
+            f"{len(held) - held_pos} look-alikes"
+        )
         print("| scanner / cases | TP | FP | FN | TN | precision | recall | F1 |")
         print("|---|---|---|---|---|---|---|---|")
         print(row("workgroup, held-out", score(held, held_paths, held_ours)))
         print(row("detect-secrets, held-out", score(held, held_paths, held_theirs)))
-        print(row("workgroup, held-out secrets + all look-alikes", score(held, held_paths, held_ours, held_secret)))
-        print(row("detect-secrets, held-out secrets + all look-alikes",
-                  score(held, held_paths, held_theirs, held_secret)))
+        print(
+            row(
+                "workgroup, held-out secrets + all look-alikes",
+                score(held, held_paths, held_ours, held_secret),
+            )
+        )
+        print(
+            row(
+                "detect-secrets, held-out secrets + all look-alikes",
+                score(held, held_paths, held_theirs, held_secret),
+            )
+        )
 
         ours_cmd = [str(BIN / "workgroup-privacy-all-hook"), *[p.name for p in paths]]
         cli_cmd = [str(BIN / "workgroup"), "privacy", "scan", "--json", "."]
@@ -180,19 +216,33 @@ def main() -> int:
         for index in range(args.copies):
             (big / f"chunk_{index:03d}.txt").write_text(blob, encoding="utf-8")
         size = len(blob.encode("utf-8")) * args.copies
-        t_big_ours = best_of([str(BIN / "workgroup-privacy-all-hook"), *sorted(os.listdir(big))], big, args.repeat)
+        t_big_ours = best_of(
+            [str(BIN / "workgroup-privacy-all-hook"), *sorted(os.listdir(big))], big, args.repeat
+        )
         t_big_ds = best_of(ds_cmd, big, max(1, args.repeat // 2))
         print(f"\nspeed, {args.copies} files of the concatenated corpus ({size / 1024:.0f} KiB):")
-        print(f"  workgroup-privacy-all-hook FILES   {t_big_ours * 1000:8.0f} ms   ({t_big_ds / t_big_ours:.1f}x faster)")
+        print(
+            f"  workgroup-privacy-all-hook FILES   {t_big_ours * 1000:8.0f} ms   "
+            f"({t_big_ds / t_big_ours:.1f}x faster)"
+        )
         print(f"  detect-secrets scan --all-files .  {t_big_ds * 1000:8.0f} ms")
 
         small = Path(tmp) / "small.json"
-        small.write_text('{"objective": "ship the login fix", "next_action": "run tests"}\n', encoding="utf-8")
-        hook_min, hook_med = timings([str(BIN / "workgroup-privacy-hook"), str(small)], Path(tmp), args.repeat * 4)
-        py_min, py_med = timings([sys.executable, "-c", "pass"], Path(tmp), args.repeat * 4)
-        print(f"\ncold start, workgroup-privacy-hook on one small file ({args.repeat * 4} runs): "
-              f"min {hook_min * 1000:.0f} ms, median {hook_med * 1000:.0f} ms")
-        print(f"  for scale, python -c pass on this machine: min {py_min * 1000:.0f} ms, median {py_med * 1000:.0f} ms")
+        small.write_text(
+            '{"objective": "ship the login fix", "next_action": "run tests"}\n', encoding="utf-8"
+        )
+        hook = timings([str(BIN / "workgroup-privacy-hook"), str(small)], Path(tmp), args.repeat * 4)
+        bare = timings([sys.executable, "-c", "pass"], Path(tmp), args.repeat * 4)
+        print(
+            f"\ncold start, workgroup-privacy-hook on one small file ({args.repeat * 4} runs): "
+            f"wall min {hook[0] * 1000:.0f} ms, median {hook[1] * 1000:.0f} ms; "
+            f"CPU median {hook[2] * 1000:.0f} ms"
+        )
+        print(
+            f"  for scale, python -c pass on this machine: wall min {bare[0] * 1000:.0f} ms, "
+            f"median {bare[1] * 1000:.0f} ms; CPU median {bare[2] * 1000:.0f} ms"
+        )
+        print(f"  load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     shutil.rmtree(DS_VENV / "__pycache__", ignore_errors=True)
     return 0
 

@@ -14,18 +14,27 @@ from toolkit.commands._common import emit_json, repository, say
 def register(app: typer.Typer) -> None:
     @app.command("init")
     def init(
-        hook_repo: Annotated[str | None, typer.Option(
-            "--hook-repo", help="Use the hooks from this git URL (pre-commit installs the toolkit itself) "
-                                "instead of the locally installed console scripts.")] = None,
+        hook_repo: Annotated[
+            str | None,
+            typer.Option(
+                "--hook-repo",
+                help="Use the hooks from this git URL (pre-commit installs the toolkit itself) "
+                "instead of the locally installed console scripts.",
+            ),
+        ] = None,
         hook_rev: Annotated[str, typer.Option("--hook-rev", help="Tag or SHA for --hook-repo.")] = "v0.1.0",
-        no_install: Annotated[bool, typer.Option("--no-install", help="Do not run `pre-commit install`.")] = False,
+        no_install: Annotated[
+            bool, typer.Option("--no-install", help="Do not run `pre-commit install`.")
+        ] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print what was done as JSON.")] = False,
     ) -> None:
         """Write .workgroup/config.yml, .gitignore lines and the pre-commit config; install the git hook."""
         from toolkit.initialize import initialize
 
         repo = repository()
-        outcome = initialize(Path(repo.workdir), hook_repo=hook_repo, hook_rev=hook_rev, install=not no_install)
+        outcome = initialize(
+            Path(repo.workdir), hook_repo=hook_repo, hook_rev=hook_rev, install=not no_install
+        )
         for line in outcome.messages:
             say(line)
         if as_json:
@@ -33,4 +42,6 @@ def register(app: typer.Typer) -> None:
         if outcome.hook == "failed":
             from toolkit.errors import EnvironmentFailure
 
-            raise EnvironmentFailure("HOOK_INSTALL_FAILED", "`pre-commit install` failed; the files were written")
+            raise EnvironmentFailure(
+                "HOOK_INSTALL_FAILED", "`pre-commit install` failed; the files were written"
+            )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -11,12 +11,12 @@ import typer
 from toolkit.commands._common import say
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     text = "text"
     json = "json"
 
 
-class ContextChoice(str, Enum):
+class ContextChoice(StrEnum):
     auto = "auto"
     generic = "generic"
     capsule = "capsule"
@@ -39,17 +39,26 @@ def _root() -> Path:
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(name="privacy", help="Privacy gate: secrets, provider ids, transcripts, home paths, emails.",
-                        no_args_is_help=True)
+    group = typer.Typer(
+        name="privacy",
+        help="Privacy gate: secrets, provider ids, transcripts, home paths, emails.",
+        no_args_is_help=True,
+    )
 
     @group.command("scan")
     def scan(
-        paths: Annotated[list[Path], typer.Argument(help="Files or directories (walked, symlinks not followed).")],
+        paths: Annotated[
+            list[Path], typer.Argument(help="Files or directories (walked, symlinks not followed).")
+        ],
         output: Annotated[OutputFormat, typer.Option("--format", help="text or json.")] = OutputFormat.text,
         as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
-        context: Annotated[ContextChoice, typer.Option(
-            "--context", help="Rules to apply; auto picks by path (capsules, handoffs, event logs, else generic).",
-        )] = ContextChoice.auto,
+        context: Annotated[
+            ContextChoice,
+            typer.Option(
+                "--context",
+                help="Rules to apply; auto picks by path (capsules, handoffs, event logs, else generic).",
+            ),
+        ] = ContextChoice.auto,
     ) -> None:
         """Scan files; exit 1 when anything is found. Findings show masked values only."""
         from toolkit.errors import InvalidInput
@@ -81,7 +90,7 @@ def register(app: typer.Typer) -> None:
         rule: Annotated[str, typer.Option("--rule", help="Rule id of the finding.")],
         reason: Annotated[str, typer.Option("--reason", help="Why it is not private (for reviewers).")] = "",
     ) -> None:
-        """Record a reviewed finding in .workgroup/privacy-allowlist.yml (salted fingerprint, never the value)."""
+        """Record a reviewed finding in .workgroup/privacy-allowlist.yml (salted fingerprint only)."""
         from toolkit.errors import EnvironmentFailure, InvalidInput
         from toolkit.privacy.allowlist import (
             ALLOWLIST_REL,
@@ -109,14 +118,21 @@ def register(app: typer.Typer) -> None:
         existing = load_allowlist(root)
         known = {(e.rule, e.path, e.fingerprint) for e in existing}
         target = root / ALLOWLIST_REL
-        text = target.read_text(encoding="utf-8") if target.exists() else (
-            "# Reviewed privacy findings (workgroup privacy allow). Fingerprint = salted SHA-256 of\n"
-            "# (rule, path, value); the value itself is never stored here.\nallow:\n")
+        text = (
+            target.read_text(encoding="utf-8")
+            if target.exists()
+            else (
+                "# Reviewed privacy findings (workgroup privacy allow). Fingerprint = salted SHA-256 of\n"
+                "# (rule, path, value); the value itself is never stored here.\nallow:\n"
+            )
+        )
         if existing == [] and "allow:" not in text:
             text += "allow:\n"
         added = 0
         for hit in hits:
-            entry = AllowEntry(rule, hit.path, fingerprint(salt, rule, hit.path, hit.fingerprint_value), reason)
+            entry = AllowEntry(
+                rule, hit.path, fingerprint(salt, rule, hit.path, hit.fingerprint_value), reason
+            )
             if (entry.rule, entry.path, entry.fingerprint) in known:
                 continue
             text += entry_text(entry)
@@ -124,7 +140,10 @@ def register(app: typer.Typer) -> None:
             added += 1
         if added:
             atomic_write(target, text)
-        say(f"{added} entr{'y' if added == 1 else 'ies'} added to {ALLOWLIST_REL}" if added
-            else "already allowed")
+        say(
+            f"{added} entr{'y' if added == 1 else 'ies'} added to {ALLOWLIST_REL}"
+            if added
+            else "already allowed"
+        )
 
     app.add_typer(group)

@@ -49,10 +49,21 @@ def _expect(proc: Any, code: int, what: str) -> None:
 
 def _pre_commit(demo: Demo, *args: str) -> subprocess.CompletedProcess[str]:
     bindir = str(Path(sys.executable).parent)
-    env = {**os.environ, **demo.env, "PATH": bindir + os.pathsep + os.environ.get("PATH", ""),
-           "PRE_COMMIT_COLOR": "never"}
-    return subprocess.run([os.path.join(bindir, "pre-commit"), *args], cwd=demo.root, capture_output=True,
-                          text=True, env=env, check=False, timeout=300)
+    env = {
+        **os.environ,
+        **demo.env,
+        "PATH": bindir + os.pathsep + os.environ.get("PATH", ""),
+        "PRE_COMMIT_COLOR": "never",
+    }
+    return subprocess.run(
+        [os.path.join(bindir, "pre-commit"), *args],
+        cwd=demo.root,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=300,
+    )
 
 
 def _stage(demo: Demo, *paths: str) -> None:

@@ -106,11 +106,17 @@ def parse_allowlist(data: Any) -> list[AllowEntry]:
     entries: list[AllowEntry] = []
     for item in data.get("allow") or []:
         if not isinstance(item, dict) or set(item) - {"rule", "path", "fingerprint", "reason"}:
-            raise InvalidInput("ALLOWLIST_INVALID", "each allowlist entry has rule, path, fingerprint, reason")
+            raise InvalidInput(
+                "ALLOWLIST_INVALID", "each allowlist entry has rule, path, fingerprint, reason"
+            )
         rule, path, fp = item.get("rule"), item.get("path"), item.get("fingerprint")
         reason = item.get("reason", "")
-        if not (isinstance(rule, str) and isinstance(path, str) and isinstance(fp, str) and _FINGERPRINT.match(fp)):
-            raise InvalidInput("ALLOWLIST_INVALID", "allowlist entry needs rule, path and a sha256:<hex> fingerprint")
+        if not (
+            isinstance(rule, str) and isinstance(path, str) and isinstance(fp, str) and _FINGERPRINT.match(fp)
+        ):
+            raise InvalidInput(
+                "ALLOWLIST_INVALID", "allowlist entry needs rule, path and a sha256:<hex> fingerprint"
+            )
         entries.append(AllowEntry(rule, path, fp, reason if isinstance(reason, str) else ""))
     return entries
 
@@ -140,8 +146,11 @@ def entry_text(entry: AllowEntry) -> str:
     """One YAML list item for an entry (appended to the file, so reviewers see a plain diff)."""
     import json
 
-    lines = [f"  - rule: {entry.rule}", f"    path: {json.dumps(entry.path, ensure_ascii=False)}",
-             f"    fingerprint: {entry.fingerprint}"]
+    lines = [
+        f"  - rule: {entry.rule}",
+        f"    path: {json.dumps(entry.path, ensure_ascii=False)}",
+        f"    fingerprint: {entry.fingerprint}",
+    ]
     if entry.reason:
         lines.append(f"    reason: {json.dumps(entry.reason, ensure_ascii=False)}")
     return "\n".join(lines) + "\n"

@@ -10,7 +10,6 @@ rate, discount, charged) or reuse instead, or when it negates the claim ("does n
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from toolkit.privacy.rules import lazy
@@ -59,7 +58,7 @@ def _refused(sentence: str) -> bool:
         return False
     if _BILLING.search(sentence):
         return False  # billing or reuse framing: "cache reads are billed at a lower rate"
-    head = sentence[:remove.start()]
+    head = sentence[: remove.start()]
     return _NEGATION.search(head) is None
 
 

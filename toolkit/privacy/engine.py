@@ -30,8 +30,14 @@ RULES: tuple[Rule, ...] = SECRET_RULES + IDENTITY_RULES + TRANSCRIPT_RULES
 LINE_RULES: tuple[LineRule, ...] = TRANSCRIPT_LINE_RULES
 _PRIORITY: dict[str, int] = {r.id: r.priority for r in (*RULES, *LINE_RULES)}
 RULE_IDS: frozenset[str] = frozenset(_PRIORITY) | frozenset(
-    {"private-field-credential", "private-field-transcript", "private-field-session", "private-field-path",
-     "private-field-email", "private-field-account"}
+    {
+        "private-field-credential",
+        "private-field-transcript",
+        "private-field-session",
+        "private-field-path",
+        "private-field-email",
+        "private-field-account",
+    }
 )
 _EXCLUSIVE = frozenset({Category.SECRET, Category.IDENTIFIER})
 _ALLOW = lazy(r"workgroup:[ \t]*allow[ \t]+([A-Za-z0-9_, \t-]+)")
@@ -120,7 +126,9 @@ def scan_text_with_values(text: str, context: Context = Context.GENERIC) -> list
             add(start, end, rule.id, rule.category)
     lines: list[str] | None = None
     for line_rule in LINE_RULES:
-        if context not in line_rule.contexts or (line_rule.keywords and not any(k in low for k in line_rule.keywords)):
+        if context not in line_rule.contexts or (
+            line_rule.keywords and not any(k in low for k in line_rule.keywords)
+        ):
             continue
         lines = lines if lines is not None else text.split("\n")
         for index, start, end in line_rule.find(lines):

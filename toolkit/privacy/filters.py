@@ -15,10 +15,37 @@ from collections import Counter
 from toolkit.privacy.rules import lazy
 
 _PLACEHOLDER_WORDS = (
-    "xxxx", "****", "....", "…", "<", ">", "${", "{{", "}}", "your", "example", "placeholder",
-    "redacted", "changeme", "change_me", "dummy", "sample", "insert", "replace", "todo",
-    "secret_here", "key_here", "here>", "0000000", "1234567", "abcdefg", "masked", "hidden",
-    "notreal", "not_real", "not-real",
+    "xxxx",
+    "****",
+    "....",
+    "…",
+    "<",
+    ">",
+    "${",
+    "{{",
+    "}}",
+    "your",
+    "example",
+    "placeholder",
+    "redacted",
+    "changeme",
+    "change_me",
+    "dummy",
+    "sample",
+    "insert",
+    "replace",
+    "todo",
+    "secret_here",
+    "key_here",
+    "here>",
+    "0000000",
+    "1234567",
+    "abcdefg",
+    "masked",
+    "hidden",
+    "notreal",
+    "not_real",
+    "not-real",
 )
 _ENV_READ = lazy(
     r"""^(?:\$|%[A-Za-z_]|os\.environ|os\.getenv|getenv|environ\[|process\.env|env\(|env\[|ENV\[|"""
@@ -29,10 +56,30 @@ _IDENTIFIER_CHAIN = lazy(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(
 _HEX = lazy(r"^[0-9a-fA-F]+$")
 _UUID = lazy(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _SEQUENCES = ("abcdefghijklmnopqrstuvwxyz", "0123456789", "qwertyuiop", "asdfghjkl")
-_LITERALS = frozenset({
-    "none", "null", "nil", "true", "false", "undefined", "empty", "str", "string", "int", "bytes",
-    "optional", "password", "passwd", "secret", "token", "apikey", "api_key", "required", "any",
-})
+_LITERALS = frozenset(
+    {
+        "none",
+        "null",
+        "nil",
+        "true",
+        "false",
+        "undefined",
+        "empty",
+        "str",
+        "string",
+        "int",
+        "bytes",
+        "optional",
+        "password",
+        "passwd",
+        "secret",
+        "token",
+        "apikey",
+        "api_key",
+        "required",
+        "any",
+    }
+)
 
 
 def is_placeholder(value: str) -> bool:
@@ -111,5 +158,6 @@ def is_email_placeholder_domain(domain: str) -> bool:
     low = domain.lower().rstrip(".")
     if low in {"example.com", "example.net", "example.org", "localhost"}:
         return True
-    return low.endswith((".example", ".test", ".invalid", ".localhost", ".example.com",
-                         ".example.net", ".example.org"))
+    return low.endswith(
+        (".example", ".test", ".invalid", ".localhost", ".example.com", ".example.net", ".example.org")
+    )

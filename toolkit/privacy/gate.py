@@ -55,8 +55,14 @@ def render_json(report: ScanReport) -> str:
     import json
 
     rows = [
-        {"path": i.path, "line": i.finding.line, "category": i.finding.category.value, "rule": i.finding.rule,
-         "start": i.finding.start, "end": i.finding.end}
+        {
+            "path": i.path,
+            "line": i.finding.line,
+            "category": i.finding.category.value,
+            "rule": i.finding.rule,
+            "start": i.finding.start,
+            "end": i.finding.end,
+        }
         for i in report.findings
     ]
     return json.dumps({"findings": rows}, ensure_ascii=False, separators=(",", ":"))

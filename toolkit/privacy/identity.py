@@ -20,7 +20,7 @@ from toolkit.privacy import filters as f
 from toolkit.privacy.rules import Rule, lazy
 from toolkit.privacy.types import Category, Context
 
-I, P, E = Category.IDENTIFIER, Category.PATH, Category.EMAIL
+IDENT, P, E = Category.IDENTIFIER, Category.PATH, Category.EMAIL
 
 _PROVIDER = r"(?:claude(?:[ _-]?code)?|codex|anthropic|openai|provider|chatgpt|cursor|gemini)"
 _ID_VALUE = r"[\"'`]?([A-Za-z0-9][A-Za-z0-9._:-]{5,127})"
@@ -109,11 +109,46 @@ _EMAIL = lazy(
     r"(?<![A-Za-z0-9._%+-])([A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?"
     r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*\.[A-Za-z]{2,24})(?![A-Za-z0-9-]|\.[A-Za-z0-9])"
 )
-_FILE_TLDS = frozenset({
-    "png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "js", "mjs", "ts", "tsx", "jsx", "py", "md", "json",
-    "css", "scss", "html", "txt", "yml", "yaml", "toml", "lock", "map", "woff", "woff2", "pdf", "zip", "gz",
-    "tgz", "tar", "whl", "jar", "so", "dll", "exe",
-})
+_FILE_TLDS = frozenset(
+    {
+        "png",
+        "jpg",
+        "jpeg",
+        "gif",
+        "svg",
+        "webp",
+        "ico",
+        "js",
+        "mjs",
+        "ts",
+        "tsx",
+        "jsx",
+        "py",
+        "md",
+        "json",
+        "css",
+        "scss",
+        "html",
+        "txt",
+        "yml",
+        "yaml",
+        "toml",
+        "lock",
+        "map",
+        "woff",
+        "woff2",
+        "pdf",
+        "zip",
+        "gz",
+        "tgz",
+        "tar",
+        "whl",
+        "jar",
+        "so",
+        "dll",
+        "exe",
+    }
+)
 _ROLE_LOCAL = lazy(r"^(?:no-?reply|do-?not-?reply|donotreply|mailer-daemon|postmaster)$", re.I)
 
 
@@ -129,12 +164,12 @@ def _email_check(match: re.Match[str]) -> bool:
         return True  # names a GitHub account
     if _ROLE_LOCAL.match(local):
         return False
-    before = match.string[max(0, match.start(1) - 80):match.start(1)]
+    before = match.string[max(0, match.start(1) - 80) : match.start(1)]
     if before.endswith("://"):
         return False  # "ssh://git@host/...": the user part of a URL, not a mailbox
     if before.endswith(":") and re.search(r"://[^\s/@]*:$", before):
         return False  # the password and host of "scheme://user:password@host": url-credentials
-    after = match.string[match.end(1):match.end(1) + 1]
+    after = match.string[match.end(1) : match.end(1) + 1]
     return after != ":" or local.lower() != "git"  # "git@github.com:org/repo" is an ssh remote
 
 
@@ -145,25 +180,86 @@ _REPO_NAME = lazy(r"(?<![A-Za-z0-9])((?i:repo|repository|project)[-_]name)(?![A-
 _TELEMETRY = frozenset({Context.TELEMETRY})
 
 IDENTITY_RULES: tuple[Rule, ...] = (
-    Rule("provider-session-id", I, _LABELLED, 1, _labelled_check,
-         ("session", "thread", "agent", "conversation", "chat", "run", "handle"), priority=70,
-         anchor=lazy("claude|codex|anthropic|openai|provider|chatgpt|cursor|gemini|session|thread|agent|"
-                     "conversation|chat|platform")),
-    Rule("provider-session-id", I, _PROSE_ID, 1, _prose_check,
-         ("claude", "codex", "anthropic", "openai", "provider", "chatgpt", "cursor", "gemini"), priority=65,
-         anchor=lazy("claude|codex|anthropic|openai|provider|chatgpt|cursor|gemini")),
-    Rule("provider-id", I, _SHAPED, 1, _shaped_check,
-         ("thread_", "run_", "asst_", "msg_", "sess_", "resp_", "toolu_", "req_", "conv_", "batch_",
-          "chatcmpl-", "agent-"), priority=60),
-    Rule("codex-rollout-id", I, _ROLLOUT, 1, None, ("rollout-",), priority=70),
-    Rule("home-path", P, _POSIX_HOME, 1, _home_check, ("/home/", "/users/", "/root/"), priority=40,
-         anchor=lazy("/home/|/users/|/root/")),
-    Rule("home-path", P, _POSIX_HOME_COLON, 1, _home_check, ("/home/", "/users/"), priority=39,
-         anchor=lazy("/home/|/users/")),
-    Rule("windows-user-path", P, _WIN_USER, 1, _win_check, ("users", "documents and settings"), priority=40,
-         anchor=lazy(r"[a-z]:[\\/]")),
+    Rule(
+        "provider-session-id",
+        IDENT,
+        _LABELLED,
+        1,
+        _labelled_check,
+        ("session", "thread", "agent", "conversation", "chat", "run", "handle"),
+        priority=70,
+        anchor=lazy(
+            "claude|codex|anthropic|openai|provider|chatgpt|cursor|gemini|session|thread|agent|"
+            "conversation|chat|platform"
+        ),
+    ),
+    Rule(
+        "provider-session-id",
+        IDENT,
+        _PROSE_ID,
+        1,
+        _prose_check,
+        ("claude", "codex", "anthropic", "openai", "provider", "chatgpt", "cursor", "gemini"),
+        priority=65,
+        anchor=lazy("claude|codex|anthropic|openai|provider|chatgpt|cursor|gemini"),
+    ),
+    Rule(
+        "provider-id",
+        IDENT,
+        _SHAPED,
+        1,
+        _shaped_check,
+        (
+            "thread_",
+            "run_",
+            "asst_",
+            "msg_",
+            "sess_",
+            "resp_",
+            "toolu_",
+            "req_",
+            "conv_",
+            "batch_",
+            "chatcmpl-",
+            "agent-",
+        ),
+        priority=60,
+    ),
+    Rule("codex-rollout-id", IDENT, _ROLLOUT, 1, None, ("rollout-",), priority=70),
+    Rule(
+        "home-path",
+        P,
+        _POSIX_HOME,
+        1,
+        _home_check,
+        ("/home/", "/users/", "/root/"),
+        priority=40,
+        anchor=lazy("/home/|/users/|/root/"),
+    ),
+    Rule(
+        "home-path",
+        P,
+        _POSIX_HOME_COLON,
+        1,
+        _home_check,
+        ("/home/", "/users/"),
+        priority=39,
+        anchor=lazy("/home/|/users/"),
+    ),
+    Rule(
+        "windows-user-path",
+        P,
+        _WIN_USER,
+        1,
+        _win_check,
+        ("users", "documents and settings"),
+        priority=40,
+        anchor=lazy(r"[a-z]:[\\/]"),
+    ),
     Rule("email-address", E, _EMAIL, 1, _email_check, ("@",), priority=40),
     Rule("telemetry-url", P, _URL, 1, None, ("http",), _TELEMETRY, priority=20),
     Rule("telemetry-relative-path", P, _RELATIVE, 1, None, ("./",), _TELEMETRY, priority=20),
-    Rule("telemetry-repository-name", I, _REPO_NAME, 1, None, ("_name", "-name"), _TELEMETRY, priority=20),
+    Rule(
+        "telemetry-repository-name", IDENT, _REPO_NAME, 1, None, ("_name", "-name"), _TELEMETRY, priority=20
+    ),
 )

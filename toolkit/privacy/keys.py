@@ -29,22 +29,49 @@ class KeyRule:
 _EXEMPT_SUFFIX = lazy(r"_(?:bytes|count|tokens|hash|digest|sha|length|len|size|chars|ms|bucket)$")
 
 KEY_RULES: tuple[KeyRule, ...] = (
-    KeyRule("private-field-credential", Category.SECRET, lazy(
-        r"(?:^|_)(?:credentials?|password|passwd|passphrase|api_?key|access_?token|refresh_?token|auth_?token|"
-        r"secret|secret_?key|client_?secret|private_?key|bearer)(?:$|_)"), frozenset({C, TL, EV, HO})),
-    KeyRule("private-field-transcript", Category.TRANSCRIPT, lazy(
-        r"(?:^|_)(?:raw_?)?(?:transcript|prompt|chat|conversation|messages|tool_output|ambient_output|logs?|"
-        r"source_body|source_code)(?:$|_)"), frozenset({C, TL, EV, HO})),
-    KeyRule("private-field-session", Category.IDENTIFIER, lazy(
-        r"(?:^|_)(?:session(?:_id)?|thread_id|agent_id|conversation_id|platform_handle|provider_handle|"
-        r"provider_session_id)(?:$|_)"), frozenset({C, TL, EV, HO})),
+    KeyRule(
+        "private-field-credential",
+        Category.SECRET,
+        lazy(
+            r"(?:^|_)(?:credentials?|password|passwd|passphrase|api_?key|access_?token|refresh_?token|auth_?token|"
+            r"secret|secret_?key|client_?secret|private_?key|bearer)(?:$|_)"
+        ),
+        frozenset({C, TL, EV, HO}),
+    ),
+    KeyRule(
+        "private-field-transcript",
+        Category.TRANSCRIPT,
+        lazy(
+            r"(?:^|_)(?:raw_?)?(?:transcript|prompt|chat|conversation|messages|tool_output|ambient_output|logs?|"
+            r"source_body|source_code)(?:$|_)"
+        ),
+        frozenset({C, TL, EV, HO}),
+    ),
+    KeyRule(
+        "private-field-session",
+        Category.IDENTIFIER,
+        lazy(
+            r"(?:^|_)(?:session(?:_id)?|thread_id|agent_id|conversation_id|platform_handle|provider_handle|"
+            r"provider_session_id)(?:$|_)"
+        ),
+        frozenset({C, TL, EV, HO}),
+    ),
     KeyRule("private-field-session", Category.IDENTIFIER, lazy(r"(?:^|_)run_id(?:$|_)"), frozenset({C})),
-    KeyRule("private-field-path", Category.PATH, lazy(
-        r"^(?:repository(?:_path)?|repo|file_path|cwd|working_directory|home_dir)$"), frozenset({TL})),
-    KeyRule("private-field-email", Category.EMAIL, lazy(r"^(?:email|account_email|user_email)$"),
-            frozenset({TL})),
-    KeyRule("private-field-account", Category.IDENTIFIER, lazy(
-        r"^(?:account_id|user_id|org_id|organization_id|tenant_id|subscription_id)$"), frozenset({TL})),
+    KeyRule(
+        "private-field-path",
+        Category.PATH,
+        lazy(r"^(?:repository(?:_path)?|repo|file_path|cwd|working_directory|home_dir)$"),
+        frozenset({TL}),
+    ),
+    KeyRule(
+        "private-field-email", Category.EMAIL, lazy(r"^(?:email|account_email|user_email)$"), frozenset({TL})
+    ),
+    KeyRule(
+        "private-field-account",
+        Category.IDENTIFIER,
+        lazy(r"^(?:account_id|user_id|org_id|organization_id|tenant_id|subscription_id)$"),
+        frozenset({TL}),
+    ),
 )
 
 _CAMEL = lazy(r"(?<=[a-z0-9])(?=[A-Z])")

@@ -38,7 +38,9 @@ _AWS_SECRET = lazy(
     r"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key|SecretAccessKey)[\"']?[ \t]*(?::=|=>|[:=])[ \t]*"
     r"[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
 )
-_GITHUB = lazy(r"((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{40,80})" + _E)
+_GITHUB = lazy(
+    r"((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{40,80})" + _E
+)
 _GITLAB = lazy(r"((?:glpat|gldt|glptt|glrt|glsoat)-[A-Za-z0-9_-]{20,64})" + r"(?![A-Za-z0-9_-])")
 _SLACK = lazy(r"(xox[abposre]-(?:\d+-)?[A-Za-z0-9-]{10,250})" + r"(?![A-Za-z0-9-])")
 _SLACK_HOOK = lazy(r"(hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,200})")
@@ -46,7 +48,8 @@ _NPM = lazy(r"(npm_[A-Za-z0-9]{36})" + _E)
 _PYPI = lazy(r"(pypi-AgE[A-Za-z0-9_-]{50,})" + r"(?![A-Za-z0-9_-])")
 _HF = lazy(r"((?:hf_|api_org_)[A-Za-z0-9]{30,40})" + _E)
 _AZURE = lazy(
-    r"(?:AccountKey|SharedAccessKey|SharedSecretValue|PrimaryKey|SecondaryKey)[ \t]*=[ \t]*([A-Za-z0-9+/]{30,}={0,2})"
+    r"(?:AccountKey|SharedAccessKey|SharedSecretValue|PrimaryKey|SecondaryKey)[ \t]*=[ \t]*"
+    r"([A-Za-z0-9+/]{30,}={0,2})"
 )
 _PEM = lazy(
     r"(-----BEGIN[ A-Z0-9]{0,20}PRIVATE KEY(?: BLOCK)?-----)"
@@ -126,13 +129,19 @@ def _auth_check(match: re.Match[str]) -> bool:
         decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
         if ":" in decoded and decoded.isprintable():
             user, _, password = decoded.partition(":")
-            return bool(password) and not f.is_placeholder(password) and password.lower() not in {"password", "pass"}
+            return (
+                bool(password)
+                and not f.is_placeholder(password)
+                and password.lower() not in {"password", "pass"}
+            )
     except (binascii.Error, ValueError, UnicodeDecodeError):
         pass
     return _token_ok(value)
 
 
-_PW_PLACEHOLDERS = frozenset({"password", "passwd", "pass", "pwd", "secret", "token", "user", "username", "x"})
+_PW_PLACEHOLDERS = frozenset(
+    {"password", "passwd", "pass", "pwd", "secret", "token", "user", "username", "x"}
+)
 
 
 def _url_check(match: re.Match[str]) -> bool:
@@ -146,8 +155,11 @@ def _url_check(match: re.Match[str]) -> bool:
 
 def _curl_check(match: re.Match[str]) -> bool:
     password = match.group(2)
-    return (password.lower() not in _PW_PLACEHOLDERS and not f.is_placeholder(password)
-            and not f.is_env_read(password))
+    return (
+        password.lower() not in _PW_PLACEHOLDERS
+        and not f.is_placeholder(password)
+        and not f.is_env_read(password)
+    )
 
 
 def _full_label(match: re.Match[str]) -> str | None:
@@ -178,7 +190,12 @@ def _assign_check(match: re.Match[str]) -> bool:
     if _CONSTANT_NAME.match(value):
         return False  # ENV_KEY = "OPENAI_API_KEY": the name of where the secret lives
     tokenish = "token" in label or "key" in label
-    if tokenish and label.endswith("token") and not ("_" in label or "-" in label or "." in label) and quoted is None:
+    if (
+        tokenish
+        and label.endswith("token")
+        and not ("_" in label or "-" in label or "." in label)
+        and quoted is None
+    ):
         return False  # bare "token = next_token" in code
     if quoted is None and _unquoted_is_code(value):
         return False
@@ -223,8 +240,12 @@ class _AssignRule(Rule):
 
 def _cli_check(match: re.Match[str]) -> bool:
     value = match.group("uv")
-    return not (f.is_env_read(value) or f.is_placeholder(value) or f.is_literal_word(value)
-                or (value.isalpha() and value.islower()))
+    return not (
+        f.is_env_read(value)
+        or f.is_placeholder(value)
+        or f.is_literal_word(value)
+        or (value.isalpha() and value.islower())
+    )
 
 
 def _inside_public_pem(text: str, offset: int) -> bool:
@@ -232,7 +253,7 @@ def _inside_public_pem(text: str, offset: int) -> bool:
     begin = text.rfind("-----BEGIN ", floor, offset)
     if begin == -1 or text.rfind("-----END ", floor, offset) > begin:
         return False
-    return "PRIVATE" not in text[begin:begin + 60]
+    return "PRIVATE" not in text[begin : begin + 60]
 
 
 def _entropy_check_factory() -> Check:
@@ -253,7 +274,7 @@ def _entropy_check_factory() -> Check:
         if len(segments) > 2 and sum(1 for s in segments if s.isalpha()) > len(segments) // 2:
             return False  # words joined by separators
         text = match.string
-        before = text[max(0, match.start(1) - 40):match.start(1)]
+        before = text[max(0, match.start(1) - 40) : match.start(1)]
         if _DIGEST_LABEL.search(before) or before.endswith(("sha256-", "sha512-", "sha384-", "sha1-")):
             return False  # SRI hashes in lock files, labelled digests
         if before.rstrip().endswith("base64,"):
@@ -266,44 +287,136 @@ def _entropy_check_factory() -> Check:
 SECRET_RULES: tuple[Rule, ...] = (
     Rule("anthropic-api-key", S, _ANTHROPIC, 1, _value_ok(1), ("sk-ant-",), priority=90, boundary=WORD),
     Rule("openai-api-key", S, _OPENAI, 1, _value_ok(1), ("sk-",), priority=85, boundary=WORD),
-    Rule("stripe-secret-key", S, _STRIPE, 1, _value_ok(1), ("_live_", "_test_", "whsec_"), priority=90,
-         boundary=WORD),
-    Rule("google-api-key", S, _GOOGLE, 1, _value_ok(1, need_digit=False), ("aiza",), priority=90,
-         boundary=WORD),
-    Rule("aws-access-key-id", S, _AWS_ID, 1, lambda m: not m.group(1).endswith("EXAMPLE")
-         and not f.is_placeholder(m.group(1)[4:]), ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa",
-                                                    "anpa", "anva", "apka"), priority=90,
-         boundary=frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")),
-    Rule("aws-secret-access-key", S, _AWS_SECRET, 1,
-         lambda m: not m.group(1).endswith("EXAMPLEKEY") and f.looks_random(m.group(1), min_entropy=3.5),
-         ("secret",), priority=90,
-         anchor=lazy("aws|secret")),
-    Rule("github-token", S, _GITHUB, 1, _value_ok(1), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-         priority=90, boundary=WORD),
-    Rule("gitlab-token", S, _GITLAB, 1, _value_ok(1), ("glpat-", "gldt-", "glptt-", "glrt-", "glsoat-"),
-         priority=90, boundary=WORD),
+    Rule(
+        "stripe-secret-key",
+        S,
+        _STRIPE,
+        1,
+        _value_ok(1),
+        ("_live_", "_test_", "whsec_"),
+        priority=90,
+        boundary=WORD,
+    ),
+    Rule(
+        "google-api-key", S, _GOOGLE, 1, _value_ok(1, need_digit=False), ("aiza",), priority=90, boundary=WORD
+    ),
+    Rule(
+        "aws-access-key-id",
+        S,
+        _AWS_ID,
+        1,
+        lambda m: not m.group(1).endswith("EXAMPLE") and not f.is_placeholder(m.group(1)[4:]),
+        ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "apka"),
+        priority=90,
+        boundary=frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"),
+    ),
+    Rule(
+        "aws-secret-access-key",
+        S,
+        _AWS_SECRET,
+        1,
+        lambda m: not m.group(1).endswith("EXAMPLEKEY") and f.looks_random(m.group(1), min_entropy=3.5),
+        ("secret",),
+        priority=90,
+        anchor=lazy("aws|secret"),
+    ),
+    Rule(
+        "github-token",
+        S,
+        _GITHUB,
+        1,
+        _value_ok(1),
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        priority=90,
+        boundary=WORD,
+    ),
+    Rule(
+        "gitlab-token",
+        S,
+        _GITLAB,
+        1,
+        _value_ok(1),
+        ("glpat-", "gldt-", "glptt-", "glrt-", "glsoat-"),
+        priority=90,
+        boundary=WORD,
+    ),
     Rule("slack-token", S, _SLACK, 1, _value_ok(1), ("xox",), priority=90, boundary=WORD),
     Rule("slack-webhook", S, _SLACK_HOOK, 1, _value_ok(1), ("hooks.slack.com",), priority=90),
     Rule("npm-token", S, _NPM, 1, _value_ok(1), ("npm_",), priority=90, boundary=WORD),
     Rule("pypi-token", S, _PYPI, 1, _value_ok(1), ("pypi-age",), priority=90, boundary=WORD),
-    Rule("huggingface-token", S, _HF, 1, _value_ok(1, need_digit=False, min_distinct=12), ("hf_", "api_org_"),
-         priority=90, boundary=WORD),
-    Rule("azure-connection-string", S, _AZURE, 1, lambda m: f.looks_random(m.group(1), min_entropy=3.5),
-         ("accountkey", "sharedaccesskey", "sharedsecretvalue", "primarykey", "secondarykey"), priority=90),
+    Rule(
+        "huggingface-token",
+        S,
+        _HF,
+        1,
+        _value_ok(1, need_digit=False, min_distinct=12),
+        ("hf_", "api_org_"),
+        priority=90,
+        boundary=WORD,
+    ),
+    Rule(
+        "azure-connection-string",
+        S,
+        _AZURE,
+        1,
+        lambda m: f.looks_random(m.group(1), min_entropy=3.5),
+        ("accountkey", "sharedaccesskey", "sharedsecretvalue", "primarykey", "secondarykey"),
+        priority=90,
+    ),
     Rule("private-key", S, _PEM, 1, _pem_check, ("private key",), priority=95),
     Rule("jwt", S, _JWT, 1, _jwt_check, ("eyj",), priority=80, boundary=WORD),
-    Rule("authorization-header", S, _AUTH_HEADER, 1, _auth_check, ("authorization",), priority=75,
-         anchor=lazy("authorization|proxy-authorization")),
+    Rule(
+        "authorization-header",
+        S,
+        _AUTH_HEADER,
+        1,
+        _auth_check,
+        ("authorization",),
+        priority=75,
+        anchor=lazy("authorization|proxy-authorization"),
+    ),
     Rule("bearer-token", S, _BEARER, 1, _bearer_check, ("bearer",), priority=70, boundary=ALNUM),
-    Rule("url-credentials", S, _URL_CREDS, 3, _url_check, ("://",), priority=75,
-         boundary=ALNUM | {"+", ".", "-"}),
-    Rule("basic-auth-credentials", S, _CURL_USER, 2, _curl_check, ("-u", "--user"), priority=70,
-         anchor=lazy("-u|--user")),
-    _AssignRule("password-assignment", S, _ASSIGN, 0, _assign_check,
-                ("pass", "pwd", "secret", "key", "token"), priority=60,
-                anchor=lazy("pass|pwd|secret|client|api|access|auth|refresh|private|token|db")),
-    _AssignRule("password-assignment", S, _CLI_FLAG, 0, _cli_check, ("--",), priority=60,
-                boundary=ALNUM | {"-"}),
-    Rule("high-entropy-string", S, _ENTROPY_TOKEN, 1, _entropy_check_factory(), (), priority=10,
-         boundary=WORD | {"+", "/", ".", "-"}),
+    Rule(
+        "url-credentials",
+        S,
+        _URL_CREDS,
+        3,
+        _url_check,
+        ("://",),
+        priority=75,
+        boundary=ALNUM | {"+", ".", "-"},
+    ),
+    Rule(
+        "basic-auth-credentials",
+        S,
+        _CURL_USER,
+        2,
+        _curl_check,
+        ("-u", "--user"),
+        priority=70,
+        anchor=lazy("-u|--user"),
+    ),
+    _AssignRule(
+        "password-assignment",
+        S,
+        _ASSIGN,
+        0,
+        _assign_check,
+        ("pass", "pwd", "secret", "key", "token"),
+        priority=60,
+        anchor=lazy("pass|pwd|secret|client|api|access|auth|refresh|private|token|db"),
+    ),
+    _AssignRule(
+        "password-assignment", S, _CLI_FLAG, 0, _cli_check, ("--",), priority=60, boundary=ALNUM | {"-"}
+    ),
+    Rule(
+        "high-entropy-string",
+        S,
+        _ENTROPY_TOKEN,
+        1,
+        _entropy_check_factory(),
+        (),
+        priority=10,
+        boundary=WORD | {"+", "/", ".", "-"},
+    ),
 )

@@ -7,7 +7,6 @@ Unlike the reference, words such as "full", "log" or "run" near each other are n
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from toolkit.privacy.rules import LineRule, Rule, lazy
@@ -19,7 +18,8 @@ T = Category.TRANSCRIPT
 _CLAUDE = lazy(r"(\"(?:parentUuid|isSidechain|userType|leafUuid|isMeta|toolUseResult)\"[ \t]*:)")
 # Codex rollout records (current and older formats).
 _CODEX = lazy(
-    r"\"type\"[ \t]*:[ \t]*\"(?:session_meta|response_item|event_msg|turn_context|compacted|input_text|output_text)\""
+    r"\"type\"[ \t]*:[ \t]*\""
+    r"(?:session_meta|response_item|event_msg|turn_context|compacted|input_text|output_text)\""
 )
 _RAW_LABEL = lazy(
     r"(?<![A-Za-z0-9])((?i:raw|full|verbatim|complete|entire|unredacted)[ \t]+"
@@ -35,11 +35,13 @@ _CONTENT_JSON = lazy(r"[\"'](?:content|text|parts)[\"'][ \t]*:[ \t]*[\"'\[{]")
 _USER_ROLES = ("user", "human", "you", "me", "customer")
 _MODEL_ROLES = ("assistant", "ai", "claude", "codex", "chatgpt", "gpt", "model", "bot", "gemini", "copilot")
 _ROLE_LINE = lazy(
-    r"^[ \t>]*(?:\*\*|__|#{1,4}[ \t]*|\[)?(?P<role>(?i:user|human|assistant|ai|claude|codex|chatgpt|gpt|model|"
-    r"bot|gemini|copilot|system))(?:\*\*|__|\])?[ \t]*(?::|>|\*\*:|:\*\*)"
+    r"^[ \t>]*(?:\*\*|__|#{1,4}[ \t]*|\[)?"
+    r"(?P<role>(?i:user|human|assistant|ai|claude|codex|chatgpt|gpt|model|bot|gemini|copilot|system))"
+    r"(?:\*\*|__|\])?[ \t]*(?::|>|\*\*:|:\*\*)"
 )
 _INLINE_DUMP = lazy(
-    r"(?<![A-Za-z0-9])((?:Human|User)[ \t]*:)[ \t]+\S.{0,400}?(?<![A-Za-z0-9])(?:Assistant|AI|Claude|Codex)[ \t]*:[ \t]+\S"
+    r"(?<![A-Za-z0-9])((?:Human|User)[ \t]*:)[ \t]+\S.{0,400}?"
+    r"(?<![A-Za-z0-9])(?:Assistant|AI|Claude|Codex)[ \t]*:[ \t]+\S"
 )
 _WINDOW = 12
 
@@ -65,11 +67,11 @@ def _chat_dumps(lines: list[str]) -> Iterator[tuple[int, int, int]]:
     marks: list[tuple[int, str, int, int]] = []
     for index, line in enumerate(lines):
         match = _ROLE_LINE.match(line)
-        if match and line[match.end():].strip():
+        if match and line[match.end() :].strip():
             marks.append((index, _role_kind(match.group("role")), match.start("role"), match.end("role")))
     emitted: set[int] = set()
-    for pos, (index, kind, start, end) in enumerate(marks):
-        near = [m for m in marks[max(0, pos - 6):pos + 7] if abs(m[0] - index) <= _WINDOW]
+    for pos, (index, _kind, start, end) in enumerate(marks):
+        near = [m for m in marks[max(0, pos - 6) : pos + 7] if abs(m[0] - index) <= _WINDOW]
         kinds = {m[1] for m in near}
         if "user" in kinds and "model" in kinds and index not in emitted:
             emitted.add(index)
@@ -77,15 +79,45 @@ def _chat_dumps(lines: list[str]) -> Iterator[tuple[int, int, int]]:
 
 
 TRANSCRIPT_RULES: tuple[Rule, ...] = (
-    Rule("claude-code-transcript", T, _CLAUDE, 1, None,
-         ("parentuuid", "issidechain", "usertype", "leafuuid", "ismeta", "tooluseresult"), priority=80),
-    Rule("codex-transcript", T, _CODEX, 0, None,
-         ("session_meta", "response_item", "event_msg", "turn_context", "compacted", "input_text", "output_text"),
-         priority=80),
-    Rule("raw-transcript", T, _RAW_LABEL, 1, None,
-         ("raw", "full", "verbatim", "complete", "entire", "unredacted"), priority=50,
-         anchor=lazy("raw|full|verbatim|complete|entire|unredacted")),
-    Rule("chat-role-dump", T, _INLINE_DUMP, 1, None, ("human", "user"), priority=45, anchor=lazy("human|user")),
+    Rule(
+        "claude-code-transcript",
+        T,
+        _CLAUDE,
+        1,
+        None,
+        ("parentuuid", "issidechain", "usertype", "leafuuid", "ismeta", "tooluseresult"),
+        priority=80,
+    ),
+    Rule(
+        "codex-transcript",
+        T,
+        _CODEX,
+        0,
+        None,
+        (
+            "session_meta",
+            "response_item",
+            "event_msg",
+            "turn_context",
+            "compacted",
+            "input_text",
+            "output_text",
+        ),
+        priority=80,
+    ),
+    Rule(
+        "raw-transcript",
+        T,
+        _RAW_LABEL,
+        1,
+        None,
+        ("raw", "full", "verbatim", "complete", "entire", "unredacted"),
+        priority=50,
+        anchor=lazy("raw|full|verbatim|complete|entire|unredacted"),
+    ),
+    Rule(
+        "chat-role-dump", T, _INLINE_DUMP, 1, None, ("human", "user"), priority=45, anchor=lazy("human|user")
+    ),
 )
 
 TRANSCRIPT_LINE_RULES: tuple[LineRule, ...] = (

@@ -7,10 +7,10 @@ import the engine on every delegation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class Category(str, Enum):
+class Category(StrEnum):
     """What kind of private content a finding is."""
 
     SECRET = "secret"
@@ -20,7 +20,7 @@ class Category(str, Enum):
     EMAIL = "email"
 
 
-class Context(str, Enum):
+class Context(StrEnum):
     """Where the scanned content is going; selects which rules apply there.
 
     * ``GENERIC``: any file (hooks, ``workgroup privacy scan``).
