@@ -116,6 +116,13 @@ def _run(command: list[str], payload: bytes, cwd: Path) -> tuple[float, float, s
     return wall, cpu, proc.stdout.decode("utf-8").strip()
 
 
+def _answer(line: str) -> object:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return line
+
+
 def _summary(samples: list[float]) -> str:
     ordered = sorted(samples)
     p90 = ordered[max(0, int(round(0.9 * len(ordered))) - 1)]
@@ -135,7 +142,7 @@ def per_call(reference: Path | None, calls: int, cwd: Path) -> None:
         payload = json.dumps(request).encode("utf-8")
         ours: dict[str, list[float]] = {"wall": [], "cpu": []}
         theirs: dict[str, list[float]] = {"wall": [], "cpu": []}
-        same = True
+        differing: list[tuple[str, str]] = []
         for _ in range(calls):
             wall, cpu, our_line = _run([str(WORKGROUP), "runtime", "route"], payload, cwd)
             ours["wall"].append(wall)
@@ -144,14 +151,17 @@ def per_call(reference: Path | None, calls: int, cwd: Path) -> None:
                 wall, cpu, their_line = _run([str(node), str(reference), "route"], payload, cwd)
                 theirs["wall"].append(wall)
                 theirs["cpu"].append(cpu)
-                same = same and json.loads(our_line) == json.loads(their_line)
+                if _answer(our_line) != _answer(their_line):
+                    differing.append((our_line, their_line))
         print(f"  {name:16s} workgroup  wall {_summary(ours['wall'])} | cpu {_summary(ours['cpu'])}")
         ours_all += ours["wall"]
         if compare:
             print(
                 f"  {'':16s} reference  wall {_summary(theirs['wall'])} | cpu {_summary(theirs['cpu'])}"
-                f"  same answer: {same}"
+                f"  different answers: {len(differing)}/{calls}"
             )
+            for our_line, their_line in differing[:1]:
+                print(f"    e.g. workgroup {our_line[:100]!r} / reference {their_line[:100]!r}")
             theirs_all += theirs["wall"]
     if compare:
         ratio = statistics.median(ours_all) / statistics.median(theirs_all)
