@@ -101,6 +101,7 @@ INVALID = [
     "alias/../../x",  # climbs out through a symlink
     "escape/x.py",  # a symlinked directory that leads outside
     "escape_file",  # a file symlink that leads outside
+    "a/" * 2048 + "x",  # longer than PATH_MAX (bounds the caches a hostile request could grow)
 ]
 
 
@@ -111,6 +112,11 @@ def test_invalid_paths_are_refused(root: Path, bad: str) -> None:
     assert caught.value.code == "INVALID_OWNERSHIP_PATH"
     if bad.strip():
         assert bad not in caught.value.message  # never echoes input
+
+
+def test_deep_paths_resolve_iteratively(root: Path) -> None:
+    deep = "/".join(["d"] * 2000)  # far deeper than the recursion limit, within PATH_MAX
+    assert Canonicalizer(str(root)).key(deep).endswith("/d/d")
 
 
 @pytest.mark.parametrize("bad", [None, 3, ["src"], {"p": 1}, b"src"])

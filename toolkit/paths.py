@@ -33,6 +33,9 @@ from toolkit.errors import InvalidInput
 INVALID_OWNERSHIP_PATH = "INVALID_OWNERSHIP_PATH"
 INVALID_OWNERSHIP_GLOB = "INVALID_OWNERSHIP_GLOB"
 
+# Linux's PATH_MAX; also bounds the per-directory caches a hostile request could grow.
+MAX_PATH_CHARS = 4096
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # What JavaScript's ``trim`` removes (the reference's padding test), plus Python's other spaces.
 _PAD = (
@@ -69,10 +72,17 @@ def lexical_segments(value: object) -> list[str]:
 
     ``..`` segments are kept: they are resolved against the real file system later.
     """
-    if isinstance(value, str) and _SIMPLE.fullmatch(value) and value.strip(_PAD) == value:
+    if (
+        isinstance(value, str)
+        and len(value) <= MAX_PATH_CHARS
+        and _SIMPLE.fullmatch(value)
+        and value.strip(_PAD) == value
+    ):
         return value.split("/")
     if not isinstance(value, str) or not value or value.strip(_PAD) != value:
         raise OwnershipPathError("an owned path must be a non-empty, unpadded string")
+    if len(value) > MAX_PATH_CHARS:
+        raise OwnershipPathError(f"an owned path must be at most {MAX_PATH_CHARS} characters")
     if _CONTROL.search(value):
         raise OwnershipPathError("an owned path must not contain NUL or control characters")
     portable = value.replace("\\", "/")
@@ -133,22 +143,28 @@ class Canonicalizer:
         cached = self._dirs.get(rel_dir)
         if cached is not None:
             return cached
-        if not rel_dir:
-            state = (self._real_root, True)
-        else:
-            parent_rel, _, name = rel_dir.rpartition("/")
-            parent, parent_exists = self._dir_state(parent_rel)
-            joined = parent.rstrip("/") + "/" + name
+        # iterative (a path may have thousands of segments): find the nearest known ancestor...
+        pending: list[str] = []
+        probe = rel_dir
+        while probe and probe not in self._dirs:
+            pending.append(probe)
+            probe = probe.rpartition("/")[0]
+        state = self._dirs[probe] if probe else self._dirs.setdefault("", (self._real_root, True))
+        # ...then resolve downward one segment at a time
+        for current in reversed(pending):
+            parent, parent_exists = state
+            joined = parent.rstrip("/") + "/" + current.rpartition("/")[2]
             if not parent_exists:
                 state = (joined, False)
             else:
                 names, links = self._entries(parent)
+                name = current.rpartition("/")[2]
                 if name in links:
                     real = os.path.realpath(joined)
                     state = (real, os.path.isdir(real))
                 else:
                     state = (joined, name in names)
-        self._dirs[rel_dir] = state
+            self._dirs[current] = state
         return state
 
     def _real_dir(self, rel_dir: str) -> str:
@@ -202,7 +218,12 @@ class Canonicalizer:
 
     def key(self, value: object) -> str:
         """The comparison key of one owned path; ``OwnershipPathError`` when it is not one."""
-        if type(value) is str and _SIMPLE.fullmatch(value) and value.strip(_PAD) == value:
+        if (
+            type(value) is str
+            and len(value) <= MAX_PATH_CHARS
+            and _SIMPLE.fullmatch(value)
+            and value.strip(_PAD) == value
+        ):
             # hot path: an already-canonical path whose last segment is not a symlink
             head, _, name = value.rpartition("/")
             prefix, links = self._dir_info(head)
@@ -225,7 +246,12 @@ class Canonicalizer:
         simple = _SIMPLE.fullmatch
         heads = self._heads
         for value in values:
-            if type(value) is str and simple(value) and value.strip(_PAD) == value:
+            if (
+                type(value) is str
+                and len(value) <= MAX_PATH_CHARS
+                and simple(value)
+                and value.strip(_PAD) == value
+            ):
                 head, _, name = value.rpartition("/")
                 info = heads.get(head) or self._dir_info(head)
                 if name not in info[1] and info[0] is not None:
