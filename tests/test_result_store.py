@@ -72,6 +72,7 @@ def store(
     return code, (json.loads(out.out) if out.out.strip() else None), out.err
 
 
+WRITES = ("handoff", "artifact", "vault", "settings", "workgroup")
 RAW = b"FAILED tests/test_x.py::test_y - AssertionError\n" * 5000
 
 
@@ -268,6 +269,21 @@ def test_always_threshold_from_config(
             "POLICY_INVALID",
         ),
         ([1, 2], "s", None, 2, "POLICY_INVALID"),
+        # decisions the policy can never produce
+        (
+            {"mode": "artifact", "write_prohibited": False, "writes": dict.fromkeys(WRITES, False)},
+            "s",
+            None,
+            2,
+            "POLICY_INVALID",
+        ),
+        (
+            {"mode": "durable", "write_prohibited": False, "writes": dict.fromkeys(WRITES, False)},
+            "s",
+            None,
+            2,
+            "POLICY_INVALID",
+        ),
     ],
 )
 def test_refusals_write_nothing(

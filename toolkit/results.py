@@ -83,8 +83,10 @@ def decision_from_policy(policy: Any) -> dict[str, Any]:
         _bad()
     if policy["write_prohibited"] and (policy["mode"] != "ephemeral" or any(writes.values())):
         raise InvalidInput("POLICY_INVALID", "a write-prohibited decision must be ephemeral with no writes")
-    if writes["artifact"] and policy["mode"] != "artifact":
-        raise InvalidInput("POLICY_INVALID", "only an artifact decision may write an artifact")
+    if writes["artifact"] != (policy["mode"] == "artifact" and not policy["write_prohibited"]):
+        raise InvalidInput("POLICY_INVALID", "an artifact is written exactly when the decision is artifact")
+    if policy["mode"] == "durable" and not writes["handoff"]:
+        raise InvalidInput("POLICY_INVALID", "a durable decision writes its handoff")
     return {"mode": policy["mode"], "write_prohibited": policy["write_prohibited"], "writes": dict(writes)}
 
 
