@@ -35,6 +35,9 @@ def registry(layout: Layout) -> dict:  # type: ignore[type-arg]
 
 
 def test_acquire_list_release(layout: Layout) -> None:
+    assert owners.list_leases(layout, now=T0) == []
+    assert owners.release(layout, "nobody", now=T0) is False
+    assert not layout.local.exists()  # reading an empty registry creates no state
     lease = owners.acquire(layout, "L1", ["src/api.py"], now=T0)
     assert lease.lease_expires_at == "2026-01-05T12:20:00Z"  # warm_lease_minutes default 20
     assert [x.lineage_id for x in owners.list_leases(layout, now=T0)] == ["L1"]

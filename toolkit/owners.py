@@ -244,6 +244,8 @@ def acquire(
 def release(layout: Layout, lineage_id: str, *, now: datetime | None = None) -> bool:
     """Drop the lease of ``lineage_id``; True when it held one. Expired leases go too."""
     safe_segment(lineage_id, "lineage_id")
+    if not layout.owners_registry.exists():
+        return False
     with file_lock(layout.lock("owners")):
         leases = _read(layout)
         kept = [
@@ -266,6 +268,8 @@ def release_lineage(layout: Layout, lineage_id: str) -> bool:
 
 def list_leases(layout: Layout, *, now: datetime) -> list[Lease]:
     """Live leases; expired ones are dropped from the file as well."""
+    if not layout.owners_registry.exists():
+        return []  # a read creates nothing (no lock file, no state dir)
     with file_lock(layout.lock("owners")):
         leases = _read(layout)
         live = _live(leases, now)
