@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolkit.cm import events, report
 
@@ -498,3 +500,78 @@ def test_workgroup_cm_reaches_the_same_mains(tmp_path: Path, capsys: pytest.Capt
     assert refused.returncode == 2 and b"not explicitly enabled" in refused.stderr
     helped = run_workgroup("cm", "call", "--help")
     assert helped.returncode == 0 and b"--requested-model" in helped.stdout
+
+
+def _spec_reason(row: dict[str, Any]) -> str | None:
+    """The reference's rules for a malformed usage row, written plainly (slow, obviously right)."""
+
+    def count(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+    call_id = row.get("call_id")
+    if not isinstance(call_id, str) or not report.CALL_ID.fullmatch(call_id):
+        return "invalid call_id"
+    if row.get("phase") != "complete":
+        return "invalid phase"
+    for name in report.IDENTITY_FIELDS:
+        if not isinstance(row.get(name), str) or not row[name]:
+            return f"invalid {name}"
+    if row.get("outcome") not in report.OUTCOMES:
+        return "invalid outcome"
+    if row.get("duration_ms") is not None and not count(row["duration_ms"]):
+        return "invalid duration"
+    if row.get("usage_state") == "observed":
+        if not count(row.get("input_tokens")):
+            return "invalid input count"
+        if not count(row.get("output_tokens")):
+            return "invalid output count"
+        if any(n in row and not count(row[n]) for n in ("cache_read_tokens", "cache_write_tokens")):
+            return "invalid cache count"
+        return None
+    if row.get("usage_state") == "unavailable":
+        return "unavailable row contains token counts" if any(n in row for n in report.TOKEN_FIELDS) else None
+    return "invalid usage state"
+
+
+_odd = st.sampled_from([None, "", 0, -1, 1, True, 2.5, "x", [], {}])
+_usage_fields = {
+    "call_id": st.sampled_from(["c-1", "bad/id", ""]) | _odd,
+    "phase": st.sampled_from(["complete", "claimed"]) | _odd,
+    "workflow": st.sampled_from(["cm-ai"]) | _odd,
+    "stage": st.sampled_from(["s"]) | _odd,
+    "adapter": st.sampled_from(["a", "openai-compatible"]) | _odd,
+    "outcome": st.sampled_from(list(report.OUTCOMES)) | _odd,
+    "duration_ms": st.sampled_from([0, 5]) | _odd,
+    "usage_state": st.sampled_from(["observed", "unavailable"]) | _odd,
+    "input_tokens": st.sampled_from([0, 7]) | _odd,
+    "output_tokens": st.sampled_from([0, 7]) | _odd,
+    "cache_read_tokens": st.sampled_from([0, 7]) | _odd,
+    "cache_write_tokens": st.sampled_from([0, 7]) | _odd,
+    "effective_model": st.sampled_from(["m"]) | _odd,
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.fixed_dictionaries({}, optional=_usage_fields))
+def test_fast_usage_check_matches_the_plain_rules(changes: dict[str, Any]) -> None:
+    row = {
+        "call_id": "c-1",
+        "phase": "complete",
+        "workflow": "w",
+        "runtime": "codex",
+        "stage": "s",
+        "role": "r",
+        "adapter": "a",
+        "requested_model": "m",
+        "source": "api",
+        "purpose": "w:s",
+        "outcome": "success",
+        "usage_state": "observed",
+        "input_tokens": 1,
+        "output_tokens": 1,
+    }
+    row.update(changes)
+    assert report.usage_row_error(row) == _spec_reason(row)
+    compact = report.check_usage(row)
+    if not isinstance(compact, str):
+        assert compact[0] == row["call_id"] and compact[2] == row["usage_state"]

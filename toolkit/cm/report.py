@@ -177,29 +177,34 @@ def _cache_count(row: Mapping[str, Any], name: str, value: Any) -> int | None:
 
 
 def check_usage(row: Mapping[str, Any]) -> Compact | str:
-    """A valid ``model_usage`` row in compact form, or the reason it is malformed."""
+    """A valid ``model_usage`` row in compact form, or the reason it is malformed.
+
+    Checks are written inline (no helper calls on the common path): this runs once per row.
+    """
     values = tuple(map(row.get, _USAGE_FIELDS))
     call_id, phase, outcome, duration, state, inp, out, read, write, effective = values[8:]
-    problem = _call_id_or_reason(call_id, phase, "complete")
-    if problem:
-        return problem
-    ident = _identity_or_reason(row, values[:8])
-    if isinstance(ident, str):
-        return ident
+    if type(call_id) is not str or not CALL_ID.fullmatch(call_id):
+        return "invalid call_id"
+    if phase != "complete":
+        return "invalid phase"
+    ident = values[:8]
+    if set(map(type, ident)) != _STR_ONLY or "" in ident:
+        return _identity_or_reason(row)  # a reason, since the fast check failed
     if outcome not in OUTCOMES:
         return "invalid outcome"
-    if duration is not None and not _count(duration):
+    if duration is not None and not (type(duration) is int and duration >= 0):
         return "invalid duration"
     counts: tuple[int, int, int, int] | None = None
     if state == "observed":
-        if not _count(inp):
+        if not (type(inp) is int and inp >= 0):
             return "invalid input count"
-        if not _count(out):
+        if not (type(out) is int and out >= 0):
             return "invalid output count"
-        read, write = (
-            _cache_count(row, "cache_read_tokens", read),
-            _cache_count(row, "cache_write_tokens", write),
-        )
+        if read is None or write is None:  # absent is 0; an explicit null is malformed
+            read = _cache_count(row, "cache_read_tokens", read)
+            write = _cache_count(row, "cache_write_tokens", write)
+        elif not (type(read) is int and read >= 0 and type(write) is int and write >= 0):
+            read = None
         if read is None or write is None:
             return "invalid cache count"
         counts = (inp, out, read, write)
@@ -208,7 +213,7 @@ def check_usage(row: Mapping[str, Any]) -> Compact | str:
             return "unavailable row contains token counts"
     else:
         return "invalid usage state"
-    if isinstance(effective, str) and effective:
+    if type(effective) is str and effective:
         model, source = effective, "effective"
     else:  # requested_model is an identity field, so it is a non-empty string here
         model, source = ident[5], "requested"
