@@ -168,3 +168,22 @@ def test_owners_outside_a_repository_is_an_environment_error(
     monkeypatch.chdir(tmp_path)
     code, _, err = cli("owners", "list")
     assert code == 3 and "NOT_A_GIT_REPOSITORY" in err
+
+
+def test_cli_decision_equals_the_runtime_decision(git_repo, cli) -> None:  # type: ignore[no-untyped-def]
+    from test_router import ROWS
+
+    from toolkit.runtime.router import route_task
+
+    _repo(git_repo)
+    for facts, mode, reasons in ROWS[::9]:  # a spread over every rule
+        code, out, err = cli("route", "--json", request={"input": facts})
+        assert code == 0, err
+        assert (
+            json.loads(out)
+            == route_task(facts, workspace_root=str(git_repo.path))
+            == {
+                "mode": mode,
+                "reason_codes": reasons,
+            }
+        )
