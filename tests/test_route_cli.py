@@ -120,9 +120,8 @@ def test_record_appends_routing_evidence(git_repo, cli) -> None:  # type: ignore
 
 def test_record_refuses_private_content_and_writes_nothing(git_repo, cli) -> None:  # type: ignore[no-untyped-def]
     root = _repo(git_repo)
-    code, out, err = cli(
-        "route", "--json", "--record", request={"input": {"task_id": "/home/alice/secret-notes"}}
-    )
+    private = {"input": {"task_id": "/home/alice/secret-notes"}}  # workgroup: allow home-path
+    code, out, err = cli("route", "--json", "--record", request=private)
     assert code == 1
     assert "PRIVATE_CONTENT" in err and "alice" not in err
     assert not (root / ".git" / "workgroup" / "telemetry.jsonl").exists()
