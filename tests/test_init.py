@@ -135,3 +135,11 @@ def test_gitignore_merge_without_trailing_newline() -> None:
     new, how = merge_gitignore("dist")
     assert how == "updated" and new is not None and new.startswith("dist\n# workgroup")
     assert merge_gitignore(new) == (None, "unchanged")
+
+
+def test_failed_hook_install_is_an_environment_error_after_writing(git_repo: GitRepo) -> None:
+    git_repo.raw.config["core.hooksPath"] = "custom-hooks"  # pre-commit refuses to install then
+    proc = run_workgroup("init", "--json", cwd=git_repo.path)
+    assert proc.returncode == 3 and b"HOOK_INSTALL_FAILED" in proc.stderr and b"Traceback" not in proc.stderr
+    assert json.loads(proc.stdout)["hook"] == "failed"
+    assert (git_repo.path / ".pre-commit-config.yaml").is_file()  # the files were written first
