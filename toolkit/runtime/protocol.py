@@ -92,13 +92,20 @@ def read_limited(stream: IO[bytes], limit: int = MAX_REQUEST_BYTES) -> bytes:
     return b"".join(chunks)
 
 
-def resolve_operation(op: str) -> Callable[[dict[str, Any], RuntimeContext], dict[str, Any]]:
+OpFunction = Callable[[dict[str, Any], "RuntimeContext"], dict[str, Any]]
+_RESOLVED: dict[str, OpFunction] = {}  # "module:function" -> function, so --batch imports once
+
+
+def resolve_operation(op: str) -> OpFunction:
+    """The function of ``op`` (imported on first use: each run loads only its own operation)."""
     target = OPERATIONS.get(op)
     if target is None:
         raise RuntimeOpError("UNSUPPORTED_OPERATION")
-    module_name, func_name = target.split(":")
-    module = importlib.import_module(module_name)
-    func: Callable[[dict[str, Any], RuntimeContext], dict[str, Any]] = getattr(module, func_name)
+    func = _RESOLVED.get(target)
+    if func is None:
+        module_name, func_name = target.split(":")
+        func = getattr(importlib.import_module(module_name), func_name)
+        _RESOLVED[target] = func
     return func
 
 
