@@ -329,7 +329,7 @@ _text = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF),
 
 
 @settings(max_examples=150, deadline=None)
-@example(objective="lone \ud800 surrogate", risks=["\u2028", "\x7f\x1f\"\\"], artifact="\U0001f600")
+@example(objective="lone \ud800 surrogate", risks=["\u2028", '\x7f\x1f"\\'], artifact="\U0001f600")
 @given(objective=_text, risks=st.lists(_text, max_size=3), artifact=st.one_of(st.none(), _text))
 def test_fast_sealed_digest_equals_canonical(objective: str, risks: list[str], artifact: Any) -> None:
     from toolkit.verify import sealed_digest
@@ -338,3 +338,53 @@ def test_fast_sealed_digest_equals_canonical(objective: str, risks: list[str], a
     capsule.update(objective=objective, risks=risks)
     capsule["failures"] = [{"command": "c", "summary": "s", "artifact": artifact}]
     assert sealed_digest(capsule) == capsule_digest(capsule)
+
+
+@pytest.mark.slow
+def test_workgroup_verify_hook_through_real_pre_commit(sealed_repo: GitRepo, tmp_path: Path) -> None:
+    """The manifest's hook installed by pre-commit itself (pip install of a snapshot of this
+    repository): passes on a bound capsule, fails naming the file after a history rewrite."""
+    import shutil
+
+    import pygit2
+    import yaml
+
+    root = Path(__file__).resolve().parent.parent
+    hook_repo = tmp_path / "hook-repo"
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True).stdout
+    for rel in filter(None, tracked.decode("utf-8").split("\0")):
+        if (root / rel).is_file():
+            (hook_repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / rel, hook_repo / rel)
+    snapshot = GitRepo(hook_repo)
+    rev = snapshot.commit("snapshot")
+    config = {"repos": [{"repo": str(hook_repo), "rev": rev, "hooks": [{"id": "workgroup-verify"}]}]}
+    sealed_repo.write(".pre-commit-config.yaml", yaml.safe_dump(config))
+    index = sealed_repo.raw.index
+    index.add(".pre-commit-config.yaml")
+    index.write()
+    env = {
+        **__import__("os").environ,
+        "PRE_COMMIT_HOME": str(tmp_path / "pc-home"),
+        "PRE_COMMIT_COLOR": "never",
+    }
+    pre_commit = str(Path(sys.executable).parent / "pre-commit")
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [pre_commit, "run", "workgroup-verify"],
+            cwd=sealed_repo.path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+
+    passed = run()
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    squash_onto(discover(sealed_repo.path), "HEAD~2", "rewrite")
+    assert isinstance(pygit2.Repository(str(sealed_repo.path)).head.target, pygit2.Oid)
+    failed = run()
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert CAPSULE_REL in failed.stdout and "checkpoint-not-ancestor" in failed.stdout
