@@ -129,7 +129,7 @@ process.stdout.write(JSON.stringify(input.map((v) => JSON.stringify(sortDeep(v))
 def test_byte_equal_to_javascript_on_random_values() -> None:
     samples: list[Any] = []
 
-    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
     @given(json_values)
     def collect(value: Any) -> None:
         samples.append(value)

@@ -469,12 +469,10 @@ def test_cli_errors_and_exit_codes(cli: Any, git_repo: Any, tmp_path: Path) -> N
 
 
 def test_cli_record_outside_repository_is_environment_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    from conftest import run_workgroup
-
-    proc = run_workgroup("dispatch", "--record", stdin=json.dumps(DISPATCH_REQUEST), cwd=tmp_path)
-    assert proc.returncode == 3 and b"Traceback" not in proc.stderr
-    proc = run_workgroup("dispatch", "--json", stdin=json.dumps(DISPATCH_REQUEST), cwd=tmp_path)
-    assert proc.returncode == 0 and json.loads(proc.stdout)["routing"]["mode"] == "resume"
+    result = cli("dispatch", "--record", stdin=json.dumps(DISPATCH_REQUEST))
+    assert result.exit_code == 3 and "Traceback" not in result.stderr
+    result = cli("dispatch", "--json", stdin=json.dumps(DISPATCH_REQUEST))
+    assert result.exit_code == 0 and json.loads(result.stdout)["routing"]["mode"] == "resume"
