@@ -453,3 +453,18 @@ def test_fuzzed_fields_give_a_result_or_a_coded_refusal(
 def test_fuzzed_key_orders_hash_identically(order: list[str]) -> None:
     capsule = valid_capsule()
     assert result_of({"capsule": {k: capsule[k] for k in order}})["capsule_hash"] == REFERENCE_VALID_HASH
+
+
+def test_the_capsule_op_imports_no_heavy_dependency() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, json\n"
+        "from toolkit.runtime.capsule import op_capsule\n"
+        f"op_capsule({{'capsule': {valid_capsule()!r}}}, None)\n"
+        "heavy = [m for m in ('pydantic', 'typer', 'pygit2', 'yaml') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr

@@ -202,6 +202,15 @@ def test_symlinked_capsule_pointing_outside_is_a_finding(sealed_repo: GitRepo, t
     assert "SYMLINK_OUTSIDE_REPOSITORY" in report.findings[0].message
 
 
+def test_capsule_in_a_symlinked_directory_outside_is_a_finding(sealed_repo: GitRepo, tmp_path: Path) -> None:
+    capsules = (sealed_repo.path / CAPSULE_REL).parent
+    outside = tmp_path / "outside-capsules"
+    capsules.rename(outside)
+    capsules.symlink_to(outside, target_is_directory=True)
+    report = verify(discover(sealed_repo.path))
+    assert rules(report) == [(CAPSULE_REL, "unreadable")]
+
+
 def test_huge_capsule_file_is_a_finding(sealed_repo: GitRepo) -> None:
     (sealed_repo.path / CAPSULE_REL).write_bytes(b"{" + b" " * (10 * 1024 * 1024) + b"}")
     report = verify(discover(sealed_repo.path))

@@ -285,7 +285,7 @@ def verify(repo: Repo, rev: str = "HEAD") -> Report:
             rel = path.relative_to(workdir).as_posix()
             report.counts[kind + "s"] += 1
             try:
-                data = read_record(path, workdir, what=f"{kind} record")
+                data = read_record(path, workdir, what=f"{kind} record", committed=True)
             except ToolkitError as exc:
                 verifier.add(rel, "unreadable", f"{exc.code}: {exc.message}")
                 continue
