@@ -104,12 +104,11 @@ RAW = b"FAILED tests/test_x.py::test_y - AssertionError\n" * 5000
 def test_write_prohibited_leaves_tree_byte_identical(git_repo: GitRepo, tmp_path: Path, policy: Any) -> None:
     git_repo.commit("init", {"src/app.py": "print('hi')\n"})
     # local state already exists (so "nothing written" covers the state dir, locks included)
-    subprocess.run(
-        [sys.executable, "-m", "toolkit", "probe", "record", "knowz", "--healthy", "--phase", "1A"],
-        cwd=git_repo.path,
-        check=True,
-        capture_output=True,
-    )
+    from toolkit.git import discover
+    from toolkit.probes import record
+    from toolkit.timefmt import now_utc
+
+    record(discover(str(git_repo.path)).layout, "knowz", healthy=True, phase="1A", now=now_utc())
     outside = tmp_path / "inputs"
     outside.mkdir()
     pol, summ, raw = files(outside, policy, raw=RAW)
