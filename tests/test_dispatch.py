@@ -476,3 +476,19 @@ def test_cli_record_outside_repository_is_environment_error(
     assert result.exit_code == 3 and "Traceback" not in result.stderr
     result = cli("dispatch", "--json", stdin=json.dumps(DISPATCH_REQUEST))
     assert result.exit_code == 0 and json.loads(result.stdout)["routing"]["mode"] == "resume"
+
+
+def test_cli_config_canary_share_fills_a_canary_rollout(cli: Any, git_repo: Any) -> None:
+    config = "context_efficiency:\n  rollout: canary\n  canary_percent: 100\n"
+    git_repo.commit("init", {".workgroup/config.yml": config})
+    request = {
+        "routing": {"trivial": True},
+        "rollout": {"input": {"task_corpus_id": "anon-0123456789abcdef"}},
+    }
+    decided = json.loads(cli("dispatch", "--json", stdin=json.dumps(request)).stdout)
+    assert decided["rollout"]["rollout"] == "canary" and decided["rollout"]["execute_recommendation"] is True
+    assert round(decided["rollout"]["canary_bucket"], 2) == 31.48  # the reference's fixed bucket
+    request["rollout"]["input"]["canary_percent"] = 10  # the request's share wins
+    decided = json.loads(cli("dispatch", "--json", stdin=json.dumps(request)).stdout)
+    assert decided["rollout"]["execute_recommendation"] is False
+    assert decided["rollout"]["selected_mode"] == decided["routing"]["mode"] == "local"
