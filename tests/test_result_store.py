@@ -446,3 +446,15 @@ def test_private_summary_is_refused_before_any_write(
     # an ephemeral result is returned to the caller only, so it is not blocked
     pol, summ, _ = files(tmp_path, {"input": {"write_prohibited": True}}, summary="token ok\n")
     assert store(pol, summ, None, capsys)[0] == 0
+
+
+def test_summary_bound_is_exact() -> None:
+    from toolkit.results import MAX_SUMMARY_BYTES, check_summary
+
+    assert check_summary(b"x" * MAX_SUMMARY_BYTES) == "x" * MAX_SUMMARY_BYTES
+    with pytest.raises(ToolkitError) as info:
+        check_summary(b"x" * (MAX_SUMMARY_BYTES + 1))
+    assert info.value.code == "SUMMARY_TOO_LARGE"
+    assert check_summary("é".encode() * 4, limit=8) == "éééé"  # the bound is in bytes, not characters
+    with pytest.raises(ToolkitError):
+        check_summary("é".encode() * 5, limit=8)
