@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from toolkit.runtime.codes import MESSAGES
+from toolkit.runtime.deep_query import op_should_deep_query, should_deep_query
 from toolkit.runtime.protocol import (
     MAX_REQUEST_BYTES,
     OPERATIONS,
@@ -366,3 +367,49 @@ def test_runtime_path_imports_no_typer_pydantic_pygit2(
     )
     report = json.loads(proc.stderr.strip().splitlines()[-1])
     assert report == {"exit": 0, "heavy": []}, (proc.stdout, proc.stderr)
+
+
+# ---------------------------------------------------------------- should-deep-query ----
+
+
+@pytest.mark.parametrize(
+    "question,expected",
+    [
+        ("Which spec covers it?", True),
+        ("  Which spec covers it?  \n", True),  # trimmed first
+        ("abcdefghij?", False),  # 11 characters
+        ("abcdefghijk?", True),  # 12
+        ("\U0001f600" * 5 + "ab?", True),  # 13 UTF-16 units, as JavaScript counts
+        ("Which spec covers it", False),  # no question mark
+        ("Which spec covers it?\u0085", False),  # U+0085 is not JavaScript whitespace
+        ("\ufeffWhich spec covers it?\ufeff", True),  # U+FEFF is
+        ("Is this a question?!", False),
+        (None, False),
+        (12, False),
+        (["Which spec covers it?"], False),
+    ],
+)
+def test_should_deep_query_reference_rule(question: Any, expected: bool) -> None:
+    assert should_deep_query(question) is expected
+
+
+@pytest.mark.parametrize(
+    "extra,expected",
+    [
+        ({}, (True, "DEEP_QUERY_JUSTIFIED")),
+        ({"classification_resolved": False}, (False, "CLASSIFICATION_PENDING")),
+        ({"spec_reuse_checked": False}, (False, "SPEC_REUSE_PENDING")),
+        ({"classification_resolved": True, "spec_reuse_checked": True}, (True, "DEEP_QUERY_JUSTIFIED")),
+        ({"classification_resolved": 0}, (True, "DEEP_QUERY_JUSTIFIED")),  # only an explicit false defers
+    ],
+)
+def test_should_deep_query_ceo02_order(extra: dict[str, Any], expected: tuple[bool, str]) -> None:
+    result = op_should_deep_query({"question": "Which spec covers the refresh?", **extra}, RuntimeContext())
+    assert (result["should_deep_query"], result["reason"]) == expected
+
+
+def test_should_deep_query_reasons() -> None:
+    ctx = RuntimeContext()
+    assert op_should_deep_query({}, ctx)["reason"] == "QUESTION_REQUIRED"
+    assert op_should_deep_query({"question": "short?"}, ctx)["reason"] == "QUESTION_TOO_SHORT"
+    assert op_should_deep_query({"question": "a long statement."}, ctx)["reason"] == "NOT_A_QUESTION"
