@@ -199,3 +199,23 @@ def test_canonicalization_only_raises_the_coded_error(tmp_path: Path, value: str
     if found.rel:
         again = canon.canonical(found.rel)
         assert again.key == found.key and again.rel == found.rel  # canonical form is a fixed point
+
+
+def test_fused_first_overlap_agrees_with_find_and_validates_everything(root: Path) -> None:
+    canon = Canonicalizer(str(root))
+    index = OverlapIndex()
+    index.add_all(canon.keys(["src/api.py", "docs"]), "held")
+    cases = [
+        (["lib/a.py", "lib/b.py"], None),  # no overlap
+        (["lib/a.py", "./SRC/api.py"], "src/api.py"),  # alias, second value
+        (["docs/x/y.md"], "docs"),  # held directory contains it
+        (["src"], "src/api.py"),  # it contains a held file
+        (["alias/api.py"], "src/api.py"),  # symlink (slow path)
+    ]
+    for values, held in cases:
+        found = canon.first_overlap(index, values)
+        expected = next((hit for v in values if (hit := index.find(canon.key(v))) is not None), None)
+        assert found == expected
+        assert (found is None) if held is None else (found is not None and found[1] == canon.key(held))
+    with pytest.raises(OwnershipPathError):  # a later invalid path is refused even after a hit
+        canon.first_overlap(index, ["src/api.py", "/etc/passwd"])

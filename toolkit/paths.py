@@ -239,6 +239,43 @@ class Canonicalizer:
         rel = "" if real == self._real_root else real[len(self._real_root) :].lstrip("/")
         return CanonicalPath(rel=rel, key=fold(real))
 
+    def first_overlap(self, index: OverlapIndex, values: Sequence[object]) -> tuple[str, str] | None:
+        """(holder, held key) of the first of ``values`` that overlaps ``index``, or None.
+
+        Computes each key and looks it up in one pass (the router's hot loop). Every value is
+        still validated, even after a hit: an invalid path is refused whatever its neighbours do.
+        """
+        simple = _SIMPLE.fullmatch
+        heads = self._heads
+        exact_get = index.exact.get
+        below_get = index.below.get
+        for position, value in enumerate(values):
+            hit: tuple[str, str] | None = None
+            if (
+                type(value) is str
+                and len(value) <= MAX_PATH_CHARS
+                and simple(value)
+                and value.strip(_PAD) == value
+            ):
+                head, _, name = value.rpartition("/")
+                info = heads.get(head) or self._dir_info(head)
+                prefix = info[0]
+                if prefix is not None and name not in info[1]:
+                    key = prefix + (name.lower() if name.isascii() else fold(name))
+                    holder = exact_get(key)
+                    hit = (
+                        (holder, key) if holder is not None else below_get(key) or index.directory_hit(prefix)
+                    )
+                    if hit is None:
+                        continue
+            if hit is None:
+                hit = index.find(self.key(value))
+            if hit is not None:
+                for rest in values[position + 1 :]:
+                    self.key(rest)
+                return hit
+        return None
+
     def keys(self, values: Iterable[object]) -> list[str]:
         """Deduplicated comparison keys of ``values`` (order of first appearance)."""
         # ``key`` inlined: this loop runs for every path of every active writer
@@ -333,6 +370,28 @@ class OverlapIndex:
             if hit is not None:
                 return hit
         return None
+
+    def directory_hit(self, prefix: str) -> tuple[str, str] | None:
+        """(holder, held key) of a held key equal to or containing the directory ``prefix``
+        (a key ending in ``/``), memoized per directory."""
+        directory = prefix[:-1]
+        memo = self._memo
+        if directory in memo:
+            return memo[directory]
+        found = None
+        exact = self.exact
+        probe = directory
+        while probe:
+            holder = exact.get(probe)
+            if holder is not None:
+                found = (holder, probe)
+                break
+            cut = probe.rfind("/")
+            if cut <= 0:
+                break
+            probe = probe[:cut]
+        memo[directory] = found
+        return found
 
     def find(self, key: str) -> tuple[str, str] | None:
         """(holder, held key) of one held key overlapping ``key``, or None."""

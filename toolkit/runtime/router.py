@@ -192,16 +192,20 @@ def _writer_conflict(
                 keys = key_cache.get(memo)  # type: ignore[assignment]
                 if keys is None:
                     keys = key_cache[memo] = _scope_keys(active, active_canon)
-            else:
-                keys = _scope_keys(active, active_canon)
-            if not keys:
+                if not keys:
+                    raise RuntimeOpError("WRITER_SCOPE_REQUIRED")
+                if index.first_overlap(keys) is not None:
+                    return True
+                continue
+            raw = _path_list(active.get("owned_files")) + _path_list(active.get("resolved_owned_files"))
+            if not raw:
                 raise RuntimeOpError("WRITER_SCOPE_REQUIRED")
+            if active_canon.first_overlap(index, raw) is not None:
+                return True
         except (RuntimeOpError, OwnershipPathError):
             if from_registry:  # the registry was written validated: a bad entry is the environment's fault
                 raise RuntimeOpError("ENVIRONMENT_ERROR") from None
             raise
-        if index.first_overlap(keys) is not None:
-            return True
     return False
 
 
