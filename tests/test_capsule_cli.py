@@ -311,3 +311,27 @@ def test_seal_as_a_subprocess(committed: GitRepo) -> None:
     assert json.loads(proc.stdout)["written"] == CAPSULE_REL
     proc = run_workgroup("capsule", "seal", "input/capsule.json", "--checkpoint", "nope", cwd=committed.path)
     assert proc.returncode == 2 and b"Traceback" not in proc.stderr and proc.stdout == b""
+
+
+def test_every_path_and_privacy_refusal_through_the_cli(
+    committed: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The op's full refusal tables, replayed through `capsule seal --write` (nothing written)."""
+    from test_capsule_op import BAD_PATHS, PRIVATE_VALUES
+
+    cases: list[tuple[dict[str, Any], str]] = []
+    for _name, path in BAD_PATHS:
+        code = "CAPSULE_SCHEMA_INVALID" if path == "" else "CAPSULE_ARTIFACT_REF_INVALID"
+        cases.append(({"owned_files": [path]}, code))
+        cases.append(({"failures": [{"command": "t", "summary": "s", "artifact": path}]}, code))
+    for _name, text in PRIVATE_VALUES:
+        cases.append(({"next_action": text}, "CAPSULE_PRIVATE_CONTENT"))
+    before = tree_snapshot(committed.path)
+    for change, code in cases:
+        source = put(committed, {**valid_capsule(), **change})
+        status, out, err = cli(capsys, "capsule", "seal", source, "--write")
+        assert f"error[{code}]" in err, (change, err)
+        assert out == "" and status in (1, 2)
+    after = tree_snapshot(committed.path)
+    del after["input/capsule.json"]  # the test's own input file
+    assert after == before
