@@ -214,8 +214,14 @@ def test_overflow_roots_are_explicit_in_the_cli(
     path = ("--artifact-path", "knowzcode/artifacts/ev/e.json")
     status, _, err = cli(capsys, *base, *path, "--artifact-root", "knowzcode/artifacts/other")
     assert status == 1 and "CAPSULE_ARTIFACT_REF_UNAUTHORIZED" in err
-    status, _, err = cli(capsys, *base, *path, "--artifact-root", "knowzcode/artifacts/.git")
-    assert status == 1 and "CAPSULE_ARTIFACT_REF_UNAUTHORIZED" in err
+    for root, code in (
+        ("knowzcode/artifacts/.git", "CAPSULE_ARTIFACT_REF_UNAUTHORIZED"),  # .git never
+        ("knowzcode", "CAPSULE_ARTIFACT_REF_UNAUTHORIZED"),  # wider than the boundary
+        ("src", "CAPSULE_ARTIFACT_REF_UNAUTHORIZED"),  # outside the boundary
+        ("/knowzcode/artifacts", "CAPSULE_ARTIFACT_REF_INVALID"),  # not portable
+    ):
+        status, _, err = cli(capsys, *base, *path, "--artifact-root", root)
+        assert f"error[{code}]" in err, root
     assert not (committed.path / ".workgroup").exists() and not (committed.path / "knowzcode").exists()
     status, _, err = cli(capsys, *base, *path, "--artifact-root", "knowzcode/artifacts/ev")
     assert status == 0, err
