@@ -1,0 +1,193 @@
+"""Start-up cost of the hot entry points: import totals (``python -X importtime``) and wall time.
+
+Run on purpose (not collected by pytest):
+
+    .venv/bin/python tests/bench/bench_startup.py [--runs 10] [--bin DIR]
+
+For each case it prints the median and min wall-clock time of the console script over ``--runs``
+runs (the generated launcher, as a user or a hook manager runs it), the summed cumulative import
+time of the top-level imports of one ``-X importtime`` run, the number of modules loaded, and
+which heavy libraries (typer, pydantic, pygit2, yaml, cryptography) were loaded. ``--bin`` points
+at another environment's scripts folder (e.g. a fresh venv with the wheel installed); by default
+the scripts beside the running interpreter are measured. A bare interpreter start is the baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HEAVY = ("typer", "click", "pydantic", "pydantic_core", "pygit2", "yaml", "cryptography")
+
+# Calls an entry point as its launcher does, then reports the loaded modules on stderr's last line.
+_SHIM = """\
+import importlib, json, sys
+target = sys.argv[1]
+sys.argv = sys.argv[2:]
+module, _, func = target.partition(":")
+try:
+    code = getattr(importlib.import_module(module), func)()
+except SystemExit as exc:
+    code = exc.code
+sys.stdout.flush()
+sys.stderr.write("\\n@@modules " + json.dumps(sorted(sys.modules)) + "\\n")
+raise SystemExit(code)
+"""
+
+NOTE = ".workgroup/notes/note.md"
+ROUTE = json.dumps({"input": {"task_id": "t1", "role": "builder", "owned_files": ["src/api.py"]}}) + "\n"
+
+
+@dataclass
+class Case:
+    label: str
+    script: str
+    args: tuple[str, ...]
+    stdin: str | None = None
+
+
+def _entry_points(root: Path) -> dict[str, str]:
+    import tomllib
+
+    data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    scripts: dict[str, str] = data["project"]["scripts"]
+    return scripts
+
+
+def _cases() -> list[Case]:
+    return [
+        Case("workgroup runtime route", "workgroup", ("runtime", "route"), ROUTE),
+        Case("workgroup runtime --batch route (10 lines)", "workgroup", ("runtime", "--batch", "route"),
+             ROUTE * 10),
+        Case("workgroup --help", "workgroup", ("--help",)),
+        Case("workgroup-privacy-hook note.md", "workgroup-privacy-hook", (NOTE,)),
+        Case("workgroup-privacy-all-hook note.md", "workgroup-privacy-all-hook", (NOTE,)),
+        Case("workgroup-docs-claims-hook README.md", "workgroup-docs-claims-hook", ("README.md",)),
+        Case("workgroup-skills-hook SKILL.md", "workgroup-skills-hook", ("skills/deploy/SKILL.md",)),
+        Case("workgroup-verify-hook (1 capsule)", "workgroup-verify-hook", ()),
+        Case("cm-usage-report --json (1 event)", "cm-usage-report", ("--json",)),
+    ]
+
+
+def _make_repo(root: Path, bindir: Path, env: dict[str, str]) -> None:
+    """A small real repository: a few files, one sealed capsule, everything committed."""
+    files = {
+        "src/api.py": "def handler():\n    return 'ok'\n",
+        "README.md": "# demo\n\nA stable prefix lowers billed cost and rediscovery.\n",
+        NOTE: "# Timeout work\n\nAdd a request timeout to the API handler.\n",
+        "skills/deploy/SKILL.md": ("---\nname: deploy\ndescription: Use when the user asks to ship a release."
+                                   "\n---\nShip it.\n"),
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True, env=env)
+    subprocess.run([*git, "add", "-A"], cwd=root, check=True, env=env)
+    subprocess.run([*git, "commit", "-q", "-m", "init"], cwd=root, check=True, env=env)
+    capsule = {
+        "schema": "knowzcode.context-capsule/v1", "task_id": "t1", "workgroup_id": "wg1", "phase": "2A",
+        "objective": "Add a request timeout to the API handler.", "node_ids": ["ApiHandler"],
+        "owned_files": ["src/api.py"], "read_files": [], "specs": [], "approved_decisions": [],
+        "checkpoint_sha": None, "failures": [], "risks": [], "constraints": [],
+        "next_action": "Write the failing timeout test.", "evidence": [], "artifact_refs": [],
+    }
+    source = Path(env["HOME"]) / "capsule.json"
+    source.write_text(json.dumps(capsule), encoding="utf-8")
+    subprocess.run([str(bindir / "workgroup"), "capsule", "seal", str(source), "--write"], cwd=root,
+                   check=True, env=env, capture_output=True)
+    subprocess.run([*git, "add", "-A"], cwd=root, check=True, env=env)
+    subprocess.run([*git, "commit", "-q", "-m", "capsule"], cwd=root, check=True, env=env)
+    event = ["--workflow", "cm-ai", "--event", "run_started", "--runtime", "codex", "--detail", "bench"]
+    subprocess.run([str(bindir / "cm-log-event"), *event, "--project-root", str(root)], cwd=root, check=True,
+                   env=env, capture_output=True)
+
+
+def _wall(cmd: list[str], stdin: str | None, cwd: Path, env: dict[str, str],
+          runs: int) -> tuple[float, float, int]:
+    times: list[float] = []
+    code = 0
+    for _ in range(runs):
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, cwd=cwd, env=env, check=False)
+        times.append(time.perf_counter() - start)
+        code = proc.returncode
+    return statistics.median(times), min(times), code
+
+
+def _top_level(stderr: str) -> dict[str, int]:
+    """Top-level rows of ``-X importtime``: name -> cumulative microseconds (covers nested imports)."""
+    rows: dict[str, int] = {}
+    for line in stderr.splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            _, cumulative, name = line.split("|")
+            if name.strip() and not name[1:].startswith(" ") and cumulative.strip().isdigit():
+                rows[name.strip()] = int(cumulative)
+    return rows
+
+
+def interpreter_modules(python: Path, cwd: Path, env: dict[str, str]) -> set[str]:
+    """What a bare interpreter imports before running anything (site, encodings, ...)."""
+    proc = subprocess.run([str(python), "-X", "importtime", "-c", "pass"], capture_output=True, text=True,
+                          cwd=cwd, env=env, check=False)
+    return set(_top_level(proc.stderr))
+
+
+def _imports(python: Path, target: str, case: Case, cwd: Path, env: dict[str, str],
+             baseline: set[str]) -> tuple[float, int, list[str]]:
+    proc = subprocess.run([str(python), "-X", "importtime", "-c", _SHIM, target, case.script, *case.args],
+                          input=case.stdin, capture_output=True, text=True, cwd=cwd, env=env, check=False)
+    rows = _top_level(proc.stderr)
+    total_us = sum(us for name, us in rows.items() if name not in baseline)
+    marker = "@@modules "
+    modules: list[str] = next((json.loads(line[len(marker):]) for line in proc.stderr.splitlines()
+                               if line.startswith(marker)), [])
+    heavy = sorted({m.split(".")[0] for m in modules} & set(HEAVY))
+    return total_us / 1000, len(modules), heavy
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--bin", type=Path, default=Path(sys.executable).parent,
+                        help="scripts folder of the environment to measure")
+    args = parser.parse_args(argv)
+    bindir: Path = args.bin.absolute()
+    python = bindir / "python"
+    scripts = _entry_points(Path(__file__).resolve().parents[2])
+    with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
+        home = Path(tmp) / "home"
+        home.mkdir()
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        env.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1", CM_WORKFLOW_LOG_HOME=str(home / "cm-logs"))
+        repo = Path(tmp) / "repo"
+        repo.mkdir()
+        _make_repo(repo, bindir, env)
+        print(f"python {sys.version.split()[0]} | {args.runs} runs per case | cores: {os.cpu_count()} | "
+              f"load average: {os.getloadavg()[0]:.2f}")
+        print("imports ms: summed cumulative -X importtime of the top-level imports, less what a bare")
+        print("interpreter loads (site, encodings); one run, so read it with the load average in mind")
+        baseline = interpreter_modules(python, repo, env)
+        header = f"{'case':44} {'median ms':>9} {'min ms':>7} {'imports ms':>10} {'modules':>7}  exit  heavy"
+        print(header)
+        print("-" * len(header))
+        base_med, base_min, _ = _wall([str(python), "-c", "pass"], None, repo, env, args.runs)
+        print(f"{'python -c pass (baseline)':44} {base_med * 1000:9.0f} {base_min * 1000:7.0f}")
+        for case in _cases():
+            med, low, code = _wall([str(bindir / case.script), *case.args], case.stdin, repo, env, args.runs)
+            import_ms, count, heavy = _imports(python, scripts[case.script], case, repo, env, baseline)
+            print(f"{case.label:44} {med * 1000:9.0f} {low * 1000:7.0f} {import_ms:10.0f} {count:7d}  "
+                  f"{code:4d}  {','.join(heavy) or '-'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
