@@ -299,3 +299,39 @@ def test_lineage_commands_as_a_subprocess(git_repo: GitRepo, head: str) -> None:
     proc = run_workgroup("lineage", "record", "input/lineage.json", cwd=git_repo.path)
     assert proc.returncode == 0, proc.stderr
     assert b"codex-thread" not in proc.stdout + proc.stderr
+
+
+def test_racing_recorders_share_one_key_and_lose_no_pseudonym(git_repo: GitRepo, head: str) -> None:
+    """Real processes record lineages at once: one key is created, every real handle is kept."""
+    import subprocess
+    import sys
+
+    procs = []
+    for i in range(4):
+        rel = put(
+            git_repo,
+            lineage(head, lineage_id=f"lin-{i}", platform_handle=f"codex-thread-{i}abcdef123456"),
+            f"input/l{i}.json",
+        )
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "toolkit", "lineage", "record", rel],
+                cwd=git_repo.path,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        )
+    assert [p.wait(timeout=300) for p in procs] == [0, 0, 0, 0]
+    layout = discover(git_repo.path).layout
+    table = json.loads(layout.pseudonyms.read_text())
+    assert sorted(v["platform_handle"] for v in table.values()) == [
+        f"codex-thread-{i}abcdef123456" for i in range(4)
+    ]
+    from toolkit.lineage_records import PSEUDONYM_KEY_FILE, pseudonym_for
+
+    key = (layout.local / PSEUDONYM_KEY_FILE).read_bytes().strip()
+    for i in range(4):
+        stored = json.loads(
+            (git_repo.path / f".workgroup/workgroups/wg-auth/lineages/lin-{i}.json").read_text()
+        )
+        assert stored["platform_handle"] == pseudonym_for(key, "claude", f"codex-thread-{i}abcdef123456")
