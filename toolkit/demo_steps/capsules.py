@@ -55,8 +55,17 @@ def run(demo: Demo) -> None:
     demo.say("than the 1,500-byte limit we set here, so the evidence (and only the evidence) moves to an")
     demo.say("artifact named by its SHA-256; the capsule hash covers that name, so it binds the artifact.")
     source = demo.write("tmp/capsule-input.json", json.dumps(CAPSULE, indent=2))
-    args = ("capsule", "seal", str(source.relative_to(demo.root)), "--max-bytes", "1500",
-            "--artifact-path", "knowzcode/artifacts/evidence.json", "--write", "--json")
+    args = (
+        "capsule",
+        "seal",
+        str(source.relative_to(demo.root)),
+        "--max-bytes",
+        "1500",
+        "--artifact-path",
+        "knowzcode/artifacts/evidence.json",
+        "--write",
+        "--json",
+    )
     proc = demo.run(*args)
     _show(demo, args[:-1] + ("--json",), proc, stdout=False)
     _expect(proc, 0, "capsule seal")
