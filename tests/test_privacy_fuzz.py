@@ -54,7 +54,7 @@ def test_scan_text_total_and_spans_inside_lines(text: str, context: Context) -> 
         assert len(value) < 12 or value not in finding.masked
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(JSON, st.sampled_from(list(Context)))
 def test_scan_value_total(value: Any, context: Context) -> None:
     for finding in scan_value(value, context):
