@@ -90,3 +90,27 @@ def test_private_field_names_depend_on_context() -> None:
 def test_every_context_member_is_accepted() -> None:
     for context in Context:
         assert scan_text(STRIPE, context)[0].rule == "stripe-secret-key"
+
+
+def test_engine_and_hook_import_only_the_standard_library() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import toolkit.privacy, toolkit.hooks.privacy, toolkit.privacy.gate;"
+        "heavy = {'typer', 'pydantic', 'pygit2', 'yaml', 'typing_extensions', 'hashlib', 'argparse'};"
+        "print(sorted(heavy & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_vocabularies_are_covered() -> None:
+    from toolkit.privacy.engine import LINE_RULES, RULE_IDS, RULES
+    from toolkit.privacy.keys import KEY_RULES
+
+    categories = {r.category for r in (*RULES, *LINE_RULES, *KEY_RULES)}
+    assert categories == set(Category)  # every category has detectors
+    contexts = set().union(*(r.contexts for r in (*RULES, *KEY_RULES)))
+    assert contexts == set(Context)  # every context selects something
+    assert {r.id for r in (*RULES, *LINE_RULES, *KEY_RULES)} == RULE_IDS
