@@ -50,15 +50,12 @@ def read_record(
     *,
     what: str = "capsule file",
     limit: int = MAX_RECORD_BYTES,
-    committed: bool = False,
 ) -> Any:
     """Parse a JSON record with a size cap; a symlink leading outside the repository is refused.
 
-    Reads at most ``limit + 1`` bytes, so a 10 MB file costs no more than a 1 MB one. With
-    ``committed=True`` (records found under ``.workgroup/``) the resolved file must be inside the
-    work tree whatever the route (a symlinked directory included).
+    Reads at most ``limit + 1`` bytes, so a 10 MB file costs no more than a 1 MB one.
     """
-    if (committed or path.is_symlink()) and not inside(workdir.resolve(), path.resolve()):
+    if path.is_symlink() and not inside(workdir.resolve(), path.resolve()):
         raise InvalidInput(
             "SYMLINK_OUTSIDE_REPOSITORY", f"the {what} is a symlink that leads outside the repository"
         )

@@ -14,13 +14,14 @@ checkpoint is not in the (cut) history the run stops with exit 3 and the fix, ne
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolkit.errors import EnvironmentFailure, ToolkitError
+from toolkit.errors import EnvironmentFailure, InvalidInput, ToolkitError
 from toolkit.store import WORKGROUP_DIR
 
 if TYPE_CHECKING:
@@ -279,13 +280,23 @@ def verify(repo: Repo, rev: str = "HEAD") -> Report:
     report = Report(rev=None)
     verifier = _Verifier(repo, report)
     workdir = repo.workdir
+    root = str(workdir.resolve())
+    parents: dict[Path, bool] = {}  # realpath once per directory, not once per record
     records: list[_Record] = []
     for kind, paths in record_files(workdir).items():
         for path in paths:
             rel = path.relative_to(workdir).as_posix()
             report.counts[kind + "s"] += 1
+            if path.parent not in parents:
+                real = os.path.realpath(path.parent)
+                parents[path.parent] = real == root or real.startswith(root + os.sep)
             try:
-                data = read_record(path, workdir, what=f"{kind} record", committed=True)
+                if not parents[path.parent]:
+                    raise InvalidInput(
+                        "SYMLINK_OUTSIDE_REPOSITORY",
+                        f"the {kind} record's directory leads outside the repository",
+                    )
+                data = read_record(path, workdir, what=f"{kind} record")  # refuses a file symlink leading out
             except ToolkitError as exc:
                 verifier.add(rel, "unreadable", f"{exc.code}: {exc.message}")
                 continue
