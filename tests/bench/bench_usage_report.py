@@ -168,7 +168,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--shapes", default="1000x1000,100x10000,10x100000")
+    parser.add_argument("--generate", nargs=3, metavar=("HOME", "RUNS", "PER_RUN"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.generate:
+        print(write_home(Path(args.generate[0]), int(args.generate[1]), int(args.generate[2])))
+        return 0
     baseline = subprocess.run(
         [
             sys.executable,
@@ -191,7 +195,16 @@ def main() -> int:
         tmp = Path(tempfile.mkdtemp(prefix="bench-usage-"))
         try:
             started = time.perf_counter()
-            size = write_home(tmp / "logs", runs, per_run)
+            # generated in a child: a forked measuring child would otherwise report this process's
+            # generation memory as its own peak RSS (ru_maxrss survives fork and exec)
+            size = int(
+                subprocess.run(
+                    [sys.executable, __file__, "--generate", str(tmp / "logs"), str(runs), str(per_run)],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout
+            )
             generated = time.perf_counter() - started
             code, seconds, cpu, rss_kib, s = measure(tmp / "logs", runs)
             assert code == 0

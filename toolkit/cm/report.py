@@ -11,9 +11,10 @@ Drop-in for the public CM report (same options, JSON fields, text lines and exit
 * observed and unavailable calls are kept apart; missing usage is never guessed and no money is
   ever computed.
 
-Streaming: each run's log is read line by line and folded into bounded aggregates before the
-next run is opened, so memory grows with the largest run, not with the whole log (the reference
-loads everything). Because the writer derives ``event_id`` from content that includes the run
+Streaming: each run's log is read in two passes (its claims first, then its usage rows judged
+on the fly) and folded into bounded aggregates before the next run is opened. Per usage row only
+its event id and call id are kept, so memory grows with the largest run, not with the whole log
+(the reference keeps every usage row of every run until the end). Because the writer derives ``event_id`` from content that includes the run
 id, event-id dedup per run is exact for writer rows. Lines that do not mention a model event
 are not parsed at all. Additions to the reference's JSON: ``invalid_reasons`` (count per
 reason) and ``unreadable_lines`` (torn or invalid JSON lines that mention a model event).
@@ -261,81 +262,82 @@ class Totals:
 
 @dataclass
 class _RunState:
-    """One run's claims and usage candidates; dropped once the run is folded into the totals."""
+    """One run's claims and the ids seen so far; dropped once the run is folded into the totals."""
 
     claims: dict[str, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
     ambiguous: set[str] = field(default_factory=set)
-    candidates: list[tuple[int, Compact]] = field(default_factory=list)
     seen_ids: set[str] = field(default_factory=set)
+    seen_calls: set[str] = field(default_factory=set)
+    completed: set[str] = field(default_factory=set)
 
 
-def _read_run(path: Path, rel: str, run_id: str, totals: Totals, warn: TextIO) -> _RunState:
+def _unreadable(totals: Totals, raw: bytes, where: str, warn: TextIO) -> None:
+    totals.unreadable += 1
+    kind = "torn last line" if not raw.endswith(b"\n") else "invalid JSON"
+    warn.write(f"warning: {kind} at {where}\n")
+
+
+def _read_claims(path: Path, rel: str, run_id: str, totals: Totals, warn: TextIO) -> _RunState:
+    """Pass 1: the run's claims (about one line in ten), so pass 2 can judge usage on the fly."""
     state = _RunState()
-    loads = _parse_line
     for number, raw in _json_lines(path):
-        if b'"model_' not in raw:
-            if not raw.endswith(b"\n") and raw.strip():
-                totals.unreadable += 1
-                warn.write(f"warning: torn last line at {rel}:{number}\n")
+        if b'"model_call"' not in raw:
             continue
         try:
-            row = loads(raw)
+            row = _parse_line(raw)
         except ValueError:
-            totals.unreadable += 1
-            kind = "torn last line" if not raw.endswith(b"\n") else "invalid JSON"
-            warn.write(f"warning: {kind} at {rel}:{number}\n")
+            _unreadable(totals, raw, f"{rel}:{number}", warn)
             continue
-        if type(row) is not dict or row.get("run_id") != run_id:
-            continue
-        event = row.get("event")
-        if event == "model_usage":
-            event_id = row.get("event_id")
-            key = event_id if isinstance(event_id, str) and event_id else f"{rel}:{number}"
-            if key in state.seen_ids:
-                continue
-            state.seen_ids.add(key)
-            compact = check_usage(row)
-            if isinstance(compact, str):
-                totals.invalid(compact, f"{rel}:{number}", warn, f"ignored malformed model_usage ({compact})")
-                continue
-            state.candidates.append((number, compact))
-        elif event == "model_call":
+        if type(row) is dict and row.get("run_id") == run_id and row.get("event") == "model_call":
             _take_claim(state, row, number, f"{rel}:{number}", warn)
     return state
 
 
-def _take_claim(state: _RunState, row: dict[str, Any], number: int, where: str, warn: TextIO) -> None:
-    problem = _call_id_or_reason(row.get("call_id"), row.get("phase"), "claimed")
-    ident = _identity_or_reason(row) if problem is None else problem
-    if isinstance(ident, str):
-        warn.write(f"warning: ignored malformed model_call at {where} ({ident})\n")
-        return
-    call_id = row["call_id"]
-    existing = state.claims.get(call_id)
-    if existing is None:
-        state.claims[call_id] = (number, ident)
-    elif existing[1] != ident:
-        state.ambiguous.add(call_id)
-        warn.write(f"warning: conflicting model_call identity at {where}\n")
+def _fold_run(path: Path, rel: str, run_id: str, totals: Totals, warn: TextIO) -> None:
+    """Both passes over one run's log. Nothing per usage row is kept except its two ids.
 
-
-def _fold_run(state: _RunState, rel: str, totals: Totals, warn: TextIO) -> None:
-    seen_calls: set[str] = set()
-    completed: set[str] = set()
-    for number, usage in state.candidates:
+    Same verdicts as collecting every row first: claims are all known before any usage is judged,
+    and usage rows are judged in file order.
+    """
+    state = _read_claims(path, rel, run_id, totals, warn)
+    claims, seen_ids, seen_calls = state.claims, state.seen_ids, state.seen_calls
+    for number, raw in _json_lines(path):
+        if b'"model_' not in raw:
+            if not raw.endswith(b"\n") and raw.strip():
+                _unreadable(totals, raw, f"{rel}:{number}", warn)
+            continue
+        claim_line = b'"model_call"' in raw
+        if claim_line and b'"model_usage"' not in raw:
+            continue  # pass 1 handled it
+        try:
+            row = _parse_line(raw)
+        except ValueError:
+            if not claim_line:  # pass 1 reported the others
+                _unreadable(totals, raw, f"{rel}:{number}", warn)
+            continue
+        if type(row) is not dict or row.get("run_id") != run_id or row.get("event") != "model_usage":
+            continue
+        event_id = row.get("event_id")
+        key = event_id if isinstance(event_id, str) and event_id else f"{rel}:{number}"
+        if key in seen_ids:
+            continue
+        seen_ids.add(key)
+        usage = check_usage(row)
+        where = f"{rel}:{number}"
+        if isinstance(usage, str):
+            totals.invalid(usage, where, warn, f"ignored malformed model_usage ({usage})")
+            continue
         call_id, ident = usage[0], usage[1]
         if call_id in seen_calls:
-            totals.invalid(
-                "duplicate call_id", f"{rel}:{number}", warn, "ignored duplicate model_usage call_id"
-            )
+            totals.invalid("duplicate call_id", where, warn, "ignored duplicate model_usage call_id")
             continue
         seen_calls.add(call_id)
-        claim = state.claims.get(call_id)
+        claim = claims.get(call_id)
         if claim is None:
             if ident[4] == MANAGED_ADAPTER:
                 totals.invalid(
                     "managed usage without claim",
-                    f"{rel}:{number}",
+                    where,
                     warn,
                     "ignored managed model_usage without prior claim",
                 )
@@ -351,18 +353,30 @@ def _fold_run(state: _RunState, rel: str, totals: Totals, warn: TextIO) -> None:
                 reason = ""
             if reason:
                 totals.invalid(
-                    reason,
-                    f"{rel}:{number}",
-                    warn,
-                    f"ignored model_usage with mismatched claim identity ({reason})",
+                    reason, where, warn, f"ignored model_usage with mismatched claim identity ({reason})"
                 )
                 continue
-            completed.add(call_id)
+            state.completed.add(call_id)
         _add_usage(totals, usage)
-    for call_id, (_, ident) in state.claims.items():
-        if call_id not in completed:
-            key = (ident[0], ident[2], ident[3], ident[4], ident[5], ident[6])
-            totals.unresolved[key] = totals.unresolved.get(key, 0) + 1
+    for call_id, (_, ident) in claims.items():
+        if call_id not in state.completed:
+            key6 = (ident[0], ident[2], ident[3], ident[4], ident[5], ident[6])
+            totals.unresolved[key6] = totals.unresolved.get(key6, 0) + 1
+
+
+def _take_claim(state: _RunState, row: dict[str, Any], number: int, where: str, warn: TextIO) -> None:
+    problem = _call_id_or_reason(row.get("call_id"), row.get("phase"), "claimed")
+    ident = _identity_or_reason(row) if problem is None else problem
+    if isinstance(ident, str):
+        warn.write(f"warning: ignored malformed model_call at {where} ({ident})\n")
+        return
+    call_id = row["call_id"]
+    existing = state.claims.get(call_id)
+    if existing is None:
+        state.claims[call_id] = (number, ident)
+    elif existing[1] != ident:
+        state.ambiguous.add(call_id)
+        warn.write(f"warning: conflicting model_call identity at {where}\n")
 
 
 def _add_usage(totals: Totals, usage: Compact) -> None:
@@ -410,13 +424,10 @@ def build_report(home: Path, refs: Sequence[RunRef], warn: TextIO) -> dict[str, 
         if path is None or not path.is_file():
             warn.write(f"warning: missing run log for {ref.run_id}\n")
             continue
-        rel = ref.log_file
         try:
-            state = _read_run(path, rel, ref.run_id, totals, warn)
+            _fold_run(path, ref.log_file, ref.run_id, totals, warn)
         except OSError as exc:
-            warn.write(f"warning: cannot read {rel}: {type(exc).__name__}\n")
-            continue
-        _fold_run(state, rel, totals, warn)
+            warn.write(f"warning: cannot read {ref.log_file}: {type(exc).__name__}\n")
     names = ("calls", *TOKEN_FIELDS, "duration_ms", "duration_observed_calls")
     groups = [
         {
