@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 import pytest
-import yaml
+import yaml  # type: ignore[import-untyped,unused-ignore]
 from _entry_samples import CAPSULE_RECORD, HOOK_SAMPLES, ROUTE_REQUEST, capsule_input_text, tamper
 from conftest import GitRepo
 
@@ -33,8 +33,13 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 SCRIPTS: dict[str, str] = PYPROJECT["project"]["scripts"]
 
 # Source folder -> where its files live inside the wheel (the package-dir mapping of pyproject.toml).
-MAPPED = {"toolkit": "toolkit", "hooks": "toolkit/hooks", "templates": "toolkit/templates",
-          "corpus": "toolkit/corpus", "schemas": "toolkit/schemas"}
+MAPPED = {
+    "toolkit": "toolkit",
+    "hooks": "toolkit/hooks",
+    "templates": "toolkit/templates",
+    "corpus": "toolkit/corpus",
+    "schemas": "toolkit/schemas",
+}
 DATA_FOLDERS = ("templates", "corpus", "schemas")
 
 pytestmark = pytest.mark.slow
@@ -48,8 +53,11 @@ def test_every_source_package_is_configured() -> None:
     # out of the wheel (and only the editable install would still work)
     configured = set(PYPROJECT["tool"]["setuptools"]["packages"])
     package_dir: dict[str, str] = PYPROJECT["tool"]["setuptools"]["package-dir"]
-    found = {".".join(p.relative_to(ROOT).parts[:-1]) for p in (ROOT / "toolkit").rglob("__init__.py")
-             if "__pycache__" not in p.parts}
+    found = {
+        ".".join(p.relative_to(ROOT).parts[:-1])
+        for p in (ROOT / "toolkit").rglob("__init__.py")
+        if "__pycache__" not in p.parts
+    }
     assert found <= configured, sorted(found - configured)
     assert {package_dir[f"toolkit.{name}"] for name in ("hooks", *DATA_FOLDERS)} == {"hooks", *DATA_FOLDERS}
     assert "hooks" not in configured and "tests" not in " ".join(configured)
@@ -59,8 +67,11 @@ def test_every_source_package_is_configured() -> None:
 
 
 def _clean_env(home: Path, bindir: Path | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PRE_COMMIT_HOME")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PRE_COMMIT_HOME")
+    }
     env["HOME"] = str(home)
     env["GIT_CONFIG_NOSYSTEM"] = "1"
     env["CM_WORKFLOW_LOG_HOME"] = str(home / "cm-logs")
@@ -70,8 +81,13 @@ def _clean_env(home: Path, bindir: Path | None = None) -> dict[str, str]:
 
 
 def _working_tree_files() -> list[str]:
-    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                         capture_output=True, check=True, timeout=60).stdout.decode("utf-8")
+    out = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+        timeout=60,
+    ).stdout.decode("utf-8")
     return sorted(rel for rel in out.split("\0") if rel and (ROOT / rel).is_file())
 
 
@@ -91,9 +107,15 @@ def wheel(source_copy: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     home = tmp_path_factory.mktemp("build-home")
     # the same build pip runs for `pip install .` (isolated, backend from [build-system])
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(out), "."],
-                          cwd=source_copy, capture_output=True, text=True, timeout=600, check=False,
-                          env=_clean_env(home))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(out), "."],
+        cwd=source_copy,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env=_clean_env(home),
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     wheels = list(out.glob("*.whl"))
     assert len(wheels) == 1, wheels
@@ -113,12 +135,27 @@ def venv_bin(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     home = tmp_path_factory.mktemp("install-home")
     env = _clean_env(home)
     # without its own pip (ensurepip is slow); the test runner's pip installs into it
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300,
-                   env=env)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300, env=env
+    )
     bindir = venv / ("Scripts" if os.name == "nt" else "bin")
-    proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(bindir / "python"), "install",
-                           "--no-compile", str(wheel)], capture_output=True, text=True, timeout=900,
-                          check=False, env=env)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(bindir / "python"),
+            "install",
+            "--no-compile",
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     yield bindir
 
@@ -132,17 +169,39 @@ def run_env(tmp_path: Path, venv_bin: Path) -> dict[str, str]:
 
 def venv_python(venv_bin: Path, code: str, cwd: Path, env: dict[str, str]) -> str:
     """Run ``code`` with the venv's interpreter; return its stdout."""
-    proc = subprocess.run([str(venv_bin / "python"), "-c", code], capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=120, check=False)
+    proc = subprocess.run(
+        [str(venv_bin / "python"), "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
 
-def run_script(venv_bin: Path, script: str, *args: str, cwd: Path, env: dict[str, str],
-               stdin: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def run_script(
+    venv_bin: Path,
+    script: str,
+    *args: str,
+    cwd: Path,
+    env: dict[str, str],
+    stdin: str | None = None,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess[str]:
     """Run an installed console script of the venv (its generated launcher, not ``python -m``)."""
-    return subprocess.run([str(venv_bin / script), *args], input=stdin, capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=timeout, check=False)
+    return subprocess.run(
+        [str(venv_bin / script), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
 
 
 # --- the wheel's contents ----------------------------------------------------------------------
@@ -172,8 +231,13 @@ def test_wheel_carries_every_module_hook_and_data_file(source_copy: Path, wheel_
                 expected.add(str(PurePosixPath(inside, *path.relative_to(source_copy / folder).parts)))
     assert expected - names == set()
     # the named pieces the commands need at run time
-    for must in ("toolkit/hooks/privacy.py", "toolkit/hooks/verify.py", "toolkit/templates/handoff.md",
-                 "toolkit/templates/config.yml", "toolkit/corpus/manifest.json"):
+    for must in (
+        "toolkit/hooks/privacy.py",
+        "toolkit/hooks/verify.py",
+        "toolkit/templates/handoff.md",
+        "toolkit/templates/config.yml",
+        "toolkit/corpus/manifest.json",
+    ):
         assert must in names, must
     for prefix in ("toolkit/hooks/", "toolkit/templates/", "toolkit/corpus/", "toolkit/schemas/"):
         assert any(n.startswith(prefix) for n in names), prefix
@@ -194,8 +258,9 @@ def test_console_scripts_match_pyproject_and_hook_manifest(wheel: Path, wheel_na
 # --- the installed package, run from the fresh environment -------------------------------------
 
 
-def test_installed_package_is_the_wheel_not_the_checkout(venv_bin: Path, run_env: dict[str, str],
-                                                         tmp_path: Path) -> None:
+def test_installed_package_is_the_wheel_not_the_checkout(
+    venv_bin: Path, run_env: dict[str, str], tmp_path: Path
+) -> None:
     code = (
         "import importlib.util, json, toolkit\n"
         "from toolkit.resources import data_dir\n"
@@ -237,8 +302,9 @@ def test_workgroup_demo(venv_bin: Path, run_env: dict[str, str], tmp_path: Path)
 
 
 @pytest.mark.parametrize("hook", [h for h, (_, _, bad) in HOOK_SAMPLES.items() if bad is not None])
-def test_file_hook_from_installed_wheel(hook: str, venv_bin: Path, run_env: dict[str, str],
-                                        tmp_path: Path) -> None:
+def test_file_hook_from_installed_wheel(
+    hook: str, venv_bin: Path, run_env: dict[str, str], tmp_path: Path
+) -> None:
     repo = GitRepo(tmp_path / "repo")
     rel, clean, failing = HOOK_SAMPLES[hook]
     assert failing is not None
@@ -255,8 +321,9 @@ def test_verify_hook_from_installed_wheel(venv_bin: Path, run_env: dict[str, str
     repo = GitRepo(tmp_path / "repo")
     repo.commit("init", {"src/api.py": "def handler():\n    return 'ok'\n"})
     repo.write("tmp/capsule.json", capsule_input_text())
-    proc = run_script(venv_bin, "workgroup", "capsule", "seal", "tmp/capsule.json", "--write", cwd=repo.path,
-                      env=run_env)
+    proc = run_script(
+        venv_bin, "workgroup", "capsule", "seal", "tmp/capsule.json", "--write", cwd=repo.path, env=run_env
+    )
     assert proc.returncode == 0, proc.stderr
     (repo.path / "tmp" / "capsule.json").unlink()
     repo.commit("capsule")
@@ -279,8 +346,9 @@ def test_cm_usage_report_on_empty_log_home(venv_bin: Path, run_env: dict[str, st
 def test_runtime_route_from_installed_wheel(venv_bin: Path, run_env: dict[str, str], tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "repo")
     repo.commit("init", {"src/api.py": "x = 1\n"})
-    proc = run_script(venv_bin, "workgroup", "runtime", "route", cwd=repo.path, env=run_env,
-                      stdin=json.dumps(ROUTE_REQUEST))
+    proc = run_script(
+        venv_bin, "workgroup", "runtime", "route", cwd=repo.path, env=run_env, stdin=json.dumps(ROUTE_REQUEST)
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     assert len(lines) == 1

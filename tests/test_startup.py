@@ -72,17 +72,28 @@ raise SystemExit(code)
 """
 
 
-def run_entry(tmp_path: Path, script: str, *args: str, stdin: str | None = None, cwd: Path | None = None,
-              env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+def run_entry(
+    tmp_path: Path,
+    script: str,
+    *args: str,
+    stdin: str | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     """Run console script ``script`` through the wrapper; return the process and top-level modules."""
     wrapper = tmp_path / "entry_wrapper.py"
     wrapper.write_text(WRAPPER, encoding="utf-8")
     side = tmp_path / f"modules-{script}.json"
     side.unlink(missing_ok=True)
     proc = subprocess.run(
-        [sys.executable, str(wrapper), str(side), SCRIPTS[script], script, *args], input=stdin,
-        capture_output=True, text=True, cwd=cwd or tmp_path, env={**os.environ, **(env or {})},
-        timeout=120, check=False,
+        [sys.executable, str(wrapper), str(side), SCRIPTS[script], script, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd or tmp_path,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+        check=False,
     )
     assert side.is_file(), f"{script} did not finish: {proc.stderr[-2000:]}"
     modules: list[str] = json.loads(side.read_text(encoding="utf-8"))
@@ -165,8 +176,21 @@ def test_cm_scripts_stay_lean(tmp_path: Path) -> None:
     project.mkdir()
     env = {"CM_WORKFLOW_LOG_HOME": str(tmp_path / "logs")}
     cases: list[tuple[str, tuple[str, ...]]] = [
-        ("cm-log-event", ("--workflow", "cm-ai", "--event", "run_started", "--runtime", "codex",
-                          "--detail", "started", "--project-root", str(project))),
+        (
+            "cm-log-event",
+            (
+                "--workflow",
+                "cm-ai",
+                "--event",
+                "run_started",
+                "--runtime",
+                "codex",
+                "--detail",
+                "started",
+                "--project-root",
+                str(project),
+            ),
+        ),
         ("cm-usage-report", ("--json",)),  # after the event above, so it parses a real log
         ("cm-openai-compatible-call", ("--help",)),
     ]
@@ -203,8 +227,14 @@ print(json.dumps(blame))
 
 
 def test_command_modules_keep_heavy_imports_inside_functions() -> None:
-    proc = subprocess.run([sys.executable, "-c", ATTRIBUTION, json.dumps(sorted(HELP_FORBIDDEN))],
-                          capture_output=True, text=True, timeout=120, check=False, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-c", ATTRIBUTION, json.dumps(sorted(HELP_FORBIDDEN))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=ROOT,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == {}, "these modules import heavy libraries at module level"
 

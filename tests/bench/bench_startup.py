@@ -65,8 +65,12 @@ def _entry_points(root: Path) -> dict[str, str]:
 def _cases() -> list[Case]:
     return [
         Case("workgroup runtime route", "workgroup", ("runtime", "route"), ROUTE),
-        Case("workgroup runtime --batch route (10 lines)", "workgroup", ("runtime", "--batch", "route"),
-             ROUTE * 10),
+        Case(
+            "workgroup runtime --batch route (10 lines)",
+            "workgroup",
+            ("runtime", "--batch", "route"),
+            ROUTE * 10,
+        ),
         Case("workgroup --help", "workgroup", ("--help",)),
         Case("workgroup-privacy-hook note.md", "workgroup-privacy-hook", (NOTE,)),
         Case("workgroup-privacy-all-hook note.md", "workgroup-privacy-all-hook", (NOTE,)),
@@ -83,8 +87,9 @@ def _make_repo(root: Path, bindir: Path, env: dict[str, str]) -> None:
         "src/api.py": "def handler():\n    return 'ok'\n",
         "README.md": "# demo\n\nA stable prefix lowers billed cost and rediscovery.\n",
         NOTE: "# Timeout work\n\nAdd a request timeout to the API handler.\n",
-        "skills/deploy/SKILL.md": ("---\nname: deploy\ndescription: Use when the user asks to ship a release."
-                                   "\n---\nShip it.\n"),
+        "skills/deploy/SKILL.md": (
+            "---\nname: deploy\ndescription: Use when the user asks to ship a release.\n---\nShip it.\n"
+        ),
     }
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -94,25 +99,48 @@ def _make_repo(root: Path, bindir: Path, env: dict[str, str]) -> None:
     subprocess.run([*git, "add", "-A"], cwd=root, check=True, env=env)
     subprocess.run([*git, "commit", "-q", "-m", "init"], cwd=root, check=True, env=env)
     capsule = {
-        "schema": "knowzcode.context-capsule/v1", "task_id": "t1", "workgroup_id": "wg1", "phase": "2A",
-        "objective": "Add a request timeout to the API handler.", "node_ids": ["ApiHandler"],
-        "owned_files": ["src/api.py"], "read_files": [], "specs": [], "approved_decisions": [],
-        "checkpoint_sha": None, "failures": [], "risks": [], "constraints": [],
-        "next_action": "Write the failing timeout test.", "evidence": [], "artifact_refs": [],
+        "schema": "knowzcode.context-capsule/v1",
+        "task_id": "t1",
+        "workgroup_id": "wg1",
+        "phase": "2A",
+        "objective": "Add a request timeout to the API handler.",
+        "node_ids": ["ApiHandler"],
+        "owned_files": ["src/api.py"],
+        "read_files": [],
+        "specs": [],
+        "approved_decisions": [],
+        "checkpoint_sha": None,
+        "failures": [],
+        "risks": [],
+        "constraints": [],
+        "next_action": "Write the failing timeout test.",
+        "evidence": [],
+        "artifact_refs": [],
     }
     source = Path(env["HOME"]) / "capsule.json"
     source.write_text(json.dumps(capsule), encoding="utf-8")
-    subprocess.run([str(bindir / "workgroup"), "capsule", "seal", str(source), "--write"], cwd=root,
-                   check=True, env=env, capture_output=True)
+    subprocess.run(
+        [str(bindir / "workgroup"), "capsule", "seal", str(source), "--write"],
+        cwd=root,
+        check=True,
+        env=env,
+        capture_output=True,
+    )
     subprocess.run([*git, "add", "-A"], cwd=root, check=True, env=env)
     subprocess.run([*git, "commit", "-q", "-m", "capsule"], cwd=root, check=True, env=env)
     event = ["--workflow", "cm-ai", "--event", "run_started", "--runtime", "codex", "--detail", "bench"]
-    subprocess.run([str(bindir / "cm-log-event"), *event, "--project-root", str(root)], cwd=root, check=True,
-                   env=env, capture_output=True)
+    subprocess.run(
+        [str(bindir / "cm-log-event"), *event, "--project-root", str(root)],
+        cwd=root,
+        check=True,
+        env=env,
+        capture_output=True,
+    )
 
 
-def _wall(cmd: list[str], stdin: str | None, cwd: Path, env: dict[str, str],
-          runs: int) -> tuple[float, float, int]:
+def _wall(
+    cmd: list[str], stdin: str | None, cwd: Path, env: dict[str, str], runs: int
+) -> tuple[float, float, int]:
     times: list[float] = []
     code = 0
     for _ in range(runs):
@@ -136,20 +164,35 @@ def _top_level(stderr: str) -> dict[str, int]:
 
 def interpreter_modules(python: Path, cwd: Path, env: dict[str, str]) -> set[str]:
     """What a bare interpreter imports before running anything (site, encodings, ...)."""
-    proc = subprocess.run([str(python), "-X", "importtime", "-c", "pass"], capture_output=True, text=True,
-                          cwd=cwd, env=env, check=False)
+    proc = subprocess.run(
+        [str(python), "-X", "importtime", "-c", "pass"],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        check=False,
+    )
     return set(_top_level(proc.stderr))
 
 
-def _imports(python: Path, target: str, case: Case, cwd: Path, env: dict[str, str],
-             baseline: set[str]) -> tuple[float, int, list[str]]:
-    proc = subprocess.run([str(python), "-X", "importtime", "-c", _SHIM, target, case.script, *case.args],
-                          input=case.stdin, capture_output=True, text=True, cwd=cwd, env=env, check=False)
+def _imports(
+    python: Path, target: str, case: Case, cwd: Path, env: dict[str, str], baseline: set[str]
+) -> tuple[float, int, list[str]]:
+    proc = subprocess.run(
+        [str(python), "-X", "importtime", "-c", _SHIM, target, case.script, *case.args],
+        input=case.stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        check=False,
+    )
     rows = _top_level(proc.stderr)
     total_us = sum(us for name, us in rows.items() if name not in baseline)
     marker = "@@modules "
-    modules: list[str] = next((json.loads(line[len(marker):]) for line in proc.stderr.splitlines()
-                               if line.startswith(marker)), [])
+    modules: list[str] = next(
+        (json.loads(line[len(marker) :]) for line in proc.stderr.splitlines() if line.startswith(marker)), []
+    )
     heavy = sorted({m.split(".")[0] for m in modules} & set(HEAVY))
     return total_us / 1000, len(modules), heavy
 
@@ -157,8 +200,12 @@ def _imports(python: Path, target: str, case: Case, cwd: Path, env: dict[str, st
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--bin", type=Path, default=Path(sys.executable).parent,
-                        help="scripts folder of the environment to measure")
+    parser.add_argument(
+        "--bin",
+        type=Path,
+        default=Path(sys.executable).parent,
+        help="scripts folder of the environment to measure",
+    )
     args = parser.parse_args(argv)
     bindir: Path = args.bin.absolute()
     python = bindir / "python"
@@ -171,8 +218,10 @@ def main(argv: list[str] | None = None) -> int:
         repo = Path(tmp) / "repo"
         repo.mkdir()
         _make_repo(repo, bindir, env)
-        print(f"python {sys.version.split()[0]} | {args.runs} runs per case | cores: {os.cpu_count()} | "
-              f"load average: {os.getloadavg()[0]:.2f}")
+        print(
+            f"python {sys.version.split()[0]} | {args.runs} runs per case | cores: {os.cpu_count()} | "
+            f"load average: {os.getloadavg()[0]:.2f}"
+        )
         print("imports ms: summed cumulative -X importtime of the top-level imports, less what a bare")
         print("interpreter loads (site, encodings); one run, so read it with the load average in mind")
         baseline = interpreter_modules(python, repo, env)
@@ -184,8 +233,10 @@ def main(argv: list[str] | None = None) -> int:
         for case in _cases():
             med, low, code = _wall([str(bindir / case.script), *case.args], case.stdin, repo, env, args.runs)
             import_ms, count, heavy = _imports(python, scripts[case.script], case, repo, env, baseline)
-            print(f"{case.label:44} {med * 1000:9.0f} {low * 1000:7.0f} {import_ms:10.0f} {count:7d}  "
-                  f"{code:4d}  {','.join(heavy) or '-'}")
+            print(
+                f"{case.label:44} {med * 1000:9.0f} {low * 1000:7.0f} {import_ms:10.0f} {count:7d}  "
+                f"{code:4d}  {','.join(heavy) or '-'}"
+            )
     return 0
 
 
