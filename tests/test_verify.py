@@ -67,6 +67,18 @@ def test_history_rewrite_that_drops_the_checkpoint_fails_naming_the_file(sealed_
     assert "not HEAD or an ancestor" in report.findings[0].message
 
 
+def test_reset_that_drops_the_checkpoint_fails(sealed_repo: GitRepo) -> None:
+    from toolkit.git import reset_hard
+
+    data = (sealed_repo.path / CAPSULE_REL).read_bytes()
+    reset_hard(discover(sealed_repo.path), "HEAD~2")  # back to "initial": the capsule file goes too
+    assert not (sealed_repo.path / CAPSULE_REL).exists()
+    assert verify(discover(sealed_repo.path)).ok  # nothing recorded any more
+    sealed_repo.write(CAPSULE_REL, data)  # the capsule is carried over onto the new history
+    sealed_repo.commit("re-add capsule")
+    assert rules(verify(discover(sealed_repo.path))) == [(CAPSULE_REL, "checkpoint-not-ancestor")]
+
+
 def test_real_git_rebase_dropping_the_commit_fails(sealed_repo: GitRepo) -> None:
     # `git rebase --onto HEAD~2 HEAD~1` replays only the capsule commit onto initial
     git(sealed_repo.path, "rebase", "-q", "--onto", "HEAD~2", "HEAD~1")
