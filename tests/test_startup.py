@@ -131,6 +131,35 @@ def test_runtime_route_is_standard_library_only(batch: bool, git_repo: GitRepo, 
     assert sorted(loaded & RUNTIME_FORBIDDEN) == []
 
 
+# Imports every module of toolkit/runtime/ (and every op target of the protocol table), then
+# reports the heavy top-level modules loaded; all of it runs on a delegation's path.
+RUNTIME_PACKAGE = """\
+import importlib, json, pkgutil, sys
+import toolkit.runtime
+from toolkit.runtime.protocol import OPERATIONS
+names = ["toolkit.runtime." + m.name for m in pkgutil.iter_modules(toolkit.runtime.__path__)]
+names += [target.partition(":")[0] for target in OPERATIONS.values()]
+for name in names:
+    importlib.import_module(name)
+print(json.dumps({"ops": sorted(OPERATIONS), "modules": sorted({m.split(".")[0] for m in sys.modules})}))
+"""
+
+
+def test_every_runtime_module_is_standard_library_only() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", RUNTIME_PACKAGE],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert {"route", "dispatch", "lineage", "capsule", "promotion"} <= set(report["ops"])
+    assert sorted(set(report["modules"]) & RUNTIME_FORBIDDEN) == []
+
+
 # --- hook entry points -------------------------------------------------------------------------
 
 
