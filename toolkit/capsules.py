@@ -9,7 +9,6 @@ its content-addressed path under the artifact boundary, both atomically.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -176,12 +175,3 @@ def seal_file(
         artifact_digest=prepared.artifact_digest,
         artifact_written=written,
     )
-
-
-def relative_to_repo(workdir: Path, path: Path) -> str:
-    """A repository-relative POSIX name for messages (never an absolute path of this machine)."""
-    absolute = path if path.is_absolute() else Path(os.getcwd()) / path
-    try:
-        return absolute.resolve().relative_to(workdir.resolve()).as_posix()
-    except ValueError:
-        return path.name

@@ -207,11 +207,6 @@ def private_value(text: str) -> bool:
     return _VALUE_PATTERN.search(text) is not None
 
 
-def private_value_rules(text: str) -> list[str]:
-    """Names of the reference value rules ``text`` trips (for findings; never the text itself)."""
-    return [name for name, rule in _VALUE_RULES if re.search(rule, text, re.IGNORECASE | re.ASCII)]
-
-
 def walk(value: Any, path: str = "$") -> Iterator[tuple[str, str, Any]]:
     """Yield ``(kind, path, item)`` for every key (``kind='key'``) and string (``'str'``) in order."""
     if isinstance(value, dict):
