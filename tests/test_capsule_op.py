@@ -339,6 +339,7 @@ PRIVATE_VALUES = [
     ("engine-email", "ask jane.doe@corp-mail.net"),  # the shared engine: emails are refused too
     ("engine-home-path", "see /home/alice/notes.txt"),
     ("engine-stripe", "sk_live_" + "a1B2c3D4e5F6g7H8i9J0k1L2"),  # missed by the reference rules (§11)
+    ("engine-google", "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q"),  # missed by the reference rules (§11)
 ]
 
 
