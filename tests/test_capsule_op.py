@@ -469,3 +469,12 @@ def test_the_capsule_op_imports_no_heavy_dependency() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_engine_detectors_catch_what_the_reference_rules_miss() -> None:
+    from toolkit.runtime.capsule_rules import engine_findings, private_value
+
+    for name, text in PRIVATE_VALUES:
+        if name.startswith("engine-"):
+            assert not private_value(text), name  # the reference's value rules let it through...
+            assert engine_findings({"objective": text}), name  # ...the shared engine does not
