@@ -65,11 +65,16 @@ def _finite_float(text: str) -> float:
     return value
 
 
+# built once: json.loads/json.dumps with options construct a new coder on every call
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def parse_request(raw: bytes) -> dict[str, Any]:
     """Decode one request: UTF-8, standard JSON (no NaN/Infinity), an object; else INVALID_REQUEST."""
     try:
         text = raw.decode("utf-8")
-        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        value = _DECODER.decode(text)
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise RuntimeOpError("INVALID_REQUEST") from None
     if not isinstance(value, dict):
@@ -147,7 +152,7 @@ def render_frame(frame: dict[str, Any]) -> str:
     """The answer line for ``frame`` (always one line; a frame that cannot be encoded becomes
     the INVALID_REQUEST failure instead of a traceback)."""
     try:
-        text = json.dumps(frame, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        text = _ENCODER.encode(frame)
     except (TypeError, ValueError, RecursionError):
         text = json.dumps(failure("INVALID_REQUEST"), separators=(",", ":"))
     return _UNSAFE_IN_LINE.sub(_escape_unsafe, text) + "\n"
