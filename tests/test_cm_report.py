@@ -575,3 +575,14 @@ def test_fast_usage_check_matches_the_plain_rules(changes: dict[str, Any]) -> No
     compact = report.check_usage(row)
     if not isinstance(compact, str):
         assert compact[0] == row["call_id"] and compact[2] == row["usage_state"]
+
+
+def test_parallel_fold_equals_sequential(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--jobs 2 folds runs in worker processes; the JSON and the warnings are identical."""
+    home = golden_home(tmp_path, capsys)
+    sequential = run_report(home, "--json", "--jobs", "1")
+    parallel = run_report(home, "--json", "--jobs", "2")
+    assert parallel.returncode == sequential.returncode == 0
+    assert json.loads(parallel.stdout) == json.loads(sequential.stdout)
+    assert parallel.stderr == sequential.stderr
+    assert report.main(["--log-home", str(home), "--jobs", "-1"]) == 2

@@ -6,7 +6,8 @@ For each shape (runs x usage events per run, same total) it writes a fresh priva
 (index + one JSONL file per run; 1 in 10 calls goes through the managed adapter and has its
 claim first, 1 in 50 claims stays unresolved, 1 in 100 usage rows is malformed), then runs the
 report with ``--json --last <runs>`` in a fresh child process and prints the wall time and that
-child's CPU time and peak RSS (``resource.getrusage(RUSAGE_SELF)``; CPU time is quoted beside
+child's CPU time and peak RSS (``resource.getrusage``, the report process and its ``--jobs``
+workers together for CPU, the largest of them for RSS; CPU time is quoted beside
 wall time because a shared machine stretches wall time), next to the CPU time a bare
 ``json.loads`` of every line takes (the floor for any report that reads the JSONL). The report streams run by
 run, so the peak should follow the largest run, not the total.
@@ -111,7 +112,9 @@ _CHILD = (
     "        contextlib.redirect_stderr(sink):\n"
     "    code = main(sys.argv[1:])\n"
     "u = resource.getrusage(resource.RUSAGE_SELF)\n"
-    "print(code, time.perf_counter() - t, u.ru_utime + u.ru_stime, u.ru_maxrss)\n"
+    "w = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "cpu = u.ru_utime + u.ru_stime + w.ru_utime + w.ru_stime\n"
+    "print(code, time.perf_counter() - t, cpu, max(u.ru_maxrss, w.ru_maxrss))\n"
 )
 
 
@@ -134,9 +137,20 @@ def parse_floor(home: Path) -> float:
     return float(proc.stdout)
 
 
-def measure(home: Path, runs: int) -> tuple[int, float, float, int, dict[str, int]]:
+def measure(home: Path, runs: int, jobs: str) -> tuple[int, float, float, int, dict[str, int]]:
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, "--log-home", str(home), "--last", str(runs), "--json"],
+        [
+            sys.executable,
+            "-c",
+            _CHILD,
+            "--log-home",
+            str(home),
+            "--last",
+            str(runs),
+            "--json",
+            "--jobs",
+            jobs,
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -168,6 +182,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--shapes", default="1000x1000,100x10000,10x100000")
+    parser.add_argument("--jobs", default="0", help="passed to the report (0: automatic)")
     parser.add_argument("--generate", nargs=3, metavar=("HOME", "RUNS", "PER_RUN"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.generate:
@@ -206,7 +221,7 @@ def main() -> int:
                 ).stdout
             )
             generated = time.perf_counter() - started
-            code, seconds, cpu, rss_kib, s = measure(tmp / "logs", runs)
+            code, seconds, cpu, rss_kib, s = measure(tmp / "logs", runs, args.jobs)
             assert code == 0
             floor = parse_floor(tmp / "logs")
             print(

@@ -14,16 +14,19 @@ Drop-in for the public CM report (same options, JSON fields, text lines and exit
 Streaming: each run's log is read in two passes (its claims first, then its usage rows judged
 on the fly) and folded into bounded aggregates before the next run is opened. Per usage row only
 its event id and call id are kept, so memory grows with the largest run, not with the whole log
-(the reference keeps every usage row of every run until the end). Because the writer derives ``event_id`` from content that includes the run
-id, event-id dedup per run is exact for writer rows. Lines that do not mention a model event
-are not parsed at all. Additions to the reference's JSON: ``invalid_reasons`` (count per
-reason) and ``unreadable_lines`` (torn or invalid JSON lines that mention a model event).
+(the reference keeps every usage row of every run until the end). Large selections are folded
+by worker processes (``--jobs``), one run per worker at a time. Because the writer derives
+``event_id`` from content that includes the run id, event-id dedup per run is exact for writer
+rows. Lines that do not mention a model event are not parsed at all. Additions to the
+reference's JSON: ``invalid_reasons`` (count per reason) and ``unreadable_lines`` (torn or
+invalid JSON lines that mention a model event).
 Standard library only.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import re
@@ -416,18 +419,83 @@ def _add_usage(totals: Totals, usage: Compact) -> None:
     summary["cache_write_tokens"] += write
 
 
-def build_report(home: Path, refs: Sequence[RunRef], warn: TextIO) -> dict[str, Any]:
-    """Fold each run in turn; the result has the reference's JSON shape (plus two fields)."""
+PARALLEL_MIN_BYTES = 32 * 1024 * 1024
+
+
+def _partial(task: tuple[str, str, str]) -> tuple[Totals, str]:
+    """One run folded on its own (in a worker process): its totals and its warnings, in order."""
+    path, rel, run_id = task
+    totals, warn = Totals.empty(0), io.StringIO()
+    try:
+        _fold_run(Path(path), rel, run_id, totals, warn)
+    except OSError as exc:
+        warn.write(f"warning: cannot read {rel}: {type(exc).__name__}\n")
+    return totals, warn.getvalue()
+
+
+def _merge(into: Totals, part: Totals) -> None:
+    for key, value in part.summary.items():
+        if key == "outcomes":
+            for outcome, n in value.items():
+                into.summary["outcomes"][outcome] += n
+        elif key != "runs":
+            into.summary[key] += value
+    for mine, theirs in ((into.groups, part.groups), (into.unavailable, part.unavailable)):
+        for key, counts in theirs.items():
+            mine[key] = [a + b for a, b in zip(mine.get(key, [0] * len(counts)), counts, strict=True)]
+    for key, n in part.unresolved.items():
+        into.unresolved[key] = into.unresolved.get(key, 0) + n
+    for reason, n in part.reasons.items():
+        into.reasons[reason] = into.reasons.get(reason, 0) + n
+    into.unreadable += part.unreadable
+
+
+def _jobs(requested: int, paths: Sequence[Path]) -> int:
+    """``--jobs 0`` (auto): one worker per core (at most 4) once the selected logs are large."""
+    if requested > 0:
+        return requested
+    if len(paths) < 2 or sum(p.stat().st_size for p in paths) < PARALLEL_MIN_BYTES:
+        return 1
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def build_report(home: Path, refs: Sequence[RunRef], warn: TextIO, *, jobs: int = 1) -> dict[str, Any]:
+    """Fold each run in turn; the result has the reference's JSON shape (plus two fields).
+
+    With ``jobs > 1`` runs are folded in worker processes (each holds one run at a time) and
+    merged in run order, so output and warnings are the same as the sequential fold.
+    """
     totals = Totals.empty(len(refs))
+    items: list[tuple[str, str, str] | str] = []
     for ref in refs:
         path = _safe_log(home, ref.log_file, warn)
         if path is None or not path.is_file():
-            warn.write(f"warning: missing run log for {ref.run_id}\n")
-            continue
-        try:
-            _fold_run(path, ref.log_file, ref.run_id, totals, warn)
-        except OSError as exc:
-            warn.write(f"warning: cannot read {ref.log_file}: {type(exc).__name__}\n")
+            items.append(f"warning: missing run log for {ref.run_id}\n")
+        else:
+            items.append((str(path), ref.log_file, ref.run_id))
+    tasks = [item for item in items if isinstance(item, tuple)]
+    workers = _jobs(jobs, [Path(t[0]) for t in tasks])
+    if workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            results = iter(pool.map(_partial, tasks))
+            for item in items:
+                if isinstance(item, str):
+                    warn.write(item)
+                    continue
+                part, text = next(results)
+                _merge(totals, part)
+                warn.write(text)
+    else:
+        for item in items:
+            if isinstance(item, str):
+                warn.write(item)
+                continue
+            try:
+                _fold_run(Path(item[0]), item[1], item[2], totals, warn)
+            except OSError as exc:
+                warn.write(f"warning: cannot read {item[1]}: {type(exc).__name__}\n")
     names = ("calls", *TOKEN_FIELDS, "duration_ms", "duration_observed_calls")
     groups = [
         {
@@ -528,11 +596,24 @@ def _positive(value: str) -> int:
     return parsed
 
 
+def _non_negative(value: str) -> int:
+    parsed = int(value)
+    if parsed < 0:
+        raise ValueError("must be at least 0")
+    return parsed
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Show verified model usage for recent CM runs.")
     parser.add_argument("--last", type=_positive, default=10)
     parser.add_argument("--log-home", help="Override CM_WORKFLOW_LOG_HOME.")
     parser.add_argument("--json", action="store_true", help="Print machine-readable JSON.")
+    parser.add_argument(
+        "--jobs",
+        type=_non_negative,
+        default=0,
+        help="Worker processes (0: automatic, by log size and cores).",
+    )
     return parser
 
 
@@ -547,7 +628,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
     home = log_home(os.environ, ns.log_home)
-    report = build_report(home, load_run_refs(home, sys.stderr)[: ns.last], sys.stderr)
+    report = build_report(home, load_run_refs(home, sys.stderr)[: ns.last], sys.stderr, jobs=ns.jobs)
     if ns.json:
         sys.stdout.write(json.dumps(report, ensure_ascii=False, separators=(",", ":")) + "\n")
     else:
