@@ -120,14 +120,18 @@ def test_wrapper_sees_what_an_entry_point_loads(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("batch", [False, True], ids=["single", "batch"])
 def test_runtime_route_is_standard_library_only(batch: bool, git_repo: GitRepo, tmp_path: Path) -> None:
-    # inside a real repository with a commit, so the writer-registry lookup runs as in real use
+    # inside a real repository whose writer registry holds a lease on the requested file, so the
+    # registry lookup really runs (and decides) on the lean path
     git_repo.commit("init", {"src/api.py": "x = 1\n"})
+    lease = run_workgroup("owners", "acquire", "builder-a", "--path", "src/api.py", cwd=git_repo.path)
+    assert lease.returncode == 0, lease.stderr
     args = ("runtime", "--batch", "route") if batch else ("runtime", "route")
     stdin = (json.dumps(ROUTE_REQUEST) + "\n") * (2 if batch else 1)
     proc, loaded = run_entry(tmp_path, "workgroup", *args, stdin=stdin, cwd=git_repo.path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     frames = [json.loads(line) for line in proc.stdout.splitlines()]
     assert len(frames) == (2 if batch else 1) and all(f["ok"] and f["operation"] == "route" for f in frames)
+    assert all("WRITER_OWNERSHIP_CONFLICT" in f["result"]["reason_codes"] for f in frames)
     assert sorted(loaded & RUNTIME_FORBIDDEN) == []
 
 
