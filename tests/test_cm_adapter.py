@@ -578,7 +578,7 @@ def test_missing_dynamic_field_exit_2(
         ({}, ("CM_OPENAI_COMPATIBLE_BASE_URL",), None),
         ({}, (), "http://models.example.invalid/v1"),  # plain HTTP to a remote host
         ({}, (), "ftp://127.0.0.1/v1"),
-        ({}, (), "http://user:pw@127.0.0.1:9/v1"),  # userinfo
+        ({}, (), "http://user:pw@127.0.0.1:9/v1"),  # userinfo; workgroup: allow url-credentials
         ({}, (), "http://127.0.0.1:9/v1?x=1"),  # query
         ({}, (), "http://127.0.0.1:9/v1#frag"),  # fragment
         ({}, (), "http://127.0.0.1:99999/v1"),  # bad port
