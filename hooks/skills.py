@@ -19,8 +19,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from toolkit.skills_files import lint_paths, render_text
     from toolkit.skills_lint import LintConfig
 
-    config = LintConfig(max_body_lines=args.max_body_lines, max_body_bytes=args.max_body_bytes,
-                        framework_documents=tuple(args.framework))
+    config = LintConfig(
+        max_body_lines=args.max_body_lines,
+        max_body_bytes=args.max_body_bytes,
+        framework_documents=tuple(args.framework),
+    )
     findings = lint_paths(list(args.filenames), config)
     sys.stdout.write(render_text(findings))
     return 1 if any(f.severity == "error" for f in findings) else 0

@@ -30,7 +30,11 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("CM_WORKFLOW_LOG_HOME", str(home / ".cm-workflow" / "logs"))
-    for var in ("CM_OPENAI_COMPATIBLE_ENABLED", "CM_OPENAI_COMPATIBLE_BASE_URL", "CM_OPENAI_COMPATIBLE_API_KEY"):
+    for var in (
+        "CM_OPENAI_COMPATIBLE_ENABLED",
+        "CM_OPENAI_COMPATIBLE_BASE_URL",
+        "CM_OPENAI_COMPATIBLE_API_KEY",
+    ):
         monkeypatch.delenv(var, raising=False)
 
 
@@ -72,13 +76,23 @@ def git_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[GitRep
     yield repo
 
 
-def run_workgroup(*args: str, stdin: str | bytes | None = None, cwd: Path | None = None,
-                  env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
+def run_workgroup(
+    *args: str,
+    stdin: str | bytes | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[bytes]:
     """Run ``workgroup ARGS`` as a subprocess, the way users and hooks call it."""
     data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
     return subprocess.run(
-        [sys.executable, "-m", "toolkit", *args], input=data, capture_output=True, cwd=cwd,
-        env={**os.environ, **(env or {})}, timeout=timeout, check=False,
+        [sys.executable, "-m", "toolkit", *args],
+        input=data,
+        capture_output=True,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+        check=False,
     )
 
 

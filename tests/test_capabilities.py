@@ -25,15 +25,31 @@ def test_experimental_is_not_routed_to() -> None:
 
 
 def _high_affinity() -> dict:
-    return {"inheritance": {"affinity": "high", "safe": True, "within_budget": True,
-                            "full_supported": True, "recent_supported": True, "recent_sufficient": True}}
+    return {
+        "inheritance": {
+            "affinity": "high",
+            "safe": True,
+            "within_budget": True,
+            "full_supported": True,
+            "recent_supported": True,
+            "recent_sufficient": True,
+        }
+    }
 
 
 def _team() -> dict:
-    return {"capsule_sufficient": False, "team": {"coordination_required": True, "peers": 2,
-                                                   "provider_supported": True, "safe": True,
-                                                   "sensitivity_approved": True, "within_budget": True,
-                                                   "latency_ratio": 0.5}}
+    return {
+        "capsule_sufficient": False,
+        "team": {
+            "coordination_required": True,
+            "peers": 2,
+            "provider_supported": True,
+            "safe": True,
+            "sensitivity_approved": True,
+            "within_budget": True,
+            "latency_ratio": 0.5,
+        },
+    }
 
 
 def _resume() -> dict:
@@ -41,17 +57,23 @@ def _resume() -> dict:
 
 
 @pytest.mark.parametrize("provider", list(caps.PROVIDERS))
-@pytest.mark.parametrize(("wanted", "capability", "build"), [
-    ("inherit", "conversation_fork", _high_affinity),
-    ("team", "formTeam", _team),
-    ("resume", "resume", _resume),
-])
-def test_each_provider_lacking_each_capability_degrades(provider: str, wanted: str, capability: str, build) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(
+    ("wanted", "capability", "build"),
+    [
+        ("inherit", "conversation_fork", _high_affinity),
+        ("team", "formTeam", _team),
+        ("resume", "resume", _resume),
+    ],
+)
+def test_each_provider_lacking_each_capability_degrades(
+    provider: str, wanted: str, capability: str, build
+) -> None:  # type: ignore[no-untyped-def]
     from toolkit.capability_routing import route_for_provider
 
     decision = route_for_provider(build(), provider, workspace_root=".")
     native = caps.supports(provider, capability) or (
-        wanted == "inherit" and caps.supports(provider, "bounded_inheritance"))
+        wanted == "inherit" and caps.supports(provider, "bounded_inheritance")
+    )
     if native:
         assert decision["mode"] != "fresh-capsule"
     else:

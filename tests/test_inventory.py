@@ -8,17 +8,24 @@ from pathlib import Path
 
 from conftest import run_workgroup
 
+from toolkit.canonical import canonical_bytes
 from toolkit.git import discover
 from toolkit.indexing import inventory
-from toolkit.canonical import canonical_bytes
 from toolkit.inventory import build, build_document, guess_language, load_cached
 
 
 def _populate(repo) -> str:  # type: ignore[no-untyped-def]
-    return repo.commit("files", files={
-        "src/app.py": "print('hi')\n", "web/App.tsx": "export {}\n", "docs/guide.md": "# g\n",
-        "Makefile": "all:\n", "data/blob.bin": "\x00\x01", "z/ü.txt": "unicode path\n",
-    })
+    return repo.commit(
+        "files",
+        files={
+            "src/app.py": "print('hi')\n",
+            "web/App.tsx": "export {}\n",
+            "docs/guide.md": "# g\n",
+            "Makefile": "all:\n",
+            "data/blob.bin": "\x00\x01",
+            "z/ü.txt": "unicode path\n",
+        },
+    )
 
 
 def test_two_runs_and_two_clones_give_identical_bytes(git_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

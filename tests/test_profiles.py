@@ -7,7 +7,14 @@ import json
 import pytest
 from conftest import run_workgroup
 
-from toolkit.profiles import PROFILE_NAMES, PROFILES, ProfileError, change_record, effective_settings, render_table
+from toolkit.profiles import (
+    PROFILE_NAMES,
+    PROFILES,
+    ProfileError,
+    change_record,
+    effective_settings,
+    render_table,
+)
 
 CONFIG = """# team settings
 context_efficiency:
@@ -34,7 +41,9 @@ def test_every_profile_documents_every_setting() -> None:
 def test_precedence_request_over_config_over_profile() -> None:
     assert effective_settings({"profile": "economy"})["max_parallel_workers"] == 2
     assert effective_settings({"profile": "economy", "max_parallel_workers": 3})["max_parallel_workers"] == 3
-    merged = effective_settings({"profile": "economy", "max_parallel_workers": 3}, {"max_parallel_workers": 5})
+    merged = effective_settings(
+        {"profile": "economy", "max_parallel_workers": 3}, {"max_parallel_workers": 5}
+    )
     assert merged["max_parallel_workers"] == 5
 
 

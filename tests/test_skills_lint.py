@@ -30,8 +30,11 @@ def rules(findings: list) -> list[str]:
 
 
 def test_good_skill_passes() -> None:
-    files = {"s/deploy/SKILL.md": GOOD_SKILL, "s/deploy/references/checklist.md": CHECKLIST,
-             "s/deploy/references/rollback.md": ROLLBACK}
+    files = {
+        "s/deploy/SKILL.md": GOOD_SKILL,
+        "s/deploy/references/checklist.md": CHECKLIST,
+        "s/deploy/references/rollback.md": ROLLBACK,
+    }
     assert lint(files) == []
 
 
@@ -43,7 +46,10 @@ def test_good_skill_passes() -> None:
         ("---\nname: x\n", "FRONTMATTER_INVALID"),  # never closed
         ("---\n- a list\n---\nbody\n", "FRONTMATTER_INVALID"),  # not a mapping
         ("---\ndescription: Use when the user asks for a deploy.\n---\nbody\n", "NAME_MISSING"),
-        ("---\nname: Deploy Skill\ndescription: Use when the user asks for a deploy.\n---\nbody\n", "NAME_INVALID"),
+        (
+            "---\nname: Deploy Skill\ndescription: Use when the user asks for a deploy.\n---\nbody\n",
+            "NAME_INVALID",
+        ),
         ("---\nname: deploy\ndescription: Deploys things.\n---\nbody\n", "TRIGGERS_MISSING"),  # no 'use when'
         ("---\nname: deploy\n---\nbody\n", "TRIGGERS_MISSING"),
     ],
@@ -53,7 +59,9 @@ def test_frontmatter_rules(text: str, rule: str) -> None:
 
 
 def test_triggers_list_is_enough() -> None:
-    text = "---\nname: deploy\ndescription: Deploys.\ntriggers: [ship a release, deploy to staging]\n---\nbody\n"
+    text = (
+        "---\nname: deploy\ndescription: Deploys.\ntriggers: [ship a release, deploy to staging]\n---\nbody\n"
+    )
     assert lint({"skills/x/SKILL.md": text}) == []
 
 
@@ -68,7 +76,9 @@ def test_body_size_bound_is_configurable() -> None:
 
 
 def test_inlined_reference_is_reported() -> None:
-    long_block = "Always run the smoke tests against staging before promoting a build and keep the log as an artifact."
+    long_block = (
+        "Always run the smoke tests against staging before promoting a build and keep the log as an artifact."
+    )
     files = {
         "s/SKILL.md": GOOD_SKILL + "\n" + long_block + "\n",
         "s/references/checklist.md": "# Checklist\n\n" + long_block + "\n",
@@ -80,8 +90,11 @@ def test_inlined_reference_is_reported() -> None:
 
 
 def test_unlinked_and_missing_references() -> None:
-    files = {"s/SKILL.md": GOOD_SKILL, "s/references/checklist.md": CHECKLIST,
-             "s/references/orphan.md": "# Orphan\n"}
+    files = {
+        "s/SKILL.md": GOOD_SKILL,
+        "s/references/checklist.md": CHECKLIST,
+        "s/references/orphan.md": "# Orphan\n",
+    }
     found = lint(files)
     assert ("REFERENCE_UNLINKED", "warning") in {(f.rule, f.severity) for f in found}
     assert "REFERENCE_MISSING" in rules(found)  # rollback.md is pointed to but absent
@@ -109,8 +122,10 @@ def test_prompt_copying_a_framework_document_is_refused() -> None:
     copy = "---\nname: builder\ndescription: Use when building a microtask.\n---\n" + framework
     found = lint({"docs/loop.md": framework, "agents/builder.md": copy})
     assert "FRAMEWORK_DUPLICATE" in rules(found)
-    partial = "---\nname: builder\ndescription: Use when building a microtask.\n---\nSee docs/loop.md.\n" + \
-        "".join(f"Rule {i}: do the step number {i} carefully.\n" for i in range(3))
+    partial = (
+        "---\nname: builder\ndescription: Use when building a microtask.\n---\nSee docs/loop.md.\n"
+        + "".join(f"Rule {i}: do the step number {i} carefully.\n" for i in range(3))
+    )
     assert "FRAMEWORK_DUPLICATE" not in rules(lint({"docs/loop.md": framework, "agents/builder.md": partial}))
 
 
@@ -132,7 +147,10 @@ def test_cli_json_and_exit_codes(git_repo) -> None:  # type: ignore[no-untyped-d
     bad = run_workgroup("skills", "lint", "--json")
     assert bad.returncode == 1
     found = json.loads(bad.stdout)["findings"]
-    assert {(f["path"], f["rule"]) for f in found} == {("agents/bad.md", "NAME_INVALID"), ("agents/bad.md", "TRIGGERS_MISSING")}
+    assert {(f["path"], f["rule"]) for f in found} == {
+        ("agents/bad.md", "NAME_INVALID"),
+        ("agents/bad.md", "TRIGGERS_MISSING"),
+    }
     text = run_workgroup("skills", "lint")
     assert b"agents/bad.md:2: NAME_INVALID" in text.stderr and text.stdout == b""
 

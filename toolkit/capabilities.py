@@ -14,8 +14,15 @@ from typing import Any
 
 TABLE_VERSION = "2026-12-01"
 OPERATIONS: tuple[str, ...] = (
-    "spawn", "resume", "sendFollowup", "wait", "interrupt", "release", "formTeam",
-    "bounded_inheritance", "conversation_fork",
+    "spawn",
+    "resume",
+    "sendFollowup",
+    "wait",
+    "interrupt",
+    "release",
+    "formTeam",
+    "bounded_inheritance",
+    "conversation_fork",
 )
 NATIVE, EXPERIMENTAL, UNSUPPORTED = "native", "experimental", "unsupported"
 
@@ -65,7 +72,8 @@ PROVIDERS: dict[str, dict[str, Any]] = {
     },
     "other": {
         "versions": "any provider without a verified adapter",
-        "operations": {op: (UNSUPPORTED, "not verified") for op in OPERATIONS} | {
+        "operations": {op: (UNSUPPORTED, "not verified") for op in OPERATIONS}
+        | {
             "spawn": (NATIVE, "a new worker with a capsule"),
             "wait": (NATIVE, "waiting for the worker"),
         },
@@ -101,7 +109,9 @@ def table(provider: str | None = None) -> dict[str, Any]:
         "providers": {
             name: {
                 "versions": PROVIDERS[name]["versions"],
-                "operations": {op: {"status": s, "via": via} for op, (s, via) in PROVIDERS[name]["operations"].items()},
+                "operations": {
+                    op: {"status": s, "via": via} for op, (s, via) in PROVIDERS[name]["operations"].items()
+                },
             }
             for name in names
         },
@@ -137,8 +147,9 @@ def fill_route_input(route_input: dict[str, Any], provider: str) -> tuple[dict[s
                 if inheritance.get(key) is True and not facts["inheritance"][key]:
                     lacking.append("conversation_fork" if key == "full_supported" else "bounded_inheritance")
                 inheritance[key] = facts["inheritance"][key]
-        if inheritance.get("affinity") == "high" and not (facts["inheritance"]["full_supported"]
-                                                          or facts["inheritance"]["recent_supported"]):
+        if inheritance.get("affinity") == "high" and not (
+            facts["inheritance"]["full_supported"] or facts["inheritance"]["recent_supported"]
+        ):
             lacking.append("inheritance")
     team = out.get("team")
     if isinstance(team, dict) and team.get("provider_supported") is not False:

@@ -10,8 +10,13 @@ from toolkit.runtime.router import route_task
 _ORDER_TAIL = "CAPABILITY_FALLBACK"
 
 
-def route_for_provider(route_input: dict[str, Any], provider: str, *, workspace_root: str,
-                       active_writers: list[Any] | None = None) -> dict[str, Any]:
+def route_for_provider(
+    route_input: dict[str, Any],
+    provider: str,
+    *,
+    workspace_root: str,
+    active_writers: list[Any] | None = None,
+) -> dict[str, Any]:
     """Fill the router's capability facts from the table, route, and mark a degraded decision.
 
     The router already adds CAPABILITY_FALLBACK for unserved inheritance and teams; a compatible

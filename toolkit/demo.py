@@ -33,8 +33,13 @@ class Demo:
         for line in text.splitlines() or [""]:
             print(f"   {line}", flush=True)
 
-    def run(self, *args: str, stdin: str | bytes | None = None, cwd: Path | None = None,
-            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self,
+        *args: str,
+        stdin: str | bytes | None = None,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         """Run ``workgroup ARGS`` (or another console script when args[0] starts with ``cm-``)."""
         if args and args[0].startswith("cm-"):
             cmd = [sys.executable, "-c", _CM_SHIM, *args]
@@ -42,8 +47,13 @@ class Demo:
             cmd = [sys.executable, "-m", "toolkit", *args]
         data = stdin.decode("utf-8") if isinstance(stdin, bytes) else stdin
         return subprocess.run(
-            cmd, input=data, capture_output=True, text=True, cwd=cwd or self.root,
-            env={**os.environ, **self.env, **(env or {})}, check=False,
+            cmd,
+            input=data,
+            capture_output=True,
+            text=True,
+            cwd=cwd or self.root,
+            env={**os.environ, **self.env, **(env or {})},
+            check=False,
         )
 
     def runtime(self, op: str, request: dict[str, Any]) -> dict[str, Any]:
@@ -72,8 +82,11 @@ def run_demo(keep: bool = False) -> int:
     tmp = tempfile.mkdtemp(prefix="workgroup-demo-")
     root = Path(tmp) / "project"
     root.mkdir()
-    print(f"workgroup demo: a throwaway repository at {root.name}/ (removed afterwards)" if not keep
-          else f"workgroup demo: repository kept at {root}")
+    print(
+        f"workgroup demo: a throwaway repository at {root.name}/ (removed afterwards)"
+        if not keep
+        else f"workgroup demo: repository kept at {root}"
+    )
     repo = init_repository(root)
     (root / "src").mkdir()
     (root / "src" / "api.py").write_text("def handler():\n    return 'ok'\n", encoding="utf-8")
@@ -82,8 +95,15 @@ def run_demo(keep: bool = False) -> int:
     commit_all(repo, "initial commit")
     home = Path(tmp) / "home"
     home.mkdir()
-    demo = Demo(root=root, env={"HOME": str(home), "CM_WORKFLOW_LOG_HOME": str(home / "cm-logs"),
-                                "GIT_CONFIG_NOSYSTEM": "1", "PRE_COMMIT_HOME": str(home / "pre-commit")})
+    demo = Demo(
+        root=root,
+        env={
+            "HOME": str(home),
+            "CM_WORKFLOW_LOG_HOME": str(home / "cm-logs"),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "PRE_COMMIT_HOME": str(home / "pre-commit"),
+        },
+    )
     failures = 0
     try:
         for name in STEPS:
@@ -98,5 +118,8 @@ def run_demo(keep: bool = False) -> int:
             import shutil
 
             shutil.rmtree(tmp, ignore_errors=True)
-    print("\ndemo finished" + (f" with {failures} failed step(s)" if failures else ": every step behaved as narrated"))
+    print(
+        "\ndemo finished"
+        + (f" with {failures} failed step(s)" if failures else ": every step behaved as narrated")
+    )
     return 1 if failures else 0

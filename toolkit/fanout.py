@@ -49,7 +49,9 @@ def _overlaps(a: str, b: str) -> bool:
     return a == b or a.startswith(b + "/") or b.startswith(a + "/") or a == "" or b == ""
 
 
-def check_plan(plan: Any, config_block: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[FanoutFinding]]:
+def check_plan(
+    plan: Any, config_block: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], list[FanoutFinding]]:
     """Return (effective profile settings, findings). Pure."""
     if not isinstance(plan, dict):
         raise PlanError("the plan must be a JSON/YAML object")
@@ -70,44 +72,120 @@ def check_plan(plan: Any, config_block: dict[str, Any] | None = None) -> tuple[d
     if stage == "0":
         analysts = by_role.get("analyst", [])
         if len(analysts) != 1:
-            out.append(FanoutFinding("STAGE0_ONE_ANALYST", None, f"Stage 0 starts with exactly one analyst (plan has {len(analysts)})"))
+            out.append(
+                FanoutFinding(
+                    "STAGE0_ONE_ANALYST",
+                    None,
+                    f"Stage 0 starts with exactly one analyst (plan has {len(analysts)})",
+                )
+            )
         if plan.get("indexed") is not True:
-            out.append(FanoutFinding("STAGE0_INDEX_FIRST", None, "Stage 0 begins with the deterministic index (`workgroup index`); set indexed: true after running it"))
+            out.append(
+                FanoutFinding(
+                    "STAGE0_INDEX_FIRST",
+                    None,
+                    "Stage 0 begins with the deterministic index (`workgroup index`); "
+                    "set indexed: true after running it",
+                )
+            )
     scanners = by_role.get("scanner", [])
     for i in scanners:
         w = workers[i]
         if not (w.get("independent_slice") is True or w.get("material_uncertainty") is True):
-            out.append(FanoutFinding("SCANNER_UNJUSTIFIED", i, "a scanner needs an independent slice or material uncertainty"))
+            out.append(
+                FanoutFinding(
+                    "SCANNER_UNJUSTIFIED", i, "a scanner needs an independent slice or material uncertainty"
+                )
+            )
     if len(scanners) > settings["max_scanners"]:
-        out.append(FanoutFinding("SCANNER_LIMIT", None, f"{len(scanners)} scanners exceed the profile's {settings['max_scanners']}"))
+        out.append(
+            FanoutFinding(
+                "SCANNER_LIMIT",
+                None,
+                f"{len(scanners)} scanners exceed the profile's {settings['max_scanners']}",
+            )
+        )
     for i in by_role.get("architect", []):
         if plan.get("change_set_approved") is not True and plan.get("architecture_ambiguous") is not True:
-            out.append(FanoutFinding("ARCHITECT_BEFORE_CHANGE_SET", i, "an architect joins after the Change Set unless architecture ambiguity prevents it"))
+            out.append(
+                FanoutFinding(
+                    "ARCHITECT_BEFORE_CHANGE_SET",
+                    i,
+                    "an architect joins after the Change Set unless architecture ambiguity prevents it",
+                )
+            )
     specialists = [i for i, w in enumerate(workers) if w["role"] in SPECIALISTS]
     for i in specialists:
         w = workers[i]
         required = w.get("required_by")
-        if not (isinstance(required, list) and any(isinstance(r, str) and r in controls for r in required)) \
-                and w.get("scope_requires") is not True:
-            out.append(FanoutFinding("SPECIALIST_UNREQUIRED", i, f"the {w['role']} specialist is not required by the scope or an active control"))
+        if (
+            not (isinstance(required, list) and any(isinstance(r, str) and r in controls for r in required))
+            and w.get("scope_requires") is not True
+        ):
+            out.append(
+                FanoutFinding(
+                    "SPECIALIST_UNREQUIRED",
+                    i,
+                    f"the {w['role']} specialist is not required by the scope or an active control",
+                )
+            )
     if len(specialists) > settings["max_specialists"]:
-        out.append(FanoutFinding("SPECIALIST_LIMIT", None, f"{len(specialists)} specialists exceed the profile's {settings['max_specialists']}"))
+        out.append(
+            FanoutFinding(
+                "SPECIALIST_LIMIT",
+                None,
+                f"{len(specialists)} specialists exceed the profile's {settings['max_specialists']}",
+            )
+        )
     discovery = by_role.get("discovery", [])
     for n, i in enumerate(discovery):
         w = workers[i]
         if w.get("read_only") is not True:
             out.append(FanoutFinding("DISCOVERY_NOT_READ_ONLY", i, "extra discovery workers are read-only"))
         if w.get("independently_useful") is not True or not w.get("scope"):
-            out.append(FanoutFinding("DISCOVERY_SCOPE_NOT_USEFUL", i, "extra discovery needs an independently useful scope"))
+            out.append(
+                FanoutFinding(
+                    "DISCOVERY_SCOPE_NOT_USEFUL", i, "extra discovery needs an independently useful scope"
+                )
+            )
         for j in discovery[:n]:
             if w.get("scope") and workers[j].get("scope") and _overlaps(w["scope"], workers[j]["scope"]):
-                out.append(FanoutFinding("DISCOVERY_SCOPE_OVERLAP", i, f"scope overlaps worker {j}: discovery scopes must be independent"))
+                out.append(
+                    FanoutFinding(
+                        "DISCOVERY_SCOPE_OVERLAP",
+                        i,
+                        f"scope overlaps worker {j}: discovery scopes must be independent",
+                    )
+                )
     if len(discovery) > settings["max_read_only_discovery"]:
-        out.append(FanoutFinding("DISCOVERY_LIMIT", None, f"{len(discovery)} discovery workers exceed the profile's {settings['max_read_only_discovery']}"))
+        out.append(
+            FanoutFinding(
+                "DISCOVERY_LIMIT",
+                None,
+                f"{len(discovery)} discovery workers exceed the profile's "
+                f"{settings['max_read_only_discovery']}",
+            )
+        )
     if len(workers) > settings["max_parallel_workers"]:
-        out.append(FanoutFinding("WORKER_LIMIT", None, f"{len(workers)} workers exceed the profile's {settings['max_parallel_workers']}"))
-    inherited_writers = [i for i, w in enumerate(workers)
-                         if w.get("writer") is True and w.get("context") in ("inherit-full", "inherit-recent", "resume")]
+        out.append(
+            FanoutFinding(
+                "WORKER_LIMIT",
+                None,
+                f"{len(workers)} workers exceed the profile's {settings['max_parallel_workers']}",
+            )
+        )
+    inherited_writers = [
+        i
+        for i, w in enumerate(workers)
+        if w.get("writer") is True and w.get("context") in ("inherit-full", "inherit-recent", "resume")
+    ]
     if len(inherited_writers) > settings["max_active_inherited"]:
-        out.append(FanoutFinding("INHERITED_WRITER_CAP", None, f"{len(inherited_writers)} inherited/resumed writers exceed {settings['max_active_inherited']}"))
+        out.append(
+            FanoutFinding(
+                "INHERITED_WRITER_CAP",
+                None,
+                f"{len(inherited_writers)} inherited/resumed writers exceed "
+                f"{settings['max_active_inherited']}",
+            )
+        )
     return settings, out

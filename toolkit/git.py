@@ -50,7 +50,9 @@ class Repo:
     @property
     def workdir(self) -> Path:
         if self.raw.workdir is None:
-            raise EnvironmentFailure("BARE_REPOSITORY", "this command needs a work tree, not a bare repository")
+            raise EnvironmentFailure(
+                "BARE_REPOSITORY", "this command needs a work tree, not a bare repository"
+            )
         return Path(self.raw.workdir).resolve()
 
     @property
@@ -86,12 +88,16 @@ class Repo:
         """Full 40-hex SHA of the commit ``rev`` names; coded errors for unborn HEAD or unknown revs."""
         pg = _pygit2()
         if rev == "HEAD" and self.head_is_unborn:
-            raise InvalidInput("UNBORN_HEAD", "HEAD has no commit yet: make a first commit before binding a checkpoint")
+            raise InvalidInput(
+                "UNBORN_HEAD", "HEAD has no commit yet: make a first commit before binding a checkpoint"
+            )
         try:
             obj = self.raw.revparse_single(rev)
             commit = obj.peel(pg.Commit)
         except Exception:
-            raise InvalidInput("UNKNOWN_REVISION", "the revision does not name a commit in this repository") from None
+            raise InvalidInput(
+                "UNKNOWN_REVISION", "the revision does not name a commit in this repository"
+            ) from None
         return str(commit.id)
 
     def object_exists(self, sha: str) -> bool:
@@ -142,7 +148,11 @@ class Repo:
                 if entry.type_str == "tree":
                     walk(self.raw[entry.id], path + "/")
                 elif entry.type_str == "blob":
-                    size = odb.read_header(entry.id)[1] if hasattr(odb, "read_header") else len(self.raw[entry.id].data)
+                    size = (
+                        odb.read_header(entry.id)[1]
+                        if hasattr(odb, "read_header")
+                        else len(self.raw[entry.id].data)
+                    )
                     out.append((path, str(entry.id), int(size)))
 
         walk(commit.tree, "")
@@ -184,7 +194,7 @@ def commit_all(repo: Repo, message: str, *, when: int | None = None) -> str:
 
 
 def tree_blobs(repo: Repo, rev: str = "HEAD") -> tuple[str, list[tuple[str, str, int]]]:
-    """(tree id, [(path, blob id, mode)]) of every file in ``rev``'s tree, read in C via an in-memory index."""
+    """(tree id, [(path, blob id, mode)]) of every file in ``rev``'s tree, read via an in-memory index."""
     pg = _pygit2()
     commit = repo.raw.revparse_single(rev).peel(pg.Commit)
     index = pg.Index()

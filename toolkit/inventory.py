@@ -17,31 +17,111 @@ from toolkit.canonical import sha256_digest
 SCHEMA = "workgroup.inventory/v1"
 
 _BY_EXTENSION: dict[str, str] = {
-    ".py": "python", ".pyi": "python", ".ipynb": "jupyter",
-    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
-    ".ts": "typescript", ".tsx": "typescript", ".mts": "typescript", ".cts": "typescript",
-    ".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin", ".kts": "kotlin", ".scala": "scala",
-    ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp",
-    ".cs": "csharp", ".fs": "fsharp", ".swift": "swift", ".m": "objective-c", ".mm": "objective-c",
-    ".rb": "ruby", ".php": "php", ".pl": "perl", ".pm": "perl", ".lua": "lua", ".r": "r",
-    ".dart": "dart", ".ex": "elixir", ".exs": "elixir", ".erl": "erlang", ".hs": "haskell",
-    ".clj": "clojure", ".ml": "ocaml", ".zig": "zig", ".nim": "nim", ".jl": "julia",
-    ".sh": "shell", ".bash": "shell", ".zsh": "shell", ".fish": "shell", ".ps1": "powershell",
-    ".sql": "sql", ".graphql": "graphql", ".proto": "protobuf",
-    ".html": "html", ".htm": "html", ".css": "css", ".scss": "scss", ".sass": "scss", ".less": "less",
-    ".vue": "vue", ".svelte": "svelte",
-    ".md": "markdown", ".mdx": "markdown", ".rst": "restructuredtext", ".txt": "text", ".adoc": "asciidoc",
-    ".json": "json", ".jsonl": "json", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".xml": "xml",
-    ".ini": "ini", ".cfg": "ini", ".csv": "csv", ".tsv": "csv",
-    ".tf": "terraform", ".hcl": "hcl", ".nix": "nix", ".cmake": "cmake", ".gradle": "gradle",
-    ".png": "binary", ".jpg": "binary", ".jpeg": "binary", ".gif": "binary", ".ico": "binary",
-    ".pdf": "binary", ".zip": "binary", ".gz": "binary", ".woff": "binary", ".woff2": "binary",
+    ".py": "python",
+    ".pyi": "python",
+    ".ipynb": "jupyter",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
+    ".ts": "typescript",
+    ".tsx": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
+    ".scala": "scala",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".hpp": "cpp",
+    ".hh": "cpp",
+    ".cs": "csharp",
+    ".fs": "fsharp",
+    ".swift": "swift",
+    ".m": "objective-c",
+    ".mm": "objective-c",
+    ".rb": "ruby",
+    ".php": "php",
+    ".pl": "perl",
+    ".pm": "perl",
+    ".lua": "lua",
+    ".r": "r",
+    ".dart": "dart",
+    ".ex": "elixir",
+    ".exs": "elixir",
+    ".erl": "erlang",
+    ".hs": "haskell",
+    ".clj": "clojure",
+    ".ml": "ocaml",
+    ".zig": "zig",
+    ".nim": "nim",
+    ".jl": "julia",
+    ".sh": "shell",
+    ".bash": "shell",
+    ".zsh": "shell",
+    ".fish": "shell",
+    ".ps1": "powershell",
+    ".sql": "sql",
+    ".graphql": "graphql",
+    ".proto": "protobuf",
+    ".html": "html",
+    ".htm": "html",
+    ".css": "css",
+    ".scss": "scss",
+    ".sass": "scss",
+    ".less": "less",
+    ".vue": "vue",
+    ".svelte": "svelte",
+    ".md": "markdown",
+    ".mdx": "markdown",
+    ".rst": "restructuredtext",
+    ".txt": "text",
+    ".adoc": "asciidoc",
+    ".json": "json",
+    ".jsonl": "json",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".toml": "toml",
+    ".xml": "xml",
+    ".ini": "ini",
+    ".cfg": "ini",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".tf": "terraform",
+    ".hcl": "hcl",
+    ".nix": "nix",
+    ".cmake": "cmake",
+    ".gradle": "gradle",
+    ".png": "binary",
+    ".jpg": "binary",
+    ".jpeg": "binary",
+    ".gif": "binary",
+    ".ico": "binary",
+    ".pdf": "binary",
+    ".zip": "binary",
+    ".gz": "binary",
+    ".woff": "binary",
+    ".woff2": "binary",
     ".svg": "svg",
 }
 _BY_NAME: dict[str, str] = {
-    "Makefile": "make", "GNUmakefile": "make", "Dockerfile": "dockerfile", "CMakeLists.txt": "cmake",
-    "Gemfile": "ruby", "Rakefile": "ruby", "BUILD": "bazel", "WORKSPACE": "bazel",
-    "go.mod": "go", "Cargo.toml": "toml", "package.json": "json",
+    "Makefile": "make",
+    "GNUmakefile": "make",
+    "Dockerfile": "dockerfile",
+    "CMakeLists.txt": "cmake",
+    "Gemfile": "ruby",
+    "Rakefile": "ruby",
+    "BUILD": "bazel",
+    "WORKSPACE": "bazel",
+    "go.mod": "go",
+    "Cargo.toml": "toml",
+    "package.json": "json",
 }
 _SUBMODULE_MODE = 0o160000
 _SYMLINK_MODE = 0o120000
@@ -75,7 +155,7 @@ class Inventory:
 
     @property
     def digest(self) -> str:
-        return self.data[len(_DIGEST_PREFIX):len(_DIGEST_PREFIX) + 71].decode("ascii")
+        return self.data[len(_DIGEST_PREFIX) : len(_DIGEST_PREFIX) + 71].decode("ascii")
 
     def to_bytes(self) -> bytes:
         return self.data + b"\n"
@@ -136,12 +216,15 @@ def load_cached(raw: bytes, key: str) -> Inventory | None:
     """
     raw = raw.rstrip(b"\n")
     head = len(_DIGEST_PREFIX) + 71
-    if not raw.startswith(_DIGEST_PREFIX) or raw[head:head + 2] != b'",':
+    if not raw.startswith(_DIGEST_PREFIX) or raw[head : head + 2] != b'",':
         return None
-    digest = raw[len(_DIGEST_PREFIX):head].decode("ascii", "replace")
-    body_bytes = b"{" + raw[head + 2:]
+    digest = raw[len(_DIGEST_PREFIX) : head].decode("ascii", "replace")
+    body_bytes = b"{" + raw[head + 2 :]
     if sha256_digest(body_bytes) != digest:
         return None
-    if b'"key":' + json.dumps(key).encode() + b"," not in body_bytes or b'"schema":"' + SCHEMA.encode() + b'"' not in body_bytes:
+    if (
+        b'"key":' + json.dumps(key).encode() + b"," not in body_bytes
+        or b'"schema":"' + SCHEMA.encode() + b'"' not in body_bytes
+    ):
         return None
     return Inventory(key, raw, reused=True)

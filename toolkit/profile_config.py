@@ -29,7 +29,9 @@ def current_block(*, required: bool) -> dict[str, Any]:
         loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         if required:
-            raise InvalidInput("CONFIG_MISSING", "no .workgroup/config.yml: run `workgroup init` first") from None
+            raise InvalidInput(
+                "CONFIG_MISSING", "no .workgroup/config.yml: run `workgroup init` first"
+            ) from None
         return {}
     except yaml.YAMLError:
         raise InvalidInput("CONFIG_INVALID", ".workgroup/config.yml is not valid YAML") from None
@@ -43,7 +45,9 @@ def current_block(*, required: bool) -> dict[str, Any]:
 
 def set_profile(name: str, *, reason: str | None) -> dict[str, Any]:
     if name not in PROFILE_NAMES:
-        raise InvalidInput("INVALID_PROFILE", "unknown profile (choose quality, balanced, economy or latency)")
+        raise InvalidInput(
+            "INVALID_PROFILE", "unknown profile (choose quality, balanced, economy or latency)"
+        )
     if reason is not None and (len(reason) > 200 or "\n" in reason):
         raise InvalidInput("INVALID_REASON", "the reason is one line of at most 200 characters")
     repo = _repo()
@@ -59,10 +63,15 @@ def set_profile(name: str, *, reason: str | None) -> dict[str, Any]:
         text = layout.config.read_text(encoding="utf-8")
         match = _PROFILE_LINE.search(text)
         if match:
-            text = text[: match.start("value")] + name + text[match.end("value"):]
+            text = text[: match.start("value")] + name + text[match.end("value") :]
         else:
-            text = re.sub(r"^context_efficiency:[ \t]*\n", lambda m: m.group(0) + f"  profile: {name}\n",
-                          text, count=1, flags=re.MULTILINE)
+            text = re.sub(
+                r"^context_efficiency:[ \t]*\n",
+                lambda m: m.group(0) + f"  profile: {name}\n",
+                text,
+                count=1,
+                flags=re.MULTILINE,
+            )
         record = change_record(old, name, at=format_utc(now_utc()), reason=reason)
         if old != name:
             atomic_write(layout.config, text)

@@ -22,28 +22,60 @@ PROFILE_CHANGE_SCHEMA = "workgroup.profile-change/v1"
 # Model choices are tiers; capabilities.MODEL_TIERS maps them to a provider's models (version-qualified).
 PROFILES: dict[str, dict[str, Any]] = {
     "quality": {
-        "max_active_inherited": 2, "max_nesting_depth": 2,
-        "max_parallel_workers": 6, "max_scanners": 3, "max_specialists": 4, "max_read_only_discovery": 3,
-        "inherit_min_affinity": "medium", "prefer_recent_inheritance": False, "max_inherited_context_tokens": 120_000,
-        "coordinator_model": "deep", "worker_model": "deep", "reviewer_model": "deep",
+        "max_active_inherited": 2,
+        "max_nesting_depth": 2,
+        "max_parallel_workers": 6,
+        "max_scanners": 3,
+        "max_specialists": 4,
+        "max_read_only_discovery": 3,
+        "inherit_min_affinity": "medium",
+        "prefer_recent_inheritance": False,
+        "max_inherited_context_tokens": 120_000,
+        "coordinator_model": "deep",
+        "worker_model": "deep",
+        "reviewer_model": "deep",
     },
     "balanced": {
-        "max_active_inherited": 2, "max_nesting_depth": 2,
-        "max_parallel_workers": 4, "max_scanners": 2, "max_specialists": 2, "max_read_only_discovery": 2,
-        "inherit_min_affinity": "high", "prefer_recent_inheritance": True, "max_inherited_context_tokens": 60_000,
-        "coordinator_model": "deep", "worker_model": "standard", "reviewer_model": "standard",
+        "max_active_inherited": 2,
+        "max_nesting_depth": 2,
+        "max_parallel_workers": 4,
+        "max_scanners": 2,
+        "max_specialists": 2,
+        "max_read_only_discovery": 2,
+        "inherit_min_affinity": "high",
+        "prefer_recent_inheritance": True,
+        "max_inherited_context_tokens": 60_000,
+        "coordinator_model": "deep",
+        "worker_model": "standard",
+        "reviewer_model": "standard",
     },
     "economy": {
-        "max_active_inherited": 1, "max_nesting_depth": 1,
-        "max_parallel_workers": 2, "max_scanners": 1, "max_specialists": 1, "max_read_only_discovery": 1,
-        "inherit_min_affinity": "high", "prefer_recent_inheritance": True, "max_inherited_context_tokens": 30_000,
-        "coordinator_model": "standard", "worker_model": "fast", "reviewer_model": "standard",
+        "max_active_inherited": 1,
+        "max_nesting_depth": 1,
+        "max_parallel_workers": 2,
+        "max_scanners": 1,
+        "max_specialists": 1,
+        "max_read_only_discovery": 1,
+        "inherit_min_affinity": "high",
+        "prefer_recent_inheritance": True,
+        "max_inherited_context_tokens": 30_000,
+        "coordinator_model": "standard",
+        "worker_model": "fast",
+        "reviewer_model": "standard",
     },
     "latency": {
-        "max_active_inherited": 2, "max_nesting_depth": 2,
-        "max_parallel_workers": 6, "max_scanners": 3, "max_specialists": 2, "max_read_only_discovery": 3,
-        "inherit_min_affinity": "medium", "prefer_recent_inheritance": True, "max_inherited_context_tokens": 60_000,
-        "coordinator_model": "standard", "worker_model": "fast", "reviewer_model": "standard",
+        "max_active_inherited": 2,
+        "max_nesting_depth": 2,
+        "max_parallel_workers": 6,
+        "max_scanners": 3,
+        "max_specialists": 2,
+        "max_read_only_discovery": 3,
+        "inherit_min_affinity": "medium",
+        "prefer_recent_inheritance": True,
+        "max_inherited_context_tokens": 60_000,
+        "coordinator_model": "standard",
+        "worker_model": "fast",
+        "reviewer_model": "standard",
     },
 }
 
@@ -52,7 +84,8 @@ SETTING_DOCS: dict[str, str] = {
     "max_nesting_depth": "delegation depth; at or above it work stays local",
     "max_parallel_workers": "workers running at once in one fan-out",
     "max_scanners": "Stage 0 scanners (each needs an independent slice or material uncertainty)",
-    "max_specialists": "knowledge/security/test/design/compliance specialists (each required by scope or controls)",
+    "max_specialists": "knowledge/security/test/design/compliance specialists (each required by scope "
+    "or controls)",
     "max_read_only_discovery": "extra read-only discovery workers (each with an independently useful scope)",
     "inherit_min_affinity": "lowest expected context reuse that may inherit context (high|medium)",
     "prefer_recent_inheritance": "prefer bounded recent inheritance over a full fork when both are possible",
@@ -75,7 +108,9 @@ def profile_settings(name: str) -> dict[str, Any]:
     return dict(PROFILES[name])
 
 
-def effective_settings(config_block: dict[str, Any] | None, request: dict[str, Any] | None = None) -> dict[str, Any]:
+def effective_settings(
+    config_block: dict[str, Any] | None, request: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Resolve settings: request > explicit config > profile > defaults; seed ceilings always hold."""
     block = dict(config_block or {})
     name = block.get("profile", DEFAULT_PROFILE)
@@ -88,7 +123,11 @@ def effective_settings(config_block: dict[str, Any] | None, request: dict[str, A
         if key in settings and value is not None:
             settings[key] = value
     for key, ceiling in SEED_CEILINGS.items():
-        if not isinstance(settings[key], int) or isinstance(settings[key], bool) or not 1 <= settings[key] <= ceiling:
+        if (
+            not isinstance(settings[key], int)
+            or isinstance(settings[key], bool)
+            or not 1 <= settings[key] <= ceiling
+        ):
             raise ProfileError(f"{key} must be an integer between 1 and {ceiling}")
     settings["profile"] = name
     return settings

@@ -31,12 +31,12 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
-from enum import Enum
+from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import Any
 
 
-class Rule(str, Enum):
+class Rule(StrEnum):
     FRONTMATTER_MISSING = "FRONTMATTER_MISSING"
     FRONTMATTER_INVALID = "FRONTMATTER_INVALID"
     NAME_MISSING = "NAME_MISSING"
@@ -53,7 +53,7 @@ class Rule(str, Enum):
 WARNINGS = frozenset({Rule.REFERENCE_UNLINKED})
 
 
-class Kind(str, Enum):
+class Kind(StrEnum):
     SKILL = "skill"
     REFERENCE = "reference"
     AGENT = "agent"
@@ -157,7 +157,9 @@ def _parse(path: str, text: str) -> _Doc:
                 doc.canonical.append((open_name[0], open_name[1], number - 1))
             open_name = (m.group(1), number)
             continue
-        if open_name and (_CANONICAL_END.search(line) or (_HEADING.match(line) and number > open_name[1] + 1)):
+        if open_name and (
+            _CANONICAL_END.search(line) or (_HEADING.match(line) and number > open_name[1] + 1)
+        ):
             doc.canonical.append((open_name[0], open_name[1], number - 1))
             open_name = None
         for g in _GENERATED.finditer(line):
@@ -183,7 +185,9 @@ def _blocks(doc: _Doc) -> list[tuple[int, str]]:
         raw = lines[number - 1]
         if raw.strip().startswith("```"):
             in_fence = not in_fence
-        boundary = (not raw.strip()) or (_HEADING.match(raw) and not in_fence) or raw.strip().startswith("<!--")
+        boundary = (
+            (not raw.strip()) or (_HEADING.match(raw) and not in_fence) or raw.strip().startswith("<!--")
+        )
         if boundary:
             if current:
                 out.append((start, " ".join(current)))
@@ -198,15 +202,21 @@ def _blocks(doc: _Doc) -> list[tuple[int, str]]:
 
 
 def _body_lines(doc: _Doc) -> list[str]:
-    return [n for n in (_normalize(x) for x in doc.lines[doc.body_start - 1:]) if n]
+    return [n for n in (_normalize(x) for x in doc.lines[doc.body_start - 1 :]) if n]
 
 
 def _check_frontmatter(doc: _Doc) -> list[LintFinding]:
     out: list[LintFinding] = []
     needs_name = doc.kind in (Kind.SKILL, Kind.AGENT)
     if doc.kind is Kind.SKILL and doc.frontmatter is None and doc.frontmatter_error is None:
-        return [_f(doc.path, 1, Rule.FRONTMATTER_MISSING, "SKILL.md must start with YAML frontmatter "
-                   "(name, description with its routing triggers)")]
+        return [
+            _f(
+                doc.path,
+                1,
+                Rule.FRONTMATTER_MISSING,
+                "SKILL.md must start with YAML frontmatter (name, description with its routing triggers)",
+            )
+        ]
     if doc.frontmatter_error is not None:
         return [_f(doc.path, 1, Rule.FRONTMATTER_INVALID, doc.frontmatter_error)]
     fm = doc.frontmatter
@@ -217,31 +227,61 @@ def _check_frontmatter(doc: _Doc) -> list[LintFinding]:
         if not isinstance(name, str) or not name.strip():
             out.append(_f(doc.path, 2, Rule.NAME_MISSING, "frontmatter has no 'name' for the skill"))
         elif not _NAME.match(name):
-            out.append(_f(doc.path, 2, Rule.NAME_INVALID, "'name' must be lower-case letters, digits and hyphens (max 64)"))
+            out.append(
+                _f(
+                    doc.path,
+                    2,
+                    Rule.NAME_INVALID,
+                    "'name' must be lower-case letters, digits and hyphens (max 64)",
+                )
+            )
     if doc.kind in (Kind.SKILL, Kind.AGENT):
         triggers = fm.get("triggers")
         has_triggers = isinstance(triggers, list) and any(isinstance(t, str) and t.strip() for t in triggers)
         description = fm.get("description")
-        says_when = isinstance(description, str) and len(description.strip()) >= 20 and bool(
-            _TRIGGER_PHRASE.search(description))
+        says_when = (
+            isinstance(description, str)
+            and len(description.strip()) >= 20
+            and bool(_TRIGGER_PHRASE.search(description))
+        )
         if not (has_triggers or says_when):
-            out.append(_f(doc.path, 2, Rule.TRIGGERS_MISSING, "frontmatter does not advertise its routing triggers: "
-                          "add a 'triggers' list or a description saying 'Use when ...'"))
+            out.append(
+                _f(
+                    doc.path,
+                    2,
+                    Rule.TRIGGERS_MISSING,
+                    "frontmatter does not advertise its routing triggers: "
+                    "add a 'triggers' list or a description saying 'Use when ...'",
+                )
+            )
     return out
 
 
 def _check_size(doc: _Doc, config: LintConfig) -> list[LintFinding]:
     if doc.kind not in PROMPT_KINDS:
         return []
-    lines = doc.lines[doc.body_start - 1:]
+    lines = doc.lines[doc.body_start - 1 :]
     if len(lines) > config.max_body_lines:
-        return [_f(doc.path, doc.body_start + config.max_body_lines, Rule.BODY_TOO_LARGE,
-                   f"body has {len(lines)} lines (limit {config.max_body_lines}): keep the critical path here and "
-                   "move detail to references/")]
+        return [
+            _f(
+                doc.path,
+                doc.body_start + config.max_body_lines,
+                Rule.BODY_TOO_LARGE,
+                f"body has {len(lines)} lines (limit {config.max_body_lines}): "
+                "keep the critical path here and "
+                "move detail to references/",
+            )
+        ]
     size = len("\n".join(lines).encode("utf-8"))
     if size > config.max_body_bytes:
-        return [_f(doc.path, doc.body_start, Rule.BODY_TOO_LARGE,
-                   f"body has {size} bytes (limit {config.max_body_bytes}): move detail to references/")]
+        return [
+            _f(
+                doc.path,
+                doc.body_start,
+                Rule.BODY_TOO_LARGE,
+                f"body has {size} bytes (limit {config.max_body_bytes}): move detail to references/",
+            )
+        ]
     return []
 
 
@@ -256,24 +296,43 @@ def _check_references(doc: _Doc, docs: dict[str, _Doc], known_paths: set[str]) -
     base = _skill_dir(doc.path)
     prefix = "" if base == "." else base + "/"
     refs = sorted(p for p in docs if p.startswith(prefix + "references/"))
-    body = "\n".join(doc.lines[doc.body_start - 1:])
+    body = "\n".join(doc.lines[doc.body_start - 1 :])
     linked: set[str] = set()
-    for number, line in enumerate(doc.lines[doc.body_start - 1:], start=doc.body_start):
+    for number, line in enumerate(doc.lines[doc.body_start - 1 :], start=doc.body_start):
         for m in _REF_LINK.finditer(line):
             target = prefix + m.group(1).removeprefix("./")
             linked.add(target)
             if target not in known_paths:
-                out.append(_f(doc.path, number, Rule.REFERENCE_MISSING, f"points to {m.group(1)}, which does not exist"))
+                out.append(
+                    _f(
+                        doc.path,
+                        number,
+                        Rule.REFERENCE_MISSING,
+                        f"points to {m.group(1)}, which does not exist",
+                    )
+                )
     body_blocks = {text: line for line, text in _blocks(doc)}
     for ref in refs:
-        rel = ref[len(prefix):]
+        rel = ref[len(prefix) :]
         if ref not in linked and PurePosixPath(ref).name not in body:
-            out.append(_f(doc.path, doc.body_start, Rule.REFERENCE_UNLINKED,
-                          f"{rel} is never pointed to from the body, so no path loads it"))
+            out.append(
+                _f(
+                    doc.path,
+                    doc.body_start,
+                    Rule.REFERENCE_UNLINKED,
+                    f"{rel} is never pointed to from the body, so no path loads it",
+                )
+            )
         for _, block in _blocks(docs[ref]):
             if len(block) >= 80 and block in body_blocks:
-                out.append(_f(doc.path, body_blocks[block], Rule.REFERENCE_INLINED,
-                              f"repeats a block of {rel}: point to the reference instead of inlining it"))
+                out.append(
+                    _f(
+                        doc.path,
+                        body_blocks[block],
+                        Rule.REFERENCE_INLINED,
+                        f"repeats a block of {rel}: point to the reference instead of inlining it",
+                    )
+                )
     return out
 
 
@@ -286,7 +345,7 @@ def _check_duplicates(docs: dict[str, _Doc], config: LintConfig) -> list[LintFin
                 seen_here.add(block)
                 places[block].append((doc.path, line))
     out: list[LintFinding] = []
-    for block, where in places.items():
+    for where in places.values():
         if len(where) < 2:
             continue
         owners = [
@@ -300,22 +359,36 @@ def _check_duplicates(docs: dict[str, _Doc], config: LintConfig) -> list[LintFin
             for path, line in where:
                 if (path, line) == (owner_path, owner_line) or name in docs[path].generated_from:
                     continue
-                out.append(_f(path, line, Rule.DUPLICATE_BLOCK,
-                              f"repeats canonical block '{name}' owned by {owner_path}:{owner_line}: link to it, "
-                              f"or generate this copy and mark it <!-- generated-from: {name} -->"))
+                out.append(
+                    _f(
+                        path,
+                        line,
+                        Rule.DUPLICATE_BLOCK,
+                        f"repeats canonical block '{name}' owned by {owner_path}:{owner_line}: link to it, "
+                        f"or generate this copy and mark it <!-- generated-from: {name} -->",
+                    )
+                )
         else:
             for path, line in where:
                 others = ", ".join(f"{p}:{n}" for p, n in where if (p, n) != (path, line))
-                out.append(_f(path, line, Rule.DUPLICATE_BLOCK,
-                              f"normative block also in {others}: give it one canonical owner "
-                              "(<!-- canonical: NAME -->) and link to it from the others"))
+                out.append(
+                    _f(
+                        path,
+                        line,
+                        Rule.DUPLICATE_BLOCK,
+                        f"normative block also in {others}: give it one canonical owner "
+                        "(<!-- canonical: NAME -->) and link to it from the others",
+                    )
+                )
     return out
 
 
 def _check_framework(docs: dict[str, _Doc], config: LintConfig) -> list[LintFinding]:
     frameworks = [
-        d for d in docs.values()
-        if d.path in config.framework_documents or _FRAMEWORK_MARK.search(d.text)
+        d
+        for d in docs.values()
+        if d.path in config.framework_documents
+        or _FRAMEWORK_MARK.search(d.text)
         or (d.kind is Kind.DOCUMENT and len(_body_lines(d)) >= config.min_framework_lines)
     ]
     out: list[LintFinding] = []
@@ -333,9 +406,15 @@ def _check_framework(docs: dict[str, _Doc], config: LintConfig) -> list[LintFind
                 continue
             shared = sum(1 for x in theirs if x in mine)
             if shared / len(theirs) >= config.framework_overlap:
-                out.append(_f(doc.path, doc.body_start, Rule.FRAMEWORK_DUPLICATE,
-                              f"the body duplicates the framework document {fw.path} "
-                              f"({shared} of {len(theirs)} lines): reference it instead"))
+                out.append(
+                    _f(
+                        doc.path,
+                        doc.body_start,
+                        Rule.FRAMEWORK_DUPLICATE,
+                        f"the body duplicates the framework document {fw.path} "
+                        f"({shared} of {len(theirs)} lines): reference it instead",
+                    )
+                )
     return out
 
 
@@ -343,8 +422,13 @@ def _f(path: str, line: int, rule: Rule, message: str) -> LintFinding:
     return LintFinding(path, line, rule.value, "warning" if rule in WARNINGS else "error", message)
 
 
-def lint(files: dict[str, str], *, targets: set[str] | None = None,
-         config: LintConfig | None = None, known_paths: set[str] | None = None) -> list[LintFinding]:
+def lint(
+    files: dict[str, str],
+    *,
+    targets: set[str] | None = None,
+    config: LintConfig | None = None,
+    known_paths: set[str] | None = None,
+) -> list[LintFinding]:
     """Lint ``files`` ({repo-relative path: text}); report only findings on ``targets`` (default: all)."""
     cfg = config or LintConfig()
     docs = {path: _parse(path, text) for path, text in files.items()}
@@ -357,7 +441,9 @@ def lint(files: dict[str, str], *, targets: set[str] | None = None,
     findings += _check_duplicates(docs, cfg)
     findings += _check_framework(docs, cfg)
     wanted = targets if targets is not None else set(files)
-    return sorted({f for f in findings if f.path in wanted}, key=lambda f: (f.path, f.line, f.rule, f.message))
+    return sorted(
+        {f for f in findings if f.path in wanted}, key=lambda f: (f.path, f.line, f.rule, f.message)
+    )
 
 
 def is_lint_candidate(path: str) -> bool:

@@ -23,9 +23,16 @@ from pathlib import Path
 
 def build_repo(source: Path, dest: Path) -> int:
     dest.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(source, dest / "src", symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
+    shutil.copytree(
+        source, dest / "src", symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+    )
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "bench",
+        "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+        "GIT_COMMITTER_NAME": "bench",
+        "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+    }
     subprocess.run(["git", "init", "-q", str(dest)], check=True)
     subprocess.run(["git", "-C", str(dest), "add", "-A"], check=True, env=env)
     subprocess.run(["git", "-C", str(dest), "commit", "-qm", "snapshot"], check=True, env=env)
@@ -42,9 +49,12 @@ def main() -> None:
             build_repo(source, repo_dir)
         if os.environ.get("BENCH_INDEX_PACKED"):
             subprocess.run(["git", "-C", str(repo_dir), "gc", "-q"], check=True)
-        files = subprocess.run(["git", "-C", str(repo_dir), "ls-files"], check=True,
-                               capture_output=True).stdout.count(b"\n")
-        packed = "packed" if not any((repo_dir / ".git/objects").glob("[0-9a-f][0-9a-f]")) else "loose objects"
+        files = subprocess.run(
+            ["git", "-C", str(repo_dir), "ls-files"], check=True, capture_output=True
+        ).stdout.count(b"\n")
+        packed = (
+            "packed" if not any((repo_dir / ".git/objects").glob("[0-9a-f][0-9a-f]")) else "loose objects"
+        )
         print(f"repository: {files} tracked files, {packed} (ready in {time.perf_counter() - t0:.1f} s)")
         home = os.getcwd()
         os.chdir(repo_dir)
@@ -72,10 +82,18 @@ def main() -> None:
             cli.append(time.perf_counter() - t)
         size = len(inv.to_bytes())
         print(f"cold build (no cache), in-process: median {statistics.median(cold) * 1000:.0f} ms over 3")
-        print(f"warm reuse (tree unchanged), in-process: median {statistics.median(warm) * 1000:.0f} ms over 5")
-        print(f"`workgroup index` CLI, warm, whole process: median {statistics.median(cli) * 1000:.0f} ms over 3")
+        print(
+            f"warm reuse (tree unchanged), in-process: median {statistics.median(warm) * 1000:.0f} ms over 5"
+        )
+        print(
+            "`workgroup index` CLI, warm, whole process: "
+            f"median {statistics.median(cli) * 1000:.0f} ms over 3"
+        )
         os.chdir(home)
-        print(f"inventory: {inv.document['totals']['files']} files, {size / 1e6:.1f} MB of JSON, {inv.document['digest'][:19]}...")
+        print(
+            f"inventory: {inv.document['totals']['files']} files, {size / 1e6:.1f} MB of JSON, "
+            f"{inv.digest[:19]}..."
+        )
 
 
 if __name__ == "__main__":

@@ -6,10 +6,14 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("capabilities", help="Which semantic adapter operations each provider really exposes (versioned).")
+    @app.command(
+        "capabilities", help="Which semantic adapter operations each provider really exposes (versioned)."
+    )
     def capabilities(
         provider: str = typer.Option(None, "--provider", help="claude-code, codex, api or other."),
-        route_facts: bool = typer.Option(False, "--route-facts", help="Print the router's *_supported facts."),
+        route_facts: bool = typer.Option(
+            False, "--route-facts", help="Print the router's *_supported facts."
+        ),
         json_out: bool = typer.Option(False, "--json"),
     ) -> None:
         from toolkit import capabilities as caps

@@ -11,9 +11,11 @@ def register(app: typer.Typer) -> None:
     fanout = typer.Typer(help="Fan-out plans against the active profile.", no_args_is_help=True)
 
     @fanout.command("check", help="Validate a proposed fan-out (JSON or YAML) against the active profile.")
-    def check(plan: Path = typer.Argument(..., help="The plan file."),
-              profile: str = typer.Option(None, "--profile", help="Override the configured profile."),
-              json_out: bool = typer.Option(False, "--json")) -> None:
+    def check(
+        plan: Path = typer.Argument(..., help="The plan file."),
+        profile: str = typer.Option(None, "--profile", help="Override the configured profile."),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> None:
         import sys
 
         import yaml
@@ -52,7 +54,9 @@ def register(app: typer.Typer) -> None:
             for f in findings:
                 where = f"worker {f.worker}" if f.worker is not None else "plan"
                 sys.stderr.write(f"{f.rule} ({where}): {f.message}\n")
-            sys.stderr.write(f"fan-out plan {'refused' if findings else 'accepted'} under profile {settings['profile']}\n")
+            sys.stderr.write(
+                f"fan-out plan {'refused' if findings else 'accepted'} under profile {settings['profile']}\n"
+            )
         raise typer.Exit(1 if findings else 0)
 
     app.add_typer(fanout, name="fanout")

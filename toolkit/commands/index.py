@@ -8,7 +8,9 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("index", help="Deterministic inventory of tracked files (path, blob, size, language) with one digest.")
+    @app.command(
+        "index", help="Deterministic inventory of tracked files (path, blob, size, language) with one digest."
+    )
     def index(
         staged: bool = typer.Option(False, "--staged", help="Inventory the staging area instead of HEAD."),
         rev: str = typer.Option("HEAD", "--rev", help="Commit whose tree to inventory."),

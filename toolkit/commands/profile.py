@@ -6,7 +6,9 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    profile = typer.Typer(help="Execution profiles (quality, balanced, economy, latency).", no_args_is_help=True)
+    profile = typer.Typer(
+        help="Execution profiles (quality, balanced, economy, latency).", no_args_is_help=True
+    )
 
     @profile.command("list", help="Print the documented table of profiles and the settings they tune.")
     def list_cmd(json_out: bool = typer.Option(False, "--json")) -> None:
@@ -35,8 +37,11 @@ def register(app: typer.Typer) -> None:
                 print(f"{key}: {value}")
 
     @profile.command("set", help="Switch the profile in .workgroup/config.yml and record the change.")
-    def set_cmd(name: str = typer.Argument(...), reason: str = typer.Option(None, "--reason"),
-                json_out: bool = typer.Option(False, "--json")) -> None:
+    def set_cmd(
+        name: str = typer.Argument(...),
+        reason: str = typer.Option(None, "--reason"),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> None:
         from toolkit.commands._common import emit_json, say
         from toolkit.profile_config import set_profile
 
@@ -44,7 +49,10 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(record)
         else:
-            changed = ", ".join(f"{k} {v[0]} -> {v[1]}" for k, v in record["changed_settings"].items()) or "no settings"
+            changed = (
+                ", ".join(f"{k} {v[0]} -> {v[1]}" for k, v in record["changed_settings"].items())
+                or "no settings"
+            )
             say(f"profile {record['from_profile']} -> {record['to_profile']}: {changed}")
 
     app.add_typer(profile, name="profile")

@@ -10,10 +10,14 @@ def register(app: typer.Typer) -> None:
 
     @skills.command("lint", help="Lint SKILL.md files, their references/, and agent/command prompts.")
     def lint_cmd(
-        paths: list[str] = typer.Argument(None, help="Files or folders (default: every tracked skill/prompt file)."),
+        paths: list[str] = typer.Argument(
+            None, help="Files or folders (default: every tracked skill/prompt file)."
+        ),
         max_body_lines: int = typer.Option(500, "--max-body-lines", min=1),
         max_body_bytes: int = typer.Option(40_000, "--max-body-bytes", min=1),
-        framework: list[str] = typer.Option([], "--framework", help="A framework document prompts must not copy."),
+        framework: list[str] = typer.Option(
+            [], "--framework", help="A framework document prompts must not copy."
+        ),
         json_out: bool = typer.Option(False, "--json", help="JSON on stdout."),
         strict: bool = typer.Option(False, "--strict", help="Warnings fail too."),
     ) -> None:
@@ -23,8 +27,9 @@ def register(app: typer.Typer) -> None:
         from toolkit.skills_files import lint_paths, render_text
         from toolkit.skills_lint import LintConfig
 
-        config = LintConfig(max_body_lines=max_body_lines, max_body_bytes=max_body_bytes,
-                            framework_documents=tuple(framework))
+        config = LintConfig(
+            max_body_lines=max_body_lines, max_body_bytes=max_body_bytes, framework_documents=tuple(framework)
+        )
         findings = lint_paths(list(paths or []), config)
         if json_out:
             emit_json({"findings": [f.as_dict() for f in findings]})

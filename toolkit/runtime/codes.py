@@ -18,7 +18,9 @@ MESSAGES: dict[str, str] = {
     "CAPSULE_PRIVATE_CONTENT": "The capsule contains private content.",
     "CAPSULE_STRING_TOO_LONG": "A capsule string exceeds the maximum length.",
     "CAPSULE_ARTIFACT_REF_INVALID": "A capsule path is not a portable repository-relative path.",
-    "CAPSULE_ARTIFACT_REF_UNAUTHORIZED": "A capsule artifact reference is outside the authorized artifact root.",
+    "CAPSULE_ARTIFACT_REF_UNAUTHORIZED": (
+        "A capsule artifact reference is outside the authorized artifact root."
+    ),
     "CAPSULE_MANDATORY_OVERFLOW": "The capsule exceeds the size limit without optional evidence.",
     # telemetry, rollout, promotion
     "PRIVATE_TELEMETRY": "The telemetry event contains private content.",
