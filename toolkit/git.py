@@ -193,26 +193,35 @@ def commit_all(repo: Repo, message: str, *, when: int | None = None) -> str:
     return str(raw.create_commit("HEAD", sig, sig, message, tree, parents))
 
 
-def tree_blobs(repo: Repo, rev: str = "HEAD") -> tuple[str, list[tuple[str, str, int]]]:
-    """(tree id, [(path, blob id, mode)]) of every file in ``rev``'s tree, read via an in-memory index."""
+def tree_key(repo: Repo, rev: str = "HEAD") -> str:
+    """The tree id of ``rev``: the cache key of an inventory, known before reading any entry."""
+    pg = _pygit2()
+    return str(repo.raw.revparse_single(rev).peel(pg.Commit).tree_id)
+
+
+def tree_blobs(repo: Repo, rev: str = "HEAD") -> list[tuple[str, str, int]]:
+    """[(path, blob id, mode)] of every file in ``rev``'s tree, read via an in-memory index."""
     pg = _pygit2()
     commit = repo.raw.revparse_single(rev).peel(pg.Commit)
     index = pg.Index()
     index.read_tree(commit.tree)
-    return str(commit.tree_id), [(e.path, str(e.id), int(e.mode)) for e in index]
+    return [(e.path, str(e.id), int(e.mode)) for e in index]
 
 
-def staged_blobs(repo: Repo) -> tuple[str, list[tuple[str, str, int]]]:
-    """(index checksum, [(path, blob id, mode)]) of the staging area, without writing any object."""
+def staged_key(repo: Repo) -> str:
+    """The index file's own checksum (its last 20 bytes): a cache key that writes no object."""
+    try:
+        data = (Path(repo.raw.path) / "index").read_bytes()
+    except FileNotFoundError:
+        return "index-empty"
+    return "index-" + data[-20:].hex() if len(data) >= 20 else "index-empty"
+
+
+def staged_blobs(repo: Repo) -> list[tuple[str, str, int]]:
+    """[(path, blob id, mode)] of the staging area, without writing any object."""
     raw = repo.raw
     raw.index.read()
-    index_file = Path(raw.path) / "index"
-    try:
-        data = index_file.read_bytes()
-        key = "index-" + data[-20:].hex() if len(data) >= 20 else "index-empty"
-    except FileNotFoundError:
-        key = "index-empty"
-    return key, [(e.path, str(e.id), int(e.mode)) for e in raw.index]
+    return [(e.path, str(e.id), int(e.mode)) for e in raw.index]
 
 
 def blob_sizes(repo: Repo, blob_ids: list[str]) -> list[int]:

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from toolkit.git import Repo, blob_sizes, staged_blobs, tree_blobs
+from toolkit.git import Repo, blob_sizes, staged_blobs, staged_key, tree_blobs, tree_key
 from toolkit.inventory import Inventory, build, load_cached
 from toolkit.store import atomic_write, file_lock
 
 
 def inventory(repo: Repo, *, staged: bool = False, rev: str = "HEAD", use_cache: bool = True) -> Inventory:
     if staged:
-        key, entries = staged_blobs(repo)
-        source = "index"
+        key, source = staged_key(repo), "index"
     else:
         repo.resolve_commit(rev)  # coded errors for an unborn HEAD or an unknown revision
-        key, entries = tree_blobs(repo, rev)
-        source = "tree"
+        key, source = tree_key(repo, rev), "tree"
     layout = repo.layout
     cache = layout.local / "index" / f"{source}-{key}.json"
     if use_cache:
@@ -24,6 +22,7 @@ def inventory(repo: Repo, *, staged: bool = False, rev: str = "HEAD", use_cache:
             cached = None
         if cached is not None:
             return cached
+    entries = staged_blobs(repo) if staged else tree_blobs(repo, rev)
     sizes = blob_sizes(repo, [blob for _, blob, _ in entries])
     rows = [(path, blob, mode, size) for (path, blob, mode), size in zip(entries, sizes, strict=True)]
     inv = build(source, key, rows)
