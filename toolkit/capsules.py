@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from toolkit.errors import InvalidInput, Refused, ToolkitError
 from toolkit.runtime.capsule_rules import ARTIFACT_BOUNDARY
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
-from toolkit.store import atomic_write
+from toolkit.store import atomic_write, read_json_file
 
 if TYPE_CHECKING:
     from toolkit.git import Repo
@@ -58,25 +58,7 @@ def read_record(
         raise InvalidInput(
             "SYMLINK_OUTSIDE_REPOSITORY", f"the {what} is a symlink that leads outside the repository"
         )
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(limit + 1)
-    except FileNotFoundError:
-        raise InvalidInput("FILE_NOT_FOUND", f"the {what} does not exist") from None
-    except IsADirectoryError:
-        raise InvalidInput("NOT_A_FILE", f"the {what} is a directory") from None
-    except PermissionError:
-        raise InvalidInput("FILE_UNREADABLE", f"the {what} cannot be read") from None
-    if len(raw) > limit:
-        raise InvalidInput("FILE_TOO_LARGE", f"the {what} exceeds {limit} bytes")
-    try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise InvalidInput("INVALID_JSON", f"the {what} is not valid UTF-8 JSON") from None
-
-
-def _reject_constant(_: str) -> Any:
-    raise ValueError("non-standard JSON constant")
+    return read_json_file(path, limit=limit, what=f"the {what}")
 
 
 def safe_destination(workdir: Path, target: Path) -> Path:

@@ -19,8 +19,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from toolkit.errors import InvalidInput
+from toolkit.runtime.vocabulary import STRATA
 
-STRATA = ("small-tier2", "backend-refactor", "ui-integration", "security-compliance", "recovery-invalidation")
 MIN_SCENARIOS = 40
 MIN_PER_STRATUM = 8
 MAX_SCENARIO_BYTES = 262_144

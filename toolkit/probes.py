@@ -24,11 +24,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from toolkit.errors import InvalidInput
+from toolkit.runtime.vocabulary import PHASES
 from toolkit.store import Layout, file_lock, safe_segment, write_json_atomic
 from toolkit.timefmt import format_utc, parse_rfc3339
 
 CACHE_SCHEMA = "workgroup.probe-cache/v1"
-PHASES: tuple[str, ...] = ("1A", "1B", "2A", "2B", "3")
 STATUSES: tuple[str, ...] = ("healthy", "failed")
 DEFAULT_TTL_MINUTES = 15
 MAX_CACHE_BYTES = 1_048_576

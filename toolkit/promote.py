@@ -75,7 +75,7 @@ def read_pairs_file(path: Path) -> tuple[list[Any], bool]:
     A file marked ``"synthetic": true``, ``"empirical": false`` or with non-measured provenance
     is synthetic: it can be evaluated but never promote.
     """
-    from toolkit.commands._common import read_json_file
+    from toolkit.store import read_json_file
 
     data = read_json_file(path, limit=MAX_PAIRS_BYTES, what="pairs file")
     if isinstance(data, list):

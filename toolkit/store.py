@@ -30,6 +30,7 @@ WORKGROUP_DIR = ".workgroup"
 LOCAL_STATE_NAME = "workgroup"  # inside the git common dir, shared by all worktrees
 DEFAULT_ARTIFACT_BOUNDARY = "knowzcode/artifacts"
 LOCK_TIMEOUT_SECONDS = 10.0
+MAX_INPUT_FILE_BYTES = 1_048_576
 
 _SAFE_SEGMENT = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 
@@ -123,8 +124,8 @@ def _fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes | str, *, mode: int = 0o644) -> None:
-    """Write ``data`` to ``path`` atomically (temp + fsync + rename + dir fsync)."""
+def _temp_beside(path: Path, data: bytes | str) -> str:
+    """Write ``data`` to a fsynced temp file in ``path``'s directory; returns the temp path."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -133,6 +134,17 @@ def atomic_write(path: Path, data: bytes | str, *, mode: int = 0o644) -> None:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
+def atomic_write(path: Path, data: bytes | str, *, mode: int = 0o644) -> None:
+    """Write ``data`` to ``path`` atomically (temp + fsync + rename + dir fsync)."""
+    tmp = _temp_beside(path, data)
+    try:
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
@@ -152,14 +164,8 @@ def create_exclusive(path: Path, data: bytes | str) -> bool:
     The content is written to a temp file first and hard-linked into place, so a reader never
     sees a half-written claim.
     """
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = _temp_beside(path, data)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
         try:
             os.link(tmp, path)
         except FileExistsError:
@@ -249,3 +255,26 @@ def read_jsonl(path: Path) -> tuple[list[JsonlRow], list[JsonlProblem]]:
         except (UnicodeDecodeError, json.JSONDecodeError):
             problems.append(JsonlProblem(number, "torn last line" if torn else "invalid JSON line"))
     return rows, problems
+
+
+def read_json_file(path: Path, *, limit: int = MAX_INPUT_FILE_BYTES, what: str = "input file") -> Any:
+    """Read a JSON file with a size cap; coded errors (exit 2) for missing, huge or malformed files."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(limit + 1)
+    except FileNotFoundError:
+        raise InvalidInput("FILE_NOT_FOUND", f"{what} does not exist") from None
+    except IsADirectoryError:
+        raise InvalidInput("NOT_A_FILE", f"{what} is a directory") from None
+    except PermissionError:
+        raise InvalidInput("FILE_UNREADABLE", f"{what} cannot be read") from None
+    if len(raw) > limit:
+        raise InvalidInput("FILE_TOO_LARGE", f"{what} exceeds {limit} bytes")
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=_reject)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise InvalidInput("INVALID_JSON", f"{what} is not valid UTF-8 JSON") from None
+
+
+def _reject(_: str) -> Any:
+    raise ValueError("non-standard constant")

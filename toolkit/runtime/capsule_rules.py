@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from toolkit.runtime.codes import RuntimeOpError
+from toolkit.runtime.vocabulary import PHASES
 
 CAPSULE_SCHEMA_ID = "knowzcode.context-capsule/v1"
 ARTIFACT_BOUNDARY = "knowzcode/artifacts"
 MAX_CAPSULE_STRING_BYTES = 4096
-PHASES: tuple[str, ...] = ("1A", "1B", "2A", "2B", "3")
 EVIDENCE_KINDS: tuple[str, ...] = ("file", "test", "log", "vault", "user")
 HASH_PATTERN = re.compile(r"^sha256:[a-f0-9]{64}\Z")
 

@@ -27,6 +27,7 @@ from enum import StrEnum
 from typing import Any
 
 from toolkit.runtime.codes import RuntimeOpError
+from toolkit.runtime.vocabulary import MODES, PHASES, PLATFORMS, SENSITIVITIES
 from toolkit.timefmt import parse_rfc3339
 
 LINEAGE_SCHEMA = "knowzcode.agent-lineage/v1"
@@ -86,10 +87,6 @@ MISMATCH_FIELDS: tuple[tuple[str, Invalidation], ...] = (
 # DESIGN.md, Decisions: ``current`` needs the 15 compared fields plus ``capsule_hash``.
 CURRENT_KEYS: tuple[str, ...] = (*(name for name, _ in MISMATCH_FIELDS), "capsule_hash")
 
-PLATFORMS = ("claude", "codex", "other")
-PHASES = ("1A", "1B", "2A", "2B", "3")
-MODES = ("local", "resume", "inherit-full", "inherit-recent", "fresh-capsule", "coordinated-team")
-SENSITIVITIES = ("normal", "restricted", "isolated")
 
 _SHA256 = re.compile(r"sha256:[a-f0-9]{64}")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -16,27 +16,12 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from toolkit.runtime.codes import RuntimeOpError
+from toolkit.runtime.vocabulary import MODES, STRATA
 
 if TYPE_CHECKING:
     from toolkit.runtime.protocol import RuntimeContext
 
 ROLLOUT_STATES: tuple[str, ...] = ("off", "observe", "shadow", "canary", "on")
-# Dispatch modes of the router contract; rollout only checks membership.
-MODES: tuple[str, ...] = (
-    "local",
-    "resume",
-    "inherit-full",
-    "inherit-recent",
-    "fresh-capsule",
-    "coordinated-team",
-)
-STRATA: tuple[str, ...] = (
-    "small-tier2",
-    "backend-refactor",
-    "ui-integration",
-    "security-compliance",
-    "recovery-invalidation",
-)
 ANONYMOUS_CORPUS_ID = re.compile(r"^(?:anon-[a-f0-9]{16,64}|(?:" + "|".join(STRATA) + r")-[0-9]{2})\Z")
 DEFAULT_CANARY_PERCENT = 10
 EXECUTING_STAGES = frozenset({"canary", "on"})

@@ -35,29 +35,8 @@ from typing import Any
 
 from toolkit.paths import Canonicalizer, OverlapIndex, OwnershipPathError
 from toolkit.runtime.codes import RuntimeOpError
+from toolkit.runtime.vocabulary import MODES, REASON_CODES
 
-MODES: tuple[str, ...] = (
-    "local",
-    "resume",
-    "inherit-full",
-    "inherit-recent",
-    "fresh-capsule",
-    "coordinated-team",
-)
-REASON_CODES: tuple[str, ...] = (
-    "LOCAL_CHEAPER",
-    "BLOCKING",
-    "RESUME_COMPATIBLE",
-    "HIGH_CONTEXT_AFFINITY",
-    "BOUNDED_RECENT_CONTEXT",
-    "INDEPENDENT_CAPSULE",
-    "SENSITIVITY_ISOLATION",
-    "REVIEW_INDEPENDENCE",
-    "TEAM_COORDINATION_REQUIRED",
-    "WRITER_OWNERSHIP_CONFLICT",
-    "NESTING_LIMIT",
-    "CAPABILITY_FALLBACK",
-)
 _REASON_ORDER = {code: index for index, code in enumerate(REASON_CODES)}
 _WRITER_ROLE = re.compile(r"(?:^|[-_])(builder|writer|implementer)(?:$|[-_])")
 _REGISTRY_CACHE_KEY = "router.owners_registry"

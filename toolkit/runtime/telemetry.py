@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.rollout import ANONYMOUS_CORPUS_ID, MODES
+from toolkit.runtime.vocabulary import REASON_CODES
 from toolkit.timefmt import is_rfc3339
 
 if TYPE_CHECKING:
@@ -46,20 +47,6 @@ MODEL_LABELS: tuple[str, ...] = (
     "gpt-5.6-terra",
 )
 PROFILES: tuple[str, ...] = ("quality", "balanced", "economy", "latency")
-REASON_CODES: tuple[str, ...] = (
-    "LOCAL_CHEAPER",
-    "BLOCKING",
-    "RESUME_COMPATIBLE",
-    "HIGH_CONTEXT_AFFINITY",
-    "BOUNDED_RECENT_CONTEXT",
-    "INDEPENDENT_CAPSULE",
-    "SENSITIVITY_ISOLATION",
-    "REVIEW_INDEPENDENCE",
-    "TEAM_COORDINATION_REQUIRED",
-    "WRITER_OWNERSHIP_CONFLICT",
-    "NESTING_LIMIT",
-    "CAPABILITY_FALLBACK",
-)
 ACCOUNTING_SOURCES: tuple[str, ...] = ("authoritative", "provider-reported", "estimated", "unknown")
 BILLABLE_SOURCES = frozenset({"authoritative", "provider-reported"})
 
