@@ -6,7 +6,8 @@ import json
 import sys
 from typing import Any
 
-from toolkit.store import MAX_INPUT_FILE_BYTES, read_json_file  # noqa: F401  (re-exported for commands)
+from toolkit.store import MAX_INPUT_FILE_BYTES as MAX_INPUT_FILE_BYTES  # re-exported for commands
+from toolkit.store import read_json_file as read_json_file
 
 
 def emit_json(value: Any) -> None:

@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
             data = yaml.safe_load(raw.decode("utf-8"))
         except (UnicodeDecodeError, yaml.YAMLError):
             raise InvalidInput("INVALID_PLAN", "the plan is not valid JSON or YAML") from None
-        block: dict = {}
+        block: dict[str, object] = {}
         try:
             from toolkit.profile_config import current_block
 

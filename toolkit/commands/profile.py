@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import typer
 
 
@@ -58,7 +61,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(profile, name="profile")
 
 
-def _checked(fn):  # type: ignore[no-untyped-def]
+def _checked(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     from toolkit.errors import InvalidInput
     from toolkit.profiles import ProfileError
 

@@ -7,7 +7,7 @@ This model is the source of ``schemas/context-capsule.schema.json``.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
@@ -15,15 +15,12 @@ Phase = Literal["1A", "1B", "2A", "2B", "3"]
 EvidenceKind = Literal["file", "test", "log", "vault", "user"]
 
 
-def _text(max_length: int) -> type[str]:
-    return Annotated[str, StringConstraints(min_length=1, max_length=max_length)]  # type: ignore[return-value]
-
-
-Id128 = _text(128)
-Path512 = _text(512)
-Text1024 = _text(1024)
-Text2048 = _text(2048)
-Text4096 = _text(4096)
+# Non-empty strings with the reference schema's length bounds (spelled out so type checkers see aliases).
+Id128 = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+Path512 = Annotated[str, StringConstraints(min_length=1, max_length=512)]
+Text1024 = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
+Text2048 = Annotated[str, StringConstraints(min_length=1, max_length=2048)]
+Text4096 = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
 
 
 def _unique(items: list[str]) -> list[str]:
@@ -32,7 +29,7 @@ def _unique(items: list[str]) -> list[str]:
     return items
 
 
-UNIQUE = {"uniqueItems": True}
+UNIQUE: dict[str, Any] = {"uniqueItems": True}
 
 
 class _Closed(BaseModel):

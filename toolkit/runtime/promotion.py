@@ -26,7 +26,7 @@ from toolkit.runtime.promotion_report import (
     quantile,
     strata_table,
 )
-from toolkit.runtime.rollout import STRATA
+from toolkit.runtime.vocabulary import STRATA
 from toolkit.timefmt import format_utc, parse_rfc3339
 
 if TYPE_CHECKING:

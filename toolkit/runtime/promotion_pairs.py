@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolkit.runtime.codes import RuntimeOpError
-from toolkit.runtime.rollout import ANONYMOUS_CORPUS_ID, STRATA
+from toolkit.runtime.rollout import ANONYMOUS_CORPUS_ID
+from toolkit.runtime.vocabulary import STRATA
 
 MAX_COST = 1_000_000_000
 MAX_WALL_TIME_MS = 2_678_400_000  # 31 days

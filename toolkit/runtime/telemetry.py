@@ -16,8 +16,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from toolkit.runtime.codes import RuntimeOpError
-from toolkit.runtime.rollout import ANONYMOUS_CORPUS_ID, MODES
-from toolkit.runtime.vocabulary import REASON_CODES
+from toolkit.runtime.rollout import ANONYMOUS_CORPUS_ID
+from toolkit.runtime.vocabulary import MODES, REASON_CODES
 from toolkit.timefmt import is_rfc3339
 
 if TYPE_CHECKING:
