@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
@@ -10,6 +9,7 @@ import pytest
 from conftest import runtime_call
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lineage_fixtures import HOT_LINEAGE, HOT_NOW, hot_current, hot_lineage
 
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.lineage import (
@@ -25,48 +25,10 @@ from toolkit.runtime.lineage import (
 )
 from toolkit.runtime.protocol import RuntimeContext, execute
 
-NOW = "2026-07-30T08:20:00Z"
-
-LINEAGE: dict[str, Any] = {
-    "schema": "knowzcode.agent-lineage/v1",
-    "lineage_id": "lineage-builder-auth",
-    "workgroup_id": "kc-feat-auth",
-    "platform": "claude",
-    "platform_handle": None,
-    "parent_lineage_id": None,
-    "role": "builder",
-    "scope": "Authentication/token-expiry",
-    "phase": "2A",
-    "fix_loop_id": "fix-auth-1",
-    "mode": "fresh-capsule",
-    "model": "standard",
-    "effort": "medium",
-    "runtime_prefix_hash": "sha256:" + "b" * 64,
-    "baseline_hash": "sha256:" + "c" * 64,
-    "tools_hash": "sha256:tools-v1",
-    "permissions_hash": "sha256:permissions-v1",
-    "spec_hash": "sha256:spec-v1",
-    "scope_hash": "sha256:scope-v1",
-    "checkpoint_sha": "abcdef1234567",
-    "capsule_hash": "sha256:" + "a" * 64,
-    "sensitivity": "normal",
-    "created_at": "2026-07-30T08:00:00Z",
-    "last_used_at": "2026-07-30T08:10:00Z",
-    "resumable": True,
-    "lease_expires_at": "2026-07-30T08:30:00Z",
-}
-
-
-def lineage(**changes: Any) -> dict[str, Any]:
-    value = copy.deepcopy(LINEAGE)
-    value.update(changes)
-    return value
-
-
-def current(**changes: Any) -> dict[str, Any]:
-    value = {key: LINEAGE[key] for key in CURRENT_KEYS}
-    value.update(changes)
-    return value
+NOW = HOT_NOW
+LINEAGE = HOT_LINEAGE
+lineage = hot_lineage
+current = hot_current
 
 
 _DEFAULT: Any = object()
