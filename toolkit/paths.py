@@ -407,24 +407,7 @@ class OverlapIndex:
         cut = key.rfind("/")
         if cut <= 0:
             return None
-        directory = key[:cut]
-        memo = self._memo
-        if directory in memo:
-            return memo[directory]
-        found = None
-        exact = self.exact
-        probe = directory
-        while True:
-            holder = exact.get(probe)
-            if holder is not None:
-                found = (holder, probe)
-                break
-            cut = probe.rfind("/")
-            if cut <= 0:
-                break
-            probe = probe[:cut]
-        memo[directory] = found
-        return found
+        return self.directory_hit(key[: cut + 1])  # an ancestor directory held: same memoized walk
 
 
 def check_globs(globs: object) -> list[str]:
