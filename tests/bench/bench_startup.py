@@ -25,6 +25,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests/ folder
+from _entry_samples import CAPSULE_INPUT  # noqa: E402  (shared with tests/test_startup.py)
+
 HEAVY = ("typer", "click", "pydantic", "pydantic_core", "pygit2", "yaml", "cryptography")
 
 # Calls an entry point as its launcher does, then reports the loaded modules on stderr's last line.
@@ -98,25 +101,7 @@ def _make_repo(root: Path, bindir: Path, env: dict[str, str]) -> None:
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True, env=env)
     subprocess.run([*git, "add", "-A"], cwd=root, check=True, env=env)
     subprocess.run([*git, "commit", "-q", "-m", "init"], cwd=root, check=True, env=env)
-    capsule = {
-        "schema": "knowzcode.context-capsule/v1",
-        "task_id": "t1",
-        "workgroup_id": "wg1",
-        "phase": "2A",
-        "objective": "Add a request timeout to the API handler.",
-        "node_ids": ["ApiHandler"],
-        "owned_files": ["src/api.py"],
-        "read_files": [],
-        "specs": [],
-        "approved_decisions": [],
-        "checkpoint_sha": None,
-        "failures": [],
-        "risks": [],
-        "constraints": [],
-        "next_action": "Write the failing timeout test.",
-        "evidence": [],
-        "artifact_refs": [],
-    }
+    capsule = CAPSULE_INPUT
     source = Path(env["HOME"]) / "capsule.json"
     source.write_text(json.dumps(capsule), encoding="utf-8")
     subprocess.run(
