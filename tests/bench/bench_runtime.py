@@ -25,6 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests/ folder
+from lineage_fixtures import HOT_NOW, hot_current, hot_lineage  # noqa: E402  (one lineage fixture)
+
 ROOT = Path(__file__).resolve().parents[2]
 WORKGROUP = ROOT / ".venv" / "bin" / "workgroup"
 HEAVY = ("typer", "click", "pydantic", "pygit2", "yaml", "rich")
@@ -51,58 +54,7 @@ REQUESTS: dict[str, dict[str, Any]] = {
     },
 }
 
-LINEAGE_REQUEST: dict[str, Any] = {
-    "lineage": {
-        "schema": "knowzcode.agent-lineage/v1",
-        "lineage_id": "l1",
-        "workgroup_id": "wg",
-        "platform": "claude",
-        "platform_handle": None,
-        "parent_lineage_id": None,
-        "role": "builder",
-        "scope": "api",
-        "phase": "2A",
-        "fix_loop_id": None,
-        "mode": "fresh-capsule",
-        "model": "sonnet",
-        "effort": None,
-        "runtime_prefix_hash": "sha256:" + "b" * 64,
-        "baseline_hash": None,
-        "tools_hash": "t",
-        "permissions_hash": "p",
-        "spec_hash": "s",
-        "scope_hash": "sc",
-        "checkpoint_sha": "abcdef1234567",
-        "capsule_hash": None,
-        "sensitivity": "normal",
-        "created_at": "2026-07-30T08:00:00Z",
-        "last_used_at": "2026-07-30T08:10:00Z",
-        "resumable": True,
-        "lease_expires_at": "2026-07-30T08:30:00Z",
-    },
-    "now": "2026-07-30T08:20:00Z",
-}
-LINEAGE_REQUEST["current"] = {
-    k: LINEAGE_REQUEST["lineage"][k]
-    for k in (
-        "platform",
-        "workgroup_id",
-        "role",
-        "phase",
-        "fix_loop_id",
-        "spec_hash",
-        "scope_hash",
-        "checkpoint_sha",
-        "model",
-        "effort",
-        "runtime_prefix_hash",
-        "baseline_hash",
-        "tools_hash",
-        "permissions_hash",
-        "sensitivity",
-        "capsule_hash",
-    )
-}
+LINEAGE_REQUEST: dict[str, Any] = {"lineage": hot_lineage(), "current": hot_current(), "now": HOT_NOW}
 
 
 def _run(command: list[str], payload: bytes, cwd: Path) -> tuple[float, float, str]:
