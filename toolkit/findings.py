@@ -1,0 +1,127 @@
+"""One output convention for findings, shared by privacy, verify, skills, docs-claims and fanout.
+
+Text (the default): one ``path:line:col: CODE message`` line per finding on **stdout** (line and
+col 1-based, as editors count; ``0`` when the finding is about the whole file or has no
+position), then a one-line summary on **stderr**. A finding's suggested fix, when it has one,
+follows its line, indented, as ``  fix: ...``.
+
+JSON (``--json``): exactly one object on stdout::
+
+    {"tool": "privacy", "findings": [{"path", "line", "col", "code", "severity", "message",
+     "fix"?, "extra"?}], "summary": {"findings": N, "errors": E, "warnings": W, ...}}
+
+An error that stops a command is, with ``--json``, ``{"error": {"code", "message", "path"?}}`` on
+stdout as well as the exit code (see :func:`error_object`).
+
+Nothing here imports beyond the standard library; messages must never carry a secret value (the
+callers pass masked text).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays out of the hooks' cold start
+    from typing import IO, Any
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding. ``line``/``col`` are 1-based; 0 means "no position" (the whole file)."""
+
+    path: str
+    line: int
+    col: int
+    code: str
+    message: str
+    severity: str = "error"
+    fix: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def text(self) -> str:
+        head = f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}"
+        return head if not self.fix else f"{head}\n  fix: {self.fix}"
+
+    def as_json(self) -> dict[str, Any]:
+        row: dict[str, Any] = {
+            "path": self.path,
+            "line": self.line,
+            "col": self.col,
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+        }
+        if self.fix:
+            row["fix"] = self.fix
+        if self.extra:
+            row["extra"] = self.extra
+        return row
+
+
+def summary_counts(findings: list[Finding], **more: Any) -> dict[str, Any]:
+    """``{"findings": N, "errors": E, "warnings": W, **more}``."""
+    errors = sum(1 for f in findings if f.severity == "error")
+    warnings = sum(1 for f in findings if f.severity == "warning")
+    return {"findings": len(findings), "errors": errors, "warnings": warnings, **more}
+
+
+def summary_line(tool: str, findings: list[Finding], checked: int | None = None, unit: str = "file") -> str:
+    """The human summary for stderr, e.g. ``privacy: 3 findings (2 errors, 1 warning) in 40 files``."""
+    counts = summary_counts(findings)
+    n = counts["findings"]
+    parts = f"{n} finding{'s' if n != 1 else ''}"
+    if n:
+        e, w = counts["errors"], counts["warnings"]
+        parts += f" ({e} error{'s' if e != 1 else ''}, {w} warning{'s' if w != 1 else ''})"
+    if checked is not None:
+        parts += f" in {checked} {unit}{'s' if checked != 1 else ''}"
+    return f"{tool}: {parts}"
+
+
+def emit(
+    tool: str,
+    findings: list[Finding],
+    *,
+    as_json: bool,
+    stdout: IO[str],
+    stderr: IO[str],
+    checked: int | None = None,
+    unit: str = "file",
+    summary_extra: dict[str, Any] | None = None,
+    notices: list[str] | None = None,
+) -> None:
+    """Write findings in the shared convention (text or JSON) and the summary."""
+    if as_json:
+        doc = {
+            "tool": tool,
+            "findings": [f.as_json() for f in findings],
+            "summary": summary_counts(
+                findings, **({"checked": checked} if checked is not None else {}), **(summary_extra or {})
+            ),
+        }
+        stdout.write(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
+    else:
+        for f in findings:
+            stdout.write(f.text() + "\n")
+    for notice in notices or ():
+        stderr.write(f"{tool}: {notice}\n")
+    if not as_json or findings:
+        stderr.write(summary_line(tool, findings, checked, unit) + "\n")
+
+
+def error_object(code: str, message: str, path: str | None = None) -> dict[str, Any]:
+    """The ``--json`` form of a refusal: ``{"error": {"code", "message", "path"?}}``."""
+    err: dict[str, Any] = {"code": code, "message": message}
+    if path is not None:
+        err["path"] = path
+    return {"error": err}
+
+
+def write_error_json(stdout: IO[str], code: str, message: str, path: str | None = None) -> None:
+    stdout.write(
+        json.dumps(error_object(code, message, path), ensure_ascii=False, separators=(",", ":")) + "\n"
+    )
