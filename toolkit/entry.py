@@ -18,7 +18,7 @@ def main(argv: list[str] | None = None) -> int:
         return runtime_main(args[1:])
     if args and args[0] == "verify" and not {"-h", "--help"} & set(args[1:]):
         # CI and pre-commit run verify on every change: skip loading the typer app
-        from toolkit.verify import run_cli
+        from toolkit.records.verify import run_cli
 
         return run_cli(args[1:])
     from toolkit.cli import run

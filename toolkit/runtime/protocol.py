@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from toolkit.errors import ExitCode, ToolkitError
+from toolkit.core.errors import ExitCode, ToolkitError
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 
 MAX_REQUEST_BYTES = 1_048_576

@@ -33,7 +33,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from toolkit.paths import Canonicalizer, OverlapIndex, OwnershipPathError
+from toolkit.core.jscompat import js_truthy
+from toolkit.infra.paths import Canonicalizer, OverlapIndex, OwnershipPathError
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.vocabulary import MODES, REASON_CODES
 
@@ -51,15 +52,6 @@ def decision(mode: str, reasons: Sequence[str]) -> dict[str, Any]:
     if mode not in MODES:  # pragma: no cover - every caller passes a literal mode
         raise RuntimeOpError("INVALID_REQUEST")
     return {"mode": mode, "reason_codes": sorted(set(reasons), key=_REASON_ORDER.__getitem__)}
-
-
-def _truthy(value: object) -> bool:
-    """JavaScript truthiness (``[]`` and ``{}`` are truthy, ``NaN`` is not)."""
-    if isinstance(value, float) and math.isnan(value):
-        return False
-    if isinstance(value, (list, dict)):
-        return True
-    return bool(value)
 
 
 def _is_int(value: object) -> bool:
@@ -288,7 +280,7 @@ def route_task(
     if depth >= max_depth:
         return decision("local", ["NESTING_LIMIT"])
 
-    trivial, blocking = _truthy(inp.get("trivial")), _truthy(inp.get("blocking"))
+    trivial, blocking = js_truthy(inp.get("trivial")), js_truthy(inp.get("blocking"))
     tight = inp.get("coupling", "independent") == "tight"
     if trivial or blocking or tight:
         return decision(
@@ -327,8 +319,10 @@ def route_task(
         and not at_cap
         and depth < max_depth
     )
-    recent = _truthy(inheritance.get("recent_sufficient")) and _truthy(inheritance.get("recent_supported"))
-    full = _truthy(inheritance.get("full_supported"))
+    recent = js_truthy(inheritance.get("recent_sufficient")) and js_truthy(
+        inheritance.get("recent_supported")
+    )
+    full = js_truthy(inheritance.get("full_supported"))
     if inheritance_ok and recent:
         return decision("inherit-recent", ["BOUNDED_RECENT_CONTEXT"])
     if inheritance_ok and full:
@@ -429,7 +423,7 @@ def _load_registry(cwd: str, ctx_cache: dict[str, Any]) -> tuple[str, list[dict[
     if _REGISTRY_CACHE_KEY in ctx_cache:
         cached: tuple[str, list[dict[str, Any]]] | None = ctx_cache[_REGISTRY_CACHE_KEY]
         return cached
-    from toolkit.localstate import find_git
+    from toolkit.infra.localstate import find_git
 
     loaded: tuple[str, list[dict[str, Any]]] | None = None
     location = find_git(cwd)
@@ -472,7 +466,7 @@ def live_registry_writers(
     writers: list[dict[str, Any]], now: datetime, exclude_lineage: object
 ) -> list[dict[str, Any]]:
     """Registry entries whose lease has not expired, minus the proposed lineage's own lease."""
-    from toolkit.timefmt import parse_rfc3339
+    from toolkit.core.timefmt import parse_rfc3339
 
     live = []
     for writer in writers:
@@ -493,15 +487,15 @@ def _expand_owned_globs(inp: dict[str, Any], root: str) -> dict[str, Any]:
     globs = inp.get("owned_globs")
     if globs is None or globs == []:
         return inp
-    from toolkit.errors import ToolkitError
-    from toolkit.paths import check_globs, expand_globs
+    from toolkit.core.errors import ToolkitError
+    from toolkit.infra.paths import check_globs, expand_globs
 
     try:
         check_globs(globs)  # a bad glob is the request's fault, whatever the environment
     except OwnershipPathError:
         raise RuntimeOpError("INVALID_OWNERSHIP_GLOB") from None
     try:
-        from toolkit.git import discover
+        from toolkit.infra.git import discover
 
         repo = discover(root)
         matched = expand_globs(globs, repo.tracked_files())
@@ -533,7 +527,7 @@ def _apply_held_globs(
     """
     if not isinstance(root, str) or not root.strip():
         return live
-    from toolkit.paths import glob_spec
+    from toolkit.infra.paths import glob_spec
 
     canon = _canonicalizer(root, canonicalizers)
     real_workdir = os.path.realpath(workdir).rstrip("/") + "/"
