@@ -1,1 +1,4 @@
-"""Pure building blocks: errors, canonical JSON, time, JavaScript value semantics, findings output. No I/O."""
+"""Pure building blocks, no I/O.
+
+Errors, canonical JSON, time, JavaScript value semantics, findings output.
+"""
