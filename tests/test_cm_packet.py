@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from toolkit.cm.packet import (
     DYNAMIC_REQUIRED,
-    STABLE_PREFIX_KEYS,
     MAX_JSON_DEPTH,
+    STABLE_PREFIX_KEYS,
     PacketError,
     json_depth_exceeds,
     parse_packet_bytes,

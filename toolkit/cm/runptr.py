@@ -92,7 +92,7 @@ def project_runs(project_log: Path | None) -> ProjectRuns:
         if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id) or not isinstance(event, str):
             continue
         latest = run_id
-        if event == "run_start":
+        if event in ("run_start", "resume"):
             states[run_id] = "running"
         elif event in TERMINAL_EVENTS:
             states[run_id] = "done"
