@@ -160,7 +160,25 @@ def validate_args(args: CallArgs) -> tuple[Path, Path | None]:
     specs = _directory("--specs-dir", args.specs_dir) if args.specs_dir is not None else None
     if specs is None and args.run_id is None:
         raise Rejected("--run-id is required without --specs-dir")
+    _refuse_private_values(args)
     return root, specs
+
+
+def _refuse_private_values(args: CallArgs) -> None:
+    """The values this call writes to the logs (run id, call id, identity, model alias) carry no
+    secret: the writer would refuse them after the HTTP call; refuse before anything is sent."""
+    written = {
+        "run_id": args.run_id,
+        "call_id": args.call_id,
+        "workflow": args.workflow,
+        "stage": args.stage,
+        "role": args.role,
+        "requested_model": args.requested_model,
+    }
+    try:
+        events.privacy_guard("model call", {}, written)
+    except events.EventError as exc:
+        raise Rejected(exc.message) from None
 
 
 def _directory(label: str, raw: str) -> Path:
