@@ -383,7 +383,11 @@ def test_abandonment_rules() -> None:
     state = RunLifecycle(invocations=invocations(start, *passed))
     lifecycle.decide(state, ok)
     assert not state.invocations.active
-    changes: list[dict[str, Any]] = [{"reason": "other"}, {"partial_pass_cases": []}, {"previous_test_run_id": "x"}]
+    changes: list[dict[str, Any]] = [
+        {"reason": "other"},
+        {"partial_pass_cases": []},
+        {"previous_test_run_id": "x"},
+    ]
     for change in changes:
         with pytest.raises(Refused, match="abandonment"):
             lifecycle.decide(RunLifecycle(invocations=invocations(start, *passed)), {**ok, **change})
