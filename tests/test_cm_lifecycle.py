@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from toolkit.cm import events, lifecycle
 from toolkit.cm.lifecycle import Invocations, Refused, Resources, RunLifecycle, Unverifiable
+from toolkit.models.cm_event import UsageEvent
 
 RUN = "lifecycle-run-0001"
 BOUND = {
@@ -674,7 +676,11 @@ def test_native_usage_needs_a_claim_and_reasoning_tokens_are_an_output_subset(
     assert refused[0] == 2 and "cannot contain token counts" in refused[2]
     code, _, err = usage({**USAGE, "reasoning_tokens": 5})
     assert code == 0, err
-    assert rows(specs / "运行日志.jsonl")[-1]["reasoning_tokens"] == 5
+    written = rows(specs / "运行日志.jsonl")[-1]
+    assert written["reasoning_tokens"] == 5
+    UsageEvent.model_validate(written)  # the one format model agrees with the writer
+    with pytest.raises(ValidationError):
+        UsageEvent.model_validate({**written, "reasoning_tokens": 21})
 
 
 def fake_key() -> str:
