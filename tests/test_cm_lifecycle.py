@@ -731,3 +731,21 @@ def test_secret_run_id_refused_by_the_adapter(tmp_path: Path, specs: Path) -> No
     proc = subprocess.run(cmd, input=b"{}", capture_output=True, env=env, timeout=60, check=False)
     assert proc.returncode == 2 and b"secret" in proc.stderr and key.encode() not in proc.stderr
     assert list(specs.iterdir()) == []
+
+
+# ---------------------------------------------------------------- hostile files the writer reads
+
+
+def test_hostile_pointer_and_rows_are_not_parsed(capsys: pytest.CaptureFixture[str], specs: Path) -> None:
+    """A deep or huge pointer is treated as absent; deep or huge rows of other runs are skipped."""
+    deep = b"[" * 100_000 + b"]" * 100_000
+    (specs / ".cm-run.json").write_bytes(b'{"run_id":"pointed-run-01","status":"running","x":' + deep + b"}")
+    log = specs / "运行日志.jsonl"
+    log.write_bytes(b'{"run_id":"other-run-0001","x":' + deep + b"}\n" + b'{"x":"' + b"a" * 400_000 + b'"}\n')
+    code, result, err = log_event(capsys, "run_start", specs=specs)
+    assert code == 0, err
+    assert result is not None and result["run_id"] != "pointed-run-01"
+    big = {"run_id": "pointed-run-01", "status": "running", "pad": "x" * 70_000}
+    (specs / ".cm-run.json").write_text(json.dumps(big), encoding="utf-8")
+    code, result, err = log_event(capsys, "progress", specs=specs)
+    assert code == 0 and result is not None and result["run_id"] != "pointed-run-01"

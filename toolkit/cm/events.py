@@ -358,9 +358,9 @@ def _scan(log: Path, run_id: str, event_id: str, call_id: str | None) -> _CallFa
             if not any(needle in raw for needle in needles):
                 continue  # cheap pre-filter: most lines concern other calls
             try:
-                row = json.loads(raw)
+                row = runptr.loads_row(raw)
             except ValueError:
-                continue
+                continue  # torn, hostile or foreign: never a row this writer made
             if not isinstance(row, dict):
                 continue
             if facts.duplicate is None and row.get("event_id") == event_id:
