@@ -57,8 +57,11 @@ def test_claude_dedup_partials_blocks_btw_replay_and_subagents(logs: dict[str, s
     assert row["cache_write"] == 1200 + 300 + 100 + 2000 + 50 + 4000 + 500
     assert row["cache_read"] == 15000 + 16200 + 17000 + 9000 + 11500 + 0 + 4000
     assert row["compactions"] == 1
-    assert row["subagent_share"] == round((8 + 4000 + 200 + 6 + 500 + 4000 + 120) / (
-        row["input"] + row["cache_write"] + row["cache_read"] + row["output"]), 4)
+    assert row["subagent_share"] == round(
+        (8 + 4000 + 200 + 6 + 500 + 4000 + 120)
+        / (row["input"] + row["cache_write"] + row["cache_read"] + row["output"]),
+        4,
+    )
     assert row["reasoning"] is None  # Claude logs do not report reasoning tokens
 
 
@@ -210,3 +213,91 @@ def test_canary_never_reaches_any_output(logs: dict[str, str], cli, tmp_path: Pa
         outputs += [out, err]
     blob = "\n".join(outputs)
     assert CANARY not in blob and "/home/dev" not in blob and "feature/" not in blob
+
+
+# -- cost, events, html -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "priced_as"),
+    [
+        ("claude-sonnet-4-5", "claude-sonnet-4-5"),  # exact
+        ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),  # dated snapshot
+        ("gpt-5-2025-08-07", "gpt-5"),  # OpenAI's dated snapshot form
+        ("claude-opus-4-5-fast", None),  # fast mode has its own price: never guessed
+        ("gpt-5-codex-mini", None),  # a different model that merely starts like a known one
+        ("<synthetic>", None),
+    ],
+)
+def test_price_lookup(model: str, priced_as: str | None) -> None:
+    from toolkit.usage.cost import PRICE_TABLE, rates_for
+
+    models = PRICE_TABLE["models"]
+    assert rates_for(model, models) is (models[priced_as] if priced_as else None)
+
+
+def test_cost_is_a_labelled_estimate_apart_from_counts(logs: dict[str, str], cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    _, plain, _ = cli("usage", "--timezone", "UTC", "--json")
+    prices = tmp_path / "prices.json"
+    prices.write_text(
+        json.dumps(
+            {
+                "source": "test sheet",
+                "date": "2026-01-01",
+                "currency": "EUR",
+                "models": {"claude-opus-4-5": {"input": 1000000, "output": 0}},
+            }
+        )
+    )
+    code, out, _ = cli("usage", "--timezone", "UTC", "--json", "--prices", str(prices), "--by", "session")
+    data = json.loads(out)
+    assert code == 0 and data["estimate"]["price_table"] == {
+        "source": "test sheet",
+        "date": "2026-01-01",
+        "currency": "EUR",
+    }
+    assert "list-price estimate" in data["estimate"]["label"]
+    by_key = {r["key"]: r["amount"] for r in data["estimate"]["rows"]}
+    assert by_key["s-bbbb"] == 20 + 3  # input tokens of the two opus calls at 1 per token
+    assert data["totals"] == json.loads(plain)["totals"]  # money never mixed into the counts
+    code, text, _ = cli("usage", "--timezone", "UTC", "--cost")
+    assert code == 0 and "dated 2026-12-03" in text and "platform.claude.com" in text
+    prices.write_text(json.dumps({"source": "x", "date": "soon", "currency": "EUR", "models": {}}))
+    code, out, err = cli("usage", "--prices", str(prices))
+    assert code == 2 and out == "" and "USAGE_BAD_PRICES" in err
+
+
+def test_events_pass_the_telemetry_gate(logs: dict[str, str], cli, git_repo) -> None:  # type: ignore[no-untyped-def]
+    events = git_repo.path / "events.jsonl"
+    code, _, err = cli("usage", "--timezone", "UTC", "--emit-events", str(events))
+    assert code == 0 and "wrote 7 efficiency event(s)" in err
+    records = [json.loads(line) for line in events.read_text().splitlines()]
+    text = events.read_text()
+    assert CANARY not in text and "s-aaaa" not in text and "0000aaaa" not in text
+    by_provider = {(r["event"]["provider"], r["provenance"]["calls"]): r for r in records}
+    claude_main = by_provider[("claude", 8)]["event"]
+    assert claude_main["billed"]["output_tokens"] == 755 and claude_main["logical"]["compaction_count"] == 1
+    assert (
+        claude_main["billed"]["accounting_source"] == "provider-reported"
+        and claude_main["billed"]["amount"] is None
+    )
+    assert all(len(r["provenance"]["log_files"]) >= 1 for r in records)
+    single = git_repo.path / "one.json"
+    single.write_text(json.dumps({"event": records[0]["event"]}))
+    code, out, err = cli("telemetry", "record", str(single), "--json")
+    assert code == 0, err
+    assert json.loads(out)["event"] == records[0]["event"] and json.loads(out)["dropped_keys"] == []
+
+
+def test_html_is_self_contained(logs: dict[str, str], cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("plotly")
+    import re
+
+    page = tmp_path / "report.html"
+    code, _, err = cli("usage", "--timezone", "UTC", "--html", str(page))
+    assert code == 0, err
+    text = page.read_text(encoding="utf-8")
+    assert not re.search(r"<script[^>]+src=", text) and not re.search(r"<link[^>]+href=", text)
+    for title in ("Tokens by kind per day", "Re-read share per session", "sessions by carried history"):
+        assert title in text
+    assert "s-aaaa" in text and CANARY not in text and "/home/dev" not in text

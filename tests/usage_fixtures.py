@@ -131,7 +131,9 @@ def build_claude(root: Path) -> None:
     # one line per content block: same ids, the later block carries the full usage
     b2 = assistant(s, "2026-01-06T02:31:01.000Z", "msg_C", "req_C", _usage(5, 300, 16200, 95))
     c1 = assistant(s, "2026-01-06T02:32:00.000Z", "msg_D", "req_D", _usage(2, 100, 17000, 60))
-    side = assistant(s, "2026-01-06T02:32:30.000Z", "msg_A", "req_Z", _usage(3, 1200, 15000, 180), sidechain=True)
+    side = assistant(
+        s, "2026-01-06T02:32:30.000Z", "msg_A", "req_Z", _usage(3, 1200, 15000, 180), sidechain=True
+    )
     after = assistant(s, "2026-01-06T02:41:00.000Z", "msg_E", "req_E", _usage(10, 2000, 9000, 70))
     after2 = assistant(s, "2026-01-06T02:42:00.000Z", "msg_F", "req_F", _usage(4, 50, 11500, 30))
     nulls = assistant(s, "2026-01-06T02:43:00.000Z", "msg_N", None, _usage(1, 1, 1, 1)).replace(
@@ -140,13 +142,24 @@ def build_claude(root: Path) -> None:
     badver = assistant(s, "2026-01-06T02:44:00.000Z", "msg_V", "req_V", _usage(1, 1, 1, 1)).replace(
         '"version":"2.1.0"', '"version":"dev"'
     )
-    synthetic = assistant(s, "2026-01-06T02:45:00.000Z", "msg_S", "req_S", _usage(0, 0, 0, 0), model="<synthetic>")
+    synthetic = assistant(
+        s, "2026-01-06T02:45:00.000Z", "msg_S", "req_S", _usage(0, 0, 0, 0), model="<synthetic>"
+    )
     lines = [
         user(s, "2026-01-06T02:30:00.000Z", "u1"),
-        a1, a2, b1, b2, c1, side,
+        a1,
+        a2,
+        b1,
+        b2,
+        c1,
+        side,
         compact(s, "2026-01-06T02:40:00.000Z", 155000),
         summary(),
-        after, after2, nulls, badver, synthetic,
+        after,
+        after2,
+        nulls,
+        badver,
+        synthetic,
         '{"type":"assistant","message":{"usage":{"input_tokens":',  # torn last line
     ]
     _write(proj / f"{s}.jsonl", lines, T0, newline=False)
@@ -156,10 +169,25 @@ def build_claude(root: Path) -> None:
         sub,
         [
             user(s, "2026-01-06T02:33:00.000Z", "x0", isSidechain=True, agentId="x1"),
-            assistant(s, "2026-01-06T02:33:05.000Z", "msg_B", "req_B", _usage(8, 4000, 0, 200),
-                      sidechain=True, agentId="x1"),
-            assistant(s, "2026-01-06T02:33:40.000Z", "msg_B2", "req_B2", _usage(6, 500, 4000, 120),
-                      sidechain=True, agentId="x1", model="claude-haiku-4-5"),
+            assistant(
+                s,
+                "2026-01-06T02:33:05.000Z",
+                "msg_B",
+                "req_B",
+                _usage(8, 4000, 0, 200),
+                sidechain=True,
+                agentId="x1",
+            ),
+            assistant(
+                s,
+                "2026-01-06T02:33:40.000Z",
+                "msg_B2",
+                "req_B2",
+                _usage(6, 500, 4000, 120),
+                sidechain=True,
+                agentId="x1",
+                model="claude-haiku-4-5",
+            ),
         ],
         T0,
     )
@@ -175,10 +203,23 @@ def build_claude(root: Path) -> None:
             a2.replace('"sessionId":"s-aaaa"', '"sessionId":"s-bbbb"'),
             b2.replace('"sessionId":"s-aaaa"', '"sessionId":"s-bbbb"'),
             user(r, "2026-01-07T09:00:00.000Z", "u7"),
-            assistant(r, "2026-01-07T09:00:04.000Z", "msg_G", "req_G", _usage(20, 900, 17500, 300),
-                      model="claude-opus-4-5"),
-            assistant(r, "2026-01-07T09:01:00.000Z", "msg_H", "req_H", _usage(3, 200, 18600, 90),
-                      model="claude-opus-4-5", speed="x"),
+            assistant(
+                r,
+                "2026-01-07T09:00:04.000Z",
+                "msg_G",
+                "req_G",
+                _usage(20, 900, 17500, 300),
+                model="claude-opus-4-5",
+            ),
+            assistant(
+                r,
+                "2026-01-07T09:01:00.000Z",
+                "msg_H",
+                "req_H",
+                _usage(3, 200, 18600, 90),
+                model="claude-opus-4-5",
+                speed="x",
+            ),
         ],
         T0 + 100,
     )
@@ -192,41 +233,91 @@ def build_claude(root: Path) -> None:
         )
 
 
-def _tc(ts: str, total: tuple[int, int, int, int], last: tuple[int, int, int, int] | None,
-        window: int | None = 272000, limit_id: str | None = None) -> str:
+def _tc(
+    ts: str,
+    total: tuple[int, int, int, int],
+    last: tuple[int, int, int, int] | None,
+    window: int | None = 272000,
+    limit_id: str | None = None,
+) -> str:
     def counts(v: tuple[int, int, int, int]) -> dict[str, int]:
-        return {"input_tokens": v[0], "cached_input_tokens": v[1], "output_tokens": v[2],
-                "reasoning_output_tokens": v[3], "total_tokens": v[0] + v[2]}
+        return {
+            "input_tokens": v[0],
+            "cached_input_tokens": v[1],
+            "output_tokens": v[2],
+            "reasoning_output_tokens": v[3],
+            "total_tokens": v[0] + v[2],
+        }
 
     info: dict[str, Any] = {"total_token_usage": counts(total), "model_context_window": window}
     if last is not None:
         info["last_token_usage"] = counts(last)
-    limits: dict[str, Any] | None = {"limit_id": limit_id, "primary": {"used_percent": 3.0}} if limit_id else None
-    return _line({"timestamp": ts, "type": "event_msg",
-                  "payload": {"type": "token_count", "info": info, "rate_limits": limits}})
+    limits: dict[str, Any] | None = (
+        {"limit_id": limit_id, "primary": {"used_percent": 3.0}} if limit_id else None
+    )
+    return _line(
+        {
+            "timestamp": ts,
+            "type": "event_msg",
+            "payload": {"type": "token_count", "info": info, "rate_limits": limits},
+        }
+    )
 
 
 def _meta(ts: str, sid: str, **payload: Any) -> str:
-    return _line({"timestamp": ts, "type": "session_meta",
-                  "payload": {"id": sid, "cwd": CWD, "originator": "codex_cli_rs", "cli_version": "0.50.0",
-                              "source": "cli", "model_provider": "openai",
-                              "base_instructions": {"text": CANARY}, "git": {"branch": BRANCH}, **payload}})
+    return _line(
+        {
+            "timestamp": ts,
+            "type": "session_meta",
+            "payload": {
+                "id": sid,
+                "cwd": CWD,
+                "originator": "codex_cli_rs",
+                "cli_version": "0.50.0",
+                "source": "cli",
+                "model_provider": "openai",
+                "base_instructions": {"text": CANARY},
+                "git": {"branch": BRANCH},
+                **payload,
+            },
+        }
+    )
 
 
 def _turn(ts: str, model: str = "gpt-5-codex") -> str:
-    return _line({"timestamp": ts, "type": "turn_context",
-                  "payload": {"cwd": CWD, "model": model, "approval_policy": "on-request",
-                              "user_instructions": CANARY, "developer_instructions": CANARY}})
+    return _line(
+        {
+            "timestamp": ts,
+            "type": "turn_context",
+            "payload": {
+                "cwd": CWD,
+                "model": model,
+                "approval_policy": "on-request",
+                "user_instructions": CANARY,
+                "developer_instructions": CANARY,
+            },
+        }
+    )
 
 
 def _item(ts: str) -> str:
-    return _line({"timestamp": ts, "type": "response_item",
-                  "payload": {"type": "message", "role": "assistant",
-                              "content": [{"type": "output_text", "text": CANARY}]}})
+    return _line(
+        {
+            "timestamp": ts,
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": CANARY}],
+            },
+        }
+    )
 
 
 def _user_msg(ts: str) -> str:
-    return _line({"timestamp": ts, "type": "event_msg", "payload": {"type": "user_message", "message": CANARY}})
+    return _line(
+        {"timestamp": ts, "type": "event_msg", "payload": {"type": "user_message", "message": CANARY}}
+    )
 
 
 def build_codex(root: Path) -> None:
@@ -242,20 +333,52 @@ def build_codex(root: Path) -> None:
         l3,
         l3.replace("15:00:09", "15:00:10"),  # a re-emit: unchanged total, no new call
         l4,
-        _line({"timestamp": "2026-01-05T15:01:01.000Z", "type": "event_msg",
-               "payload": {"type": "token_count", "info": None,
-                           "rate_limits": {"primary": {"used_percent": 7.0, "window_minutes": 300}}}}),
-        _line({"timestamp": "2026-01-05T15:05:00.000Z", "type": "compacted",
-               "payload": {"message": CANARY, "replacement_history": [{"type": "message", "content": CANARY}]}}),
+        _line(
+            {
+                "timestamp": "2026-01-05T15:01:01.000Z",
+                "type": "event_msg",
+                "payload": {
+                    "type": "token_count",
+                    "info": None,
+                    "rate_limits": {"primary": {"used_percent": 7.0, "window_minutes": 300}},
+                },
+            }
+        ),
+        _line(
+            {
+                "timestamp": "2026-01-05T15:05:00.000Z",
+                "type": "compacted",
+                "payload": {
+                    "message": CANARY,
+                    "replacement_history": [{"type": "message", "content": CANARY}],
+                },
+            }
+        ),
         # after the compaction: a smaller context, then a call that re-reads more than it
         _tc("2026-01-05T15:06:00.000Z", (33000, 16800, 800, 250), (8000, 5000, 150, 50)),
         _tc("2026-01-05T15:07:00.000Z", (43000, 25800, 900, 260), (10000, 9000, 100, 10)),
         # fill_to_context_window: total set to the window with empty buckets
-        _line({"timestamp": "2026-01-05T15:07:30.000Z", "type": "event_msg",
-               "payload": {"type": "token_count", "info": {
-                   "total_token_usage": {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0,
-                                         "reasoning_output_tokens": 0, "total_tokens": 272000},
-                   "last_token_usage": None, "model_context_window": 272000}, "rate_limits": None}}),
+        _line(
+            {
+                "timestamp": "2026-01-05T15:07:30.000Z",
+                "type": "event_msg",
+                "payload": {
+                    "type": "token_count",
+                    "info": {
+                        "total_token_usage": {
+                            "input_tokens": 0,
+                            "cached_input_tokens": 0,
+                            "output_tokens": 0,
+                            "reasoning_output_tokens": 0,
+                            "total_tokens": 272000,
+                        },
+                        "last_token_usage": None,
+                        "model_context_window": 272000,
+                    },
+                    "rate_limits": None,
+                },
+            }
+        ),
         # a second counter in the same file (another rate-limit id) runs its own total
         _tc("2026-01-05T15:08:00.000Z", (1000, 0, 50, 0), (1000, 0, 50, 0), limit_id="codex_other"),
         _tc("2026-01-05T15:09:00.000Z", (1500, 400, 70, 0), (500, 400, 20, 0), limit_id="codex_other"),
@@ -283,8 +406,11 @@ def build_codex(root: Path) -> None:
     _write(
         day / f"rollout-2026-01-05T12-00-00-{sub}.jsonl",
         [
-            _meta("2026-01-05T17:00:00.000Z", sub,
-                  source={"subagent": {"thread_spawn": {"parent_thread_id": parent, "depth": 1}}}),
+            _meta(
+                "2026-01-05T17:00:00.000Z",
+                sub,
+                source={"subagent": {"thread_spawn": {"parent_thread_id": parent, "depth": 1}}},
+            ),
             _turn("2026-01-05T17:00:00.000Z", model="gpt-5-codex-mini"),
             l3.replace("15:00:09", "17:00:00"),
             _tc("2026-01-05T17:00:30.000Z", (15000, 2000, 500, 150), (3000, 2000, 100, 22)),
@@ -306,9 +432,14 @@ def build_codex(root: Path) -> None:
     )
     # an old build: turns, no token counts at all
     old = root / "codex" / "sessions" / "2025" / "08" / "01"
-    _write(old / "rollout-2025-08-01T10-00-00-0000eeee.jsonl",
-           [_meta("2025-08-01T10:00:00.000Z", "0000eeee"), _turn("2025-08-01T10:00:01.000Z"),
-            _item("2025-08-01T10:00:05.000Z")])
+    _write(
+        old / "rollout-2025-08-01T10-00-00-0000eeee.jsonl",
+        [
+            _meta("2025-08-01T10:00:00.000Z", "0000eeee"),
+            _turn("2025-08-01T10:00:01.000Z"),
+            _item("2025-08-01T10:00:05.000Z"),
+        ],
+    )
 
 
 def build(root: Path) -> dict[str, str]:

@@ -76,9 +76,13 @@ def register(app: typer.Typer) -> None:
         ] = None,
         emit_events: Annotated[
             Path | None,
-            typer.Option("--emit-events", help="Write knowzcode.efficiency-event/v1 records (JSONL) per session."),
+            typer.Option(
+                "--emit-events", help="Write knowzcode.efficiency-event/v1 records (JSONL) per session."
+            ),
         ] = None,
-        html: Annotated[Path | None, typer.Option("--html", help="Write a self-contained HTML report.")] = None,
+        html: Annotated[
+            Path | None, typer.Option("--html", help="Write a self-contained HTML report.")
+        ] = None,
     ) -> None:
         """Usage per day, week, month, session, project or model; counts verified from the logs."""
         if ctx.invoked_subcommand is not None:

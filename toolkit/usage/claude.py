@@ -11,7 +11,7 @@ from pathlib import Path
 
 import msgspec
 
-from toolkit.usage.model import Call, Boundary, FileLog
+from toolkit.usage.model import Boundary, Call, FileLog
 from toolkit.usage.sources import LogFile, hashed
 
 _UNSET = msgspec.UNSET
@@ -68,7 +68,9 @@ def _semver_prefix(value: str) -> bool:
 
 def _valid_ts(value: str | None) -> bool:
     # RFC 3339 in UTC as Claude Code writes it; anything else is not a verified call time
-    return value is not None and len(value) >= 20 and value[4] == "-" and value[10] == "T" and value[-1] == "Z"
+    return (
+        value is not None and len(value) >= 20 and value[4] == "-" and value[10] == "T" and value[-1] == "Z"
+    )
 
 
 def _placement(log: LogFile) -> tuple[str, bool]:
@@ -122,8 +124,8 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
             project = hashed(line.cwd)
         if line.subtype == "compact_boundary":
             if _valid_ts(line.timestamp):
-                meta = line.compactMetadata
-                items.append(Boundary(line.timestamp or "", "compaction", meta and meta.trigger, meta and meta.preTokens))
+                meta = line.compactMetadata or _CompactMeta()
+                items.append(Boundary(line.timestamp or "", "compaction", meta.trigger, meta.preTokens))
             continue
         if line.message is None or line.message.usage is None:
             continue  # not a model call (a tool result may carry its own usage object)

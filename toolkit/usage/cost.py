@@ -9,6 +9,7 @@ rates only: long-context surcharges, batch and regional multipliers and fast mod
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,13 +19,19 @@ from toolkit.usage.fold import By, LocalDays, key_function
 from toolkit.usage.model import Call
 from toolkit.usage.render import table
 
+_DATED = re.compile(r"[0-9]{8}|[0-9]{4}-[0-9]{2}-[0-9]{2}")
 RATES = ("input", "cache_write_5m", "cache_write_1h", "cache_read", "output")
 
 
 def _claude(inp: float, out: float) -> dict[str, float]:
     # Anthropic's published multipliers: 5m write 1.25x, 1h write 2x, cache hit 0.1x base input
-    return {"input": inp, "cache_write_5m": inp * 1.25, "cache_write_1h": inp * 2, "cache_read": inp / 10,
-            "output": out}
+    return {
+        "input": inp,
+        "cache_write_5m": inp * 1.25,
+        "cache_write_1h": inp * 2,
+        "cache_read": inp / 10,
+        "output": out,
+    }
 
 
 def _openai(inp: float, cached: float, out: float) -> dict[str, float]:
@@ -79,7 +86,12 @@ def _check(table_data: Any) -> dict[str, Any]:
         if not isinstance(name, str) or not isinstance(rates, dict) or not set(rates) <= set(RATES):
             raise bad
         for value in rates.values():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value < 0
+            ):
                 raise bad
     return table_data
 
@@ -93,13 +105,13 @@ def load_prices(path: Path | None) -> dict[str, Any]:
 
 
 def rates_for(model: str, models: Mapping[str, Mapping[str, float]]) -> Mapping[str, float] | None:
-    """Exact name, else the longest table name followed by a dated suffix (``-20250929``)."""
+    """Exact name, else the table name followed only by a snapshot date (``-20250929``, ``-2025-08-07``)."""
     if model in models:
         return models[model]
     best = None
     for name in models:
         rest = model[len(name) + 1 :] if model.startswith(name + "-") else ""
-        if rest[:1].isdigit() and (best is None or len(name) > len(best)):
+        if _DATED.fullmatch(rest) and (best is None or len(name) > len(best)):
             best = name
     return models[best] if best is not None else None
 

@@ -80,7 +80,9 @@ def read_logs(files: Iterable[LogFile]) -> Ledger:
             continue
         index = len(ledger.logs)
         parsed = (
-            claude.read(log, index, data) if log.source == "claude" else codex.read(log, index, registry, data)
+            claude.read(log, index, data)
+            if log.source == "claude"
+            else codex.read(log, index, registry, data)
         )
         del data
         if parsed is None:

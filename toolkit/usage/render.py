@@ -33,7 +33,9 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) 
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
 
     def line(cells: Sequence[str]) -> str:
-        parts = [c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))]
+        parts = [
+            c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ]
         return "  ".join(parts).rstrip()
 
     rule = "  ".join("-" * w for w in widths)

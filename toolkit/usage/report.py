@@ -65,5 +65,7 @@ def warnings(data: dict[str, Any]) -> list[str]:
             "(builds before 2025-09-06): not counted"
         )
     if n["unreadable_lines_skipped"]:
-        lines.append(f"{n['unreadable_lines_skipped']} usage line(s) were malformed or incomplete and skipped")
+        lines.append(
+            f"{n['unreadable_lines_skipped']} usage line(s) were malformed or incomplete and skipped"
+        )
     return lines

@@ -155,7 +155,10 @@ def session_table(view: dict[str, Any]) -> str:
                 [
                     row["time"],
                     row["model"],
-                    *(cell(row[k]) for k in ("input", "cache_write", "cache_read", "output", "carried_history")),
+                    *(
+                        cell(row[k])
+                        for k in ("input", "cache_write", "cache_read", "output", "carried_history")
+                    ),
                     ", ".join(marks),
                 ]
             )
@@ -164,17 +167,24 @@ def session_table(view: dict[str, Any]) -> str:
                 [
                     f"  └ subagent {sub['subagent']}",
                     f"{sub['calls']} calls",
-                    *(cell(sub[k]) for k in ("input", "cache_write", "cache_read", "output", "carried_history")),
+                    *(
+                        cell(sub[k])
+                        for k in ("input", "cache_write", "cache_read", "output", "carried_history")
+                    ),
                     "",
                 ]
             )
-    out = [f"session {view['session']} ({view['source']}, project {view['project']})\n", table(headers, body, 2)]
+    out = [
+        f"session {view['session']} ({view['source']}, project {view['project']})\n",
+        table(headers, body, 2),
+    ]
     if view["resumed_from"]:
         out.append(f"resumed from session {view['resumed_from']}\n")
     for point in view["boundaries"]:
         out.append(
             f"{point['time']} {point['kind']}: the {view['workflow']} boundary table gives "
-            f"'{point['verdict']}' (row {point['order']}; no same-unit, declined or cannot-open fact is in a log); "
-            f"{point['carried_after']:,} carried-history tokens re-read over the next {point['calls_after']} call(s)\n"
+            f"'{point['verdict']}' (row {point['order']}; no same-unit, declined or cannot-open fact "
+            f"is in a log); {point['carried_after']:,} carried-history tokens re-read over the next "
+            f"{point['calls_after']} call(s)\n"
         )
     return "".join(out)

@@ -72,10 +72,15 @@ def codex_roots(environ: Mapping[str, str]) -> list[Path]:
     override = environ.get("CODEX_HOME")
     if override is not None and _split(override):
         roots = [_expand(raw, environ) for raw in _split(override)]
-        found = [path for path in dict.fromkeys(roots) if (path / "sessions").is_dir()
-                 or (path / "archived_sessions").is_dir()]
+        found = [
+            path
+            for path in dict.fromkeys(roots)
+            if (path / "sessions").is_dir() or (path / "archived_sessions").is_dir()
+        ]
         if not found:
-            raise InvalidInput("USAGE_NO_LOG_DIR", "no entry of CODEX_HOME holds sessions/ or archived_sessions/")
+            raise InvalidInput(
+                "USAGE_NO_LOG_DIR", "no entry of CODEX_HOME holds sessions/ or archived_sessions/"
+            )
         return found
     home = _home(environ) / ".codex"
     return [home] if (home / "sessions").is_dir() or (home / "archived_sessions").is_dir() else []
