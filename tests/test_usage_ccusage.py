@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -93,7 +92,8 @@ def test_codex_daily_equals_ccusage(logs: dict[str, str], tz: str) -> None:
 
 
 def test_claude_sessions_differ_only_by_the_btw_replay(logs: dict[str, str]) -> None:
-    theirs = {r["sessionId"]: _pick(r, CLAUDE_FIELDS, 1) for r in ccusage(logs, "claude", "session")["sessions"]}
+    rows = ccusage(logs, "claude", "session")["sessions"]
+    theirs = {r["sessionId"]: _pick(r, CLAUDE_FIELDS, 1) for r in rows}
     mine = {k: _pick(r, CLAUDE_FIELDS, 0) for k, r in ours(logs, "claude", By.SESSION).items()}
     replay = (3, 180, 1200, 15000)  # msg_A's usage, replayed by the /btw sidechain line (req_Z)
     assert theirs.pop("s-aaaa") == tuple(a + b for a, b in zip(mine.pop("s-aaaa"), replay, strict=True))
