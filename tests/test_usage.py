@@ -301,3 +301,53 @@ def test_html_is_self_contained(logs: dict[str, str], cli, tmp_path: Path) -> No
     for title in ("Tokens by kind per day", "Re-read share per session", "sessions by carried history"):
         assert title in text
     assert "s-aaaa" in text and CANARY not in text and "/home/dev" not in text
+
+
+# -- the lean path the console script takes ---------------------------------------------------------------
+
+
+def _typer_options() -> tuple[set[str], set[str]]:
+    import typer.main
+
+    from toolkit.cli import build_app
+
+    group = typer.main.get_command(build_app()).commands["usage"]  # type: ignore[attr-defined]
+    top = {opt for p in group.params for opt in p.opts if opt.startswith("--")}
+    sess = {opt for p in group.commands["session"].params for opt in p.opts if opt.startswith("--")}
+    return top, sess
+
+
+def test_lean_parser_accepts_the_typer_options() -> None:
+    from toolkit.usage.cli import parser
+
+    top, sess = parser()
+
+    def opts(p) -> set[str]:  # type: ignore[no-untyped-def]
+        return {o for a in p._actions for o in a.option_strings if o.startswith("--") and o != "--help"}
+
+    assert (opts(top), opts(sess)) == _typer_options()
+
+
+def test_console_script_path_skips_typer_and_matches(logs: dict[str, str], cli) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, json; from toolkit.entry import main; rc = main(sys.argv[1:]);"
+        "sys.stderr.write(json.dumps(sorted(m for m in ('typer', 'pydantic') if m in sys.modules)));"
+        "raise SystemExit(rc)"
+    )
+    args = ["usage", "--timezone", "UTC", "--by", "session", "--json"]
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.rstrip().endswith("[]")  # neither typer nor pydantic was imported
+    _, out, _ = cli(*args)
+    assert json.loads(proc.stdout) == json.loads(out)
+    bad = subprocess.run(
+        [sys.executable, "-c", code, "usage", "--by", "hour"], capture_output=True, text=True
+    )
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    bad = subprocess.run(
+        [sys.executable, "-c", code, "usage", "session", "nope-nope"], capture_output=True, text=True
+    )
+    assert bad.returncode == 1 and "USAGE_NO_SESSION" in bad.stderr

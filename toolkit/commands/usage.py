@@ -1,7 +1,9 @@
 """``workgroup usage``: verified usage and carried history from Claude Code and Codex session logs.
 
 ``workgroup usage [--source] [--since] [--until] [--timezone] [--project] [--by] [--json] [--cost]
-[--prices FILE] [--emit-events FILE] [--html FILE]`` and ``workgroup usage session ID``.
+[--prices FILE] [--emit-events FILE] [--html FILE]`` and ``workgroup usage session ID``. The console
+script runs these through the lean parser of ``toolkit.usage.cli`` (same options); this typer
+command serves ``--help`` and in-process callers.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -29,27 +31,17 @@ class GroupBy(StrEnum):
     MODEL = "model"
 
 
+class Workflow(StrEnum):
+    CM_AI = "cm-ai"
+    CM_PRD = "cm-prd"
+    CM_FIX = "cm-fix"
+
+
 SourceOpt = Annotated[Source, typer.Option("--source", help="Which logs to read.")]
 TzOpt = Annotated[
     str | None, typer.Option("--timezone", help="IANA zone for days (default: this machine's zone).")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="JSON on stdout.")]
-
-
-def _project_filter(value: str | None) -> str | None:
-    from toolkit.usage.sources import hashed
-
-    if value is None:
-        return None
-    if value.startswith("p-") and len(value) == 14:
-        return value  # already the hashed form shown in reports
-    return hashed(str(Path(value).expanduser().resolve()))
-
-
-def _ledger(source: Source) -> Any:
-    from toolkit.usage.fold import load
-
-    return load(source.value, os.environ)
 
 
 def register(app: typer.Typer) -> None:
@@ -76,9 +68,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         emit_events: Annotated[
             Path | None,
-            typer.Option(
-                "--emit-events", help="Write knowzcode.efficiency-event/v1 records (JSONL) per session."
-            ),
+            typer.Option("--emit-events", help="Write knowzcode.efficiency-event/v1 lines, one per session."),
         ] = None,
         html: Annotated[
             Path | None, typer.Option("--html", help="Write a self-contained HTML report.")
@@ -87,54 +77,22 @@ def register(app: typer.Typer) -> None:
         """Usage per day, week, month, session, project or model; counts verified from the logs."""
         if ctx.invoked_subcommand is not None:
             return
-        from toolkit.commands._common import emit_json, say
-        from toolkit.usage.fold import By, LocalDays, parse_day, resolve_tz
-        from toolkit.usage.render import report_table
-        from toolkit.usage.report import build, warnings
+        from toolkit.usage.cli import report_command
 
-        zone = resolve_tz(timezone)
-        first = parse_day(since, "--since") if since else None
-        last = parse_day(until, "--until") if until else None
-        table_prices = None
-        if cost or prices is not None:
-            from toolkit.usage.cost import load_prices
-
-            table_prices = load_prices(prices)
-        days = LocalDays(zone)
-        ledger = _ledger(source)
-        data, calls = build(
-            ledger,
-            by=By(by.value),
-            days=days,
-            timezone=timezone or "local",
-            since=first,
-            until=last,
-            project=_project_filter(project),
+        report_command(
+            os.environ,
+            source=source.value,
+            since=since,
+            until=until,
+            timezone=timezone,
+            project=project,
+            by=by.value,
+            as_json=as_json,
+            cost=cost,
+            prices=prices,
+            emit_events=emit_events,
+            html=html,
         )
-        if table_prices is not None:
-            from toolkit.usage.cost import estimate
-
-            data["estimate"] = estimate(calls, table_prices, by=By(by.value), days=days)
-        if emit_events is not None:
-            from toolkit.usage.events import write_events
-
-            written = write_events(emit_events, calls, ledger)
-            say(f"wrote {written} efficiency event(s)")
-        if html is not None:
-            from toolkit.usage.html import write_html
-
-            write_html(html, calls, days)
-            say("wrote the HTML report")
-        for line in warnings(data):
-            say("note: " + line)
-        if as_json:
-            emit_json(data)
-            return
-        typer.echo(report_table(by.value, data["rows"], data["totals"]), nl=False)
-        if "estimate" in data:
-            from toolkit.usage.cost import estimate_table
-
-            typer.echo(estimate_table(data["estimate"]), nl=False)
 
     @group.command("session")
     def session(
@@ -142,22 +100,20 @@ def register(app: typer.Typer) -> None:
         source: SourceOpt = Source.ALL,
         timezone: TzOpt = None,
         workflow: Annotated[
-            str, typer.Option("--workflow", help="CM workflow whose boundary rules judge each point.")
-        ] = "cm-ai",
+            Workflow, typer.Option("--workflow", help="CM workflow whose boundary rules judge each point.")
+        ] = Workflow.CM_AI,
         as_json: JsonOpt = False,
     ) -> None:
         """One session call by call, with compaction and resume points and their boundary verdicts."""
-        from toolkit.commands._common import emit_json
-        from toolkit.usage.fold import LocalDays, resolve_tz
-        from toolkit.usage.session import find_session, session_table, session_view
+        from toolkit.usage.cli import session_command
 
-        zone = resolve_tz(timezone)
-        ledger = _ledger(source)
-        name = find_session(ledger, session_id)
-        view = session_view(ledger, name, LocalDays(zone), zone, workflow)
-        if as_json:
-            emit_json(view)
-            return
-        typer.echo(session_table(view), nl=False)
+        session_command(
+            os.environ,
+            session_id,
+            source=source.value,
+            timezone=timezone,
+            workflow=workflow.value,
+            as_json=as_json,
+        )
 
     app.add_typer(group, name="usage")
