@@ -351,3 +351,14 @@ def test_console_script_path_skips_typer_and_matches(logs: dict[str, str], cli) 
         [sys.executable, "-c", code, "usage", "session", "nope-nope"], capture_output=True, text=True
     )
     assert bad.returncode == 1 and "USAGE_NO_SESSION" in bad.stderr
+
+
+def test_codex_key_order_does_not_matter(tmp_path: Path) -> None:
+    # the fast path reads the line kind from Codex's own key order; any other order must count the same
+    env = build(tmp_path / "a")
+    home = Path(env["CODEX_HOME"])
+    for path in home.rglob("*.jsonl"):
+        lines = [json.loads(line) for line in path.read_text().splitlines()]
+        reordered = [json.dumps(dict(reversed(list(obj.items()))), separators=(",", ":")) for obj in lines]
+        path.write_text("\n".join(reordered) + "\n")
+    assert _rows(_report(env, source="codex")) == _rows(_report(build(tmp_path / "b"), source="codex"))

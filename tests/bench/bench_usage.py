@@ -25,8 +25,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-WORDS = ("alpha beta gamma delta build test refactor module function parser reader token cache "
-         "context session commit branch review patch error value index schema field record").split()
+WORDS = (
+    "alpha beta gamma delta build test refactor module function parser reader token cache "
+    "context session commit branch review patch error value index schema field record"
+).split()
 
 
 def _text(rng: random.Random, size: int) -> str:
@@ -49,13 +51,17 @@ def _claude_session(path: Path, rng: random.Random, sid: str, target: int, day: 
         ts = f"2026-03-{day:02d}T{(hour // 60) % 24:02d}:{hour % 60:02d}:{call % 60:02d}.000Z"
         hour += 1
         prompt = json.dumps(_text(rng, rng.randrange(200, 1500)))
-        lines.append(f'{{"type":"user","uuid":"u{call}","parentUuid":"a{call - 1}","isSidechain":false,{common},'
-                     f'"timestamp":"{ts}","message":{{"role":"user","content":{prompt}}}}}')
+        lines.append(
+            f'{{"type":"user","uuid":"u{call}","parentUuid":"a{call - 1}","isSidechain":false,{common},'
+            f'"timestamp":"{ts}","message":{{"role":"user","content":{prompt}}}}}'
+        )
         write, inp = rng.randrange(0, 3000), rng.randrange(1, 20)
         read += rng.randrange(500, 4000)
-        usage = ('{{"input_tokens":{i},"cache_creation_input_tokens":{w},"cache_read_input_tokens":{r},'
-                 '"cache_creation":{{"ephemeral_5m_input_tokens":{w},"ephemeral_1h_input_tokens":0}},'
-                 '"output_tokens":{o},"service_tier":"standard"}}')
+        usage = (
+            '{{"input_tokens":{i},"cache_creation_input_tokens":{w},"cache_read_input_tokens":{r},'
+            '"cache_creation":{{"ephemeral_5m_input_tokens":{w},"ephemeral_1h_input_tokens":0}},'
+            '"output_tokens":{o},"service_tier":"standard"}}'
+        )
         blocks = rng.randrange(1, 4)
         for block in range(blocks + 1):
             out = 1 if block == 0 else rng.randrange(50, 900)
@@ -68,12 +74,16 @@ def _claude_session(path: Path, rng: random.Random, sid: str, target: int, day: 
                 f'"text":{body}}}],"stop_reason":{stop},"usage":{usage.format(i=inp, w=write, r=read, o=out)}}}}}'
             )
         result = json.dumps(_text(rng, rng.randrange(1000, 9000)))
-        lines.append(f'{{"type":"user","uuid":"t{call}","parentUuid":"a{call}","isSidechain":false,{common},'
-                     f'"timestamp":"{ts}","message":{{"role":"user","content":[{{"type":"tool_result",'
-                     f'"tool_use_id":"toolu_{call}","content":{result}}}]}},"toolUseResult":{{"stdout":{result}}}}}')
+        lines.append(
+            f'{{"type":"user","uuid":"t{call}","parentUuid":"a{call}","isSidechain":false,{common},'
+            f'"timestamp":"{ts}","message":{{"role":"user","content":[{{"type":"tool_result",'
+            f'"tool_use_id":"toolu_{call}","content":{result}}}]}},"toolUseResult":{{"stdout":{result}}}}}'
+        )
         if call % 200 == 0:
-            lines.append(f'{{"type":"system","subtype":"compact_boundary","parentUuid":null,{common},'
-                         f'"timestamp":"{ts}","compactMetadata":{{"trigger":"auto","preTokens":{read}}}}}')
+            lines.append(
+                f'{{"type":"system","subtype":"compact_boundary","parentUuid":null,{common},'
+                f'"timestamp":"{ts}","compactMetadata":{{"trigger":"auto","preTokens":{read}}}}}'
+            )
             read = 12000
         size = sum(len(x) + 1 for x in lines[-8:]) + size
     text = "\n".join(lines) + "\n"
@@ -85,19 +95,25 @@ def _claude_session(path: Path, rng: random.Random, sid: str, target: int, day: 
 def _codex_session(path: Path, rng: random.Random, sid: str, target: int, day: int) -> int:
     cwd = f"/home/dev/project-{rng.randrange(20)}"
     instructions = json.dumps(_text(rng, 12000))
-    lines = [f'{{"timestamp":"2026-03-{day:02d}T08:00:00.000Z","type":"session_meta","payload":{{"id":"{sid}",'
-             f'"cwd":"{cwd}","originator":"codex_cli_rs","cli_version":"0.60.0","source":"cli",'
-             f'"model_provider":"openai","base_instructions":{{"text":{instructions}}}}}}}']
+    lines = [
+        f'{{"timestamp":"2026-03-{day:02d}T08:00:00.000Z","type":"session_meta","payload":{{"id":"{sid}",'
+        f'"cwd":"{cwd}","originator":"codex_cli_rs","cli_version":"0.60.0","source":"cli",'
+        f'"model_provider":"openai","base_instructions":{{"text":{instructions}}}}}}}'
+    ]
     total = [0, 0, 0, 0]
     size, call = len(lines[0]), 0
     while size < target:
         call += 1
         ts = f"2026-03-{day:02d}T{8 + (call // 3600) % 14:02d}:{(call // 60) % 60:02d}:{call % 60:02d}.000Z"
-        chunk = [f'{{"timestamp":"{ts}","type":"turn_context","payload":{{"cwd":"{cwd}","model":"gpt-5-codex",'
-                 f'"approval_policy":"on-request","effort":"medium","user_instructions":{json.dumps(_text(rng, 800))}}}}}']
+        chunk = [
+            f'{{"timestamp":"{ts}","type":"turn_context","payload":{{"cwd":"{cwd}","model":"gpt-5-codex",'
+            f'"approval_policy":"on-request","effort":"medium","user_instructions":{json.dumps(_text(rng, 800))}}}}}'
+        ]
         for _ in range(rng.randrange(1, 4)):
-            chunk.append(f'{{"timestamp":"{ts}","type":"response_item","payload":{{"type":"function_call_output",'
-                         f'"call_id":"c{call}","output":{json.dumps(_text(rng, rng.randrange(800, 6000)))}}}}}')
+            chunk.append(
+                f'{{"timestamp":"{ts}","type":"response_item","payload":{{"type":"function_call_output",'
+                f'"call_id":"c{call}","output":{json.dumps(_text(rng, rng.randrange(800, 6000)))}}}}}'
+            )
         inp = rng.randrange(8000, 60000)
         cached = inp - rng.randrange(500, 5000)
         out = rng.randrange(50, 1500)
@@ -106,12 +122,16 @@ def _codex_session(path: Path, rng: random.Random, sid: str, target: int, day: i
         total = [a + b for a, b in zip(total, last, strict=True)]
 
         def counts(v: list[int]) -> str:
-            return (f'{{"input_tokens":{v[0]},"cached_input_tokens":{v[1]},"output_tokens":{v[2]},'
-                    f'"reasoning_output_tokens":{v[3]},"total_tokens":{v[0] + v[2]}}}')
+            return (
+                f'{{"input_tokens":{v[0]},"cached_input_tokens":{v[1]},"output_tokens":{v[2]},'
+                f'"reasoning_output_tokens":{v[3]},"total_tokens":{v[0] + v[2]}}}'
+            )
 
-        tc = (f'{{"timestamp":"{ts}","type":"event_msg","payload":{{"type":"token_count","info":{{'
-              f'"total_token_usage":{counts(total)},"last_token_usage":{counts(last)},'
-              f'"model_context_window":272000}},"rate_limits":{{"primary":{{"used_percent":4.0}}}}}}}}')
+        tc = (
+            f'{{"timestamp":"{ts}","type":"event_msg","payload":{{"type":"token_count","info":{{'
+            f'"total_token_usage":{counts(total)},"last_token_usage":{counts(last)},'
+            f'"model_context_window":272000}},"rate_limits":{{"primary":{{"used_percent":4.0}}}}}}}}'
+        )
         chunk.append(tc)
         if call % 7 == 0:
             chunk.append(tc)  # a re-emitted total
@@ -138,10 +158,20 @@ def generate(root: Path, megabytes: int, seed: int = 7) -> tuple[int, int]:
             proj = root / "claude" / "projects" / f"-home-dev-project-{n % 20}"
             size = _claude_session(proj / f"{sid}.jsonl", rng, sid, size_target, day)
             if n % 5 == 1:
-                size += _claude_session(proj / sid / "subagents" / f"agent-{n}.jsonl", rng, sid, size_target // 4, day)
+                size += _claude_session(
+                    proj / sid / "subagents" / f"agent-{n}.jsonl", rng, sid, size_target // 4, day
+                )
         else:
             sid = f"019a{n:04x}-0000-7000-8000-{n:012x}"
-            path = root / "codex" / "sessions" / "2026" / "03" / f"{day:02d}" / f"rollout-2026-03-{day:02d}T08-00-00-{sid}.jsonl"
+            path = (
+                root
+                / "codex"
+                / "sessions"
+                / "2026"
+                / "03"
+                / f"{day:02d}"
+                / f"rollout-2026-03-{day:02d}T08-00-00-{sid}.jsonl"
+            )
             size = _codex_session(path, rng, sid, size_target, day)
         written += size
         largest = max(largest, size)
@@ -160,14 +190,18 @@ _CHILD = (
 
 
 def measure(cmd: list[str], env: dict[str, str]) -> dict[str, object]:
-    proc = subprocess.run([sys.executable, "-c", _CHILD, *cmd], capture_output=True, text=True, env=env, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, *cmd], capture_output=True, text=True, env=env, check=True
+    )
     result: dict[str, object] = json.loads(proc.stdout)
     return result
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mb", type=int, default=1024, help="size of the generated logs in MB (default 1024)")
+    parser.add_argument(
+        "--mb", type=int, default=1024, help="size of the generated logs in MB (default 1024)"
+    )
     parser.add_argument("--dir", type=Path, help="where to write them (default: a temporary folder)")
     parser.add_argument("--keep", action="store_true", help="keep the generated logs")
     parser.add_argument("--ccusage", default=os.environ.get("CCUSAGE_BIN") or shutil.which("ccusage"))
@@ -183,39 +217,42 @@ def main() -> int:
             marker.write_text(json.dumps({"mb": args.mb, "bytes": written, "largest": largest}))
         home = root / "home"
         home.mkdir(exist_ok=True)
-        env = {**os.environ, "HOME": str(home), "CLAUDE_CONFIG_DIR": str(root / "claude"),
-               "CODEX_HOME": str(root / "codex"), "PYTHONPATH": str(ROOT)}
+        env = {
+            **os.environ,
+            "HOME": str(home),
+            "CLAUDE_CONFIG_DIR": str(root / "claude"),
+            "CODEX_HOME": str(root / "codex"),
+            "PYTHONPATH": str(ROOT),
+        }
         mb = written / 1e6
         print(f"logs: {mb:,.0f} MB, largest file {largest / 1e6:,.1f} MB")
         mine = measure([sys.executable, "-m", "toolkit", "usage", "--json", "--timezone", "UTC"], env)
         assert mine["rc"] == 0, mine["err"]
         wall, cpu, rss = float(mine["wall"]), float(mine["cpu"]), int(mine["rss_kb"])  # type: ignore[arg-type]
-        print(f"workgroup usage: wall {wall:.2f} s, cpu {cpu:.2f} s, {mb / cpu:,.0f} MB/s per cpu-second, "
-              f"peak RSS {rss / 1024:,.0f} MB")
+        print(
+            f"workgroup usage: wall {wall:.2f} s, cpu {cpu:.2f} s, {mb / cpu:,.0f} MB/s per cpu-second, "
+            f"peak RSS {rss / 1024:,.0f} MB"
+        )
         if args.ccusage:
-            ours_days = {r["key"]: (r["input"], r["output"], r["cache_read"])
-                         for r in json.loads(str(mine["out"]))["rows"]}
-            theirs_days: dict[str, list[int]] = {}
+            ours_days = {
+                r["key"]: (r["input"], r["output"], r["cache_read"])
+                for r in json.loads(str(mine["out"]))["rows"]
+            }
             for label, extra in (("parallel", []), ("--single-thread", ["--single-thread"])):
-                total_wall = total_cpu = 0.0
-                peak = 0
-                for agent in ("claude", "codex"):
-                    got = measure([args.ccusage, agent, "daily", "--json", "--offline", "--timezone", "UTC",
-                                   *extra], env)
-                    assert got["rc"] == 0, got["err"]
-                    total_wall += float(got["wall"])  # type: ignore[arg-type]
-                    total_cpu += float(got["cpu"])  # type: ignore[arg-type]
-                    peak = max(peak, int(got["rss_kb"]))  # type: ignore[arg-type]
-                    if label == "parallel":
-                        for row in json.loads(str(got["out"]))["daily"]:
-                            day = theirs_days.setdefault(row["date"], [0, 0, 0])
-                            day[0] += row["inputTokens"]
-                            day[1] += row["outputTokens"]
-                            day[2] += row["cacheReadTokens"]
-                print(f"ccusage {label}: wall {total_wall:.2f} s, cpu {total_cpu:.2f} s, "
-                      f"{mb / total_cpu:,.0f} MB/s per cpu-second, peak RSS {peak / 1024:,.0f} MB")
-            same = {k: tuple(v) for k, v in theirs_days.items()} == ours_days
-            print(f"per-day totals equal to ccusage's: {same}")
+                cmd = [args.ccusage, "daily", "--json", "--offline", "--timezone", "UTC", *extra]
+                got = measure(cmd, env)
+                assert got["rc"] == 0, got["err"]
+                c_wall, c_cpu = float(got["wall"]), float(got["cpu"])  # type: ignore[arg-type]
+                c_rss = int(got["rss_kb"])  # type: ignore[arg-type]
+                print(
+                    f"ccusage daily {label}: wall {c_wall:.2f} s, cpu {c_cpu:.2f} s, "
+                    f"{mb / c_cpu:,.0f} MB/s per cpu-second, peak RSS {c_rss / 1024:,.0f} MB"
+                )
+                theirs_days = {
+                    r["period"]: (r["inputTokens"], r["outputTokens"], r["cacheReadTokens"])
+                    for r in json.loads(str(got["out"]))["daily"]
+                }
+                print(f"  per-day totals equal to ours: {theirs_days == ours_days}")
         else:
             print("ccusage not found (set CCUSAGE_BIN): no side-by-side figures")
     finally:

@@ -134,7 +134,8 @@ class Head:
     metas: int = 0
 
 
-def _spans(data: bytes) -> list[tuple[int, int, int]]:
+def _scan(data: bytes) -> list[tuple[int, int, int]]:
+    """Marker search over the whole buffer (any key order); used when the fast path finds nothing."""
     spans: dict[int, tuple[int, int, int]] = {}
     find, rfind = data.find, data.rfind
     for marker, kind in _MARKERS:
@@ -147,6 +148,41 @@ def _spans(data: bytes) -> list[tuple[int, int, int]]:
             spans.setdefault(start, (start, end, kind))
             pos = find(marker, end)
     return [spans[key] for key in sorted(spans)]
+
+
+_KINDS = ((b'turn_context"', 1), (b'session_meta"', 2), (b'compacted"', 3))
+
+
+def _spans(data: bytes) -> list[tuple[int, int, int]]:
+    """(start, end, kind) of the lines worth decoding, in file order.
+
+    Codex writes ``{"timestamp":..,"type":..,"payload":{"type":..`` in that order, so the kind is
+    read from the first bytes of each line (one newline scan) instead of searching every marker
+    through instruction and tool-output text. Any other key order falls back to ``_scan``.
+    """
+    spans: list[tuple[int, int, int]] = []
+    find, startswith = data.find, data.startswith
+    size, start, tokens = len(data), 0, 0
+    while start < size:
+        end = find(b"\n", start)
+        if end == -1:
+            end = size
+        mark = find(b'"type":"', start, min(end, start + 96))
+        if mark != -1:
+            mark += 8
+            if startswith(b'event_msg"', mark):
+                if find(b'"type":"token_count"', mark, min(end, mark + 64)) != -1:
+                    spans.append((start, end, 0))
+                    tokens += 1
+            else:
+                for name, kind in _KINDS:
+                    if startswith(name, mark):
+                        spans.append((start, end, kind))
+                        break
+        start = end + 1
+    if not tokens and b'"token_count"' in data:
+        return _scan(data)
+    return spans
 
 
 def _valid_ts(value: str | None) -> bool:

@@ -45,53 +45,57 @@ class Ledger:
 # -- reading -----------------------------------------------------------------------------------------
 
 
-def _codex_order(files: list[LogFile]) -> list[LogFile]:
-    """Sessions before archived copies; a parent thread before the forks and subagents that replay it."""
-    heads: dict[LogFile, codex.Head] = {}
-    for log in files:
-        try:
-            with log.path.open("rb") as handle:
-                heads[log] = codex.head(handle.read(1 << 20))
-        except OSError:
-            heads[log] = codex.Head()
-    by_id = {h.session: h for h in heads.values() if h.session}
+def _depth(head: codex.Head, by_id: Mapping[str, codex.Head]) -> int:
+    level, seen = 0, set()
+    while head.parent and head.parent in by_id and head.parent not in seen and level < 64:
+        seen.add(head.parent)
+        head, level = by_id[head.parent], level + 1
+    return level
 
-    def depth(h: codex.Head) -> int:
-        level, seen = 0, set()
-        while h.parent and h.parent in by_id and h.parent not in seen and level < 64:
-            seen.add(h.parent)
-            h, level = by_id[h.parent], level + 1
-        return level + (1 if h.parent and level == 0 and h.parent not in by_id else 0)
 
-    return sorted(files, key=lambda f: (depth(heads[f]), f.archived, str(f.path)))
+def _add(ledger: Ledger, log: LogFile, parsed: FileLog | None) -> None:
+    if parsed is None:
+        return
+    ledger.files += 1
+    ledger.bytes += log.size
+    ledger.skipped_lines += parsed.skipped_lines
+    ledger.files_without_usage += parsed.no_usage
+    ledger.logs.append(parsed)
+
+
+def _read(log: LogFile) -> bytes | None:
+    try:
+        return log.path.read_bytes()
+    except OSError:
+        return None
 
 
 def read_logs(files: Iterable[LogFile]) -> Ledger:
+    """Read every file once (a fork or subagent rollout twice: it waits for its parent's totals)."""
     ledger = Ledger()
     files = list(files)
-    claude_files = sorted((f for f in files if f.source == "claude"), key=lambda f: (f.mtime, str(f.path)))
-    codex_files = _codex_order([f for f in files if f.source == "codex"])
+    for log in sorted((f for f in files if f.source == "claude"), key=lambda f: (f.mtime, str(f.path))):
+        data = _read(log)
+        if data is not None:
+            _add(ledger, log, claude.read(log, len(ledger.logs), data))
     registry = codex.Registry()
-    for log in [*claude_files, *codex_files]:
-        try:
-            data = log.path.read_bytes()
-        except OSError:
-            ledger.skipped_lines += 0
+    children: list[tuple[LogFile, codex.Head]] = []
+    heads: dict[str, codex.Head] = {}
+    for log in sorted((f for f in files if f.source == "codex"), key=lambda f: (f.archived, str(f.path))):
+        data = _read(log)
+        if data is None:
             continue
-        index = len(ledger.logs)
-        parsed = (
-            claude.read(log, index, data)
-            if log.source == "claude"
-            else codex.read(log, index, registry, data)
-        )
-        del data
-        if parsed is None:
+        head = codex.head(data)
+        if head.session:
+            heads.setdefault(head.session, head)
+        if head.parent:
+            children.append((log, head))  # its parent may come later in path order
             continue
-        ledger.files += 1
-        ledger.bytes += log.size
-        ledger.skipped_lines += parsed.skipped_lines
-        ledger.files_without_usage += parsed.no_usage
-        ledger.logs.append(parsed)
+        _add(ledger, log, codex.read(log, len(ledger.logs), registry, data))
+    for log, _head in sorted(children, key=lambda c: (_depth(c[1], heads), c[0].archived, str(c[0].path))):
+        data = _read(log)
+        if data is not None:
+            _add(ledger, log, codex.read(log, len(ledger.logs), registry, data))
     _dedup_claude(ledger)
     _threads(ledger)
     return ledger
