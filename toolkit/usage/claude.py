@@ -61,9 +61,17 @@ class _Line(msgspec.Struct):
 _DECODER = msgspec.json.Decoder(_Line)
 
 
+_SEMVER: dict[str, bool] = {}
+
+
 def _semver_prefix(value: str) -> bool:
-    parts = value.split(".", 2)
-    return len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit() and parts[2][:1].isdigit()
+    known = _SEMVER.get(value)
+    if known is None:
+        parts = value.split(".", 2)
+        known = len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit() and parts[2][:1].isdigit()
+        if len(_SEMVER) < 4096:
+            _SEMVER[value] = known
+    return known
 
 
 def _valid_ts(value: str | None) -> bool:
