@@ -362,3 +362,17 @@ def test_codex_key_order_does_not_matter(tmp_path: Path) -> None:
         reordered = [json.dumps(dict(reversed(list(obj.items()))), separators=(",", ":")) for obj in lines]
         path.write_text("\n".join(reordered) + "\n")
     assert _rows(_report(env, source="codex")) == _rows(_report(build(tmp_path / "b"), source="codex"))
+
+
+def test_demo_step_narrates_real_counts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from toolkit.demo import Demo
+    from toolkit.demo_steps import STEPS, agent_logs
+
+    assert "agent_logs" in STEPS
+    (tmp_path / "repo").mkdir()
+    agent_logs.run(Demo(root=tmp_path / "repo"))
+    out = capsys.readouterr().out
+    # the streaming partial counted once with its final output (420, not 1); the re-emit adds nothing
+    assert "demo-session-0001      7" in out and "2,450" in out
+    assert "demo-rollout-0001      2  13,200     650" in out
+    assert "└ subagent 1" in out and "'fresh'" in out

@@ -166,7 +166,7 @@ def session_table(view: dict[str, Any]) -> str:
             body.append(
                 [
                     f"  └ subagent {sub['subagent']}",
-                    f"{sub['calls']} calls",
+                    f"{sub['calls']} call" + ("" if sub["calls"] == 1 else "s"),
                     *(
                         cell(sub[k])
                         for k in ("input", "cache_write", "cache_read", "output", "carried_history")
