@@ -216,7 +216,7 @@ class LocalDays:
         self.cache: dict[str, date] = {}
 
     def __call__(self, ts: str) -> date:
-        key = ts[:16] + ts[-6:]
+        key = ts[:16] if ts[-1:] == "Z" else ts[:16] + ts[-6:]
         day = self.cache.get(key)
         if day is None:
             moment = datetime.fromisoformat(ts.replace("Z", "+00:00"))
