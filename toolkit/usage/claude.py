@@ -11,7 +11,7 @@ from pathlib import Path
 
 import msgspec
 
-from toolkit.usage.model import Boundary, Call, FileLog
+from toolkit.usage.model import Boundary, Call, FileLog, replaces
 from toolkit.usage.sources import LogFile, hashed
 
 _UNSET = msgspec.UNSET
@@ -19,12 +19,12 @@ _USAGE = b'"usage":{'
 _COMPACT = b'"compact_boundary"'
 
 
-class _CacheCreation(msgspec.Struct):
+class _CacheCreation(msgspec.Struct, gc=False):
     ephemeral_5m_input_tokens: int = 0
     ephemeral_1h_input_tokens: int = 0
 
 
-class _Usage(msgspec.Struct):
+class _Usage(msgspec.Struct, gc=False):
     input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_input_tokens: int | None = 0
@@ -33,19 +33,19 @@ class _Usage(msgspec.Struct):
     speed: str | None | msgspec.UnsetType = _UNSET
 
 
-class _Message(msgspec.Struct):
+class _Message(msgspec.Struct, gc=False):
     id: str | None | msgspec.UnsetType = _UNSET
     model: str | None | msgspec.UnsetType = _UNSET
     stop_reason: str | None = None
     usage: _Usage | None = None
 
 
-class _CompactMeta(msgspec.Struct):
+class _CompactMeta(msgspec.Struct, gc=False):
     trigger: str | None = None
     preTokens: int | None = None  # noqa: N815 - the log's spelling
 
 
-class _Line(msgspec.Struct):
+class _Line(msgspec.Struct, gc=False):
     type: str | None = None
     subtype: str | None = None
     timestamp: str | None = None
@@ -122,6 +122,7 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
     project = ""
     decode = _DECODER.decode
     items = out.items
+    first: dict[tuple[str, ...], int] = {}  # key -> position in items of this file's copy
     for start, end in spans:
         try:
             line = decode(view[start:end])
@@ -143,6 +144,15 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
             continue
         if not session and call.session:
             session = call.session
+        if call.key is not None:
+            # the same call again in this file: keep one (the global pass does the same across files)
+            at = first.get(call.key)
+            if at is not None:
+                out.duplicates += 1
+                if replaces(call, items[at]):  # type: ignore[arg-type]
+                    items[at] = call
+                continue
+            first[call.key] = len(items)
         items.append(call)
     out.session = session or log.path.stem
     out.project = project or hashed(folder)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import msgspec
+from msgspec.structs import astuple
 
 from toolkit.usage.model import Boundary, Call, FileLog
 from toolkit.usage.sources import LogFile, hashed
@@ -25,7 +26,7 @@ _MARKERS = (
 )
 
 
-class _Counts(msgspec.Struct):
+class _Counts(msgspec.Struct, gc=False):
     input_tokens: int = 0
     cached_input_tokens: int = 0
     output_tokens: int = 0
@@ -33,76 +34,70 @@ class _Counts(msgspec.Struct):
     total_tokens: int = 0
 
     def as_tuple(self) -> tuple[int, int, int, int, int]:
-        return (
-            self.input_tokens,
-            self.cached_input_tokens,
-            self.output_tokens,
-            self.reasoning_output_tokens,
-            self.total_tokens,
-        )
+        return astuple(self)  # type: ignore[return-value]
 
 
-class _Info(msgspec.Struct):
+class _Info(msgspec.Struct, gc=False):
     total_token_usage: _Counts | None = None
     last_token_usage: _Counts | None = None
     model_context_window: int | None = None
     model: str | None = None
 
 
-class _Limits(msgspec.Struct):
+class _Limits(msgspec.Struct, gc=False):
     limit_id: str | None = None
 
 
-class _TokenPayload(msgspec.Struct):
+class _TokenPayload(msgspec.Struct, gc=False):
     type: str | None = None
     info: _Info | None = None
     rate_limits: _Limits | None = None
     model: str | None = None
 
 
-class _TokenLine(msgspec.Struct):
+class _TokenLine(msgspec.Struct, gc=False):
     timestamp: str | None = None
     type: str | None = None
     payload: _TokenPayload | None = None
 
 
-class _Spawn(msgspec.Struct):
+class _Spawn(msgspec.Struct, gc=False):
     parent_thread_id: str | None = None
 
 
-class _Subagent(msgspec.Struct):
+class _Subagent(msgspec.Struct, gc=False):
     thread_spawn: _Spawn | None = None
 
 
-class _Source(msgspec.Struct):
+class _Source(msgspec.Struct, gc=False):
     subagent: _Subagent | str | None = None
 
 
-class _MetaPayload(msgspec.Struct):
+class _MetaPayload(msgspec.Struct, gc=False):
     id: str | None = None
     cwd: str | None = None
     forked_from_id: str | None = None
     source: _Source | str | None = None
 
 
-class _MetaLine(msgspec.Struct):
+class _MetaLine(msgspec.Struct, gc=False):
     timestamp: str | None = None
     type: str | None = None
     payload: _MetaPayload | None = None
 
 
-class _TurnPayload(msgspec.Struct):
+class _TurnPayload(msgspec.Struct, gc=False):
     model: str | None = None
     cwd: str | None = None
 
 
-class _TurnLine(msgspec.Struct):
+class _TurnLine(msgspec.Struct, gc=False):
     timestamp: str | None = None
     type: str | None = None
     payload: _TurnPayload | None = None
 
 
-class _TopLine(msgspec.Struct):
+class _TopLine(msgspec.Struct, gc=False):
     timestamp: str | None = None
     type: str | None = None
 
@@ -190,18 +185,20 @@ def _valid_ts(value: str | None) -> bool:
 
 
 def head(data: bytes) -> Head:
-    """Decode the leading ``session_meta`` lines only (to order parents before children)."""
+    """Decode the leading ``session_meta`` lines only (own, then a fork's parent), to order parents first."""
     info = Head()
-    for start, end, kind in _spans(data[: 1 << 20]):
-        if kind != 2:
-            if kind == 0:
-                break
-            continue
+    start = 0
+    for _ in range(3):
+        end = data.find(b"\n", start)
+        if end == -1:
+            end = len(data)
+        if data.find(b'"type":"session_meta"', start, min(end, start + 96)) == -1:
+            break
         try:
-            meta = _META.decode(data[start:end])
+            _note_meta(info, _META.decode(data[start:end]))
         except (msgspec.DecodeError, msgspec.ValidationError):
-            continue
-        _note_meta(info, meta)
+            break
+        start = end + 1
     return info
 
 
@@ -389,7 +386,13 @@ def _delta(total: Totals | None, prev: Totals | None, last: _Counts | None) -> T
         return total
     if total == prev:
         return None  # a re-emitted total: no new call
-    if any(now < before for now, before in zip(total, prev, strict=True)):
+    if (
+        total[0] < prev[0]
+        or total[1] < prev[1]
+        or total[2] < prev[2]
+        or total[3] < prev[3]
+        or total[4] < prev[4]
+    ):
         return last.as_tuple() if last is not None else None
     return (
         total[0] - prev[0],

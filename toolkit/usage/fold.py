@@ -8,6 +8,7 @@ carried history, and finally filter and group.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, tzinfo
@@ -15,7 +16,7 @@ from enum import StrEnum
 from typing import assert_never
 
 from toolkit.usage import claude, codex
-from toolkit.usage.model import Boundary, Call, FileLog
+from toolkit.usage.model import Boundary, Call, FileLog, replaces
 from toolkit.usage.sources import LogFile, discover
 
 
@@ -59,6 +60,7 @@ def _add(ledger: Ledger, log: LogFile, parsed: FileLog | None) -> None:
     ledger.files += 1
     ledger.bytes += log.size
     ledger.skipped_lines += parsed.skipped_lines
+    ledger.duplicates += parsed.duplicates
     ledger.files_without_usage += parsed.no_usage
     ledger.logs.append(parsed)
 
@@ -72,6 +74,17 @@ def _read(log: LogFile) -> bytes | None:
 
 def read_logs(files: Iterable[LogFile]) -> Ledger:
     """Read every file once (a fork or subagent rollout twice: it waits for its parent's totals)."""
+    # hundreds of thousands of small acyclic records: the cyclic collector would only rescan them
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _read_logs(files)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _read_logs(files: Iterable[LogFile]) -> Ledger:
     ledger = Ledger()
     files = list(files)
     for log in sorted((f for f in files if f.source == "claude"), key=lambda f: (f.mtime, str(f.path))):
@@ -108,13 +121,6 @@ def load(source: str, environ: Mapping[str, str]) -> Ledger:
 # -- deduplication -------------------------------------------------------------------------------------
 
 
-def _replaces(candidate: Call, existing: Call) -> bool:
-    """Keep the non-sidechain copy, else the larger token total (streaming partials, split blocks)."""
-    if candidate.sidechain != existing.sidechain:
-        return existing.sidechain
-    return candidate.tokens > existing.tokens
-
-
 def _dedup_claude(ledger: Ledger) -> None:
     exact: dict[tuple[str, ...], Call] = {}
     by_id: dict[str, list[Call]] = {}
@@ -136,7 +142,7 @@ def _dedup_claude(ledger: Ledger) -> None:
                 by_id.setdefault(item.msg_id, []).append(item)
                 continue
             ledger.duplicates += 1
-            loser, winner = (existing, item) if _replaces(item, existing) else (item, existing)
+            loser, winner = (existing, item) if replaces(item, existing) else (item, existing)
             loser.dropped = True
             if winner is item:
                 exact[item.key] = item
@@ -161,6 +167,7 @@ def _threads(ledger: Ledger) -> None:
     a resumed file's copied history; carried = max(0, cache read - B).
     """
     for log in ledger.logs:
+        kept: list[Call | Boundary] = []
         base: dict[str, int] = {}
         pending = 0
         pending_resume = False
@@ -168,6 +175,7 @@ def _threads(ledger: Ledger) -> None:
         copied = False
         for item in log.items:
             if isinstance(item, Boundary):
+                kept.append(item)
                 if item.kind == "compaction":
                     pending += 1
                     base.pop(log.path_hash, None)
@@ -185,9 +193,11 @@ def _threads(ledger: Ledger) -> None:
             if (copied or pending_resume) and not item.subagent:
                 item.resume, copied, pending_resume = True, False, False
             ledger.calls.append(item)
+            kept.append(item)
             last = item
         if pending and last is not None:
             last.compactions_after += pending
+        log.items = kept  # duplicates are no longer needed: memory follows the kept calls
 
 
 # -- filtering and grouping ---------------------------------------------------------------------------------

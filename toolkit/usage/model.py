@@ -9,7 +9,7 @@ from __future__ import annotations
 import msgspec
 
 
-class Call(msgspec.Struct):
+class Call(msgspec.Struct, gc=False):
     """One model call after the reader's own rules (deduplication across files happens in ``fold``).
 
     ``input`` is uncached input, so ``input + cache_write + cache_read`` is the whole prompt for both
@@ -50,7 +50,14 @@ class Call(msgspec.Struct):
         return self.input + self.cache_write + self.cache_read + self.output
 
 
-class Boundary(msgspec.Struct):
+def replaces(candidate: Call, existing: Call) -> bool:
+    """Keep the non-sidechain copy, else the larger token total (streaming partials, split blocks)."""
+    if candidate.sidechain != existing.sidechain:
+        return existing.sidechain
+    return candidate.tokens > existing.tokens
+
+
+class Boundary(msgspec.Struct, gc=False):
     """A context boundary inside one log: a compaction, or a resume appended to the same file."""
 
     ts: str
@@ -68,4 +75,5 @@ class FileLog(msgspec.Struct):
     project: str
     items: list[Call | Boundary] = msgspec.field(default_factory=list)
     skipped_lines: int = 0  # candidate lines that were malformed or failed validation
+    duplicates: int = 0  # lines dropped inside this file (streaming partials, content-block splits)
     no_usage: bool = False  # Codex: turns happened but the file has no token_count usage

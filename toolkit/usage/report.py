@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import date
 from typing import Any
 
-from toolkit.usage.fold import By, Ledger, LocalDays, group, key_function, select, total
+from toolkit.usage.fold import By, Ledger, LocalDays, Totals, group, key_function, select
 from toolkit.usage.model import Call
 
 SCHEMA = "workgroup.usage-report/v1"
+
+
+def _sum(groups: Iterable[Totals]) -> Totals:
+    out = Totals()
+    for part in groups:
+        out.calls += part.calls
+        out.input += part.input
+        out.output += part.output
+        out.cache_write += part.cache_write
+        out.cache_read += part.cache_read
+        if part.reasoning is not None:
+            out.reasoning = (out.reasoning or 0) + part.reasoning
+        out.carried += part.carried
+        out.compactions += part.compactions
+        out.subagent_tokens += part.subagent_tokens
+        out.not_final += part.not_final
+        out.sources |= part.sources
+    return out
 
 
 def notes(ledger: Ledger, calls: list[Call]) -> dict[str, Any]:
@@ -43,7 +62,7 @@ def build(
             "by": by.value,
             "timezone": timezone,
             "rows": rows,
-            "totals": total(calls).as_dict(),
+            "totals": _sum(groups.values()).as_dict(),
             "notes": notes(ledger, calls),
         },
         calls,
