@@ -7,7 +7,9 @@ at once) and compaction metadata. Content, summaries and tool output are skipped
 
 from __future__ import annotations
 
+from hashlib import blake2b
 from pathlib import Path
+from sys import intern
 
 import msgspec
 
@@ -122,7 +124,7 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
     project = ""
     decode = _DECODER.decode
     items = out.items
-    first: dict[tuple[str, ...], int] = {}  # key -> position in items of this file's copy
+    first: dict[bytes, int] = {}  # key -> position in items of this file's copy
     for start, end in spans:
         try:
             line = decode(view[start:end])
@@ -200,9 +202,12 @@ def _call(line: _Line, session: str, subagent: bool, path_hash: str, index: int)
         cache_write, write_1h = usage.cache_creation_input_tokens, 0
     sidechain = line.isSidechain is True
     owner = session or line_session
-    key: tuple[str, ...] | None = None
+    key = digest = None
     if msg_id is not None:
-        key = (msg_id, request_id) if request_id is not None else ("", line_session or owner, msg_id)
+        # 16-byte digests instead of the id strings: the dedup index lives for the whole run
+        digest = blake2b(msg_id.encode(), digest_size=16).digest()
+        scope = request_id if request_id is not None else "\x00" + (line_session or owner)
+        key = blake2b(f"{msg_id}\x1f{scope}".encode(), digest_size=16).digest()
     read_tokens = usage.cache_read_input_tokens
     return Call(
         source="claude",
@@ -211,7 +216,7 @@ def _call(line: _Line, session: str, subagent: bool, path_hash: str, index: int)
         thread=path_hash + ("#side" if sidechain and not subagent else ""),
         subagent=subagent or sidechain,
         ts=line.timestamp or "",
-        model=model or "unknown",
+        model=intern(model or "unknown"),
         input=usage.input_tokens,
         output=usage.output_tokens,
         cache_write=cache_write,
@@ -221,7 +226,7 @@ def _call(line: _Line, session: str, subagent: bool, path_hash: str, index: int)
         final=message.stop_reason is not None,
         cache_write_1h=write_1h,
         key=key,
-        msg_id=msg_id,
+        msg_id=digest,
         sidechain=sidechain,
         log=index,
     )

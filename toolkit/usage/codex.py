@@ -11,6 +11,7 @@ by the parent's totals and skipped.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from sys import intern
 
 import msgspec
 from msgspec.structs import astuple
@@ -34,7 +35,7 @@ class _Counts(msgspec.Struct, gc=False):
     total_tokens: int = 0
 
     def as_tuple(self) -> tuple[int, int, int, int, int]:
-        return astuple(self)  # type: ignore[return-value]
+        return astuple(self)
 
 
 class _Info(msgspec.Struct, gc=False):
@@ -360,7 +361,7 @@ def _token(
             thread=out.path_hash,
             subagent=info.subagent,
             ts=ts,
-            model=state.model or payload.model or meta.model or "unknown",
+            model=intern(state.model or payload.model or meta.model or "unknown"),
             input=used_in - cached,
             output=used_out,
             cache_write=0,

@@ -122,8 +122,8 @@ def load(source: str, environ: Mapping[str, str]) -> Ledger:
 
 
 def _dedup_claude(ledger: Ledger) -> None:
-    exact: dict[tuple[str, ...], Call] = {}
-    by_id: dict[str, list[Call]] = {}
+    exact: dict[bytes, Call] = {}
+    by_id: dict[bytes, list[Call]] = {}
     for log in ledger.logs:
         if log.source != "claude":
             continue

@@ -31,8 +31,8 @@ class Call(msgspec.Struct, gc=False):
     context: int
     final: bool = True  # False: the log has no final usage for this call (output may be low)
     cache_write_1h: int = 0
-    key: tuple[str, ...] | None = None  # Claude dedup key
-    msg_id: str | None = None
+    key: bytes | None = None  # Claude dedup key: digest of (message id, request id or session)
+    msg_id: bytes | None = None  # digest of the message id (the /btw sidechain rule)
     sidechain: bool = False
     dropped: bool = False
     carried: int = 0
