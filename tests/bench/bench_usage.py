@@ -69,9 +69,11 @@ def _claude_session(path: Path, rng: random.Random, sid: str, target: int, day: 
             stop = '"tool_use"' if block == blocks else "null"
             lines.append(
                 f'{{"type":"assistant","uuid":"a{call}-{block}","parentUuid":"u{call}","isSidechain":false,'
-                f'{common},"requestId":"req_{sid}_{call}","timestamp":"{ts}","message":{{"id":"msg_{sid}_{call}",'
+                f'{common},"requestId":"req_{sid}_{call}","timestamp":"{ts}",'
+                f'"message":{{"id":"msg_{sid}_{call}",'
                 f'"type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{{"type":"text",'
-                f'"text":{body}}}],"stop_reason":{stop},"usage":{usage.format(i=inp, w=write, r=read, o=out)}}}}}'
+                f'"text":{body}}}],"stop_reason":{stop},'
+                f'"usage":{usage.format(i=inp, w=write, r=read, o=out)}}}}}'
             )
         result = json.dumps(_text(rng, rng.randrange(1000, 9000)))
         lines.append(
@@ -107,7 +109,8 @@ def _codex_session(path: Path, rng: random.Random, sid: str, target: int, day: i
         ts = f"2026-03-{day:02d}T{8 + (call // 3600) % 14:02d}:{(call // 60) % 60:02d}:{call % 60:02d}.000Z"
         chunk = [
             f'{{"timestamp":"{ts}","type":"turn_context","payload":{{"cwd":"{cwd}","model":"gpt-5-codex",'
-            f'"approval_policy":"on-request","effort":"medium","user_instructions":{json.dumps(_text(rng, 800))}}}}}'
+            f'"approval_policy":"on-request","effort":"medium",'
+            f'"user_instructions":{json.dumps(_text(rng, 800))}}}}}'
         ]
         for _ in range(rng.randrange(1, 4)):
             chunk.append(
@@ -184,8 +187,9 @@ _CHILD = (
     "p = subprocess.run(sys.argv[1:], capture_output=True)\n"
     "wall = time.perf_counter() - t\n"
     "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-    "print(json.dumps({'rc': p.returncode, 'wall': wall, 'cpu': u.ru_utime + u.ru_stime, 'rss_kb': u.ru_maxrss,"
-    " 'out': p.stdout.decode('utf-8', 'replace')[-200000:], 'err': p.stderr.decode('utf-8', 'replace')[-2000:]}))\n"
+    "print(json.dumps({'rc': p.returncode, 'wall': wall, 'cpu': u.ru_utime + u.ru_stime,"
+    " 'rss_kb': u.ru_maxrss, 'out': p.stdout.decode('utf-8', 'replace')[-200000:],"
+    " 'err': p.stderr.decode('utf-8', 'replace')[-2000:]}))\n"
 )
 
 
@@ -205,6 +209,9 @@ def main() -> int:
     parser.add_argument("--dir", type=Path, help="where to write them (default: a temporary folder)")
     parser.add_argument("--keep", action="store_true", help="keep the generated logs")
     parser.add_argument("--ccusage", default=os.environ.get("CCUSAGE_BIN") or shutil.which("ccusage"))
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs per tool; medians are printed (default 3)"
+    )
     args = parser.parse_args()
     root = args.dir or Path(tempfile.mkdtemp(prefix="bench-usage-"))
     try:
@@ -226,33 +233,40 @@ def main() -> int:
         }
         mb = written / 1e6
         print(f"logs: {mb:,.0f} MB, largest file {largest / 1e6:,.1f} MB")
-        mine = measure([sys.executable, "-m", "toolkit", "usage", "--json", "--timezone", "UTC"], env)
-        assert mine["rc"] == 0, mine["err"]
-        wall, cpu, rss = float(mine["wall"]), float(mine["cpu"]), int(mine["rss_kb"])  # type: ignore[arg-type]
-        print(
-            f"workgroup usage: wall {wall:.2f} s, cpu {cpu:.2f} s, {mb / cpu:,.0f} MB/s per cpu-second, "
-            f"peak RSS {rss / 1024:,.0f} MB"
-        )
+        runs: dict[str, list[dict[str, object]]] = {}
+        commands = {
+            "workgroup usage": [sys.executable, "-m", "toolkit", "usage", "--json", "--timezone", "UTC"]
+        }
         if args.ccusage:
-            ours_days = {
-                r["key"]: (r["input"], r["output"], r["cache_read"])
-                for r in json.loads(str(mine["out"]))["rows"]
-            }
-            for label, extra in (("parallel", []), ("--single-thread", ["--single-thread"])):
-                cmd = [args.ccusage, "daily", "--json", "--offline", "--timezone", "UTC", *extra]
+            base = [args.ccusage, "daily", "--json", "--offline", "--timezone", "UTC"]
+            commands["ccusage daily (parallel, its default)"] = base
+            commands["ccusage daily --single-thread"] = [*base, "--single-thread"]
+        for _ in range(args.repeat):  # interleaved, so load on a shared machine hits every tool alike
+            for label, cmd in commands.items():
                 got = measure(cmd, env)
                 assert got["rc"] == 0, got["err"]
-                c_wall, c_cpu = float(got["wall"]), float(got["cpu"])  # type: ignore[arg-type]
-                c_rss = int(got["rss_kb"])  # type: ignore[arg-type]
-                print(
-                    f"ccusage daily {label}: wall {c_wall:.2f} s, cpu {c_cpu:.2f} s, "
-                    f"{mb / c_cpu:,.0f} MB/s per cpu-second, peak RSS {c_rss / 1024:,.0f} MB"
-                )
-                theirs_days = {
+                runs.setdefault(label, []).append(got)
+        days: dict[str, dict[str, tuple[int, int, int]]] = {}
+        for label, got_runs in runs.items():
+            walls = sorted(float(r["wall"]) for r in got_runs)  # type: ignore[arg-type]
+            cpus = sorted(float(r["cpu"]) for r in got_runs)  # type: ignore[arg-type]
+            rss = max(int(r["rss_kb"]) for r in got_runs)  # type: ignore[call-overload]
+            wall, cpu = walls[len(walls) // 2], cpus[len(cpus) // 2]
+            print(
+                f"{label}: median of {len(got_runs)}: wall {wall:.2f} s, cpu {cpu:.2f} s "
+                f"(min {cpus[0]:.2f}), {mb / cpu:,.0f} MB/s per cpu-second, peak RSS {rss / 1024:,.0f} MB"
+            )
+            out = json.loads(str(got_runs[0]["out"]))
+            if label == "workgroup usage":
+                days[label] = {r["key"]: (r["input"], r["output"], r["cache_read"]) for r in out["rows"]}
+            else:
+                days[label] = {
                     r["period"]: (r["inputTokens"], r["outputTokens"], r["cacheReadTokens"])
-                    for r in json.loads(str(got["out"]))["daily"]
+                    for r in out["daily"]
                 }
-                print(f"  per-day totals equal to ours: {theirs_days == ours_days}")
+        if args.ccusage:
+            same = all(d == days["workgroup usage"] for d in days.values())
+            print(f"per-day totals (input, output, cache read) equal across the tools: {same}")
         else:
             print("ccusage not found (set CCUSAGE_BIN): no side-by-side figures")
     finally:
