@@ -376,3 +376,25 @@ def test_demo_step_narrates_real_counts(tmp_path: Path, capsys: pytest.CaptureFi
     assert "demo-session-0001      7" in out and "2,450" in out
     assert "demo-rollout-0001      2  13,200     650" in out
     assert "└ subagent 1" in out and "'fresh'" in out
+
+
+def test_default_locations_merge_and_overrides_take_comma_lists(tmp_path: Path) -> None:
+    from toolkit.usage.sources import claude_roots, codex_roots
+
+    home, xdg = tmp_path / "home", tmp_path / "xdg"
+    for folder in (home / ".claude" / "projects", xdg / "claude" / "projects", home / ".codex" / "sessions"):
+        folder.mkdir(parents=True)
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(xdg)}
+    assert claude_roots(env) == [xdg / "claude" / "projects", home / ".claude" / "projects"]
+    assert codex_roots(env) == [home / ".codex"]
+    other = tmp_path / "other"
+    (other / "projects").mkdir(parents=True)
+    (other / "sessions").mkdir()
+    # an override replaces the defaults; entries may name the config folder or its projects/ folder
+    env2 = {
+        **env,
+        "CLAUDE_CONFIG_DIR": f" {other / 'projects'} , {home / '.claude'} ",
+        "CODEX_HOME": f"{other},nowhere",
+    }
+    assert claude_roots(env2) == [other / "projects", home / ".claude" / "projects"]
+    assert codex_roots(env2) == [other]
