@@ -42,6 +42,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "profile",
     "capabilities",
     "fanout",
+    "usage",
     "schemas",
 )
 

@@ -21,6 +21,11 @@ def main(argv: list[str] | None = None) -> int:
         from toolkit.records.verify import run_cli
 
         return run_cli(args[1:])
+    if args and args[0] == "usage" and not {"-h", "--help"} & set(args[1:]):
+        # reading gigabytes of agent logs: the typer app's start-up is not worth loading
+        from toolkit.usage.cli import run_cli as usage_cli
+
+        return usage_cli(args[1:])
     from toolkit.cli import run
 
     return run(args)
