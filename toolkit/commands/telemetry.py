@@ -60,4 +60,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             emit_json({"recorded": recorded, "event": event, "dropped_keys": dropped})
 
+    from toolkit.commands import telemetry_export
+
+    telemetry_export.register(group)
     app.add_typer(group, name="telemetry")
