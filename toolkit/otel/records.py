@@ -150,6 +150,17 @@ class Occurrences:
         return f"{digest}#{number}"
 
 
+def efficiency_key(log_bytes: bytes, event: Mapping[str, Any]) -> str:
+    """The key ``telemetry export`` will give ``event`` once appended after ``log_bytes``.
+
+    Equal events get their occurrence number in log order; the local log writes each normalized
+    event as one compact line, so counting equal lines counts equal events.
+    """
+    line = json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    earlier = (b"\n" + log_bytes).count(b"\n" + line + b"\n") if log_bytes else 0
+    return f"{content_key(event)}#{earlier}"
+
+
 def to_ns(moment: datetime) -> int:
     return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
 

@@ -14,6 +14,7 @@ import math
 import os
 import re
 import sys
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -21,6 +22,7 @@ from typing import IO, Any
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 
 MAX_REQUEST_BYTES = 1_048_576
+LIVE_OPS = frozenset({"route", "dispatch"})  # decisions that live mode (telemetry: otlp) emits
 
 # op name -> "module:function"; each function is fn(request: dict, ctx: RuntimeContext) -> dict
 OPERATIONS: dict[str, str] = {
@@ -118,11 +120,24 @@ def failure(code: str) -> dict[str, Any]:
     return {"ok": False, "code": code, "message": MESSAGES.get(code, MESSAGES["INVALID_REQUEST"])}
 
 
+def _emit_live(op: str, result: dict[str, Any], ctx: RuntimeContext, started: float) -> None:
+    """Live mode: spool the decision for the detached OTLP flusher (a no-op unless configured)."""
+    try:
+        from toolkit.otel.live import emit_decision
+
+        emit_decision(ctx.cwd, op, result, (time.perf_counter() - started) * 1000)
+    except Exception:  # telemetry never changes a decision's answer
+        pass
+
+
 def execute(op: str, request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
     """Run one operation and return the output frame (never raises for bad input)."""
     try:
         func = resolve_operation(op)
+        started = time.perf_counter()
         result = func(request, ctx)
+        if op in LIVE_OPS:
+            _emit_live(op, result, ctx, started)
         return {"ok": True, "operation": op, "result": result}
     except RuntimeOpError as exc:
         return failure(exc.code)
