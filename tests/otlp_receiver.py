@@ -43,7 +43,7 @@ class Received:
 class Receiver:
     """Start with ``with receiving() as rx``; ``rx.url`` is the OTLP base URL."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.received = Received()
         self.delay = 0.0
         self.fail_next = 0
@@ -58,7 +58,7 @@ class Receiver:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 receiver.handle(self)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -181,8 +181,8 @@ class Receiver:
 
 
 @contextmanager
-def receiving() -> Iterator[Receiver]:
-    receiver = Receiver().start()
+def receiving(port: int = 0) -> Iterator[Receiver]:
+    receiver = Receiver(port).start()
     try:
         yield receiver
     finally:

@@ -6,7 +6,7 @@ spool to ``batch-<ns>.jsonl``, maps it to spans (``toolkit.otel.records``, throu
 engine) and sends them with the OTLP/HTTP exporter (endpoint and options from the
 ``OTEL_EXPORTER_OTLP_*`` variables it inherited). A batch file is deleted only after the collector
 accepted it; on failure it stays and is retried with a growing pause. After ``IDLE_SECONDS``
-without work, or ``GIVE_UP_SECONDS`` of failures, it exits; the next spooled record starts a new
+without work, or after failing for ``OTEL_BSP_EXPORT_TIMEOUT`` milliseconds (default 30000), it exits; the next spooled record starts a new
 flusher, which sends the batches left behind first. ``status.json`` says how the last attempt went.
 """
 
@@ -23,7 +23,7 @@ from typing import Any
 from toolkit.otel.live import FLUSHER_LOCK, SPOOL
 
 IDLE_SECONDS = 2.0
-GIVE_UP_SECONDS = 60.0
+GIVE_UP_SECONDS = 30.0  # the default of OTEL_BSP_EXPORT_TIMEOUT (milliseconds there)
 MAX_PAUSE = 10.0
 STATUS = "status.json"
 
@@ -128,6 +128,7 @@ class Flusher:
 
     def run(self) -> int:
         delay = _env_seconds("OTEL_BSP_SCHEDULE_DELAY", 1.0)
+        give_up = _env_seconds("OTEL_BSP_EXPORT_TIMEOUT", GIVE_UP_SECONDS)
         idle_since = time.monotonic()
         failing_since: float | None = None
         pause = 0.5
@@ -149,7 +150,7 @@ class Flusher:
                 if not ok:
                     failing_since = failing_since or time.monotonic()
                     _status(self.dir, ok=False, error="COLLECTOR_UNAVAILABLE", pending=len(self.pending()))
-                    if time.monotonic() - failing_since > GIVE_UP_SECONDS:
+                    if time.monotonic() - failing_since > give_up:
                         return 1  # the spool stays; the next spooled record starts a new flusher
                     pause = min(pause * 2, MAX_PAUSE)
                     break
@@ -170,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError:
         os.close(fd)
         return 0  # another flusher runs
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)  # who holds the lock (tests wait for it)
     flusher = Flusher(otel_dir)
     while True:
         code = flusher.run()
