@@ -149,7 +149,9 @@ class Receiver:
                                 "resource": attributes(rm.resource.attributes),
                             }
                             if kind == "histogram":
-                                row.update(count=point.count, sum=point.sum, buckets=list(point.bucket_counts))
+                                row.update(
+                                    count=point.count, sum=point.sum, buckets=list(point.bucket_counts)
+                                )
                             else:
                                 row["value"] = point.as_int if point.HasField("as_int") else point.as_double
                             points.append(row)

@@ -53,7 +53,9 @@ def cli(tmp_path: Path, *args: str, request: object = None) -> int:
     return run(argv)
 
 
-def cm_call(call_id: str, *, run_id: str = "run-20260730-aaaa", inp: int = 1000, out: int = 200, **extra: Any) -> None:
+def cm_call(
+    call_id: str, *, run_id: str = "run-20260730-aaaa", inp: int = 1000, out: int = 200, **extra: Any
+) -> None:
     identity = {
         "call_id": call_id,
         "stage": "build",
@@ -117,7 +119,11 @@ def export(root: Path, *args: str, env: dict[str, str] | None = None) -> tuple[i
 
 
 def by_name(spans: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    return {span["name"] + ("" if span["name"] != "chat gpt-5" else span["attributes"]["workgroup.cm.call_id"]): span for span in spans}
+    return {
+        span["name"]
+        + ("" if span["name"] != "chat gpt-5" else span["attributes"]["workgroup.cm.call_id"]): span
+        for span in spans
+    }
 
 
 def test_spans_carry_the_genai_conventions_and_resource(records: Path) -> None:
@@ -151,7 +157,12 @@ def test_spans_carry_the_genai_conventions_and_resource(records: Path) -> None:
     decision = spans["workgroup.decision route"]["attributes"]
     assert decision["workgroup.mode"] == "fresh-capsule"
     assert decision["workgroup.reason_codes"] == ("INDEPENDENT_CAPSULE", "REVIEW_INDEPENDENCE")
-    assert set(decision) == {"workgroup.record", "workgroup.decision.op", "workgroup.mode", "workgroup.reason_codes"}
+    assert set(decision) == {
+        "workgroup.record",
+        "workgroup.decision.op",
+        "workgroup.mode",
+        "workgroup.reason_codes",
+    }
     resource = call["resource"]
     assert resource["service.name"] == "workgroup-toolkit"
     assert resource["workgroup.id"] == "wg-1" and resource["workgroup.run.id"] == "run-1"
@@ -166,14 +177,16 @@ def test_metrics_are_cumulative_genai_histograms_and_sums(records: Path) -> None
         points = rx.received.points
     usage = [p for p in points if p["name"] == "gen_ai.client.token.usage"]
     cm_input = [
-        p for p in usage
+        p
+        for p in usage
         if p["attributes"]["gen_ai.token.type"] == "input" and p["attributes"]["workgroup.record"] == "cm"
     ]
     assert len(cm_input) == 1 and cm_input[0]["count"] == 2 and cm_input[0]["sum"] == 1050
     assert cm_input[0]["kind"] == "histogram" and cm_input[0]["temporality"] == 2  # CUMULATIVE
     sums = {
         (p["attributes"]["workgroup.record"], p["attributes"]["workgroup.token.type"]): p["value"]
-        for p in points if p["name"] == "workgroup.gen_ai.tokens"
+        for p in points
+        if p["name"] == "workgroup.gen_ai.tokens"
     }
     assert sums[("cm", "cache_read")] == 800 and sums[("efficiency", "cache_creation")] == 100
     duration = [p for p in points if p["name"] == "gen_ai.client.operation.duration"]
@@ -202,7 +215,9 @@ def test_span_ids_survive_later_appends(records: Path, tmp_path: Path) -> None:
     with receiving() as rx:
         assert export(records, rx.url)[0] == 0
         before = {s["name"]: s["span_id"] for s in rx.received.spans if s["name"].startswith("workgroup.")}
-        assert cli(tmp_path, "telemetry", "record", request=EVENT) == 0  # an identical event, later in the log
+        assert (
+            cli(tmp_path, "telemetry", "record", request=EVENT) == 0
+        )  # an identical event, later in the log
         assert export(records, rx.url)[0] == 0
         later = rx.received.spans[len(rx.received.spans) - 6 :]
     efficiency = [s["span_id"] for s in later if s["name"] == "workgroup.efficiency worker_usage"]

@@ -76,7 +76,9 @@ def test_runtime_decisions_are_sent_by_the_flusher(live_repo: Path) -> None:
         env = env_for(rx.url)
         for _ in range(3):
             route(live_repo, env)
-        batch = run_workgroup("runtime", "--batch", "route", stdin=ROUTE + "\n" + ROUTE + "\n", cwd=live_repo, env=env)
+        batch = run_workgroup(
+            "runtime", "--batch", "route", stdin=ROUTE + "\n" + ROUTE + "\n", cwd=live_repo, env=env
+        )
         assert batch.returncode == 0
         spans = rx.wait_for_spans(5)
         assert wait_for_flusher(live_repo / ".git" / "workgroup" / "otel")
@@ -84,7 +86,12 @@ def test_runtime_decisions_are_sent_by_the_flusher(live_repo: Path) -> None:
     assert {s["name"] for s in spans} == {"workgroup.decision route"}
     attrs = spans[0]["attributes"]
     assert attrs["workgroup.mode"] == "fresh-capsule"
-    assert set(attrs) == {"workgroup.record", "workgroup.decision.op", "workgroup.mode", "workgroup.reason_codes"}
+    assert set(attrs) == {
+        "workgroup.record",
+        "workgroup.decision.op",
+        "workgroup.mode",
+        "workgroup.reason_codes",
+    }
     assert len(spans[0]["resource"]["workgroup.repository.id"]) == 32
     assert pending_lines(live_repo / ".git" / "workgroup" / "otel") == []  # sent batches are deleted
 
@@ -104,7 +111,8 @@ if sys.argv[1] == "runtime":
 else:
     from toolkit.cm.events import main
     code = main(json.loads(sys.argv[2]))
-heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("opentelemetry", "google", "pydantic", "typer", "yaml"))
+roots = ("opentelemetry", "google", "pydantic", "typer", "yaml")
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in roots)
 sys.stderr.write(json.dumps({"code": code, "heavy": heavy}) + "\\n")
 """
 
@@ -112,19 +120,44 @@ sys.stderr.write(json.dumps({"code": code, "heavy": heavy}) + "\\n")
 def test_runtime_path_never_imports_opentelemetry(live_repo: Path) -> None:
     env = {**os.environ, **env_for(f"http://127.0.0.1:{free_port()}"), "OTEL_BSP_EXPORT_TIMEOUT": "500"}
     usage = {
-        "call_id": "c-1", "stage": "build", "role": "coder", "adapter": "manual", "requested_model": "gpt-5",
-        "source": "api", "purpose": "cm-ai:build", "usage_state": "observed", "outcome": "success",
-        "input_tokens": 3, "output_tokens": 4,
+        "call_id": "c-1",
+        "stage": "build",
+        "role": "coder",
+        "adapter": "manual",
+        "requested_model": "gpt-5",
+        "source": "api",
+        "purpose": "cm-ai:build",
+        "usage_state": "observed",
+        "outcome": "success",
+        "input_tokens": 3,
+        "output_tokens": 4,
     }
     cm_args = [
-        "--workflow", "cm-ai", "--event", "model_usage", "--phase", "complete", "--runtime", "codex",
-        "--detail", "done", "--run-id", "run-20260730-cccc", "--project-root", str(live_repo),
-        "--data-json", json.dumps(usage),
+        "--workflow",
+        "cm-ai",
+        "--event",
+        "model_usage",
+        "--phase",
+        "complete",
+        "--runtime",
+        "codex",
+        "--detail",
+        "done",
+        "--run-id",
+        "run-20260730-cccc",
+        "--project-root",
+        str(live_repo),
+        "--data-json",
+        json.dumps(usage),
     ]
     for kind, payload in (("runtime", ROUTE), ("cm", json.dumps(cm_args))):
         proc = subprocess.run(
             [sys.executable, "-c", LEAN_PROBE, kind, payload],
-            cwd=live_repo, env=env, capture_output=True, timeout=60, check=False,
+            cwd=live_repo,
+            env=env,
+            capture_output=True,
+            timeout=60,
+            check=False,
         )
         report = json.loads(proc.stderr.decode().strip().splitlines()[-1])
         assert report == {"code": 0, "heavy": []}, (kind, proc.stderr)
@@ -136,19 +169,50 @@ def test_live_ids_equal_the_ids_of_a_later_export(live_repo: Path, tmp_path: Pat
     event_file = tmp_path / "event.json"
     event_file.write_text(json.dumps(EVENT), encoding="utf-8")
     identity = {
-        "call_id": "c-7", "stage": "build", "role": "coder", "adapter": "openai-compatible",
-        "requested_model": "gpt-5", "source": "api", "purpose": "cm-ai:build",
+        "call_id": "c-7",
+        "stage": "build",
+        "role": "coder",
+        "adapter": "openai-compatible",
+        "requested_model": "gpt-5",
+        "source": "api",
+        "purpose": "cm-ai:build",
     }
-    usage = {**identity, "usage_state": "observed", "outcome": "success", "input_tokens": 10, "output_tokens": 2}
+    usage = {
+        **identity,
+        "usage_state": "observed",
+        "outcome": "success",
+        "input_tokens": 10,
+        "output_tokens": 2,
+    }
     with receiving() as rx:
         env = env_for(rx.url)
         assert run_workgroup("telemetry", "record", str(event_file), cwd=live_repo, env=env).returncode == 0
         for event, phase, data in (("model_call", "claimed", identity), ("model_usage", "complete", usage)):
             proc = subprocess.run(
-                [Path(sys.executable).parent / "cm-log-event", "--workflow", "cm-ai", "--event", event,
-                 "--phase", phase, "--runtime", "codex", "--detail", "coder call", "--run-id",
-                 "run-20260730-dddd", "--project-root", str(live_repo), "--data-json", json.dumps(data)],
-                cwd=live_repo, env={**os.environ, **env}, capture_output=True, timeout=60, check=False,
+                [
+                    Path(sys.executable).parent / "cm-log-event",
+                    "--workflow",
+                    "cm-ai",
+                    "--event",
+                    event,
+                    "--phase",
+                    phase,
+                    "--runtime",
+                    "codex",
+                    "--detail",
+                    "coder call",
+                    "--run-id",
+                    "run-20260730-dddd",
+                    "--project-root",
+                    str(live_repo),
+                    "--data-json",
+                    json.dumps(data),
+                ],
+                cwd=live_repo,
+                env={**os.environ, **env},
+                capture_output=True,
+                timeout=60,
+                check=False,
             )
             assert proc.returncode == 0, proc.stderr
         live = rx.wait_for_spans(2)
@@ -195,16 +259,45 @@ def test_slow_collector_never_blocks_the_runtime_path(live_repo: Path) -> None:
 def test_spool_holds_no_content(live_repo: Path) -> None:
     env = {**os.environ, **env_for(f"http://127.0.0.1:{free_port()}", OTEL_BSP_EXPORT_TIMEOUT="200")}
     usage = {
-        "call_id": "c-9", "stage": "build", "role": "coder", "adapter": "manual", "requested_model": "gpt-5",
-        "source": "api", "purpose": "cm-ai:build", "usage_state": "observed", "outcome": "success",
-        "input_tokens": 3, "output_tokens": 4,
+        "call_id": "c-9",
+        "stage": "build",
+        "role": "coder",
+        "adapter": "manual",
+        "requested_model": "gpt-5",
+        "source": "api",
+        "purpose": "cm-ai:build",
+        "usage_state": "observed",
+        "outcome": "success",
+        "input_tokens": 3,
+        "output_tokens": 4,
     }
     proc = subprocess.run(
-        [Path(sys.executable).parent / "cm-log-event", "--workflow", "cm-ai", "--event", "model_usage",
-         "--phase", "complete", "--runtime", "codex", "--detail", "CANARY-DETAIL said hello",
-         "--project", "CANARY-PROJECT", "--run-id", "run-20260730-eeee", "--project-root", str(live_repo),
-         "--data-json", json.dumps(usage)],
-        cwd=live_repo, env=env, capture_output=True, timeout=60, check=False,
+        [
+            Path(sys.executable).parent / "cm-log-event",
+            "--workflow",
+            "cm-ai",
+            "--event",
+            "model_usage",
+            "--phase",
+            "complete",
+            "--runtime",
+            "codex",
+            "--detail",
+            "CANARY-DETAIL said hello",
+            "--project",
+            "CANARY-PROJECT",
+            "--run-id",
+            "run-20260730-eeee",
+            "--project-root",
+            str(live_repo),
+            "--data-json",
+            json.dumps(usage),
+        ],
+        cwd=live_repo,
+        env=env,
+        capture_output=True,
+        timeout=60,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     otel_dir = live_repo / ".git" / "workgroup" / "otel"

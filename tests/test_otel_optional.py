@@ -52,7 +52,12 @@ def probe(cwd: Path, argv: list[str], *, absent: bool = False, stdin: str = "", 
         "OTEL_BSP_EXPORT_TIMEOUT": "200",
     }
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE, payload], cwd=cwd, env=env, capture_output=True, timeout=120, check=False
+        [sys.executable, "-c", PROBE, payload],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        timeout=120,
+        check=False,
     )
     err = proc.stderr.decode()
     line = [row for row in err.splitlines() if row.startswith("PROBE ")][-1]
@@ -63,7 +68,9 @@ def probe(cwd: Path, argv: list[str], *, absent: bool = False, stdin: str = "", 
 def repo(git_repo, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
     git_repo.commit("init", {"a.txt": "a"})
     event = {
-        "event": "worker_usage", "observed_at": "2026-07-30T12:00:00Z", "provider": "claude",
+        "event": "worker_usage",
+        "observed_at": "2026-07-30T12:00:00Z",
+        "provider": "claude",
         "billed": {"output_tokens": 3, "accounting_source": "provider-reported"},
     }
     (tmp_path / "event.json").write_text(json.dumps(event), encoding="utf-8")
@@ -72,9 +79,17 @@ def repo(git_repo, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
 
 def test_nothing_of_opentelemetry_is_imported_when_not_configured(repo: Path, tmp_path: Path) -> None:
     usage = {
-        "call_id": "c-1", "stage": "build", "role": "coder", "adapter": "manual", "requested_model": "gpt-5",
-        "source": "api", "purpose": "cm-ai:build", "usage_state": "observed", "outcome": "success",
-        "input_tokens": 3, "output_tokens": 4,
+        "call_id": "c-1",
+        "stage": "build",
+        "role": "coder",
+        "adapter": "manual",
+        "requested_model": "gpt-5",
+        "source": "api",
+        "purpose": "cm-ai:build",
+        "usage_state": "observed",
+        "outcome": "success",
+        "input_tokens": 3,
+        "output_tokens": 4,
     }
     cases = [
         ("workgroup", ["--help"], ""),
@@ -85,9 +100,24 @@ def test_nothing_of_opentelemetry_is_imported_when_not_configured(repo: Path, tm
         ("workgroup", ["telemetry", "export", "--otlp", "--dry-run"], ""),
         (
             "cm-log-event",
-            ["--workflow", "cm-ai", "--event", "model_usage", "--phase", "complete", "--runtime", "codex",
-             "--detail", "d", "--run-id", "run-20260730-ffff", "--project-root", str(repo),
-             "--data-json", json.dumps(usage)],
+            [
+                "--workflow",
+                "cm-ai",
+                "--event",
+                "model_usage",
+                "--phase",
+                "complete",
+                "--runtime",
+                "codex",
+                "--detail",
+                "d",
+                "--run-id",
+                "run-20260730-ffff",
+                "--project-root",
+                str(repo),
+                "--data-json",
+                json.dumps(usage),
+            ],
             "",
         ),
     ]

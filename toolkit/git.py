@@ -265,5 +265,5 @@ def root_commit_ids(repo: Repo) -> list[str]:
     pg = _pygit2()
     if repo.head_is_unborn:
         return []
-    roots = {str(commit.id) for commit in repo.raw.walk(repo.raw.head.target, pg.enums.SortMode.NONE) if not commit.parent_ids}
-    return sorted(roots)
+    walker = repo.raw.walk(repo.raw.head.target, pg.enums.SortMode.NONE)
+    return sorted({str(commit.id) for commit in walker if not commit.parent_ids})

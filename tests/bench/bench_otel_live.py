@@ -70,8 +70,12 @@ def processes(repos: list[Path], count: int, env: dict[str, str]) -> list[list[f
         for index, repo in enumerate(repos):
             started = time.perf_counter()
             proc = subprocess.run(
-                [sys.executable, "-m", "toolkit", "runtime", "route"], input=body, cwd=repo, env=env,
-                capture_output=True, check=True,
+                [sys.executable, "-m", "toolkit", "runtime", "route"],
+                input=body,
+                cwd=repo,
+                env=env,
+                capture_output=True,
+                check=True,
             )
             times[index].append((time.perf_counter() - started) * 1000)
             assert proc.stdout.startswith(b'{"ok":true')
@@ -115,7 +119,9 @@ def main() -> int:
         local, otlp = make_repo(base, "local", "local"), make_repo(base, "otlp", "otlp")
         os.environ.update(OTEL_EXPORTER_OTLP_ENDPOINT=rx.url, OTEL_BSP_SCHEDULE_DELAY="200")
         env = dict(os.environ)
-        print(f"python {sys.version.split()[0]}, {ns.calls} in-process calls, {ns.processes} processes per mode")
+        print(
+            f"python {sys.version.split()[0]}, {ns.calls} in-process calls, {ns.processes} processes per mode"
+        )
         rows = {}
         for fresh in (True, False):
             how = "target looked up per call" if fresh else "target cached (--batch)"

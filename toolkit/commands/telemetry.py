@@ -2,7 +2,8 @@
 
 Config ``telemetry: off`` records nothing; ``local`` (and ``provider``) append the normalized
 ``knowzcode.efficiency-event/v1`` to the local telemetry log (inside the git common dir, never
-committed); ``otlp`` appends it too and spools it for the OTLP flusher (``toolkit.otel.live``). Keys the allowlist projection drops are named on stderr, never silently lost.
+committed); ``otlp`` appends it too and spools it for the OTLP flusher (``toolkit.otel.live``).
+Keys the allowlist projection drops are named on stderr, never silently lost.
 """
 
 from __future__ import annotations

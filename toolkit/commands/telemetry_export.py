@@ -17,15 +17,21 @@ def register(group: typer.Typer) -> None:
     def export_cmd(
         endpoint: Annotated[
             str | None,
-            typer.Argument(help="OTLP/HTTP base URL (default: OTEL_EXPORTER_OTLP_* or http://localhost:4318)."),
+            typer.Argument(
+                help="OTLP/HTTP base URL (default: OTEL_EXPORTER_OTLP_* or http://localhost:4318)."
+            ),
         ] = None,
         otlp: Annotated[bool, typer.Option("--otlp", help="Export as OTLP/HTTP (protobuf).")] = False,
         since: Annotated[
-            str | None, typer.Option("--since", help="Only records after this RFC 3339 time or 30m/24h/7d ago.")
+            str | None,
+            typer.Option("--since", help="Only records after this RFC 3339 time or 30m/24h/7d ago."),
         ] = None,
         cm_log_home: Annotated[
             Path | None,
-            typer.Option("--cm-log-home", help="CM global log home (default: CM_WORKFLOW_LOG_HOME or ~/.cm-workflow/logs)."),
+            typer.Option(
+                "--cm-log-home",
+                help="CM global log home (default: CM_WORKFLOW_LOG_HOME or ~/.cm-workflow/logs).",
+            ),
         ] = None,
         specs_dir: Annotated[
             Path | None, typer.Option("--specs-dir", help="Also read the CM project log of this specs dir.")
@@ -36,7 +42,12 @@ def register(group: typer.Typer) -> None:
         run: Annotated[str | None, typer.Option("--run", help="workgroup.run.id resource attribute.")] = None,
         timeout: Annotated[
             float | None,
-            typer.Option("--timeout", min=0.1, max=600, help="Seconds per request (default: OTEL_EXPORTER_OTLP_TIMEOUT or 10)."),
+            typer.Option(
+                "--timeout",
+                min=0.1,
+                max=600,
+                help="Seconds per request (default: OTEL_EXPORTER_OTLP_TIMEOUT or 10).",
+            ),
         ] = None,
         dry_run: Annotated[bool, typer.Option("--dry-run", help="Map and count, send nothing.")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
@@ -78,7 +89,9 @@ def register(group: typer.Typer) -> None:
             now=now_utc(),
             roots=lambda: root_commit_ids(repo),
         )
-        sources = ", ".join(f"{count} {name}" for name, count in sorted(summary["by_source"].items())) or "none"
+        sources = (
+            ", ".join(f"{count} {name}" for name, count in sorted(summary["by_source"].items())) or "none"
+        )
         skipped = sum(summary["skipped"].values())
         verb = "exported" if summary["exported"] else "would export" if dry_run else "nothing to export:"
         say(f"{verb} {summary['spans']} spans ({sources}), {summary['metric_points']} metric points")

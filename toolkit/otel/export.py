@@ -34,7 +34,9 @@ def parse_since(value: str | None, now: datetime) -> int | None:
         return to_ns(now - timedelta(**{_UNITS[match.group(2)]: int(match.group(1))}))
     parsed = parse_rfc3339(value)
     if parsed is None:
-        raise InvalidInput("SINCE_INVALID", "--since must be an RFC 3339 time or a duration like 30m, 24h, 7d")
+        raise InvalidInput(
+            "SINCE_INVALID", "--since must be an RFC 3339 time or a duration like 30m, 24h, 7d"
+        )
     return to_ns(parsed)
 
 

@@ -6,8 +6,9 @@ spool to ``batch-<ns>.jsonl``, maps it to spans (``toolkit.otel.records``, throu
 engine) and sends them with the OTLP/HTTP exporter (endpoint and options from the
 ``OTEL_EXPORTER_OTLP_*`` variables it inherited). A batch file is deleted only after the collector
 accepted it; on failure it stays and is retried with a growing pause. After ``IDLE_SECONDS``
-without work, or after failing for ``OTEL_BSP_EXPORT_TIMEOUT`` milliseconds (default 30000), it exits; the next spooled record starts a new
-flusher, which sends the batches left behind first. ``status.json`` says how the last attempt went.
+without work, or after failing for ``OTEL_BSP_EXPORT_TIMEOUT`` milliseconds (default 30000), it
+exits; the next spooled record starts a new flusher, which sends the batches left behind first.
+``status.json`` says how the last attempt went.
 """
 
 from __future__ import annotations

@@ -269,7 +269,9 @@ def decision_projection(raw: Mapping[str, Any]) -> dict[str, Any] | None:
     op, mode, reasons = raw.get("op", "route"), raw.get("mode"), raw.get("reason_codes")
     if op not in DECISION_OPS or mode not in MODES:
         return None
-    if not isinstance(reasons, list) or not all(isinstance(code, str) and code in REASON_CODES for code in reasons):
+    if not isinstance(reasons, list) or not all(
+        isinstance(code, str) and code in REASON_CODES for code in reasons
+    ):
         return None
     rollout = raw.get("rollout")
     if rollout is not None and rollout not in ("off", "observe", "shadow", "canary", "on"):
@@ -345,7 +347,12 @@ def cm_span(row: Any, skipped: Skipped) -> SpanRecord | None:
         return None
     verdict = check_usage(row)
     event_id, run_id, end = row.get("event_id"), row.get("run_id"), time_ns(row.get("at"))
-    if isinstance(verdict, str) or not isinstance(event_id, str) or not isinstance(run_id, str) or end is None:
+    if (
+        isinstance(verdict, str)
+        or not isinstance(event_id, str)
+        or not isinstance(run_id, str)
+        or end is None
+    ):
         skipped.add("invalid model call")
         return None
     kept = {name: row[name] for name in CM_ATTRIBUTES if row.get(name) is not None}
@@ -393,14 +400,16 @@ def metrics_for(spans: Iterable[SpanRecord]) -> list[MetricRecord]:
     tokens = MetricRecord(
         "gen_ai.client.token.usage", "{token}", "Number of input and output tokens used.", True
     )
-    duration = MetricRecord(
-        "gen_ai.client.operation.duration", "s", "GenAI operation duration.", True
-    )
+    duration = MetricRecord("gen_ai.client.operation.duration", "s", "GenAI operation duration.", True)
     token_sum = MetricRecord(
         "workgroup.gen_ai.tokens", "{token}", "Tokens by type, including cache reads and writes.", False
     )
-    events = MetricRecord("workgroup.efficiency.events", "{event}", "Efficiency events by kind and mode.", False)
-    decisions = MetricRecord("workgroup.decisions", "{decision}", "Runtime decisions by operation and mode.", False)
+    events = MetricRecord(
+        "workgroup.efficiency.events", "{event}", "Efficiency events by kind and mode.", False
+    )
+    decisions = MetricRecord(
+        "workgroup.decisions", "{decision}", "Runtime decisions by operation and mode.", False
+    )
     types = (
         ("input", "gen_ai.usage.input_tokens"),
         ("output", "gen_ai.usage.output_tokens"),
@@ -411,7 +420,10 @@ def metrics_for(spans: Iterable[SpanRecord]) -> list[MetricRecord]:
         attrs = span.attributes
         if span.source == SOURCE_DECISION:
             decisions.add(
-                {"workgroup.decision.op": str(attrs["workgroup.decision.op"]), "workgroup.mode": str(attrs["workgroup.mode"])},
+                {
+                    "workgroup.decision.op": str(attrs["workgroup.decision.op"]),
+                    "workgroup.mode": str(attrs["workgroup.mode"]),
+                },
                 1,
             )
             continue

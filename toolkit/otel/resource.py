@@ -74,7 +74,8 @@ def parse_resource_env(raw: str) -> dict[str, str]:
             decoded = None
         if not sep or not _KEY.fullmatch(key) or decoded is None or len(decoded) > MAX_VALUE:
             raise InvalidInput(
-                "RESOURCE_ATTRIBUTES_INVALID", "OTEL_RESOURCE_ATTRIBUTES must be key=value pairs, comma separated"
+                "RESOURCE_ATTRIBUTES_INVALID",
+                "OTEL_RESOURCE_ATTRIBUTES must be key=value pairs, comma separated",
             )
         out[key] = decoded
     return out

@@ -179,8 +179,8 @@ class Sender:
         from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-        self.spans = OTLPSpanExporter(endpoint=endpoints.traces, timeout=timeout)
-        self.metrics = OTLPMetricExporter(endpoint=endpoints.metrics, timeout=timeout)
+        self.spans: Any = OTLPSpanExporter(endpoint=endpoints.traces, timeout=timeout)
+        self.metrics: Any = OTLPMetricExporter(endpoint=endpoints.metrics, timeout=timeout)
         self.timeout = timeout
 
     def send_spans(self, spans: Sequence[SpanRecord], resource_attrs: Mapping[str, str]) -> bool:
