@@ -12,6 +12,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from toolkit.errors import InvalidInput
+
 TABLE_VERSION = "2026-12-01"
 OPERATIONS: tuple[str, ...] = (
     "spawn",
@@ -88,8 +90,9 @@ MODEL_TIERS: dict[str, dict[str, str]] = {
 }
 
 
-class UnknownProvider(ValueError):
-    pass
+class UnknownProvider(InvalidInput, ValueError):
+    def __init__(self, message: str) -> None:
+        super().__init__("UNKNOWN_PROVIDER", message)
 
 
 def supports(provider: str, operation: str) -> bool:

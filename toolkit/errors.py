@@ -6,10 +6,10 @@ output and an exit code. Messages are written by us and never echo user input.
 
 from __future__ import annotations
 
-from enum import IntEnum
 
+class ExitCode:
+    """The process exit codes (plain ints: this module is on the runtime path, which imports no enum)."""
 
-class ExitCode(IntEnum):
     OK = 0
     FINDINGS = 1  # findings, a refused decision, a failed check
     USAGE = 2  # usage error or invalid input
@@ -19,9 +19,9 @@ class ExitCode(IntEnum):
 class ToolkitError(Exception):
     """Base error: a stable machine ``code`` plus a human ``message`` that never echoes input."""
 
-    exit_code: ExitCode = ExitCode.USAGE
+    exit_code: int = ExitCode.USAGE
 
-    def __init__(self, code: str, message: str, *, exit_code: ExitCode | None = None) -> None:
+    def __init__(self, code: str, message: str, *, exit_code: int | None = None) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
@@ -45,9 +45,15 @@ class EnvironmentFailure(ToolkitError):
 
 
 def exit_code_for(exc: BaseException) -> int:
-    """The one place that maps an exception to an exit code."""
+    """The one place that maps an exception to an exit code.
+
+    Coded errors carry their own; the operating system refusing a file, a lock or a pipe is the
+    environment (3); a keyboard interrupt is 130 as shells expect; anything else is a usage error.
+    """
     if isinstance(exc, ToolkitError):
         return int(exc.exit_code)
-    if isinstance(exc, (PermissionError, TimeoutError)):
-        return int(ExitCode.ENVIRONMENT)
-    return int(ExitCode.USAGE)
+    if isinstance(exc, KeyboardInterrupt):
+        return 130
+    if isinstance(exc, OSError):  # PermissionError, TimeoutError, BrokenPipeError ... included
+        return ExitCode.ENVIRONMENT
+    return ExitCode.USAGE

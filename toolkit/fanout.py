@@ -12,14 +12,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from toolkit.errors import InvalidInput
 from toolkit.profiles import effective_settings
 
 SPECIALISTS = frozenset({"knowledge", "security", "test", "design", "compliance"})
 STAGES = frozenset({"0", "1A", "1B", "2A", "2B", "3"})
 
 
-class PlanError(ValueError):
+class PlanError(InvalidInput, ValueError):
     """The plan is not a valid fan-out plan (exit 2)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("INVALID_PLAN", message)
 
 
 @dataclass(frozen=True)

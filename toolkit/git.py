@@ -38,13 +38,13 @@ class Repo:
         where = os.fspath(start) if start is not None else os.getcwd()
         try:
             gitdir = pg.discover_repository(where)
-        except Exception:  # pygit2 raises GitError or KeyError depending on the version
+        except _pygit2().GitError:  # an unreadable candidate .git counts as no repository
             gitdir = None
         if not gitdir:
             raise NotARepository()
         try:
             return cls(pg.Repository(gitdir))
-        except Exception as exc:
+        except pg.GitError as exc:
             raise EnvironmentFailure("GIT_OPEN_FAILED", "the git repository could not be opened") from exc
 
     @property
@@ -81,7 +81,7 @@ class Repo:
     def ignorecase(self) -> bool:
         try:
             return bool(self.raw.config.get_bool("core.ignorecase"))
-        except (KeyError, Exception):
+        except KeyError:  # not set
             return False
 
     def resolve_commit(self, rev: str = "HEAD") -> str:
@@ -94,7 +94,7 @@ class Repo:
         try:
             obj = self.raw.revparse_single(rev)
             commit = obj.peel(pg.Commit)
-        except Exception:
+        except (pg.GitError, KeyError, ValueError):  # unknown, ambiguous or not a commit-ish
             raise InvalidInput(
                 "UNKNOWN_REVISION", "the revision does not name a commit in this repository"
             ) from None
@@ -103,14 +103,14 @@ class Repo:
     def object_exists(self, sha: str) -> bool:
         try:
             return self.raw.get(sha) is not None
-        except Exception:
+        except _pygit2().GitError:  # not a valid object name
             return False
 
     def commit_exists(self, sha: str) -> bool:
         pg = _pygit2()
         try:
             obj = self.raw.get(sha)
-        except Exception:
+        except pg.GitError:  # not a valid object name
             return False
         return isinstance(obj, pg.Commit)
 
@@ -120,7 +120,7 @@ class Repo:
             return True
         try:
             return bool(self.raw.descendant_of(descendant, ancestor))
-        except Exception:
+        except _pygit2().GitError:  # an invalid name or an object this clone does not have
             return False
 
     def ancestors(self, rev: str) -> set[str]:
@@ -231,7 +231,7 @@ def blob_sizes(repo: Repo, blob_ids: list[str]) -> list[int]:
     for oid in blob_ids:
         try:
             sizes.append(int(odb.read_header(oid)[1]))
-        except Exception:
+        except (_pygit2().GitError, KeyError, ValueError):
             sizes.append(-1)  # submodule commit or missing object: size unknown
     return sizes
 

@@ -59,7 +59,7 @@ def set_profile(name: str, *, reason: str | None) -> dict[str, Any]:
         try:
             effective_settings({**block, "profile": name})
         except ProfileError as exc:
-            raise InvalidInput("INVALID_PROFILE", str(exc)) from None
+            raise InvalidInput("INVALID_PROFILE", exc.message) from None
         text = layout.config.read_text(encoding="utf-8")
         match = _PROFILE_LINE.search(text)
         if match:

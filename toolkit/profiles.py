@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolkit.errors import InvalidInput
+
 PROFILE_NAMES: tuple[str, ...] = ("quality", "balanced", "economy", "latency")
 DEFAULT_PROFILE = "balanced"
 PROFILE_CHANGE_SCHEMA = "workgroup.profile-change/v1"
@@ -98,8 +100,11 @@ SETTING_DOCS: dict[str, str] = {
 SEED_CEILINGS = {"max_active_inherited": 2, "max_nesting_depth": 2}
 
 
-class ProfileError(ValueError):
+class ProfileError(InvalidInput, ValueError):
     """An unknown profile name or a setting that would loosen a safety ceiling."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("INVALID_PROFILE", message)
 
 
 def profile_settings(name: str) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.cm import runptr
+from toolkit.errors import ToolkitError
 from toolkit.timefmt import parse_rfc3339
 
 PROG = "cm-log-event"
@@ -89,14 +90,11 @@ MAX_TEXT = 160
 MANAGED_ADAPTER = "openai-compatible"
 
 
-class EventError(Exception):
+class EventError(ToolkitError):
     """A refused write. ``exit_code`` is 2 (input) or 1 (lock / authoritative write)."""
 
     def __init__(self, message: str, exit_code: int = 2, code: str = "INVALID_EVENT") -> None:
-        super().__init__(message)
-        self.message = message
-        self.exit_code = exit_code
-        self.code = code
+        super().__init__(code, message, exit_code=exit_code)
 
 
 @dataclass(frozen=True)
@@ -436,13 +434,13 @@ def write_event(args: EventArgs, *, environ: Mapping[str, str], now: datetime | 
         if plan.specs_dir is not None:
             try:
                 stack.enter_context(runptr.locked(plan.specs_dir / runptr.RUN_LOCK_NAME, private=False))
-            except Exception:
+            except (OSError, ToolkitError):
                 raise EventError("project run lock failed", exit_code=1, code="LOCK_FAILED") from None
         global_lock_error: BaseException | None = None
         try:
             runptr.ensure_private_dir(home)
             stack.enter_context(runptr.locked(home / runptr.WRITE_LOCK_NAME, private=True))
-        except Exception as exc:  # the global mirror is optional when a project log exists
+        except (OSError, ToolkitError) as exc:  # the global mirror is optional when a project log exists
             global_lock_error = exc
             if plan.specs_dir is None:
                 raise EventError("global-only log lock failed", exit_code=1, code="LOCK_FAILED") from None
@@ -478,7 +476,7 @@ def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | No
         )
         global_log = runptr.select_global_log(home=home, run_id=run_id, at=plan.at_moment, pointer=pointer)
     except runptr.RunSelectionError as exc:
-        raise EventError(str(exc)) from None
+        raise EventError(exc.message) from None
     except OSError:
         raise EventError("authoritative log could not be read", exit_code=1, code="LOG_UNREADABLE") from None
     event: dict[str, Any] = {
@@ -520,7 +518,7 @@ def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | No
             raise global_lock_error
         global_duplicate = _mirror(plan, event, home, global_log, run_id, project_log is None, facts)
         global_written = True
-    except Exception as exc:
+    except (OSError, ValueError, ToolkitError) as exc:
         if project_log is None:
             raise EventError("global-only log write failed", exit_code=1, code="LOG_WRITE_FAILED") from None
         degraded = True

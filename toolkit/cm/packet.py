@@ -13,6 +13,8 @@ import json
 import math
 from typing import Any
 
+from toolkit.errors import InvalidInput
+
 STABLE_PREFIX_KEYS: tuple[str, ...] = ("safety", "workflow", "project_rules", "role", "output_schema")
 DYNAMIC_REQUIRED: tuple[str, ...] = (
     "workflow",
@@ -30,11 +32,11 @@ MAX_JSON_DEPTH = 128
 _TEXT_FIELDS = ("workflow", "stage", "role", "objective", "expected_output")
 
 
-class PacketError(ValueError):
+class PacketError(InvalidInput, ValueError):
     """A refused packet. ``reason`` is a short fixed text; it never contains packet content."""
 
     def __init__(self, reason: str) -> None:
-        super().__init__(reason)
+        super().__init__("PACKET_INVALID", reason)
         self.reason = reason
 
 

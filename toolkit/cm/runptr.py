@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from toolkit.errors import InvalidInput
 from toolkit.store import atomic_write, file_lock
 
 SCHEMA_VERSION = 1
@@ -35,8 +36,11 @@ DEFAULT_LOG_HOME = "~/.cm-workflow/logs"
 _MONTH = re.compile(r"^\d{4}-\d{2}$")
 
 
-class RunSelectionError(ValueError):
+class RunSelectionError(InvalidInput, ValueError):
     """A run id or global log location that cannot be used (the writer exits 2)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("RUN_SELECTION_INVALID", message)
 
 
 def log_home(environ: Mapping[str, str], override: str | None = None) -> Path:

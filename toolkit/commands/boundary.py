@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
+from toolkit.errors import ToolkitError
+
 if TYPE_CHECKING:
     from toolkit.cm.boundary import Facts, Lang
 
@@ -127,7 +129,7 @@ def _project_root(given: Path | None) -> Path:
         from toolkit.git import discover
 
         return discover().workdir.resolve()
-    except Exception:  # not a repository: the current directory is the project root
+    except ToolkitError:  # not a repository: the current directory is the project root
         return Path.cwd().resolve()
 
 

@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
             else:
                 data = caps.table(provider)
         except caps.UnknownProvider as exc:
-            raise InvalidInput("UNKNOWN_PROVIDER", str(exc)) from None
+            raise InvalidInput("UNKNOWN_PROVIDER", exc.message) from None
         if json_out or route_facts:
             emit_json(data)
             return

@@ -47,7 +47,7 @@ def register(app: typer.Typer) -> None:
         try:
             settings, findings = check_plan(data, block)
         except (PlanError, ProfileError) as exc:
-            raise InvalidInput("INVALID_PLAN", str(exc)) from None
+            raise InvalidInput("INVALID_PLAN", exc.message) from None
         if json_out:
             emit_json({"profile": settings["profile"], "findings": [f.as_dict() for f in findings]})
         else:

@@ -8,6 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
+from toolkit.errors import ToolkitError
+
 MAX_ITEM_FILE_BYTES = 256 * 1024
 
 
@@ -59,7 +61,7 @@ def _root() -> Path:
         from toolkit.git import discover
 
         return discover().workdir.resolve()
-    except Exception:  # outside a repository the current directory is the project root
+    except ToolkitError:  # outside a repository the current directory is the project root
         return Path.cwd().resolve()
 
 

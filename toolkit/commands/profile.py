@@ -68,4 +68,4 @@ def _checked(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     try:
         return fn()
     except ProfileError as exc:
-        raise InvalidInput("INVALID_PROFILE", str(exc)) from None
+        raise InvalidInput("INVALID_PROFILE", exc.message) from None

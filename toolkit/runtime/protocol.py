@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from toolkit.errors import ExitCode, ToolkitError
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 
 MAX_REQUEST_BYTES = 1_048_576
@@ -51,8 +52,9 @@ class RuntimeContext:
     cache: dict[str, Any] = field(default_factory=dict)
 
 
-class _TooLarge(Exception):
-    pass
+class _TooLarge(ToolkitError):
+    def __init__(self) -> None:
+        super().__init__("REQUEST_TOO_LARGE", "Request exceeds the one-megabyte stdin limit.")
 
 
 def _reject_constant(_: str) -> Any:
@@ -143,13 +145,9 @@ def execute(op: str, request: dict[str, Any], ctx: RuntimeContext) -> dict[str, 
         return failure(exc.code)
     except OSError:
         return failure("ENVIRONMENT_ERROR")
-    except Exception as exc:  # anything unexpected is INVALID_REQUEST, never a traceback
-        from toolkit.errors import ExitCode, ToolkitError
-
-        if isinstance(exc, ToolkitError):
-            return failure(
-                "ENVIRONMENT_ERROR" if exc.exit_code == ExitCode.ENVIRONMENT else "INVALID_REQUEST"
-            )
+    except ToolkitError as exc:
+        return failure("ENVIRONMENT_ERROR" if exc.exit_code == ExitCode.ENVIRONMENT else "INVALID_REQUEST")
+    except Exception:  # the reference's frame: an uncoded failure is INVALID_REQUEST, never a traceback
         return failure("INVALID_REQUEST")
 
 
