@@ -265,5 +265,8 @@ def root_commit_ids(repo: Repo) -> list[str]:
     pg = _pygit2()
     if repo.head_is_unborn:
         return []
-    walker = repo.raw.walk(repo.raw.head.target, pg.enums.SortMode.NONE)
-    return sorted({str(commit.id) for commit in walker if not commit.parent_ids})
+    try:
+        walker = repo.raw.walk(repo.raw.head.target, pg.enums.SortMode.NONE)
+        return sorted({str(commit.id) for commit in walker if not commit.parent_ids})
+    except pg.GitError:  # a damaged history: no id rather than a wrong one
+        return []

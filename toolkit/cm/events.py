@@ -458,7 +458,7 @@ def _emit_live(plan: _Plan, written: WriteResult) -> None:
         from toolkit.otel.live import emit_cm_row
 
         emit_cm_row(str(start) if start else os.getcwd(), written.row)
-    except Exception:  # telemetry never fails a write that succeeded
+    except (ImportError, OSError, ValueError, TypeError):  # telemetry never fails a write that succeeded
         pass
 
 

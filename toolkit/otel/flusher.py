@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from toolkit.errors import ToolkitError
 from toolkit.otel.live import FLUSHER_LOCK, SPOOL
 
 IDLE_SECONDS = 2.0
@@ -111,7 +112,7 @@ class Flusher:
 
         try:  # the otel dir is <common dir>/workgroup/otel: discovery from the common dir works
             return root_commit_ids(discover(self.dir.parent.parent))
-        except Exception:
+        except ToolkitError:  # no repository any more: export without the id
             return []
 
     def send(self, batch: Path) -> bool:
@@ -145,7 +146,8 @@ class Flusher:
             for batch in batches:
                 try:
                     ok = self.send(batch)
-                except Exception as exc:  # a missing extra, a bad endpoint variable: keep the spool
+                except (ToolkitError, ImportError, OSError, ValueError) as exc:
+                    # a missing extra, a bad endpoint or resource variable: keep the spool
                     _status(self.dir, ok=False, error=type(exc).__name__, pending=len(self.pending()))
                     return 1
                 if not ok:

@@ -128,7 +128,7 @@ def _emit_live(op: str, result: dict[str, Any], ctx: RuntimeContext, started: fl
         from toolkit.otel.live import emit_decision
 
         emit_decision(ctx.cwd, op, result, (time.perf_counter() - started) * 1000)
-    except Exception:  # telemetry never changes a decision's answer
+    except (ImportError, OSError, ValueError, TypeError):  # telemetry never changes a decision's answer
         pass
 
 
