@@ -54,7 +54,13 @@ def cli(tmp_path: Path, *args: str, request: object = None) -> int:
 
 
 def cm_call(
-    call_id: str, *, run_id: str = "run-20260730-aaaa", inp: int = 1000, out: int = 200, **extra: Any
+    call_id: str,
+    *,
+    run_id: str = "run-20260730-aaaa",
+    inp: int = 1000,
+    out: int = 200,
+    root: Path | None = None,
+    **extra: Any,
 ) -> None:
     identity = {
         "call_id": call_id,
@@ -65,7 +71,13 @@ def cm_call(
         "source": "api",
         "purpose": "cm-ai:build",
     }
-    common = {"workflow": "cm-ai", "runtime": "codex", "run_id": run_id}
+    # the project root ties the run to this repository in the shared global index
+    common = {
+        "workflow": "cm-ai",
+        "runtime": "codex",
+        "run_id": run_id,
+        "project_root": str(root or Path.cwd()),
+    }
     events.write_event(
         events.EventArgs(
             event="model_call",
@@ -297,6 +309,7 @@ def test_canary_content_never_leaves(git_repo, tmp_path: Path) -> None:  # type:
         phase="complete",
         runtime="codex",
         run_id="run-20260730-bbbb",
+        project_root=str(git_repo.path),
         detail="coder said CANARY-DETAIL-TEXT while fixing",
         project="CANARY-PROJECT-NAME",
         at="2026-07-30T12:00:05Z",
@@ -337,3 +350,13 @@ def test_canary_content_never_leaves(git_repo, tmp_path: Path) -> None:  # type:
 def test_no_repository_and_missing_port(tmp_path: Path) -> None:
     proc = run_workgroup("telemetry", "export", "--otlp", "--dry-run", cwd=tmp_path)
     assert proc.returncode == 3 and b"Traceback" not in proc.stderr
+
+
+def test_cm_runs_of_other_projects_stay_out(records: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other-project"
+    other.mkdir()
+    cm_call("call-other", run_id="run-20260730-9999", root=other)  # same machine, same log home
+    code, summary, _ = export(records, "--dry-run")
+    assert code == 0 and summary["by_source"]["cm"] == 2
+    code, summary, _ = export(records, "--dry-run", "--all-cm-runs")
+    assert code == 0 and summary["by_source"]["cm"] == 3

@@ -49,6 +49,12 @@ def register(group: typer.Typer) -> None:
                 help="Seconds per request (default: OTEL_EXPORTER_OTLP_TIMEOUT or 10).",
             ),
         ] = None,
+        all_cm_runs: Annotated[
+            bool,
+            typer.Option(
+                "--all-cm-runs", help="Every run of the CM log home, not only the runs of this work tree."
+            ),
+        ] = False,
         dry_run: Annotated[bool, typer.Option("--dry-run", help="Map and count, send nothing.")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     ) -> None:
@@ -85,6 +91,7 @@ def register(group: typer.Typer) -> None:
                 run=run,
                 timeout=timeout,
                 dry_run=dry_run,
+                workdir=None if all_cm_runs else layout.workdir,
             ),
             now=now_utc(),
             roots=lambda: root_commit_ids(repo),

@@ -54,13 +54,21 @@ class Collected:
 
 
 def collect(
-    telemetry_log: Path, *, cm_home: Path | None, specs_dir: Path | None, since_ns: int | None
+    telemetry_log: Path,
+    *,
+    cm_home: Path | None,
+    specs_dir: Path | None,
+    since_ns: int | None,
+    workdir: Path | None = None,
 ) -> Collected:
-    """Every exportable record, each as one span, filtered to the window after ``since_ns``."""
+    """Every exportable record, each as one span, filtered to the window after ``since_ns``.
+
+    ``workdir`` limits the CM runs of the shared global log home to this work tree's.
+    """
     out = Collected()
     streams = (
         telemetry_log_spans(telemetry_log, out.skipped),
-        cm_spans(cm_log_files(cm_home, specs_dir), out.skipped),
+        cm_spans(cm_log_files(cm_home, specs_dir, workdir), out.skipped),
     )
     for stream in streams:
         for span in stream:
@@ -84,6 +92,7 @@ class ExportRequest:
     run: str | None = None
     timeout: float | None = None
     dry_run: bool = False
+    workdir: Path | None = None  # None: every CM run of the log home, not only this work tree's
 
 
 def export(request: ExportRequest, *, now: datetime, roots: Callable[[], list[str]]) -> dict[str, Any]:
@@ -99,7 +108,11 @@ def export(request: ExportRequest, *, now: datetime, roots: Callable[[], list[st
         run=request.run,
     )
     found = collect(
-        request.telemetry_log, cm_home=request.cm_home, specs_dir=request.specs_dir, since_ns=since_ns
+        request.telemetry_log,
+        cm_home=request.cm_home,
+        specs_dir=request.specs_dir,
+        since_ns=since_ns,
+        workdir=request.workdir,
     )
     metrics = metrics_for(found.spans)
     summary: dict[str, Any] = {

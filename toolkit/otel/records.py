@@ -157,7 +157,7 @@ def efficiency_key(log_bytes: bytes, event: Mapping[str, Any]) -> str:
     event as one compact line, so counting equal lines counts equal events.
     """
     line = json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    earlier = (b"\n" + log_bytes).count(b"\n" + line + b"\n") if log_bytes else 0
+    earlier = log_bytes.split(b"\n").count(line) if line in log_bytes else 0
     return f"{content_key(event)}#{earlier}"
 
 

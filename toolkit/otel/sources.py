@@ -69,15 +69,50 @@ def _jsonl(path: Path, skipped: Skipped) -> Iterator[object]:
                 skipped.add("unreadable line")
 
 
-def cm_log_files(home: Path | None, specs_dir: Path | None) -> list[Path]:
-    """Run logs of the global log home (from its index) and the project log, if named."""
+def _inside(raw: object, root: Path) -> bool:
+    if not isinstance(raw, str) or not raw:
+        return False
+    try:
+        Path(raw).resolve(strict=False).relative_to(root)
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def runs_of(home: Path, workdir: Path) -> set[str]:
+    """Run ids the global index ties to ``workdir`` (its project root or specs dir is inside it).
+
+    The global log home is shared by every project of the machine; an export speaks for one
+    repository, so the other projects' runs stay out unless asked for.
+    """
+    from toolkit.cm.runptr import iter_json_lines
+
+    root = workdir.resolve()
+    runs: set[str] = set()
+    for row in iter_json_lines(home / "index.jsonl"):
+        run_id = row.get("run_id")
+        if isinstance(run_id, str) and (
+            _inside(row.get("project_path"), root) or _inside(row.get("specs_path"), root)
+        ):
+            runs.add(run_id)
+    return runs
+
+
+def cm_log_files(home: Path | None, specs_dir: Path | None, workdir: Path | None = None) -> list[Path]:
+    """Run logs of the global log home (from its index) and the project log, if named.
+
+    With ``workdir``, only the runs of that work tree (``runs_of``); without it, every run.
+    """
     from toolkit.cm.report import _safe_log, load_run_refs
     from toolkit.cm.runptr import PROJECT_LOG_NAME
 
     files: list[Path] = []
     if home is not None and home.is_dir():
         quiet = io.StringIO()  # the report's warnings: the export counts skipped lines instead
+        mine = None if workdir is None else runs_of(home, workdir)
         for ref in load_run_refs(home, quiet):
+            if mine is not None and ref.run_id not in mine:
+                continue
             path = _safe_log(home, ref.log_file, quiet)
             if path is not None and path not in files:
                 files.append(path)
