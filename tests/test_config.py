@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.config import default_config, fill_absent, load_config, rollout_defaults, routing_defaults
-from toolkit.errors import InvalidInput
-from toolkit.resources import template_text
-from toolkit.store import Layout
+from toolkit.core.errors import InvalidInput
+from toolkit.infra.config import default_config, fill_absent, load_config, rollout_defaults, routing_defaults
+from toolkit.infra.resources import template_text
+from toolkit.infra.store import Layout
 
 SEED_DEFAULTS = {
     "enabled": True,

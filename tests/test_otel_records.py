@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from toolkit.errors import InvalidInput
+from toolkit.core.errors import InvalidInput
 from toolkit.otel import live
 from toolkit.otel.export import parse_since
 from toolkit.otel.records import (

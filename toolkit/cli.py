@@ -11,7 +11,7 @@ import sys
 
 import typer
 
-from toolkit.errors import ToolkitError, exit_code_for
+from toolkit.core.errors import ToolkitError, exit_code_for
 
 # Order is the order of ``workgroup --help``.
 COMMAND_MODULES: tuple[str, ...] = (

@@ -44,7 +44,7 @@ from toolkit.cm.packet import (
     user_message,
     validate_adapter_input,
 )
-from toolkit.errors import InvalidInput, Refused, ToolkitError
+from toolkit.core.errors import InvalidInput, Refused, ToolkitError
 
 PROG = "cm-openai-compatible-call"
 ENV_ENABLED = "CM_OPENAI_COMPATIBLE_ENABLED"

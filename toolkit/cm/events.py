@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.cm import runptr
-from toolkit.errors import ToolkitError
-from toolkit.timefmt import parse_rfc3339
+from toolkit.core.errors import ToolkitError
+from toolkit.core.timefmt import parse_rfc3339
 
 PROG = "cm-log-event"
 IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,63}$")

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.errors import Refused
+from toolkit.core.errors import Refused
 
 HANDOFF_RELPATH = Path(".reviews") / "session-handoff.md"
 MAX_TASKS_BYTES = 512 * 1024
@@ -135,7 +135,7 @@ def write_handoff(
     leaks: Callable[[str], bool],
 ) -> Path:
     """Privacy-check, relativize and atomically overwrite the handoff; HandoffError on any failure."""
-    from toolkit.store import atomic_write
+    from toolkit.infra.store import atomic_write
 
     if directory is None:
         raise HandoffError("fail_no_dir")

@@ -13,7 +13,7 @@ import json
 import math
 from typing import Any
 
-from toolkit.errors import InvalidInput
+from toolkit.core.errors import InvalidInput
 
 STABLE_PREFIX_KEYS: tuple[str, ...] = ("safety", "workflow", "project_rules", "role", "output_schema")
 DYNAMIC_REQUIRED: tuple[str, ...] = (

@@ -22,8 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from toolkit.errors import InvalidInput
-from toolkit.store import atomic_write, file_lock
+from toolkit.core.errors import InvalidInput
+from toolkit.infra.store import atomic_write, file_lock
 
 SCHEMA_VERSION = 1
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{7,127}$")

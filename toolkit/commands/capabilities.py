@@ -16,9 +16,9 @@ def register(app: typer.Typer) -> None:
         ),
         json_out: bool = typer.Option(False, "--json"),
     ) -> None:
-        from toolkit import capabilities as caps
         from toolkit.commands._common import emit_json
-        from toolkit.errors import InvalidInput
+        from toolkit.core.errors import InvalidInput
+        from toolkit.workflow import capabilities as caps
 
         try:
             if route_facts:

@@ -21,9 +21,9 @@ def register(app: typer.Typer) -> None:
         import yaml
 
         from toolkit.commands._common import emit_json
-        from toolkit.errors import InvalidInput, ToolkitError
-        from toolkit.fanout import PlanError, check_plan
-        from toolkit.profiles import ProfileError
+        from toolkit.core.errors import InvalidInput, ToolkitError
+        from toolkit.workflow.fanout import PlanError, check_plan
+        from toolkit.workflow.profiles import ProfileError
 
         try:
             raw = plan.read_bytes()
@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
             raise InvalidInput("INVALID_PLAN", "the plan is not valid JSON or YAML") from None
         block: dict[str, object] = {}
         try:
-            from toolkit.profile_config import current_block
+            from toolkit.workflow.profile_config import current_block
 
             block = current_block(required=False)
         except ToolkitError:

@@ -19,7 +19,7 @@ _REFUSALS = frozenset({"PRIVATE_TELEMETRY"})
 
 def normalize_or_raise(raw: Any) -> tuple[dict[str, Any], list[str]]:
     """The runtime's normalization with its codes mapped to the CLI's exit codes."""
-    from toolkit.errors import InvalidInput, Refused
+    from toolkit.core.errors import InvalidInput, Refused
     from toolkit.runtime.codes import RuntimeOpError
     from toolkit.runtime.telemetry import normalize_event
 
@@ -55,8 +55,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Validate, project and (unless telemetry is off) append one event to the local log."""
         from toolkit.commands._common import emit_json, read_json_file, repository, say
-        from toolkit.config import load_config
-        from toolkit.store import append_jsonl, file_lock
+        from toolkit.infra.config import load_config
+        from toolkit.infra.store import append_jsonl, file_lock
 
         raw = read_json_file(file, what="event file")
         event, dropped = normalize_or_raise(raw)

@@ -15,11 +15,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from toolkit.errors import EnvironmentFailure, InvalidInput
+from toolkit.core.errors import EnvironmentFailure, InvalidInput
+from toolkit.core.timefmt import parse_rfc3339
 from toolkit.otel.records import Skipped, SpanRecord, metrics_for, to_ns, window
 from toolkit.otel.resource import repository_id, resource_attributes
 from toolkit.otel.sources import cm_log_files, cm_spans, telemetry_log_spans
-from toolkit.timefmt import parse_rfc3339
 
 _RELATIVE = re.compile(r"^(\d{1,6})([mhd])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days"}

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from toolkit.errors import ToolkitError
+from toolkit.core.errors import ToolkitError
 from toolkit.otel.live import FLUSHER_LOCK, SPOOL
 
 IDLE_SECONDS = 2.0
@@ -83,7 +83,7 @@ def spans_of(batch: Path) -> list[Any]:
 
 
 def _status(otel_dir: Path, **values: Any) -> None:
-    from toolkit.store import atomic_write
+    from toolkit.infra.store import atomic_write
 
     values["at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     try:
@@ -108,7 +108,7 @@ class Flusher:
             self.resource = resource_attributes(os.environ, repository=repository_id(self.dir, self._roots))
 
     def _roots(self) -> list[str]:
-        from toolkit.git import discover, root_commit_ids
+        from toolkit.infra.git import discover, root_commit_ids
 
         try:  # the otel dir is <common dir>/workgroup/otel: discovery from the common dir works
             return root_commit_ids(discover(self.dir.parent.parent))

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from toolkit.timefmt import parse_rfc3339
+from toolkit.core.timefmt import parse_rfc3339
 
 AttrValue = str | bool | int | float | tuple[str, ...]
 

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import unquote
 
-from toolkit import __version__
-from toolkit.errors import InvalidInput
+import toolkit
+from toolkit.core.errors import InvalidInput
 
 DEFAULT_SERVICE = "workgroup-toolkit"
 REPOSITORY_ID_FILE = "repository-id"
@@ -51,7 +51,7 @@ def repository_id(otel_dir: Path, compute_roots: object) -> str | None:
     value = repository_id_from_roots(compute_roots())
     if value is not None:
         try:
-            from toolkit.store import atomic_write
+            from toolkit.infra.store import atomic_write
 
             otel_dir.mkdir(parents=True, exist_ok=True)
             atomic_write(cache, (value + "\n").encode())
@@ -103,7 +103,7 @@ def resource_attributes(
     attrs = parse_resource_env(environ.get("OTEL_RESOURCE_ATTRIBUTES", ""))
     service = environ.get("OTEL_SERVICE_NAME", "").strip()
     attrs["service.name"] = service or attrs.get("service.name") or DEFAULT_SERVICE
-    attrs["service.version"] = __version__
+    attrs["service.version"] = toolkit.__version__
     if repository:
         attrs["workgroup.repository.id"] = repository
     if workgroup:

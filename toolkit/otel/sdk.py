@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from toolkit.errors import EnvironmentFailure, InvalidInput
+from toolkit.core.errors import EnvironmentFailure, InvalidInput
 from toolkit.otel.records import SCOPE_NAME, HistogramPoint, MetricRecord, SpanRecord
 
 DEFAULT_BASE = "http://localhost:4318"
@@ -82,9 +82,9 @@ def _resource(attributes: Mapping[str, str]) -> Any:
 def _scope() -> Any:
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
-    from toolkit import __version__
+    import toolkit
 
-    return InstrumentationScope(SCOPE_NAME, __version__)
+    return InstrumentationScope(SCOPE_NAME, toolkit.__version__)
 
 
 def readable_spans(spans: Sequence[SpanRecord], resource_attrs: Mapping[str, str]) -> list[Any]:

@@ -32,7 +32,7 @@ EVIDENCE_SCHEMA = "workgroup.routing-evidence/v1"
 
 def telemetry_log_spans(path: Path, skipped: Skipped) -> Iterator[SpanRecord]:
     """Spans of the local telemetry log, in log order."""
-    from toolkit.store import read_jsonl
+    from toolkit.infra.store import read_jsonl
 
     rows, problems = read_jsonl(path)
     for _problem in problems:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolkit.errors import ExitCode, ToolkitError
+from toolkit.core.errors import ExitCode, ToolkitError
 
 MESSAGES: dict[str, str] = {
     "INVALID_REQUEST": "Request must be one valid JSON object for the selected operation.",
