@@ -124,6 +124,7 @@ class WriteResult:
 
     result: dict[str, Any]
     notes: list[str] = field(default_factory=list)
+    row: dict[str, Any] | None = None  # the event as written (live mode spools model_usage rows)
 
 
 # ---------------------------------------------------------------- validation (pure)
@@ -471,8 +472,22 @@ def write_event(args: EventArgs, *, environ: Mapping[str, str], now: datetime | 
             global_lock_error = exc
             if plan.specs_dir is None:
                 raise EventError("global-only log lock failed", exit_code=1, code="LOCK_FAILED") from None
-        return _write_locked(plan, home, global_lock_error)
-    raise AssertionError("unreachable")  # pragma: no cover - the with block always returns or raises
+        written = _write_locked(plan, home, global_lock_error)
+    _emit_live(plan, written)
+    return written
+
+
+def _emit_live(plan: _Plan, written: WriteResult) -> None:
+    """Live mode (``telemetry: otlp`` in the repository's config): spool a completed call."""
+    if written.row is None or written.row.get("event") != "model_usage":
+        return
+    start = plan.project_root or plan.specs_dir
+    try:
+        from toolkit.otel.live import emit_cm_row
+
+        emit_cm_row(str(start) if start else os.getcwd(), written.row)
+    except (ImportError, OSError, ValueError, TypeError):  # telemetry never fails a write that succeeded
+        pass
 
 
 def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | None) -> WriteResult:
@@ -564,6 +579,7 @@ def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | No
     if specs is not None and project_log is not None:
         pointer_written = _update_pointer(plan, event, home, global_log, global_written, out, project_log)
         degraded = degraded or not pointer_written
+    out.row = event
     out.result = {
         "event_id": event["event_id"],
         "run_id": run_id,

@@ -148,6 +148,10 @@ def register(app: typer.Typer) -> None:
         elif record:
             _record(layout, evidence_facts(facts, result), result["routing"])
             say("routing evidence recorded in the local telemetry log")
+        if block["telemetry"] == "otlp" and layout is not None:
+            from toolkit.otel.live import emit_decision
+
+            emit_decision(str(layout.workdir), "dispatch", result, 0.0)
         if as_json:
             emit_json(result)
         else:

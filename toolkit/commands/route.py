@@ -109,6 +109,10 @@ def register(app: typer.Typer) -> None:
             elif record:
                 _record(layout, facts, result)
                 say("routing evidence recorded in the local telemetry log")
+        if block["telemetry"] == "otlp" and layout is not None:
+            from toolkit.otel.live import emit_decision
+
+            emit_decision(str(layout.workdir), "route", result, 0.0)
         if as_json:
             emit_json(result)
         else:

@@ -2,7 +2,8 @@
 
 Config ``telemetry: off`` records nothing; ``local`` (and ``provider``) append the normalized
 ``knowzcode.efficiency-event/v1`` to the local telemetry log (inside the git common dir, never
-committed). Keys the allowlist projection drops are named on stderr, never silently lost.
+committed); ``otlp`` appends it too and spools it for the OTLP flusher (``toolkit.otel.live``).
+Keys the allowlist projection drops are named on stderr, never silently lost.
 """
 
 from __future__ import annotations
@@ -31,6 +32,17 @@ def normalize_or_raise(raw: Any) -> tuple[dict[str, Any], list[str]]:
         raise InvalidInput(exc.code, exc.message) from None
 
 
+def _live_key(log: Path, event: dict[str, Any]) -> str:
+    """The OTLP span key ``telemetry export`` will give this event (live mode spools it now)."""
+    from toolkit.otel.records import efficiency_key
+
+    try:
+        existing = log.read_bytes()
+    except FileNotFoundError:
+        existing = b""
+    return efficiency_key(existing, event)
+
+
 def register(app: typer.Typer) -> None:
     group = typer.Typer(help="Efficiency events (knowzcode.efficiency-event/v1).", no_args_is_help=True)
 
@@ -51,13 +63,23 @@ def register(app: typer.Typer) -> None:
         layout = repository().layout
         mode = load_config(layout)["context_efficiency"]["telemetry"]
         recorded = mode != "off"
+        live_key = None
         if recorded:
             with file_lock(layout.lock("telemetry")):
+                if mode == "otlp":
+                    live_key = _live_key(layout.telemetry_log, event)
                 append_jsonl(layout.telemetry_log, event)
+        if live_key is not None:
+            from toolkit.otel.live import emit_efficiency
+
+            emit_efficiency(str(layout.workdir), event, live_key)
         if dropped:
             say("dropped keys outside the event allowlist: " + ", ".join(dropped))
         say("recorded in the local telemetry log" if recorded else "telemetry is off: nothing recorded")
         if as_json:
             emit_json({"recorded": recorded, "event": event, "dropped_keys": dropped})
 
+    from toolkit.commands import telemetry_export
+
+    telemetry_export.register(group)
     app.add_typer(group, name="telemetry")

@@ -258,3 +258,15 @@ def reset_hard(repo: Repo, rev: str) -> str:
     commit = repo.raw.revparse_single(rev).peel(pg.Commit)
     repo.raw.reset(commit.id, pg.enums.ResetMode.HARD)
     return str(commit.id)
+
+
+def root_commit_ids(repo: Repo) -> list[str]:
+    """The parentless commits reachable from HEAD, sorted (empty for an unborn HEAD)."""
+    pg = _pygit2()
+    if repo.head_is_unborn:
+        return []
+    try:
+        walker = repo.raw.walk(repo.raw.head.target, pg.enums.SortMode.NONE)
+        return sorted({str(commit.id) for commit in walker if not commit.parent_ids})
+    except pg.GitError:  # a damaged history: no id rather than a wrong one
+        return []
