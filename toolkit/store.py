@@ -7,6 +7,7 @@
 * ``create_exclusive``: claims with ``O_CREAT | O_EXCL``; exactly one process wins.
 * ``append_jsonl`` / ``read_jsonl``: append-only logs that tolerate a torn last line: a torn
   line is reported and skipped, and a later append starts on a fresh line.
+* Reading goes through ``toolkit.boundedio`` (regular files only, size and depth caps).
 """
 
 from __future__ import annotations
@@ -24,6 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolkit.boundedio import (
+    MAX_LOG_BYTES,
+    TOO_DEEP,
+    FileRefused,
+    loads_bounded,
+    read_json_bounded,
+    read_regular,
+)
 from toolkit.errors import EnvironmentFailure, ExitCode, InvalidInput
 
 WORKGROUP_DIR = ".workgroup"
@@ -237,13 +246,18 @@ class JsonlProblem:
     reason: str
 
 
-def read_jsonl(path: Path) -> tuple[list[JsonlRow], list[JsonlProblem]]:
-    """All parseable rows and the problems (torn or invalid lines), never raising on content."""
+def read_jsonl(
+    path: Path, *, limit: int = MAX_LOG_BYTES, what: str = "log", follow_symlinks: bool = False
+) -> tuple[list[JsonlRow], list[JsonlProblem]]:
+    """All parseable rows and the problems (torn, invalid or too deeply nested lines).
+
+    Content never raises; the file itself must be a regular file within ``limit`` (``FileRefused``
+    otherwise: a FIFO, a directory, a symlink in our state directory, a log past the cap).
+    """
     rows: list[JsonlRow] = []
     problems: list[JsonlProblem] = []
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    raw = read_regular(path, limit=limit, what=what, follow_symlinks=follow_symlinks, missing_ok=True)
+    if raw is None:
         return rows, problems
     lines = raw.split(b"\n")
     for number, chunk in enumerate(lines, start=1):
@@ -251,30 +265,13 @@ def read_jsonl(path: Path) -> tuple[list[JsonlRow], list[JsonlProblem]]:
             continue
         torn = number == len(lines)  # no newline after the last line
         try:
-            rows.append(JsonlRow(number, json.loads(chunk.decode("utf-8"))))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            problems.append(JsonlProblem(number, "torn last line" if torn else "invalid JSON line"))
+            rows.append(JsonlRow(number, loads_bounded(chunk, what=what, strict=False)))
+        except FileRefused as exc:
+            reason = "torn last line" if torn else "invalid JSON line"
+            problems.append(JsonlProblem(number, "nested too deep" if exc.code == TOO_DEEP else reason))
     return rows, problems
 
 
 def read_json_file(path: Path, *, limit: int = MAX_INPUT_FILE_BYTES, what: str = "input file") -> Any:
-    """Read a JSON file with a size cap; coded errors (exit 2) for missing, huge or malformed files."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(limit + 1)
-    except FileNotFoundError:
-        raise InvalidInput("FILE_NOT_FOUND", f"{what} does not exist") from None
-    except IsADirectoryError:
-        raise InvalidInput("NOT_A_FILE", f"{what} is a directory") from None
-    except PermissionError:
-        raise InvalidInput("FILE_UNREADABLE", f"{what} cannot be read") from None
-    if len(raw) > limit:
-        raise InvalidInput("FILE_TOO_LARGE", f"{what} exceeds {limit} bytes")
-    try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_reject)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise InvalidInput("INVALID_JSON", f"{what} is not valid UTF-8 JSON") from None
-
-
-def _reject(_: str) -> Any:
-    raise ValueError("non-standard constant")
+    """A JSON file given by the user: regular file, size cap, depth cap; coded errors (exit 2)."""
+    return read_json_bounded(path, limit=limit, what=what)

@@ -14,6 +14,41 @@ def emit_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
+def write_out(value: Any) -> None:
+    """One JSON line on stdout, flushed now; an environment error (exit 3) if it cannot be written.
+
+    For output that counts as delivered once written (a vault batch): the caller records the
+    delivery only after this returned, so a closed stdout or a broken pipe loses nothing.
+    """
+    from toolkit.errors import EnvironmentFailure
+
+    stream = sys.stdout
+    try:
+        if stream is None:  # fd 1 was closed when the process started
+            raise OSError("no stdout")
+        stream.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
+        stream.flush()
+    except (OSError, ValueError):
+        _silence_stdout()
+        raise EnvironmentFailure(
+            "OUTPUT_UNWRITABLE", "stdout cannot be written; nothing was recorded"
+        ) from None
+
+
+def _silence_stdout() -> None:
+    # what could not be written must not be retried at exit (a second error, a traceback)
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        if devnull != 1:  # with fd 1 closed, the open itself took fd 1
+            os.dup2(devnull, 1)
+            os.close(devnull)
+        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 - lives as long as the process
+    except OSError:
+        sys.stdout = None  # type: ignore[assignment]
+
+
 def say(text: str) -> None:
     sys.stderr.write(text + ("" if text.endswith("\n") else "\n"))
 
