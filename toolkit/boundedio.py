@@ -22,7 +22,7 @@ import json
 import os
 import re
 import stat
-from typing import Any
+from typing import IO, Any
 
 from toolkit.errors import ExitCode, ToolkitError
 
@@ -129,6 +129,52 @@ def read_regular(
         raise FileRefused(UNREADABLE, f"{what} cannot be read") from None
     finally:
         os.close(fd)
+
+
+def open_regular(
+    path: str | os.PathLike[str],
+    *,
+    what: str = "log",
+    follow_symlinks: bool = True,
+    missing_ok: bool = False,
+) -> IO[bytes] | None:
+    """A binary handle on a regular file for streaming (logs read line by line); no size cap.
+
+    The same refusals as ``read_regular`` for what the file is; the caller bounds each line.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if not follow_symlinks:
+        flags |= os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        if missing_ok and not os.path.islink(path):
+            return None
+        raise FileRefused(NOT_FOUND, f"{what} does not exist") from None
+    except IsADirectoryError:
+        raise FileRefused(NOT_A_FILE, f"{what} is a directory") from None
+    except OSError as exc:
+        code = NOT_A_FILE if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EOPNOTSUPP) else UNREADABLE
+        raise FileRefused(code, f"{what} cannot be read") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise FileRefused(NOT_A_FILE, f"{what} is {_kind(mode)}; only regular files are read")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def json_line(raw: bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """One JSON Lines record; ``ValueError`` for an invalid or too deeply nested line (skip it)."""
+    if len(raw) > effective_limit(MAX_FILE_BYTES) or json_depth_exceeds(raw, max_depth):
+        raise ValueError("line too large or nested too deep")
+    try:
+        return json.loads(raw)
+    except (UnicodeDecodeError, RecursionError):
+        raise ValueError("not UTF-8 JSON") from None
 
 
 def json_depth_exceeds(raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> bool:

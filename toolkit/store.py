@@ -18,6 +18,7 @@ import fcntl
 import json
 import os
 import re
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -221,9 +222,15 @@ def append_jsonl(path: Path, record: Any) -> None:
     """Append one JSON line. Caller holds the log's lock. A torn last line is fenced off."""
     line = (json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    # our own log: a symlink or a FIFO in its place is refused, never followed or written
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK | os.O_NOFOLLOW, 0o644)
     try:
-        size = os.fstat(fd).st_size
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise EnvironmentFailure(
+                "LOG_NOT_A_FILE", f"{path.name} is not a regular file; nothing was appended"
+            )
+        size = info.st_size
         if size:
             last = os.pread(fd, 1, size - 1)
             if last != b"\n":

@@ -129,6 +129,10 @@ def parse_packet_bytes(raw: bytes) -> object:
     """Strict UTF-8 JSON with the adapter's 1 MiB cap; NaN/Infinity and deep trees refused."""
     if len(raw) > MAX_PACKET_BYTES:
         raise PacketError("role packet exceeds 1 MiB")
+    from toolkit.boundedio import json_depth_exceeds
+
+    if json_depth_exceeds(raw):
+        raise PacketError("role packet nests JSON too deeply")
     try:
         return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError):

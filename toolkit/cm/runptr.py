@@ -12,9 +12,11 @@ specs dir (which teams commit) never carries an absolute home path.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
+import stat
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -22,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from toolkit.boundedio import FileRefused, json_line, open_regular, read_json_bounded
 from toolkit.store import atomic_write, file_lock
 
 SCHEMA_VERSION = 1
@@ -59,15 +62,17 @@ def iter_json_lines(path: Path, needle: bytes | None = None) -> Iterator[dict[st
     ``needle`` is a cheap byte pre-filter: lines without it cannot match and are not parsed.
     """
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed by the with below
-    except FileNotFoundError:
+        handle = open_regular(path, what="an event log", missing_ok=True)
+    except FileRefused as exc:
+        raise OSError(exc.code) from None  # a FIFO or a directory: unreadable, never read
+    if handle is None:
         return
     with handle:
         for raw in handle:
             if needle is not None and needle not in raw:
                 continue
             try:
-                value = json.loads(raw)
+                value = json_line(raw)
             except ValueError:
                 continue
             if isinstance(value, dict):
@@ -106,9 +111,11 @@ def load_pointer(specs_dir: Path | None) -> dict[str, Any] | None:
     if specs_dir is None:
         return None
     try:
-        value = json.loads((specs_dir / POINTER_NAME).read_bytes())
-    except (OSError, ValueError):
-        return None
+        value = read_json_bounded(
+            specs_dir / POINTER_NAME, limit=65_536, what="the run pointer", strict=False
+        )
+    except FileRefused:
+        return None  # absent, not a regular file, too large, too deep or not JSON: no pointer
     if not isinstance(value, dict):
         return None
     run_id = value.get("run_id")
@@ -193,9 +200,13 @@ def append_line(path: Path, record: dict[str, Any], *, private: bool) -> None:
     """
     line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600 if private else 0o644)
+    flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK
+    fd = os.open(path, flags, 0o600 if private else 0o644)
     try:
-        size = os.fstat(fd).st_size
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "the log is not a regular file")  # a FIFO is never written
+        size = info.st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             line = b"\n" + line  # never glue a record onto a torn line
         os.write(fd, line)
