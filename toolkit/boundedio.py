@@ -77,11 +77,14 @@ def read_regular(
     what: str = "input file",
     follow_symlinks: bool = True,
     missing_ok: bool = False,
+    allow_over: bool = False,
 ) -> bytes | None:
     """The bytes of a regular file, at most ``limit``; ``None`` when absent and ``missing_ok``.
 
     ``follow_symlinks=False`` is for files in the toolkit's own state directories, where a
     symlink is never ours. A file argument given by the user may be a symlink to a regular file.
+    ``allow_over`` returns up to ``limit + 1`` bytes instead of refusing, for callers that answer
+    an oversized input with their own code (no lowered cap applies then).
     """
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     if not follow_symlinks:
@@ -111,8 +114,8 @@ def read_regular(
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise FileRefused(NOT_A_FILE, f"{what} is {_kind(info.st_mode)}; only regular files are read")
-        cap = effective_limit(limit)
-        if info.st_size > cap:
+        cap = limit if allow_over else effective_limit(limit)
+        if info.st_size > cap and not allow_over:
             raise FileRefused(TOO_LARGE, f"{what} exceeds {cap} bytes")
         chunks: list[bytes] = []
         total = 0
@@ -122,7 +125,7 @@ def read_regular(
                 break
             chunks.append(chunk)
             total += len(chunk)
-        if total > cap:
+        if total > cap and not allow_over:
             raise FileRefused(TOO_LARGE, f"{what} exceeds {cap} bytes")
         return b"".join(chunks)
     except OSError:
