@@ -195,8 +195,16 @@ class _Verifier:
         match = CONTENT_ADDRESSED.match(target.name)
         if match is None:
             return
+        from toolkit.boundedio import FileRefused, open_regular
+
         digest = hashlib.sha256()
-        with open(target, "rb") as handle:
+        try:
+            handle = open_regular(target, what=f"artifact {ref}")
+        except FileRefused:
+            self.add(rec.rel, "artifact-missing", f"artifact {ref} is not a regular file in the repository")
+            return
+        assert handle is not None  # missing_ok is off
+        with handle:
             for chunk in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(chunk)
         if digest.hexdigest() != match.group(1):
