@@ -38,8 +38,10 @@ from typing import Any
 
 from toolkit.cm import events
 from toolkit.cm.packet import (
+    PRIVATE_CODE,
     PacketError,
     parse_packet_bytes,
+    private_categories,
     system_message,
     user_message,
     validate_adapter_input,
@@ -189,9 +191,13 @@ def read_packet(stream: Any, args: CallArgs) -> tuple[str, str]:
     """stdin -> (system message, user message); PacketError texts are fixed, never input."""
     raw = read_limited(stream, MAX_PACKET_BYTES)
     try:
+        obj = parse_packet_bytes(raw)
         stable, dynamic = validate_adapter_input(
-            parse_packet_bytes(raw), workflow=args.workflow, stage=args.stage, role=args.role
+            obj, workflow=args.workflow, stage=args.stage, role=args.role
         )
+        private = private_categories(obj)  # before any claim or HTTP request
+        if private:
+            raise Rejected(f"{PRIVATE_CODE}: role packet contains private content ({', '.join(private)})")
         return system_message(stable), user_message(dynamic)
     except PacketError as exc:
         raise Rejected(exc.reason) from None

@@ -193,6 +193,7 @@ def register(app: typer.Typer) -> None:
         from toolkit.commands._common import say
 
         packet = build_packet(role, dict(locals()))
+        _refuse_private(packet)  # nothing is printed or written for a packet that leaks
         text = _dump(packet) + "\n"
         if out is not None:
             from toolkit.store import atomic_write
@@ -229,6 +230,7 @@ def register(app: typer.Typer) -> None:
             )
         except pk.PacketError as exc:
             raise InvalidInput("INVALID_PACKET", exc.reason) from None
+        _refuse_private(obj)
         known = dynamic["role"] in pk.ROLE_ITEMS
         missing = pk.missing_items(dynamic["role"], dynamic) if known else []
         problems = pk.check_role_context(dynamic["role"], dynamic) if known else []
@@ -308,6 +310,19 @@ def register(app: typer.Typer) -> None:
         if findings:
             raise Refused("OUTPUT_FINDINGS", f"{len(findings)} rule(s) broken")
         say("answer ok")
+
+
+def _refuse_private(packet: object) -> None:
+    """Refuse (exit 1, ``PACKET_PRIVATE``) a packet the privacy engine finds private content in."""
+    from toolkit.cm import packet as pk
+    from toolkit.errors import InvalidInput, Refused
+
+    try:
+        private = pk.private_categories(packet)
+    except pk.PacketError as exc:
+        raise InvalidInput("INVALID_PACKET", exc.reason) from None
+    if private:
+        raise Refused(pk.PRIVATE_CODE, "the packet contains private content (" + ", ".join(private) + ")")
 
 
 def _read_bytes(path: Path) -> bytes:
