@@ -51,7 +51,7 @@ def _parse_yaml(text: str) -> Any:
 
     try:
         return yaml.safe_load(text)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError):  # ValueError: an integer past Python's digit limit
         raise InvalidInput(CONFIG_INVALID, ".workgroup/config.yml is not valid YAML") from None
     except RecursionError:
         raise InvalidInput(CONFIG_INVALID, ".workgroup/config.yml nests too deeply") from None

@@ -21,6 +21,7 @@ corrupts).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -270,8 +271,8 @@ def release_lineage(layout: Layout, lineage_id: str) -> bool:
 
 def list_leases(layout: Layout, *, now: datetime) -> list[Lease]:
     """Live leases; expired ones are dropped from the file as well."""
-    if not layout.owners_registry.exists():
-        return []  # a read creates nothing (no lock file, no state dir)
+    if not os.path.lexists(layout.owners_registry):
+        return []  # a read creates nothing (no lock file, no state dir); a dangling link is read (refused)
     with file_lock(layout.lock("owners")):
         leases = _read(layout)
         live = _live(leases, now)

@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
             raise InvalidInput("INVALID_PLAN", "the plan nests too deeply")
         try:
             data = yaml.safe_load(raw.decode("utf-8"))
-        except (UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        except (UnicodeDecodeError, yaml.YAMLError, RecursionError, ValueError):
             raise InvalidInput("INVALID_PLAN", "the plan is not valid JSON or YAML") from None
         block: dict[str, object] = {}
         try:

@@ -156,7 +156,7 @@ def load_allowlist(root: Path) -> list[AllowEntry]:
 
     try:
         data = yaml.safe_load(raw.decode("utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError, RecursionError):
+    except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError):
         raise InvalidInput("ALLOWLIST_INVALID", f"{ALLOWLIST_REL} is not valid UTF-8 YAML") from None
     return parse_allowlist(data)
 
