@@ -67,9 +67,14 @@ def err(text: str) -> None:
 
 
 def run(argv: list[str]) -> int:
+    if sys.stdout is None:  # started with stdout closed: writing data must fail loudly, not crash
+        from toolkit.commands._common import ClosedStream
+
+        sys.stdout = ClosedStream()  # type: ignore[assignment]
     app = build_app()
     try:
         result = app(args=argv, prog_name="workgroup", standalone_mode=False)
+        sys.stdout.flush()  # data that cannot be written out is an error here, not after exit 0
     except ToolkitError as exc:
         err(exc.diagnostics())
         return exit_code_for(exc)
@@ -84,6 +89,9 @@ def run(argv: list[str]) -> int:
         if isinstance(exc, KeyboardInterrupt):
             return 130
         if isinstance(exc, (PermissionError, OSError)):
+            from toolkit.commands._common import silence_stdout
+
+            silence_stdout()  # what could not be written is not retried (noisily) at exit
             err(f"error[ENVIRONMENT]: {exc.__class__.__name__}: the file system refused the operation")
             return 3
         raise

@@ -365,7 +365,17 @@ def run_cli(argv: list[str], *, prog: str = "workgroup verify") -> int:
         sys.stderr.write(exc.diagnostics() + "\n")
         return exit_code_for(exc)
     if args.as_json:
-        sys.stdout.write(json.dumps(report.as_json(), ensure_ascii=False, separators=(",", ":")) + "\n")
+        try:
+            if sys.stdout is None:  # started with stdout closed
+                raise OSError("stdout is closed")
+            sys.stdout.write(json.dumps(report.as_json(), ensure_ascii=False, separators=(",", ":")) + "\n")
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            from toolkit.commands._common import silence_stdout
+
+            silence_stdout()
+            sys.stderr.write("error[OUTPUT_UNWRITABLE]: the report cannot be written to stdout\n")
+            return 3
     for line in render_text(report):
         sys.stderr.write(line + "\n")
     return 0 if report.ok else 1

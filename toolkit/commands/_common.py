@@ -35,6 +35,30 @@ def write_out(value: Any) -> None:
         ) from None
 
 
+class ClosedStream:
+    """Stands in for a stdout that was closed when the process started (``cmd >&-``).
+
+    Writing to it is an OSError like writing to any dead stream, so the one error map turns it
+    into an environment error (exit 3) instead of an AttributeError traceback on ``None``.
+    """
+
+    def write(self, text: str) -> int:
+        import errno
+
+        raise OSError(errno.EBADF, "stdout is closed")
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+
+def silence_stdout() -> None:
+    """After a failed write: point fd 1 at /dev/null so the interpreter's last flush is quiet."""
+    _silence_stdout()
+
+
 def _silence_stdout() -> None:
     # what could not be written must not be retried at exit (a second error, a traceback)
     import os
