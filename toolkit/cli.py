@@ -68,9 +68,14 @@ def err(text: str) -> None:
 
 
 def run(argv: list[str]) -> int:
+    if sys.stdout is None:  # started with stdout closed: writing data must fail loudly, not crash
+        from toolkit.commands._common import ClosedStream
+
+        sys.stdout = ClosedStream()  # type: ignore[assignment]
     app = build_app()
     try:
         result = app(args=argv, prog_name="workgroup", standalone_mode=False)
+        sys.stdout.flush()  # data that cannot be written out is an error here, not after exit 0
     except ToolkitError as exc:
         err(exc.diagnostics())
         return exit_code_for(exc)
@@ -83,6 +88,9 @@ def run(argv: list[str]) -> int:
             show()
             return int(code) if isinstance(code, int) else 2
         if isinstance(exc, OSError):
+            from toolkit.infra.output import silence_stdout
+
+            silence_stdout()  # what could not be written is not retried (noisily) at exit
             err(f"error[ENVIRONMENT]: {exc.__class__.__name__}: the file system refused the operation")
         if isinstance(exc, (OSError, KeyboardInterrupt)):
             return exit_code_for(exc)

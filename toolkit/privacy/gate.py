@@ -4,6 +4,7 @@ reviewed allowlist suppresses, render text or JSON. Nothing here prints; callers
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from toolkit.privacy.files import FileFinding, ScanReport, scan_paths
@@ -12,8 +13,10 @@ from toolkit.privacy.types import Context
 
 def apply_allowlist(report: ScanReport, root: Path) -> ScanReport:
     """Remove findings whose salted fingerprint is in ``.workgroup/privacy-allowlist.yml``."""
-    if not report.findings or not (root / ".workgroup" / "privacy-allowlist.yml").is_file():
+    if not report.findings or not os.path.lexists(root / ".workgroup" / "privacy-allowlist.yml"):
         return report  # the common case pays for neither hashlib nor YAML
+    # anything at that path is read through the bounded reader: a FIFO, a directory or a dangling
+    # link there is a coded error (ALLOWLIST_UNREADABLE), never silently "no allowlist"
     from toolkit.privacy.allowlist import fingerprint, load_allowlist, load_salt
 
     entries = load_allowlist(root)

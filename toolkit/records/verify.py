@@ -195,8 +195,16 @@ class _Verifier:
         match = CONTENT_ADDRESSED.match(target.name)
         if match is None:
             return
+        from toolkit.infra.boundedio import FileRefused, open_regular
+
         digest = hashlib.sha256()
-        with open(target, "rb") as handle:
+        try:
+            handle = open_regular(target, what=f"artifact {ref}")
+        except FileRefused:
+            self.add(rec.rel, "artifact-missing", f"artifact {ref} is not a regular file in the repository")
+            return
+        assert handle is not None  # missing_ok is off
+        with handle:
             for chunk in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(chunk)
         if digest.hexdigest() != match.group(1):
@@ -357,7 +365,17 @@ def run_cli(argv: list[str], *, prog: str = "workgroup verify") -> int:
         sys.stderr.write(exc.diagnostics() + "\n")
         return exit_code_for(exc)
     if args.as_json:
-        sys.stdout.write(json.dumps(report.as_json(), ensure_ascii=False, separators=(",", ":")) + "\n")
+        try:
+            if sys.stdout is None:  # started with stdout closed
+                raise OSError("stdout is closed")
+            sys.stdout.write(json.dumps(report.as_json(), ensure_ascii=False, separators=(",", ":")) + "\n")
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            from toolkit.infra.output import silence_stdout
+
+            silence_stdout()
+            sys.stderr.write("error[OUTPUT_UNWRITABLE]: the report cannot be written to stdout\n")
+            return 3
     for line in render_text(report):
         sys.stderr.write(line + "\n")
     return 0 if report.ok else 1

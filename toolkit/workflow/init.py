@@ -92,7 +92,7 @@ def _parse(text: str) -> Any:
 
     try:
         return yaml.safe_load(text)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError, RecursionError):
         raise InvalidInput(
             "PRE_COMMIT_CONFIG_INVALID", ".pre-commit-config.yaml is not valid YAML; nothing written"
         ) from None
@@ -168,19 +168,13 @@ def merge_gitignore(text: str | None) -> tuple[str | None, str]:
 
 
 def _read(path: Path) -> str | None:
+    from toolkit.infra.boundedio import NOT_UTF8, FileRefused, read_text_bounded
+
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(_MAX_CONFIG + 1)
-    except FileNotFoundError:
-        return None
-    except OSError:
-        raise InvalidInput("FILE_UNREADABLE", f"{path.name} cannot be read") from None
-    if len(raw) > _MAX_CONFIG:
-        raise InvalidInput("FILE_TOO_LARGE", f"{path.name} is larger than 1 MiB")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidInput("FILE_NOT_UTF8", f"{path.name} is not UTF-8") from None
+        return read_text_bounded(path, limit=_MAX_CONFIG, what=path.name, missing_ok=True)
+    except FileRefused as exc:
+        code = "FILE_NOT_UTF8" if exc.code == NOT_UTF8 else exc.code
+        raise InvalidInput(code, exc.message) from None
 
 
 def _pre_commit_executable() -> str | None:
