@@ -217,7 +217,10 @@ def test_the_users_indentation_is_kept() -> None:
         assert indent % 4 == 0, line  # never a 2-space block in a 4-space file
     two = "repos:\n  - repo: meta\n    hooks:\n      - id: check-useless-excludes\n"
     new2, _ = merge_pre_commit_config(two, HookForm("remote", "https://git.example.invalid/w.git", "v1"))
-    assert new2 is not None and "\n  - repo: https://git.example.invalid/w.git\n    rev: v1\n    hooks:\n" in new2
+    assert (
+        new2 is not None
+        and "\n  - repo: https://git.example.invalid/w.git\n    rev: v1\n    hooks:\n" in new2
+    )
     assert "\n      - id: workgroup-verify\n" in new2
 
 
@@ -236,7 +239,12 @@ def test_rerun_switches_forms_in_place_and_is_then_idempotent() -> None:
         assert (_ours(new)["repo"] == "local") == (form is LOCAL)
         assert merge_pre_commit_config(new, form) == (None, "unchanged")
         text = new
-    assert seen == ["merged", "switched to remote hooks", "switched to local hooks", "switched to remote hooks"]
+    assert seen == [
+        "merged",
+        "switched to remote hooks",
+        "switched to local hooks",
+        "switched to remote hooks",
+    ]
     bumped, how = merge_pre_commit_config(text, HookForm("remote", remote.repo, "v0.3.0"))
     assert how == "updated" and bumped is not None and _ours(bumped)["rev"] == "v0.3.0"
 
@@ -312,15 +320,18 @@ def toolkit_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_remote_form_defaults_to_the_release_tag_of_the_installed_version(
     git_repo: GitRepo, toolkit_clone: Path
 ) -> None:
-    proc = run_workgroup("init", "--hook-repo", str(toolkit_clone), "--no-install", "--json", cwd=git_repo.path)
+    proc = run_workgroup(
+        "init", "--hook-repo", str(toolkit_clone), "--no-install", "--json", cwd=git_repo.path
+    )
     assert proc.returncode == 0, proc.stderr
     ours = _ours((git_repo.path / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
     assert ours["repo"] == str(toolkit_clone) and ours["rev"] == f"v{toolkit.__version__}"
     assert [h["id"] for h in ours["hooks"]] == list(HOOK_IDS)
     # a commit no ref points at is accepted too (pre-commit fetches any commit)
     first = str(pygit2.Repository(str(toolkit_clone)).revparse_single("HEAD~1").id)
-    proc = run_workgroup("init", "--hook-repo", str(toolkit_clone), "--hook-rev", first, "--no-install",
-                         cwd=git_repo.path)
+    proc = run_workgroup(
+        "init", "--hook-repo", str(toolkit_clone), "--hook-rev", first, "--no-install", cwd=git_repo.path
+    )
     assert proc.returncode == 0, proc.stderr
     assert _ours((git_repo.path / ".pre-commit-config.yaml").read_text(encoding="utf-8"))["rev"] == first
 
@@ -425,7 +436,9 @@ def test_remote_hooks_from_a_tagged_clone_work_without_the_toolkit_installed(
     # pre-commit installs the toolkit from the tagged clone into its own environment: the
     # project's PATH has no toolkit, only git and python for pre-commit's installer
     python_dir = str(Path(sys.base_prefix) / "bin")
-    proc = _pre_commit_run(git_repo.path, tmp_path / "pre-commit-home", os.pathsep.join([BARE_PATH, python_dir]))
+    proc = _pre_commit_run(
+        git_repo.path, tmp_path / "pre-commit-home", os.pathsep.join([BARE_PATH, python_dir])
+    )
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
     assert re.search(r"workgroup privacy \(workflow artifacts\)\.+Failed", out), out

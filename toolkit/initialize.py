@@ -275,7 +275,8 @@ def merge_pre_commit_config(text: str | None, form: HookForm) -> tuple[str | Non
     merged = _parse(new)
     ok = (
         isinstance(merged, dict)
-        and {k: v for k, v in merged.items() if k != "repos"} == {k: v for k, v in data.items() if k != "repos"}
+        and {k: v for k, v in merged.items() if k != "repos"}
+        == {k: v for k, v in data.items() if k != "repos"}
         and merged.get("repos") == expected
     )
     if not ok:
@@ -310,9 +311,20 @@ def uses_cm(workdir: Path) -> bool:
     """True when the project has a CM file: the run pointer, project log or workflow config
     (tracked or not, ignored files included: .cm-run.json is usually ignored), or a CM handoff."""
     proc = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--", *(f":(glob)**/{m}" for m in CM_MARKERS),
-         ":(glob)**/.reviews/session-handoff.md"],
-        cwd=workdir, capture_output=True, timeout=60, check=False,
+        [
+            "git",
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--",
+            *(f":(glob)**/{m}" for m in CM_MARKERS),
+            ":(glob)**/.reviews/session-handoff.md",
+        ],
+        cwd=workdir,
+        capture_output=True,
+        timeout=60,
+        check=False,
     )
     return bool(proc.stdout.strip(b"\0")) or any((workdir / m).exists() for m in CM_MARKERS)
 
@@ -375,7 +387,9 @@ def initialize(workdir: Path, *, form: HookForm, install: bool = True, cm: bool 
         atomic_write(gitignore_path, new_gitignore)
     if new_pre_commit is not None:
         atomic_write(pre_commit_path, new_pre_commit)
-    where = f"{form.kind} hooks" + (f" ({shown(form.repo)} @ {form.rev})" if form.kind == "remote" and form.repo else "")
+    where = f"{form.kind} hooks" + (
+        f" ({shown(form.repo)} @ {form.rev})" if form.kind == "remote" and form.repo else ""
+    )
     out.hooks = form.kind
     out.messages += [
         f".workgroup/config.yml: {out.config}",
