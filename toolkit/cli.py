@@ -122,11 +122,46 @@ Exit codes (every command but `runtime` and `cm`): 0 ok, 1 findings or a refused
 """
 
 
-def _help_flag_is_a_bool(command: Any) -> None:
-    """Give the --help flag of ``command`` (and its subcommands) a False default.
+_TYPE_WORDS = {"int": "N", "float": "NUMBER", "str": "TEXT", "Path": "PATH", "datetime": "TIME"}
 
-    Newer typer releases coerce an unset flag whose value is None through a pydantic adapter,
-    which loads pydantic (~0.2 s) just to print help; a bool default skips that coercion.
+
+def _classic_type(param: Any) -> str | None:
+    """A param's value word as click always wrote it (``PATH``, ``N``, ``[text|json]``)."""
+    desc = getattr(param, "type_descriptor", None)
+    if desc is None:
+        return None
+    choices = getattr(desc, "choices", None)
+    if choices:
+        return "[" + "|".join(str(getattr(c, "value", c)) for c in choices) + "]"
+    annotation = desc.annotation
+    args = getattr(annotation, "__args__", None)
+    if getattr(annotation, "__origin__", None) is list and args:
+        annotation = args[0]
+    return _TYPE_WORDS.get(getattr(annotation, "__name__", ""), "VALUE")
+
+
+def _tidy_param(param: Any) -> None:
+    """Newer typer releases show library types in help (``{paths}...``, ``<list[Path]>``,
+    ``<int range>``); give every param the plain click form instead. A no-op elsewhere."""
+    if getattr(param, "param_type_name", "") == "argument" and hasattr(param, "_usage_display_name"):
+        word = param.metavar or (param.name or "ARG").upper()
+        if param.metavar is None:
+            param.metavar = word + ("..." if param.nargs != 1 else "")
+
+        def usage(param: Any = param, word: str = param.metavar) -> str:
+            return word if param.required else f"[{word}]"
+
+        param._usage_display_name = usage
+        param.display_type_rich = lambda ctx: None
+    elif hasattr(param, "display_type") and hasattr(param, "type_descriptor"):
+        param.display_type = lambda ctx, param=param: _classic_type(param)
+
+
+def _tidy(command: Any) -> None:
+    """Plain help for ``command`` and its subcommands; --help as a plain bool flag.
+
+    Newer typer releases also coerce an unset --help flag (value None) through a pydantic
+    adapter, which loads pydantic (~0.2 s) just to print help; a False default skips that.
     """
     original = command.get_help_option
 
@@ -137,8 +172,10 @@ def _help_flag_is_a_bool(command: Any) -> None:
         return option
 
     command.get_help_option = get_help_option
+    for param in getattr(command, "params", ()):
+        _tidy_param(param)
     for sub in getattr(command, "commands", {}).values():
-        _help_flag_is_a_bool(sub)
+        _tidy(sub)
 
 
 def load_command(module_name: str) -> tuple[str, Any]:
@@ -153,7 +190,7 @@ def load_command(module_name: str) -> tuple[str, Any]:
     group = typer.main.get_command(sub)
     (name, command), *rest = group.commands.items()  # type: ignore[attr-defined]
     assert not rest, f"toolkit.commands.{module_name} registers more than one command"
-    _help_flag_is_a_bool(command)
+    _tidy(command)
     return name, command
 
 
@@ -176,7 +213,7 @@ class LazyGroup(TyperGroup):
     def get_help_option(self, ctx: Any) -> Any:
         option = super().get_help_option(ctx)
         if option is not None and option.default is None:
-            option.default = False  # see _help_flag_is_a_bool
+            option.default = False  # see _tidy
         return option
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
@@ -228,12 +265,23 @@ def err(text: str) -> None:
     sys.stderr.write(text + ("" if text.endswith("\n") else "\n"))
 
 
+def wants_json(argv: list[str]) -> bool:
+    """``--json`` (or ``--format json``) anywhere before ``--``: errors then go to stdout as JSON too."""
+    args = argv[: argv.index("--")] if "--" in argv else argv
+    pairs = zip(args, args[1:], strict=False)
+    return "--json" in args or "--format=json" in args or ("--format", "json") in pairs
+
+
 def run(argv: list[str]) -> int:
     app = build_app()
     try:
         result = app(args=argv, prog_name="workgroup", standalone_mode=False)
     except ToolkitError as exc:
         err(exc.diagnostics())
+        if wants_json(argv):
+            from toolkit.findings import write_error_json
+
+            write_error_json(sys.stdout, exc.code, exc.message, exc.path)
         return exit_code_for(exc)
     except typer.Exit as exc:
         return int(exc.exit_code or 0)

@@ -21,10 +21,13 @@ class ToolkitError(Exception):
 
     exit_code: ExitCode = ExitCode.USAGE
 
-    def __init__(self, code: str, message: str, *, exit_code: ExitCode | None = None) -> None:
+    def __init__(
+        self, code: str, message: str, *, exit_code: ExitCode | None = None, path: str | None = None
+    ) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+        self.path = path  # the file or JSON path at fault, when there is one (the --json error object)
         if exit_code is not None:
             self.exit_code = exit_code
 

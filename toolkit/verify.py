@@ -205,16 +205,21 @@ class _Verifier:
 
     # -- per kind ------------------------------------------------------------------------
     def capsule(self, rec: _Record) -> None:
-        from toolkit.runtime.capsule_rules import artifact_paths, assert_paths, schema_problems
+        from toolkit.runtime.capsule_rules import (
+            artifact_paths,
+            assert_paths,
+            explain_schema,
+            schema_problems,
+        )
         from toolkit.runtime.codes import RuntimeOpError
 
         cap = rec.data
-        problems = schema_problems(cap)
-        if problems:
+        if schema_problems(cap):
+            problems = explain_schema(cap, sealed=True)
             self.add(
                 rec.rel,
                 "schema",
-                "not a sealed knowzcode.context-capsule/v1 (" + ", ".join(problems[:5]) + ")",
+                "not a sealed knowzcode.context-capsule/v1: " + "; ".join(problems[:5]),
             )
             return
         self.location(rec, cap["workgroup_id"], cap["task_id"])

@@ -76,8 +76,6 @@ def register(app: typer.Typer) -> None:
         if as_json:
             emit_json(outcome.as_json())
         if outcome.hook == "failed":
-            from toolkit.errors import EnvironmentFailure
-
-            raise EnvironmentFailure(
-                "HOOK_INSTALL_FAILED", "`pre-commit install` failed; the files were written"
-            )
+            # the --json document above already says "hook": "failed"; one document on stdout
+            say("error[HOOK_INSTALL_FAILED]: `pre-commit install` failed; the files were written")
+            raise typer.Exit(3)
