@@ -416,3 +416,13 @@ def test_every_schema_break_is_explained() -> None:
         assert explain_schema(missing, sealed=False) == (
             [] if key == "checkpoint_sha" else [f"$.{key}: required"]
         )
+
+
+def test_the_schema_marks_the_filled_in_fields() -> None:
+    root = Path(__file__).resolve().parent.parent
+    schema = json.loads((root / "schemas" / "context-capsule.schema.json").read_text(encoding="utf-8"))
+    for field in ("checkpoint_sha", "capsule_hash"):
+        prop = schema["properties"][field]
+        assert prop["readOnly"] is True and "Filled in by `workgroup capsule seal`" in prop["description"]
+    others = [k for k, v in schema["properties"].items() if v.get("readOnly")]
+    assert sorted(others) == ["capsule_hash", "checkpoint_sha"]
