@@ -68,6 +68,29 @@ def render_json(report: ScanReport) -> str:
     return json.dumps({"findings": rows}, ensure_ascii=False, separators=(",", ":"))
 
 
+def shared_findings(report: ScanReport) -> list[object]:
+    """The findings in the shared convention (toolkit/findings.py): ``path:line:col: RULE category:
+    masked``; the JSON row keeps category, rule and the 0-based span in ``extra``."""
+    from toolkit.findings import Finding
+
+    return [
+        Finding(
+            i.path,
+            i.finding.line,
+            i.finding.start + 1,
+            i.finding.rule,
+            f"{i.finding.category.value}: {i.finding.masked}",
+            extra={
+                "category": i.finding.category.value,
+                "rule": i.finding.rule,
+                "start": i.finding.start,
+                "end": i.finding.end,
+            },
+        )
+        for i in report.findings
+    ]
+
+
 SUPPRESS_HINT = (
     "A false positive? Add `workgroup: allow <rule>` in a comment on that line, or record it in "
     ".workgroup/privacy-allowlist.yml with `workgroup privacy allow PATH --line N --rule RULE`."
