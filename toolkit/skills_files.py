@@ -1,4 +1,5 @@
-"""Shell side of the skills lint: find the files (tracked set or given paths) and read them safely."""
+"""Shell side of the skills lint: find the files (the ones git would commit, or given paths) and read
+them safely."""
 
 from __future__ import annotations
 
@@ -20,13 +21,14 @@ def _read(path: Path) -> str | None:
 
 
 def _root() -> tuple[Path, list[str] | None]:
-    """The work tree root and its tracked files, or the cwd and None outside a repository."""
+    """The work tree root and the files git would commit (tracked plus untracked, not ignored), or
+    the cwd and None outside a repository."""
     from toolkit.errors import ToolkitError
     from toolkit.git import discover
 
     try:
         repo = discover()
-        return repo.workdir, repo.tracked_files()
+        return repo.workdir, repo.commit_candidates()
     except ToolkitError:
         return Path.cwd().resolve(), None
 
@@ -42,7 +44,7 @@ def _walk(directory: Path, root: Path) -> list[str]:
 
 
 def lint_paths(paths: list[str], config: LintConfig) -> list[LintFinding]:
-    """Lint ``paths`` (files or folders); with none, every tracked skill/prompt file of the repository."""
+    """Lint ``paths`` (files or folders); with none, every skill/prompt file git would commit."""
     root, tracked = _root()
     corpus_paths = {p for p in (tracked or []) if p.endswith(".md")}
     targets: set[str] = set()
@@ -74,5 +76,14 @@ def lint_paths(paths: list[str], config: LintConfig) -> list[LintFinding]:
     return lint(files, targets=targets & set(files), config=config, known_paths=known)
 
 
-def render_text(findings: list[LintFinding]) -> str:
-    return "".join(f"{f.path}:{f.line}: {f.rule} ({f.severity}) {f.message}\n" for f in findings)
+def shared_findings(findings: list[LintFinding]) -> list[object]:
+    """The findings in the shared convention (toolkit/findings.py); lint findings name a line only."""
+    from toolkit.findings import Finding
+
+    return [Finding(f.path, f.line, 0, f.rule, f.message, severity=f.severity) for f in findings]
+
+
+def emit_findings(findings: list[LintFinding], *, as_json: bool, stdout: object, stderr: object) -> None:
+    from toolkit.findings import emit
+
+    emit("skills", shared_findings(findings), as_json=as_json, stdout=stdout, stderr=stderr)  # type: ignore[arg-type]
