@@ -4,6 +4,7 @@ every command is light (no pydantic, no pygit2, only its own command module), ``
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tomllib
@@ -119,3 +120,32 @@ def test_the_release_tag_appears_where_init_writes_it() -> None:
 
     assert release_tag() == f"v{toolkit.__version__}"
     assert release_tag() in (Path(ROOT) / "docs" / "install.md").read_text(encoding="utf-8")
+
+
+def _leaves(name: str, command: object) -> list[tuple[str, object]]:
+    subs = getattr(command, "commands", None)
+    if subs:
+        return [leaf for sub, cmd in subs.items() for leaf in _leaves(f"{name} {sub}", cmd)]
+    return [(name, command)]
+
+
+def test_every_command_states_its_exit_codes_and_describes_every_option() -> None:
+    for module in COMMAND_MODULES:
+        if module in ("runtime_cmd", "cm"):  # the reference protocols: their own help and codes
+            continue
+        name, command = load_command(module)
+        for full, leaf in _leaves(name, command):
+            assert "Exit codes: 0 " in (leaf.help or ""), full  # type: ignore[attr-defined]
+            for param in leaf.params:  # type: ignore[attr-defined]
+                assert (param.help or "").strip(), (full, param.name)
+
+
+@pytest.mark.parametrize("path", [p for p in _tree() if p[0] not in ("runtime", "cm")], ids=" ".join)
+def test_usage_lines_are_plain(path: tuple[str, ...]) -> None:
+    out = CliRunner().invoke(build_app(), [*path, "--help"]).output
+    usage = out.splitlines()[0]
+    # click's classic usage: UPPER-CASE words, [optional], ... for many; no library type labels
+    assert re.fullmatch(
+        r"Usage: workgroup [a-z -]+ \[OPTIONS\]( (\[?[A-Z_]+(\.\.\.)?\]?|COMMAND \[ARGS\]\.\.\.))*", usage
+    ), usage
+    assert not re.search(r"<(?:path|int|float|str|text|bool|list\[)|range>", out), out

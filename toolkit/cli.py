@@ -99,7 +99,7 @@ COMMAND_HELP: dict[str, tuple[str, str]] = {
     "skills": ("skills", "Skill and prompt hygiene."),
     "index": (
         "index",
-        "Deterministic inventory of tracked files (path, blob, size, language) with one digest.",
+        "Deterministic inventory of tracked files (path, blob, size, language) with one digest; cached.",
     ),
     "profile": ("profile", "Execution profiles (quality, balanced, economy, latency)."),
     "capabilities": (
@@ -178,6 +178,23 @@ def _tidy(command: Any) -> None:
         _tidy(sub)
 
 
+EXIT_CODES = (
+    "Exit codes: 0 ok, 1 findings or a refused decision, 2 usage or invalid input, "
+    "3 environment (no repository, shallow history, lock timeout)."
+)
+_OWN_EXIT_CODES = ("runtime_cmd", "cm")  # the reference protocols keep their own (see their help)
+
+
+def _with_exit_codes(command: Any) -> None:
+    """Every leaf command's help ends with its exit codes (the shared map unless it states its own)."""
+    subs = getattr(command, "commands", None)
+    if subs:
+        for sub in subs.values():
+            _with_exit_codes(sub)
+    elif "Exit codes" not in (command.help or ""):
+        command.help = (command.help or "").rstrip() + "\n\n" + EXIT_CODES
+
+
 def load_command(module_name: str) -> tuple[str, Any]:
     """(name, click command) of one command module, built on its own."""
     sub = typer.Typer(**_APP_SETTINGS)
@@ -191,6 +208,8 @@ def load_command(module_name: str) -> tuple[str, Any]:
     (name, command), *rest = group.commands.items()  # type: ignore[attr-defined]
     assert not rest, f"toolkit.commands.{module_name} registers more than one command"
     _tidy(command)
+    if module_name not in _OWN_EXIT_CODES:
+        _with_exit_codes(command)
     return name, command
 
 
