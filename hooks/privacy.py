@@ -53,7 +53,7 @@ def run(argv: Sequence[str] | None, description: str) -> int:
         findings,
         as_json=False,
         stdout=sys.stdout,
-        stderr=sys.stderr,  # type: ignore[arg-type]
+        stderr=sys.stderr,
         checked=report.files_scanned,
         notices=report.notices,
     )

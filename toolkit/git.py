@@ -138,7 +138,7 @@ class Repo:
     def commit_candidates(self) -> list[str]:
         """The files git would commit: the index plus untracked files that are not ignored."""
         pg = _pygit2()
-        wt_new = int(getattr(getattr(pg, "enums", None), "FileStatus", pg).WT_NEW)  # type: ignore[attr-defined]
+        wt_new = int(getattr(getattr(pg, "enums", None), "FileStatus", pg).WT_NEW)
         status = self.raw.status(untracked_files="all", ignored=False)
         untracked = {path for path, flags in status.items() if int(flags) & wt_new}
         return sorted(set(self.tracked_files()) | untracked)

@@ -64,7 +64,7 @@ def repository_url() -> str | None:
     for entry in entries:
         label, _, url = entry.partition(",")
         if label.strip().lower() in ("repository", "source") and url.strip():
-            return url.strip()
+            return str(url).strip()
     pyproject = _PKG.parent / "pyproject.toml"
     if pyproject.is_file():
         import tomllib

@@ -206,7 +206,7 @@ def _item_lines(text: str) -> list[int]:
     import yaml
 
     root = yaml.compose(text)
-    for key, value in root.value:
+    for key, value in root.value if root is not None else ():
         if key.value == "repos" and isinstance(value, yaml.SequenceNode):
             if value.flow_style:
                 raise _unmergeable("`repos:` is a flow-style list")

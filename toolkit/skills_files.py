@@ -8,6 +8,12 @@ from pathlib import Path
 
 from toolkit.skills_lint import LintConfig, LintFinding, is_lint_candidate, lint
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays out of the hooks' cold start
+    from typing import IO
+
+    from toolkit.findings import Finding
+
 MAX_FILE_BYTES = 1_048_576
 
 
@@ -76,14 +82,14 @@ def lint_paths(paths: list[str], config: LintConfig) -> list[LintFinding]:
     return lint(files, targets=targets & set(files), config=config, known_paths=known)
 
 
-def shared_findings(findings: list[LintFinding]) -> list[object]:
+def shared_findings(findings: list[LintFinding]) -> list[Finding]:
     """The findings in the shared convention (toolkit/findings.py); lint findings name a line only."""
     from toolkit.findings import Finding
 
     return [Finding(f.path, f.line, 0, f.rule, f.message, severity=f.severity) for f in findings]
 
 
-def emit_findings(findings: list[LintFinding], *, as_json: bool, stdout: object, stderr: object) -> None:
+def emit_findings(findings: list[LintFinding], *, as_json: bool, stdout: IO[str], stderr: IO[str]) -> None:
     from toolkit.findings import emit
 
-    emit("skills", shared_findings(findings), as_json=as_json, stdout=stdout, stderr=stderr)  # type: ignore[arg-type]
+    emit("skills", shared_findings(findings), as_json=as_json, stdout=stdout, stderr=stderr)

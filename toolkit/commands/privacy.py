@@ -80,7 +80,7 @@ def register(app: typer.Typer) -> None:
         json_out = as_json or output is OutputFormat.json
         emit(
             "privacy",
-            shared_findings(report),  # type: ignore[arg-type]
+            shared_findings(report),
             as_json=json_out,
             stdout=sys.stdout,
             stderr=sys.stderr,

@@ -9,6 +9,10 @@ from pathlib import Path
 from toolkit.privacy.files import FileFinding, ScanReport, scan_paths
 from toolkit.privacy.types import Context
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays out of the hooks' cold start
+    from toolkit.findings import Finding
+
 
 def apply_allowlist(report: ScanReport, root: Path) -> ScanReport:
     """Remove findings whose salted fingerprint is in ``.workgroup/privacy-allowlist.yml``."""
@@ -68,7 +72,7 @@ def render_json(report: ScanReport) -> str:
     return json.dumps({"findings": rows}, ensure_ascii=False, separators=(",", ":"))
 
 
-def shared_findings(report: ScanReport) -> list[object]:
+def shared_findings(report: ScanReport) -> list[Finding]:
     """The findings in the shared convention (toolkit/findings.py): ``path:line:col: RULE category:
     masked``; the JSON row keeps category, rule and the 0-based span in ``extra``."""
     from toolkit.findings import Finding
