@@ -149,3 +149,17 @@ def test_usage_lines_are_plain(path: tuple[str, ...]) -> None:
         r"Usage: workgroup [a-z -]+ \[OPTIONS\]( (\[?[A-Z_]+(\.\.\.)?\]?|COMMAND \[ARGS\]\.\.\.))*", usage
     ), usage
     assert not re.search(r"<(?:path|int|float|str|text|bool|list\[)|range>", out), out
+
+
+def test_json_errors_are_one_document_on_stdout(git_repo: object, tmp_path: Path) -> None:
+    # an error before any answer: the error object; an answer that states the refusal: only it
+    missing = run_workgroup("capsule", "seal", str(tmp_path / "none.json"), "--json")
+    assert missing.returncode == 2
+    assert list(json.loads(missing.stdout)) == ["error"] and len(missing.stdout.splitlines()) == 1
+    answer = tmp_path / "answer.json"
+    answer.write_text('{"notes": "x"}', encoding="utf-8")
+    refused = run_workgroup("packet", "check-output", "reviewer", str(answer), "--json")
+    assert refused.returncode == 1 and len(refused.stdout.splitlines()) == 1
+    assert "error" not in json.loads(refused.stdout)
+    plain = run_workgroup("capsule", "seal", str(tmp_path / "none.json"))
+    assert plain.returncode == 2 and plain.stdout == b"" and b"error[" in plain.stderr

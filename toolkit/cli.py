@@ -297,7 +297,7 @@ def run(argv: list[str]) -> int:
         result = app(args=argv, prog_name="workgroup", standalone_mode=False)
     except ToolkitError as exc:
         err(exc.diagnostics())
-        if wants_json(argv):
+        if wants_json(argv) and not exc.reported:
             from toolkit.findings import write_error_json
 
             write_error_json(sys.stdout, exc.code, exc.message, exc.path)
