@@ -445,3 +445,21 @@ def test_remote_hooks_from_a_tagged_clone_work_without_the_toolkit_installed(
     assert re.search(r"workgroup docs claims\.+Passed", out), out
     assert re.search(r"workgroup verify \(checkpoints\)\.+Passed", out), out
     assert ".workgroup/notes/leak.json" in out and "4eC39HqLyjWD" not in out
+
+
+@pytest.mark.parametrize(
+    ("repo", "hint"),
+    [
+        ("https://git.example.invalid/w.git", "pip install git+https://git.example.invalid/w.git@v1"),
+        (
+            "https://me:s3cret@git.example.invalid/w.git",
+            "pip install git+https://***@git.example.invalid/w.git@v1",
+        ),
+        ("git@git.example.invalid:team/w.git", "pip install git+ssh://git@git.example.invalid/team/w.git@v1"),
+        (None, "pip install workgroup-toolkit==1 (see the toolkit's docs/install.md)"),
+    ],
+)
+def test_install_hint_names_the_release_the_hooks_use(repo: str | None, hint: str) -> None:
+    from toolkit.hook_source import install_hint
+
+    assert install_hint(repo, "v1") == hint

@@ -91,10 +91,15 @@ def validate_repo(repo: str) -> str:
 
 
 def install_hint(repo: str | None, rev: str) -> str:
-    """The command a teammate runs to get the hook scripts on PATH."""
-    if repo and "://" in repo and not repo.startswith("file://"):
+    """The command a teammate runs to get the hook scripts on PATH (the release the hooks name)."""
+    if not repo:
+        return f"pip install workgroup-toolkit=={rev.removeprefix('v')} (see the toolkit's docs/install.md)"
+    if "://" in repo:
         return f"pip install git+{shown(repo)}@{rev}"
-    return "pip install workgroup-toolkit (see the toolkit's docs/install.md)"
+    scp = re.match(r"^([\w.-]+@[\w.-]+):(.+)$", repo)  # git@host:owner/name.git, as git writes ssh remotes
+    if scp:
+        return f"pip install git+ssh://{scp.group(1)}/{scp.group(2)}@{rev}"
+    return f"pip install git+file://{Path(repo).expanduser().resolve().as_posix()}@{rev}"
 
 
 @dataclass(frozen=True)
