@@ -364,6 +364,9 @@ def test_an_unreachable_hook_repository_is_an_environment_error(git_repo: GitRep
     assert not (git_repo.path / ".pre-commit-config.yaml").exists()
     bad = run_workgroup("init", "--hook-repo", "x' ; rm -rf /", "--no-install", cwd=git_repo.path)
     assert bad.returncode == 2 and b"HOOK_REPO_INVALID" in bad.stderr
+    rev = run_workgroup("init", "--local", "--hook-rev", 'v1" $(id)', "--no-install", cwd=git_repo.path)
+    assert rev.returncode == 2 and b"HOOK_REV_INVALID" in rev.stderr
+    assert not (git_repo.path / ".pre-commit-config.yaml").exists()
 
 
 def test_the_default_repository_is_the_project_url() -> None:

@@ -90,6 +90,15 @@ def validate_repo(repo: str) -> str:
     return repo
 
 
+_SAFE_REV = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+-]{0,127}\Z")
+
+
+def validate_rev(rev: str) -> str:
+    if not _SAFE_REV.match(rev) or ".." in rev:
+        raise InvalidInput("HOOK_REV_INVALID", "--hook-rev must be a tag, branch or commit name")
+    return rev
+
+
 def install_hint(repo: str | None, rev: str) -> str:
     """The command a teammate runs to get the hook scripts on PATH (the release the hooks name)."""
     if not repo:

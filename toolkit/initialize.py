@@ -32,6 +32,7 @@ from toolkit.hook_source import (
     repository_url,
     shown,
     validate_repo,
+    validate_rev,
 )
 from toolkit.store import atomic_write
 
@@ -355,7 +356,7 @@ def _pre_commit_executable() -> str | None:
 def hook_form(*, local: bool, hook_repo: str | None, hook_rev: str | None, check: bool = True) -> HookForm:
     """The form to write; for the remote form the rev is checked against the repository first."""
     repo = validate_repo(hook_repo) if hook_repo else repository_url()
-    rev = hook_rev or release_tag()
+    rev = validate_rev(hook_rev) if hook_rev else release_tag()
     if local:
         return HookForm("local", repo, rev)
     if repo is None:
