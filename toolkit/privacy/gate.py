@@ -10,6 +10,10 @@ from pathlib import Path
 from toolkit.privacy.files import FileFinding, ScanReport, scan_paths
 from toolkit.privacy.types import Context
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays out of the hooks' cold start
+    from toolkit.core.findings import Finding
+
 
 def apply_allowlist(report: ScanReport, root: Path) -> ScanReport:
     """Remove findings whose salted fingerprint is in ``.workgroup/privacy-allowlist.yml``."""
@@ -69,6 +73,29 @@ def render_json(report: ScanReport) -> str:
         for i in report.findings
     ]
     return json.dumps({"findings": rows}, ensure_ascii=False, separators=(",", ":"))
+
+
+def shared_findings(report: ScanReport) -> list[Finding]:
+    """The findings in the shared convention (toolkit/core/findings.py): ``path:line:col: RULE category:
+    masked``; the JSON row keeps category, rule and the 0-based span in ``extra``."""
+    from toolkit.core.findings import Finding
+
+    return [
+        Finding(
+            i.path,
+            i.finding.line,
+            i.finding.start + 1,
+            i.finding.rule,
+            f"{i.finding.category.value}: {i.finding.masked}",
+            extra={
+                "category": i.finding.category.value,
+                "rule": i.finding.rule,
+                "start": i.finding.start,
+                "end": i.finding.end,
+            },
+        )
+        for i in report.findings
+    ]
 
 
 SUPPRESS_HINT = (
