@@ -328,14 +328,15 @@ def artifact_paths(capsule: dict[str, Any]) -> list[str]:
 
 
 def assert_artifact_path(path: Any) -> None:
+    """Portable and inside the boundary; the boundary itself is a valid reference, as in the reference."""
     if not portable_path(path):
         raise RuntimeOpError("CAPSULE_ARTIFACT_REF_INVALID")
-    if not beneath(path, ARTIFACT_BOUNDARY) or has_git_segment(path):
+    if not inside_or_equal(path, ARTIFACT_BOUNDARY) or has_git_segment(path):
         raise RuntimeOpError("CAPSULE_ARTIFACT_REF_UNAUTHORIZED")
 
 
 def assert_paths(capsule: dict[str, Any]) -> None:
-    """Every file/spec path portable; every artifact path portable and beneath the boundary."""
+    """Every file/spec path portable; every artifact path portable and inside the boundary."""
     for path in file_paths(capsule):
         if not portable_path(path):
             raise RuntimeOpError("CAPSULE_ARTIFACT_REF_INVALID")
