@@ -7,18 +7,19 @@ stdout: ``{"ok":true,"operation":OP,"result":{...}}`` (exit 0) or
 
 from __future__ import annotations
 
-import contextlib
-import importlib
+# Start-up is most of a call's cost (one process per delegation): only json, os and sys are
+# imported here, nothing that pulls in typing, dataclasses/inspect, contextlib or importlib.
 import json
-import math
 import os
-import re
 import sys
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import IO, Any
 
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
+
+TYPE_CHECKING = False  # typing itself costs start-up time; type checkers treat this as True
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Callable, Mapping
+    from typing import IO, Any
 
 MAX_REQUEST_BYTES = 1_048_576
 
@@ -39,14 +40,27 @@ OPERATIONS: dict[str, str] = {
 }
 
 
-@dataclass
 class RuntimeContext:
-    """Ambient facts handed to decision functions (never read inside them)."""
+    """Ambient facts handed to decision functions (never read inside them).
 
-    cwd: str = field(default_factory=os.getcwd)
-    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    # per-process caches shared by the requests of one --batch run (e.g. the writer registry)
-    cache: dict[str, Any] = field(default_factory=dict)
+    ``cache``: per-process caches shared by the requests of one --batch run (e.g. the writer
+    registry). A plain class: a dataclass would import dataclasses and inspect on every call.
+    """
+
+    __slots__ = ("cache", "cwd", "environ")
+
+    def __init__(
+        self,
+        cwd: str | None = None,
+        environ: Mapping[str, str] | None = None,
+        cache: dict[str, Any] | None = None,
+    ) -> None:
+        self.cwd: str = os.getcwd() if cwd is None else cwd
+        self.environ: Mapping[str, str] = dict(os.environ) if environ is None else environ
+        self.cache: dict[str, Any] = {} if cache is None else cache
+
+    def __repr__(self) -> str:
+        return f"RuntimeContext(cwd={self.cwd!r})"
 
 
 class _TooLarge(Exception):
@@ -60,7 +74,7 @@ def _reject_constant(_: str) -> Any:
 def _finite_float(text: str) -> float:
     # "1e999" would parse as infinity, which has no JSON form for the answer line
     value = float(text)
-    if not math.isfinite(value):
+    if value - value != 0.0:  # infinite (inf - inf is NaN); NaN never reaches here
         raise ValueError("number out of range")
     return value
 
@@ -97,7 +111,8 @@ def read_limited(stream: IO[bytes], limit: int = MAX_REQUEST_BYTES) -> bytes:
     return b"".join(chunks)
 
 
-OpFunction = Callable[[dict[str, Any], "RuntimeContext"], dict[str, Any]]
+if TYPE_CHECKING:
+    OpFunction = Callable[[dict[str, Any], RuntimeContext], dict[str, Any]]
 _RESOLVED: dict[str, OpFunction] = {}  # "module:function" -> function, so --batch imports once
 
 
@@ -109,7 +124,8 @@ def resolve_operation(op: str) -> OpFunction:
     func = _RESOLVED.get(target)
     if func is None:
         module_name, func_name = target.split(":")
-        func = getattr(importlib.import_module(module_name), func_name)
+        # __import__ with a fromlist returns the submodule itself; importlib would cost an import
+        func = getattr(__import__(module_name, fromlist=[func_name]), func_name)
         _RESOLVED[target] = func
     return func
 
@@ -140,12 +156,23 @@ def execute(op: str, request: dict[str, Any], ctx: RuntimeContext) -> dict[str, 
 
 # Characters that some readers treat as line breaks (Python's str.splitlines, JavaScript source)
 # plus lone surrogates, which have no UTF-8 form: escaped so that the answer stays one line of
-# valid UTF-8 whatever the request contained. The parsed value is unchanged.
-_UNSAFE_IN_LINE = re.compile("[\u0085\u2028\u2029\ud800-\udfff]")
+# valid UTF-8 whatever the request contained. The parsed value is unchanged. Only a non-ASCII
+# answer can hold one, so the regular expression is compiled on first need.
+_UNSAFE_IN_LINE: list[re.Pattern[str]] = []
 
 
 def _escape_unsafe(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
+
+
+def _line_safe(text: str) -> str:
+    if text.isascii():
+        return text
+    if not _UNSAFE_IN_LINE:
+        import re
+
+        _UNSAFE_IN_LINE.append(re.compile("[\u0085\u2028\u2029\ud800-\udfff]"))
+    return _UNSAFE_IN_LINE[0].sub(_escape_unsafe, text)
 
 
 def render_frame(frame: dict[str, Any]) -> str:
@@ -155,7 +182,7 @@ def render_frame(frame: dict[str, Any]) -> str:
         text = _ENCODER.encode(frame)
     except (TypeError, ValueError, RecursionError):
         text = json.dumps(failure("INVALID_REQUEST"), separators=(",", ":"))
-    return _UNSAFE_IN_LINE.sub(_escape_unsafe, text) + "\n"
+    return _line_safe(text) + "\n"
 
 
 def _emit(out: IO[str], frame: dict[str, Any]) -> None:
@@ -228,8 +255,10 @@ def main(argv: list[str] | None = None) -> int:
         return _main(args, batch, out)
     except BrokenPipeError:
         # the reader went away: nothing more can be said; keep the interpreter's final flush quiet
-        with contextlib.suppress(OSError):
+        try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+        except OSError:
+            pass
         return 1
 
 

@@ -29,13 +29,17 @@ import json
 import math
 import os
 import re
-from collections.abc import Sequence
-from datetime import UTC, datetime
-from typing import Any
 
 from toolkit.paths import Canonicalizer, OverlapIndex, OwnershipPathError
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.vocabulary import MODES, REASON_CODES
+
+# runs on every ``workgroup runtime route``: typing and datetime stay out of start-up
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import datetime
+    from typing import Any
 
 _REASON_ORDER = {code: index for index, code in enumerate(REASON_CODES)}
 _WRITER_ROLE = re.compile(r"(?:^|[-_])(builder|writer|implementer)(?:$|[-_])")
@@ -474,7 +478,7 @@ def live_registry_writers(
     """Registry entries whose lease has not expired, minus the proposed lineage's own lease."""
     from toolkit.timefmt import parse_rfc3339
 
-    live = []
+    live: list[dict[str, Any]] = []
     for writer in writers:
         expires = parse_rfc3339(writer.get("lease_expires_at"))
         if expires is None:
@@ -592,7 +596,11 @@ def op_route(request: dict[str, Any], ctx: Any) -> dict[str, Any]:
     proposed_lineage = inp.get("lineage_id")
     if proposed_lineage is None:
         proposed_lineage = _obj(inp.get("lineage")).get("lineage_id")
-    live = live_registry_writers(writers, datetime.now(UTC), proposed_lineage) if writers else []
+    live: list[dict[str, Any]] = []
+    if writers:
+        from datetime import UTC, datetime  # only a registry with leases needs the clock
+
+        live = live_registry_writers(writers, datetime.now(UTC), proposed_lineage)
     canonicalizers = ctx.cache.setdefault(_CANON_CACHE_KEY, {})
     # memoize registry keys from the second request of a batch on: a single call is faster without
     seen = ctx.cache.get(_SEEN_KEY, 0)
