@@ -24,8 +24,6 @@ complete transformed capsule is privacy-walked again.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from toolkit.canonical import canonical_bytes, capsule_digest
 from toolkit.runtime.capsule_rules import (
@@ -40,7 +38,10 @@ from toolkit.runtime.capsule_rules import (
 )
 from toolkit.runtime.codes import RuntimeOpError
 
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
+    from typing import Any
+
     from toolkit.runtime.protocol import RuntimeContext
 
 DEFAULT_MAX_BYTES = 12_288
@@ -48,13 +49,20 @@ EVIDENCE_ARTIFACT_SCHEMA = "workgroup.capsule-evidence/v1"
 CONTENT_ADDRESS_PREFIX = "sha256-"
 
 
-@dataclass(frozen=True)
 class Prepared:
-    """A sealed capsule plus, when evidence was moved out, the artifact to store beside it."""
+    """A sealed capsule plus, when evidence was moved out, the artifact to store beside it.
 
-    capsule: dict[str, Any]
-    artifact_ref: str | None = None
-    artifact_bytes: bytes | None = None
+    A plain class: a dataclass would import dataclasses and inspect on every capsule call.
+    """
+
+    __slots__ = ("artifact_bytes", "artifact_ref", "capsule")
+
+    def __init__(
+        self, capsule: dict[str, Any], artifact_ref: str | None = None, artifact_bytes: bytes | None = None
+    ) -> None:
+        self.capsule = capsule
+        self.artifact_ref = artifact_ref
+        self.artifact_bytes = artifact_bytes
 
     @property
     def artifact_digest(self) -> str | None:

@@ -11,11 +11,14 @@ JavaScript's ``String.length`` does); the privacy walk's string limit counts UTF
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import Any
 
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.vocabulary import PHASES
+
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 CAPSULE_SCHEMA_ID = "knowzcode.context-capsule/v1"
 ARTIFACT_BOUNDARY = "knowzcode/artifacts"
