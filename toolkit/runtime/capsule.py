@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 
-from toolkit.canonical import canonical_bytes, capsule_digest
+from toolkit.core.canonical import canonical_bytes, capsule_digest
 from toolkit.runtime.capsule_rules import (
     ARTIFACT_BOUNDARY,
     assert_artifact_path,

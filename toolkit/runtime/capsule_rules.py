@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from toolkit.core.jscompat import utf16_len
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.vocabulary import PHASES
 
@@ -49,17 +50,10 @@ OPTIONAL_KEYS: tuple[str, ...] = ("evidence", "artifact_refs")
 # ---------------------------------------------------------------- schema (reference §1)
 
 
-def _utf16_len(text: str) -> int:
-    # JavaScript counts UTF-16 code units; astral characters count twice
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
 def _is_str(value: Any, lo: int, hi: int | None) -> bool:
     if not isinstance(value, str):
         return False
-    size = _utf16_len(value)
+    size = utf16_len(value)
     return size >= lo and (hi is None or size <= hi)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
+from toolkit.core.timefmt import format_utc, parse_rfc3339
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.envelope import check_envelope, parse_trusted_keys
 from toolkit.runtime.promotion_pairs import Pair, invalid_input, is_number, validate_pairs
@@ -26,7 +27,6 @@ from toolkit.runtime.promotion_report import (
     strata_table,
 )
 from toolkit.runtime.vocabulary import STRATA
-from toolkit.timefmt import format_utc, parse_rfc3339
 
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
@@ -289,7 +289,7 @@ def repository_consumed_ids(cwd: str) -> list[str]:
     import json
     import os
 
-    from toolkit.localstate import find_git
+    from toolkit.infra.localstate import find_git
     from toolkit.runtime.envelope import RUN_ID
 
     location = find_git(cwd)
@@ -338,7 +338,7 @@ def op_promotion(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]
     options = _options(request)
     raw_now = options.get("now")
     if raw_now is None:
-        from toolkit.timefmt import now_utc  # the op is the shell of this decision: it reads the clock
+        from toolkit.core.timefmt import now_utc  # the op is the shell of this decision: it reads the clock
 
         now = now_utc()
     else:

@@ -14,10 +14,10 @@ from __future__ import annotations
 import math
 import re
 
+from toolkit.core.timefmt import is_rfc3339
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.rollout import ANONYMOUS_CORPUS_ID
 from toolkit.runtime.vocabulary import MODES, REASON_CODES
-from toolkit.timefmt import is_rfc3339
 
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
