@@ -9,7 +9,10 @@ heavy (typer, pydantic, pygit2) is imported: it runs on every delegation. ``work
 from __future__ import annotations
 
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # the runtime path starts here: typing stays out of it
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def observe_decision(op: str, result: dict[str, Any], milliseconds: float, cwd: str) -> None:

@@ -237,9 +237,12 @@ class _Verifier:
 
     def artifact(self, rec: _Record, ref: str) -> None:
         from toolkit.records.capsules import inside
+        from toolkit.runtime.capsule_rules import ARTIFACT_BOUNDARY
 
         target = self.workdir / ref
-        if not target.is_file() or not inside(self.workdir, target.resolve()):
+        # the artifact root itself is a valid reference (as in the reference runtime): a directory
+        present = target.is_dir() if ref == ARTIFACT_BOUNDARY else target.is_file()
+        if not present or not inside(self.workdir, target.resolve()):
             self.add(
                 rec.rel, "artifact-missing", f"artifact {ref} does not resolve to a file in the repository"
             )

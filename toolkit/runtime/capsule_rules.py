@@ -11,12 +11,15 @@ JavaScript's ``String.length`` does); the privacy walk's string limit counts UTF
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import Any
 
 from toolkit.core.jscompat import utf16_len
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.vocabulary import PHASES
+
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 CAPSULE_SCHEMA_ID = "knowzcode.context-capsule/v1"
 ARTIFACT_BOUNDARY = "knowzcode/artifacts"
@@ -435,14 +438,15 @@ def artifact_paths(capsule: dict[str, Any]) -> list[str]:
 
 
 def assert_artifact_path(path: Any) -> None:
+    """Portable and inside the boundary; the boundary itself is a valid reference, as in the reference."""
     if not portable_path(path):
         raise RuntimeOpError("CAPSULE_ARTIFACT_REF_INVALID")
-    if not beneath(path, ARTIFACT_BOUNDARY) or has_git_segment(path):
+    if not inside_or_equal(path, ARTIFACT_BOUNDARY) or has_git_segment(path):
         raise RuntimeOpError("CAPSULE_ARTIFACT_REF_UNAUTHORIZED")
 
 
 def assert_paths(capsule: dict[str, Any]) -> None:
-    """Every file/spec path portable; every artifact path portable and beneath the boundary."""
+    """Every file/spec path portable; every artifact path portable and inside the boundary."""
     for path in file_paths(capsule):
         if not portable_path(path):
             raise RuntimeOpError("CAPSULE_ARTIFACT_REF_INVALID")
