@@ -20,7 +20,7 @@ from toolkit.privacy.keys import key_findings
 from toolkit.privacy.rules import LineRule, Rule, lazy
 from toolkit.privacy.secrets import SECRET_RULES
 from toolkit.privacy.transcripts import TRANSCRIPT_LINE_RULES, TRANSCRIPT_RULES
-from toolkit.privacy.types import Category, Context, Finding, mask
+from toolkit.privacy.types import Category, Context, FileKind, Finding, mask
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing stays out of the hook's cold start
@@ -44,6 +44,14 @@ _ALLOW = lazy(r"workgroup:[ \t]*allow[ \t]+([A-Za-z0-9_, \t-]+)")
 _COMMENT_ONLY = lazy(r"^[ \t]*(?:#|//|/\*|<!--|--|;|\*|%|REM\b)[ \t]*workgroup:[ \t]*allow\b", re.I)
 _JSON_KEY = lazy(r"\"((?:[^\"\\\n]|\\.){1,128})\"[ \t]*:")
 _MAX_VALUE_DEPTH = 64
+# One finding blocks a commit; thousands of one rule in one text are hostile input, and past
+# this many the rule stops early so the work per finding stays bounded.
+MAX_FINDINGS_PER_RULE = 1000
+# In source and docs only secrets and credentials are findings (workflow artifacts: everything).
+CATEGORIES: dict[Context, frozenset[Category]] = {
+    ctx: frozenset({Category.SECRET}) if ctx is Context.SOURCE else frozenset(Category) for ctx in Context
+}
+_DATA_URI = lazy(r"data:[A-Za-z]{1,20}+/[A-Za-z0-9.+-]{1,60}+(?:;[A-Za-z0-9=.+-]{1,60}+)*+;base64,([A-Za-z0-9+/]++=*+)")
 
 
 def _line_starts(text: str) -> list[int]:
@@ -73,35 +81,58 @@ def _allowed_rules(lines: list[str]) -> dict[int, frozenset[str]]:
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:
-    """Keep the most specific finding where secret/identifier spans overlap on one line."""
+    """Keep the most specific finding where secret/identifier spans overlap on one line.
+
+    Kept spans of a line are non-overlapping and kept sorted, so one bisect finds the only
+    neighbour that could overlap: linear-logarithmic even with thousands of findings on a line.
+    """
     ranked = sorted(findings, key=lambda x: (-_PRIORITY.get(x.rule, 0), x.line, x.start))
     kept: list[Finding] = []
-    taken: dict[int, list[tuple[int, int]]] = {}
+    taken: dict[int, tuple[list[int], list[int]]] = {}
     seen: set[tuple[int, int, int, str]] = set()
     for item in ranked:
         key = (item.line, item.start, item.end, item.rule)
         if key in seen:
             continue
         if item.category in _EXCLUSIVE:
-            spans = taken.setdefault(item.line, [])
-            if any(item.start < e and s < item.end for s, e in spans):
+            starts, ends = taken.setdefault(item.line, ([], []))
+            index = bisect.bisect_left(starts, item.end)
+            if index and ends[index - 1] > item.start:
+                continue  # the kept span starting before this one's end reaches into it
+            if index < len(starts) and starts[index] < item.end:
                 continue
-            spans.append((item.start, item.end))
+            starts.insert(index, item.start)
+            ends.insert(index, item.end)
         seen.add(key)
         kept.append(item)
     return sorted(kept, key=lambda x: (x.line, x.start, x.rule))
 
 
-def scan_text(text: str, context: Context = Context.GENERIC) -> list[Finding]:
+def data_uri_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the base64 bodies of ``data:`` URIs: an embedded file, never a secret."""
+    if "base64," not in text:
+        return []
+    return [m.span(1) for m in _DATA_URI.finditer(text)]
+
+
+def _outside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    index = bisect.bisect_right(spans, (start, 1 << 62)) - 1
+    return index < 0 or not (spans[index][0] <= start and end <= spans[index][1])
+
+
+def scan_text(text: str, context: Context = Context.GENERIC, kind: FileKind = FileKind.TEXT) -> list[Finding]:
     """Every finding in ``text`` that applies in ``context``, sorted by (line, start).
 
     Findings carry the masked match, never the value. Inline ``workgroup: allow`` comments
     are honoured. In structured contexts JSON field names (``"session_id":``) are checked too.
+    ``kind`` ``DATA`` (generated files) runs only the fixed-format provider rules.
     """
-    return [f for f, _ in scan_text_with_values(text, context)]
+    return [f for f, _ in scan_text_with_values(text, context, kind)]
 
 
-def scan_text_with_values(text: str, context: Context = Context.GENERIC) -> list[tuple[Finding, str]]:
+def scan_text_with_values(
+    text: str, context: Context = Context.GENERIC, kind: FileKind = FileKind.TEXT
+) -> list[tuple[Finding, str]]:
     """Like ``scan_text`` but pairs each finding with the matched value, for fingerprinting.
 
     Internal to the toolkit (allowlist): the value must never be printed or stored.
@@ -109,10 +140,14 @@ def scan_text_with_values(text: str, context: Context = Context.GENERIC) -> list
     if not isinstance(text, str) or not text:
         return []
     low = text.lower()
+    wanted = CATEGORIES[context]
+    embedded = data_uri_spans(text)
     starts = _line_starts(text)
     raw: list[tuple[Finding, str]] = []
 
     def add(offset: int, end: int, rule_id: str, category: Category) -> None:
+        if embedded and not _outside(embedded, offset, end):
+            return
         line = bisect.bisect_right(starts, offset) - 1
         col = offset - starts[line]
         stop = min(end, starts[line + 1] - 1 if line + 1 < len(starts) else len(text))
@@ -120,20 +155,28 @@ def scan_text_with_values(text: str, context: Context = Context.GENERIC) -> list
         raw.append((Finding(line + 1, col, col + len(value), category, rule_id, mask(value)), value))
 
     for rule in RULES:
-        if context not in rule.contexts or (rule.keywords and not any(k in low for k in rule.keywords)):
+        if context not in rule.contexts or rule.category not in wanted:
             continue
-        for start, end in rule.spans(text, low):
+        if rule.heuristic and kind is FileKind.DATA:
+            continue
+        if rule.keywords and not any(k in low for k in rule.keywords):
+            continue
+        for count, (start, end) in enumerate(rule.spans(text, low)):
+            if count >= MAX_FINDINGS_PER_RULE:
+                break
             add(start, end, rule.id, rule.category)
     lines: list[str] | None = None
     for line_rule in LINE_RULES:
-        if context not in line_rule.contexts or (
+        if context not in line_rule.contexts or line_rule.category not in wanted or (
             line_rule.keywords and not any(k in low for k in line_rule.keywords)
         ):
             continue
         lines = lines if lines is not None else text.split("\n")
-        for index, start, end in line_rule.find(lines):
+        for count, (index, start, end) in enumerate(line_rule.find(lines)):
+            if count >= MAX_FINDINGS_PER_RULE:
+                break
             add(starts[index] + start, starts[index] + end, line_rule.id, line_rule.category)
-    if context is not Context.GENERIC:
+    if context not in (Context.GENERIC, Context.SOURCE):
         for match in _JSON_KEY.finditer(text):
             for key_rule in key_findings(match.group(1), context):
                 add(match.start(1), match.end(1), key_rule.id, key_rule.category)
@@ -174,7 +217,7 @@ def scan_value(value: Any, context: Context = Context.GENERIC) -> list[Finding]:
             for key, item in node.items():
                 child = f"{pointer}/{_pointer_part(key)}"
                 if isinstance(key, str):
-                    if context is not Context.GENERIC:
+                    if context not in (Context.GENERIC, Context.SOURCE):
                         for rule in key_findings(key, context):
                             found.append(Finding(1, 0, len(key), rule.category, rule.id, mask(key), child))
                     found.extend(_with_pointer(scan_text(key, context), child))

@@ -17,7 +17,14 @@ class Rule:
 
     ``group`` names the part of the match that is reported (and masked, and fingerprinted);
     ``check`` rejects look-alikes; ``keywords`` (lower case) are a cheap pre-filter over the
-    whole text; ``priority`` decides which of two overlapping findings is kept.
+    whole text; ``priority`` decides which of two overlapping findings is kept. A ``heuristic``
+    rule (entropy, assignments, flags) has no fixed format and does not run on generated data
+    files (``FileKind.DATA``).
+
+    Linear time: every pattern is written so that no position is tried more than a bounded
+    number of times: bodies use possessive quantifiers (``{20,200}+``), a token that must start
+    at a boundary says so with a look-behind placed *after* its literal prefix (see ``lead``),
+    so a run of repeated prefixes is rejected in constant time per position.
     """
 
     id: str
@@ -31,6 +38,7 @@ class Rule:
     doc: str = field(default="", compare=False)
     boundary: frozenset[str] = frozenset()
     anchor: LazyPattern | None = None
+    heuristic: bool = False
 
     def matches(self, text: str, low: str | None = None) -> Iterator[re.Match[str]]:
         """Non-overlapping matches; with an ``anchor`` only where it occurs.
@@ -117,6 +125,20 @@ class LazyPattern:
 
     def sub(self, repl: str, text: str) -> str:
         return self.compiled.sub(repl, text)
+
+
+def lead(prefixes: tuple[str, ...] | list[str], before: str = "A-Za-z0-9_") -> str:
+    """A regex for literal ``prefixes`` that are not glued to a preceding ``[before]`` character.
+
+    The look-behind follows the literal, so ``re`` still jumps ahead to the literal, and a run
+    such as ``sk-sk-sk-...`` fails in constant time at every repeat instead of reading a
+    bounded body at each one.
+    """
+    parts = []
+    for prefix in prefixes:
+        literal = re.escape(prefix)
+        parts.append(f"{literal}(?<![{before}]{literal})")
+    return "(?:" + "|".join(parts) + ")"
 
 
 def lazy(source: str, flags: int = 0) -> LazyPattern:
