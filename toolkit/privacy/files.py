@@ -16,7 +16,7 @@ from pathlib import Path
 
 from toolkit.privacy.engine import scan_text_with_values
 from toolkit.privacy.rules import lazy
-from toolkit.privacy.types import Context, Finding
+from toolkit.privacy.types import Context, FileKind, Finding
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 _SNIFF = 8192
@@ -24,6 +24,19 @@ _SKIP_DIRS = frozenset({".git", "__pycache__"})
 _CAPSULE = lazy(r"(^|/)\.workgroup/workgroups/[^/]+/capsules/[^/]+\.json$")
 _HANDOFF = lazy(r"(?i)(^|/)(\.reviews/session-handoff\.md|[^/]*handoff[^/]*\.md)$")
 _EVENT_LOG = lazy(r"(?i)(^|/)(运行日志\.jsonl|[^/]*events?[^/]*\.jsonl)$")
+# Workflow artifacts: where the seeds forbid emails, home paths, session ids and transcripts.
+_ARTIFACT = lazy(r"(?i)(^|/)(\.workgroup|\.reviews|knowzcode)/|\.log$|(^|/)[^/]*handoff[^/]*$")
+_DATA_SUFFIXES = (".svg", ".svgz", ".ai", ".eps", ".ps", ".map", ".lock", ".sum", ".min.js", ".min.css",
+                  ".min.mjs", ".sha1", ".sha256", ".sha512", ".md5", ".pdf")
+_DATA_NAMES = frozenset(
+    {
+        "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock",
+        "pipfile.lock", "uv.lock", "pdm.lock", "cargo.lock", "gemfile.lock", "composer.lock",
+        "go.sum", "go.work.sum", "flake.lock", "mix.lock", "pubspec.lock", "podfile.lock",
+        "packages.lock.json", "sha256sums", "sha512sums", "sha1sums", "md5sums", "checksums.txt",
+    }
+)
+_MINIFIED_LINE = 2000  # a line this long in code or CSS is a bundle, not something people wrote
 
 
 @dataclass(frozen=True)
@@ -43,14 +56,37 @@ class ScanReport:
 
 
 def context_for(rel_path: str) -> Context:
-    """The engine context a committed file belongs to, from its repository-relative path."""
+    """The engine context a committed file belongs to, from its repository-relative path:
+    capsules, handoffs and event logs by name, other workflow artifacts (``.workgroup/``,
+    ``.reviews/``, ``knowzcode/``, ``*.log``) as GENERIC, everything else as SOURCE."""
     if _CAPSULE.search(rel_path):
         return Context.CAPSULE
     if _HANDOFF.search(rel_path):
         return Context.HANDOFF
     if _EVENT_LOG.search(rel_path):
         return Context.EVENT_LOG
-    return Context.GENERIC
+    if _ARTIFACT.search(rel_path):
+        return Context.GENERIC
+    return Context.SOURCE
+
+
+def file_kind(rel_path: str, text: str) -> FileKind:
+    """DATA for generated content (the ``data-file`` filter): vector path data (SVG,
+    Illustrator, EPS), lock files, source maps, checksum files (``go.sum``, ``SHA256SUMS``) and
+    minified bundles (``*.min.js``, or JS/CSS with a line over 2,000 characters). TEXT otherwise."""
+    low = rel_path.lower()
+    name = low.rsplit("/", 1)[-1]
+    if name in _DATA_NAMES or low.endswith(_DATA_SUFFIXES):
+        return FileKind.DATA
+    if low.endswith((".js", ".mjs", ".cjs", ".css")) and len(text) > _MINIFIED_LINE:
+        start = 0
+        while start < len(text):
+            end = text.find("\n", start)
+            end = len(text) if end == -1 else end
+            if end - start > _MINIFIED_LINE:
+                return FileKind.DATA
+            start = end + 1
+    return FileKind.TEXT
 
 
 def relative_to_root(path: Path, root: Path) -> str:
@@ -119,7 +155,16 @@ def scan_file(path: Path, root: Path, context: Context | None = None) -> tuple[l
     if text is None:
         return [], f"{rel}: skipped ({reason})"
     ctx = context if context is not None else context_for(rel)
-    return [FileFinding(rel, f, v) for f, v in scan_text_with_values(text, ctx)], None
+    kind = file_kind(rel, text)
+    return [FileFinding(rel, f, v) for f, v in scan_text_with_values(text, ctx, kind)], None
+
+
+def scan_loaded(text: str, shown: str, rel: str, context: Context | None = None) -> list[FileFinding]:
+    """Findings of a file already read: ``shown`` is the path reported, ``rel`` the
+    repository-relative path that decides its context and kind."""
+    ctx = context if context is not None else context_for(rel)
+    kind = file_kind(rel, text)
+    return [FileFinding(shown, f, v) for f, v in scan_text_with_values(text, ctx, kind)]
 
 
 def scan_paths(paths: list[Path], root: Path, context: Context | None = None) -> ScanReport:

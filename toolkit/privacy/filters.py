@@ -233,6 +233,12 @@ _EXAMPLE_VALUES = frozenset(
         "notsecret",
         "insecure",
         "unsafe",
+        "circleoflife",
+        "opensesame",
+        "open-sesame",
+        "swordfish",
+        "tiger",
+        "scott",
     }
 )
 _REFERENCE = lazy(
@@ -289,9 +295,10 @@ def is_value(value: str, *, quoted: bool, text: str = "", end: int = 0) -> bool:
         return follow not in {"]", ")"}  # form["password"], getenv("TOKEN")
     if follow in {"(", "[", "."}:
         return False
-    if is_reference(value):
-        if value.endswith(("(", "[", "{", "<")) or any(sep in value for sep in (".", "::", "->")):
-            return False
+    reference = _REFERENCE.match(value)
+    if reference:
+        if reference.group().endswith(("(", "[", "{", "<")) or any(sep in value for sep in (".", "::", "->")):
+            return False  # a call, subscript, generic type or attribute chain
         return looks_random(value, min_len=8, min_entropy=3.0)  # a random-looking word is a value
     if value.startswith(("*", "&", "[", "{", "(", "<", "@", "#", "!", "=", "/", "~", "?")):
         return False  # pointers, collections, decorators, comments, operators, paths

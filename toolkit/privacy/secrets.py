@@ -75,7 +75,7 @@ _CONSTANT_NAME = lazy(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _WORD_SLUG = lazy(r"^[A-Za-z]+(?:[-_][A-Za-z]+){2,}$")
 _DIGEST_LABEL = lazy(
     r"(?i:sha1|sha256|sha384|sha512|md5|integrity|checksum|digest|hash|etag|commit|revision|rev|"
-    r"fingerprint|nonce|uuid|base64,|blake2b?|oid|tree|object)[\"']?[ \t]*+[:=-]?[ \t]*+[\"']?$"
+    r"fingerprint|nonce|uuid|base64,|blake2b?|oid|tree|object|h1|go\.sum)[\"']?[ \t]*+[:=-]?[ \t]*+[\"']?$"
 )
 _MAX_ENTROPY_RUN = 400
 
@@ -149,8 +149,10 @@ def _url_check(match: re.Match[str]) -> bool:
     user, password, host = match.group(1), match.group(2), match.group(3).lower()
     if password.lower() in _PW_PLACEHOLDERS or password == user or f.is_placeholder(password):
         return False
-    if password.startswith(("$", "%")) or f.is_example_value(password):
+    if password.startswith(("$", "%")) or f.is_example_value(password) or len(password) < 4:
         return False
+    if any(c in password for c in "{}<>") or "%" in user + password:
+        return False  # a template ({PASSWORD}) or percent-encoded URL-parsing test data
     return not f.is_email_placeholder_domain(host)
 
 
@@ -276,15 +278,21 @@ def _sshpass_check(match: re.Match[str]) -> bool:
 
 
 def _pair_check(match: re.Match[str]) -> bool:
-    return _password_ok(match.group(1))
-
-
-def _inside_public_pem(text: str, offset: int) -> bool:
-    floor = max(0, offset - 8192)
-    begin = text.rfind("-----BEGIN ", floor, offset)
-    if begin == -1 or text.rfind("-----END ", floor, offset) > begin:
+    """A documented pair ("login: admin / password: bluebird"): a bare word counts here, but
+    not code (``password=auth[1]``, ``password: str``) nor an example value."""
+    value = match.group(1)
+    follow = match.string[match.end() : match.end() + 1]
+    if follow in {"(", "[", "."} or any(c in value for c in "()[]{}.") or len(value) < 4:
         return False
-    return "PRIVATE" not in text[begin : begin + 60]
+    return not f.is_literal_word(value) and _password_ok(value)
+
+
+def _inside_pem(text: str, offset: int) -> bool:
+    """Inside a PEM block: a certificate or public key body is public, and a private key's
+    body is already one ``private-key`` finding (its header), not one per line."""
+    floor = max(0, offset - 16384)
+    begin = text.rfind("-----BEGIN ", floor, offset)
+    return begin != -1 and text.rfind("-----END ", begin, offset) == -1
 
 
 _RUN_BOUNDARY = frozenset(".")
@@ -327,8 +335,8 @@ class _EntropyRule(Rule):
                 continue  # SRI hashes in lock files, labelled digests
             if before.rstrip().endswith("base64,"):
                 continue  # a data: URI
-            if _inside_public_pem(text, start):
-                continue  # certificate and public key bodies are public
+            if _inside_pem(text, start):
+                continue
             yield start, end
 
 
@@ -433,7 +441,8 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         _assign_check,
         ("pass", "pwd", "secret", "key", "token"),
         priority=60,
-        anchor=lazy("pass|pwd|secret|client|api|access|auth|refresh|private|token|db"),
+        # the label and its separator, over the lower-cased text: hits only where a value follows
+        anchor=lazy(_LABEL + r"[\"']?[ \t]*+(?::=|=>|[:=])"),
         heuristic=True,
     ),
     _AssignRule(
