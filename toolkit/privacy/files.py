@@ -46,6 +46,11 @@ class FileFinding:
     path: str
     finding: Finding
     fingerprint_value: str = field(repr=False, compare=False, default="")
+    rel: str = field(compare=False, default="")  # repository-relative (allowlist), when path is not
+
+    @property
+    def repo_path(self) -> str:
+        return self.rel or self.path
 
 
 @dataclass
@@ -164,7 +169,7 @@ def scan_loaded(text: str, shown: str, rel: str, context: Context | None = None)
     repository-relative path that decides its context and kind."""
     ctx = context if context is not None else context_for(rel)
     kind = file_kind(rel, text)
-    return [FileFinding(shown, f, v) for f, v in scan_text_with_values(text, ctx, kind)]
+    return [FileFinding(shown, f, v, rel) for f, v in scan_text_with_values(text, ctx, kind)]
 
 
 def scan_paths(paths: list[Path], root: Path, context: Context | None = None) -> ScanReport:
