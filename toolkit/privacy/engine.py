@@ -19,6 +19,7 @@ from toolkit.privacy.identity import IDENTITY_RULES
 from toolkit.privacy.keys import key_findings
 from toolkit.privacy.rules import LineRule, Rule, lazy
 from toolkit.privacy.secrets import SECRET_RULES
+from toolkit.privacy.strict import STRICT_RULES
 from toolkit.privacy.transcripts import TRANSCRIPT_LINE_RULES, TRANSCRIPT_RULES
 from toolkit.privacy.types import Category, Context, FileKind, Finding, mask
 
@@ -26,9 +27,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing stays out of the hook's cold start
     from typing import Any
 
-RULES: tuple[Rule, ...] = SECRET_RULES + IDENTITY_RULES + TRANSCRIPT_RULES
+RULES: tuple[Rule, ...] = SECRET_RULES + IDENTITY_RULES + TRANSCRIPT_RULES + STRICT_RULES
 LINE_RULES: tuple[LineRule, ...] = TRANSCRIPT_LINE_RULES
-_PRIORITY: dict[str, int] = {r.id: r.priority for r in (*RULES, *LINE_RULES)}
+_PRIORITY: dict[str, int] = {}
+for _rule in (*RULES, *LINE_RULES):  # a rule id shared by a strict shape keeps its higher priority
+    _PRIORITY[_rule.id] = max(_PRIORITY.get(_rule.id, 0), _rule.priority)
 RULE_IDS: frozenset[str] = frozenset(_PRIORITY) | frozenset(
     {
         "private-field-credential",
