@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from toolkit.privacy.identity import IDENTITY_RULES
 from toolkit.privacy.keys import key_findings
-from toolkit.privacy.rules import LineRule, Rule, lazy
+from toolkit.privacy.rules import LOWER_BYTES, LineRule, Rule, lazy
 from toolkit.privacy.secrets import SECRET_RULES
 from toolkit.privacy.strict import STRICT_RULES
 from toolkit.privacy.transcripts import TRANSCRIPT_LINE_RULES, TRANSCRIPT_RULES
@@ -58,13 +58,10 @@ _DATA_URI = lazy(r"data:[A-Za-z]{1,20}+/[A-Za-z0-9.+-]{1,60}+(?:;[A-Za-z0-9=.+-]
 
 
 def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    find = text.find
-    pos = find("\n")
-    while pos != -1:
-        starts.append(pos + 1)
-        pos = find("\n", pos + 1)
-    return starts
+    from itertools import accumulate
+
+    # split and accumulate run in C: a per-line Python loop is a visible share of a large scan
+    return list(accumulate((len(line) + 1 for line in text.split("\n")), initial=0))[:-1]
 
 
 def _allowed_rules(lines: list[str]) -> dict[int, frozenset[str]]:
@@ -134,23 +131,32 @@ def scan_text(text: str, context: Context = Context.GENERIC, kind: FileKind = Fi
 
 
 def scan_text_with_values(
-    text: str, context: Context = Context.GENERIC, kind: FileKind = FileKind.TEXT
+    text: str, context: Context = Context.GENERIC, kind: FileKind = FileKind.TEXT, *, cap: int = 0
 ) -> list[tuple[Finding, str]]:
     """Like ``scan_text`` but pairs each finding with the matched value, for fingerprinting.
 
-    Internal to the toolkit (allowlist): the value must never be printed or stored.
+    Internal to the toolkit (allowlist): the value must never be printed or stored. ``cap``
+    overrides ``MAX_FINDINGS_PER_RULE`` (a batch of many files allows as many per file).
     """
+    limit = cap or MAX_FINDINGS_PER_RULE
     if not isinstance(text, str) or not text:
         return []
     low = text.lower()
+    starts: list[int] = []  # line starts, computed on the first finding (most texts have none)
+    # the keyword pre-checks search bytes: a substring search over UTF-8 runs at memory speed
+    # where one over a text holding any non-Latin-1 character (4 bytes a character) does not
+    text_bytes = text.encode("utf-8", "surrogatepass")
+    low_raw = low.encode("utf-8", "surrogatepass")
+    LOWER_BYTES[0], LOWER_BYTES[1] = low, low_raw
     wanted = CATEGORIES[context]
     embedded = data_uri_spans(text)
-    starts = _line_starts(text)
     raw: list[tuple[Finding, str]] = []
 
     def add(offset: int, end: int, rule_id: str, category: Category) -> None:
         if embedded and not _outside(embedded, offset, end):
             return
+        if not starts:
+            starts.extend(_line_starts(text))
         line = bisect.bisect_right(starts, offset) - 1
         col = offset - starts[line]
         stop = min(end, starts[line + 1] - 1 if line + 1 < len(starts) else len(text))
@@ -162,22 +168,26 @@ def scan_text_with_values(
             continue
         if rule.heuristic and kind is FileKind.DATA:
             continue
-        if rule.keywords and not any(k in low for k in rule.keywords):
+        if rule.keywords and not any(k in low_raw for k in rule.keyword_bytes):
+            continue
+        if rule.literals and not any(k in text_bytes for k in rule.literal_bytes):
             continue
         for count, (start, end) in enumerate(rule.spans(text, low)):
-            if count >= MAX_FINDINGS_PER_RULE:
+            if count >= limit:
                 break
             add(start, end, rule.id, rule.category)
     lines: list[str] | None = None
     for line_rule in LINE_RULES:
         if context not in line_rule.contexts or line_rule.category not in wanted or (
-            line_rule.keywords and not any(k in low for k in line_rule.keywords)
+            line_rule.keywords and not any(k.encode() in low_raw for k in line_rule.keywords)
         ):
             continue
         lines = lines if lines is not None else text.split("\n")
         for count, (index, start, end) in enumerate(line_rule.find(lines)):
-            if count >= MAX_FINDINGS_PER_RULE:
+            if count >= limit:
                 break
+            if not starts:
+                starts.extend(_line_starts(text))
             add(starts[index] + start, starts[index] + end, line_rule.id, line_rule.category)
     if context not in (Context.GENERIC, Context.SOURCE):
         for match in _JSON_KEY.finditer(text):

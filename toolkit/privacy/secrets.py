@@ -78,6 +78,7 @@ _DIGEST_LABEL = lazy(
     r"fingerprint|nonce|uuid|base64,|blake2b?|oid|tree|object|h1|go\.sum)[\"']?[ \t]*+[:=-]?[ \t]*+[\"']?$"
 )
 _MAX_ENTROPY_RUN = 400
+BATCH_SEPARATOR = "\n\x00\n"  # between files scanned as one text (files.scan_batch); no rule spans it
 
 
 def _pem_check(match: re.Match[str]) -> bool:
@@ -290,7 +291,7 @@ def _pair_check(match: re.Match[str]) -> bool:
 def _inside_pem(text: str, offset: int) -> bool:
     """Inside a PEM block: a certificate or public key body is public, and a private key's
     body is already one ``private-key`` finding (its header), not one per line."""
-    floor = max(0, offset - 16384)
+    floor = max(0, offset - 16384, text.rfind(BATCH_SEPARATOR, max(0, offset - 16384), offset))
     begin = text.rfind("-----BEGIN ", floor, offset)
     return begin != -1 and text.rfind("-----END ", begin, offset) == -1
 
@@ -349,7 +350,7 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         lambda m: not m.group(1).endswith("EXAMPLEKEY") and f.looks_random(m.group(1), min_entropy=3.5),
         ("secret",),
         priority=90,
-        anchor=lazy("aws|secret"),
+        anchor=lazy(r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key|secretaccesskey)[\"']?[ \t]*+(?::=|=>|[:=])"),
     ),
     Rule(
         "azure-connection-string",
@@ -370,7 +371,10 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         _auth_check,
         ("authorization",),
         priority=75,
-        anchor=lazy("authorization|proxy-authorization"),
+        anchor=lazy(
+            # starts with its literal, so re jumps to it; "proxy-authorization" ends in it too
+            r"authorization[\"']?[ \t]*+[:=][ \t]*+[\"']?(?:basic|token|apikey|api-key|digest|ssws)[ \t]"
+        ),
         heuristic=True,
     ),
     Rule("bearer-token", S, _BEARER, 1, _bearer_check, ("bearer",), priority=70, heuristic=True),
@@ -429,7 +433,7 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         _pair_check,
         ("pass", "pwd"),
         priority=65,
-        anchor=lazy("login|user|account"),
+        anchor=lazy(r"(?:login|user(?:name)?|account)[ \t]*+[:=]"),
         boundary=WORD,
         heuristic=True,
     ),

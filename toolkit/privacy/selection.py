@@ -17,7 +17,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.privacy.files import FileFinding, ScanReport, read_text, relative_to_root, scan_loaded
+from toolkit.privacy.files import (
+    BATCH_FILE_LIMIT,
+    FileFinding,
+    ScanReport,
+    read_text,
+    relative_to_root,
+    scan_batch,
+    scan_loaded,
+)
 from toolkit.privacy.types import Context
 
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024  # below this, starting worker processes costs more than it saves
@@ -104,6 +112,7 @@ def _scan_chunk(
 ) -> tuple[list[FileFinding], list[str], int]:
     findings: list[FileFinding] = []
     notices: list[str] = []
+    small: list[tuple[str, str, str]] = []
     scanned = 0
     for target in chunk:
         text, reason = read_text(Path(cwd) / target.shown)
@@ -111,7 +120,13 @@ def _scan_chunk(
             notices.append(f"{target.shown}: skipped ({reason})")
             continue
         scanned += 1
-        findings.extend(scan_loaded(text, target.shown, target.rel, context))
+        if len(text) <= BATCH_FILE_LIMIT and "\x00" not in text:
+            small.append((text, target.shown, target.rel))
+        else:
+            findings.extend(scan_loaded(text, target.shown, target.rel, context))
+    findings.extend(scan_batch(small, context))
+    order = {t.shown: i for i, t in enumerate(chunk)}
+    findings.sort(key=lambda x: (order.get(x.path, 0), x.finding.line, x.finding.start, x.finding.rule))
     return findings, notices, scanned
 
 
