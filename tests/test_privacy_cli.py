@@ -241,3 +241,11 @@ def test_progress_on_a_terminal_only_after_the_delay(
         assert command.scan_command(["."], as_json=False, cwd=git_repo.path, stdout=out, stderr=stream) == 0
         assert ("privacy: scanned" in stream.getvalue()) is shown
     assert out.getvalue() == ""  # progress never reaches stdout
+
+
+def test_a_file_named_explicitly_is_scanned_even_when_ignored(git_repo: GitRepo, wg) -> None:  # type: ignore[no-untyped-def]
+    git_repo.write(".gitignore", "secrets.env\n")
+    git_repo.write("secrets.env", f"STRIPE={KEY}\n")
+    assert wg("privacy", "scan", ".")[0] == 0  # the folder: what git would commit
+    code, out, _ = wg("privacy", "scan", "secrets.env")  # the file itself: asked for by name
+    assert code == 1 and out.startswith("secrets.env:1:8: stripe-secret-key")

@@ -77,13 +77,17 @@ def select(paths: list[str], cwd: Path, root: Path, *, all_files: bool, notices:
     """The files to scan, in a stable order, each with its display and repository paths."""
     from toolkit.privacy.files import iter_files
 
-    chosen: list[str] = []
-    listed = None if all_files else git_files(paths, cwd)
-    if listed is not None:
-        chosen = listed
-    else:
-        chosen = [os.path.relpath(p, cwd) if not os.path.isabs(str(p)) else str(p)
-                  for p in iter_files([Path(p) for p in paths], root, notices)]
+    # a file named on the command line is read even when git ignores it; folders are expanded
+    # to what git would commit
+    named = [p for p in paths if not (cwd / p).is_dir()]
+    folders = [p for p in paths if (cwd / p).is_dir()]
+    listed = None if all_files or not folders else git_files(folders, cwd)
+    if listed is None:
+        listed = [
+            os.path.relpath(p, cwd) if not os.path.isabs(str(p)) else str(p)
+            for p in iter_files([Path(p) for p in folders], root, notices)
+        ]
+    chosen = list(dict.fromkeys([*named, *listed]))
     targets: list[Target] = []
     for shown in chosen:
         path = cwd / shown
