@@ -594,3 +594,39 @@ def test_parallel_fold_equals_sequential(tmp_path: Path, capsys: pytest.CaptureF
     assert json.loads(parallel.stdout) == json.loads(sequential.stdout)
     assert parallel.stderr == sequential.stderr
     assert report.main(["--log-home", str(home), "--jobs", "-1"]) == 2
+
+
+def test_native_cli_usage_needs_its_claim(tmp_path: Path) -> None:
+    """``source: native-cli-terminal`` usage counts only after its claim, like the adapter's."""
+    home = tmp_path / "logs"
+    run = "native-fixture-run"
+    common = {
+        "schema_version": 1,
+        "run_id": run,
+        "at": "2026-08-06T10:00:00+00:00",
+        "workflow": "cm-ai",
+        "runtime": "codex",
+        "project": "fixture",
+        "detail": "d",
+        "stage": "review",
+        "role": "reviewer",
+        "adapter": "codex-cli",
+        "requested_model": "fixture",
+        "source": "native-cli-terminal",
+        "purpose": "workflow-execution",
+    }
+    usage = {"event": "model_usage", "phase": "complete", "usage_state": "observed", "outcome": "success"}
+    counts = {"input_tokens": 100, "output_tokens": 20, "reasoning_tokens": 5}
+    rows = [
+        {**common, **usage, **counts, "event_id": "u-unclaimed", "call_id": "call-unclaimed"},
+        {**common, "event": "model_call", "phase": "claimed", "event_id": "c-1", "call_id": "call-1"},
+        {**common, **usage, **counts, "event_id": "u-1", "call_id": "call-1"},
+    ]
+    write_jsonl(home / "runs" / "2026-08" / f"{run}.jsonl", rows)
+    index = {"schema_version": 1, "at": common["at"], "run_id": run, "status": "done"}
+    write_jsonl(home / "index.jsonl", [{**index, "log_file": f"runs/2026-08/{run}.jsonl"}])
+    proc = run_report(home, "--json")
+    out = json.loads(proc.stdout)
+    assert out["summary"]["observed_calls"] == 1 and out["summary"]["input_tokens"] == 100
+    assert out["invalid_reasons"] == {"managed usage without claim": 1}
+    assert "without prior claim" in proc.stderr

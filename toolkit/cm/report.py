@@ -4,7 +4,8 @@ Drop-in for the public CM report (same options, JSON fields, text lines and exit
 
 * dedup first by ``event_id`` (fallback ``file:line``), then by (run_id, call_id): a second usage
   row for one call is invalid;
-* invalid usage: a malformed row, managed (``openai-compatible``) usage with no claim, an
+* invalid usage: a malformed row, managed (``openai-compatible`` adapter or ``native-cli-terminal``
+  source) usage with no claim, an
   ambiguous claim, usage not after its claim, an identity mismatch; each is counted in
   ``invalid_calls`` and explained on stderr;
 * claims without a valid completion are listed as unresolved and never counted as calls;
@@ -45,6 +46,7 @@ OUTCOMES = ("success", "error", "blocked", "cancelled")
 IDENTITY_FIELDS = ("workflow", "runtime", "stage", "role", "adapter", "requested_model", "source", "purpose")
 CALL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 MANAGED_ADAPTER = "openai-compatible"
+MANAGED_SOURCE = "native-cli-terminal"  # a native CLI's usage also follows its own claim
 DISCLAIMER = (
     "- 缺失 usage 保持 unavailable；未完成 claim 单独报告且不计调用/Token；未推测缺失用量，也未换算费用。"
 )
@@ -344,7 +346,7 @@ def _fold_run(path: Path, rel: str, run_id: str, totals: Totals, warn: TextIO) -
         seen_calls.add(call_id)
         claim = claims.get(call_id)
         if claim is None:
-            if ident[4] == MANAGED_ADAPTER:
+            if ident[4] == MANAGED_ADAPTER or ident[6] == MANAGED_SOURCE:
                 totals.invalid(
                     "managed usage without claim",
                     where,
