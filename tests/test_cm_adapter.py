@@ -785,9 +785,9 @@ def test_lean_imports(tmp_path: Path) -> None:
 
 
 def test_demo_step_runs_and_narrates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from toolkit.demo import Demo
-    from toolkit.demo_steps import model_calls
-    from toolkit.git import commit_all, init_repository
+    from toolkit.demo.runner import Demo
+    from toolkit.demo.steps import model_calls
+    from toolkit.infra.git import commit_all, init_repository
 
     root = tmp_path / "demo"
     root.mkdir()

@@ -45,6 +45,7 @@ from toolkit.cm.packet import (
     user_message,
     validate_adapter_input,
 )
+from toolkit.core.errors import InvalidInput, Refused, ToolkitError
 
 PROG = "cm-openai-compatible-call"
 ENV_ENABLED = "CM_OPENAI_COMPATIBLE_ENABLED"
@@ -62,12 +63,18 @@ RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{7,127}$")
 _CHUNK = 64 * 1024
 
 
-class Rejected(Exception):
+class Rejected(InvalidInput):
     """Refused before HTTP (exit 2). The message is ours and never echoes input."""
 
+    def __init__(self, message: str) -> None:
+        super().__init__("CALL_REJECTED", message)
 
-class CallFailed(Exception):
+
+class CallFailed(Refused):
     """The call or its response failed after the claim (exit 1, or 4 when not logged)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("CALL_FAILED", message)
 
 
 @dataclass(frozen=True)
@@ -436,7 +443,7 @@ def claim(args: CallArgs, root: Path, specs: Path | None, env: Mapping[str, str]
         if exc.code == "CALL_CLAIMED":
             raise Rejected("call_id already claimed; use a new call_id") from None
         raise Rejected("model call claim could not be recorded") from None
-    except Exception:
+    except (OSError, ToolkitError):
         raise Rejected("model call claim could not be recorded") from None
     if written.result.get("deduplicated") is not False:
         raise Rejected("call_id already claimed; use a new call_id")
@@ -477,7 +484,7 @@ def log_usage(
             data=data,
         )
         return True
-    except Exception:
+    except (OSError, ToolkitError):
         return False
 
 
@@ -528,7 +535,7 @@ def run(args: CallArgs, *, environ: Mapping[str, str], stdin: Any) -> int:
         # the completion goes to the claim's run even if the pointer moves meanwhile
         args = dataclasses.replace(args, run_id=claim(args, root, specs, env))
     except Rejected as exc:
-        _err(str(exc))
+        _err(exc.message)
         return 2
     started = time.monotonic()
     response: dict[str, Any] | None = None
@@ -536,10 +543,10 @@ def run(args: CallArgs, *, environ: Mapping[str, str], stdin: Any) -> int:
         response = post_completion(endpoint, body, args.timeout_seconds)
         text = extract_text(response)
     except CallFailed as exc:
-        return _failed(args, root, specs, env, started, response, str(exc))
+        return _failed(args, root, specs, env, started, response, exc.message)
     except (OSError, http.client.HTTPException, TimeoutError):
         return _failed(args, root, specs, env, started, None, "request failed")
-    except Exception:
+    except (ValueError, KeyError, TypeError, IndexError, UnicodeError):  # a response of the wrong shape
         return _failed(args, root, specs, env, started, response, "response handling failed")
     duration = _ms(started)
     if not write_result(text):

@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.cm import lifecycle, runptr
-from toolkit.timefmt import parse_rfc3339
+from toolkit.core.errors import ToolkitError
+from toolkit.core.timefmt import parse_rfc3339
 
 PROG = "cm-log-event"
 IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,63}$")
@@ -93,14 +94,11 @@ MANAGED_ADAPTER = "openai-compatible"
 MANAGED_SOURCE = "native-cli-terminal"
 
 
-class EventError(Exception):
+class EventError(ToolkitError):
     """A refused write. ``exit_code`` is 2 (input) or 1 (lock / authoritative write)."""
 
     def __init__(self, message: str, exit_code: int = 2, code: str = "INVALID_EVENT") -> None:
-        super().__init__(message)
-        self.message = message
-        self.exit_code = exit_code
-        self.code = code
+        super().__init__(code, message, exit_code=exit_code)
 
 
 @dataclass(frozen=True)
@@ -126,6 +124,7 @@ class WriteResult:
 
     result: dict[str, Any]
     notes: list[str] = field(default_factory=list)
+    row: dict[str, Any] | None = None  # the event as written (live mode spools model_usage rows)
 
 
 # ---------------------------------------------------------------- validation (pure)
@@ -463,18 +462,32 @@ def write_event(args: EventArgs, *, environ: Mapping[str, str], now: datetime | 
         if plan.specs_dir is not None:
             try:
                 stack.enter_context(runptr.locked(plan.specs_dir / runptr.RUN_LOCK_NAME, private=False))
-            except Exception:
+            except (OSError, ToolkitError):
                 raise EventError("project run lock failed", exit_code=1, code="LOCK_FAILED") from None
         global_lock_error: BaseException | None = None
         try:
             runptr.ensure_private_dir(home)
             stack.enter_context(runptr.locked(home / runptr.WRITE_LOCK_NAME, private=True))
-        except Exception as exc:  # the global mirror is optional when a project log exists
+        except (OSError, ToolkitError) as exc:  # the global mirror is optional when a project log exists
             global_lock_error = exc
             if plan.specs_dir is None:
                 raise EventError("global-only log lock failed", exit_code=1, code="LOCK_FAILED") from None
-        return _write_locked(plan, home, global_lock_error)
-    raise AssertionError("unreachable")  # pragma: no cover - the with block always returns or raises
+        written = _write_locked(plan, home, global_lock_error)
+    _emit_live(plan, written)
+    return written
+
+
+def _emit_live(plan: _Plan, written: WriteResult) -> None:
+    """Live mode (``telemetry: otlp`` in the repository's config): spool a completed call."""
+    if written.row is None or written.row.get("event") != "model_usage":
+        return
+    start = plan.project_root or plan.specs_dir
+    try:
+        from toolkit.otel.live import emit_cm_row
+
+        emit_cm_row(str(start) if start else os.getcwd(), written.row)
+    except (ImportError, OSError, ValueError, TypeError):  # telemetry never fails a write that succeeded
+        pass
 
 
 def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | None) -> WriteResult:
@@ -496,7 +509,7 @@ def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | No
             else runptr.select_global_log(home=home, run_id=run_id, at=plan.at_moment, pointer=pointer)
         )
     except runptr.RunSelectionError as exc:
-        raise EventError(str(exc)) from None
+        raise EventError(exc.message) from None
     except OSError:
         raise _unreadable(guarded, args.event) from None
     event: dict[str, Any] = {
@@ -553,7 +566,7 @@ def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | No
             raise global_lock_error
         global_duplicate = _mirror(plan, event, home, global_log, run_id, project_log is None, facts)
         global_written = True
-    except Exception as exc:
+    except (OSError, ValueError, ToolkitError) as exc:
         if project_log is None:
             raise EventError("global-only log write failed", exit_code=1, code="LOG_WRITE_FAILED") from None
         degraded = True
@@ -566,6 +579,7 @@ def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | No
     if specs is not None and project_log is not None:
         pointer_written = _update_pointer(plan, event, home, global_log, global_written, out, project_log)
         degraded = degraded or not pointer_written
+    out.row = event
     out.result = {
         "event_id": event["event_id"],
         "run_id": run_id,

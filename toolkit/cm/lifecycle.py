@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolkit.cm.packet import json_depth_exceeds
+from toolkit.core.errors import InvalidInput
 
 RESOURCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,63}$")
@@ -76,13 +77,11 @@ MAX_ROW_BYTES = 256 * 1024
 MAX_ROW_DEPTH = 64
 
 
-class LifecycleError(Exception):
+class LifecycleError(InvalidInput):
     """A refused event (exit 2). ``code`` is stable; ``message`` never echoes input values."""
 
     def __init__(self, message: str, code: str) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
+        super().__init__(code, message)
 
 
 class Refused(LifecycleError):

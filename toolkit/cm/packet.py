@@ -14,6 +14,8 @@ import math
 import re
 from typing import Any
 
+from toolkit.core.errors import InvalidInput
+
 STABLE_PREFIX_KEYS: tuple[str, ...] = ("safety", "workflow", "project_rules", "role", "output_schema")
 DYNAMIC_REQUIRED: tuple[str, ...] = (
     "workflow",
@@ -32,11 +34,11 @@ _STRUCTURAL = re.compile(rb'\\.|["\[\]{}]', re.DOTALL)  # an escape pair, or a q
 _TEXT_FIELDS = ("workflow", "stage", "role", "objective", "expected_output")
 
 
-class PacketError(ValueError):
+class PacketError(InvalidInput, ValueError):
     """A refused packet. ``reason`` is a short fixed text; it never contains packet content."""
 
     def __init__(self, reason: str) -> None:
-        super().__init__(reason)
+        super().__init__("PACKET_INVALID", reason)
         self.reason = reason
 
 

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.cm.packet import json_depth_exceeds
-from toolkit.store import atomic_write, file_lock
+from toolkit.core.errors import InvalidInput
+from toolkit.infra.store import atomic_write, file_lock
 
 SCHEMA_VERSION = 1
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{7,127}$")
@@ -51,8 +52,11 @@ def loads_row(raw: bytes) -> Any:
         raise ValueError("row too deeply nested") from None
 
 
-class RunSelectionError(ValueError):
+class RunSelectionError(InvalidInput, ValueError):
     """A run id or global log location that cannot be used (the writer exits 2)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("RUN_SELECTION_INVALID", message)
 
 
 def log_home(environ: Mapping[str, str], override: str | None = None) -> Path:
