@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from toolkit.cm.runptr import log_home
 from toolkit.infra.boundedio import FileRefused, json_depth_exceeds, json_line, open_regular
@@ -73,7 +73,7 @@ def _parse_at(value: Any) -> datetime | None:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
-_SCAN = json.JSONDecoder().scan_once
+_SCAN = cast(Any, json.JSONDecoder()).scan_once  # C scanner; not in the type stubs
 
 
 def _parse_line(raw: bytes) -> Any:
@@ -175,7 +175,7 @@ def _identity_or_reason(
     # map/set/in run in C: this is the hot path of a million-row report
     ident = tuple(map(row.get, IDENTITY_FIELDS)) if values is None else values
     if set(map(type, ident)) == _STR_ONLY and "" not in ident:
-        return ident
+        return cast("tuple[str, ...]", ident)
     for name in IDENTITY_FIELDS:
         value = row.get(name)
         if not isinstance(value, str) or not value:
@@ -210,7 +210,8 @@ def check_usage(row: Mapping[str, Any]) -> Compact | str:
         return "invalid phase"
     ident = values[:8]
     if set(map(type, ident)) != _STR_ONLY or "" in ident:
-        return _identity_or_reason(row)  # a reason, since the fast check failed
+        reason = _identity_or_reason(row)  # a reason, since the fast check failed
+        return reason if isinstance(reason, str) else "invalid identity"
     if outcome not in OUTCOMES:
         return "invalid outcome"
     if duration is not None and not (type(duration) is int and duration >= 0):
@@ -240,11 +241,12 @@ def check_usage(row: Mapping[str, Any]) -> Compact | str:
             return "unavailable row contains token counts"
     else:
         return "invalid usage state"
+    model: str
     if type(effective) is str and effective:
         model, source = effective, "effective"
     else:  # requested_model is an identity field, so it is a non-empty string here
-        model, source = ident[5], "requested"
-    return (call_id, ident, state, outcome, model, source, counts, duration)
+        model, source = cast(str, ident[5]), "requested"
+    return cast(Compact, (call_id, ident, state, outcome, model, source, counts, duration))
 
 
 def usage_row_error(row: Mapping[str, Any]) -> str | None:
@@ -499,10 +501,10 @@ def _merge(into: Totals, part: Totals) -> None:
         elif key != "runs":
             into.summary[key] += value
     for mine, theirs in ((into.groups, part.groups), (into.unavailable, part.unavailable)):
-        for key, counts in theirs.items():
-            mine[key] = [a + b for a, b in zip(mine.get(key, [0] * len(counts)), counts, strict=True)]
-    for key, n in part.unresolved.items():
-        into.unresolved[key] = into.unresolved.get(key, 0) + n
+        for group, counts in theirs.items():
+            mine[group] = [a + b for a, b in zip(mine.get(group, [0] * len(counts)), counts, strict=True)]
+    for unresolved, n in part.unresolved.items():
+        into.unresolved[unresolved] = into.unresolved.get(unresolved, 0) + n
     for reason, n in part.reasons.items():
         into.reasons[reason] = into.reasons.get(reason, 0) + n
     into.unreadable += part.unreadable
@@ -649,7 +651,7 @@ def render_text(report: Mapping[str, Any]) -> str:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # type: ignore[override]
+    def error(self, message: str) -> Any:
         self.print_usage(sys.stderr)
         sys.stderr.write(f"{self.prog}: error: invalid or missing arguments\n")
         raise SystemExit(2)
