@@ -10,7 +10,6 @@ by the parent's totals and skipped.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from sys import intern
 
 import msgspec
@@ -111,16 +110,14 @@ _TOP = msgspec.json.Decoder(_TopLine)
 Totals = tuple[int, int, int, int, int]
 
 
-@dataclass
-class Registry:
+class Registry(msgspec.Struct):
     """Running totals seen per thread id, so a child's replay of its parent can be recognised."""
 
-    totals: dict[str, set[Totals]] = field(default_factory=dict)
-    sessions: set[str] = field(default_factory=set)  # ids read from sessions/ (archived copies lose)
+    totals: dict[str, set[Totals]] = msgspec.field(default_factory=dict)
+    sessions: set[str] = msgspec.field(default_factory=set)  # ids read from sessions/ (archived copies lose)
 
 
-@dataclass
-class Head:
+class Head(msgspec.Struct):
     """What the first ``session_meta`` lines say: own id, cwd, parent (fork or subagent)."""
 
     session: str | None = None
@@ -255,11 +252,10 @@ def read(log: LogFile, index: int, registry: Registry, data: bytes | None = None
     return out
 
 
-@dataclass
-class _State:
+class _State(msgspec.Struct):
     model: str | None = None
     cwd: str | None = None
-    prev: dict[str | None, Totals] = field(default_factory=dict)
+    prev: dict[str | None, Totals] = msgspec.field(default_factory=dict)
     replaying: bool = False
     replay_second: str | None = None
     turns: int = 0

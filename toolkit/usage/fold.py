@@ -9,11 +9,13 @@ carried history, and finally filter and group.
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from enum import StrEnum
 from typing import assert_never
+
+import msgspec
 
 from toolkit.usage import claude, codex
 from toolkit.usage.model import Boundary, Call, FileLog, replaces
@@ -29,18 +31,19 @@ class By(StrEnum):
     MODEL = "model"
 
 
-@dataclass
-class Ledger:
+class Ledger(msgspec.Struct):
     """Every kept call (file order within a file), the logs they came from, and what could not be verified."""
 
-    calls: list[Call] = field(default_factory=list)
-    logs: list[FileLog] = field(default_factory=list)
+    calls: list[Call] = msgspec.field(default_factory=list)
+    logs: list[FileLog] = msgspec.field(default_factory=list)
     duplicates: int = 0
     skipped_lines: int = 0
     files: int = 0
     bytes: int = 0
     files_without_usage: int = 0
-    resumed_from: dict[str, str] = field(default_factory=dict)  # session -> the session its history came from
+    resumed_from: dict[str, str] = msgspec.field(
+        default_factory=dict
+    )  # session -> the session its history came from
 
 
 # -- reading -----------------------------------------------------------------------------------------
@@ -66,10 +69,24 @@ def _add(ledger: Ledger, log: LogFile, parsed: FileLog | None) -> None:
 
 
 def _read(log: LogFile) -> bytes | None:
+    """The whole file in one read of its size (cheaper than a buffered read for multi-megabyte logs)."""
     try:
-        return log.path.read_bytes()
+        fd = os.open(log.path, os.O_RDONLY)
     except OSError:
         return None
+    try:
+        size = os.fstat(fd).st_size
+        data = os.read(fd, size + 1)
+        if len(data) <= size:
+            return data
+        parts = [data]  # the file grew while being read (a live session): take what is there
+        while more := os.read(fd, 1 << 20):
+            parts.append(more)
+        return b"".join(parts)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def read_logs(files: Iterable[LogFile]) -> Ledger:
@@ -122,8 +139,8 @@ def load(source: str, environ: Mapping[str, str]) -> Ledger:
 
 
 def _dedup_claude(ledger: Ledger) -> None:
-    exact: dict[bytes, Call] = {}
-    by_id: dict[bytes, list[Call]] = {}
+    exact: dict[int, Call] = {}
+    by_id: dict[int, list[Call]] = {}
     for log in ledger.logs:
         if log.source != "claude":
             continue
@@ -219,11 +236,12 @@ def resolve_tz(name: str | None) -> tzinfo:
 
 
 class LocalDays:
-    """UTC timestamps to local dates, memoised per minute (offsets are whole minutes)."""
+    """UTC timestamps to local dates, memoised per minute (zone offsets are whole minutes)."""
 
     def __init__(self, zone: tzinfo) -> None:
         self.zone = zone
         self.cache: dict[str, date] = {}
+        self.texts: dict[str, str] = {}
 
     def __call__(self, ts: str) -> date:
         key = ts[:16] if ts[-1:] == "Z" else ts[:16] + ts[-6:]
@@ -233,6 +251,14 @@ class LocalDays:
             day = moment.astimezone(self.zone).date()
             self.cache[key] = day
         return day
+
+    def text(self, ts: str) -> str:
+        """The local day as ``YYYY-MM-DD`` (the day grouping's key, memoised the same way)."""
+        key = ts[:16] if ts[-1:] == "Z" else ts[:16] + ts[-6:]
+        found = self.texts.get(key)
+        if found is None:
+            found = self.texts[key] = self(ts).isoformat()
+        return found
 
 
 def parse_day(value: str, what: str) -> date:
@@ -269,11 +295,11 @@ def select(
 def key_function(by: By, days: LocalDays) -> Callable[[Call], str]:
     match by:
         case By.DAY:
-            return lambda c: days(c.ts).isoformat()
+            return lambda c: days.text(c.ts)
         case By.WEEK:
             return lambda c: (lambda d: (d - timedelta(days=d.weekday())).isoformat())(days(c.ts))
         case By.MONTH:
-            return lambda c: days(c.ts).isoformat()[:7]
+            return lambda c: days.text(c.ts)[:7]
         case By.SESSION:
             return lambda c: c.session
         case By.PROJECT:
@@ -284,8 +310,7 @@ def key_function(by: By, days: LocalDays) -> Callable[[Call], str]:
             assert_never(by)
 
 
-@dataclass
-class Totals:
+class Totals(msgspec.Struct):
     calls: int = 0
     input: int = 0
     output: int = 0
@@ -296,7 +321,7 @@ class Totals:
     compactions: int = 0
     subagent_tokens: int = 0
     not_final: int = 0
-    sources: set[str] = field(default_factory=set)
+    sources: set[str] = msgspec.field(default_factory=set)
 
     def add(self, call: Call) -> None:
         self.calls += 1

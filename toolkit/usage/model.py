@@ -31,8 +31,8 @@ class Call(msgspec.Struct, gc=False):
     context: int
     final: bool = True  # False: the log has no final usage for this call (output may be low)
     cache_write_1h: int = 0
-    key: bytes | None = None  # Claude dedup key: digest of (message id, request id or session)
-    msg_id: bytes | None = None  # digest of the message id (the /btw sidechain rule)
+    key: int | None = None  # Claude dedup key: hash of (message id, request id or session)
+    msg_id: int | None = None  # hash of the message id (the /btw sidechain rule)
     sidechain: bool = False
     dropped: bool = False
     carried: int = 0
