@@ -398,3 +398,18 @@ def test_default_locations_merge_and_overrides_take_comma_lists(tmp_path: Path) 
     }
     assert claude_roots(env2) == [other / "projects", home / ".claude" / "projects"]
     assert codex_roots(env2) == [other]
+
+
+def test_worker_processes_give_the_same_ledger(logs: dict[str, str], cli) -> None:  # type: ignore[no-untyped-def]
+    from toolkit.usage.fold import load
+
+    one, two = load("all", logs, 1), load("all", logs, 2)
+    assert [(c.session, c.ts, c.tokens, c.carried, c.resume, c.compactions) for c in one.calls] == [
+        (c.session, c.ts, c.tokens, c.carried, c.resume, c.compactions) for c in two.calls
+    ]
+    assert one.resumed_from == two.resumed_from and one.duplicates == two.duplicates
+    _, a, _ = cli("usage", "--timezone", "UTC", "--json", "--jobs", "1")
+    _, b, _ = cli("usage", "--timezone", "UTC", "--json", "--jobs", "3")
+    assert json.loads(a) == json.loads(b)
+    code, _, err = cli("usage", "--jobs", "-1")
+    assert code == 2 and "USAGE_BAD_JOBS" in err

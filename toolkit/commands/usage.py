@@ -42,6 +42,7 @@ TzOpt = Annotated[
     str | None, typer.Option("--timezone", help="IANA zone for days (default: this machine's zone).")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="JSON on stdout.")]
+JobsOpt = Annotated[int, typer.Option("--jobs", help="Worker processes for parsing (0: automatic, 1: none).")]
 
 
 def register(app: typer.Typer) -> None:
@@ -73,6 +74,7 @@ def register(app: typer.Typer) -> None:
         html: Annotated[
             Path | None, typer.Option("--html", help="Write a self-contained HTML report.")
         ] = None,
+        jobs: JobsOpt = 0,
     ) -> None:
         """Usage per day, week, month, session, project or model; counts verified from the logs."""
         if ctx.invoked_subcommand is not None:
@@ -92,6 +94,7 @@ def register(app: typer.Typer) -> None:
             prices=prices,
             emit_events=emit_events,
             html=html,
+            jobs=jobs,
         )
 
     @group.command("session")
@@ -103,6 +106,7 @@ def register(app: typer.Typer) -> None:
             Workflow, typer.Option("--workflow", help="CM workflow whose boundary rules judge each point.")
         ] = Workflow.CM_AI,
         as_json: JsonOpt = False,
+        jobs: JobsOpt = 0,
     ) -> None:
         """One session call by call, with compaction and resume points and their boundary verdicts."""
         from toolkit.usage.cli import session_command
@@ -114,6 +118,7 @@ def register(app: typer.Typer) -> None:
             timezone=timezone,
             workflow=workflow.value,
             as_json=as_json,
+            jobs=jobs,
         )
 
     app.add_typer(group, name="usage")

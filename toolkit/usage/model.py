@@ -9,7 +9,7 @@ from __future__ import annotations
 import msgspec
 
 
-class Call(msgspec.Struct, gc=False):
+class Call(msgspec.Struct, gc=False, tag="call"):
     """One model call after the reader's own rules (deduplication across files happens in ``fold``).
 
     ``input`` is uncached input, so ``input + cache_write + cache_read`` is the whole prompt for both
@@ -57,7 +57,7 @@ def replaces(candidate: Call, existing: Call) -> bool:
     return candidate.tokens > existing.tokens
 
 
-class Boundary(msgspec.Struct, gc=False):
+class Boundary(msgspec.Struct, gc=False, tag="boundary"):
     """A context boundary inside one log: a compaction, or a resume appended to the same file."""
 
     ts: str
