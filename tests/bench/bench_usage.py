@@ -8,8 +8,8 @@ counts), then runs ``workgroup usage --json`` in a fresh child process and print
 time, MB/s per CPU second and peak RSS (``resource.getrusage`` of the child), next to the size of
 the largest session file (the memory bound). With ccusage (``--ccusage``, ``CCUSAGE_BIN`` or on PATH)
 it runs ``ccusage daily`` (all agents) on the same files, once with its default parallel loading and
-once with ``--single-thread``, beside ``workgroup usage`` with automatic ``--jobs`` and with
-``--jobs 1`` (one core), interleaved ``--repeat`` times, and checks that the per-day totals agree.
+once with ``--single-thread``, beside ``workgroup usage`` on one core (the default) and with
+``--jobs 0`` (worker processes, one per CPU), interleaved ``--repeat`` times, and checks that the per-day totals agree.
 CPU time is quoted beside wall time because a shared machine stretches wall time.
 """
 
@@ -236,7 +236,7 @@ def main() -> int:
         print(f"logs: {mb:,.0f} MB, largest file {largest / 1e6:,.1f} MB")
         runs: dict[str, list[dict[str, object]]] = {}
         ours = [sys.executable, "-m", "toolkit", "usage", "--json", "--timezone", "UTC"]
-        commands = {"workgroup usage": ours, "workgroup usage --jobs 1": [*ours, "--jobs", "1"]}
+        commands = {"workgroup usage": ours, "workgroup usage --jobs 0": [*ours, "--jobs", "0"]}
         if args.ccusage:
             base = [args.ccusage, "daily", "--json", "--offline", "--timezone", "UTC"]
             commands["ccusage daily (parallel, its default)"] = base

@@ -42,7 +42,12 @@ TzOpt = Annotated[
     str | None, typer.Option("--timezone", help="IANA zone for days (default: this machine's zone).")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="JSON on stdout.")]
-JobsOpt = Annotated[int, typer.Option("--jobs", help="Worker processes for parsing (0: automatic, 1: none).")]
+JobsOpt = Annotated[
+    int,
+    typer.Option(
+        "--jobs", help="Worker processes for parsing (1: none, the default; 0: one per CPU, up to 4)."
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -74,7 +79,7 @@ def register(app: typer.Typer) -> None:
         html: Annotated[
             Path | None, typer.Option("--html", help="Write a self-contained HTML report.")
         ] = None,
-        jobs: JobsOpt = 0,
+        jobs: JobsOpt = 1,
     ) -> None:
         """Usage per day, week, month, session, project or model; counts verified from the logs."""
         if ctx.invoked_subcommand is not None:
@@ -106,7 +111,7 @@ def register(app: typer.Typer) -> None:
             Workflow, typer.Option("--workflow", help="CM workflow whose boundary rules judge each point.")
         ] = Workflow.CM_AI,
         as_json: JsonOpt = False,
-        jobs: JobsOpt = 0,
+        jobs: JobsOpt = 1,
     ) -> None:
         """One session call by call, with compaction and resume points and their boundary verdicts."""
         from toolkit.usage.cli import session_command

@@ -60,7 +60,7 @@ def report_command(
     prices: Path | None = None,
     emit_events: Path | None = None,
     html: Path | None = None,
-    jobs: int = 0,
+    jobs: int = 1,
 ) -> int:
     from toolkit.usage.fold import By, LocalDays, load, parse_day, resolve_tz
     from toolkit.usage.render import report_table
@@ -120,7 +120,7 @@ def session_command(
     timezone: str | None = None,
     workflow: str = "cm-ai",
     as_json: bool = False,
-    jobs: int = 0,
+    jobs: int = 1,
 ) -> int:
     from toolkit.usage.fold import LocalDays, load, resolve_tz
     from toolkit.usage.session import find_session, session_table, session_view
@@ -151,14 +151,14 @@ def parser() -> Any:
     top.add_argument("--prices", type=Path)
     top.add_argument("--emit-events", type=Path, dest="emit_events")
     top.add_argument("--html", type=Path)
-    top.add_argument("--jobs", type=int, default=0)
+    top.add_argument("--jobs", type=int, default=1)
     session = argparse.ArgumentParser(prog="workgroup usage session")
     session.add_argument("session_id", metavar="ID")
     session.add_argument("--source", choices=SOURCES, default="all")
     session.add_argument("--timezone")
     session.add_argument("--workflow", choices=WORKFLOWS, default="cm-ai")
     session.add_argument("--json", action="store_true", dest="as_json")
-    session.add_argument("--jobs", type=int, default=0)
+    session.add_argument("--jobs", type=int, default=1)
     return top, session
 
 
