@@ -9,7 +9,8 @@ time, MB/s per CPU second and peak RSS (``resource.getrusage`` of the child), ne
 the largest session file (the memory bound). With ccusage (``--ccusage``, ``CCUSAGE_BIN`` or on PATH)
 it runs ``ccusage daily`` (all agents) on the same files, once with its default parallel loading and
 once with ``--single-thread``, beside ``workgroup usage`` on one core (the default) and with
-``--jobs 0`` (worker processes, one per CPU), interleaved ``--repeat`` times, and checks that the per-day totals agree.
+``--jobs 0`` (worker processes, one per CPU), interleaved ``--repeat`` times, and checks that the
+per-day totals agree.
 CPU time is quoted beside wall time because a shared machine stretches wall time.
 """
 
