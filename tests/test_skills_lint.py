@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import run_workgroup
 
-from toolkit.skills_lint import LintConfig, lint
+from toolkit.workflow.skills import LintConfig, lint
 
 GOOD_SKILL = """---
 name: deploy

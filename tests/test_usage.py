@@ -365,8 +365,8 @@ def test_codex_key_order_does_not_matter(tmp_path: Path) -> None:
 
 
 def test_demo_step_narrates_real_counts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from toolkit.demo import Demo
-    from toolkit.demo_steps import STEPS, agent_logs
+    from toolkit.demo.runner import Demo
+    from toolkit.demo.steps import STEPS, agent_logs
 
     assert "agent_logs" in STEPS
     (tmp_path / "repo").mkdir()

@@ -11,7 +11,7 @@ import sys
 
 import typer
 
-from toolkit.errors import ToolkitError, exit_code_for
+from toolkit.core.errors import ToolkitError, exit_code_for
 
 # Order is the order of ``workgroup --help``.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -82,11 +82,10 @@ def run(argv: list[str]) -> int:
         if callable(show):
             show()
             return int(code) if isinstance(code, int) else 2
-        if isinstance(exc, KeyboardInterrupt):
-            return 130
-        if isinstance(exc, (PermissionError, OSError)):
+        if isinstance(exc, OSError):
             err(f"error[ENVIRONMENT]: {exc.__class__.__name__}: the file system refused the operation")
-            return 3
+        if isinstance(exc, (OSError, KeyboardInterrupt)):
+            return exit_code_for(exc)
         raise
     return int(result) if isinstance(result, int) else 0
 

@@ -150,6 +150,7 @@ _USAGE_FIELDS = (
     "effective_model",
 )
 _STR_ONLY = {str}
+_UNAVAILABLE_FORBIDDEN = frozenset((*TOKEN_FIELDS, "reasoning_tokens"))
 
 
 def _identity_or_reason(
@@ -211,9 +212,15 @@ def check_usage(row: Mapping[str, Any]) -> Compact | str:
             read = None
         if read is None or write is None:
             return "invalid cache count"
+        if "reasoning_tokens" in row:  # rare: looked up only when present
+            reasoning = row["reasoning_tokens"]
+            if not (type(reasoning) is int and reasoning >= 0):
+                return "invalid cache count"  # the reference's wording for any bad count
+            if reasoning > out:
+                return "invalid reasoning subset"
         counts = (inp, out, read, write)
     elif state == "unavailable":
-        if not row.keys().isdisjoint(TOKEN_FIELDS):
+        if not row.keys().isdisjoint(_UNAVAILABLE_FORBIDDEN):
             return "unavailable row contains token counts"
     else:
         return "invalid usage state"

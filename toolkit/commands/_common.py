@@ -6,8 +6,8 @@ import json
 import sys
 from typing import Any
 
-from toolkit.store import MAX_INPUT_FILE_BYTES as MAX_INPUT_FILE_BYTES  # re-exported for commands
-from toolkit.store import read_json_file as read_json_file
+from toolkit.infra.store import MAX_INPUT_FILE_BYTES as MAX_INPUT_FILE_BYTES  # re-exported for commands
+from toolkit.infra.store import read_json_file as read_json_file
 
 
 def emit_json(value: Any) -> None:
@@ -19,6 +19,6 @@ def say(text: str) -> None:
 
 
 def repository() -> Any:
-    from toolkit.git import discover
+    from toolkit.infra.git import discover
 
     return discover()

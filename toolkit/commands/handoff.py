@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         """Print the handoff. Without --mode a missing file is an error (exit 1)."""
         from toolkit.cm.handoff import MAX_HANDOFF_BYTES, handoff_path
         from toolkit.commands._common import emit_json, say
-        from toolkit.errors import InvalidInput, Refused
+        from toolkit.core.errors import InvalidInput, Refused
 
         if mode is not None and mode not in MODES:
             raise InvalidInput("INVALID_OPTION", "--mode must be one of: create, resume")

@@ -8,11 +8,13 @@ from typing import Annotated, Any
 
 import typer
 
+from toolkit.core.errors import ToolkitError
+
 MAX_ITEM_FILE_BYTES = 256 * 1024
 
 
 def _pairs(values: list[str] | None, what: str) -> list[tuple[str, str]]:
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
 
     out = []
     for value in values or []:
@@ -24,7 +26,7 @@ def _pairs(values: list[str] | None, what: str) -> list[tuple[str, str]]:
 
 
 def _read_text(path: Path, what: str) -> str:
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
 
     try:
         with open(path, "rb") as handle:
@@ -41,7 +43,7 @@ def _read_text(path: Path, what: str) -> str:
 
 def _relative_ref(ref: str, root: Path) -> str:
     """Artifact references are project-relative; an absolute path outside the root is refused."""
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
 
     path = Path(ref)
     if not path.is_absolute():
@@ -56,17 +58,17 @@ def _relative_ref(ref: str, root: Path) -> str:
 
 def _root() -> Path:
     try:
-        from toolkit.git import discover
+        from toolkit.infra.git import discover
 
         return discover().workdir.resolve()
-    except Exception:  # outside a repository the current directory is the project root
+    except ToolkitError:  # outside a repository the current directory is the project root
         return Path.cwd().resolve()
 
 
 def _context(args: dict[str, Any], root: Path) -> dict[str, Any]:
     import json
 
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
 
     context: dict[str, Any] = {}
     if args["refs"]:
@@ -107,7 +109,7 @@ def build_packet(role: str, args: dict[str, Any]) -> dict[str, Any]:
     from toolkit.cm import packet as pk
     from toolkit.cm.compact import expected_output
     from toolkit.cm.prefix import build_prefix
-    from toolkit.errors import InvalidInput, Refused
+    from toolkit.core.errors import InvalidInput, Refused
 
     if role not in pk.ROLE_ITEMS:
         raise InvalidInput("UNKNOWN_ROLE", "ROLE must be one of: " + ", ".join(pk.ROLE_ITEMS))
@@ -200,7 +202,7 @@ def register(app: typer.Typer) -> None:
         packet = build_packet(role, dict(locals()))
         text = _dump(packet) + "\n"
         if out is not None:
-            from toolkit.store import atomic_write
+            from toolkit.infra.store import atomic_write
 
             atomic_write(out, text)
         else:
@@ -218,7 +220,7 @@ def register(app: typer.Typer) -> None:
         """Validate a packet with the adapter's validator plus the role's required items."""
         from toolkit.cm import packet as pk
         from toolkit.commands._common import emit_json, say
-        from toolkit.errors import InvalidInput, Refused
+        from toolkit.core.errors import InvalidInput, Refused
 
         raw = sys.stdin.buffer.read(pk.MAX_PACKET_BYTES + 1) if str(file) == "-" else _read_bytes(file)
         try:
@@ -269,7 +271,7 @@ def register(app: typer.Typer) -> None:
         """Print the stable prefix digest (sha256 of the exact system message)."""
         from toolkit.cm.packet import ROLE_ITEMS, prefix_digest, system_message
         from toolkit.cm.prefix import build_prefix
-        from toolkit.errors import InvalidInput
+        from toolkit.core.errors import InvalidInput
 
         if role not in ROLE_ITEMS:
             raise InvalidInput("UNKNOWN_ROLE", "ROLE must be one of: " + ", ".join(ROLE_ITEMS))
@@ -292,7 +294,7 @@ def register(app: typer.Typer) -> None:
 
         from toolkit.cm.compact import MAX_ANSWER_BYTES, ROLES, check_output
         from toolkit.commands._common import emit_json, say
-        from toolkit.errors import InvalidInput, Refused
+        from toolkit.core.errors import InvalidInput, Refused
 
         if role not in ROLES:
             raise InvalidInput("UNKNOWN_ROLE", "ROLE must be one of: " + ", ".join(ROLES))
@@ -315,7 +317,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _read_bytes(path: Path) -> bytes:
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
 
     try:
         with open(path, "rb") as handle:

@@ -12,7 +12,7 @@ from toolkit.commands._common import emit_json, read_json_file, repository, say
 
 
 def _read_summary(path: Path, limit: int) -> bytes:
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
 
     try:
         if str(path) == "-":
@@ -57,8 +57,8 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print a JSON result object.")] = False,
     ) -> None:
         """Write what the decision allows and nothing else; a write-prohibited result writes nothing."""
-        from toolkit.config import load_config
-        from toolkit.results import StoreRequest, check_summary, decision_from_policy, store_result
+        from toolkit.infra.config import load_config
+        from toolkit.records.results import StoreRequest, check_summary, decision_from_policy, store_result
 
         decision = decision_from_policy(read_json_file(policy, what="policy file"))
         text = check_summary(_read_summary(summary, max_summary_bytes), max_summary_bytes)

@@ -13,8 +13,8 @@ from toolkit.commands._common import MAX_INPUT_FILE_BYTES, emit_json, read_json_
 
 
 def _now(value: str | None) -> Any:
-    from toolkit.errors import InvalidInput
-    from toolkit.timefmt import now_utc, parse_rfc3339
+    from toolkit.core.errors import InvalidInput
+    from toolkit.core.timefmt import now_utc, parse_rfc3339
 
     if value is None:
         return now_utc()
@@ -25,7 +25,7 @@ def _now(value: str | None) -> Any:
 
 
 def _read_input(source: str) -> Any:
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
 
     if source != "-":
         return read_json_file(Path(source), what="vault delta file")
@@ -59,7 +59,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print a JSON result object.")] = False,
     ) -> None:
         """Decide a delta against the journal; a kept delta is appended as pending, a skip appends nothing."""
-        from toolkit.vault import add_delta
+        from toolkit.records.vault import add_delta
 
         request = _read_input(source)
         moment = _now(now)
@@ -85,7 +85,7 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """Print every pending entry once as a JSON batch for the coordinator, and mark it flushed."""
-        from toolkit.vault import flush
+        from toolkit.records.vault import flush
 
         batch = flush(repository().layout, now=_now(now))
         emit_json(batch)
@@ -97,7 +97,7 @@ def register(app: typer.Typer) -> None:
     @group.command("list")
     def list_cmd(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
         """Show journaled entries with their state (pending or flushed in a batch)."""
-        from toolkit.vault import list_entries
+        from toolkit.records.vault import list_entries
 
         listing = list_entries(repository().layout)
         if as_json:

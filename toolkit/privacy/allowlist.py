@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolkit.errors import InvalidInput
+from toolkit.core.errors import InvalidInput
 
 ALLOWLIST_REL = ".workgroup/privacy-allowlist.yml"
 SALT_ENV = "WORKGROUP_PRIVACY_SALT"
@@ -87,7 +87,7 @@ def load_salt(root: Path, *, create: bool = False, environ: dict[str, str] | Non
     if not path.exists() and create:
         import secrets
 
-        from toolkit.store import create_exclusive
+        from toolkit.infra.store import create_exclusive
 
         path.parent.mkdir(parents=True, exist_ok=True)
         create_exclusive(path, secrets.token_hex(32) + "\n")

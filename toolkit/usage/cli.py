@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from toolkit.errors import ToolkitError, exit_code_for
+from toolkit.core.errors import ToolkitError, exit_code_for
 
 SOURCES = ("claude", "codex", "all")
 GROUPINGS = ("day", "week", "month", "session", "project", "model")
@@ -29,7 +29,7 @@ def _emit(value: Any) -> None:
 
 
 def _jobs(value: int) -> int:
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
 
     if not 0 <= value <= 64:
         raise InvalidInput("USAGE_BAD_JOBS", "--jobs must be 0 (automatic) to 64")

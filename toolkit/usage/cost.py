@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from toolkit.errors import InvalidInput
+from toolkit.core.errors import InvalidInput
 from toolkit.usage.fold import By, LocalDays, key_function
 from toolkit.usage.model import Call
 from toolkit.usage.render import table
@@ -99,7 +99,7 @@ def _check(table_data: Any) -> dict[str, Any]:
 def load_prices(path: Path | None) -> dict[str, Any]:
     if path is None:
         return PRICE_TABLE
-    from toolkit.store import read_json_file
+    from toolkit.infra.store import read_json_file
 
     return _check(read_json_file(path, what="price table"))
 

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from toolkit.errors import InvalidInput
+from toolkit.core.errors import InvalidInput
 from toolkit.usage.fold import Ledger
 from toolkit.usage.model import Call
 
@@ -99,7 +99,7 @@ def build_events(calls: list[Call], ledger: Ledger) -> list[dict[str, Any]]:
 
 
 def write_events(path: Path, calls: list[Call], ledger: Ledger) -> int:
-    from toolkit.store import atomic_write
+    from toolkit.infra.store import atomic_write
 
     events = build_events(calls, ledger)
     text = "".join(json.dumps(e, separators=(",", ":"), sort_keys=True) + "\n" for e in events)

@@ -312,7 +312,7 @@ def resolve_tz(name: str | None) -> tzinfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        from toolkit.errors import InvalidInput
+        from toolkit.core.errors import InvalidInput
 
         raise InvalidInput("USAGE_BAD_TIMEZONE", "--timezone must be an IANA zone name such as UTC") from None
 
@@ -344,7 +344,7 @@ class LocalDays:
 
 
 def parse_day(value: str, what: str) -> date:
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
 
     text = value.strip()
     if len(text) == 8 and text.isdigit():

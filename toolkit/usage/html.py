@@ -10,7 +10,7 @@ import html as _html
 from pathlib import Path
 from typing import Any
 
-from toolkit.errors import EnvironmentFailure, InvalidInput
+from toolkit.core.errors import EnvironmentFailure, InvalidInput
 from toolkit.usage.fold import By, LocalDays, group, key_function
 from toolkit.usage.model import Call
 
@@ -73,7 +73,7 @@ def render_html(calls: list[Call], days: LocalDays) -> str:
 
 
 def write_html(path: Path, calls: list[Call], days: LocalDays) -> None:
-    from toolkit.store import atomic_write
+    from toolkit.infra.store import atomic_write
 
     page = render_html(calls, days)
     try:

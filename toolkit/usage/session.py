@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime, tzinfo
 from typing import Any
 
-from toolkit.errors import InvalidInput, Refused
+from toolkit.core.errors import InvalidInput, Refused
 from toolkit.usage.fold import Ledger, LocalDays, total
 from toolkit.usage.model import Call
 from toolkit.usage.render import cell, table

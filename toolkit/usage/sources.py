@@ -12,7 +12,7 @@ from pathlib import Path
 
 import msgspec
 
-from toolkit.errors import InvalidInput
+from toolkit.core.errors import InvalidInput
 
 
 def hashed(value: str, prefix: str = "p-") -> str:
