@@ -413,3 +413,30 @@ def test_worker_processes_give_the_same_ledger(logs: dict[str, str], cli) -> Non
     assert json.loads(a) == json.loads(b)
     code, _, err = cli("usage", "--jobs", "-1")
     assert code == 2 and "USAGE_BAD_JOBS" in err
+
+
+def test_codex_resume_in_the_same_rollout_is_marked_and_keeps_the_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli
+) -> None:  # type: ignore[no-untyped-def]
+    from usage_fixtures import _meta, _tc, _turn
+
+    day = tmp_path / "codex" / "sessions" / "2026" / "02" / "01"
+    day.mkdir(parents=True)
+    lines = [
+        _meta("2026-02-01T10:00:00.000Z", "0000ffff"),
+        _turn("2026-02-01T10:00:01.000Z"),
+        _tc("2026-02-01T10:00:05.000Z", (10000, 0, 100, 0), (10000, 0, 100, 0)),
+        # resumed the next day: Codex appends to the same rollout, starting with a new session_meta
+        _meta("2026-02-02T09:00:00.000Z", "0000ffff"),
+        _turn("2026-02-02T09:00:01.000Z"),
+        _tc("2026-02-02T09:00:05.000Z", (24000, 12000, 150, 0), (14000, 12000, 50, 0)),
+    ]
+    (day / "rollout-2026-02-01T10-00-00-0000ffff.jsonl").write_text("\n".join(lines) + "\n")
+    env = {"CODEX_HOME": str(tmp_path / "codex"), "HOME": str(tmp_path)}
+    ledger = read_logs(discover("codex", env))
+    first, second = ledger.calls
+    assert (first.resume, second.resume) == (False, True)
+    assert second.carried == 12000 - 10000  # the same context: B is still the first call's 10,000
+    monkeypatch.setenv("CODEX_HOME", env["CODEX_HOME"])
+    code, out, _ = cli("usage", "session", "0000ffff", "--source", "codex", "--timezone", "UTC", "--json")
+    assert code == 0 and [b["kind"] for b in json.loads(out)["boundaries"]] == ["resume"]
