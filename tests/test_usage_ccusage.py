@@ -1,10 +1,10 @@
 """Differential test: ``workgroup usage`` against ccusage (npm ``ccusage``) on the pitfall fixtures.
 
-Runs when ccusage is installed (``CCUSAGE_BIN`` or ``ccusage`` on PATH); skipped otherwise (and on ccusage's
-own test fixtures when ``CCUSAGE_FIXTURES`` names them). Totals
-must be equal wherever ccusage's rules are right; the one difference found (ccusage's *session*
-report counts a ``/btw`` sidechain replay its daily report drops) is asserted exactly, so a change
-on either side shows up. docs/usage.md lists it with the grouping differences.
+Runs when ccusage is installed (``CCUSAGE_BIN`` or ``ccusage`` on PATH), skipped otherwise; also on
+ccusage's own test fixtures when ``CCUSAGE_FIXTURES`` names them. Totals must be equal wherever
+ccusage's rules are right; the one difference found (ccusage's *session* report counts a ``/btw``
+sidechain replay its daily report drops) is asserted exactly, so a change on either side shows up.
+docs/usage.md lists it with the grouping differences.
 """
 
 from __future__ import annotations
