@@ -440,3 +440,22 @@ def test_codex_resume_in_the_same_rollout_is_marked_and_keeps_the_context(
     monkeypatch.setenv("CODEX_HOME", env["CODEX_HOME"])
     code, out, _ = cli("usage", "session", "0000ffff", "--source", "codex", "--timezone", "UTC", "--json")
     assert code == 0 and [b["kind"] for b in json.loads(out)["boundaries"]] == ["resume"]
+
+
+def test_html_without_the_extra_asks_for_it(logs: dict[str, str], cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import sys
+
+    monkeypatch.setitem(sys.modules, "plotly", None)  # as if the [report] extra were not installed
+    monkeypatch.setitem(sys.modules, "plotly.io", None)
+    page, events = tmp_path / "report.html", tmp_path / "events.jsonl"
+    code, out, err = cli("usage", "--html", str(page), "--emit-events", str(events))
+    assert code == 3 and "USAGE_NO_PLOTLY" in err and "[report]" in err and "Traceback" not in err
+    assert not page.exists() and not events.exists() and out == ""  # nothing written
+
+
+def test_an_unwritable_output_fails_before_anything_is_written(
+    logs: dict[str, str], cli, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    events = tmp_path / "events.jsonl"
+    code, out, err = cli("usage", "--emit-events", str(events), "--html", str(tmp_path / "no" / "r.html"))
+    assert code == 2 and "USAGE_BAD_OUTPUT" in err and out == "" and not events.exists()

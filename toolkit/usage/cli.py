@@ -67,6 +67,15 @@ def report_command(
     from toolkit.usage.report import build, warnings
 
     zone = resolve_tz(timezone)
+    if html is not None:
+        from toolkit.usage.html import require_plotly
+
+        require_plotly()  # before anything is read or written
+    for target, flag in ((emit_events, "--emit-events"), (html, "--html")):
+        if target is not None and not target.resolve().parent.is_dir():
+            from toolkit.core.errors import InvalidInput
+
+            raise InvalidInput("USAGE_BAD_OUTPUT", f"the folder of {flag} does not exist")
     first = parse_day(since, "--since") if since else None
     last = parse_day(until, "--until") if until else None
     table_prices = None
