@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -459,3 +460,18 @@ def test_an_unwritable_output_fails_before_anything_is_written(
     events = tmp_path / "events.jsonl"
     code, out, err = cli("usage", "--emit-events", str(events), "--html", str(tmp_path / "no" / "r.html"))
     assert code == 2 and "USAGE_BAD_OUTPUT" in err and out == "" and not events.exists()
+
+
+def test_claude_line_of_another_shape_falls_back_to_candidate_lines(tmp_path: Path) -> None:
+    # one complete line that does not fit the typed decoder sends the file down the slow path
+    # (only the lines holding "usage":{ or compact_boundary, one by one): the counts do not change
+    env = build(tmp_path / "a")
+    main = Path(env["CLAUDE_CONFIG_DIR"]) / "projects" / "-home-dev-demo" / "s-aaaa.jsonl"
+    stat = main.stat()
+    odd = json.dumps({"type": "queue-operation", "message": f"text {CANARY}", "timestamp": 5})
+    main.write_text(odd + "\n" + main.read_text())
+    os.utime(main, (stat.st_atime, stat.st_mtime))
+    slow, fast = _report(env, source="claude"), _report(build(tmp_path / "b"), source="claude")
+    assert _rows(slow) == _rows(fast)
+    # the null request id, the bad version and the torn tail, on either path
+    assert slow["notes"]["unreadable_lines_skipped"] == fast["notes"]["unreadable_lines_skipped"] == 3
