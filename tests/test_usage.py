@@ -475,3 +475,16 @@ def test_claude_line_of_another_shape_falls_back_to_candidate_lines(tmp_path: Pa
     assert _rows(slow) == _rows(fast)
     # the null request id, the bad version and the torn tail, on either path
     assert slow["notes"]["unreadable_lines_skipped"] == fast["notes"]["unreadable_lines_skipped"] == 3
+
+
+def test_codex_line_of_another_shape_falls_back_to_candidate_lines(tmp_path: Path) -> None:
+    env = build(tmp_path / "a")
+    for path in Path(env["CODEX_HOME"]).rglob("*.jsonl"):
+        odd = {
+            "timestamp": "2026-01-05T15:00:00.500Z",
+            "type": "event_msg",
+            "payload": {"type": "x", "info": CANARY},
+        }
+        lines = path.read_text().splitlines()
+        path.write_text("\n".join([lines[0], json.dumps(odd, separators=(",", ":")), *lines[1:]]) + "\n")
+    assert _rows(_report(env, source="codex")) == _rows(_report(build(tmp_path / "b"), source="codex"))
