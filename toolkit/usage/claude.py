@@ -1,8 +1,10 @@
 """Claude Code session logs (``projects/<enc-cwd>/<session>.jsonl`` and ``<session>/subagents/``).
 
-Only lines that hold ``"usage":{`` or ``"compact_boundary"`` are decoded, and only into the typed
-structs below: ids, timestamp, model, usage numbers, the sidechain flag, ``version``, ``cwd`` (hashed
-at once) and compaction metadata. Content, summaries and tool output are skipped by the decoder.
+Lines are decoded only into the typed structs below: ids, timestamp, model, usage numbers, the
+sidechain flag, ``version``, ``cwd`` (hashed at once) and compaction metadata. Content, summaries
+and tool output are skipped by the decoder and never become Python objects. The whole file goes
+through one ``decode_lines`` call; if a line does not fit, only the lines holding ``"usage":{`` or
+``"compact_boundary"`` are decoded, one by one.
 """
 
 from __future__ import annotations
