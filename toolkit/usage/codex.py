@@ -1,12 +1,12 @@
 """Codex rollout logs (``sessions/YYYY/MM/DD/rollout-*.jsonl`` and ``archived_sessions/``).
 
 Used lines: ``session_meta`` (id, cwd, fork/subagent parent ids), ``turn_context`` (model, cwd),
-``event_msg`` ``token_count`` numbers and the ``compacted`` marker. Instructions, response items and
-compaction messages are skipped by the decoder and never become Python objects (one typed
-``decode_lines`` call per file; lines of another shape send the file to a per-line fallback). Per-call usage is the delta of the running total
-(a re-emitted, unchanged total is no call); ``last_token_usage`` is used only when the total is
-missing or drops. Forks and subagent threads replay their parent's events: those are recognised
-by the parent's totals and skipped.
+``event_msg`` ``token_count`` numbers and the ``compacted`` marker. Instructions, response items
+and compaction messages are skipped by the decoder and never become Python objects (one typed
+``decode_lines`` call per file; lines of another shape send the file to a per-line fallback).
+Per-call usage is the delta of the running total (a re-emitted, unchanged total is no call);
+``last_token_usage`` is used only when the total is missing or drops. Forks and subagent threads
+replay their parent's events: those are recognised by the parent's totals and skipped.
 """
 
 from __future__ import annotations
