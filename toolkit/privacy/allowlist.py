@@ -1,31 +1,34 @@
-"""The reviewed allowlist ``.workgroup/privacy-allowlist.yml`` and its salted fingerprints.
+"""The reviewed allowlist ``.workgroup/privacy-allowlist.yml`` and its fingerprints.
 
-An entry names a rule, a repository-relative path and a fingerprint::
+An entry names a rule, a repository-relative path, a fingerprint and the reviewer's reason::
 
     allow:
       - rule: high-entropy-string
         path: docs/signing.md
         fingerprint: sha256:<64 hex>
-        reason: published test vector        # optional, for the reviewer
+        reason: published test vector
 
-fingerprint = SHA-256(salt NUL rule NUL path NUL value). The value never appears in the file,
-and the per-repository salt (local state, never committed; or ``WORKGROUP_PRIVACY_SALT``, e.g.
-a CI secret shared by the team) keeps short values from being guessed from their fingerprint.
+fingerprint = SHA-256("workgroup-privacy-allow/v2" NUL rule NUL path NUL value). No per-clone
+salt: the file must work in every clone and in CI, so the fingerprint depends only on what is
+committed. It reveals no more than the committed file already does: the allowed value sits in
+that same file at that path (a false positive is kept, not removed), and the value itself is
+never written here.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from toolkit.core.errors import InvalidInput
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays out of the scan's cold start
+    from typing import Any
+
 ALLOWLIST_REL = ".workgroup/privacy-allowlist.yml"
-SALT_ENV = "WORKGROUP_PRIVACY_SALT"
 _FINGERPRINT = re.compile(r"^sha256:[0-9a-f]{64}$")
 _MAX_BYTES = 1_048_576
 
@@ -38,10 +41,13 @@ class AllowEntry:
     reason: str = ""
 
 
-def fingerprint(salt: bytes, rule: str, path: str, value: str) -> str:
-    """The salted fingerprint of one finding (``sha256:<hex>``)."""
+_DOMAIN = b"workgroup-privacy-allow/v2"
+
+
+def fingerprint(rule: str, path: str, value: str) -> str:
+    """The fingerprint of one finding (``sha256:<hex>``), the same in every clone."""
     digest = hashlib.sha256()
-    for part in (salt, rule.encode("utf-8"), path.encode("utf-8"), value.encode("utf-8")):
+    for part in (_DOMAIN, rule.encode("utf-8"), path.encode("utf-8"), value.encode("utf-8")):
         digest.update(part)
         digest.update(b"\0")
     return "sha256:" + digest.hexdigest()
@@ -54,7 +60,7 @@ def git_common_dir(start: Path) -> Path | None:
         if dot.is_dir():
             gitdir = dot
         elif dot.is_file():
-            text = dot.read_text(encoding="utf-8", errors="replace").strip()
+            text = _small_text(dot)
             if not text.startswith("gitdir:"):
                 return None
             gitdir = (folder / text.split(":", 1)[1].strip()).resolve()
@@ -62,39 +68,22 @@ def git_common_dir(start: Path) -> Path | None:
             continue
         common = gitdir / "commondir"
         if common.is_file():
-            return (gitdir / common.read_text(encoding="utf-8").strip()).resolve()
+            return (gitdir / _small_text(common)).resolve()
         return gitdir
     return None
 
 
-def salt_path(root: Path) -> Path | None:
-    common = git_common_dir(root)
-    return None if common is None else common / "workgroup" / "privacy-salt"
+def _small_text(path: Path) -> str:
+    from toolkit.infra.boundedio import FileRefused, read_regular
 
-
-def load_salt(root: Path, *, create: bool = False, environ: dict[str, str] | None = None) -> bytes | None:
-    """The repository's privacy salt: ``WORKGROUP_PRIVACY_SALT``, else the local-state file.
-
-    With ``create`` a missing file is created (32 random bytes, hex, exclusive creation so
-    concurrent callers agree on one salt).
-    """
-    env = os.environ if environ is None else environ
-    if env.get(SALT_ENV):
-        return env[SALT_ENV].encode("utf-8")
-    path = salt_path(root)
-    if path is None:
-        return None
-    if not path.exists() and create:
-        import secrets
-
-        from toolkit.infra.store import create_exclusive
-
-        path.parent.mkdir(parents=True, exist_ok=True)
-        create_exclusive(path, secrets.token_hex(32) + "\n")
     try:
-        return path.read_text(encoding="utf-8").strip().encode("utf-8") or None
-    except OSError:
-        return None
+        return (
+            (read_regular(path, limit=4096, what="a git pointer file") or b"")
+            .decode("utf-8", "replace")
+            .strip()
+        )
+    except FileRefused:
+        return ""
 
 
 def parse_allowlist(data: Any) -> list[AllowEntry]:
@@ -124,20 +113,23 @@ def parse_allowlist(data: Any) -> list[AllowEntry]:
 def load_allowlist(root: Path) -> list[AllowEntry]:
     """Entries of ``<root>/.workgroup/privacy-allowlist.yml`` (none when the file is absent)."""
     path = root / ALLOWLIST_REL
+    from toolkit.infra.boundedio import FileRefused, json_depth_exceeds, read_regular
+
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(_MAX_BYTES + 1)
-    except FileNotFoundError:
-        return []
-    except OSError:
+        raw = read_regular(path, limit=_MAX_BYTES, what=ALLOWLIST_REL, missing_ok=True, allow_over=True)
+    except FileRefused:
         raise InvalidInput("ALLOWLIST_UNREADABLE", f"{ALLOWLIST_REL} cannot be read") from None
+    if raw is None:
+        return []
     if len(raw) > _MAX_BYTES:
         raise InvalidInput("ALLOWLIST_INVALID", f"{ALLOWLIST_REL} is larger than 1 MiB")
+    if json_depth_exceeds(raw):
+        raise InvalidInput("ALLOWLIST_INVALID", f"{ALLOWLIST_REL} nests too deeply")
     import yaml  # lazy: only repositories with an allowlist pay for it
 
     try:
         data = yaml.safe_load(raw.decode("utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError):
+    except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError):
         raise InvalidInput("ALLOWLIST_INVALID", f"{ALLOWLIST_REL} is not valid UTF-8 YAML") from None
     return parse_allowlist(data)
 
