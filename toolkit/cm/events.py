@@ -613,7 +613,8 @@ def _check_lifecycle(log: Path, run_id: str, event: dict[str, Any]) -> None:
     subject = "test_run" if event["event"] == "test_run" else "resource"
     try:
         with open(log, "rb") as handle:
-            state = lifecycle.replay(handle, run_id, event["event_id"])
+            kinds = lifecycle.needs(event["event"], event.get("phase"))
+            state = lifecycle.replay(handle, run_id, event["event_id"], kinds)
     except FileNotFoundError:
         state = lifecycle.RunLifecycle()
     except OSError:

@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+from toolkit.core.errors import InvalidInput
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import IO
@@ -26,8 +28,11 @@ CONTEXTS = ("auto", "source", "generic", "capsule", "telemetry", "event_log", "h
 PROGRESS_AFTER_S = 2.0
 
 
-class UsageError(Exception):
+class UsageError(InvalidInput):
     """A malformed command line (exit 2)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("USAGE", message)
 
 
 def parse(argv: list[str]) -> dict[str, object]:
@@ -184,7 +189,7 @@ def main(argv: list[str]) -> int:
     try:
         opts = parse(argv)
     except UsageError as exc:
-        sys.stderr.write(f"{USAGE}\nerror[USAGE]: {exc}\n")
+        sys.stderr.write(f"{USAGE}\n{exc.diagnostics()}\n")
         return 2
     try:
         return scan_command(
