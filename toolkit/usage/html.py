@@ -18,7 +18,7 @@ TOP = 15
 
 
 def _figures(calls: list[Call], days: LocalDays) -> list[Any]:
-    import plotly.graph_objects as go  # type: ignore[import-untyped]
+    import plotly.graph_objects as go
 
     per_day = group(calls, key_function(By.DAY, days))
     x = list(per_day)
@@ -55,7 +55,7 @@ def _figures(calls: list[Call], days: LocalDays) -> list[Any]:
 def require_plotly() -> None:
     """Fail before anything is written when the ``[report]`` extra is missing."""
     try:
-        import plotly.io  # type: ignore[import-untyped]  # noqa: F401
+        import plotly.io  # noqa: F401
     except ImportError:
         raise EnvironmentFailure(
             "USAGE_NO_PLOTLY", "--html needs plotly: pip install 'workgroup-toolkit[report]'"
