@@ -489,3 +489,37 @@ def test_build_out_writes_the_file_atomically(capsys: pytest.CaptureFixture[str]
     assert list(packet) == ["stable_prefix", "dynamic_packet"]
     assert list(packet["stable_prefix"]) == list(STABLE_PREFIX_KEYS)
     assert os.listdir(target.parent) == ["coder.json"]
+
+
+# --- packet build|check refuse private content (issue 15): PACKET_PRIVATE, exit 1, nothing out ---
+
+LEAK = "sk-proj-" + "Qw1Er2Ty3Ui4Op5As6Df7Gh8Jk9Lz0Xc1Vb2N"
+
+
+def test_packet_build_refuses_a_credential_and_prints_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    args = [*base("planner"), *all_items("planner")]
+    code, out, err = cli(capsys, *args)
+    assert code == 0 and out, err  # the clean packet builds
+    target = tmp_path / "p.json"
+    key = ROLE_ITEMS["planner"][0]  # the credential rides in one of the role's own items
+    leaking = [a if a != f"{key}=value of {key}" else f"{key}=token {LEAK}" for a in args]
+    code, out, err = cli(capsys, *leaking, "--out", str(target))
+    assert code == 1 and "PACKET_PRIVATE" in err
+    assert out == "" and not target.exists()  # nothing printed, nothing written
+    assert LEAK not in err
+
+
+def test_packet_check_refuses_private_content(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    clean = good()
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(clean), encoding="utf-8")
+    code, _, _ = cli(capsys, "packet", "check", str(path))
+    assert code in (0, 1)  # the fixture's role items decide; privacy is what is tested next
+    leaky = good()
+    leaky["dynamic_packet"]["objective"] = f"email bob.builder@acme-corp.io with {LEAK}"
+    path.write_text(json.dumps(leaky), encoding="utf-8")
+    code, out, err = cli(capsys, "packet", "check", str(path), "--json")
+    assert code == 1 and "PACKET_PRIVATE" in err
+    assert LEAK not in err + out and "bob.builder" not in err + out

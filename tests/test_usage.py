@@ -307,11 +307,9 @@ def test_html_is_self_contained(logs: dict[str, str], cli, tmp_path: Path) -> No
 
 
 def _typer_options() -> tuple[set[str], set[str]]:
-    import typer.main
+    from toolkit.cli import load_command
 
-    from toolkit.cli import build_app
-
-    group = typer.main.get_command(build_app()).commands["usage"]  # type: ignore[attr-defined]
+    _, group = load_command("usage")  # the CLI loads commands lazily
     top = {opt for p in group.params for opt in p.opts if opt.startswith("--")}
     sess = {opt for p in group.commands["session"].params for opt in p.opts if opt.startswith("--")}
     return top, sess

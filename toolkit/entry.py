@@ -3,6 +3,7 @@
 ``workgroup runtime ...`` is dispatched to the lean standard-library protocol before anything
 heavy (typer, pydantic, pygit2) is imported: it runs on every delegation. ``workgroup verify``
 (every CI job and pre-commit run) skips the typer app the same way; ``--help`` still uses it.
+``workgroup --version`` prints the one version (``toolkit.__version__``) without loading typer.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ def observe_decision(op: str, result: dict[str, Any], milliseconds: float, cwd: 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:
+        from toolkit import __version__
+
+        sys.stdout.write(f"workgroup {__version__}\n")
+        return 0
     if args and args[0] == "runtime":
         from toolkit.runtime.protocol import main as runtime_main
 

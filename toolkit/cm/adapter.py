@@ -38,9 +38,11 @@ from typing import Any
 
 from toolkit.cm import events
 from toolkit.cm.packet import (
+    PRIVATE_CODE,
     PacketError,
     json_depth_exceeds,
     parse_packet_bytes,
+    private_categories,
     system_message,
     user_message,
     validate_adapter_input,
@@ -215,13 +217,13 @@ def read_packet(stream: Any, args: CallArgs) -> tuple[str, str]:
     """stdin -> (system message, user message); PacketError texts are fixed, never input."""
     raw = read_limited(stream, MAX_PACKET_BYTES)
     try:
+        obj = parse_packet_bytes(raw, "stdin")
         stable, dynamic = validate_adapter_input(
-            parse_packet_bytes(raw, "stdin"),
-            workflow=args.workflow,
-            stage=args.stage,
-            role=args.role,
-            label="stdin",
+            obj, workflow=args.workflow, stage=args.stage, role=args.role, label="stdin"
         )
+        private = private_categories(obj)  # before any claim or HTTP request
+        if private:
+            raise Rejected(f"{PRIVATE_CODE}: role packet contains private content ({', '.join(private)})")
         return system_message(stable), user_message(dynamic)
     except PacketError as exc:
         raise Rejected(exc.reason) from None

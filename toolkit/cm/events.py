@@ -348,9 +348,13 @@ class _CallFacts:
 def _scan(log: Path, run_id: str, event_id: str, call_id: str | None) -> _CallFacts:
     facts = _CallFacts()
     needles = [event_id.encode()] + ([call_id.encode()] if call_id else [])
+    from toolkit.infra.boundedio import FileRefused, open_regular
+
     try:
-        handle = open(log, "rb")  # noqa: SIM115 - closed below
-    except FileNotFoundError:
+        handle = open_regular(log, what="the event log", missing_ok=True)
+    except FileRefused as exc:
+        raise OSError(exc.code) from None  # LOG_UNREADABLE: a FIFO or a directory is never read
+    if handle is None:
         return facts
     with handle:
         for raw in handle:

@@ -279,3 +279,24 @@ def _check_escalation(value: object) -> list[str]:
     if not isinstance(scope, list) or not scope or not all(_nonempty_text(s) for s in scope):
         problems.append("escalation.added_scope must list the newly added scope")
     return problems
+
+
+PRIVATE_CODE = "PACKET_PRIVATE"
+
+
+def private_categories(packet: object) -> list[str]:
+    """Categories of private content in a packet, through the shared privacy engine.
+
+    The packet is a workflow artifact on its way to a model endpoint: it is checked in the
+    engine's handoff (workflow-artifact) context, so secrets and credentials, provider session
+    ids, home paths, emails and transcript text are all findings, field names included. Only the
+    categories are returned, never a value. Imported lazily: a refused packet pays nothing.
+    """
+    from toolkit.privacy.engine import scan_value
+    from toolkit.privacy.types import Context
+
+    try:
+        findings = scan_value(packet, Context.HANDOFF)
+    except ValueError:
+        raise PacketError("role packet is nested too deeply to check") from None
+    return sorted({f.category.value for f in findings})

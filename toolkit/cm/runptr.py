@@ -12,9 +12,11 @@ specs dir (which teams commit) never carries an absolute home path.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
+import stat
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -24,6 +26,7 @@ from typing import Any
 
 from toolkit.cm.packet import json_depth_exceeds
 from toolkit.core.errors import InvalidInput
+from toolkit.infra.boundedio import FileRefused, open_regular, read_json_bounded
 from toolkit.infra.store import atomic_write, file_lock
 
 SCHEMA_VERSION = 1
@@ -79,8 +82,10 @@ def iter_json_lines(path: Path, needle: bytes | None = None) -> Iterator[dict[st
     ``needle`` is a cheap byte pre-filter: lines without it cannot match and are not parsed.
     """
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed by the with below
-    except FileNotFoundError:
+        handle = open_regular(path, what="an event log", missing_ok=True)
+    except FileRefused as exc:
+        raise OSError(exc.code) from None  # a FIFO or a directory: unreadable, never read
+    if handle is None:
         return
     with handle:
         for raw in handle:
@@ -126,13 +131,11 @@ def load_pointer(specs_dir: Path | None) -> dict[str, Any] | None:
     if specs_dir is None:
         return None
     try:
-        with open(specs_dir / POINTER_NAME, "rb") as handle:
-            raw = handle.read(MAX_POINTER_BYTES + 1)
-        if len(raw) > MAX_POINTER_BYTES:
-            return None  # a pointer is a few hundred bytes: this one is not ours
-        value = loads_row(raw)
-    except (OSError, ValueError):
-        return None
+        value = read_json_bounded(
+            specs_dir / POINTER_NAME, limit=65_536, what="the run pointer", strict=False
+        )
+    except FileRefused:
+        return None  # absent, not a regular file, too large, too deep or not JSON: no pointer
     if not isinstance(value, dict):
         return None
     run_id = value.get("run_id")
@@ -217,9 +220,13 @@ def append_line(path: Path, record: dict[str, Any], *, private: bool) -> None:
     """
     line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600 if private else 0o644)
+    flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK
+    fd = os.open(path, flags, 0o600 if private else 0o644)
     try:
-        size = os.fstat(fd).st_size
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "the log is not a regular file")  # a FIFO is never written
+        size = info.st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             line = b"\n" + line  # never glue a record onto a torn line
         os.write(fd, line)

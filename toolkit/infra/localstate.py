@@ -56,11 +56,13 @@ class GitLocation:
 
 
 def _read_small(path: str) -> str | None:
+    from toolkit.infra.boundedio import FileRefused, read_regular
+
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(_MAX_POINTER_BYTES)
-        return raw.decode("utf-8").strip()
-    except (OSError, UnicodeDecodeError):
+        # a FIFO named .git or commondir must not block the runtime: regular files only
+        raw = read_regular(path, limit=_MAX_POINTER_BYTES, what="a git pointer file", missing_ok=True)
+        return None if raw is None else raw.decode("utf-8").strip()
+    except (FileRefused, UnicodeDecodeError):
         return None
 
 

@@ -14,7 +14,16 @@ Rules (the reference's canonicalization, with the deliberate changes listed in t
 * a ``:`` is allowed anywhere except in the first segment. The reference bans ``:`` everywhere
   and so refuses legal POSIX names such as ``docs/notes:v2.md``; the first segment is where a
   drive or a scheme would sit, so it stays banned there;
-* NFKC and case folding are applied only to the comparison key, never to a stored path.
+* NFKC and case folding are applied only to the comparison key, never to a stored path. The
+  escape checks run on the NFKC form too, before anything else: ``．．/x`` (full-width dots) and
+  ``‥/x`` (two-dot leader) normalize to ``../x`` and are refused like it; a path whose NFKC form
+  has other separators or dot segments than the path as typed is refused;
+* refused: invisible and format characters (Unicode ``Cf``: bidi overrides and isolates,
+  zero-width joiners, soft hyphens, the BOM), C1 controls (``U+0085`` included), line and
+  paragraph separators, Hangul fillers, and lone surrogates: they make two different paths
+  look alike in review;
+* nothing under ``.git`` is ownable (any segment whose folded form is ``.git``, and any path whose
+  real location is inside one, through a symlink for example).
 
 Overlap is equality or ``/``-containment. ``OverlapIndex`` answers it in time linear in the total
 path length: a dict of keys plus a dict of every key's ancestors, never all pairs.
@@ -55,6 +64,33 @@ class OwnershipPathError(InvalidInput):
         super().__init__(code, reason)
 
 
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u180e")
+
+
+def hidden_character(text: str) -> str | None:
+    """Why ``text`` holds a character that must not be in a path or an id, or None.
+
+    Controls (C0 and C1), format characters (bidi overrides, zero-width), separators, fillers
+    and lone surrogates: each can make two different strings look the same.
+    """
+    if text.isascii():
+        return "a control character" if _CONTROL.search(text) else None
+    import unicodedata  # only non-ASCII text pays for it
+
+    for char in text:
+        category = unicodedata.category(char)
+        if category == "Cs":
+            return "a lone surrogate"
+        if category in _INVISIBLE_CATEGORIES or char in _FILLERS:
+            return "an invisible, format or control character"
+    return None
+
+
+def _git_segment(segments: Iterable[str]) -> bool:
+    return any(fold(seg) == ".git" for seg in segments if seg[:1] == "." or not seg.isascii())
+
+
 def fold(text: str) -> str:
     """The comparison form: NFKC, case-folded, NFKC again (so folding is idempotent)."""
     if text.isascii():  # NFKC is the identity on ASCII, and casefold is lower
@@ -79,6 +115,7 @@ def lexical_segments(value: object) -> list[str]:
     if (
         isinstance(value, str)
         and len(value) <= MAX_PATH_CHARS
+        and value.isascii()
         and _SIMPLE.fullmatch(value)
         and value.strip(_PAD) == value
     ):
@@ -87,6 +124,39 @@ def lexical_segments(value: object) -> list[str]:
         raise OwnershipPathError("an owned path must be a non-empty, unpadded string")
     if len(value) > MAX_PATH_CHARS:
         raise OwnershipPathError(f"an owned path must be at most {MAX_PATH_CHARS} characters")
+    if _CONTROL.search(value):
+        raise OwnershipPathError("an owned path must not contain NUL or control characters")
+    hidden = hidden_character(value)
+    if hidden is not None:
+        raise OwnershipPathError(f"an owned path must not contain {hidden}")
+    if not value.isascii():
+        import unicodedata  # only non-ASCII paths pay for it
+
+        # normalization first: the escape checks below must see what NFKC-folded keys will see
+        normal = unicodedata.normalize("NFKC", value)
+        if normal != value:
+            literal = _segments(value)
+            normal_segments = _segments(normal)
+            if len(normal_segments) != len(literal) or any(
+                norm in (".", "..") and norm != seg
+                for norm, seg in zip(normal_segments, literal, strict=True)
+            ):
+                raise OwnershipPathError(
+                    "an owned path must not normalize (NFKC) to other separators or dot segments"
+                )
+            _lexical_checks(normal)
+    segments = _lexical_checks(value)
+    if _git_segment(segments):
+        raise OwnershipPathError("nothing under .git can be owned")
+    return segments
+
+
+def _segments(value: str) -> list[str]:
+    return [seg for seg in value.replace("\\", "/").split("/") if seg]
+
+
+def _lexical_checks(value: str) -> list[str]:
+    """Absolute, drive/scheme and climbing checks; the segments without empty and ``.`` ones."""
     if _CONTROL.search(value):
         raise OwnershipPathError("an owned path must not contain NUL or control characters")
     portable = value.replace("\\", "/")
@@ -221,6 +291,8 @@ class Canonicalizer:
         root = self._real_root
         if real != root and not real.startswith(self._root_slash) and root != "/":
             raise OwnershipPathError("an owned path resolves outside the workspace root")
+        if _git_segment(real[len(root) :].split("/")):  # a symlink into .git, for example
+            raise OwnershipPathError("nothing under .git can be owned")
         return real
 
     def _dir_info(self, head: str) -> tuple[str | None, frozenset[str]]:
@@ -229,6 +301,8 @@ class Canonicalizer:
         if info is None:
             real, exists = self._dir_state(head)
             inside = real == self._real_root or real.startswith(self._root_slash) or self._real_root == "/"
+            if inside and _git_segment(real[len(self._real_root) :].split("/")):
+                inside = False  # a directory reached through a symlink into .git: never ownable
             prefix = (fold(real).rstrip("/") + "/") if inside else None
             info = (prefix, self._symlinks_in(real) if exists else frozenset())
             self._heads[head] = info
@@ -239,6 +313,7 @@ class Canonicalizer:
         if (
             type(value) is str
             and len(value) <= MAX_PATH_CHARS
+            and value.isascii()
             and _SIMPLE.fullmatch(value)
             and value.strip(_PAD) == value
         ):
@@ -247,7 +322,7 @@ class Canonicalizer:
             prefix, links = self._dir_info(head)
             if name not in links:
                 if prefix is None:
-                    raise OwnershipPathError("an owned path resolves outside the workspace root")
+                    raise OwnershipPathError("an owned path resolves outside the workspace root or into .git")
                 return prefix + fold(name)
         return fold(self._resolve(value))
 
@@ -272,6 +347,7 @@ class Canonicalizer:
             if (
                 type(value) is str
                 and len(value) <= MAX_PATH_CHARS
+                and value.isascii()
                 and simple(value)
                 and value.strip(_PAD) == value
             ):
@@ -304,6 +380,7 @@ class Canonicalizer:
             if (
                 type(value) is str
                 and len(value) <= MAX_PATH_CHARS
+                and value.isascii()
                 and simple(value)
                 and value.strip(_PAD) == value
             ):

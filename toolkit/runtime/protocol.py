@@ -260,13 +260,18 @@ def main(
         sys.stderr.write(USAGE)
         return 0
     out = sys.stdout
+    if out is None:  # started with stdout closed: no frame can be written
+        return 1
     try:
-        return _main(args, batch, out, observer)
-    except BrokenPipeError:
-        # the reader went away: nothing more can be said; keep the interpreter's final flush quiet
+        code = _main(args, batch, out, observer)
+        out.flush()
+        return code
+    except OSError:
+        # the reader went away or the device is full: nothing more can be said; keep the
+        # interpreter's final flush quiet
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
-        except OSError:
+        except (OSError, ValueError):
             pass
         return 1
 
@@ -292,5 +297,6 @@ def _main(
             return run_batch(op, stdin, out, ctx)
         return run_single(op, stdin, out, ctx)
     except OSError:  # stdin unreadable (a directory, a failing device ...)
+        # when it was stdout that failed, this write fails too and main() ends quietly (exit 1)
         _emit(out, failure("ENVIRONMENT_ERROR"))
         return 1

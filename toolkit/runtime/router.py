@@ -25,7 +25,6 @@ When a request names no active writers, ``op_route`` reads the persistent regist
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -520,16 +519,19 @@ def _load_registry(cwd: str, ctx_cache: dict[str, Any]) -> tuple[str, list[dict[
 
 def _read_registry_file(path: str) -> list[dict[str, Any]]:
     """Writers of an atomically written registry file (no lock needed to read it)."""
+    from toolkit.infra.boundedio import FileRefused, read_json_bounded
+
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(_MAX_REGISTRY_BYTES + 1)
-    except FileNotFoundError:
-        return []
-    if len(raw) > _MAX_REGISTRY_BYTES:
-        raise RuntimeOpError("ENVIRONMENT_ERROR")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        data = read_json_bounded(
+            path,
+            limit=_MAX_REGISTRY_BYTES,
+            what="the writer registry",
+            follow_symlinks=False,
+            missing_ok=True,
+            strict=False,
+            default={"writers": []},
+        )
+    except FileRefused:
         raise RuntimeOpError("ENVIRONMENT_ERROR") from None
     writers = data.get("writers") if isinstance(data, dict) else None
     if not isinstance(writers, list) or not all(_valid_entry(w) for w in writers):
