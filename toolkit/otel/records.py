@@ -173,14 +173,41 @@ def time_ns(value: Any) -> int | None:
 # ------------------------------------------------------------------ privacy
 
 
-def private_free(values: Mapping[str, Any], context: str) -> bool:
-    """The shared privacy engine's verdict on the values that would leave (True: nothing found)."""
+_VERDICTS: dict[tuple[str, str], bool] = {}  # (context, string) -> flagged, per process
+_MAX_VERDICTS = 200_000
+_NAME_VERDICTS: dict[tuple[str, tuple[str, ...]], bool] = {}  # field-name sets: few per export
+
+
+def _flagged(text: str, context: str) -> bool:
     from toolkit.privacy import Context, scan_value
 
-    try:
-        return not scan_value(dict(values), Context(context))
-    except ValueError:
+    key = (context, text)
+    verdict = _VERDICTS.get(key)
+    if verdict is None:
+        verdict = bool(scan_value(text, Context(context)))
+        if len(_VERDICTS) < _MAX_VERDICTS:
+            _VERDICTS[key] = verdict
+    return verdict
+
+
+def private_free(values: Mapping[str, Any], context: str) -> bool:
+    """The shared privacy engine's verdict on a flat record that would leave (True: nothing found).
+
+    Exactly ``scan_value`` over the record (field names with the context's field rules, every
+    string value), but each distinct string is scanned once per process: an export repeats the
+    same field names and labels (stage, role, model ...) on every row.
+    """
+    from toolkit.privacy import Context, scan_value
+
+    if any(isinstance(value, (dict, list, tuple)) for value in values.values()):
+        return not scan_value(dict(values), Context(context))  # nested: the engine walks it
+    names = tuple(sorted(values))
+    named = _NAME_VERDICTS.get((context, names))
+    if named is None:
+        named = _NAME_VERDICTS[(context, names)] = bool(scan_value(dict.fromkeys(names), Context(context)))
+    if named:
         return False
+    return not any(isinstance(value, str) and _flagged(value, context) for value in values.values())
 
 
 # ------------------------------------------------------------------ efficiency events
