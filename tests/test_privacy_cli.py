@@ -39,36 +39,50 @@ def test_scan_json_shape_exit_codes_and_masking(git_repo: GitRepo, wg) -> None: 
     code, out, err = wg("privacy", "scan", "--format", "json", "notes")
     assert code == 1
     data = json.loads(out)
-    assert data == {
-        "findings": [
-            {
-                "path": "notes/a.md",
-                "line": 3,
-                "category": "secret",
-                "rule": "stripe-secret-key",
-                "start": 4,
-                "end": 4 + len(KEY),
-            },
-            {
-                "path": "notes/a.md",
-                "line": 4,
-                "category": "email",
-                "rule": "email-address",
-                "start": 5,
-                "end": 29,
-            },
-        ]
+    # the shared findings shape (docs/output.md); category, rule and the 0-based span in extra
+    assert data["tool"] == "privacy" and data["summary"] == {
+        "findings": 2,
+        "errors": 2,
+        "warnings": 0,
+        "checked": 2,
     }
+    rows = [(r["path"], r["line"], r["col"], r["code"], r["extra"]) for r in data["findings"]]
+    assert rows == [
+        (
+            "notes/a.md",
+            3,
+            5,
+            "stripe-secret-key",
+            {"category": "secret", "rule": "stripe-secret-key", "start": 4, "end": 4 + len(KEY)},
+        ),
+        (
+            "notes/a.md",
+            4,
+            6,
+            "email-address",
+            {"category": "email", "rule": "email-address", "start": 5, "end": 29},
+        ),
+    ]
     assert KEY not in out + err and "alice.smith" not in out + err
-    assert wg("privacy", "scan", "--json", "notes/clean.md")[:2] == (0, '{"findings":[]}\n')
-    code, out, _ = wg("privacy", "scan", "notes/a.md")
-    assert code == 1 and "notes/a.md:3:5: secret/stripe-secret-key: sk_l********" in out
+    code, out, _ = wg("privacy", "scan", "--json", "notes/clean.md")
+    assert code == 0 and json.loads(out)["findings"] == []
+    code, out, err = wg("privacy", "scan", "notes/a.md")
+    assert code == 1 and "notes/a.md:3:5: stripe-secret-key secret: sk_l********\n" in out
+    assert "privacy: 2 findings (2 errors, 0 warnings) in 1 file" in err
     assert KEY not in out
 
 
 def test_scan_missing_path_is_usage_error(git_repo: GitRepo, wg) -> None:  # type: ignore[no-untyped-def]
-    code, _, err = wg("privacy", "scan", "nope.txt")
+    git_repo.write("here.txt", "x\n")
+    code, _, err = wg("privacy", "scan", "nope.txt", "here.txt", "gone/")
     assert code == 2 and "Traceback" not in err and "PATH_NOT_FOUND" in err
+    assert "nope.txt" in err and "gone" in err and "here.txt" not in err  # the missing ones, named
+    code, out, _ = wg("privacy", "scan", "--json", "nope.txt")
+    assert code == 2 and json.loads(out)["error"] == {
+        "code": "PATH_NOT_FOUND",
+        "message": "1 path(s) do not exist: nope.txt",
+        "path": "nope.txt",
+    }
 
 
 def test_binary_huge_and_outside_symlinks_are_skipped_with_notice(
@@ -98,7 +112,7 @@ def test_context_is_chosen_by_path(git_repo: GitRepo, wg) -> None:  # type: igno
     git_repo.write("logs/events.jsonl", '{"run_id": "cm-ai-20260806-0001", "call_id": "c-1"}\n')
     git_repo.write("notes/plain.json", record)
     data = json.loads(wg("privacy", "scan", "--json", ".")[1])
-    found = {(r["path"], r["rule"]) for r in data["findings"]}
+    found = {(r["path"], r["code"]) for r in data["findings"]}
     assert found == {(CAPSULE, "private-field-session")}  # run_id and session_id in the capsule
     assert sum(1 for r in data["findings"] if r["path"] == CAPSULE) == 2
     forced = json.loads(wg("privacy", "scan", "--json", "--context", "capsule", "notes/plain.json")[1])

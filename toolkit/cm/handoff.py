@@ -154,13 +154,12 @@ def write_handoff(
 
 def read_tasks(path: Path) -> Tasks:
     """Read tasks.md with a size cap; HandoffError('fail_tasks') when it cannot be read."""
+    from toolkit.infra.boundedio import FileRefused, read_regular
+
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_TASKS_BYTES + 1)
-        if len(raw) > MAX_TASKS_BYTES:
-            raise HandoffError("fail_tasks")
-        return parse_tasks(raw.decode("utf-8"))
-    except (OSError, UnicodeDecodeError):
+        raw = read_regular(path, limit=MAX_TASKS_BYTES, what="tasks.md")
+        return parse_tasks((raw or b"").decode("utf-8"))
+    except (FileRefused, UnicodeDecodeError):
         raise HandoffError("fail_tasks") from None
 
 

@@ -32,15 +32,13 @@ REFUSALS = {"DISPATCH_FACT_MISMATCH", "RESULT_HANDOFF_NOT_AUTHORIZED", "RESULT_A
 def _read_request(source: str) -> Any:
     if source != "-":
         return read_json_file(Path(source), what="dispatch request")
-    import json
 
     raw = sys.stdin.buffer.read(MAX_INPUT_FILE_BYTES + 1)
     if len(raw) > MAX_INPUT_FILE_BYTES:
         raise InvalidInput("FILE_TOO_LARGE", f"dispatch request exceeds {MAX_INPUT_FILE_BYTES} bytes")
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise InvalidInput("INVALID_JSON", "dispatch request is not valid UTF-8 JSON") from None
+    from toolkit.infra.boundedio import loads_bounded
+
+    return loads_bounded(raw, what="dispatch request", strict=False)
 
 
 def _section(request: dict[str, Any], name: str) -> dict[str, Any] | None:

@@ -43,13 +43,16 @@ def register(app: typer.Typer) -> None:
         shown_path = Path(os.path.relpath(target)).as_posix()
         text: str | None = None
         if mode != "resume":
+            from toolkit.infra.boundedio import NOT_FOUND, FileRefused, read_regular
+
             try:
-                with open(target, "rb") as handle:
-                    raw = handle.read(MAX_HANDOFF_BYTES + 1)
-            except (FileNotFoundError, NotADirectoryError):
+                raw = read_regular(
+                    target, limit=MAX_HANDOFF_BYTES, what="the handoff file", missing_ok=True, allow_over=True
+                )
+            except FileRefused as exc:
+                if exc.code != NOT_FOUND:
+                    raise InvalidInput(exc.code, exc.message) from None
                 raw = None
-            except OSError:
-                raise InvalidInput("FILE_UNREADABLE", "the handoff file cannot be read") from None
             if raw is not None:
                 if len(raw) > MAX_HANDOFF_BYTES:
                     raise InvalidInput("FILE_TOO_LARGE", "the handoff file is larger than a handoff can be")

@@ -27,18 +27,12 @@ def _pairs(values: list[str] | None, what: str) -> list[tuple[str, str]]:
 
 def _read_text(path: Path, what: str) -> str:
     from toolkit.core.errors import InvalidInput
+    from toolkit.infra.boundedio import NOT_UTF8, FileRefused, read_text_bounded
 
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_ITEM_FILE_BYTES + 1)
-    except OSError:
-        raise InvalidInput("FILE_UNREADABLE", f"{what} cannot be read") from None
-    if len(raw) > MAX_ITEM_FILE_BYTES:
-        raise InvalidInput("FILE_TOO_LARGE", f"{what} exceeds {MAX_ITEM_FILE_BYTES} bytes")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidInput("INVALID_TEXT", f"{what} is not UTF-8 text") from None
+        return read_text_bounded(path, limit=MAX_ITEM_FILE_BYTES, what=what) or ""
+    except FileRefused as exc:
+        raise InvalidInput("INVALID_TEXT" if exc.code == NOT_UTF8 else exc.code, exc.message) from None
 
 
 def _relative_ref(ref: str, root: Path) -> str:
@@ -66,7 +60,6 @@ def _root() -> Path:
 
 
 def _context(args: dict[str, Any], root: Path) -> dict[str, Any]:
-    import json
 
     from toolkit.core.errors import InvalidInput
 
@@ -76,9 +69,11 @@ def _context(args: dict[str, Any], root: Path) -> dict[str, Any]:
     for key, value in _pairs(args["item"], "--item"):
         context[key] = value
     for key, value in _pairs(args["item_json"], "--item-json"):
+        from toolkit.infra.boundedio import FileRefused, loads_bounded
+
         try:
-            context[key] = json.loads(value, parse_constant=_reject)
-        except ValueError:
+            context[key] = loads_bounded(value, what="--item-json value")
+        except FileRefused:
             raise InvalidInput("INVALID_JSON", "--item-json value is not strict JSON") from None
     for key, value in _pairs(args["item_file"], "--item-file"):
         context[key] = _read_text(Path(value), "--item-file")
@@ -200,6 +195,7 @@ def register(app: typer.Typer) -> None:
         from toolkit.commands._common import say
 
         packet = build_packet(role, dict(locals()))
+        _refuse_private(packet)  # nothing is printed or written for a packet that leaks
         text = _dump(packet) + "\n"
         if out is not None:
             from toolkit.infra.store import atomic_write
@@ -236,6 +232,7 @@ def register(app: typer.Typer) -> None:
             )
         except pk.PacketError as exc:
             raise InvalidInput("INVALID_PACKET", exc.reason) from None
+        _refuse_private(obj)
         known = dynamic["role"] in pk.ROLE_ITEMS
         missing = pk.missing_items(dynamic["role"], dynamic) if known else []
         problems = pk.check_role_context(dynamic["role"], dynamic) if known else []
@@ -251,10 +248,14 @@ def register(app: typer.Typer) -> None:
                 }
             )
         say(f"prefix {digest}")
-        if missing:
-            raise Refused("MISSING_ITEMS", "missing required items: " + ", ".join(missing))
-        if problems:
-            raise Refused("INVALID_PACKET", "; ".join(problems))
+        if missing or problems:
+            refusal = (
+                Refused("MISSING_ITEMS", "missing required items: " + ", ".join(missing))
+                if missing
+                else Refused("INVALID_PACKET", "; ".join(problems))
+            )
+            refusal.reported = json_out  # the JSON above already says why
+            raise refusal
         say("packet ok" if known else "packet ok for the adapter (role has no item table)")
 
     @group.command("prefix")
@@ -290,7 +291,6 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[bool, typer.Option("--json", help="Print findings as JSON.")] = False,
     ) -> None:
         """Check a role's answer against its compact-output schema and the failure rule."""
-        import json
 
         from toolkit.cm.compact import MAX_ANSWER_BYTES, ROLES, check_output
         from toolkit.commands._common import emit_json, say
@@ -301,9 +301,11 @@ def register(app: typer.Typer) -> None:
         raw = sys.stdin.buffer.read(MAX_ANSWER_BYTES + 1) if str(file) == "-" else _read_bytes(file)
         if len(raw) > MAX_ANSWER_BYTES:
             raise Refused("NOT_COMPACT", f"the answer exceeds {MAX_ANSWER_BYTES} bytes")
+        from toolkit.infra.boundedio import FileRefused, loads_bounded
+
         try:
-            answer = json.loads(raw.decode("utf-8"), parse_constant=_reject)
-        except (UnicodeDecodeError, ValueError, RecursionError):
+            answer = loads_bounded(raw, what="the answer")
+        except FileRefused:
             raise InvalidInput("INVALID_JSON", "the answer is not strict UTF-8 JSON") from None
         # dicts keep the order the keys were written in, which is what "findings first" is about.
         findings = check_output(role, answer, key_order=list(answer) if isinstance(answer, dict) else [])
@@ -312,17 +314,31 @@ def register(app: typer.Typer) -> None:
         for f in findings:
             say(f"{f.path}: {f.rule}: {f.message}")
         if findings:
-            raise Refused("OUTPUT_FINDINGS", f"{len(findings)} rule(s) broken")
+            refusal = Refused("OUTPUT_FINDINGS", f"{len(findings)} rule(s) broken")
+            refusal.reported = json_out  # the JSON above already lists the findings
+            raise refusal
         say("answer ok")
+
+
+def _refuse_private(packet: object) -> None:
+    """Refuse (exit 1, ``PACKET_PRIVATE``) a packet the privacy engine finds private content in."""
+    from toolkit.cm import packet as pk
+    from toolkit.core.errors import InvalidInput, Refused
+
+    try:
+        private = pk.private_categories(packet)
+    except pk.PacketError as exc:
+        raise InvalidInput("INVALID_PACKET", exc.reason) from None
+    if private:
+        raise Refused(pk.PRIVATE_CODE, "the packet contains private content (" + ", ".join(private) + ")")
 
 
 def _read_bytes(path: Path) -> bytes:
     from toolkit.core.errors import InvalidInput
+    from toolkit.infra.boundedio import FileRefused, read_regular
 
     try:
-        with open(path, "rb") as handle:
-            return handle.read(1024 * 1024 + 1)
-    except FileNotFoundError:
-        raise InvalidInput("FILE_NOT_FOUND", "the file does not exist") from None
-    except OSError:
-        raise InvalidInput("FILE_UNREADABLE", "the file cannot be read") from None
+        # up to 1 MiB + 1 byte: the caller answers an oversized packet or answer with its own code
+        return read_regular(path, limit=1024 * 1024, what="the file", allow_over=True) or b""
+    except FileRefused as exc:
+        raise InvalidInput(exc.code, exc.message) from None

@@ -61,25 +61,34 @@ def register(app: typer.Typer) -> None:
         ] = ContextChoice.auto,
     ) -> None:
         """Scan files; exit 1 when anything is found. Findings show masked values only."""
+        import sys
+
         from toolkit.core.errors import InvalidInput
-        from toolkit.privacy.gate import SUPPRESS_HINT, render_json, render_text, run_gate
+        from toolkit.core.findings import emit
+        from toolkit.privacy.gate import SUPPRESS_HINT, run_gate, shared_findings
         from toolkit.privacy.types import Context
 
         missing = [p for p in paths if not p.exists() and not p.is_symlink()]
         if missing:
-            raise InvalidInput("PATH_NOT_FOUND", f"{len(missing)} path(s) do not exist")
+            named = ", ".join(str(p) for p in missing[:5]) + (", ..." if len(missing) > 5 else "")
+            raise InvalidInput(
+                "PATH_NOT_FOUND", f"{len(missing)} path(s) do not exist: {named}", path=str(missing[0])
+            )
         root = _root()
         ctx = None if context is ContextChoice.auto else Context(context.value)
         report = run_gate(paths, root, ctx)
-        for notice in report.notices:
-            say(f"notice: {notice}")
-        if as_json or output is OutputFormat.json:
-            typer.echo(render_json(report))
-        elif report.findings:
-            typer.echo(render_text(report))
-        say(f"{report.files_scanned} file(s) scanned, {len(report.findings)} finding(s)")
+        json_out = as_json or output is OutputFormat.json
+        emit(
+            "privacy",
+            shared_findings(report),
+            as_json=json_out,
+            stdout=sys.stdout,
+            stderr=sys.stderr,
+            checked=report.files_scanned,
+            notices=report.notices,
+        )
         if report.findings:
-            if not (as_json or output is OutputFormat.json):
+            if not json_out:
                 say(SUPPRESS_HINT)
             raise typer.Exit(1)
 

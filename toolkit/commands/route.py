@@ -25,15 +25,13 @@ DISABLED = {"mode": "local", "reason_codes": ["CAPABILITY_FALLBACK"]}
 def _read_request(source: str) -> Any:
     if source != "-":
         return read_json_file(Path(source), what="route request")
-    import json
 
     raw = sys.stdin.buffer.read(MAX_INPUT_FILE_BYTES + 1)
     if len(raw) > MAX_INPUT_FILE_BYTES:
         raise InvalidInput("FILE_TOO_LARGE", f"route request exceeds {MAX_INPUT_FILE_BYTES} bytes")
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise InvalidInput("INVALID_JSON", "route request is not valid UTF-8 JSON") from None
+    from toolkit.infra.boundedio import loads_bounded
+
+    return loads_bounded(raw, what="route request", strict=False)
 
 
 def _routing_input(request: Any) -> dict[str, Any]:

@@ -26,19 +26,24 @@ def _config_path(layout_or_workdir: Layout | Path | str) -> Path:
 
 
 def _read_text(path: Path) -> str | None:
+    from toolkit.infra.boundedio import NOT_FOUND, FileRefused, read_text_bounded
+
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_CONFIG_BYTES + 1)
-    except FileNotFoundError:
-        return None
-    except (IsADirectoryError, PermissionError):
-        raise InvalidInput(CONFIG_INVALID, ".workgroup/config.yml cannot be read as a file") from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise InvalidInput(CONFIG_INVALID, f".workgroup/config.yml exceeds {MAX_CONFIG_BYTES} bytes")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidInput(CONFIG_INVALID, ".workgroup/config.yml is not UTF-8") from None
+        return read_text_bounded(path, limit=MAX_CONFIG_BYTES, what=".workgroup/config.yml", missing_ok=True)
+    except FileRefused as exc:
+        if exc.code == NOT_FOUND:  # a dangling symlink: not absent, refused like any bad file
+            raise InvalidInput(CONFIG_INVALID, ".workgroup/config.yml is a symlink to nothing") from None
+        raise InvalidInput(CONFIG_INVALID, exc.message) from None
+
+
+def read_config_text(path: Path) -> str | None:
+    """The config's text through the bounded reader (``None`` when absent); ``CONFIG_INVALID`` otherwise."""
+    return _read_text(path)
+
+
+def parse_config_yaml(text: str) -> Any:
+    """YAML with the depth and error handling every config reader shares."""
+    return _parse_yaml(text)
 
 
 def _parse_yaml(text: str) -> Any:
@@ -46,7 +51,7 @@ def _parse_yaml(text: str) -> Any:
 
     try:
         return yaml.safe_load(text)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError):  # ValueError: an integer past Python's digit limit
         raise InvalidInput(CONFIG_INVALID, ".workgroup/config.yml is not valid YAML") from None
     except RecursionError:
         raise InvalidInput(CONFIG_INVALID, ".workgroup/config.yml nests too deeply") from None

@@ -14,7 +14,16 @@ Rules (the reference's canonicalization, with the deliberate changes listed in t
 * a ``:`` is allowed anywhere except in the first segment. The reference bans ``:`` everywhere
   and so refuses legal POSIX names such as ``docs/notes:v2.md``; the first segment is where a
   drive or a scheme would sit, so it stays banned there;
-* NFKC and case folding are applied only to the comparison key, never to a stored path.
+* NFKC and case folding are applied only to the comparison key, never to a stored path. The
+  escape checks run on the NFKC form too, before anything else: ``．．/x`` (full-width dots) and
+  ``‥/x`` (two-dot leader) normalize to ``../x`` and are refused like it; a path whose NFKC form
+  has other separators or dot segments than the path as typed is refused;
+* refused: invisible and format characters (Unicode ``Cf``: bidi overrides and isolates,
+  zero-width joiners, soft hyphens, the BOM), C1 controls (``U+0085`` included), line and
+  paragraph separators, Hangul fillers, and lone surrogates: they make two different paths
+  look alike in review;
+* nothing under ``.git`` is ownable (any segment whose folded form is ``.git``, and any path whose
+  real location is inside one, through a symlink for example).
 
 Overlap is equality or ``/``-containment. ``OverlapIndex`` answers it in time linear in the total
 path length: a dict of keys plus a dict of every key's ancestors, never all pairs.
@@ -24,11 +33,13 @@ from __future__ import annotations
 
 import os
 import re
-import unicodedata
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
 from toolkit.core.errors import InvalidInput
+
+# on every ``workgroup runtime route``: no typing or dataclasses (inspect) at import time
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
 
 INVALID_OWNERSHIP_PATH = "INVALID_OWNERSHIP_PATH"
 INVALID_OWNERSHIP_GLOB = "INVALID_OWNERSHIP_GLOB"
@@ -53,10 +64,39 @@ class OwnershipPathError(InvalidInput):
         super().__init__(code, reason)
 
 
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u180e")
+
+
+def hidden_character(text: str) -> str | None:
+    """Why ``text`` holds a character that must not be in a path or an id, or None.
+
+    Controls (C0 and C1), format characters (bidi overrides, zero-width), separators, fillers
+    and lone surrogates: each can make two different strings look the same.
+    """
+    if text.isascii():
+        return "a control character" if _CONTROL.search(text) else None
+    import unicodedata  # only non-ASCII text pays for it
+
+    for char in text:
+        category = unicodedata.category(char)
+        if category == "Cs":
+            return "a lone surrogate"
+        if category in _INVISIBLE_CATEGORIES or char in _FILLERS:
+            return "an invisible, format or control character"
+    return None
+
+
+def _git_segment(segments: Iterable[str]) -> bool:
+    return any(fold(seg) == ".git" for seg in segments if seg[:1] == "." or not seg.isascii())
+
+
 def fold(text: str) -> str:
     """The comparison form: NFKC, case-folded, NFKC again (so folding is idempotent)."""
     if text.isascii():  # NFKC is the identity on ASCII, and casefold is lower
         return text.lower()
+    import unicodedata  # only non-ASCII paths pay for it
+
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
 
 
@@ -75,6 +115,7 @@ def lexical_segments(value: object) -> list[str]:
     if (
         isinstance(value, str)
         and len(value) <= MAX_PATH_CHARS
+        and value.isascii()
         and _SIMPLE.fullmatch(value)
         and value.strip(_PAD) == value
     ):
@@ -83,6 +124,39 @@ def lexical_segments(value: object) -> list[str]:
         raise OwnershipPathError("an owned path must be a non-empty, unpadded string")
     if len(value) > MAX_PATH_CHARS:
         raise OwnershipPathError(f"an owned path must be at most {MAX_PATH_CHARS} characters")
+    if _CONTROL.search(value):
+        raise OwnershipPathError("an owned path must not contain NUL or control characters")
+    hidden = hidden_character(value)
+    if hidden is not None:
+        raise OwnershipPathError(f"an owned path must not contain {hidden}")
+    if not value.isascii():
+        import unicodedata  # only non-ASCII paths pay for it
+
+        # normalization first: the escape checks below must see what NFKC-folded keys will see
+        normal = unicodedata.normalize("NFKC", value)
+        if normal != value:
+            literal = _segments(value)
+            normal_segments = _segments(normal)
+            if len(normal_segments) != len(literal) or any(
+                norm in (".", "..") and norm != seg
+                for norm, seg in zip(normal_segments, literal, strict=True)
+            ):
+                raise OwnershipPathError(
+                    "an owned path must not normalize (NFKC) to other separators or dot segments"
+                )
+            _lexical_checks(normal)
+    segments = _lexical_checks(value)
+    if _git_segment(segments):
+        raise OwnershipPathError("nothing under .git can be owned")
+    return segments
+
+
+def _segments(value: str) -> list[str]:
+    return [seg for seg in value.replace("\\", "/").split("/") if seg]
+
+
+def _lexical_checks(value: str) -> list[str]:
+    """Absolute, drive/scheme and climbing checks; the segments without empty and ``.`` ones."""
     if _CONTROL.search(value):
         raise OwnershipPathError("an owned path must not contain NUL or control characters")
     portable = value.replace("\\", "/")
@@ -101,33 +175,47 @@ def lexical_segments(value: object) -> list[str]:
     return segments
 
 
-@dataclass(frozen=True)
 class CanonicalPath:
     """``rel``: the real path relative to the workspace root ("" is the root itself);
-    ``key``: the absolute comparison key (folded), shared by every alias of the same file."""
+    ``key``: the absolute comparison key (folded), shared by every alias of the same file.
 
-    rel: str
-    key: str
+    A small value class rather than a dataclass: dataclasses imports inspect, a large part of
+    the start-up of every ``workgroup runtime route``.
+    """
+
+    __slots__ = ("key", "rel")
+
+    def __init__(self, rel: str, key: str) -> None:
+        self.rel = rel
+        self.key = key
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CanonicalPath):
+            return NotImplemented
+        return (self.rel, self.key) == (other.rel, other.key)
+
+    def __hash__(self) -> int:
+        return hash((self.rel, self.key))
+
+    def __repr__(self) -> str:
+        return f"CanonicalPath(rel={self.rel!r}, key={self.key!r})"
 
 
-@dataclass
 class Canonicalizer:
     """Canonicalizes many paths under one workspace root, caching ``realpath`` per directory."""
 
-    root: str
-    _real_root: str = field(init=False)
-    _root_slash: str = field(init=False)
-    _dirs: dict[str, tuple[str, bool]] = field(default_factory=dict, init=False, repr=False)
-    _links: dict[str, tuple[frozenset[str], frozenset[str]]] = field(
-        default_factory=dict, init=False, repr=False
-    )
-    _heads: dict[str, tuple[str | None, frozenset[str]]] = field(default_factory=dict, init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.root, str) or not self.root.strip():
+    def __init__(self, root: str) -> None:
+        if not isinstance(root, str) or not root.strip():
             raise OwnershipPathError("workspace_root must be a non-empty string")
-        self._real_root = os.path.realpath(os.path.abspath(self.root.strip().replace("\\", "/")))
+        self.root = root
+        self._real_root = os.path.realpath(os.path.abspath(root.strip().replace("\\", "/")))
         self._root_slash = self._real_root.rstrip("/") + "/"
+        self._dirs: dict[str, tuple[str, bool]] = {}
+        self._links: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._heads: dict[str, tuple[str | None, frozenset[str]]] = {}
+
+    def __repr__(self) -> str:
+        return f"Canonicalizer(root={self.root!r})"
 
     @property
     def real_root(self) -> str:
@@ -203,6 +291,8 @@ class Canonicalizer:
         root = self._real_root
         if real != root and not real.startswith(self._root_slash) and root != "/":
             raise OwnershipPathError("an owned path resolves outside the workspace root")
+        if _git_segment(real[len(root) :].split("/")):  # a symlink into .git, for example
+            raise OwnershipPathError("nothing under .git can be owned")
         return real
 
     def _dir_info(self, head: str) -> tuple[str | None, frozenset[str]]:
@@ -211,6 +301,8 @@ class Canonicalizer:
         if info is None:
             real, exists = self._dir_state(head)
             inside = real == self._real_root or real.startswith(self._root_slash) or self._real_root == "/"
+            if inside and _git_segment(real[len(self._real_root) :].split("/")):
+                inside = False  # a directory reached through a symlink into .git: never ownable
             prefix = (fold(real).rstrip("/") + "/") if inside else None
             info = (prefix, self._symlinks_in(real) if exists else frozenset())
             self._heads[head] = info
@@ -221,6 +313,7 @@ class Canonicalizer:
         if (
             type(value) is str
             and len(value) <= MAX_PATH_CHARS
+            and value.isascii()
             and _SIMPLE.fullmatch(value)
             and value.strip(_PAD) == value
         ):
@@ -229,7 +322,7 @@ class Canonicalizer:
             prefix, links = self._dir_info(head)
             if name not in links:
                 if prefix is None:
-                    raise OwnershipPathError("an owned path resolves outside the workspace root")
+                    raise OwnershipPathError("an owned path resolves outside the workspace root or into .git")
                 return prefix + fold(name)
         return fold(self._resolve(value))
 
@@ -254,6 +347,7 @@ class Canonicalizer:
             if (
                 type(value) is str
                 and len(value) <= MAX_PATH_CHARS
+                and value.isascii()
                 and simple(value)
                 and value.strip(_PAD) == value
             ):
@@ -286,6 +380,7 @@ class Canonicalizer:
             if (
                 type(value) is str
                 and len(value) <= MAX_PATH_CHARS
+                and value.isascii()
                 and simple(value)
                 and value.strip(_PAD) == value
             ):
@@ -308,7 +403,6 @@ def overlaps(left: str, right: str) -> bool:
     return left == right or left.startswith(right + "/") or right.startswith(left + "/")
 
 
-@dataclass
 class OverlapIndex:
     """Keys of held scopes, answering "does this key overlap a held one, and whose?".
 
@@ -318,10 +412,11 @@ class OverlapIndex:
     Keys are absolute (they start with ``/``).
     """
 
-    exact: dict[str, str] = field(default_factory=dict)
-    below: dict[str, tuple[str, str]] = field(default_factory=dict)
-    # directory -> held ancestor-or-self (or None): many queried keys share a directory
-    _memo: dict[str, tuple[str, str] | None] = field(default_factory=dict, repr=False)
+    def __init__(self) -> None:
+        self.exact: dict[str, str] = {}
+        self.below: dict[str, tuple[str, str]] = {}
+        # directory -> held ancestor-or-self (or None): many queried keys share a directory
+        self._memo: dict[str, tuple[str, str] | None] = {}
 
     def add_all(self, keys: Iterable[str], holder: str) -> None:
         """``add`` for many keys of one holder."""

@@ -7,6 +7,7 @@
 * ``create_exclusive``: claims with ``O_CREAT | O_EXCL``; exactly one process wins.
 * ``append_jsonl`` / ``read_jsonl``: append-only logs that tolerate a torn last line: a torn
   line is reported and skipped, and a later append starts on a fresh line.
+* Reading goes through ``toolkit.infra.boundedio`` (regular files only, size and depth caps).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import fcntl
 import json
 import os
 import re
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -25,6 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import EnvironmentFailure, ExitCode, InvalidInput
+from toolkit.infra.boundedio import (
+    MAX_LOG_BYTES,
+    TOO_DEEP,
+    FileRefused,
+    loads_bounded,
+    read_json_bounded,
+    read_regular,
+)
 
 WORKGROUP_DIR = ".workgroup"
 LOCAL_STATE_NAME = "workgroup"  # inside the git common dir, shared by all worktrees
@@ -212,9 +222,15 @@ def append_jsonl(path: Path, record: Any) -> None:
     """Append one JSON line. Caller holds the log's lock. A torn last line is fenced off."""
     line = (json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    # our own log: a symlink or a FIFO in its place is refused, never followed or written
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK | os.O_NOFOLLOW, 0o644)
     try:
-        size = os.fstat(fd).st_size
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise EnvironmentFailure(
+                "LOG_NOT_A_FILE", f"{path.name} is not a regular file; nothing was appended"
+            )
+        size = info.st_size
         if size:
             last = os.pread(fd, 1, size - 1)
             if last != b"\n":
@@ -237,13 +253,18 @@ class JsonlProblem:
     reason: str
 
 
-def read_jsonl(path: Path) -> tuple[list[JsonlRow], list[JsonlProblem]]:
-    """All parseable rows and the problems (torn or invalid lines), never raising on content."""
+def read_jsonl(
+    path: Path, *, limit: int = MAX_LOG_BYTES, what: str = "log", follow_symlinks: bool = False
+) -> tuple[list[JsonlRow], list[JsonlProblem]]:
+    """All parseable rows and the problems (torn, invalid or too deeply nested lines).
+
+    Content never raises; the file itself must be a regular file within ``limit`` (``FileRefused``
+    otherwise: a FIFO, a directory, a symlink in our state directory, a log past the cap).
+    """
     rows: list[JsonlRow] = []
     problems: list[JsonlProblem] = []
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    raw = read_regular(path, limit=limit, what=what, follow_symlinks=follow_symlinks, missing_ok=True)
+    if raw is None:
         return rows, problems
     lines = raw.split(b"\n")
     for number, chunk in enumerate(lines, start=1):
@@ -251,30 +272,13 @@ def read_jsonl(path: Path) -> tuple[list[JsonlRow], list[JsonlProblem]]:
             continue
         torn = number == len(lines)  # no newline after the last line
         try:
-            rows.append(JsonlRow(number, json.loads(chunk.decode("utf-8"))))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            problems.append(JsonlProblem(number, "torn last line" if torn else "invalid JSON line"))
+            rows.append(JsonlRow(number, loads_bounded(chunk, what=what, strict=False)))
+        except FileRefused as exc:
+            reason = "torn last line" if torn else "invalid JSON line"
+            problems.append(JsonlProblem(number, "nested too deep" if exc.code == TOO_DEEP else reason))
     return rows, problems
 
 
 def read_json_file(path: Path, *, limit: int = MAX_INPUT_FILE_BYTES, what: str = "input file") -> Any:
-    """Read a JSON file with a size cap; coded errors (exit 2) for missing, huge or malformed files."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(limit + 1)
-    except FileNotFoundError:
-        raise InvalidInput("FILE_NOT_FOUND", f"{what} does not exist") from None
-    except IsADirectoryError:
-        raise InvalidInput("NOT_A_FILE", f"{what} is a directory") from None
-    except PermissionError:
-        raise InvalidInput("FILE_UNREADABLE", f"{what} cannot be read") from None
-    if len(raw) > limit:
-        raise InvalidInput("FILE_TOO_LARGE", f"{what} exceeds {limit} bytes")
-    try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_reject)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise InvalidInput("INVALID_JSON", f"{what} is not valid UTF-8 JSON") from None
-
-
-def _reject(_: str) -> Any:
-    raise ValueError("non-standard constant")
+    """A JSON file given by the user: regular file, size cap, depth cap; coded errors (exit 2)."""
+    return read_json_bounded(path, limit=limit, what=what)

@@ -10,13 +10,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import re
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolkit.core.errors import InvalidInput, Refused
+from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
 from toolkit.infra.store import atomic_write, create_exclusive, file_lock
 from toolkit.records.capsules import read_record, safe_destination
 
@@ -32,10 +33,19 @@ ACCEPTED_STATES = ("HOT", "COLD_VALID")
 
 def _pseudonym_key(layout: Layout) -> bytes:
     """The per-repository HMAC key; created once (exclusive create, so racing writers agree)."""
+    from toolkit.infra.boundedio import FileRefused, read_regular
+
     path = layout.local / PSEUDONYM_KEY_FILE
-    if not path.exists():
+    if not os.path.lexists(path):
         create_exclusive(path, secrets.token_hex(32))
-    return path.read_bytes().strip()
+    try:
+        raw = read_regular(path, limit=4096, what="the pseudonym key", follow_symlinks=False)
+    except FileRefused as exc:
+        raise EnvironmentFailure("PSEUDONYM_KEY_UNREADABLE", exc.message) from None
+    key = (raw or b"").strip()
+    if len(key) < 32:
+        raise EnvironmentFailure("PSEUDONYM_KEY_UNREADABLE", "the pseudonym key is too short")
+    return key
 
 
 def pseudonym_for(key: bytes, platform: str, handle: str) -> str:
@@ -43,16 +53,38 @@ def pseudonym_for(key: bytes, platform: str, handle: str) -> str:
     return "anon-" + mac.hexdigest()[:32]
 
 
+def _read_pseudonyms(layout: Layout) -> dict[str, Any]:
+    """The local map; anything but a JSON object in a regular file is refused (exit 3), never overwritten.
+
+    Rebuilding a damaged map would silently drop the real handles it holds, so the user is told.
+    """
+    from toolkit.infra.boundedio import FileRefused, read_json_bounded
+
+    try:
+        loaded = read_json_bounded(
+            layout.pseudonyms,
+            what="the pseudonym map",
+            follow_symlinks=False,
+            missing_ok=True,
+            strict=False,
+            default={},
+        )
+    except FileRefused as exc:
+        raise EnvironmentFailure(
+            "PSEUDONYM_MAP_UNREADABLE", f"{exc.message}; inspect or remove it (workgroup/pseudonyms.json)"
+        ) from None
+    if not isinstance(loaded, dict):
+        raise EnvironmentFailure(
+            "PSEUDONYM_MAP_UNREADABLE",
+            "the pseudonym map is not a JSON object; inspect or remove it (workgroup/pseudonyms.json)",
+        )
+    return loaded
+
+
 def _remember(layout: Layout, pseudonym: str, platform: str, handle: str) -> None:
     """Keep the real handle in local state only (mode 0600), under the map's lock."""
     with file_lock(layout.lock("pseudonyms")):
-        table: dict[str, Any] = {}
-        if layout.pseudonyms.is_file():
-            try:
-                loaded = json.loads(layout.pseudonyms.read_text(encoding="utf-8"))
-                table = loaded if isinstance(loaded, dict) else {}
-            except (ValueError, UnicodeDecodeError):
-                table = {}  # a damaged map is rebuilt; pseudonyms stay stable because the key does
+        table = _read_pseudonyms(layout)
         table[pseudonym] = {"platform": platform, "platform_handle": handle}
         atomic_write(layout.pseudonyms, json.dumps(table, indent=2, sort_keys=True) + "\n", mode=0o600)
 

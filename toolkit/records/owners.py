@@ -21,7 +21,7 @@ corrupts).
 
 from __future__ import annotations
 
-import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -108,20 +108,23 @@ def _lease_from_json(row: object) -> Lease:
 
 
 def _read(layout: Layout) -> list[Lease]:
-    path = layout.owners_registry
+    from toolkit.infra.boundedio import NOT_A_FILE, TOO_DEEP, TOO_LARGE, FileRefused, read_json_bounded
+
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(_MAX_REGISTRY_BYTES + 1)
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        raise EnvironmentFailure("OWNERS_REGISTRY_UNREADABLE", "the writer registry cannot be read") from exc
-    if len(raw) > _MAX_REGISTRY_BYTES:
-        raise _corrupt()
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise _corrupt() from None
+        # our own state file: a symlink or a FIFO there is never ours (O_NOFOLLOW, regular only)
+        data = read_json_bounded(
+            layout.owners_registry,
+            limit=_MAX_REGISTRY_BYTES,
+            what="the writer registry",
+            follow_symlinks=False,
+            missing_ok=True,
+            strict=False,
+            default={"schema": SCHEMA, "writers": []},
+        )
+    except FileRefused as exc:
+        if exc.code in (NOT_A_FILE, TOO_LARGE, TOO_DEEP) or exc.code.startswith("INVALID"):
+            raise _corrupt() from None
+        raise EnvironmentFailure("OWNERS_REGISTRY_UNREADABLE", "the writer registry cannot be read") from None
     if (
         not isinstance(data, dict)
         or data.get("schema") != SCHEMA
@@ -268,8 +271,8 @@ def release_lineage(layout: Layout, lineage_id: str) -> bool:
 
 def list_leases(layout: Layout, *, now: datetime) -> list[Lease]:
     """Live leases; expired ones are dropped from the file as well."""
-    if not layout.owners_registry.exists():
-        return []  # a read creates nothing (no lock file, no state dir)
+    if not os.path.lexists(layout.owners_registry):
+        return []  # a read creates nothing (no lock file, no state dir); a dangling link is read (refused)
     with file_lock(layout.lock("owners")):
         leases = _read(layout)
         live = _live(leases, now)

@@ -18,7 +18,6 @@ A result recorded "in the future" (clock skew beyond one minute) is not trusted:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -115,16 +114,22 @@ def _valid_record(value: Any) -> bool:
 
 def read_cache(layout: Layout) -> dict[str, dict[str, Any]]:
     """The cached records; a missing, oversized or corrupt cache reads as empty (probe again)."""
+    from toolkit.infra.boundedio import FileRefused, read_json_bounded
+
     try:
-        with open(layout.probe_cache, "rb") as handle:
-            raw = handle.read(MAX_CACHE_BYTES + 1)
-    except FileNotFoundError:
-        return {}
-    if len(raw) > MAX_CACHE_BYTES:
-        return {}
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        data = read_json_bounded(
+            layout.probe_cache,
+            limit=MAX_CACHE_BYTES,
+            what="the probe cache",
+            follow_symlinks=False,
+            missing_ok=True,
+            strict=False,
+            default={},
+        )
+    except FileRefused:
+        # a cache is only a shortcut: when it cannot be read, the probe runs again. A FIFO or a
+        # symlink in its place is never read (it cannot block or redirect us) and the next
+        # atomic write replaces it.
         return {}
     probes = data.get("probes") if isinstance(data, dict) and data.get("schema") == CACHE_SCHEMA else None
     if not isinstance(probes, dict):

@@ -44,13 +44,13 @@ def runtime_digest(runtime_dir: Path | None = None) -> str:
 
 
 def _read_small(path: Path, what: str, limit: int = MAX_KEY_BYTES) -> bytes:
+    from toolkit.infra.boundedio import NOT_FOUND, TOO_LARGE, FileRefused, read_regular
+
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
-    except FileNotFoundError:
-        raise InvalidInput("FILE_NOT_FOUND", f"{what} does not exist") from None
-    except (IsADirectoryError, PermissionError):
-        raise InvalidInput("FILE_UNREADABLE", f"{what} cannot be read") from None
+        data = read_regular(path, limit=limit, what=what, allow_over=True) or b""
+    except FileRefused as exc:
+        code = exc.code if exc.code in (NOT_FOUND, TOO_LARGE) else "FILE_UNREADABLE"
+        raise InvalidInput(code, exc.message) from None
     if len(data) > limit:
         raise InvalidInput("FILE_TOO_LARGE", f"{what} exceeds {limit} bytes")
     return data

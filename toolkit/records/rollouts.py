@@ -102,13 +102,15 @@ def _label(index: int) -> str:
 
 
 def read_history(layout: Layout) -> dict[str, Any]:
-    path = layout.workgroup / "rollout.json"
-    if not path.is_file():
-        return {"schema": HISTORY_SCHEMA, "active_family": None, "steps": []}
+    from toolkit.infra.boundedio import FileRefused, read_json_bounded
+
+    empty = {"schema": HISTORY_SCHEMA, "active_family": None, "steps": []}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        raise InvalidInput("ROLLOUT_HISTORY_INVALID", ".workgroup/rollout.json is not valid JSON") from None
+        data = read_json_bounded(
+            layout.workgroup / "rollout.json", what=".workgroup/rollout.json", missing_ok=True, default=empty
+        )
+    except FileRefused as exc:
+        raise InvalidInput("ROLLOUT_HISTORY_INVALID", exc.message) from None
     if (
         not isinstance(data, dict)
         or data.get("schema") != HISTORY_SCHEMA
@@ -122,11 +124,12 @@ def promoted(layout: Layout, run_id: str | None) -> bool:
     """True when ``.workgroup/promotions/<run_id>.json`` records a promotion that promoted."""
     if run_id is None:
         return False
-    path = layout.promotion_path(run_id)
+    from toolkit.infra.boundedio import FileRefused, read_json_bounded
+
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return False
+        record = read_json_bounded(layout.promotion_path(run_id), what="the promotion record")
+    except FileRefused:
+        return False  # no readable record of a promotion: not promoted
     return isinstance(record, dict) and record.get("promote") is True
 
 
@@ -190,7 +193,9 @@ def apply_advance(
         if target.stage == "canary" and target.percent is not None:
             values["canary_percent"] = f"{target.percent:g}"
         config_path = layout.config
-        old = config_path.read_text(encoding="utf-8") if config_path.is_file() else ""
+        from toolkit.infra.config import read_config_text
+
+        old = read_config_text(config_path) or ""
         new = set_config_keys(old, values)
         import yaml  # type: ignore[import-untyped,unused-ignore]
 

@@ -6,15 +6,20 @@ shared by every worktree). Two record kinds:
 * ``{"type": "delta", "seq", "at", "action", "reason", "KnowledgeId"?, "severity", "hash",
   "delta"}``: a delta the vault-delta decision kept (``batch``, ``flush``, ``amend``,
   ``update``). It is *pending* until a flush record names its ``seq``.
-* ``{"type": "flush", "batch_id", "at", "seqs"}``: the coordinator took these pending entries.
+* ``{"type": "offer", "batch_id", "at", "seqs"}``: ``vault flush --hold`` wrote this batch out;
+  its entries stay undelivered until ``vault flush --ack BATCH_ID`` and are offered again.
+* ``{"type": "flush", "batch_id", "at", "seqs"}``: these entries were delivered: the batch was
+  written out in full (plain ``vault flush``) or acknowledged (``--ack``).
 
 What "write nothing durable" means here, precisely:
 
 * a ``skip`` (empty or duplicate) appends nothing: the journal is byte-identical afterwards;
 * a ``batch`` entry is appended as *pending* in the local journal and sent nowhere: the toolkit
   never talks to a vault service, and no committed file changes;
-* ``vault flush`` prints every pending entry once, as one JSON batch for the coordinator to send,
-  after durably appending the flush record; a second flush prints an empty batch.
+* ``vault flush`` delivers at least once: it writes every undelivered entry out as one JSON batch
+  and appends the flush record only after the write succeeded. A failed write (stdout closed, a
+  broken pipe) records nothing, so the next flush offers the same entries again. With ``--hold``
+  the batch is recorded as an offer and counts as delivered only on ``--ack BATCH_ID``.
 
 Every read-decide-append runs under one file lock, so concurrent ``vault add`` processes see
 each other's entries (a duplicate raced by two processes is kept once) and sequence numbers are
@@ -25,13 +30,14 @@ any the caller passes (for example records with a ``KnowledgeId`` fetched from t
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from toolkit.core.errors import InvalidInput, Refused
+from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
 from toolkit.core.timefmt import format_utc
+from toolkit.infra.boundedio import FileRefused
 from toolkit.infra.store import Layout, append_jsonl, file_lock, read_jsonl
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 from toolkit.runtime.vault_delta import ID_FIELDS, delta_hash, evaluate_vault_delta, stable_knowledge_id
@@ -50,29 +56,41 @@ class JournalState:
     """The parsed journal: entries in order, which seqs are flushed, and unreadable lines."""
 
     entries: list[dict[str, Any]]
-    flushed: dict[int, str]  # seq -> batch_id
+    flushed: dict[int, str]  # seq -> batch_id that delivered it
     problems: int
+    offered: dict[int, str]  # seq -> latest held batch_id not yet acknowledged
+    offers: dict[str, list[int]]  # held batch_id -> its seqs
 
 
 def read_journal(layout: Layout) -> JournalState:
     """Parse the journal, skipping torn or foreign lines (reported as a count, never fatal)."""
-    rows, problems = read_jsonl(layout.vault_journal)
+    try:
+        rows, problems = read_jsonl(layout.vault_journal, what="the vault journal")
+    except FileRefused as exc:
+        raise EnvironmentFailure("VAULT_JOURNAL_UNREADABLE", exc.message) from None
     entries: list[dict[str, Any]] = []
     flushed: dict[int, str] = {}
+    offered: dict[int, str] = {}
+    offers: dict[str, list[int]] = {}
     bad = len(problems)
     for row in rows:
         value = row.value
-        if not isinstance(value, dict):
-            bad += 1
-        elif value.get("type") == "delta" and isinstance(value.get("seq"), int):
+        kind = value.get("type") if isinstance(value, dict) else None
+        seqs = value.get("seqs") if isinstance(value, dict) else None
+        if kind == "delta" and isinstance(value.get("seq"), int):
             entries.append(value)
-        elif value.get("type") == "flush" and isinstance(value.get("seqs"), list):
-            for seq in value["seqs"]:
-                if isinstance(seq, int):
-                    flushed.setdefault(seq, str(value.get("batch_id")))
+        elif kind in ("flush", "offer") and isinstance(seqs, list) and isinstance(value.get("batch_id"), str):
+            ints = [seq for seq in seqs if isinstance(seq, int) and not isinstance(seq, bool)]
+            if kind == "flush":
+                for seq in ints:
+                    flushed.setdefault(seq, value["batch_id"])
+            else:
+                offers[value["batch_id"]] = ints
+                offered.update(dict.fromkeys(ints, value["batch_id"]))
         else:
             bad += 1
-    return JournalState(entries, flushed, bad)
+    held = {seq: batch for seq, batch in offered.items() if seq not in flushed}
+    return JournalState(entries, flushed, bad, held, offers)
 
 
 def _decision_input(request: Mapping[str, Any], state: JournalState) -> dict[str, Any]:
@@ -179,23 +197,63 @@ def _batch_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
     return {k: entry[k] for k in keys if k in entry}
 
 
-def flush(layout: Layout, *, now: datetime) -> dict[str, Any]:
-    """Mark every pending entry flushed (durably) and return them as one batch, once."""
+Deliver = Callable[[dict[str, Any]], None]
+
+
+def flush(layout: Layout, *, now: datetime, deliver: Deliver, hold: bool = False) -> dict[str, Any]:
+    """Hand every undelivered entry to ``deliver`` as one batch; record it only if that returned.
+
+    At least once: when ``deliver`` raises (the batch could not be written out), nothing is
+    appended and the same entries are offered by the next flush. ``hold`` records the batch as
+    an offer instead: it is delivered only when ``ack`` names it, and offered again until then.
+    Entries of an earlier un-acknowledged offer are part of every later batch.
+    """
     at = format_utc(now)
     with file_lock(layout.lock(JOURNAL_LOCK)):
         state = read_journal(layout)
         pending = [e for e in state.entries if e["seq"] not in state.flushed]
         if not pending:
-            return {"schema": BATCH_SCHEMA, "batch_id": None, "flushed_at": at, "entries": []}
+            batch: dict[str, Any] = {
+                "schema": BATCH_SCHEMA,
+                "batch_id": None,
+                "flushed_at": at,
+                "entries": [],
+            }
+            deliver(batch)
+            return batch
         seqs = [e["seq"] for e in pending]
         batch_id = _batch_id(seqs, at)
-        append_jsonl(layout.vault_journal, {"type": "flush", "batch_id": batch_id, "at": at, "seqs": seqs})
-    return {
-        "schema": BATCH_SCHEMA,
-        "batch_id": batch_id,
-        "flushed_at": at,
-        "entries": [_batch_entry(e) for e in pending],
-    }
+        batch = {
+            "schema": BATCH_SCHEMA,
+            "batch_id": batch_id,
+            "flushed_at": at,
+            "entries": [_batch_entry(e) for e in pending],
+        }
+        if hold:
+            batch["ack_required"] = True
+        deliver(batch)  # raises when the batch could not be written out: nothing is recorded
+        record_type = "offer" if hold else "flush"
+        append_jsonl(
+            layout.vault_journal, {"type": record_type, "batch_id": batch_id, "at": at, "seqs": seqs}
+        )
+    return batch
+
+
+def ack(layout: Layout, batch_id: str, *, now: datetime) -> dict[str, Any]:
+    """Mark a held batch delivered. Acknowledging it twice is a no-op; an unknown id is refused."""
+    at = format_utc(now)
+    with file_lock(layout.lock(JOURNAL_LOCK)):
+        state = read_journal(layout)
+        if batch_id not in state.offers:
+            if batch_id in state.flushed.values():
+                return {"batch_id": batch_id, "acknowledged": [], "already": True}
+            raise Refused("VAULT_BATCH_UNKNOWN", "no held batch has this id")
+        seqs = [seq for seq in state.offers[batch_id] if seq not in state.flushed]
+        if seqs:
+            append_jsonl(
+                layout.vault_journal, {"type": "flush", "batch_id": batch_id, "at": at, "seqs": seqs}
+            )
+    return {"batch_id": batch_id, "acknowledged": seqs, "already": not seqs}
 
 
 def list_entries(layout: Layout) -> dict[str, Any]:
@@ -204,13 +262,14 @@ def list_entries(layout: Layout) -> dict[str, Any]:
     rows = []
     for entry in state.entries:
         batch = state.flushed.get(entry["seq"])
+        held = state.offered.get(entry["seq"])
         rows.append(
             {
                 **_batch_entry(entry),
                 "at": entry.get("at"),
-                "state": "flushed" if batch else "pending",
-                "batch_id": batch,
+                "state": "flushed" if batch else ("offered" if held else "pending"),
+                "batch_id": batch or held,
             }
         )
-    pending = sum(1 for r in rows if r["state"] == "pending")
+    pending = sum(1 for r in rows if r["state"] != "flushed")
     return {"entries": rows, "pending": pending, "unreadable_lines": state.problems}

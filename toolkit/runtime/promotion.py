@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
 
 from toolkit.core.timefmt import format_utc, parse_rfc3339
 from toolkit.runtime.codes import RuntimeOpError
@@ -29,7 +28,10 @@ from toolkit.runtime.promotion_report import (
 )
 from toolkit.runtime.vocabulary import STRATA
 
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
+    from typing import Any
+
     from toolkit.runtime.protocol import RuntimeContext
 
 DEFAULT_THRESHOLDS: dict[str, Any] = {
@@ -284,7 +286,6 @@ def evaluate_promotion(
 
 def repository_consumed_ids(cwd: str) -> list[str]:
     """Run ids consumed in the repository containing ``cwd`` (local ledger + committed records); read only."""
-    import json
     import os
 
     from toolkit.infra.localstate import find_git
@@ -294,16 +295,26 @@ def repository_consumed_ids(cwd: str) -> list[str]:
     if location is None:
         return []
     ids: set[str] = set()
+    from toolkit.infra.boundedio import MAX_LOG_BYTES, FileRefused, loads_bounded, read_regular
+
     try:
-        with open(os.path.join(location.local_state, "replay-ledger.jsonl"), "rb") as handle:
-            lines = handle.read(16 * 1_048_576).split(b"\n")
-    except OSError:
-        lines = []
-    for line in lines:
+        raw = read_regular(
+            os.path.join(location.local_state, "replay-ledger.jsonl"),
+            limit=MAX_LOG_BYTES,
+            what="the replay ledger",
+            follow_symlinks=False,
+            missing_ok=True,
+        )
+    except FileRefused:
+        # a ledger that cannot be read must not read as "nothing consumed": that would allow a replay
+        raise RuntimeOpError("ENVIRONMENT_ERROR") from None
+    for line in (raw or b"").split(b"\n"):
+        if not line.strip():
+            continue
         try:
-            row = json.loads(line)
-        except ValueError:
-            continue  # a torn or foreign line is skipped, never fatal
+            row = loads_bounded(line, what="a replay ledger line", strict=False)
+        except FileRefused:
+            continue  # a torn, foreign or too deeply nested line is skipped, never fatal
         value = row.get("measurement_run_id") if isinstance(row, dict) else None
         if isinstance(value, str) and RUN_ID.match(value):
             ids.add(value)

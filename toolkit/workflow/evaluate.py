@@ -93,15 +93,25 @@ def _strict_equal(left: Any, right: Any) -> bool:
 
 
 def _load_json(path: Path) -> Any:
+    from toolkit.infra.boundedio import (
+        NOT_A_FILE,
+        NOT_FOUND,
+        UNREADABLE,
+        FileRefused,
+        loads_bounded,
+        read_regular,
+    )
+
     try:
-        raw = path.read_bytes()
-    except OSError:
-        raise InvalidInput("CORPUS_UNREADABLE", "a corpus file cannot be read") from None
+        raw = read_regular(path, limit=MAX_SCENARIO_BYTES, what="a corpus file", allow_over=True) or b""
+    except FileRefused as exc:
+        code = "CORPUS_UNREADABLE" if exc.code in (NOT_FOUND, NOT_A_FILE, UNREADABLE) else "CORPUS_INVALID"
+        raise InvalidInput(code, "a corpus file cannot be read") from None
     if len(raw) > MAX_SCENARIO_BYTES:
         raise InvalidInput("CORPUS_INVALID", f"corpus file {path.name} is too large")
     try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        return loads_bounded(raw, what="a corpus file", strict=False)
+    except FileRefused:
         raise InvalidInput("CORPUS_INVALID", f"corpus file {path.name} is not valid JSON") from None
 
 

@@ -16,10 +16,13 @@ def inventory(repo: Repo, *, staged: bool = False, rev: str = "HEAD", use_cache:
     layout = repo.layout
     cache = layout.local / "index" / f"{source}-{key}.json"
     if use_cache:
+        from toolkit.infra.boundedio import MAX_LOG_BYTES, FileRefused, read_regular
+
         try:
-            cached = load_cached(cache.read_bytes(), key)
-        except OSError:
-            cached = None
+            raw = read_regular(cache, limit=MAX_LOG_BYTES, what="the index cache", follow_symlinks=False)
+            cached = load_cached(raw or b"", key)
+        except FileRefused:
+            cached = None  # absent, not a regular file, too large: computed again
         if cached is not None:
             return cached
     entries = staged_blobs(repo) if staged else tree_blobs(repo, rev)

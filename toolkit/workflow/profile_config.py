@@ -27,20 +27,15 @@ def _repo() -> Any:
 
 def current_block(*, required: bool) -> dict[str, Any]:
     """The ``context_efficiency`` block of the config (empty when absent and not required)."""
-    import yaml
+    from toolkit.infra.config import parse_config_yaml, read_config_text
 
     repo = _repo()
-    path = repo.layout.config
-    try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    text = read_config_text(repo.layout.config)
+    if text is None:
         if required:
-            raise InvalidInput(
-                "CONFIG_MISSING", "no .workgroup/config.yml: run `workgroup init` first"
-            ) from None
+            raise InvalidInput("CONFIG_MISSING", "no .workgroup/config.yml: run `workgroup init` first")
         return {}
-    except yaml.YAMLError:
-        raise InvalidInput("CONFIG_INVALID", ".workgroup/config.yml is not valid YAML") from None
+    loaded = parse_config_yaml(text)
     block = loaded.get("context_efficiency") if isinstance(loaded, dict) else None
     if not isinstance(block, dict):
         if required:
@@ -66,7 +61,9 @@ def set_profile(name: str, *, reason: str | None) -> dict[str, Any]:
             effective_settings({**block, "profile": name})
         except ProfileError as exc:
             raise InvalidInput("INVALID_PROFILE", exc.message) from None
-        text = layout.config.read_text(encoding="utf-8")
+        from toolkit.infra.config import read_config_text
+
+        text = read_config_text(layout.config) or ""
         match = _PROFILE_LINE.search(text)
         if match:
             text = text[: match.start("value")] + name + text[match.end("value") :]

@@ -142,7 +142,7 @@ def _parse(path: str, text: str) -> _Doc:
 
             try:
                 loaded = yaml.safe_load("\n".join(lines[1:end])) or {}
-            except yaml.YAMLError:
+            except (yaml.YAMLError, ValueError, RecursionError):  # huge integers, deep nesting
                 loaded = None
             if isinstance(loaded, dict):
                 doc.frontmatter = loaded

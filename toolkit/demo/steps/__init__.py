@@ -11,4 +11,5 @@ STEPS: tuple[str, ...] = (
     "results",
     "promotion",
     "skills",
+    "agent_logs",
 )
