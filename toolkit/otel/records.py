@@ -45,6 +45,7 @@ DURATION_BUCKETS: tuple[float, ...] = tuple(0.01 * 2**power for power in range(1
 SOURCE_EFFICIENCY = "efficiency"
 SOURCE_CM = "cm"
 SOURCE_DECISION = "decision"
+SOURCE_AGENT = "agent"
 DECISION_OPS = ("route", "dispatch")
 
 
@@ -407,6 +408,54 @@ def cm_span(row: Any, skipped: Skipped) -> SpanRecord | None:
         attributes=attrs,
         error=None if outcome == "success" else str(outcome),
         source=SOURCE_CM,
+    )
+
+
+# ------------------------------------------------------------------ agent-log calls
+
+
+def agent_span(call: Any, key: str, skipped: Skipped) -> SpanRecord | None:
+    """A CLIENT span for one model call read from a Claude Code or Codex log (``toolkit.usage``).
+
+    Only what ``workgroup usage --emit-events`` may put in an efficiency event leaves: the model
+    as the event's label (a family name or an anonymous digest), the provider's token counts, the
+    source and whether a subagent made the call; the session is the event's anonymous task id.
+    """
+    from toolkit.usage.events import model_label
+
+    end = time_ns(call.ts)
+    if end is None:
+        skipped.add("invalid agent call")
+        return None
+    # the anonymous task id ``workgroup usage --emit-events`` gives the session's efficiency event
+    digest = hashlib.sha256(f"{call.source}\x1f{call.session}".encode("utf-8", "surrogatepass"))
+    task = "anon-" + digest.hexdigest()[:32]
+    attrs: dict[str, AttrValue] = {
+        "workgroup.record": SOURCE_AGENT,
+        "gen_ai.operation.name": GEN_AI_OPERATION,
+        "gen_ai.request.model": model_label(call.model),
+        "gen_ai.usage.input_tokens": call.input + call.cache_write + call.cache_read,
+        "gen_ai.usage.output_tokens": call.output,
+        "gen_ai.usage.cache_read.input_tokens": call.cache_read,
+        "gen_ai.usage.cache_creation.input_tokens": call.cache_write,
+        "workgroup.agent.source": call.source,
+        "workgroup.agent.subagent": bool(call.subagent),
+        "workgroup.task_corpus_id": task,
+    }
+    if call.source in _PROVIDER_NAMES:
+        attrs["gen_ai.provider.name"] = _PROVIDER_NAMES[call.source]
+    if not private_free(attrs, "telemetry"):
+        skipped.add("private content")
+        return None
+    return SpanRecord(
+        trace_id=trace_id_for(f"task:{task}"),  # one trace with the session's efficiency event
+        span_id=span_id_for(f"agent:{key}"),
+        name=f"{GEN_AI_OPERATION} {attrs['gen_ai.request.model']}",
+        client=True,
+        start_ns=end,
+        end_ns=end,
+        attributes=attrs,
+        source=SOURCE_AGENT,
     )
 
 
