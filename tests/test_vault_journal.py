@@ -188,7 +188,7 @@ def test_refusals_write_nothing(
     capsys.readouterr()
     code_ = run(["vault", "add", str(path), "--json", "--now", NOW])
     captured = capsys.readouterr()
-    assert code_ == exit_code and captured.out == ""
+    assert code_ == exit_code and json.loads(captured.out)["error"]["code"] == code  # --json error object
     assert captured.err.startswith(f"error[{code}]")
     assert not layout(git_repo).vault_journal.exists()
 

@@ -291,16 +291,43 @@ def wants_json(argv: list[str]) -> bool:
     return "--json" in args or "--format=json" in args or ("--format", "json") in pairs
 
 
+class _StdoutWatch:
+    """sys.stdout, noting whether the command wrote its own (JSON) answer before failing."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.used = False
+
+    def write(self, text: str) -> int:
+        self.used = self.used or bool(text)
+        return int(self.stream.write(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
 def run(argv: list[str]) -> int:
+    watch = _StdoutWatch(sys.stdout) if wants_json(argv) else None
+    if watch is None:
+        return _run(argv, None)
+    sys.stdout = watch  # type: ignore[assignment]
+    try:
+        return _run(argv, watch)
+    finally:
+        if sys.stdout is watch:
+            sys.stdout = watch.stream
+
+
+def _run(argv: list[str], watch: _StdoutWatch | None) -> int:
     app = build_app()
     try:
         result = app(args=argv, prog_name="workgroup", standalone_mode=False)
     except ToolkitError as exc:
         err(exc.diagnostics())
-        if wants_json(argv) and not exc.reported:
+        if watch is not None and not watch.used:  # one JSON document: the answer, or the error
             from toolkit.findings import write_error_json
 
-            write_error_json(sys.stdout, exc.code, exc.message, exc.path)
+            write_error_json(watch.stream, exc.code, exc.message, exc.path)
         return exit_code_for(exc)
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
