@@ -20,9 +20,10 @@ import yaml
 from conftest import ROOT, GitRepo, run_workgroup
 
 import toolkit
-from toolkit.errors import Refused
-from toolkit.hook_source import release_tag, repository_url
-from toolkit.initialize import (
+from toolkit.core.errors import Refused
+from toolkit.infra.resources import template_text
+from toolkit.workflow.hook_source import release_tag, repository_url
+from toolkit.workflow.init import (
     GITIGNORE_MARK,
     HOOK_IDS,
     MARKER,
@@ -31,7 +32,6 @@ from toolkit.initialize import (
     merge_pre_commit_config,
     uses_cm,
 )
-from toolkit.resources import template_text
 
 LOCAL = HookForm("local", "https://git.example.invalid/workgroup.git", "v0.2.0")
 
@@ -463,6 +463,6 @@ def test_remote_hooks_from_a_tagged_clone_work_without_the_toolkit_installed(
     ],
 )
 def test_install_hint_names_the_release_the_hooks_use(repo: str | None, hint: str) -> None:
-    from toolkit.hook_source import install_hint
+    from toolkit.workflow.hook_source import install_hint
 
     assert install_hint(repo, "v1") == hint

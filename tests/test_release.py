@@ -15,7 +15,7 @@ import pytest
 from conftest import ROOT
 
 import toolkit
-from toolkit.hook_source import release_tag, repository_url
+from toolkit.workflow.hook_source import release_tag, repository_url
 
 PINNED = ("templates/ci/workgroup-verify.yml", "docs/install.md", "docs/capsules-verify.md")
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import run_workgroup
 
-from toolkit.skills_lint import LintConfig, lint
+from toolkit.workflow.skills import LintConfig, lint
 
 GOOD_SKILL = """---
 name: deploy
@@ -165,6 +165,90 @@ def test_hook_main_lints_given_files(git_repo) -> None:  # type: ignore[no-untyp
     assert main(["agents/good.md"]) == 0
     assert main(["agents/bad.md"]) == 1
     assert main([]) == 0
+
+
+# --- every file argument that cannot be linted is reported (issue 15) ---
+
+
+def _make_bad(kind: str, repo) -> str:  # type: ignore[no-untyped-def]
+    import os
+    import socket
+
+    agents = repo.path / "agents"
+    agents.mkdir(exist_ok=True)
+    target = agents / f"{kind}.md"
+    if kind == "missing":
+        pass
+    elif kind == "empty-folder":
+        target.mkdir()
+    elif kind == "binary":
+        target.write_bytes(b"---\nname: x\n---\n\x00\x01\x02")
+    elif kind == "latin1":
+        target.write_bytes("---\nname: caf\u00e9\n---\n".encode("latin-1"))
+    elif kind == "huge":
+        target.write_bytes(b"a" * (1_048_576 + 1))
+    elif kind == "unreadable":
+        target.write_text("---\nname: x\n---\n", encoding="utf-8")
+        target.chmod(0)
+    elif kind == "dangling":
+        target.symlink_to(agents / "nowhere.md")
+    elif kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(target))
+        sock.close()
+    elif kind == "not-markdown":
+        target = agents / "notes.txt"
+        target.write_text("text\n", encoding="utf-8")
+    return str(target.relative_to(repo.path))
+
+
+UNLINTABLE_KINDS = [
+    "missing",
+    "empty-folder",
+    "binary",
+    "latin1",
+    "huge",
+    "unreadable",
+    "dangling",
+    "fifo",
+    "socket",
+    "not-markdown",
+]
+
+
+@pytest.mark.parametrize("kind", UNLINTABLE_KINDS)
+def test_unlintable_argument_is_an_error_finding(git_repo, kind: str) -> None:  # type: ignore[no-untyped-def]
+    import os
+
+    from toolkit.hooks.skills import main
+    from toolkit.workflow.skills_files import UNLINTABLE, lint_paths
+
+    if kind == "unreadable" and os.geteuid() == 0:
+        pytest.skip("root reads a mode-000 file")
+    rel = _make_bad(kind, git_repo)
+    findings = lint_paths([rel], LintConfig())
+    assert [(f.path, f.rule, f.severity) for f in findings] == [(rel, UNLINTABLE, "error")]
+    assert main([rel]) == 1  # the pre-commit hook fails instead of passing in silence
+
+
+def test_unlintable_argument_via_cli_exits_1_and_lints_the_rest(git_repo) -> None:  # type: ignore[no-untyped-def]
+    import os
+
+    git_repo.write("agents/good.md", "---\nname: good\ndescription: Use when reviewing a diff.\n---\nbody\n")
+    fifo = git_repo.path / "agents" / "pipe.md"
+    os.mkfifo(fifo)
+    proc = run_workgroup(
+        "skills", "lint", "--json", "agents/good.md", "agents/pipe.md", "agents/absent.md", timeout=60
+    )
+    assert proc.returncode == 1, proc.stderr
+    found = json.loads(proc.stdout)["findings"]
+    assert {(f["path"], f["code"]) for f in found} == {
+        ("agents/pipe.md", "FILE_UNLINTABLE"),
+        ("agents/absent.md", "FILE_UNLINTABLE"),
+    }
+    assert b"Traceback" not in proc.stderr
 
 
 def test_lint_reads_the_files_git_would_commit(git_repo) -> None:  # type: ignore[no-untyped-def]

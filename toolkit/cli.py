@@ -19,7 +19,7 @@ import typer
 from typer.core import TyperGroup
 
 from toolkit import __version__
-from toolkit.errors import ToolkitError, exit_code_for
+from toolkit.core.errors import ToolkitError, exit_code_for
 
 # Order is the order of ``workgroup --help``.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -50,6 +50,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "profile",
     "capabilities",
     "fanout",
+    "usage",
     "schemas",
 )
 
@@ -107,6 +108,7 @@ COMMAND_HELP: dict[str, tuple[str, str]] = {
         "Which semantic adapter operations each provider really exposes (versioned).",
     ),
     "fanout": ("fanout", "Fan-out plans against the active profile."),
+    "usage": ("usage", "Verified token usage and carried history from Claude Code and Codex logs."),
     "schemas": ("schemas", "JSON Schemas generated from the pydantic models."),
 }
 
@@ -172,10 +174,58 @@ def _tidy(command: Any) -> None:
         return option
 
     command.get_help_option = get_help_option
+    is_group = bool(getattr(command, "commands", None))
     for param in getattr(command, "params", ()):
         _tidy_param(param)
+        if is_group:
+            _light_coercion(param)
     for sub in getattr(command, "commands", {}).values():
         _tidy(sub)
+
+
+def _light_coercion(param: Any) -> None:
+    """Coerce a group's own options without typer's pydantic adapters.
+
+    A group's options are converted before its sub-command runs, even for the sub-command's
+    ``--help`` (``workgroup usage session --help``); typer converts every value through a pydantic
+    adapter (~0.2 s of imports). Plain types (text, flags, paths, numbers, choices) need none of it;
+    any other annotation keeps typer's own coercion.
+    """
+    from enum import Enum
+    from pathlib import Path
+
+    desc = getattr(param, "type_descriptor", None)
+    if desc is None or not hasattr(param, "process_value"):
+        return
+    annotation = desc.annotation
+    members = [a for a in getattr(annotation, "__args__", ()) if a is not type(None)]
+    if len(members) == 1 and type(None) in getattr(annotation, "__args__", ()):
+        annotation = members[0]  # X | None: None never reaches the conversion below
+    plain: dict[Any, Any] = {str: str, bool: bool, int: int, float: float, Path: Path}
+    if annotation in plain:
+        convert = plain[annotation]
+    elif isinstance(annotation, type) and issubclass(annotation, Enum):
+        choices = {str(member.value): member for member in annotation}
+
+        def convert(value: Any, choices: dict[str, Any] = choices) -> Any:
+            if isinstance(value, Enum):
+                return value
+            if str(value) not in choices:
+                raise typer.BadParameter(f"must be one of {', '.join(choices)}")
+            return choices[str(value)]
+    else:
+        return
+    original = param.process_value
+
+    def process_value(ctx: Any, value: Any, convert: Any = convert) -> Any:
+        if param.multiple or param.nargs != 1 or (value is None and param.required):
+            return original(ctx, value)
+        value = None if value is None else convert(value)
+        if param.callback is not None:
+            value = param.callback(ctx, param, value)
+        return value
+
+    param.process_value = process_value
 
 
 EXIT_CODES = (
@@ -307,6 +357,10 @@ class _StdoutWatch:
 
 
 def run(argv: list[str]) -> int:
+    if sys.stdout is None:  # started with stdout closed: writing data must fail loudly, not crash
+        from toolkit.commands._common import ClosedStream
+
+        sys.stdout = ClosedStream()  # type: ignore[assignment]
     watch = _StdoutWatch(sys.stdout) if wants_json(argv) else None
     if watch is None:
         return _run(argv, None)
@@ -322,10 +376,11 @@ def _run(argv: list[str], watch: _StdoutWatch | None) -> int:
     app = build_app()
     try:
         result = app(args=argv, prog_name="workgroup", standalone_mode=False)
+        sys.stdout.flush()  # data that cannot be written out is an error here, not after exit 0
     except ToolkitError as exc:
         err(exc.diagnostics())
         if watch is not None and not watch.used:  # one JSON document: the answer, or the error
-            from toolkit.findings import write_error_json
+            from toolkit.core.findings import write_error_json
 
             write_error_json(watch.stream, exc.code, exc.message, exc.path)
         return exit_code_for(exc)
@@ -337,11 +392,13 @@ def _run(argv: list[str], watch: _StdoutWatch | None) -> int:
         if callable(show):
             show()
             return int(code) if isinstance(code, int) else 2
-        if isinstance(exc, KeyboardInterrupt):
-            return 130
-        if isinstance(exc, (PermissionError, OSError)):
+        if isinstance(exc, OSError):
+            from toolkit.infra.output import silence_stdout
+
+            silence_stdout()  # what could not be written is not retried (noisily) at exit
             err(f"error[ENVIRONMENT]: {exc.__class__.__name__}: the file system refused the operation")
-            return 3
+        if isinstance(exc, (OSError, KeyboardInterrupt)):
+            return exit_code_for(exc)
         raise
     return int(result) if isinstance(result, int) else 0
 

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from toolkit.cm.runptr import log_home
+from toolkit.infra.boundedio import FileRefused, json_depth_exceeds, json_line, open_regular
 
 PROG = "cm-usage-report"
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -72,7 +73,13 @@ _SCAN = json.JSONDecoder().scan_once
 
 
 def _parse_line(raw: bytes) -> Any:
-    """``json.loads`` of one line, minus its per-call overhead; same strictness (ValueError)."""
+    """``json.loads`` of one line, minus its per-call overhead; same strictness (ValueError).
+
+    A line nested deeper than the bounded reader's cap is a ValueError too (skipped and reported),
+    never a RecursionError; the check is two C-speed counts on an ordinary line.
+    """
+    if json_depth_exceeds(raw):
+        raise ValueError("nested too deep")
     text = raw.decode("utf-8")
     try:
         value, end = _SCAN(text, 0)
@@ -84,7 +91,12 @@ def _parse_line(raw: bytes) -> Any:
 
 
 def _json_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    with open(path, "rb") as handle:
+    try:
+        handle = open_regular(path, what="a run log")  # a FIFO or a directory is never read
+    except FileRefused as exc:
+        raise OSError(exc.code) from None  # reported as "cannot read" like any unreadable log
+    assert handle is not None  # missing_ok is off: absence raised above
+    with handle:
         yield from enumerate(handle, start=1)
 
 
@@ -101,7 +113,7 @@ def load_run_refs(home: Path, warn: TextIO) -> list[RunRef]:
         return []
     for number, raw in lines:
         try:
-            row = json.loads(raw)
+            row = json_line(raw)
         except ValueError:
             if raw.strip():
                 warn.write(f"warning: invalid JSON at index.jsonl:{number}\n")
@@ -150,6 +162,7 @@ _USAGE_FIELDS = (
     "effective_model",
 )
 _STR_ONLY = {str}
+_UNAVAILABLE_FORBIDDEN = frozenset((*TOKEN_FIELDS, "reasoning_tokens"))
 
 
 def _identity_or_reason(
@@ -211,9 +224,15 @@ def check_usage(row: Mapping[str, Any]) -> Compact | str:
             read = None
         if read is None or write is None:
             return "invalid cache count"
+        if "reasoning_tokens" in row:  # rare: looked up only when present
+            reasoning = row["reasoning_tokens"]
+            if not (type(reasoning) is int and reasoning >= 0):
+                return "invalid cache count"  # the reference's wording for any bad count
+            if reasoning > out:
+                return "invalid reasoning subset"
         counts = (inp, out, read, write)
     elif state == "unavailable":
-        if not row.keys().isdisjoint(TOKEN_FIELDS):
+        if not row.keys().isdisjoint(_UNAVAILABLE_FORBIDDEN):
             return "unavailable row contains token counts"
     else:
         return "invalid usage state"

@@ -73,7 +73,7 @@ def register(app: typer.Typer) -> None:
         Exit codes: 0 sealed, 1 refused (private content, size, artifact boundary), 2 invalid
         capsule or option, 3 no repository.
         """
-        from toolkit.capsules import seal_file
+        from toolkit.records.capsules import seal_file
 
         repo = repository()
         outcome = seal_file(

@@ -29,23 +29,21 @@ def register(app: typer.Typer) -> None:
 
         import yaml
 
-        from toolkit.errors import InvalidInput, ToolkitError
-        from toolkit.fanout import PlanError, check_plan
-        from toolkit.profiles import ProfileError
+        from toolkit.core.errors import InvalidInput, ToolkitError
+        from toolkit.infra.boundedio import json_depth_exceeds, read_regular
+        from toolkit.workflow.fanout import PlanError, check_plan
+        from toolkit.workflow.profiles import ProfileError
 
-        try:
-            raw = plan.read_bytes()
-        except OSError:
-            raise InvalidInput("FILE_UNREADABLE", "the plan file cannot be read") from None
-        if len(raw) > 1_048_576:
-            raise InvalidInput("FILE_TOO_LARGE", "the plan exceeds 1 MiB")
+        raw = read_regular(plan, limit=1_048_576, what="the plan file") or b""  # FileRefused: exit 2
+        if json_depth_exceeds(raw):  # flow-style YAML nests with the same brackets
+            raise InvalidInput("INVALID_PLAN", "the plan nests too deeply")
         try:
             data = yaml.safe_load(raw.decode("utf-8"))
-        except (UnicodeDecodeError, yaml.YAMLError):
+        except (UnicodeDecodeError, yaml.YAMLError, RecursionError, ValueError):
             raise InvalidInput("INVALID_PLAN", "the plan is not valid JSON or YAML") from None
         block: dict[str, object] = {}
         try:
-            from toolkit.profile_config import current_block
+            from toolkit.workflow.profile_config import current_block
 
             block = current_block(required=False)
         except ToolkitError:
@@ -55,8 +53,8 @@ def register(app: typer.Typer) -> None:
         try:
             settings, findings = check_plan(data, block)
         except (PlanError, ProfileError) as exc:
-            raise InvalidInput("INVALID_PLAN", str(exc)) from None
-        from toolkit.findings import Finding, emit
+            raise InvalidInput("INVALID_PLAN", exc.message) from None
+        from toolkit.core.findings import Finding, emit
 
         shared = [
             Finding(

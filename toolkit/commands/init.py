@@ -66,7 +66,7 @@ def register(app: typer.Typer) -> None:
         ] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print what was done as JSON.")] = False,
     ) -> None:
-        from toolkit.initialize import hook_form, initialize
+        from toolkit.workflow.init import hook_form, initialize
 
         repo = repository()
         form = hook_form(local=local, hook_repo=hook_repo, hook_rev=hook_rev)

@@ -63,8 +63,8 @@ def register(app: typer.Typer) -> None:
         """Scan files; exit 1 when anything is found. Findings show masked values only."""
         import sys
 
-        from toolkit.errors import InvalidInput
-        from toolkit.findings import emit
+        from toolkit.core.errors import InvalidInput
+        from toolkit.core.findings import emit
         from toolkit.privacy.gate import SUPPRESS_HINT, run_gate, shared_findings
         from toolkit.privacy.types import Context
 
@@ -100,7 +100,8 @@ def register(app: typer.Typer) -> None:
         reason: Annotated[str, typer.Option("--reason", help="Why it is not private (for reviewers).")] = "",
     ) -> None:
         """Record a reviewed finding in .workgroup/privacy-allowlist.yml (salted fingerprint only)."""
-        from toolkit.errors import EnvironmentFailure, InvalidInput
+        from toolkit.core.errors import EnvironmentFailure, InvalidInput
+        from toolkit.infra.store import atomic_write
         from toolkit.privacy.allowlist import (
             ALLOWLIST_REL,
             AllowEntry,
@@ -110,7 +111,6 @@ def register(app: typer.Typer) -> None:
             load_salt,
         )
         from toolkit.privacy.files import scan_file
-        from toolkit.store import atomic_write
 
         root = _root()
         if not path.is_file():

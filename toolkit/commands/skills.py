@@ -59,8 +59,8 @@ def register(app: typer.Typer) -> None:
         """
         import sys
 
-        from toolkit.skills_files import emit_findings, lint_paths
-        from toolkit.skills_lint import LintConfig
+        from toolkit.workflow.skills import LintConfig
+        from toolkit.workflow.skills_files import emit_findings, lint_paths
 
         config = LintConfig(
             max_body_lines=max_body_lines,

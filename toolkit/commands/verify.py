@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
         """Check capsules, lineages and promotion records (exit 1 on findings, 3 on a shallow clone)."""
         import sys
 
-        from toolkit.verify import verify
+        from toolkit.records.verify import verify
 
         report = verify(repository(), rev)
         report.emit(as_json=as_json, stdout=sys.stdout, stderr=sys.stderr)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolkit.errors import InvalidInput
+from toolkit.core.errors import InvalidInput
 
 ALLOWLIST_REL = ".workgroup/privacy-allowlist.yml"
 SALT_ENV = "WORKGROUP_PRIVACY_SALT"
@@ -54,7 +54,7 @@ def git_common_dir(start: Path) -> Path | None:
         if dot.is_dir():
             gitdir = dot
         elif dot.is_file():
-            text = dot.read_text(encoding="utf-8", errors="replace").strip()
+            text = _small_text(dot)
             if not text.startswith("gitdir:"):
                 return None
             gitdir = (folder / text.split(":", 1)[1].strip()).resolve()
@@ -62,9 +62,22 @@ def git_common_dir(start: Path) -> Path | None:
             continue
         common = gitdir / "commondir"
         if common.is_file():
-            return (gitdir / common.read_text(encoding="utf-8").strip()).resolve()
+            return (gitdir / _small_text(common)).resolve()
         return gitdir
     return None
+
+
+def _small_text(path: Path) -> str:
+    from toolkit.infra.boundedio import FileRefused, read_regular
+
+    try:
+        return (
+            (read_regular(path, limit=4096, what="a git pointer file") or b"")
+            .decode("utf-8", "replace")
+            .strip()
+        )
+    except FileRefused:
+        return ""
 
 
 def salt_path(root: Path) -> Path | None:
@@ -87,14 +100,17 @@ def load_salt(root: Path, *, create: bool = False, environ: dict[str, str] | Non
     if not path.exists() and create:
         import secrets
 
-        from toolkit.store import create_exclusive
+        from toolkit.infra.store import create_exclusive
 
         path.parent.mkdir(parents=True, exist_ok=True)
         create_exclusive(path, secrets.token_hex(32) + "\n")
+    from toolkit.infra.boundedio import FileRefused, read_regular
+
     try:
-        return path.read_text(encoding="utf-8").strip().encode("utf-8") or None
-    except OSError:
+        raw = read_regular(path, limit=4096, what="the privacy salt", follow_symlinks=False, missing_ok=True)
+    except FileRefused:
         return None
+    return (raw or b"").strip() or None
 
 
 def parse_allowlist(data: Any) -> list[AllowEntry]:
@@ -124,20 +140,23 @@ def parse_allowlist(data: Any) -> list[AllowEntry]:
 def load_allowlist(root: Path) -> list[AllowEntry]:
     """Entries of ``<root>/.workgroup/privacy-allowlist.yml`` (none when the file is absent)."""
     path = root / ALLOWLIST_REL
+    from toolkit.infra.boundedio import FileRefused, json_depth_exceeds, read_regular
+
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(_MAX_BYTES + 1)
-    except FileNotFoundError:
-        return []
-    except OSError:
+        raw = read_regular(path, limit=_MAX_BYTES, what=ALLOWLIST_REL, missing_ok=True, allow_over=True)
+    except FileRefused:
         raise InvalidInput("ALLOWLIST_UNREADABLE", f"{ALLOWLIST_REL} cannot be read") from None
+    if raw is None:
+        return []
     if len(raw) > _MAX_BYTES:
         raise InvalidInput("ALLOWLIST_INVALID", f"{ALLOWLIST_REL} is larger than 1 MiB")
+    if json_depth_exceeds(raw):
+        raise InvalidInput("ALLOWLIST_INVALID", f"{ALLOWLIST_REL} nests too deeply")
     import yaml  # lazy: only repositories with an allowlist pay for it
 
     try:
         data = yaml.safe_load(raw.decode("utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError):
+    except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError):
         raise InvalidInput("ALLOWLIST_INVALID", f"{ALLOWLIST_REL} is not valid UTF-8 YAML") from None
     return parse_allowlist(data)
 

@@ -64,13 +64,15 @@ def relative_to_root(path: Path, root: Path) -> str:
 
 def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> tuple[str | None, str | None]:
     """(text, None) or (None, reason) for a file that is binary, huge or unreadable."""
+    from toolkit.infra.boundedio import NOT_A_FILE, FileRefused, read_regular
+
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
-    except IsADirectoryError:
-        return None, "is a directory"
-    except OSError as exc:
-        return None, f"unreadable ({exc.__class__.__name__})"
+        # regular files only: a FIFO among the staged paths must not hang the hook
+        data = read_regular(path, limit=limit, what="the file", allow_over=True) or b""
+    except FileRefused as exc:
+        if exc.code == NOT_A_FILE:
+            return None, exc.message.removeprefix("the file ").split(";")[0]
+        return None, f"unreadable ({exc.code})"
     if len(data) > limit:
         return None, f"larger than {limit} bytes"
     if b"\0" in data[:_SNIFF]:

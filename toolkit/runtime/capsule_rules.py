@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from toolkit.core.jscompat import utf16_len
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.vocabulary import PHASES
 
@@ -46,18 +47,22 @@ OPTIONAL_KEYS: tuple[str, ...] = ("evidence", "artifact_refs")
 # ---------------------------------------------------------------- schema (reference §1)
 
 
-def _utf16_len(text: str) -> int:
-    # JavaScript counts UTF-16 code units; astral characters count twice
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
 def _is_str(value: Any, lo: int, hi: int | None) -> bool:
     if not isinstance(value, str):
         return False
-    size = _utf16_len(value)
+    size = utf16_len(value)
     return size >= lo and (hi is None or size <= hi)
+
+
+def _is_id(value: Any) -> bool:
+    """An identifier (task, workgroup, node): 1-128 UTF-16 units with nothing invisible in it.
+
+    The reference accepts any string here; a control, format or separator character (``U+0085``,
+    a bidi override) or a lone surrogate would let two ids look the same, so they are refused.
+    """
+    from toolkit.infra.paths import hidden_character
+
+    return _is_str(value, 1, 128) and hidden_character(value) is None
 
 
 def _str_list(value: Any, max_items: int, item_max: int, *, unique: bool) -> bool:
@@ -122,8 +127,8 @@ def schema_problems(capsule: Any) -> list[str]:
     problems += [f"missing:{key}" for key in REQUIRED_KEYS if key not in capsule]
     checks: dict[str, Any] = {
         "schema": lambda v: v == CAPSULE_SCHEMA_ID and isinstance(v, str),
-        "task_id": lambda v: _is_str(v, 1, 128),
-        "workgroup_id": lambda v: _is_str(v, 1, 128),
+        "task_id": _is_id,
+        "workgroup_id": _is_id,
         "phase": lambda v: isinstance(v, str) and v in PHASES,
         "objective": lambda v: _is_str(v, 1, 4096),
         "node_ids": lambda v: _str_list(v, 64, 128, unique=True),
