@@ -335,3 +335,23 @@ def test_racing_recorders_share_one_key_and_lose_no_pseudonym(git_repo: GitRepo,
             (git_repo.path / f".workgroup/workgroups/wg-auth/lineages/lin-{i}.json").read_text()
         )
         assert stored["platform_handle"] == pseudonym_for(key, "claude", f"codex-thread-{i}abcdef123456")
+
+
+@pytest.mark.parametrize(
+    ("change", "line"),
+    [
+        ({"platform": "gemini"}, "$.platform: must be"),  # the rule: the allowed platforms
+        ({"raw_transcript": "x"}, "$.raw_transcript: not a field of the record (the schema is closed)"),
+        ({"resumable": "yes"}, "$.resumable: "),
+        (
+            {"ZZ_sk_live_4eC39HqLyjWD4rjtT1zd": 1},
+            "$.<a field>: not a field of the record",
+        ),  # a name shown only if plain
+    ],
+)
+def test_schema_errors_name_the_json_path_and_rule(
+    git_repo: GitRepo, head: str, capsys: pytest.CaptureFixture[str], change: dict[str, Any], line: str
+) -> None:
+    status, _, err = cli(capsys, "lineage", "record", put(git_repo, lineage(head, **change)))
+    assert status == 2 and "error[LINEAGE_SCHEMA_INVALID]" in err and line in err, err
+    assert "gemini" not in err and "4eC39" not in err and "yes" not in err.split(":", 1)[1]  # no values

@@ -298,8 +298,8 @@ def test_refusals_write_nothing(
     pol, summ, raw_path = files(tmp_path, policy, summary, raw)
     before = snapshot(git_repo.path)
     got, out, err = store(pol, summ, raw_path, capsys)
-    # --json: the refusal is one JSON error object on stdout (docs/output.md), and the exit code
-    assert got == exit_code and out is not None and out["error"]["code"] == code
+    # --json: the refusal is also the JSON error object on stdout (docs/output.md)
+    assert got == exit_code and out["error"]["code"] == code and list(out) == ["error"]
     assert err.startswith(f"error[{code}]")
     assert snapshot(git_repo.path) == before
 
@@ -442,7 +442,7 @@ def test_private_summary_is_refused_before_any_write(
     )
     code, out, err = store(pol, summ, raw, capsys)
     assert code == 1 and out == {"error": {"code": "PRIVATE_CONTENT", "message": out["error"]["message"]}}
-    assert err.startswith("error[PRIVATE_CONTENT]") and "ghp_" not in out["error"]["message"]
+    assert err.startswith("error[PRIVATE_CONTENT]")
     assert secret not in err
     assert not (git_repo.path / ".workgroup").exists() and not (git_repo.path / "knowzcode").exists()
     # an ephemeral result is returned to the caller only, so it is not blocked

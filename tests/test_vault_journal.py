@@ -188,8 +188,7 @@ def test_refusals_write_nothing(
     capsys.readouterr()
     code_ = run(["vault", "add", str(path), "--json", "--now", NOW])
     captured = capsys.readouterr()
-    # --json: the refusal is one JSON error object on stdout (docs/output.md), never the payload
-    assert code_ == exit_code and json.loads(captured.out)["error"]["code"] == code
+    assert code_ == exit_code and json.loads(captured.out)["error"]["code"] == code  # --json error object
     assert captured.err.startswith(f"error[{code}]")
     assert not layout(git_repo).vault_journal.exists()
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import IO, Any, cast
+from typing import Any
 
 import typer
 from typer.core import TyperGroup
@@ -341,21 +341,48 @@ def wants_json(argv: list[str]) -> bool:
     return "--json" in args or "--format=json" in args or ("--format", "json") in pairs
 
 
+class _StdoutWatch:
+    """sys.stdout, noting whether the command wrote its own (JSON) answer before failing."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.used = False
+
+    def write(self, text: str) -> int:
+        self.used = self.used or bool(text)
+        return int(self.stream.write(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
 def run(argv: list[str]) -> int:
     if sys.stdout is None:  # started with stdout closed: writing data must fail loudly, not crash
         from toolkit.commands._common import ClosedStream
 
         sys.stdout = ClosedStream()
+    watch = _StdoutWatch(sys.stdout) if wants_json(argv) else None
+    if watch is None:
+        return _run(argv, None)
+    sys.stdout = watch
+    try:
+        return _run(argv, watch)
+    finally:
+        if sys.stdout is watch:
+            sys.stdout = watch.stream
+
+
+def _run(argv: list[str], watch: _StdoutWatch | None) -> int:
     app = build_app()
     try:
         result = app(args=argv, prog_name="workgroup", standalone_mode=False)
         sys.stdout.flush()  # data that cannot be written out is an error here, not after exit 0
     except ToolkitError as exc:
         err(exc.diagnostics())
-        if wants_json(argv) and not exc.reported:
+        if watch is not None and not watch.used:  # one JSON document: the answer, or the error
             from toolkit.core.findings import write_error_json
 
-            write_error_json(cast("IO[str]", sys.stdout), exc.code, exc.message, exc.path)
+            write_error_json(watch.stream, exc.code, exc.message, exc.path)
         return exit_code_for(exc)
     except typer.Exit as exc:
         return int(exc.exit_code or 0)

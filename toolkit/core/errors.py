@@ -20,9 +20,6 @@ class ToolkitError(Exception):
     """Base error: a stable machine ``code`` plus a human ``message`` that never echoes input."""
 
     exit_code: int = ExitCode.USAGE
-    # True when the command already printed its --json answer (which states the refusal): the
-    # shell then adds no second JSON document (the error object) to stdout
-    reported: bool = False
 
     def __init__(
         self, code: str, message: str, *, exit_code: int | None = None, path: str | None = None

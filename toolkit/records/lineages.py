@@ -99,11 +99,46 @@ def validate_lineage(value: Any) -> dict[str, Any]:
         raise InvalidInput("LINEAGE_SCHEMA_INVALID", "the lineage does not match knowzcode.agent-lineage/v1")
     try:
         AgentLineage.model_validate(value)
-    except ValidationError:
+    except ValidationError as exc:
+        problems = schema_paths(exc.errors(include_input=False, include_url=False))
         raise InvalidInput(
-            "LINEAGE_SCHEMA_INVALID", "the lineage does not match knowzcode.agent-lineage/v1"
+            "LINEAGE_SCHEMA_INVALID",
+            "the lineage does not match knowzcode.agent-lineage/v1:\n  " + "\n  ".join(problems[:10]),
         ) from None
     return value
+
+
+_NAME = re.compile(r"^[a-z][a-z_]{0,39}\Z")  # letters only: a field name, never a credential
+# pydantic messages that may quote the input are replaced by the kind of rule they state
+_QUOTING_TYPES = ("value_error", "assertion_error", "string_pattern_mismatch")
+
+
+def schema_paths(errors: list[Any]) -> list[str]:
+    """Pydantic errors as ``$.field[0].key: rule`` lines (the JSON path and the rule, no values)."""
+    out: list[str] = []
+    for error in errors:
+        path = "$"
+        for part in error.get("loc", ()):
+            if isinstance(part, int):
+                path += f"[{part}]"
+            else:
+                path += f".{part}" if _NAME.match(str(part)) else ".<a field>"
+        kind = error.get("type", "")
+        if kind == "extra_forbidden":
+            rule = "not a field of the record (the schema is closed)"
+        elif kind == "missing":
+            rule = "required"
+        elif kind in _QUOTING_TYPES:
+            rule = (
+                "invalid value"
+                if kind != "string_pattern_mismatch"
+                else "does not match the required pattern"
+            )
+        else:
+            msg = str(error.get("msg", "invalid")).replace("Input should be", "must be")
+            rule = msg[:1].lower() + msg[1:]
+        out.append(f"{path}: {rule}")
+    return out
 
 
 def _privacy_refusal(value: Any) -> bool:
