@@ -266,34 +266,56 @@ ENTRIES: list[Entry] = [
         ],
     ),
     Entry(
-        "owners list (registry)", lambda root: _local(root) / "owners.json", lambda r, f: ["owners", "list"]
+        "owners list (registry)",
+        lambda root: _local(root) / "owners.json",
+        lambda r, f: ["owners", "list"],
+        coded="error[OWNERS_REGISTRY_",  # the README's promise: exit 3 for a corrupt registry
     ),
     Entry(
         "owners acquire (registry)",
         lambda root: _local(root) / "owners.json",
         lambda r, f: ["owners", "acquire", "lin-1", "--path", "src/a.py"],
+        coded="error[OWNERS_REGISTRY_",
+    ),
+    Entry(
+        "route FILE (registry)",
+        lambda root: _local(root) / "owners.json",
+        lambda r, f: ["route", str(r.parent / "args" / "good-route.json")],
+        coded="error[",
+    ),
+    Entry(
+        "vault add (journal)",
+        lambda root: _local(root) / "vault-journal.jsonl",
+        lambda r, f: ["vault", "add", str(_good_delta(r))],
+        ok_on=JSONL_CONTENT,  # bad lines are skipped and the new entry appended on a fresh line
+        changes=lambda root: [_local(root) / "vault-journal.jsonl"],
+        coded="error[VAULT_JOURNAL_UNREADABLE]",
     ),
     Entry(
         "vault list (journal)",
         lambda root: _local(root) / "vault-journal.jsonl",
         lambda r, f: ["vault", "list"],
         ok_on=JSONL_CONTENT,
+        coded="error[VAULT_JOURNAL_UNREADABLE]",
     ),
     Entry(
         "vault flush (journal)",
         lambda root: _local(root) / "vault-journal.jsonl",
         lambda r, f: ["vault", "flush"],
         ok_on=JSONL_CONTENT,
+        coded="error[VAULT_JOURNAL_UNREADABLE]",
     ),
     Entry(
         "rollout status (rollout.json)",
         lambda root: root / ".workgroup" / "rollout.json",
         lambda r, f: ["rollout", "status"],
+        coded="error[ROLLOUT_HISTORY_INVALID]",
     ),
     Entry(
         "rollout advance (rollout.json)",
         lambda root: root / ".workgroup" / "rollout.json",
         lambda r, f: ["rollout", "advance", "--to", "observe", "--family", "routing"],
+        coded="error[ROLLOUT_HISTORY_INVALID]",
     ),
     Entry(
         "route (config.yml)",
@@ -343,6 +365,13 @@ def _lineage_with_handle(root: Path) -> str:
     record = lineage(str(repo.raw.head.target), platform_handle="claude-session-1a2b3c4d5e6f7a8b")
     path.write_text(json.dumps(record), encoding="utf-8")
     return str(path)
+
+
+def _good_delta(root: Path) -> Path:
+    path = root.parent / "args" / "delta.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps({"delta": {"title": "T", "content": "C"}}), encoding="utf-8")
+    return path
 
 
 def _good_route(root: Path) -> None:
