@@ -781,3 +781,46 @@ def test_hooks_never_hang_or_crash_on_hostile_files(
             failures.append(f"{hostile}: passed without saying the file was skipped")
         remove(target)
     assert not failures, "\n".join(failures)
+
+
+# --- a few end-to-end cases as users and hooks run them (a real process, real stdin) ---
+
+
+@pytest.mark.parametrize(
+    ("argv", "body"),
+    [
+        (["runtime", "route"], REQUEST_FRAGMENTS["deep-array"]),
+        (["runtime", "capsule"], b'{"capsule": ' + REQUEST_FRAGMENTS["deep-object"] + b"}"),
+        (
+            ["runtime", "--batch", "lineage"],
+            REQUEST_FRAGMENTS["deep-array"] + b"\n" + CONTENTS["latin-1"] + b"\n",
+        ),
+    ],
+    ids=["route-deep", "capsule-deep", "batch-lineage"],
+)
+def test_runtime_process_answers_hostile_bodies(argv: list[str], body: bytes, git_repo: GitRepo) -> None:
+    from conftest import run_workgroup
+
+    from toolkit.runtime.codes import MESSAGES
+
+    before = snapshot(git_repo.path)
+    tried(f"runtime process ({argv[-1]})")
+    proc = run_workgroup(*argv, stdin=body, cwd=git_repo.path, timeout=60)
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr
+    frames = [json.loads(line) for line in proc.stdout.decode("utf-8").splitlines()]
+    assert frames and all(f["ok"] is False and f["message"] == MESSAGES[f["code"]] for f in frames)
+    assert len(frames) == (2 if "--batch" in argv else 1)
+    assert snapshot(git_repo.path) == before
+
+
+def test_runtime_process_with_a_fifo_registry_answers_at_once(git_repo: GitRepo) -> None:
+    from conftest import run_workgroup
+
+    git_repo.commit("init", {"src/a.py": "x\n"})
+    registry = git_repo.path / ".git" / "workgroup" / "owners.json"
+    plant(registry, "fifo")
+    tried("runtime process (route, FIFO registry)")
+    request = json.dumps({"input": {"role": "builder", "owned_files": ["src/a.py"]}})
+    proc = run_workgroup("runtime", "route", stdin=request, cwd=git_repo.path, timeout=30)
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["code"] == "ENVIRONMENT_ERROR"
