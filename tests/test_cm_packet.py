@@ -465,7 +465,8 @@ def test_packet_build_refuses_a_credential_and_prints_nothing(
     code, out, err = cli(capsys, *args)
     assert code == 0 and out, err  # the clean packet builds
     target = tmp_path / "p.json"
-    code, out, err = cli(capsys, *args, "--item", f"notes=token {LEAK}", "--out", str(target))
+    leaky = [a if not a.startswith("analyst_result=") else f"analyst_result=token {LEAK}" for a in args]
+    code, out, err = cli(capsys, *leaky, "--out", str(target))
     assert code == 1 and "PACKET_PRIVATE" in err
     assert out == "" and not target.exists()  # nothing printed, nothing written
     assert LEAK not in err

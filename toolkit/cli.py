@@ -70,7 +70,7 @@ def run(argv: list[str]) -> int:
     if sys.stdout is None:  # started with stdout closed: writing data must fail loudly, not crash
         from toolkit.commands._common import ClosedStream
 
-        sys.stdout = ClosedStream()  # type: ignore[assignment]
+        sys.stdout = ClosedStream()
     app = build_app()
     try:
         result = app(args=argv, prog_name="workgroup", standalone_mode=False)
