@@ -11,7 +11,7 @@ import pytest
 from conftest import GitRepo, run_workgroup
 from test_capsule_support import overflow_capsule, tree_snapshot, valid_capsule
 
-from toolkit.canonical import canonical_bytes, capsule_digest
+from toolkit.core.canonical import canonical_bytes, capsule_digest
 
 CAPSULE_REL = ".workgroup/workgroups/kc-feat-auth-20260730-080000/capsules/task-auth-1.json"
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_capsule_support import REFERENCE_VALID_HASH, in_process, overflow_capsule, valid_capsule
 
-from toolkit.canonical import canonical_bytes, capsule_digest
+from toolkit.core.canonical import canonical_bytes, capsule_digest
 from toolkit.runtime.capsule import evidence_artifact_bytes, prepare_capsule
 from toolkit.runtime.capsule_rules import schema_problems
 from toolkit.runtime.codes import MESSAGES

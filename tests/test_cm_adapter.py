@@ -719,10 +719,15 @@ def test_writer_environment_has_no_adapter_variables() -> None:
     assert env == {"HOME": "/h"}
 
 
+@pytest.mark.parametrize("unbuffered", ["1", None], ids=["unbuffered", "block-buffered"])
 def test_stdout_failure_logs_error_outcome(
-    serve: Callable[[Responder], Server], project: dict[str, Path]
+    serve: Callable[[Responder], Server], project: dict[str, Path], unbuffered: str | None
 ) -> None:
-    """A closed stdout: the text could not be delivered, so the outcome is error and the exit 1."""
+    """A closed stdout: the text could not be delivered, so the outcome is error and the exit 1.
+
+    Both stdout modes: block-buffered (a pipe, PYTHONUNBUFFERED unset) used to fail only at
+    interpreter shutdown, exit 120 after logging success.
+    """
     server = serve(ok_reply({"prompt_tokens": 1, "completion_tokens": 1}))
     cmd = [
         sys.executable,
@@ -752,11 +757,15 @@ def test_stdout_failure_logs_error_outcome(
         "CM_OPENAI_COMPATIBLE_BASE_URL": server.url,
         "CM_OPENAI_COMPATIBLE_API_KEY": API_KEY,
     }
+    env.pop("PYTHONUNBUFFERED", None)
+    if unbuffered is not None:
+        env["PYTHONUNBUFFERED"] = unbuffered
     proc = subprocess.run(
         cmd, input=json.dumps(packet()).encode(), capture_output=True, env=env, timeout=60, check=False
     )
     assert proc.returncode == 1 and b"result output failed" in proc.stderr
-    assert project_rows(project)[-1]["outcome"] == "error"
+    assert b"Traceback" not in proc.stderr and b"Exception ignored" not in proc.stderr
+    assert [row["outcome"] for row in project_rows(project) if row["event"] == "model_usage"] == ["error"]
 
 
 def test_lean_imports(tmp_path: Path) -> None:
@@ -776,9 +785,9 @@ def test_lean_imports(tmp_path: Path) -> None:
 
 
 def test_demo_step_runs_and_narrates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from toolkit.demo import Demo
-    from toolkit.demo_steps import model_calls
-    from toolkit.git import commit_all, init_repository
+    from toolkit.demo.runner import Demo
+    from toolkit.demo.steps import model_calls
+    from toolkit.infra.git import commit_all, init_repository
 
     root = tmp_path / "demo"
     root.mkdir()

@@ -441,6 +441,8 @@ def test_done_status_is_sticky_and_latest_time_wins(tmp_path: Path) -> None:
         ({"outcome": "won"}, "invalid outcome"),
         ({"duration_ms": -1}, "invalid duration"),
         ({"cache_read_tokens": "9"}, "invalid cache count"),
+        ({"reasoning_tokens": -1}, "invalid cache count"),
+        ({"reasoning_tokens": 10_000}, "invalid reasoning subset"),  # reasoning is a subset of output
         ({"usage_state": "unavailable"}, "unavailable row contains token counts"),
         ({"usage_state": "estimated"}, "invalid usage state"),
     ],
@@ -527,9 +529,14 @@ def _spec_reason(row: dict[str, Any]) -> str | None:
             return "invalid output count"
         if any(n in row and not count(row[n]) for n in ("cache_read_tokens", "cache_write_tokens")):
             return "invalid cache count"
+        if "reasoning_tokens" in row and not count(row["reasoning_tokens"]):
+            return "invalid cache count"
+        if "reasoning_tokens" in row and row["reasoning_tokens"] > row["output_tokens"]:
+            return "invalid reasoning subset"
         return None
     if row.get("usage_state") == "unavailable":
-        return "unavailable row contains token counts" if any(n in row for n in report.TOKEN_FIELDS) else None
+        counts = (*report.TOKEN_FIELDS, "reasoning_tokens")
+        return "unavailable row contains token counts" if any(n in row for n in counts) else None
     return "invalid usage state"
 
 
@@ -547,6 +554,7 @@ _usage_fields = {
     "output_tokens": st.sampled_from([0, 7]) | _odd,
     "cache_read_tokens": st.sampled_from([0, 7]) | _odd,
     "cache_write_tokens": st.sampled_from([0, 7]) | _odd,
+    "reasoning_tokens": st.sampled_from([0, 7, 8]) | _odd,
     "effective_model": st.sampled_from(["m"]) | _odd,
 }
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import run_workgroup
 
-from toolkit.fanout import PlanError, check_plan
+from toolkit.workflow.fanout import PlanError, check_plan
 
 GOOD_STAGE0 = {"stage": "0", "indexed": True, "workers": [{"role": "analyst", "scope": "."}]}
 

@@ -27,7 +27,7 @@ import pytest
 from _hostile import snapshot, tried
 from conftest import ROOT, GitRepo, run_workgroup
 
-from toolkit.git import discover
+from toolkit.infra.git import discover
 
 
 def _env() -> dict[str, str]:
@@ -41,7 +41,7 @@ import json, os, sys, time
 from pathlib import Path
 sys.path.insert(0, {root!r})
 kind, workdir, common, ready = sys.argv[1:5]
-from toolkit.store import Layout, append_jsonl, atomic_write, write_json_atomic
+from toolkit.infra.store import Layout, append_jsonl, atomic_write, write_json_atomic
 layout = Layout(Path(workdir), Path(common))
 big = "x" * 200_000  # large records: a kill lands inside a write, not between them
 i = 0
@@ -104,7 +104,7 @@ def _kill_mid_write(kind: str, repo: GitRepo, tmp_path: Path, delay: float) -> P
 def test_kill_mid_append_leaves_whole_lines(
     kind: str, delay: float, git_repo: GitRepo, tmp_path: Path
 ) -> None:
-    from toolkit.store import append_jsonl, read_jsonl
+    from toolkit.infra.store import append_jsonl, read_jsonl
 
     path = _kill_mid_write(kind, git_repo, tmp_path, delay)
     raw = path.read_bytes()

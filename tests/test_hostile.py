@@ -698,7 +698,7 @@ def test_the_tally_counts_inputs() -> None:
 def test_deep_json_in_a_string_is_not_nesting() -> None:
     from _hostile import deep_in_string
 
-    from toolkit.boundedio import json_depth_exceeds, loads_bounded
+    from toolkit.infra.boundedio import json_depth_exceeds, loads_bounded
 
     assert not json_depth_exceeds(deep_in_string())
     assert loads_bounded(deep_in_string())["text"].startswith("[[[")
@@ -707,7 +707,7 @@ def test_deep_json_in_a_string_is_not_nesting() -> None:
 
 
 def test_lowered_cap_never_raises_a_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolkit.boundedio import effective_limit
+    from toolkit.infra.boundedio import effective_limit
 
     monkeypatch.setenv("WORKGROUP_MAX_READ_BYTES", "999999999")
     assert effective_limit(100) == 100

@@ -10,9 +10,9 @@ import pytest
 import yaml
 from conftest import GitRepo, run_workgroup
 
-from toolkit.errors import Refused
-from toolkit.initialize import HOOK_IDS, merge_gitignore, merge_pre_commit_config
-from toolkit.resources import template_text
+from toolkit.core.errors import Refused
+from toolkit.infra.resources import template_text
+from toolkit.workflow.init import HOOK_IDS, merge_gitignore, merge_pre_commit_config
 
 EXISTING = """\
 # team hooks: keep this comment

@@ -1,4 +1,4 @@
-"""Owned-path canonicalization, the overlap index and owned globs (toolkit/paths.py)."""
+"""Owned-path canonicalization, the overlap index and owned globs (toolkit/infra/paths.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolkit.paths import (
+from toolkit.infra.paths import (
     Canonicalizer,
     OverlapIndex,
     OwnershipPathError,
@@ -168,7 +168,7 @@ def test_bad_globs_are_refused(bad: object) -> None:
 
 def test_globs_expand_against_real_tracked_files(git_repo) -> None:  # type: ignore[no-untyped-def]
     git_repo.commit("files", {"src/api.py": "a", "src/ui.tsx": "b", "src/deep/x.py": "c", "README.md": "r"})
-    from toolkit.git import discover
+    from toolkit.infra.git import discover
 
     tracked = discover(git_repo.path).tracked_files()
     assert expand_globs(["src/*.py"], tracked) == ["src/api.py"]
@@ -287,7 +287,7 @@ def test_legitimate_unicode_names_are_still_ownable(root: Path) -> None:
 def test_no_accepted_path_escapes_or_hides(root: Path, value: str) -> None:
     import unicodedata
 
-    from toolkit.paths import hidden_character
+    from toolkit.infra.paths import hidden_character
 
     canon = Canonicalizer(str(root))
     try:

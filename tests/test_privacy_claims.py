@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from toolkit.hooks import docs_claims
 
+from toolkit.hooks import docs_claims
 from toolkit.privacy.claims import find_claims
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from conftest import GitRepo
-from toolkit.hooks import privacy as privacy_hook
-from toolkit.hooks import privacy_all as privacy_all_hook
 
 from toolkit.cli import run
-from toolkit.errors import InvalidInput
+from toolkit.core.errors import InvalidInput
+from toolkit.hooks import privacy as privacy_hook
+from toolkit.hooks import privacy_all as privacy_all_hook
 from toolkit.privacy.allowlist import fingerprint, load_salt, parse_allowlist
 
 KEY = "sk_" + "live_" + "4eC39HqLyjWD4rjtT1zdp7dcFAKE"  # synthetic, non-working

@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import run_workgroup
 
-from toolkit.skills_lint import LintConfig, lint
+from toolkit.workflow.skills import LintConfig, lint
 
 GOOD_SKILL = """---
 name: deploy
@@ -222,7 +222,7 @@ def test_unlintable_argument_is_an_error_finding(git_repo, kind: str) -> None:  
     import os
 
     from toolkit.hooks.skills import main
-    from toolkit.skills_files import UNLINTABLE, lint_paths
+    from toolkit.workflow.skills_files import UNLINTABLE, lint_paths
 
     if kind == "unreadable" and os.geteuid() == 0:
         pytest.skip("root reads a mode-000 file")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import ROOT, GitRepo
 from toolkit.cli import run
-from toolkit.git import discover
+from toolkit.infra.git import discover
 
 NOW = "2026-03-01T10:00:00Z"
 
@@ -247,9 +247,9 @@ def test_stdin_input(git_repo: GitRepo) -> None:
 _WORKER = """
 import json, os, sys, time
 from pathlib import Path
-from toolkit.store import Layout
-from toolkit.timefmt import now_utc
-from toolkit.vault import add_delta
+from toolkit.infra.store import Layout
+from toolkit.core.timefmt import now_utc
+from toolkit.records.vault import add_delta
 workdir, common, payload, go = sys.argv[1:5]
 request = json.loads(Path(payload).read_text())
 while not os.path.exists(go):
@@ -291,9 +291,9 @@ def _env() -> dict[str, str]:
 _FLUSHER = """
 import json, os, sys, time
 from pathlib import Path
-from toolkit.store import Layout
-from toolkit.timefmt import now_utc
-from toolkit.vault import flush
+from toolkit.infra.store import Layout
+from toolkit.core.timefmt import now_utc
+from toolkit.records.vault import flush
 workdir, common, go = sys.argv[1:4]
 while not os.path.exists(go):
     time.sleep(0.002)
@@ -315,8 +315,8 @@ def test_racing_flushes_hand_out_each_entry_once(git_repo: GitRepo) -> None:
     adders = _race(git_repo, [{"delta": {"title": f"Item {i}", "content": f"Body {i}."}} for i in range(4)])
     assert all(r.returncode == 0 for r in adders)
     taken = [e["seq"] for p in flushers for e in json.loads(p.communicate(timeout=120)[0])["entries"]]
-    from toolkit.timefmt import now_utc
-    from toolkit.vault import flush as flush_now
+    from toolkit.core.timefmt import now_utc
+    from toolkit.records.vault import flush as flush_now
 
     taken += [e["seq"] for e in flush_now(lay, now=now_utc(), deliver=lambda b: None)["entries"]]
     assert sorted(taken) == [1, 2, 3, 4]  # every entry in exactly one batch
@@ -372,10 +372,10 @@ def test_eight_concurrent_duplicates_keep_one(git_repo: GitRepo) -> None:
     )
 )
 def test_fuzz_add_never_crashes(tmp_path_factory: pytest.TempPathFactory, payload: Any) -> None:
-    from toolkit.errors import ToolkitError
-    from toolkit.store import Layout
-    from toolkit.timefmt import parse_rfc3339
-    from toolkit.vault import add_delta, read_journal
+    from toolkit.core.errors import ToolkitError
+    from toolkit.core.timefmt import parse_rfc3339
+    from toolkit.infra.store import Layout
+    from toolkit.records.vault import add_delta, read_journal
 
     root = tmp_path_factory.mktemp("fuzz")
     lay = Layout(root, root / ".git")
@@ -436,7 +436,9 @@ def test_flush_with_closed_stdout_records_nothing_and_offers_again(
     assert [e["seq"] for e in batch["entries"]] == [1]  # offered again
 
 
-def test_flush_into_a_closed_pipe_records_nothing(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_flush_into_a_closed_pipe_records_nothing(
+    git_repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
     import os
 
     assert add(git_repo, {"delta": DELTA}, capsys)[0] == 0
@@ -453,7 +455,9 @@ def test_flush_into_a_closed_pipe_records_nothing(git_repo: GitRepo, capsys: pyt
     assert [e["seq"] for e in flush(capsys)["entries"]] == [1]
 
 
-def test_flush_to_a_full_device_records_nothing(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_flush_to_a_full_device_records_nothing(
+    git_repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
     from pathlib import Path as _P
 
     if not _P("/dev/full").exists():
@@ -466,7 +470,9 @@ def test_flush_to_a_full_device_records_nothing(git_repo: GitRepo, capsys: pytes
     assert journal_bytes(git_repo) == before
 
 
-def test_held_batch_is_offered_until_acknowledged(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_held_batch_is_offered_until_acknowledged(
+    git_repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert add(git_repo, {"delta": DELTA}, capsys)[0] == 0
     capsys.readouterr()
     assert run(["vault", "flush", "--hold", "--now", NOW]) == 0

@@ -14,9 +14,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_capsule_support import overflow_capsule, valid_capsule
 
-from toolkit.canonical import capsule_digest
-from toolkit.git import Repo, discover, squash_onto
-from toolkit.verify import verify
+from toolkit.core.canonical import capsule_digest
+from toolkit.infra.git import Repo, discover, squash_onto
+from toolkit.records.verify import verify
 
 CAPSULE_REL = ".workgroup/workgroups/kc-feat-auth-20260730-080000/capsules/task-auth-1.json"
 GIT_ENV = ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "protocol.file.allow=always"]
@@ -28,7 +28,7 @@ def git(cwd: Path, *args: str) -> str:
 
 
 def seal(repo: GitRepo, capsule: dict[str, Any] | None = None, *extra: str) -> dict[str, Any]:
-    from toolkit.capsules import seal_file
+    from toolkit.records.capsules import seal_file
 
     source = repo.write("input/capsule.json", json.dumps(capsule or valid_capsule()))
     args: dict[str, Any] = {}
@@ -68,7 +68,7 @@ def test_history_rewrite_that_drops_the_checkpoint_fails_naming_the_file(sealed_
 
 
 def test_reset_that_drops_the_checkpoint_fails(sealed_repo: GitRepo) -> None:
-    from toolkit.git import reset_hard
+    from toolkit.infra.git import reset_hard
 
     data = (sealed_repo.path / CAPSULE_REL).read_bytes()
     reset_hard(discover(sealed_repo.path), "HEAD~2")  # back to "initial": the capsule file goes too
@@ -334,7 +334,7 @@ def test_hook_console_script_and_manifest_entry() -> None:
 
 
 def test_ci_template_runs_verify_with_full_history() -> None:
-    from toolkit.resources import data_dir
+    from toolkit.infra.resources import data_dir
 
     workflow = (data_dir("templates") / "ci" / "workgroup-verify.yml").read_text()
     import yaml
@@ -353,7 +353,7 @@ _text = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF),
 @example(objective="lone \ud800 surrogate", risks=["\u2028", '\x7f\x1f"\\'], artifact="\U0001f600")
 @given(objective=_text, risks=st.lists(_text, max_size=3), artifact=st.one_of(st.none(), _text))
 def test_fast_sealed_digest_equals_canonical(objective: str, risks: list[str], artifact: Any) -> None:
-    from toolkit.verify import sealed_digest
+    from toolkit.records.verify import sealed_digest
 
     capsule = valid_capsule()
     capsule.update(objective=objective, risks=risks)

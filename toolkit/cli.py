@@ -11,7 +11,7 @@ import sys
 
 import typer
 
-from toolkit.errors import ToolkitError, exit_code_for
+from toolkit.core.errors import ToolkitError, exit_code_for
 
 # Order is the order of ``workgroup --help``.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -42,6 +42,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "profile",
     "capabilities",
     "fanout",
+    "usage",
     "schemas",
 )
 
@@ -86,14 +87,13 @@ def run(argv: list[str]) -> int:
         if callable(show):
             show()
             return int(code) if isinstance(code, int) else 2
-        if isinstance(exc, KeyboardInterrupt):
-            return 130
-        if isinstance(exc, (PermissionError, OSError)):
-            from toolkit.commands._common import silence_stdout
+        if isinstance(exc, OSError):
+            from toolkit.infra.output import silence_stdout
 
             silence_stdout()  # what could not be written is not retried (noisily) at exit
             err(f"error[ENVIRONMENT]: {exc.__class__.__name__}: the file system refused the operation")
-            return 3
+        if isinstance(exc, (OSError, KeyboardInterrupt)):
+            return exit_code_for(exc)
         raise
     return int(result) if isinstance(result, int) else 0
 

@@ -8,6 +8,17 @@ heavy (typer, pydantic, pygit2) is imported: it runs on every delegation. ``work
 from __future__ import annotations
 
 import sys
+from typing import Any
+
+
+def observe_decision(op: str, result: dict[str, Any], milliseconds: float, cwd: str) -> None:
+    """Live OTLP mode for ``workgroup runtime`` decisions (a no-op unless ``telemetry: otlp``)."""
+    try:
+        from toolkit.otel.live import emit_decision
+
+        emit_decision(cwd, op, result, milliseconds)
+    except (ImportError, OSError, ValueError, TypeError):  # telemetry never changes a decision's answer
+        pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -15,12 +26,17 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] == "runtime":
         from toolkit.runtime.protocol import main as runtime_main
 
-        return runtime_main(args[1:])
+        return runtime_main(args[1:], observer=observe_decision)
     if args and args[0] == "verify" and not {"-h", "--help"} & set(args[1:]):
         # CI and pre-commit run verify on every change: skip loading the typer app
-        from toolkit.verify import run_cli
+        from toolkit.records.verify import run_cli
 
         return run_cli(args[1:])
+    if args and args[0] == "usage" and not {"-h", "--help"} & set(args[1:]):
+        # reading gigabytes of agent logs: the typer app's start-up is not worth loading
+        from toolkit.usage.cli import run_cli as usage_cli
+
+        return usage_cli(args[1:])
     from toolkit.cli import run
 
     return run(args)

@@ -37,8 +37,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from toolkit.boundedio import FileRefused, json_depth_exceeds, json_line, open_regular
 from toolkit.cm.runptr import log_home
+from toolkit.infra.boundedio import FileRefused, json_depth_exceeds, json_line, open_regular
 
 PROG = "cm-usage-report"
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -162,6 +162,7 @@ _USAGE_FIELDS = (
     "effective_model",
 )
 _STR_ONLY = {str}
+_UNAVAILABLE_FORBIDDEN = frozenset((*TOKEN_FIELDS, "reasoning_tokens"))
 
 
 def _identity_or_reason(
@@ -223,9 +224,15 @@ def check_usage(row: Mapping[str, Any]) -> Compact | str:
             read = None
         if read is None or write is None:
             return "invalid cache count"
+        if "reasoning_tokens" in row:  # rare: looked up only when present
+            reasoning = row["reasoning_tokens"]
+            if not (type(reasoning) is int and reasoning >= 0):
+                return "invalid cache count"  # the reference's wording for any bad count
+            if reasoning > out:
+                return "invalid reasoning subset"
         counts = (inp, out, read, write)
     elif state == "unavailable":
-        if not row.keys().isdisjoint(TOKEN_FIELDS):
+        if not row.keys().isdisjoint(_UNAVAILABLE_FORBIDDEN):
             return "unavailable row contains token counts"
     else:
         return "invalid usage state"

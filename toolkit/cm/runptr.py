@@ -24,8 +24,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from toolkit.boundedio import FileRefused, json_line, open_regular, read_json_bounded
-from toolkit.store import atomic_write, file_lock
+from toolkit.cm.packet import json_depth_exceeds
+from toolkit.core.errors import InvalidInput
+from toolkit.infra.boundedio import FileRefused, open_regular, read_json_bounded
+from toolkit.infra.store import atomic_write, file_lock
 
 SCHEMA_VERSION = 1
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{7,127}$")
@@ -36,10 +38,28 @@ WRITE_LOCK_NAME = ".cm-write.lock"
 PROJECT_LOG_NAME = "运行日志.jsonl"
 DEFAULT_LOG_HOME = "~/.cm-workflow/logs"
 _MONTH = re.compile(r"^\d{4}-\d{2}$")
+# Logs and the pointer are files anyone with the repository can edit: a row far larger or deeper
+# than any the writer produces is not parsed (recursive decoding of a hostile tree is the risk).
+MAX_ROW_BYTES = 256 * 1024
+MAX_ROW_DEPTH = 64
+MAX_POINTER_BYTES = 64 * 1024
 
 
-class RunSelectionError(ValueError):
+def loads_row(raw: bytes) -> Any:
+    """``json.loads`` for one log row or pointer; ``ValueError`` when too large, deep or invalid."""
+    if len(raw) > MAX_ROW_BYTES or json_depth_exceeds(raw, MAX_ROW_DEPTH):
+        raise ValueError("row too large or too deeply nested")
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise ValueError("row too deeply nested") from None
+
+
+class RunSelectionError(InvalidInput, ValueError):
     """A run id or global log location that cannot be used (the writer exits 2)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("RUN_SELECTION_INVALID", message)
 
 
 def log_home(environ: Mapping[str, str], override: str | None = None) -> Path:
@@ -72,7 +92,7 @@ def iter_json_lines(path: Path, needle: bytes | None = None) -> Iterator[dict[st
             if needle is not None and needle not in raw:
                 continue
             try:
-                value = json_line(raw)
+                value = loads_row(raw)
             except ValueError:
                 continue
             if isinstance(value, dict):
@@ -97,7 +117,7 @@ def project_runs(project_log: Path | None) -> ProjectRuns:
         if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id) or not isinstance(event, str):
             continue
         latest = run_id
-        if event == "run_start":
+        if event in ("run_start", "resume"):
             states[run_id] = "running"
         elif event in TERMINAL_EVENTS:
             states[run_id] = "done"

@@ -6,8 +6,9 @@ import json
 import sys
 from typing import Any
 
-from toolkit.store import MAX_INPUT_FILE_BYTES as MAX_INPUT_FILE_BYTES  # re-exported for commands
-from toolkit.store import read_json_file as read_json_file
+from toolkit.infra.output import silence_stdout
+from toolkit.infra.store import MAX_INPUT_FILE_BYTES as MAX_INPUT_FILE_BYTES  # re-exported for commands
+from toolkit.infra.store import read_json_file as read_json_file
 
 
 def emit_json(value: Any) -> None:
@@ -20,7 +21,7 @@ def write_out(value: Any) -> None:
     For output that counts as delivered once written (a vault batch): the caller records the
     delivery only after this returned, so a closed stdout or a broken pipe loses nothing.
     """
-    from toolkit.errors import EnvironmentFailure
+    from toolkit.core.errors import EnvironmentFailure
 
     stream = sys.stdout
     try:
@@ -29,7 +30,7 @@ def write_out(value: Any) -> None:
         stream.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
         stream.flush()
     except (OSError, ValueError):
-        _silence_stdout()
+        silence_stdout()
         raise EnvironmentFailure(
             "OUTPUT_UNWRITABLE", "stdout cannot be written; nothing was recorded"
         ) from None
@@ -54,30 +55,11 @@ class ClosedStream:
         return False
 
 
-def silence_stdout() -> None:
-    """After a failed write: point fd 1 at /dev/null so the interpreter's last flush is quiet."""
-    _silence_stdout()
-
-
-def _silence_stdout() -> None:
-    # what could not be written must not be retried at exit (a second error, a traceback)
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        if devnull != 1:  # with fd 1 closed, the open itself took fd 1
-            os.dup2(devnull, 1)
-            os.close(devnull)
-        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 - lives as long as the process
-    except OSError:
-        sys.stdout = None
-
-
 def say(text: str) -> None:
     sys.stderr.write(text + ("" if text.endswith("\n") else "\n"))
 
 
 def repository() -> Any:
-    from toolkit.git import discover
+    from toolkit.infra.git import discover
 
     return discover()

@@ -45,7 +45,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print a JSON result object.")] = False,
     ) -> None:
         """Seal a capsule bound to REV (default HEAD) and print it; --write stores it atomically."""
-        from toolkit.capsules import seal_file
+        from toolkit.records.capsules import seal_file
 
         repo = repository()
         outcome = seal_file(

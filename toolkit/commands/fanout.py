@@ -20,11 +20,11 @@ def register(app: typer.Typer) -> None:
 
         import yaml
 
-        from toolkit.boundedio import json_depth_exceeds, read_regular
         from toolkit.commands._common import emit_json
-        from toolkit.errors import InvalidInput, ToolkitError
-        from toolkit.fanout import PlanError, check_plan
-        from toolkit.profiles import ProfileError
+        from toolkit.core.errors import InvalidInput, ToolkitError
+        from toolkit.infra.boundedio import json_depth_exceeds, read_regular
+        from toolkit.workflow.fanout import PlanError, check_plan
+        from toolkit.workflow.profiles import ProfileError
 
         raw = read_regular(plan, limit=1_048_576, what="the plan file") or b""  # FileRefused: exit 2
         if json_depth_exceeds(raw):  # flow-style YAML nests with the same brackets
@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
             raise InvalidInput("INVALID_PLAN", "the plan is not valid JSON or YAML") from None
         block: dict[str, object] = {}
         try:
-            from toolkit.profile_config import current_block
+            from toolkit.workflow.profile_config import current_block
 
             block = current_block(required=False)
         except ToolkitError:
@@ -45,7 +45,7 @@ def register(app: typer.Typer) -> None:
         try:
             settings, findings = check_plan(data, block)
         except (PlanError, ProfileError) as exc:
-            raise InvalidInput("INVALID_PLAN", str(exc)) from None
+            raise InvalidInput("INVALID_PLAN", exc.message) from None
         if json_out:
             emit_json({"profile": settings["profile"], "findings": [f.as_dict() for f in findings]})
         else:

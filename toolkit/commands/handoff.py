@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         """Print the handoff. Without --mode a missing file is an error (exit 1)."""
         from toolkit.cm.handoff import MAX_HANDOFF_BYTES, handoff_path
         from toolkit.commands._common import emit_json, say
-        from toolkit.errors import InvalidInput, Refused
+        from toolkit.core.errors import InvalidInput, Refused
 
         if mode is not None and mode not in MODES:
             raise InvalidInput("INVALID_OPTION", "--mode must be one of: create, resume")
@@ -43,7 +43,7 @@ def register(app: typer.Typer) -> None:
         shown_path = Path(os.path.relpath(target)).as_posix()
         text: str | None = None
         if mode != "resume":
-            from toolkit.boundedio import NOT_FOUND, FileRefused, read_regular
+            from toolkit.infra.boundedio import NOT_FOUND, FileRefused, read_regular
 
             try:
                 raw = read_regular(

@@ -21,8 +21,8 @@ def register(app: typer.Typer) -> None:
         import sys
 
         from toolkit.commands._common import repository, say
-        from toolkit.indexing import inventory
-        from toolkit.store import atomic_write
+        from toolkit.infra.store import atomic_write
+        from toolkit.workflow.indexing import inventory
 
         repo = repository()
         inv = inventory(repo, staged=staged, rev=rev, use_cache=not no_cache)

@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print what was done as JSON.")] = False,
     ) -> None:
         """Write .workgroup/config.yml, .gitignore lines and the pre-commit config; install the git hook."""
-        from toolkit.initialize import initialize
+        from toolkit.workflow.init import initialize
 
         repo = repository()
         outcome = initialize(
@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             emit_json(outcome.as_json())
         if outcome.hook == "failed":
-            from toolkit.errors import EnvironmentFailure
+            from toolkit.core.errors import EnvironmentFailure
 
             raise EnvironmentFailure(
                 "HOOK_INSTALL_FAILED", "`pre-commit install` failed; the files were written"

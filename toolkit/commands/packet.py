@@ -8,11 +8,13 @@ from typing import Annotated, Any
 
 import typer
 
+from toolkit.core.errors import ToolkitError
+
 MAX_ITEM_FILE_BYTES = 256 * 1024
 
 
 def _pairs(values: list[str] | None, what: str) -> list[tuple[str, str]]:
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
 
     out = []
     for value in values or []:
@@ -24,8 +26,8 @@ def _pairs(values: list[str] | None, what: str) -> list[tuple[str, str]]:
 
 
 def _read_text(path: Path, what: str) -> str:
-    from toolkit.boundedio import NOT_UTF8, FileRefused, read_text_bounded
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
+    from toolkit.infra.boundedio import NOT_UTF8, FileRefused, read_text_bounded
 
     try:
         return read_text_bounded(path, limit=MAX_ITEM_FILE_BYTES, what=what) or ""
@@ -35,7 +37,7 @@ def _read_text(path: Path, what: str) -> str:
 
 def _relative_ref(ref: str, root: Path) -> str:
     """Artifact references are project-relative; an absolute path outside the root is refused."""
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
 
     path = Path(ref)
     if not path.is_absolute():
@@ -50,16 +52,16 @@ def _relative_ref(ref: str, root: Path) -> str:
 
 def _root() -> Path:
     try:
-        from toolkit.git import discover
+        from toolkit.infra.git import discover
 
         return discover().workdir.resolve()
-    except Exception:  # outside a repository the current directory is the project root
+    except ToolkitError:  # outside a repository the current directory is the project root
         return Path.cwd().resolve()
 
 
 def _context(args: dict[str, Any], root: Path) -> dict[str, Any]:
 
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
 
     context: dict[str, Any] = {}
     if args["refs"]:
@@ -67,7 +69,7 @@ def _context(args: dict[str, Any], root: Path) -> dict[str, Any]:
     for key, value in _pairs(args["item"], "--item"):
         context[key] = value
     for key, value in _pairs(args["item_json"], "--item-json"):
-        from toolkit.boundedio import FileRefused, loads_bounded
+        from toolkit.infra.boundedio import FileRefused, loads_bounded
 
         try:
             context[key] = loads_bounded(value, what="--item-json value")
@@ -102,7 +104,7 @@ def build_packet(role: str, args: dict[str, Any]) -> dict[str, Any]:
     from toolkit.cm import packet as pk
     from toolkit.cm.compact import expected_output
     from toolkit.cm.prefix import build_prefix
-    from toolkit.errors import InvalidInput, Refused
+    from toolkit.core.errors import InvalidInput, Refused
 
     if role not in pk.ROLE_ITEMS:
         raise InvalidInput("UNKNOWN_ROLE", "ROLE must be one of: " + ", ".join(pk.ROLE_ITEMS))
@@ -196,7 +198,7 @@ def register(app: typer.Typer) -> None:
         _refuse_private(packet)  # nothing is printed or written for a packet that leaks
         text = _dump(packet) + "\n"
         if out is not None:
-            from toolkit.store import atomic_write
+            from toolkit.infra.store import atomic_write
 
             atomic_write(out, text)
         else:
@@ -214,7 +216,7 @@ def register(app: typer.Typer) -> None:
         """Validate a packet with the adapter's validator plus the role's required items."""
         from toolkit.cm import packet as pk
         from toolkit.commands._common import emit_json, say
-        from toolkit.errors import InvalidInput, Refused
+        from toolkit.core.errors import InvalidInput, Refused
 
         raw = sys.stdin.buffer.read(pk.MAX_PACKET_BYTES + 1) if str(file) == "-" else _read_bytes(file)
         try:
@@ -266,7 +268,7 @@ def register(app: typer.Typer) -> None:
         """Print the stable prefix digest (sha256 of the exact system message)."""
         from toolkit.cm.packet import ROLE_ITEMS, prefix_digest, system_message
         from toolkit.cm.prefix import build_prefix
-        from toolkit.errors import InvalidInput
+        from toolkit.core.errors import InvalidInput
 
         if role not in ROLE_ITEMS:
             raise InvalidInput("UNKNOWN_ROLE", "ROLE must be one of: " + ", ".join(ROLE_ITEMS))
@@ -288,14 +290,14 @@ def register(app: typer.Typer) -> None:
 
         from toolkit.cm.compact import MAX_ANSWER_BYTES, ROLES, check_output
         from toolkit.commands._common import emit_json, say
-        from toolkit.errors import InvalidInput, Refused
+        from toolkit.core.errors import InvalidInput, Refused
 
         if role not in ROLES:
             raise InvalidInput("UNKNOWN_ROLE", "ROLE must be one of: " + ", ".join(ROLES))
         raw = sys.stdin.buffer.read(MAX_ANSWER_BYTES + 1) if str(file) == "-" else _read_bytes(file)
         if len(raw) > MAX_ANSWER_BYTES:
             raise Refused("NOT_COMPACT", f"the answer exceeds {MAX_ANSWER_BYTES} bytes")
-        from toolkit.boundedio import FileRefused, loads_bounded
+        from toolkit.infra.boundedio import FileRefused, loads_bounded
 
         try:
             answer = loads_bounded(raw, what="the answer")
@@ -315,7 +317,7 @@ def register(app: typer.Typer) -> None:
 def _refuse_private(packet: object) -> None:
     """Refuse (exit 1, ``PACKET_PRIVATE``) a packet the privacy engine finds private content in."""
     from toolkit.cm import packet as pk
-    from toolkit.errors import InvalidInput, Refused
+    from toolkit.core.errors import InvalidInput, Refused
 
     try:
         private = pk.private_categories(packet)
@@ -326,8 +328,8 @@ def _refuse_private(packet: object) -> None:
 
 
 def _read_bytes(path: Path) -> bytes:
-    from toolkit.boundedio import FileRefused, read_regular
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
+    from toolkit.infra.boundedio import FileRefused, read_regular
 
     try:
         # up to 1 MiB + 1 byte: the caller answers an oversized packet or answer with its own code

@@ -61,7 +61,7 @@ def register(app: typer.Typer) -> None:
         ] = ContextChoice.auto,
     ) -> None:
         """Scan files; exit 1 when anything is found. Findings show masked values only."""
-        from toolkit.errors import InvalidInput
+        from toolkit.core.errors import InvalidInput
         from toolkit.privacy.gate import SUPPRESS_HINT, render_json, render_text, run_gate
         from toolkit.privacy.types import Context
 
@@ -91,7 +91,8 @@ def register(app: typer.Typer) -> None:
         reason: Annotated[str, typer.Option("--reason", help="Why it is not private (for reviewers).")] = "",
     ) -> None:
         """Record a reviewed finding in .workgroup/privacy-allowlist.yml (salted fingerprint only)."""
-        from toolkit.errors import EnvironmentFailure, InvalidInput
+        from toolkit.core.errors import EnvironmentFailure, InvalidInput
+        from toolkit.infra.store import atomic_write
         from toolkit.privacy.allowlist import (
             ALLOWLIST_REL,
             AllowEntry,
@@ -101,7 +102,6 @@ def register(app: typer.Typer) -> None:
             load_salt,
         )
         from toolkit.privacy.files import scan_file
-        from toolkit.store import atomic_write
 
         root = _root()
         if not path.is_file():

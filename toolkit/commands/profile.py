@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
     @profile.command("list", help="Print the documented table of profiles and the settings they tune.")
     def list_cmd(json_out: bool = typer.Option(False, "--json")) -> None:
         from toolkit.commands._common import emit_json
-        from toolkit.profiles import PROFILES, SETTING_DOCS, render_table
+        from toolkit.workflow.profiles import PROFILES, SETTING_DOCS, render_table
 
         if json_out:
             emit_json({"profiles": PROFILES, "settings": SETTING_DOCS})
@@ -26,8 +26,8 @@ def register(app: typer.Typer) -> None:
     @profile.command("show", help="The effective settings: request > config > profile > defaults.")
     def show_cmd(name: str = typer.Argument(None), json_out: bool = typer.Option(False, "--json")) -> None:
         from toolkit.commands._common import emit_json
-        from toolkit.profile_config import current_block
-        from toolkit.profiles import effective_settings
+        from toolkit.workflow.profile_config import current_block
+        from toolkit.workflow.profiles import effective_settings
 
         block = current_block(required=False)
         if name:
@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json"),
     ) -> None:
         from toolkit.commands._common import emit_json, say
-        from toolkit.profile_config import set_profile
+        from toolkit.workflow.profile_config import set_profile
 
         record = set_profile(name, reason=reason)
         if json_out:
@@ -62,10 +62,10 @@ def register(app: typer.Typer) -> None:
 
 
 def _checked(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    from toolkit.errors import InvalidInput
-    from toolkit.profiles import ProfileError
+    from toolkit.core.errors import InvalidInput
+    from toolkit.workflow.profiles import ProfileError
 
     try:
         return fn()
     except ProfileError as exc:
-        raise InvalidInput("INVALID_PROFILE", str(exc)) from None
+        raise InvalidInput("INVALID_PROFILE", exc.message) from None

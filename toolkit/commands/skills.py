@@ -24,8 +24,8 @@ def register(app: typer.Typer) -> None:
         import sys
 
         from toolkit.commands._common import emit_json
-        from toolkit.skills_files import lint_paths, render_text
-        from toolkit.skills_lint import LintConfig
+        from toolkit.workflow.skills import LintConfig
+        from toolkit.workflow.skills_files import lint_paths, render_text
 
         config = LintConfig(
             max_body_lines=max_body_lines, max_body_bytes=max_body_bytes, framework_documents=tuple(framework)

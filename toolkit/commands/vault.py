@@ -19,8 +19,8 @@ from toolkit.commands._common import (
 
 
 def _now(value: str | None) -> Any:
-    from toolkit.errors import InvalidInput
-    from toolkit.timefmt import now_utc, parse_rfc3339
+    from toolkit.core.errors import InvalidInput
+    from toolkit.core.timefmt import now_utc, parse_rfc3339
 
     if value is None:
         return now_utc()
@@ -31,14 +31,14 @@ def _now(value: str | None) -> Any:
 
 
 def _read_input(source: str) -> Any:
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
 
     if source != "-":
         return read_json_file(Path(source), what="vault delta file")
     raw = sys.stdin.buffer.read(MAX_INPUT_FILE_BYTES + 1)
     if len(raw) > MAX_INPUT_FILE_BYTES:
         raise InvalidInput("FILE_TOO_LARGE", f"the vault delta input exceeds {MAX_INPUT_FILE_BYTES} bytes")
-    from toolkit.boundedio import loads_bounded
+    from toolkit.infra.boundedio import loads_bounded
 
     return loads_bounded(raw, what="the vault delta input", strict=False)
 
@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print a JSON result object.")] = False,
     ) -> None:
         """Decide a delta against the journal; a kept delta is appended as pending, a skip appends nothing."""
-        from toolkit.vault import add_delta
+        from toolkit.records.vault import add_delta
 
         request = _read_input(source)
         moment = _now(now)
@@ -102,10 +102,10 @@ def register(app: typer.Typer) -> None:
         At least once: if the batch cannot be written out, nothing is marked and the next flush
         offers it again. With --hold the batch stays undelivered until `--ack BATCH_ID`.
         """
-        from toolkit.errors import InvalidInput
-        from toolkit.store import safe_segment
-        from toolkit.vault import ack as ack_batch
-        from toolkit.vault import flush
+        from toolkit.core.errors import InvalidInput
+        from toolkit.infra.store import safe_segment
+        from toolkit.records.vault import ack as ack_batch
+        from toolkit.records.vault import flush
 
         if ack is not None:
             if hold:
@@ -133,7 +133,7 @@ def register(app: typer.Typer) -> None:
     @group.command("list")
     def list_cmd(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
         """Show journaled entries with their state (pending or flushed in a batch)."""
-        from toolkit.vault import list_entries
+        from toolkit.records.vault import list_entries
 
         listing = list_entries(repository().layout)
         if as_json:

@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
     ) -> int:
         """Check capsules, lineages and promotion records (exit 1 on findings, 3 on a shallow clone)."""
-        from toolkit.verify import render_text, verify
+        from toolkit.records.verify import render_text, verify
 
         report = verify(repository(), rev)
         if as_json:

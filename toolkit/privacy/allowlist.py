@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolkit.errors import InvalidInput
+from toolkit.core.errors import InvalidInput
 
 ALLOWLIST_REL = ".workgroup/privacy-allowlist.yml"
 SALT_ENV = "WORKGROUP_PRIVACY_SALT"
@@ -68,7 +68,7 @@ def git_common_dir(start: Path) -> Path | None:
 
 
 def _small_text(path: Path) -> str:
-    from toolkit.boundedio import FileRefused, read_regular
+    from toolkit.infra.boundedio import FileRefused, read_regular
 
     try:
         return (
@@ -100,11 +100,11 @@ def load_salt(root: Path, *, create: bool = False, environ: dict[str, str] | Non
     if not path.exists() and create:
         import secrets
 
-        from toolkit.store import create_exclusive
+        from toolkit.infra.store import create_exclusive
 
         path.parent.mkdir(parents=True, exist_ok=True)
         create_exclusive(path, secrets.token_hex(32) + "\n")
-    from toolkit.boundedio import FileRefused, read_regular
+    from toolkit.infra.boundedio import FileRefused, read_regular
 
     try:
         raw = read_regular(path, limit=4096, what="the privacy salt", follow_symlinks=False, missing_ok=True)
@@ -140,7 +140,7 @@ def parse_allowlist(data: Any) -> list[AllowEntry]:
 def load_allowlist(root: Path) -> list[AllowEntry]:
     """Entries of ``<root>/.workgroup/privacy-allowlist.yml`` (none when the file is absent)."""
     path = root / ALLOWLIST_REL
-    from toolkit.boundedio import FileRefused, json_depth_exceeds, read_regular
+    from toolkit.infra.boundedio import FileRefused, json_depth_exceeds, read_regular
 
     try:
         raw = read_regular(path, limit=_MAX_BYTES, what=ALLOWLIST_REL, missing_ok=True, allow_over=True)

@@ -64,7 +64,7 @@ def relative_to_root(path: Path, root: Path) -> str:
 
 def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> tuple[str | None, str | None]:
     """(text, None) or (None, reason) for a file that is binary, huge or unreadable."""
-    from toolkit.boundedio import NOT_A_FILE, FileRefused, read_regular
+    from toolkit.infra.boundedio import NOT_A_FILE, FileRefused, read_regular
 
     try:
         # regular files only: a FIFO among the staged paths must not hang the hook

@@ -26,7 +26,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from toolkit.canonical import canonical_bytes, capsule_digest
+from toolkit.core.canonical import canonical_bytes, capsule_digest
 from toolkit.runtime.capsule_rules import (
     ARTIFACT_BOUNDARY,
     assert_artifact_path,

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from toolkit.core.jscompat import utf16_len
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.vocabulary import PHASES
 
@@ -46,17 +47,10 @@ OPTIONAL_KEYS: tuple[str, ...] = ("evidence", "artifact_refs")
 # ---------------------------------------------------------------- schema (reference §1)
 
 
-def _utf16_len(text: str) -> int:
-    # JavaScript counts UTF-16 code units; astral characters count twice
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
 def _is_str(value: Any, lo: int, hi: int | None) -> bool:
     if not isinstance(value, str):
         return False
-    size = _utf16_len(value)
+    size = utf16_len(value)
     return size >= lo and (hi is None or size <= hi)
 
 
@@ -66,7 +60,7 @@ def _is_id(value: Any) -> bool:
     The reference accepts any string here; a control, format or separator character (``U+0085``,
     a bidi override) or a lone surrogate would let two ids look the same, so they are refused.
     """
-    from toolkit.paths import hidden_character
+    from toolkit.infra.paths import hidden_character
 
     return _is_str(value, 1, 128) and hidden_character(value) is None
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from toolkit.core.errors import ExitCode, ToolkitError
+
 MESSAGES: dict[str, str] = {
     "INVALID_REQUEST": "Request must be one valid JSON object for the selected operation.",
     "REQUEST_TOO_LARGE": "Request exceeds the one-megabyte stdin limit.",
@@ -37,15 +39,15 @@ MESSAGES: dict[str, str] = {
 }
 
 
-class RuntimeOpError(Exception):
-    """Raised by a decision function; the protocol prints ``{"ok":false,"code","message"}``."""
+class RuntimeOpError(ToolkitError):
+    """Raised by a decision function; the protocol prints ``{"ok":false,"code","message"}``.
+
+    A refused decision is a finding (exit 1), as the reference runtime answers it.
+    """
+
+    exit_code = ExitCode.FINDINGS
 
     def __init__(self, code: str) -> None:
         if code not in MESSAGES:
             code = "INVALID_REQUEST"
-        super().__init__(code)
-        self.code = code
-
-    @property
-    def message(self) -> str:
-        return MESSAGES[self.code]
+        super().__init__(code, MESSAGES[code])

@@ -24,8 +24,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from toolkit.core.jscompat import js_strict_equal
 from toolkit.runtime.codes import RuntimeOpError
-from toolkit.runtime.lineage import evaluate_lineage, js_strict_equal, lineage_request_parts
+from toolkit.runtime.lineage import evaluate_lineage, lineage_request_parts
 
 FACT_FIELDS: tuple[str, ...] = ("role", "sensitivity")
 HOT = "HOT"

@@ -16,6 +16,7 @@ import math
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from toolkit.core.timefmt import format_utc, parse_rfc3339
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.envelope import check_envelope, parse_trusted_keys
 from toolkit.runtime.promotion_pairs import Pair, invalid_input, is_number, validate_pairs
@@ -27,7 +28,6 @@ from toolkit.runtime.promotion_report import (
     strata_table,
 )
 from toolkit.runtime.vocabulary import STRATA
-from toolkit.timefmt import format_utc, parse_rfc3339
 
 if TYPE_CHECKING:
     from toolkit.runtime.protocol import RuntimeContext
@@ -286,14 +286,14 @@ def repository_consumed_ids(cwd: str) -> list[str]:
     """Run ids consumed in the repository containing ``cwd`` (local ledger + committed records); read only."""
     import os
 
-    from toolkit.localstate import find_git
+    from toolkit.infra.localstate import find_git
     from toolkit.runtime.envelope import RUN_ID
 
     location = find_git(cwd)
     if location is None:
         return []
     ids: set[str] = set()
-    from toolkit.boundedio import MAX_LOG_BYTES, FileRefused, loads_bounded, read_regular
+    from toolkit.infra.boundedio import MAX_LOG_BYTES, FileRefused, loads_bounded, read_regular
 
     try:
         raw = read_regular(
@@ -345,7 +345,7 @@ def op_promotion(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]
     options = _options(request)
     raw_now = options.get("now")
     if raw_now is None:
-        from toolkit.timefmt import now_utc  # the op is the shell of this decision: it reads the clock
+        from toolkit.core.timefmt import now_utc  # the op is the shell of this decision: it reads the clock
 
         now = now_utc()
     else:

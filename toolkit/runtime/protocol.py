@@ -14,13 +14,16 @@ import math
 import os
 import re
 import sys
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from toolkit.core.errors import ExitCode, ToolkitError
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 
 MAX_REQUEST_BYTES = 1_048_576
+LIVE_OPS = frozenset({"route", "dispatch"})  # decisions that live mode (telemetry: otlp) emits
 
 # op name -> "module:function"; each function is fn(request: dict, ctx: RuntimeContext) -> dict
 OPERATIONS: dict[str, str] = {
@@ -47,10 +50,14 @@ class RuntimeContext:
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     # per-process caches shared by the requests of one --batch run (e.g. the writer registry)
     cache: dict[str, Any] = field(default_factory=dict)
+    # told about each decision of LIVE_OPS (op, result, milliseconds): the entry point injects
+    # live OTLP mode here, so the runtime layer never imports the telemetry export
+    observer: Callable[[str, dict[str, Any], float, str], None] | None = None
 
 
-class _TooLarge(Exception):
-    pass
+class _TooLarge(ToolkitError):
+    def __init__(self) -> None:
+        super().__init__("REQUEST_TOO_LARGE", "Request exceeds the one-megabyte stdin limit.")
 
 
 def _reject_constant(_: str) -> Any:
@@ -122,19 +129,18 @@ def execute(op: str, request: dict[str, Any], ctx: RuntimeContext) -> dict[str, 
     """Run one operation and return the output frame (never raises for bad input)."""
     try:
         func = resolve_operation(op)
+        started = time.perf_counter()
         result = func(request, ctx)
+        if ctx.observer is not None and op in LIVE_OPS:
+            ctx.observer(op, result, (time.perf_counter() - started) * 1000, ctx.cwd)
         return {"ok": True, "operation": op, "result": result}
     except RuntimeOpError as exc:
         return failure(exc.code)
     except OSError:
         return failure("ENVIRONMENT_ERROR")
-    except Exception as exc:  # anything unexpected is INVALID_REQUEST, never a traceback
-        from toolkit.errors import ExitCode, ToolkitError
-
-        if isinstance(exc, ToolkitError):
-            return failure(
-                "ENVIRONMENT_ERROR" if exc.exit_code == ExitCode.ENVIRONMENT else "INVALID_REQUEST"
-            )
+    except ToolkitError as exc:
+        return failure("ENVIRONMENT_ERROR" if exc.exit_code == ExitCode.ENVIRONMENT else "INVALID_REQUEST")
+    except Exception:  # the reference's frame: an uncoded failure is INVALID_REQUEST, never a traceback
         return failure("INVALID_REQUEST")
 
 
@@ -214,7 +220,9 @@ def run_batch(op: str, stdin: IO[bytes], out: IO[str], ctx: RuntimeContext) -> i
 USAGE = "usage: workgroup runtime [--batch] OP < request.json\noperations: " + ", ".join(OPERATIONS) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(
+    argv: list[str] | None = None, observer: Callable[[str, dict[str, Any], float, str], None] | None = None
+) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     batch = False
     if "--batch" in args:
@@ -227,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     if out is None:  # started with stdout closed: no frame can be written
         return 1
     try:
-        code = _main(args, batch, out)
+        code = _main(args, batch, out, observer)
         out.flush()
         return code
     except OSError:
@@ -238,13 +246,18 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-def _main(args: list[str], batch: bool, out: IO[str]) -> int:
+def _main(
+    args: list[str],
+    batch: bool,
+    out: IO[str],
+    observer: Callable[[str, dict[str, Any], float, str], None] | None = None,
+) -> int:
     # exactly one operation; a missing one is UNSUPPORTED_OPERATION, as in the reference
     if len(args) != 1 or args[0] not in OPERATIONS:
         _emit(out, failure("UNSUPPORTED_OPERATION"))
         return 1
     op = args[0]
-    ctx = RuntimeContext()
+    ctx = RuntimeContext(observer=observer)
     stdin = getattr(sys.stdin, "buffer", None)
     if stdin is None:  # stdin closed: no request
         _emit(out, failure("INVALID_REQUEST"))

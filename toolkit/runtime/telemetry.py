@@ -15,10 +15,10 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
+from toolkit.core.timefmt import is_rfc3339
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.rollout import ANONYMOUS_CORPUS_ID
 from toolkit.runtime.vocabulary import MODES, REASON_CODES
-from toolkit.timefmt import is_rfc3339
 
 if TYPE_CHECKING:
     from toolkit.runtime.protocol import RuntimeContext
