@@ -355,8 +355,8 @@ def _lineage_with_handle(root: Path) -> str:
     """A valid lineage with a real platform handle (so the pseudonym map is read and written)."""
     from test_lineage_cli import lineage
 
-    from toolkit.git import discover
-    from toolkit.lineage_records import _pseudonym_key
+    from toolkit.infra.git import discover
+    from toolkit.records.lineages import _pseudonym_key
 
     repo = discover(str(root))
     _pseudonym_key(repo.layout)  # the key exists before the case: only the map is under test
