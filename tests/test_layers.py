@@ -45,6 +45,8 @@ def _layer_of(dotted: str) -> int | None:
         return None
     if parts[1] in DATA:
         return None
+    if parts[1].startswith("__") and parts[1] != "__main__":  # the package's own metadata (__version__)
+        return 0
     return LAYERS.get(parts[1], -1)
 
 

@@ -85,11 +85,19 @@ def test_real_git_rebase_dropping_the_commit_fails(sealed_repo: GitRepo) -> None
     proc = run_workgroup("verify", "--json", cwd=sealed_repo.path)
     assert proc.returncode == 1
     out = json.loads(proc.stdout)
-    assert out["ok"] is False
-    assert out["findings"] == [
-        {"path": CAPSULE_REL, "rule": "checkpoint-not-ancestor", "message": out["findings"][0]["message"]}
-    ]
-    assert CAPSULE_REL.encode() in proc.stderr
+    assert out["tool"] == "verify" and out["summary"]["findings"] == 1 and out["summary"]["capsules"] == 1
+    (finding,) = out["findings"]
+    assert (finding["path"], finding["line"], finding["col"], finding["code"]) == (
+        CAPSULE_REL,
+        0,
+        0,
+        "checkpoint-not-ancestor",
+    )
+    # the finding carries the fix: reseal at a commit reachable from the checked rev
+    assert "reseal at a commit reachable from HEAD" in finding["fix"] and "--checkpoint" in finding["fix"]
+    text = run_workgroup("verify", cwd=sealed_repo.path)
+    assert text.stdout.decode().startswith(f"{CAPSULE_REL}:0:0: checkpoint-not-ancestor ")
+    assert "\n  fix: " in text.stdout.decode() and b"verify: 1 finding" in text.stderr
 
 
 def test_rev_option_checks_against_that_commit(sealed_repo: GitRepo) -> None:
@@ -168,6 +176,21 @@ def test_artifact_symlink_leading_outside_does_not_resolve(git_repo: GitRepo, tm
     outside.write_bytes(path.read_bytes())
     path.unlink()
     path.symlink_to(outside)
+    assert rules(verify(discover(git_repo.path))) == [(CAPSULE_REL, "artifact-missing")]
+
+
+def test_the_artifact_root_itself_resolves_as_a_directory(git_repo: GitRepo) -> None:
+    git_repo.commit("initial", {"src/app.py": "a = 1\n", "knowzcode/artifacts/run/log.txt": "ok\n"})
+    capsule = valid_capsule()
+    capsule["workgroup_id"], capsule["task_id"] = "kc-feat-auth-20260730-080000", "task-auth-1"
+    capsule["artifact_refs"] = ["knowzcode/artifacts"]
+    seal(git_repo, capsule)
+    git_repo.commit("capsule naming the artifact root")
+    assert verify(discover(git_repo.path)).ok
+    # a directory is only the root's form: a reference beneath it must still be a file
+    capsule["artifact_refs"] = ["knowzcode/artifacts/run"]
+    seal(git_repo, capsule)
+    git_repo.commit("capsule naming a directory beneath the root")
     assert rules(verify(discover(git_repo.path))) == [(CAPSULE_REL, "artifact-missing")]
 
 
@@ -275,7 +298,9 @@ def test_shallow_clone_is_reported_as_shallow_with_the_fix(sealed_repo: GitRepo,
     assert discover(clone).is_shallow
     proc = run_workgroup("verify", "--json", cwd=clone)
     assert proc.returncode == 3
-    assert proc.stdout == b""
+    # --json: the refusal is a JSON error object on stdout as well as the exit code
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "SHALLOW_CLONE" and "fetch-depth: 0" in error["message"]
     err = proc.stderr.decode()
     assert "error[SHALLOW_CLONE]" in err and "fetch-depth: 0" in err
     assert "not an ancestor" not in err and "ancestor of it" not in err

@@ -3,12 +3,16 @@
 ``workgroup runtime ...`` is dispatched to the lean standard-library protocol before anything
 heavy (typer, pydantic, pygit2) is imported: it runs on every delegation. ``workgroup verify``
 (every CI job and pre-commit run) skips the typer app the same way; ``--help`` still uses it.
+``workgroup --version`` prints the one version (``toolkit.__version__``) without loading typer.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # the runtime path starts here: typing stays out of it
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def observe_decision(op: str, result: dict[str, Any], milliseconds: float, cwd: str) -> None:
@@ -23,6 +27,11 @@ def observe_decision(op: str, result: dict[str, Any], milliseconds: float, cwd: 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:
+        from toolkit import __version__
+
+        sys.stdout.write(f"workgroup {__version__}\n")
+        return 0
     if args and args[0] == "runtime":
         from toolkit.runtime.protocol import main as runtime_main
 
@@ -37,6 +46,11 @@ def main(argv: list[str] | None = None) -> int:
         from toolkit.usage.cli import run_cli as usage_cli
 
         return usage_cli(args[1:])
+    if args[:2] == ["privacy", "scan"] and not {"-h", "--help"} & set(args[2:]):
+        # the gate runs on every commit and in CI: scan without loading the typer app
+        from toolkit.privacy.command import main as scan_main
+
+        return scan_main(args[2:])
     from toolkit.cli import run
 
     return run(args)

@@ -14,7 +14,7 @@ def register(app: typer.Typer) -> None:
         route_facts: bool = typer.Option(
             False, "--route-facts", help="Print the router's *_supported facts."
         ),
-        json_out: bool = typer.Option(False, "--json"),
+        json_out: bool = typer.Option(False, "--json", help="Print the table as JSON on stdout."),
     ) -> None:
         from toolkit.commands._common import emit_json
         from toolkit.core.errors import InvalidInput

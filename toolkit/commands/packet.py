@@ -248,10 +248,14 @@ def register(app: typer.Typer) -> None:
                 }
             )
         say(f"prefix {digest}")
-        if missing:
-            raise Refused("MISSING_ITEMS", "missing required items: " + ", ".join(missing))
-        if problems:
-            raise Refused("INVALID_PACKET", "; ".join(problems))
+        if missing or problems:
+            refusal = (
+                Refused("MISSING_ITEMS", "missing required items: " + ", ".join(missing))
+                if missing
+                else Refused("INVALID_PACKET", "; ".join(problems))
+            )
+            refusal.reported = json_out  # the JSON above already says why
+            raise refusal
         say("packet ok" if known else "packet ok for the adapter (role has no item table)")
 
     @group.command("prefix")
@@ -310,7 +314,9 @@ def register(app: typer.Typer) -> None:
         for f in findings:
             say(f"{f.path}: {f.rule}: {f.message}")
         if findings:
-            raise Refused("OUTPUT_FINDINGS", f"{len(findings)} rule(s) broken")
+            refusal = Refused("OUTPUT_FINDINGS", f"{len(findings)} rule(s) broken")
+            refusal.reported = json_out  # the JSON above already lists the findings
+            raise refusal
         say("answer ok")
 
 

@@ -14,7 +14,7 @@ def register(app: typer.Typer) -> None:
     )
 
     @profile.command("list", help="Print the documented table of profiles and the settings they tune.")
-    def list_cmd(json_out: bool = typer.Option(False, "--json")) -> None:
+    def list_cmd(json_out: bool = typer.Option(False, "--json", help="Print it as JSON on stdout.")) -> None:
         from toolkit.commands._common import emit_json
         from toolkit.workflow.profiles import PROFILES, SETTING_DOCS, render_table
 
@@ -24,7 +24,12 @@ def register(app: typer.Typer) -> None:
             print(render_table())
 
     @profile.command("show", help="The effective settings: request > config > profile > defaults.")
-    def show_cmd(name: str = typer.Argument(None), json_out: bool = typer.Option(False, "--json")) -> None:
+    def show_cmd(
+        name: str = typer.Argument(
+            None, metavar="PROFILE", help="A profile to show instead of the configured one."
+        ),
+        json_out: bool = typer.Option(False, "--json", help="Print it as JSON on stdout."),
+    ) -> None:
         from toolkit.commands._common import emit_json
         from toolkit.workflow.profile_config import current_block
         from toolkit.workflow.profiles import effective_settings
@@ -41,9 +46,9 @@ def register(app: typer.Typer) -> None:
 
     @profile.command("set", help="Switch the profile in .workgroup/config.yml and record the change.")
     def set_cmd(
-        name: str = typer.Argument(...),
-        reason: str = typer.Option(None, "--reason"),
-        json_out: bool = typer.Option(False, "--json"),
+        name: str = typer.Argument(..., metavar="PROFILE", help="quality, balanced, economy or latency."),
+        reason: str = typer.Option(None, "--reason", metavar="TEXT", help="Why, recorded with the change."),
+        json_out: bool = typer.Option(False, "--json", help="Print it as JSON on stdout."),
     ) -> None:
         from toolkit.commands._common import emit_json, say
         from toolkit.workflow.profile_config import set_profile

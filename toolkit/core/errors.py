@@ -20,11 +20,17 @@ class ToolkitError(Exception):
     """Base error: a stable machine ``code`` plus a human ``message`` that never echoes input."""
 
     exit_code: int = ExitCode.USAGE
+    # True when the command already printed its --json answer (which states the refusal): the
+    # shell then adds no second JSON document (the error object) to stdout
+    reported: bool = False
 
-    def __init__(self, code: str, message: str, *, exit_code: int | None = None) -> None:
+    def __init__(
+        self, code: str, message: str, *, exit_code: int | None = None, path: str | None = None
+    ) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+        self.path = path  # the file or JSON path at fault, when there is one (the --json error object)
         if exit_code is not None:
             self.exit_code = exit_code
 

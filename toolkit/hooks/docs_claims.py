@@ -19,22 +19,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         return names
     from pathlib import Path
 
+    from toolkit.core.findings import Finding, emit
     from toolkit.privacy.claims import find_claims
     from toolkit.privacy.files import read_text
 
-    status = 0
+    findings: list[Finding] = []
+    notices: list[str] = []
     for name in names:
         text, reason = read_text(Path(name))
         if text is None:
-            sys.stderr.write(f"workgroup-docs-claims: {name}: skipped ({reason})\n")
+            notices.append(f"{name}: skipped ({reason})")
             continue
-        for claim in find_claims(text):
-            status = 1
-            sys.stdout.write(
-                f"{name}:{claim.line}:{claim.start + 1}: {claim.rule}: blanket claim that caching removes "
-                "context tokens; describe cache reads as lower billed cost / context reuse instead\n"
+        findings += [
+            Finding(
+                name,
+                claim.line,
+                claim.start + 1,
+                claim.rule,
+                "blanket claim that caching removes context tokens",
+                fix="describe cache reads as lower billed cost / context reuse instead",
             )
-    return status
+            for claim in find_claims(text)
+        ]
+    if findings or notices:
+        emit(
+            "docs-claims",
+            findings,
+            as_json=False,
+            stdout=sys.stdout,
+            stderr=sys.stderr,
+            checked=len(names),
+            notices=notices,
+        )
+    return 1 if findings else 0
 
 
 if __name__ == "__main__":

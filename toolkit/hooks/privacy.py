@@ -34,7 +34,8 @@ def run(argv: Sequence[str] | None, description: str) -> int:
     from pathlib import Path
 
     from toolkit.core.errors import ToolkitError
-    from toolkit.privacy.gate import SUPPRESS_HINT, render_text, run_gate
+    from toolkit.core.findings import emit
+    from toolkit.privacy.gate import SUPPRESS_HINT, run_gate, shared_findings
 
     root = Path.cwd()
     try:
@@ -42,12 +43,21 @@ def run(argv: Sequence[str] | None, description: str) -> int:
     except ToolkitError as exc:
         sys.stderr.write(exc.diagnostics() + "\n")
         return int(exc.exit_code)
-    for notice in report.notices:
-        sys.stderr.write(f"workgroup-privacy: {notice}\n")
     if not report.findings:
+        for notice in report.notices:
+            sys.stderr.write(f"privacy: {notice}\n")
         return 0
-    sys.stdout.write(render_text(report) + "\n")
-    sys.stdout.write(f"{len(report.findings)} privacy finding(s); values are masked. {SUPPRESS_HINT}\n")
+    findings = shared_findings(report)
+    emit(
+        "privacy",
+        findings,
+        as_json=False,
+        stdout=sys.stdout,
+        stderr=sys.stderr,
+        checked=report.files_scanned,
+        notices=report.notices,
+    )
+    sys.stderr.write(f"values are masked. {SUPPRESS_HINT}\n")
     return 1
 
 

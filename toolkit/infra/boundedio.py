@@ -22,9 +22,12 @@ import json
 import os
 import re
 import stat
-from typing import IO, Any
 
 from toolkit.core.errors import ExitCode, ToolkitError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays off the runtime path, which reads the registry through this module
+    from typing import IO, Any
 
 MAX_FILE_BYTES = 1_048_576
 MAX_LOG_BYTES = 64 * 1_048_576

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput
 from toolkit.infra.store import Layout
@@ -135,6 +135,14 @@ class Repo:
         self.raw.index.read()
         return [entry.path for entry in self.raw.index]
 
+    def commit_candidates(self) -> list[str]:
+        """The files git would commit: the index plus untracked files that are not ignored."""
+        pg = _pygit2()
+        wt_new = int(getattr(getattr(pg, "enums", None), "FileStatus", pg).WT_NEW)
+        status = self.raw.status(untracked_files="all", ignored=False)
+        untracked = {path for path, flags in status.items() if int(flags) & wt_new}
+        return sorted(set(self.tracked_files()) | untracked)
+
     def head_tree_entries(self, rev: str = "HEAD") -> list[tuple[str, str, int]]:
         """(path, blob id, size) of every blob in the tree of ``rev``, sorted by path."""
         pg = _pygit2()
@@ -151,7 +159,7 @@ class Repo:
                     size = (
                         odb.read_header(entry.id)[1]
                         if hasattr(odb, "read_header")
-                        else len(self.raw[entry.id].data)
+                        else cast(Any, self.raw[entry.id]).size
                     )
                     out.append((path, str(entry.id), int(size)))
 

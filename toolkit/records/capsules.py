@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.core.errors import InvalidInput, Refused, ToolkitError
 from toolkit.infra.store import atomic_write, read_json_file
-from toolkit.runtime.capsule_rules import ARTIFACT_BOUNDARY
+from toolkit.runtime.capsule_rules import ARTIFACT_BOUNDARY, explain_schema
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 
 if TYPE_CHECKING:
@@ -33,6 +33,17 @@ def as_toolkit_error(exc: RuntimeOpError) -> ToolkitError:
     """The CLI face of a pipeline refusal: same code, same fixed message."""
     cls = InvalidInput if exc.code in _INVALID_INPUT_CODES else Refused
     return cls(exc.code, MESSAGES[exc.code])
+
+
+def schema_error(capsule: Any, path: str | None = None) -> InvalidInput:
+    """CAPSULE_SCHEMA_INVALID naming every field at fault with its rule (never a value)."""
+    from toolkit.runtime.capsule_rules import explain_schema
+
+    problems = explain_schema(capsule, sealed=False)
+    shown = problems[:10] + ([f"... and {len(problems) - 10} more"] if len(problems) > 10 else [])
+    message = "the capsule does not match the capsule schema:\n  " + "\n  ".join(shown)
+    message += "\n(an example: `workgroup capsule seal --help`)"
+    return InvalidInput("CAPSULE_SCHEMA_INVALID", message, path=path)
 
 
 def inside(root: Path, target: Path) -> bool:
@@ -117,8 +128,8 @@ def seal_file(
 
     workdir = repo.workdir
     capsule = read_record(source, workdir)
-    if not isinstance(capsule, dict):
-        raise InvalidInput("CAPSULE_SCHEMA_INVALID", MESSAGES["CAPSULE_SCHEMA_INVALID"])
+    if not isinstance(capsule, dict) or explain_schema(capsule, sealed=False):
+        raise schema_error(capsule, str(source))
     sha = repo.resolve_commit(checkpoint)
     bound = {**capsule, "checkpoint_sha": sha}
     roots = artifact_roots if artifact_roots is not None else ([ARTIFACT_BOUNDARY] if artifact_path else [])
@@ -127,6 +138,8 @@ def seal_file(
             bound, max_bytes=max_bytes, artifact_path=artifact_path, artifact_roots=roots
         )
     except RuntimeOpError as exc:
+        if exc.code == "CAPSULE_SCHEMA_INVALID":
+            raise schema_error(bound, str(source)) from None
         raise as_toolkit_error(exc) from None
     sealed = prepared.capsule
     size = len(canonical_bytes(sealed))

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,16 +36,46 @@ SHALLOW_FIX = (
 )
 
 
+RESEAL = "workgroup capsule seal FILE --checkpoint REV --write"
+# What to do about each finding (printed as its ``fix:``); REV is the --rev that was checked.
+FIXES: dict[str, str] = {
+    "checkpoint-not-ancestor": (
+        "the history was rewritten after sealing: reseal at a commit reachable from {rev} "
+        f"({RESEAL}), or restore the rewritten commits"
+    ),
+    "checkpoint-missing": (
+        "fetch the commit if it lives on another branch or remote; otherwise reseal at a commit "
+        f"that exists ({RESEAL})"
+    ),
+    "checkpoint-format": f"checkpoint_sha is filled in by sealing: reseal ({RESEAL})",
+    "hash-mismatch": f"the record was edited after sealing: revert the edit or reseal ({RESEAL})",
+    "schema": "fix the named fields (docs/capsules-verify.md has a complete example), then reseal",
+    "location": "move the file to .workgroup/workgroups/<workgroup_id>/<kind>/<id>.json (as sealed)",
+    "path": "use repository-relative paths under the artifact boundary (knowzcode/artifacts/)",
+    "artifact-missing": "commit the referenced artifact, or reseal without it",
+    "artifact-digest-mismatch": "restore the artifact's original content, or reseal with the new evidence",
+    "private-content": "remove the private value (see `workgroup privacy scan FILE`), then reseal",
+    "platform-handle": "record the lineage again: committed lineages carry null or a keyed pseudonym",
+    "reference-missing": "commit the parent lineage, or record this lineage without parent_lineage_id",
+    "run-id": "a measurement run id can be used once: record the promotion with a new measured run",
+    "unreadable": "make the file a UTF-8 JSON object under 1 MiB",
+}
+
+
 @dataclass(frozen=True)
 class Finding:
-    """One broken rule in one file (``path`` is repository-relative)."""
+    """One broken rule in one file (``path`` is repository-relative), with what to do about it."""
 
     path: str
     rule: str
     message: str
+    fix: str | None = None
 
-    def as_json(self) -> dict[str, str]:
-        return {"path": self.path, "rule": self.rule, "message": self.message}
+    def shared(self) -> Any:
+        """The shared finding (toolkit/core/findings.py): the whole file, so line and col are 0."""
+        from toolkit.core.findings import Finding as Shared
+
+        return Shared(self.path, 0, 0, self.rule, self.message, fix=self.fix)
 
 
 @dataclass
@@ -62,13 +91,29 @@ class Report:
         return not self.findings
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "schema_version": 1,
-            "ok": self.ok,
-            "rev": self.rev,
-            "checked": self.counts,
-            "findings": [f.as_json() for f in self.findings],
-        }
+        """The ``--json`` document (the shared findings shape)."""
+        import io
+        import json
+
+        out = io.StringIO()
+        self.emit(as_json=True, stdout=out, stderr=io.StringIO())
+        doc: dict[str, Any] = json.loads(out.getvalue())
+        return doc
+
+    def emit(self, *, as_json: bool, stdout: Any, stderr: Any) -> None:
+        """Findings in the shared convention: lines on stdout (or one JSON object), summary on stderr."""
+        from toolkit.core.findings import emit
+
+        emit(
+            "verify",
+            [f.shared() for f in self.findings],
+            as_json=as_json,
+            stdout=stdout,
+            stderr=stderr,
+            checked=sum(self.counts.values()),
+            unit="record",
+            summary_extra={"rev": self.rev, **self.counts},
+        )
 
 
 @dataclass(frozen=True)
@@ -112,12 +157,14 @@ def record_files(workdir: Path) -> dict[str, list[Path]]:
 class _Verifier:
     def __init__(self, repo: Repo, report: Report) -> None:
         self.repo = repo
+        self.rev = "REV"  # named in the fixes once history() knows it
         self.workdir = repo.workdir
         self.report = report
         self._checkpoints: list[tuple[str, str]] = []  # (rel path, sha) to check against history
 
     def add(self, rel: str, rule: str, message: str) -> None:
-        self.report.findings.append(Finding(rel, rule, message))
+        fix = FIXES.get(rule)
+        self.report.findings.append(Finding(rel, rule, message, fix.format(rev=self.rev) if fix else None))
 
     # -- shared rules --------------------------------------------------------------------
     def checkpoint(self, rec: _Record, sha: Any) -> None:
@@ -127,25 +174,24 @@ class _Verifier:
         self._checkpoints.append((rec.rel, sha))
 
     def privacy(self, rec: _Record, value: Any, *, keys: bool) -> None:
-        """The capsule privacy rules over one pass of the record: reference rules, then the engine."""
+        """The privacy rules over one pass of the record. Capsules (``keys``) get exactly what the
+        runtime's capsule op applies, the shared engine alone; lineages and promotions keep the
+        reference's value patterns before the engine."""
         from toolkit.runtime.capsule_rules import (
             MAX_CAPSULE_STRING_BYTES,
             engine_findings_in,
-            forbidden_key,
             private_value,
             strings_of,
         )
 
         names, texts = strings_of(value)
-        if keys and any(forbidden_key(name) for name in names):
-            self.add(rec.rel, "private-content", "a forbidden field name (raw prompt, session id, secret...)")
-        elif any(
+        if any(
             len(text) > MAX_CAPSULE_STRING_BYTES // 4
             and len(text.encode("utf-8", "surrogatepass")) > MAX_CAPSULE_STRING_BYTES
             for text in texts
         ):
             self.add(rec.rel, "private-content", "a string longer than 4096 UTF-8 bytes")
-        elif private_value("\n".join(texts)):  # one search per record; a joined text can only find more
+        elif not keys and private_value("\n".join(texts)):  # one search per record
             self.add(rec.rel, "private-content", "a secret-like or private value")
         # lineage and promotion field names are fixed by their formats: only their values can leak
         elif engine_findings_in(names if keys else [], texts, "capsule" if keys else "generic"):
@@ -158,16 +204,21 @@ class _Verifier:
 
     # -- per kind ------------------------------------------------------------------------
     def capsule(self, rec: _Record) -> None:
-        from toolkit.runtime.capsule_rules import artifact_paths, assert_paths, schema_problems
+        from toolkit.runtime.capsule_rules import (
+            artifact_paths,
+            assert_paths,
+            explain_schema,
+            schema_problems,
+        )
         from toolkit.runtime.codes import RuntimeOpError
 
         cap = rec.data
-        problems = schema_problems(cap)
-        if problems:
+        if schema_problems(cap):
+            problems = explain_schema(cap, sealed=True)
             self.add(
                 rec.rel,
                 "schema",
-                "not a sealed knowzcode.context-capsule/v1 (" + ", ".join(problems[:5]) + ")",
+                "not a sealed knowzcode.context-capsule/v1: " + "; ".join(problems[:5]),
             )
             return
         self.location(rec, cap["workgroup_id"], cap["task_id"])
@@ -185,9 +236,12 @@ class _Verifier:
 
     def artifact(self, rec: _Record, ref: str) -> None:
         from toolkit.records.capsules import inside
+        from toolkit.runtime.capsule_rules import ARTIFACT_BOUNDARY
 
         target = self.workdir / ref
-        if not target.is_file() or not inside(self.workdir, target.resolve()):
+        # the artifact root itself is a valid reference (as in the reference runtime): a directory
+        present = target.is_dir() if ref == ARTIFACT_BOUNDARY else target.is_file()
+        if not present or not inside(self.workdir, target.resolve()):
             self.add(
                 rec.rel, "artifact-missing", f"artifact {ref} does not resolve to a file in the repository"
             )
@@ -258,6 +312,7 @@ class _Verifier:
     # -- history ---------------------------------------------------------------------------
     def history(self, rev: str) -> None:
         """One walk of REV's history, shared by every record's checkpoint."""
+        self.rev = rev
         if not self._checkpoints and rev == "HEAD" and self.repo.head_is_unborn:
             return  # a first commit with nothing recorded yet: nothing to prove
         head = self.repo.resolve_commit(rev)
@@ -332,24 +387,12 @@ def verify(repo: Repo, rev: str = "HEAD") -> Report:
     return report
 
 
-def render_text(report: Report) -> Iterable[str]:
-    """Human lines for stderr: one per finding, then a summary."""
-    for f in report.findings:
-        yield f"{f.path}: [{f.rule}] {f.message}"
-    c = report.counts
-    summary = f"{c['capsules']} capsule(s), {c['lineages']} lineage(s), {c['promotions']} promotion record(s)"
-    yield (
-        f"verify: {summary} - ok" if report.ok else f"verify: {summary} - {len(report.findings)} finding(s)"
-    )
-
-
 def run_cli(argv: list[str], *, prog: str = "workgroup verify") -> int:
     """``workgroup verify [--rev REV] [--json]`` without loading the typer app (it runs in every CI
     job and pre-commit run, so start-up counts). Same output and exit codes as the typer command,
     which stays for ``--help``: 0 ok, 1 findings, 2 bad revision/usage, 3 shallow clone/no repository.
     """
     import argparse
-    import json
     import sys
 
     from toolkit.core.errors import exit_code_for
@@ -363,19 +406,20 @@ def run_cli(argv: list[str], *, prog: str = "workgroup verify") -> int:
         report = verify(discover(), args.rev)
     except ToolkitError as exc:
         sys.stderr.write(exc.diagnostics() + "\n")
-        return exit_code_for(exc)
-    if args.as_json:
-        try:
-            if sys.stdout is None:  # started with stdout closed
-                raise OSError("stdout is closed")
-            sys.stdout.write(json.dumps(report.as_json(), ensure_ascii=False, separators=(",", ":")) + "\n")
-            sys.stdout.flush()
-        except (OSError, ValueError):
-            from toolkit.infra.output import silence_stdout
+        if args.as_json:
+            from toolkit.core.findings import write_error_json
 
-            silence_stdout()
-            sys.stderr.write("error[OUTPUT_UNWRITABLE]: the report cannot be written to stdout\n")
-            return 3
-    for line in render_text(report):
-        sys.stderr.write(line + "\n")
+            write_error_json(sys.stdout, exc.code, exc.message, getattr(exc, "path", None))
+        return exit_code_for(exc)
+    try:
+        if sys.stdout is None:  # started with stdout closed
+            raise OSError("stdout is closed")
+        report.emit(as_json=args.as_json, stdout=sys.stdout, stderr=sys.stderr)
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        from toolkit.infra.output import silence_stdout
+
+        silence_stdout()
+        sys.stderr.write("error[OUTPUT_UNWRITABLE]: the report cannot be written to stdout\n")
+        return 3
     return 0 if report.ok else 1

@@ -1,4 +1,5 @@
-"""Shell side of the skills lint: find the files (tracked set or given paths) and read them safely."""
+"""Shell side of the skills lint: find the files (the ones git would commit, or given paths) and read
+them safely."""
 
 from __future__ import annotations
 
@@ -7,6 +8,12 @@ from pathlib import Path
 
 from toolkit.infra.boundedio import FileRefused as FileRefusedError
 from toolkit.workflow.skills import LintConfig, LintFinding, is_lint_candidate, lint
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays out of the hooks' cold start
+    from typing import IO
+
+    from toolkit.core.findings import Finding
 
 MAX_FILE_BYTES = 1_048_576
 
@@ -48,13 +55,14 @@ def _refusal(path: Path) -> str | None:
 
 
 def _root() -> tuple[Path, list[str] | None]:
-    """The work tree root and its tracked files, or the cwd and None outside a repository."""
+    """The work tree root and the files git would commit (tracked plus untracked, not ignored), or
+    the cwd and None outside a repository."""
     from toolkit.core.errors import ToolkitError
     from toolkit.infra.git import discover
 
     try:
         repo = discover()
-        return repo.workdir, repo.tracked_files()
+        return repo.workdir, repo.commit_candidates()
     except ToolkitError:
         return Path.cwd().resolve(), None
 
@@ -70,7 +78,7 @@ def _walk(directory: Path, root: Path) -> list[str]:
 
 
 def lint_paths(paths: list[str], config: LintConfig) -> list[LintFinding]:
-    """Lint ``paths`` (files or folders); with none, every tracked skill/prompt file of the repository."""
+    """Lint ``paths`` (files or folders); with none, every skill/prompt file git would commit."""
     root, tracked = _root()
     corpus_paths = {p for p in (tracked or []) if p.endswith(".md")}
     targets: set[str] = set()
@@ -119,5 +127,14 @@ def _argument(given: str, root: Path) -> tuple[str | None, list[str]]:
     return None, [rel]
 
 
-def render_text(findings: list[LintFinding]) -> str:
-    return "".join(f"{f.path}:{f.line}: {f.rule} ({f.severity}) {f.message}\n" for f in findings)
+def shared_findings(findings: list[LintFinding]) -> list[Finding]:
+    """The findings in the shared convention (toolkit/core/findings.py); lint findings name a line only."""
+    from toolkit.core.findings import Finding
+
+    return [Finding(f.path, f.line, 0, f.rule, f.message, severity=f.severity) for f in findings]
+
+
+def emit_findings(findings: list[LintFinding], *, as_json: bool, stdout: IO[str], stderr: IO[str]) -> None:
+    from toolkit.core.findings import emit
+
+    emit("skills", shared_findings(findings), as_json=as_json, stdout=stdout, stderr=stderr)

@@ -100,8 +100,8 @@ def run(demo: Demo) -> None:
 
     demo.say("`workgroup init` writes the config and adds the hooks to .pre-commit-config.yaml")
     demo.say("(local hooks calling the installed toolkit; --no-install skips `pre-commit install` here).")
-    proc = demo.run("init", "--no-install")
-    _show(demo, "workgroup init --no-install", proc)
+    proc = demo.run("init", "--local", "--no-install")
+    _show(demo, "workgroup init --local --no-install", proc)
     _expect(proc, 0, "init")
 
     demo.say("Staged, the note is blocked by the hook, with file, line and rule.")
