@@ -522,7 +522,12 @@ def check_globs(globs: object) -> list[str]:
             raise OwnershipPathError(f"an owned glob must not contain {hidden}", INVALID_OWNERSHIP_GLOB)
         portable = glob.replace("\\", "/")
         # the same rules for the NFKC form (full-width dots and slashes), and nothing under .git
-        for form in {portable, unicodedata.normalize("NFKC", portable).replace("\\", "/")}:
+        forms = {portable}
+        if not portable.isascii():
+            import unicodedata  # only non-ASCII globs pay for it
+
+            forms.add(unicodedata.normalize("NFKC", portable).replace("\\", "/"))
+        for form in forms:
             parts = form.split("/")
             if form.startswith("/") or _FIRST_SEGMENT_COLON.match(form) or ".." in parts:
                 raise OwnershipPathError("an owned glob must be repository-relative", INVALID_OWNERSHIP_GLOB)
