@@ -517,9 +517,22 @@ def check_globs(globs: object) -> list[str]:
             )
         if glob.startswith("!"):
             raise OwnershipPathError("negated owned globs ('!') are refused", INVALID_OWNERSHIP_GLOB)
+        hidden = hidden_character(glob)
+        if hidden is not None:
+            raise OwnershipPathError(f"an owned glob must not contain {hidden}", INVALID_OWNERSHIP_GLOB)
         portable = glob.replace("\\", "/")
-        if portable.startswith("/") or _FIRST_SEGMENT_COLON.match(portable) or ".." in portable.split("/"):
-            raise OwnershipPathError("an owned glob must be repository-relative", INVALID_OWNERSHIP_GLOB)
+        # the same rules for the NFKC form (full-width dots and slashes), and nothing under .git
+        forms = {portable}
+        if not portable.isascii():
+            import unicodedata  # only non-ASCII globs pay for it
+
+            forms.add(unicodedata.normalize("NFKC", portable).replace("\\", "/"))
+        for form in forms:
+            parts = form.split("/")
+            if form.startswith("/") or _FIRST_SEGMENT_COLON.match(form) or ".." in parts:
+                raise OwnershipPathError("an owned glob must be repository-relative", INVALID_OWNERSHIP_GLOB)
+            if _git_segment(parts):
+                raise OwnershipPathError("nothing under .git can be owned", INVALID_OWNERSHIP_GLOB)
         out.append(portable)
     return out
 

@@ -103,8 +103,11 @@ def select(paths: list[str], cwd: Path, root: Path, *, all_files: bool, notices:
         path = cwd / shown
         try:
             if not path.is_file() or path.is_symlink() and not _inside(path, root):
-                if path.is_symlink():
+                if path.is_symlink() and path.exists():
                     notices.append(f"{shown}: skipped (symlink to outside the repository)")
+                elif shown in named and os.path.lexists(path) and not path.is_dir():
+                    # named on the command line, yet a FIFO, a socket or a link to nothing: said, not read
+                    notices.append(f"{shown}: skipped (not a regular file)")
                 continue  # a deleted tracked file, a submodule, a directory
             size = path.stat().st_size
         except OSError:
