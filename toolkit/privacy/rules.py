@@ -41,8 +41,6 @@ class Rule:
     anchor: LazyPattern | None = None
     heuristic: bool = False
     literals: tuple[str, ...] = ()
-    words: tuple[str, ...] = ()
-    back: int = 0
 
     @property
     def keyword_bytes(self) -> tuple[bytes, ...]:
@@ -59,9 +57,6 @@ class Rule:
         text: ``re`` skips ahead to a literal far faster than it tries a case-insensitive
         alternation at every position. The full pattern is then matched at each anchor.
         """
-        if self.words and low is not None and len(low) == len(text):
-            yield from self._word_matches(text, low)
-            return
         if self.anchor is None or low is None or len(low) != len(text):
             yield from self.pattern.finditer(text)
             return
@@ -73,31 +68,6 @@ class Rule:
             match = compiled.match(text, start)
             if match is not None:
                 last_end = max(match.end(), start + 1)
-                yield match
-
-    def _word_matches(self, text: str, low: str) -> Iterator[re.Match[str]]:
-        """``words``: lower-case literals one of which every match contains, at most ``back``
-        characters after its start. Each is found with ``str.find`` (far faster than ``re``
-        trying an alternation of labels at every position); the pattern is then searched in a
-        short window around each hit."""
-        hits: list[int] = []
-        for word in self.words:
-            pos = low.find(word)
-            while pos != -1:
-                hits.append(pos)
-                pos = low.find(word, pos + 1)
-        if not hits:
-            return
-        hits.sort()
-        compiled = self.pattern.compiled
-        last_end = 0
-        for pos in hits:
-            lo = max(last_end, pos - self.back)
-            if pos < last_end:
-                continue
-            match = compiled.search(text, lo, min(len(text), pos + 400))
-            if match is not None and match.start() <= pos:
-                last_end = max(match.end(), pos + 1)
                 yield match
 
     def anchor_hits(self, low: str) -> Iterator[int]:

@@ -350,8 +350,7 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         lambda m: not m.group(1).endswith("EXAMPLEKEY") and f.looks_random(m.group(1), min_entropy=3.5),
         ("secret",),
         priority=90,
-        words=("secret",),
-        back=4,
+        anchor=lazy(r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key|secretaccesskey)[\"']?[ \t]*+(?::=|=>|[:=])"),
     ),
     Rule(
         "azure-connection-string",
@@ -434,7 +433,7 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         _pair_check,
         ("pass", "pwd"),
         priority=65,
-        words=("login", "user", "account"),
+        anchor=lazy(r"(?:login|user(?:name)?|account)[ \t]*+[:=]"),
         boundary=WORD,
         heuristic=True,
     ),
@@ -446,9 +445,9 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         _assign_check,
         ("pass", "pwd", "secret", "key", "token"),
         priority=60,
+        # the label and its separator, over the lower-cased text: hits only where a value follows
+        anchor=lazy(_LABEL + r"[\"']?[ \t]*+(?::=|=>|[:=])"),
         heuristic=True,
-        words=("pass", "pwd", "secret", "key", "token"),  # every label holds one, <= 8 after its start
-        back=8,
     ),
     _AssignRule(
         "password-assignment",
