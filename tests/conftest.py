@@ -101,3 +101,6 @@ def runtime_call(op: str, request: Any, cwd: Path | None = None) -> tuple[int, d
     lines = proc.stdout.decode("utf-8").splitlines()
     assert len(lines) == 1, proc.stdout
     return proc.returncode, json.loads(lines[0])
+
+
+from _hostile import pytest_terminal_summary as pytest_terminal_summary  # noqa: E402,F401 - the hostile-input tally

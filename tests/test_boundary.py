@@ -26,8 +26,8 @@ from toolkit.cm.boundary import (
     render,
     verdict_texts,
 )
-from toolkit.errors import InvalidInput
-from toolkit.resources import template_text
+from toolkit.core.errors import InvalidInput
+from toolkit.infra.resources import template_text
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

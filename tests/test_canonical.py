@@ -12,7 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolkit.canonical import canonical_bytes, capsule_digest, js_number_text, sha256_digest, signing_bytes
+from toolkit.core.canonical import (
+    canonical_bytes,
+    capsule_digest,
+    js_number_text,
+    sha256_digest,
+    signing_bytes,
+)
 
 FIXTURE = {
     "schema": "knowzcode.context-capsule/v1",

@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import run_workgroup
 
-from toolkit import capabilities as caps
+from toolkit.workflow import capabilities as caps
 
 
 def test_table_is_versioned_and_complete() -> None:
@@ -68,7 +68,7 @@ def _resume() -> dict:
 def test_each_provider_lacking_each_capability_degrades(
     provider: str, wanted: str, capability: str, build
 ) -> None:  # type: ignore[no-untyped-def]
-    from toolkit.capability_routing import route_for_provider
+    from toolkit.workflow.capability_routing import route_for_provider
 
     decision = route_for_provider(build(), provider, workspace_root=".")
     native = caps.supports(provider, capability) or (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 from conftest import GitRepo, run_workgroup
 from test_capsule_support import overflow_capsule, tree_snapshot, valid_capsule
 
-from toolkit.canonical import canonical_bytes, capsule_digest
+from toolkit.core.canonical import canonical_bytes, capsule_digest
 
 CAPSULE_REL = ".workgroup/workgroups/kc-feat-auth-20260730-080000/capsules/task-auth-1.json"
 
@@ -341,3 +342,87 @@ def test_every_path_and_privacy_refusal_through_the_cli(
     after = tree_snapshot(committed.path)
     del after["input/capsule.json"]  # the test's own input file
     assert after == before
+
+
+# --- refusals that say what is wrong (issue 16) ------------------------------------------------
+
+DOC_EXAMPLE = re.compile(r"```json\n(\{.*?\})\n```", re.S)
+
+
+def _help_example() -> dict[str, Any]:
+    from typer.testing import CliRunner
+
+    from toolkit.cli import build_app
+
+    out = CliRunner().invoke(build_app(), ["capsule", "seal", "--help"]).output
+    block = out[out.index('{"schema"') : out.index("}", out.index('"next_action"')) + 1]
+    return json.loads(block)  # type: ignore[no-any-return]
+
+
+def test_the_examples_in_the_help_and_the_docs_seal(
+    committed: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "capsules-verify.md").read_text("utf-8")
+    examples = [_help_example(), json.loads(DOC_EXAMPLE.search(docs).group(1))]  # type: ignore[union-attr]
+    assert examples[0] == examples[1]
+    code, out, err = cli(capsys, "capsule", "seal", put(committed, examples[0]))
+    assert code == 0, err
+    assert json.loads(out)["checkpoint_sha"] == str(committed.raw.head.target)
+
+
+def test_a_natural_first_capsule_is_refused_with_the_fields_and_rules(
+    committed: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret = "sk_" + "live_" + "4eC39HqLyjWD4rjtT1zdp7dcFAKE"
+    capsule = {**_help_example(), "phase": "build", "owned_files": ["a.py", "a.py"], "notes": secret}
+    del capsule["node_ids"]
+    capsule["specs"] = [{"path": "specs/a.md"}]
+    capsule["ZZ" + secret] = 1  # an unknown field whose name looks like a credential
+    code, out, err = cli(capsys, "capsule", "seal", put(committed, capsule), "--write")
+    assert code == 2 and out == ""
+    assert "error[CAPSULE_SCHEMA_INVALID]" in err
+    for line in (
+        "$.phase: must be one of 1A, 1B, 2A, 2B, 3",
+        "$.node_ids: required",
+        "$.owned_files[1]: must not repeat an earlier item",
+        '$.specs[0]: must be an object {"path": string, "verify_ids": [string, ...]}',
+        "$.notes: not a capsule field",
+        "$.<a field>: not a capsule field",
+    ):
+        assert line in err, line
+    assert secret not in err and "build" not in err  # values are never echoed
+    assert "checkpoint_sha" not in err and "capsule_hash" not in err  # filled in by sealing
+    assert not (committed.path / ".workgroup").exists()
+    code, out, err = cli(capsys, "capsule", "seal", "input/capsule.json", "--json")
+    error = json.loads(out)["error"]
+    assert code == 2 and error["code"] == "CAPSULE_SCHEMA_INVALID" and error["path"] == "input/capsule.json"
+    assert "$.phase: must be one of" in error["message"] and secret not in out
+
+
+def test_every_schema_break_is_explained() -> None:
+    # explain_schema names a problem exactly when the closed schema refuses the capsule
+    from toolkit.runtime.capsule_rules import explain_schema, schema_problems
+
+    base = {**_help_example(), "checkpoint_sha": None}
+    bad_values: list[Any] = [None, 7, "", [], ["x", "x"], [{}], {"a": 1}, "x" * 5000, [""], [7]]
+    for key in base:
+        for value in bad_values:
+            capsule = {**base, key: value}
+            broken = bool(schema_problems({**capsule, "capsule_hash": "sha256:" + "0" * 64}))
+            explained = explain_schema(capsule, sealed=False)
+            assert bool(explained) == broken, (key, value, explained)
+            assert all(line.startswith("$") and ": " in line for line in explained)
+        missing = {k: v for k, v in base.items() if k != key}
+        assert explain_schema(missing, sealed=False) == (
+            [] if key == "checkpoint_sha" else [f"$.{key}: required"]
+        )
+
+
+def test_the_schema_marks_the_filled_in_fields() -> None:
+    root = Path(__file__).resolve().parent.parent
+    schema = json.loads((root / "schemas" / "context-capsule.schema.json").read_text(encoding="utf-8"))
+    for field in ("checkpoint_sha", "capsule_hash"):
+        prop = schema["properties"][field]
+        assert prop["readOnly"] is True and "Filled in by `workgroup capsule seal`" in prop["description"]
+    others = [k for k, v in schema["properties"].items() if v.get("readOnly")]
+    assert sorted(others) == ["capsule_hash", "checkpoint_sha"]

@@ -719,10 +719,15 @@ def test_writer_environment_has_no_adapter_variables() -> None:
     assert env == {"HOME": "/h"}
 
 
+@pytest.mark.parametrize("unbuffered", ["1", None], ids=["unbuffered", "block-buffered"])
 def test_stdout_failure_logs_error_outcome(
-    serve: Callable[[Responder], Server], project: dict[str, Path]
+    serve: Callable[[Responder], Server], project: dict[str, Path], unbuffered: str | None
 ) -> None:
-    """A closed stdout: the text could not be delivered, so the outcome is error and the exit 1."""
+    """A closed stdout: the text could not be delivered, so the outcome is error and the exit 1.
+
+    Both stdout modes: block-buffered (a pipe, PYTHONUNBUFFERED unset) used to fail only at
+    interpreter shutdown, exit 120 after logging success.
+    """
     server = serve(ok_reply({"prompt_tokens": 1, "completion_tokens": 1}))
     cmd = [
         sys.executable,
@@ -752,11 +757,15 @@ def test_stdout_failure_logs_error_outcome(
         "CM_OPENAI_COMPATIBLE_BASE_URL": server.url,
         "CM_OPENAI_COMPATIBLE_API_KEY": API_KEY,
     }
+    env.pop("PYTHONUNBUFFERED", None)
+    if unbuffered is not None:
+        env["PYTHONUNBUFFERED"] = unbuffered
     proc = subprocess.run(
         cmd, input=json.dumps(packet()).encode(), capture_output=True, env=env, timeout=60, check=False
     )
     assert proc.returncode == 1 and b"result output failed" in proc.stderr
-    assert project_rows(project)[-1]["outcome"] == "error"
+    assert b"Traceback" not in proc.stderr and b"Exception ignored" not in proc.stderr
+    assert [row["outcome"] for row in project_rows(project) if row["event"] == "model_usage"] == ["error"]
 
 
 def test_lean_imports(tmp_path: Path) -> None:
@@ -776,9 +785,9 @@ def test_lean_imports(tmp_path: Path) -> None:
 
 
 def test_demo_step_runs_and_narrates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from toolkit.demo import Demo
-    from toolkit.demo_steps import model_calls
-    from toolkit.git import commit_all, init_repository
+    from toolkit.demo.runner import Demo
+    from toolkit.demo.steps import model_calls
+    from toolkit.infra.git import commit_all, init_repository
 
     root = tmp_path / "demo"
     root.mkdir()
@@ -879,3 +888,51 @@ def test_https_verifies_the_certificate(
     trusted = call(project, url, "tls-2", env={"SSL_CERT_FILE": str(cert)})
     assert trusted.returncode == 0, trusted.stderr
     assert trusted.stdout == b"TLS_OK\n" and len(server.seen) == 1
+
+
+# --- the packet passes the privacy engine before anything is sent (issue 15) ---
+
+PRIVATE_ITEMS = [
+    ("objective", "deploy with key sk-proj-" + "Ab3dE5gH7jK9mN1pQ3rS5tU7vW9xY1zA3cE5"),  # a credential
+    ("objective", "ask ops at alice.maintainer@acme-corp.io"),  # an email, a workflow artifact finding
+    ("constraints", ["read /home/alice/projects/secret-notes.txt"]),  # a home path
+    ("identifiers", {"feature": "1.fixture", "api_key": "not-a-real-value"}),  # a credential field name
+]
+
+
+@pytest.mark.parametrize(("key", "value"), PRIVATE_ITEMS)
+def test_private_packet_is_rejected_before_any_request(
+    capfdbinary: pytest.CaptureFixture[bytes],
+    serve: Callable[[Responder], Server],
+    project: dict[str, Path],
+    key: str,
+    value: Any,
+) -> None:
+    server = serve(ok_reply({"prompt_tokens": 1, "completion_tokens": 1}))
+    data = json.dumps(packet(**{key: value})).encode("utf-8")
+    proc = call_inproc(capfdbinary, project, server.url, stdin=data)
+    assert proc.returncode == 2, proc.stderr
+    assert b"PACKET_PRIVATE" in proc.stderr
+    assert server.seen == []  # the endpoint received nothing
+    assert proc.stdout == b""
+    # the secret itself is never echoed
+    text = value if isinstance(value, str) else json.dumps(value)
+    assert text.encode() not in proc.stderr
+    # no claim was logged either: nothing names this call
+    logs = list(project["home"].rglob("*.jsonl")) + list(project["specs"].rglob("*.jsonl"))
+    assert not any(b"call-0001" in p.read_bytes() for p in logs)
+
+
+def test_private_packet_rejected_as_a_real_process(
+    serve: Callable[[Responder], Server], project: dict[str, Path]
+) -> None:
+    server = serve(ok_reply({"prompt_tokens": 1, "completion_tokens": 1}))
+    leaked = "sk-proj-" + "Zz9yX8wV7uT6sR5qP4oN3mL2kJ1iH0gF9eD8"
+    proc = call(project, server.url, stdin=json.dumps(packet(objective=f"use {leaked}")).encode())
+    assert proc.returncode == 2 and b"PACKET_PRIVATE" in proc.stderr
+    assert leaked.encode() not in proc.stderr + proc.stdout
+    assert server.seen == []
+    # the same packet without the secret goes through to the endpoint
+    ok = call(project, server.url, call_id="call-0002")
+    assert ok.returncode == 0, ok.stderr
+    assert len(server.seen) == 1

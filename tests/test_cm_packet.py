@@ -15,8 +15,10 @@ from hypothesis import strategies as st
 
 from toolkit.cm.packet import (
     DYNAMIC_REQUIRED,
+    MAX_JSON_DEPTH,
     STABLE_PREFIX_KEYS,
     PacketError,
+    json_depth_exceeds,
     parse_packet_bytes,
     prefix_digest,
     system_message,
@@ -87,13 +89,16 @@ BAD_CASES = [
     ("prefix non-string", lambda: _mutate(("stable_prefix", "workflow"), 3), "stable_prefix.workflow"),
     ("dynamic not object", lambda: _mutate(("dynamic_packet",), []), "must be a JSON object"),
     ("dynamic missing objective", lambda: _mutate(("dynamic_packet", "objective"), None, True), "objective"),
+    # the CM suite's wording for an incomplete packet: "dynamic_packet requires ..."
+    ("dynamic empty", lambda: _mutate(("dynamic_packet",), {}), "dynamic_packet requires: workflow, stage"),
     ("dynamic unknown field", lambda: _mutate(("dynamic_packet", "secret_field"), 1), "unsupported fields"),
     ("workflow mismatch", lambda: _mutate(("dynamic_packet", "workflow"), "cm-ai"), "must match --workflow"),
     ("stage mismatch", lambda: _mutate(("dynamic_packet", "stage"), "other"), "must match --stage"),
     ("role mismatch", lambda: _mutate(("dynamic_packet", "role"), "coder"), "must match --role"),
     ("identifiers not object", lambda: _mutate(("dynamic_packet", "identifiers"), []), "identifiers"),
     ("constraints not list", lambda: _mutate(("dynamic_packet", "constraints"), "x"), "constraints"),
-    ("constraints blank item", lambda: _mutate(("dynamic_packet", "constraints"), [""]), "constraints"),
+    ("constraints blank item", lambda: _mutate(("dynamic_packet", "constraints"), [""]), "list of strings"),
+    ("constraints non-string", lambda: _mutate(("dynamic_packet", "constraints"), [1]), "list of strings"),
     ("context not object", lambda: _mutate(("dynamic_packet", "context"), "x"), "context"),
     ("blank expected_output", lambda: _mutate(("dynamic_packet", "expected_output"), ""), "expected_output"),
     ("NaN number", lambda: _mutate(("dynamic_packet", "identifiers"), {"x": float("nan")}), "strict JSON"),
@@ -120,6 +125,39 @@ def test_deep_tree_refused() -> None:
         deep = [deep]
     with pytest.raises(PacketError, match="depth"):
         validate_adapter_input(_mutate(("dynamic_packet", "context"), {"d": deep}), **ID)
+
+
+def test_deep_tree_names_the_input() -> None:
+    deep: Any = "x"
+    for _ in range(MAX_JSON_DEPTH + 2):
+        deep = [deep]
+    with pytest.raises(PacketError) as info:
+        validate_adapter_input(_mutate(("dynamic_packet", "context"), {"d": deep}), **ID, label="stdin")
+    assert info.value.reason == "stdin exceeds the maximum JSON nesting depth"
+
+
+DEPTH_CASES = [
+    # each row: (JSON bytes, limit, exceeds?) for the pre-parse byte scan
+    (b"[" * 3 + b"]" * 3, 3, False),  # exactly at the limit
+    (b"[" * 4 + b"]" * 4, 3, True),  # one over
+    (b'{"a":{"b":{"c":{}}}}', 3, True),  # objects count like arrays
+    (b'["[[[[[[", "{{{{{"]', 3, False),  # brackets inside strings do not count
+    (b'["\\\\", [[[]]]]', 3, True),  # an escaped backslash ends before the quote that closes
+    (b'["\\"[[[[", 1]', 3, False),  # an escaped quote keeps the string open
+    (b"[]" * 50, 3, False),  # many siblings, no depth
+]
+
+
+@pytest.mark.parametrize(("raw", "limit", "exceeds"), DEPTH_CASES)
+def test_json_depth_exceeds(raw: bytes, limit: int, exceeds: bool) -> None:
+    assert json_depth_exceeds(raw, limit) is exceeds
+
+
+def test_hostile_depth_refused_before_parsing() -> None:
+    """100,000 nested arrays: refused with the depth reason, no RecursionError, no slow parse."""
+    with pytest.raises(PacketError) as info:
+        parse_packet_bytes(b"[" * 100_000 + b"]" * 100_000, "stdin")
+    assert info.value.reason == "stdin exceeds the maximum JSON nesting depth"
 
 
 def test_parse_packet_bytes_limits() -> None:
@@ -451,3 +489,37 @@ def test_build_out_writes_the_file_atomically(capsys: pytest.CaptureFixture[str]
     assert list(packet) == ["stable_prefix", "dynamic_packet"]
     assert list(packet["stable_prefix"]) == list(STABLE_PREFIX_KEYS)
     assert os.listdir(target.parent) == ["coder.json"]
+
+
+# --- packet build|check refuse private content (issue 15): PACKET_PRIVATE, exit 1, nothing out ---
+
+LEAK = "sk-proj-" + "Qw1Er2Ty3Ui4Op5As6Df7Gh8Jk9Lz0Xc1Vb2N"
+
+
+def test_packet_build_refuses_a_credential_and_prints_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    args = [*base("planner"), *all_items("planner")]
+    code, out, err = cli(capsys, *args)
+    assert code == 0 and out, err  # the clean packet builds
+    target = tmp_path / "p.json"
+    key = ROLE_ITEMS["planner"][0]  # the credential rides in one of the role's own items
+    leaking = [a if a != f"{key}=value of {key}" else f"{key}=token {LEAK}" for a in args]
+    code, out, err = cli(capsys, *leaking, "--out", str(target))
+    assert code == 1 and "PACKET_PRIVATE" in err
+    assert out == "" and not target.exists()  # nothing printed, nothing written
+    assert LEAK not in err
+
+
+def test_packet_check_refuses_private_content(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    clean = good()
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(clean), encoding="utf-8")
+    code, _, _ = cli(capsys, "packet", "check", str(path))
+    assert code in (0, 1)  # the fixture's role items decide; privacy is what is tested next
+    leaky = good()
+    leaky["dynamic_packet"]["objective"] = f"email bob.builder@acme-corp.io with {LEAK}"
+    path.write_text(json.dumps(leaky), encoding="utf-8")
+    code, out, err = cli(capsys, "packet", "check", str(path), "--json")
+    assert code == 1 and "PACKET_PRIVATE" in err
+    assert LEAK not in err + out and "bob.builder" not in err + out

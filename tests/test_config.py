@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.config import default_config, fill_absent, load_config, rollout_defaults, routing_defaults
-from toolkit.errors import InvalidInput
-from toolkit.resources import template_text
-from toolkit.store import Layout
+from toolkit.core.errors import InvalidInput
+from toolkit.infra.config import default_config, fill_absent, load_config, rollout_defaults, routing_defaults
+from toolkit.infra.resources import template_text
+from toolkit.infra.store import Layout
 
 SEED_DEFAULTS = {
     "enabled": True,
@@ -131,3 +131,33 @@ def test_model_schema_matches_defaults() -> None:
     from toolkit.models.config import WorkgroupConfig
 
     assert WorkgroupConfig().model_dump() == default_config()
+
+
+# Live OTLP mode is detected on the runtime path without YAML or pydantic (toolkit.otel.live);
+# each row is a config text and whether the validated config selects telemetry: otlp.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "context_efficiency:\n  telemetry: otlp\n",  # the plain key
+        "context_efficiency:\n  telemetry: 'otlp'\n",  # quoted
+        'context_efficiency:\n  rollout: off\n  telemetry: "otlp"  # live export\n',  # comment after
+        "context_efficiency:\n  telemetry: local\n",  # another mode
+        "context_efficiency:\n  # telemetry: otlp\n  telemetry: local\n",  # commented out
+        "context_efficiency:\n  enabled: true\n",  # absent: the default (local)
+        "",  # no file content at all
+    ],
+)
+def test_otlp_mode_and_its_lean_detection_agree(tmp_path: Path, text: str) -> None:
+    from toolkit.otel.live import config_says_otlp
+
+    write(tmp_path, text)
+    validated = load_config(tmp_path)["context_efficiency"]["telemetry"] == "otlp"
+    assert config_says_otlp(text) is validated
+
+
+def test_otlp_mode_is_in_the_committed_schema() -> None:
+    import json
+
+    committed = Path(__file__).resolve().parent.parent / "schemas" / "config.schema.json"
+    schema = json.loads(committed.read_text(encoding="utf-8"))
+    assert "otlp" in json.dumps(schema)

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from _promotion_data import NOW
 
-from toolkit.evaluate import corpus_problems, evaluate_corpus, load_scenarios, subset_mismatch
+from toolkit.infra.resources import data_dir
 from toolkit.models.promotion import PairedResults
-from toolkit.resources import data_dir
 from toolkit.runtime.promotion import evaluate_promotion
+from toolkit.workflow.evaluate import corpus_problems, evaluate_corpus, load_scenarios, subset_mismatch
 
 CORPUS = data_dir("corpus")
 SCENARIOS = load_scenarios(CORPUS)

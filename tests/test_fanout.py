@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import run_workgroup
 
-from toolkit.fanout import PlanError, check_plan
+from toolkit.workflow.fanout import PlanError, check_plan
 
 GOOD_STAGE0 = {"stage": "0", "indexed": True, "workers": [{"role": "analyst", "scope": "."}]}
 
@@ -119,7 +119,12 @@ def test_cli(git_repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
         json.dumps({"stage": "0", "indexed": True, "workers": [{"role": "analyst"}, {"role": "analyst"}]})
     )
     out = run_workgroup("fanout", "check", str(bad), "--json")
-    assert out.returncode == 1 and json.loads(out.stdout)["findings"][0]["rule"] == "STAGE0_ONE_ANALYST"
+    doc = json.loads(out.stdout)
+    assert out.returncode == 1 and doc["findings"][0]["code"] == "STAGE0_ONE_ANALYST"
+    assert doc["tool"] == "fanout" and doc["summary"]["verdict"] == "refused"
+    text = run_workgroup("fanout", "check", str(bad))
+    assert text.stdout.decode().startswith(f"{bad}:0:0: STAGE0_ONE_ANALYST ")
+    assert b"fan-out plan refused" in text.stderr
     broken = tmp_path / "broken.json"
     broken.write_text("{not: [valid")
     res = run_workgroup("fanout", "check", str(broken))

@@ -1,11 +1,11 @@
-"""The shared findings output convention (toolkit/findings.py)."""
+"""The shared findings output convention (toolkit/core/findings.py)."""
 
 from __future__ import annotations
 
 import io
 import json
 
-from toolkit.findings import Finding, emit, error_object, summary_line
+from toolkit.core.findings import Finding, emit, error_object, summary_line
 
 
 def _run(findings, as_json):

@@ -53,7 +53,7 @@ def test_manifest_console_scripts_and_readme_agree() -> None:
         target = scripts[hook["entry"]]  # every entry is a declared console script
         module = re.fullmatch(r"toolkit\.hooks\.(\w+):main", target)
         assert module, target
-        assert (ROOT / "hooks" / f"{module.group(1)}.py").is_file()
+        assert (ROOT / "toolkit" / "hooks" / f"{module.group(1)}.py").is_file()
         assert f"`{hook['id']}`" in readme, f"README does not document {hook['id']}"
     hook_scripts = {name for name, target in scripts.items() if target.startswith("toolkit.hooks.")}
     assert hook_scripts == {h["entry"] for h in hooks}

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from conftest import run_workgroup
 
-from toolkit.canonical import canonical_bytes
-from toolkit.git import discover
-from toolkit.indexing import inventory
-from toolkit.inventory import build, build_document, guess_language, load_cached
+from toolkit.core.canonical import canonical_bytes
+from toolkit.infra.git import discover
+from toolkit.workflow.indexing import inventory
+from toolkit.workflow.inventory import build, build_document, guess_language, load_cached
 
 
 def _populate(repo) -> str:  # type: ignore[no-untyped-def]

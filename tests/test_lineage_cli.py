@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from conftest import GitRepo, run_workgroup
 
-from toolkit.git import discover
-from toolkit.verify import verify
+from toolkit.infra.git import discover
+from toolkit.records.verify import verify
 
 CURRENT_KEYS = (
     "platform",
@@ -122,7 +122,7 @@ def test_real_handle_is_replaced_by_a_keyed_pseudonym(
 def test_pseudonyms_differ_between_repositories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from conftest import GitRepo as Repo
 
-    from toolkit.lineage_records import record_lineage
+    from toolkit.records.lineages import record_lineage
 
     seen = []
     for name in ("one", "two"):
@@ -236,8 +236,8 @@ def test_check_reconcile_is_exit_1(
 def test_invalidating_check_releases_the_holders_lease(
     git_repo: GitRepo, recorded: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from toolkit import owners
-    from toolkit.timefmt import now_utc
+    from toolkit.core.timefmt import now_utc
+    from toolkit.records import owners
 
     layout = discover(git_repo.path).layout
     owners.acquire(layout, "lin-builder-1", ["src/auth/token.py"], now=now_utc())
@@ -327,7 +327,7 @@ def test_racing_recorders_share_one_key_and_lose_no_pseudonym(git_repo: GitRepo,
     assert sorted(v["platform_handle"] for v in table.values()) == [
         f"codex-thread-{i}abcdef123456" for i in range(4)
     ]
-    from toolkit.lineage_records import PSEUDONYM_KEY_FILE, pseudonym_for
+    from toolkit.records.lineages import PSEUDONYM_KEY_FILE, pseudonym_for
 
     key = (layout.local / PSEUDONYM_KEY_FILE).read_bytes().strip()
     for i in range(4):

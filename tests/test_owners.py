@@ -1,4 +1,4 @@
-"""The persistent active-writer registry (toolkit/owners.py) and git discovery (toolkit/localstate.py)."""
+"""The active-writer registry (toolkit/records/owners.py) and git discovery (toolkit/infra/localstate.py)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolkit import owners
-from toolkit.errors import EnvironmentFailure, InvalidInput
-from toolkit.git import discover
-from toolkit.localstate import LOCAL_STATE_NAME, find_git
-from toolkit.store import LOCAL_STATE_NAME as STORE_LOCAL_STATE_NAME
-from toolkit.store import Layout, write_json_atomic
+from toolkit.core.errors import EnvironmentFailure, InvalidInput
+from toolkit.infra.git import discover
+from toolkit.infra.localstate import LOCAL_STATE_NAME, find_git
+from toolkit.infra.store import LOCAL_STATE_NAME as STORE_LOCAL_STATE_NAME
+from toolkit.infra.store import Layout, write_json_atomic
+from toolkit.records import owners
 
 T0 = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 ROOT = Path(__file__).resolve().parent.parent
@@ -185,8 +185,8 @@ RACER = """
 import os, sys, time
 from datetime import datetime, UTC
 from pathlib import Path
-from toolkit import owners
-from toolkit.store import Layout
+from toolkit.records import owners
+from toolkit.infra.store import Layout
 layout = Layout(Path(sys.argv[1]), Path(sys.argv[1]) / ".git")
 go = sys.argv[2]
 Path(go + "." + sys.argv[3]).write_text("ready")
@@ -296,7 +296,7 @@ _path_text = st.text(max_size=20) | st.sampled_from(
 def test_acquire_fuzz_only_coded_errors_and_a_valid_registry(
     layout: Layout, paths: list[str], globs: list[str], minutes: int
 ) -> None:
-    from toolkit.errors import ToolkitError
+    from toolkit.core.errors import ToolkitError
 
     try:
         owners.acquire(layout, "fuzz", paths, globs, now=T0, minutes=minutes, tracked_files=["src/api.py"])

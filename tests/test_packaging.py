@@ -35,7 +35,6 @@ SCRIPTS: dict[str, str] = PYPROJECT["project"]["scripts"]
 # Source folder -> where its files live inside the wheel (the package-dir mapping of pyproject.toml).
 MAPPED = {
     "toolkit": "toolkit",
-    "hooks": "toolkit/hooks",
     "templates": "toolkit/templates",
     "corpus": "toolkit/corpus",
     "schemas": "toolkit/schemas",
@@ -59,7 +58,7 @@ def test_every_source_package_is_configured() -> None:
         if "__pycache__" not in p.parts
     }
     assert found <= configured, sorted(found - configured)
-    assert {package_dir[f"toolkit.{name}"] for name in ("hooks", *DATA_FOLDERS)} == {"hooks", *DATA_FOLDERS}
+    assert {package_dir[f"toolkit.{name}"] for name in DATA_FOLDERS} == set(DATA_FOLDERS)
     assert "hooks" not in configured and "tests" not in " ".join(configured)
 
 
@@ -263,7 +262,7 @@ def test_installed_package_is_the_wheel_not_the_checkout(
 ) -> None:
     code = (
         "import importlib.util, json, toolkit\n"
-        "from toolkit.resources import data_dir\n"
+        "from toolkit.infra.resources import data_dir\n"
         "print(json.dumps({'toolkit': toolkit.__file__,\n"
         " 'hooks': importlib.util.find_spec('hooks') is not None,\n"
         " 'tk_hooks': importlib.util.find_spec('toolkit.hooks.privacy').origin,\n"
@@ -287,7 +286,7 @@ def test_workgroup_help(venv_bin: Path, run_env: dict[str, str], tmp_path: Path)
 
 
 def test_workgroup_demo(venv_bin: Path, run_env: dict[str, str], tmp_path: Path) -> None:
-    code = "import json; from toolkit.demo_steps import STEPS; print(json.dumps(STEPS))"
+    code = "import json; from toolkit.demo.steps import STEPS; print(json.dumps(STEPS))"
     steps = json.loads(venv_python(venv_bin, code, tmp_path, run_env))
     assert len(steps) >= 9
     proc = run_script(venv_bin, "workgroup", "demo", cwd=tmp_path, env=run_env, timeout=1200)

@@ -1,4 +1,4 @@
-"""Owned-path canonicalization, the overlap index and owned globs (toolkit/paths.py)."""
+"""Owned-path canonicalization, the overlap index and owned globs (toolkit/infra/paths.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolkit.paths import (
+from toolkit.infra.paths import (
     Canonicalizer,
     OverlapIndex,
     OwnershipPathError,
@@ -168,7 +168,7 @@ def test_bad_globs_are_refused(bad: object) -> None:
 
 def test_globs_expand_against_real_tracked_files(git_repo) -> None:  # type: ignore[no-untyped-def]
     git_repo.commit("files", {"src/api.py": "a", "src/ui.tsx": "b", "src/deep/x.py": "c", "README.md": "r"})
-    from toolkit.git import discover
+    from toolkit.infra.git import discover
 
     tracked = discover(git_repo.path).tracked_files()
     assert expand_globs(["src/*.py"], tracked) == ["src/api.py"]
@@ -219,3 +219,100 @@ def test_fused_first_overlap_agrees_with_find_and_validates_everything(root: Pat
         assert (found is None) if held is None else (found is not None and found[1] == canon.key(held))
     with pytest.raises(OwnershipPathError):  # a later invalid path is refused even after a hit
         canon.first_overlap(index, ["src/api.py", "/etc/passwd"])
+
+
+# --- hostile path tricks (issue 15): normalization before the escape checks, nothing invisible,
+# nothing under .git ---
+
+PATH_TRICKS = [
+    ("\uff0e\uff0e/x", "normalize"),  # full-width dots: NFKC gives ../x
+    ("\u2025/x", "normalize"),  # two-dot leader: NFKC gives ../x
+    ("src/\uff0e\uff0e/\uff0e\uff0e/\uff0e\uff0e/etc", "normalize"),  # climbing with full-width dots
+    ("a\uff0fb", "normalize"),  # full-width solidus: NFKC adds a separator
+    ("a\uff3cb", "normalize"),  # full-width reverse solidus
+    ("\uff0e/x", "normalize"),  # full-width "." segment
+    ("\uff1a/x", "drive"),  # full-width colon in the first segment: a drive after NFKC
+    ("src/evil\u202etxt.py", "invisible"),  # right-to-left override inside a name
+    ("src/\u2066x\u2069.py", "invisible"),  # bidi isolate
+    ("src/a\u200bb.py", "invisible"),  # zero-width space
+    ("src/a\u00adb.py", "invisible"),  # soft hyphen
+    ("src/a\u0085b.py", "invisible"),  # C1 control NEL
+    ("src/a\u2028b.py", "invisible"),  # line separator inside a name
+    ("src/\u3164.py", "invisible"),  # Hangul filler (looks blank)
+    ("src/a\ud800b.py", "surrogate"),  # lone surrogate
+    (".git/config", "git"),  # git's own files
+    (".git", "git"),
+    ("sub/.git/hooks/pre-commit", "git"),  # a nested repository's git dir
+    (".GIT/config", "git"),  # case-folded
+    ("\uff0egit/config", "normalize"),  # full-width dot: NFKC .git
+]
+
+
+@pytest.mark.parametrize(("value", "why"), PATH_TRICKS)
+def test_path_tricks_are_refused(root: Path, value: str, why: str) -> None:
+    canon = Canonicalizer(str(root))
+    with pytest.raises(OwnershipPathError):
+        canon.key(value)
+    with pytest.raises(OwnershipPathError):
+        canon.canonical(value)
+    with pytest.raises(OwnershipPathError):
+        canon.keys(["src/api.py", value])  # the batch path refuses it too
+
+
+def test_symlink_into_dot_git_is_not_ownable(root: Path) -> None:
+    (root / ".git" / "hooks").mkdir(parents=True)
+    (root / "hooks_link").symlink_to(root / ".git" / "hooks", target_is_directory=True)
+    (root / "config_link").symlink_to(root / ".git" / "config")
+    canon = Canonicalizer(str(root))
+    for value in ("hooks_link/pre-commit", "config_link", "hooks_link"):
+        with pytest.raises(OwnershipPathError):
+            canon.key(value)
+    # a name that merely contains ".git" stays ownable
+    assert canon.canonical("docs/.github/workflow.yml").rel == "docs/.github/workflow.yml"
+    assert canon.canonical("my.git/x").rel == "my.git/x"
+
+
+def test_legitimate_unicode_names_are_still_ownable(root: Path) -> None:
+    canon = Canonicalizer(str(root))
+    assert canon.canonical("docs/caf\u00e9.md").rel == "docs/caf\u00e9.md"
+    assert canon.canonical("docs/\u65e5\u672c.md").rel == "docs/\u65e5\u672c.md"
+    # compatibility forms that keep the structure still compare equal to their NFKC form
+    assert canon.key("\uff53rc/api.py") == canon.key("src/api.py")
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.text(alphabet=st.sampled_from("a/.\\\uff0e\u2025\uff0f\u202e\u200b:\u0085"), min_size=1, max_size=12)
+)
+def test_no_accepted_path_escapes_or_hides(root: Path, value: str) -> None:
+    import unicodedata
+
+    from toolkit.infra.paths import hidden_character
+
+    canon = Canonicalizer(str(root))
+    try:
+        found = canon.canonical(value)
+    except OwnershipPathError:
+        return
+    assert hidden_character(value) is None
+    normal = unicodedata.normalize("NFKC", value).replace("\\", "/")
+    assert ".." not in [seg for seg in normal.split("/")] or ".." in value.replace("\\", "/").split("/")
+    assert not normal.startswith("/")
+    assert ".git" not in fold(found.rel).split("/")
+
+
+@pytest.mark.parametrize(
+    "task_id",
+    ["task\u0085x", "task\u202ex", "task\u200bx", "task\ud800", "task\x01"],
+)
+def test_capsule_op_refuses_an_id_with_hidden_characters(task_id: str) -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_capsule_support import in_process, valid_capsule
+
+    for field_name in ("task_id", "workgroup_id"):
+        capsule = {**valid_capsule(), field_name: task_id}
+        frame = in_process("capsule", {"capsule": capsule})
+        assert frame["ok"] is False and frame["code"] == "CAPSULE_SCHEMA_INVALID", frame
+    assert in_process("capsule", {"capsule": valid_capsule()})["ok"] is True

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from toolkit.hooks import docs_claims
 
+from toolkit.hooks import docs_claims
 from toolkit.privacy.claims import find_claims
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,8 +65,11 @@ def test_hook_main(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     binary.write_bytes(b"\x00cache removes context tokens")
     assert docs_claims.main([str(good), str(binary)]) == 0
     assert docs_claims.main([str(bad), str(good)]) == 1
-    out = capsys.readouterr().out
-    assert f"{bad}:1:1: docs-cache-token-claim" in out and str(good) not in out
+    captured = capsys.readouterr()
+    out = captured.out
+    assert f"{bad}:1:1: docs-cache-token-claim blanket claim" in out and str(good) not in out
+    assert "  fix: describe cache reads as lower billed cost" in out
+    assert "docs-claims: 1 finding (1 error, 0 warnings) in 2 files" in captured.err
 
 
 def test_our_own_documentation_passes() -> None:

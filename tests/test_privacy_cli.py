@@ -12,11 +12,11 @@ from pathlib import Path
 import pygit2
 import pytest
 from conftest import GitRepo
-from toolkit.hooks import privacy as privacy_hook
-from toolkit.hooks import privacy_all as privacy_all_hook
 
 from toolkit.cli import run
-from toolkit.errors import InvalidInput
+from toolkit.core.errors import InvalidInput
+from toolkit.hooks import privacy as privacy_hook
+from toolkit.hooks import privacy_all as privacy_all_hook
 from toolkit.privacy.allowlist import fingerprint, parse_allowlist
 
 KEY = "sk_" + "live_" + "4eC39HqLyjWD4rjtT1zdp7dcFAKE"  # synthetic, non-working
@@ -38,7 +38,11 @@ def wg(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
 
 def _rows(out: str) -> list[dict[str, object]]:
     return [
-        {"path": r["path"], "line": r["line"], **{k: r["extra"][k] for k in ("category", "rule", "start", "end")}}
+        {
+            "path": r["path"],
+            "line": r["line"],
+            **{k: r["extra"][k] for k in ("category", "rule", "start", "end")},
+        }
         for r in json.loads(out)["findings"]
     ]
 
@@ -53,7 +57,14 @@ def test_scan_json_shape_exit_codes_and_masking(git_repo: GitRepo, wg) -> None: 
     assert doc["tool"] == "privacy" and doc["summary"]["findings"] == 2 and doc["summary"]["checked"] == 3
     # in docs only the secret is a finding; in a workflow artifact the email is one too
     assert _rows(out) == [
-        {"path": ".reviews/r.md", "line": 1, "category": "email", "rule": "email-address", "start": 5, "end": 29},
+        {
+            "path": ".reviews/r.md",
+            "line": 1,
+            "category": "email",
+            "rule": "email-address",
+            "start": 5,
+            "end": 29,
+        },
         {
             "path": "notes/a.md",
             "line": 3,
@@ -143,14 +154,18 @@ def test_allow_command_writes_a_fingerprint_that_works_in_every_clone(
     assert not (git_repo.path / ".git/workgroup/privacy-salt").exists()  # nothing per clone
     assert wg("privacy", "scan", "docs/vector.md")[0] == 0
     assert wg(*allow, "--rule", "stripe-secret-key", "--reason", "again")[0] == 0
-    assert (git_repo.path / ".workgroup/privacy-allowlist.yml").read_text(encoding="utf-8") == text  # idempotent
+    assert (git_repo.path / ".workgroup/privacy-allowlist.yml").read_text(
+        encoding="utf-8"
+    ) == text  # idempotent
     # the same value elsewhere (another path) is not allowed
     git_repo.write("docs/other.md", f"{KEY}\n")
     assert wg("privacy", "scan", "docs/other.md")[0] == 1
     # no such finding: usage error, nothing written
     assert wg(*allow, "--rule", "email-address", "--reason", "x")[0] == 2
     # a fresh clone of the committed files honours the entry (no local state needed)
-    git_repo.commit("allow", {"docs/vector.md": f"test vector: {KEY}\n", ".workgroup/privacy-allowlist.yml": text})
+    git_repo.commit(
+        "allow", {"docs/vector.md": f"test vector: {KEY}\n", ".workgroup/privacy-allowlist.yml": text}
+    )
     clone = tmp_path / "clone"
     pygit2.clone_repository(str(git_repo.path), str(clone))
     old = Path.cwd()
@@ -161,9 +176,7 @@ def test_allow_command_writes_a_fingerprint_that_works_in_every_clone(
         os.chdir(old)
 
 
-def test_scan_reads_what_git_would_commit_and_reports_paths_as_given(
-    git_repo: GitRepo, wg
-) -> None:  # type: ignore[no-untyped-def]
+def test_scan_reads_what_git_would_commit_and_reports_paths_as_given(git_repo: GitRepo, wg) -> None:  # type: ignore[no-untyped-def]
     git_repo.write(".gitignore", "build/\n")
     git_repo.write("build/out.py", f"K = '{KEY}'\n")  # ignored: not what git would commit
     git_repo.write("src/new.py", f"K = '{KEY}'\n")  # untracked, not ignored: scanned
@@ -236,7 +249,11 @@ def test_progress_on_a_terminal_only_after_the_delay(
 
     git_repo.write("a.py", "x = 1\n")
     out = io.StringIO()
-    for stream, delay, shown in ((_Terminal(), 0.0, True), (io.StringIO(), 0.0, False), (_Terminal(), 60.0, False)):
+    for stream, delay, shown in (
+        (_Terminal(), 0.0, True),
+        (io.StringIO(), 0.0, False),
+        (_Terminal(), 60.0, False),
+    ):
         monkeypatch.setattr(command, "PROGRESS_AFTER_S", delay)
         assert command.scan_command(["."], as_json=False, cwd=git_repo.path, stdout=out, stderr=stream) == 0
         assert ("privacy: scanned" in stream.getvalue()) is shown

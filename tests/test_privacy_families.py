@@ -61,7 +61,10 @@ POSITIVES: list[tuple[str, str]] = [
     ("doppler-token", "DOPPLER_TOKEN=dp.st." + rnd(43)),
     ("databricks-token", "DATABRICKS_TOKEN=dapi" + rnd(32, HEX)),
     ("discord-bot-token", f"bot.run('{discord_bot()}')"),
-    ("discord-webhook", "https://discord.com/api/webhooks/" + rnd(19, "0123456789") + "/" + rnd(68, B62 + "_-")),
+    (
+        "discord-webhook",
+        "https://discord.com/api/webhooks/" + rnd(19, "0123456789") + "/" + rnd(68, B62 + "_-"),
+    ),
     ("dropbox-token", "sl." + rnd(138, B62 + "_-")),
     ("dropbox-token", rnd(11, string.ascii_lowercase + string.digits) + "AAAAAAAAAA" + rnd(43)),
     ("digitalocean-token", "dop_v1_" + rnd(64, HEX)),
@@ -77,11 +80,14 @@ POSITIVES: list[tuple[str, str]] = [
     ("vault-token", "VAULT_TOKEN=hvs." + rnd(95, B62 + "_-")),
     ("terraform-cloud-token", f"token = {rnd(14)}.atlasv1.{rnd(67)}"),
     ("alibaba-access-key-id", "LTAI" + rnd(20)),
-    ("akamai-token", f"client_token = akab-{rnd(16, string.ascii_lowercase + string.digits)}-"
-     f"{rnd(16, string.ascii_lowercase + string.digits)}"),
+    (
+        "akamai-token",
+        f"client_token = akab-{rnd(16, string.ascii_lowercase + string.digits)}-"
+        f"{rnd(16, string.ascii_lowercase + string.digits)}",
+    ),
     # password shapes
     ("sql-password", "CREATE USER 'app'@'%' IDENTIFIED BY 'Wq7!zrT2pL';"),
-    ("sql-password", "ALTER USER app IDENTIFIED BY \"kq3Zr8vB\""),
+    ("sql-password", 'ALTER USER app IDENTIFIED BY "kq3Zr8vB"'),
     ("sql-password", "CREATE USER reporting WITH PASSWORD 'n0tTh4tS3cret';"),
     ("sql-password", "ALTER ROLE admin PASSWORD 'Zx81spectrum'"),
     ("command-line-password", "mysql -u root -pT0pS3cr3tPw -h db.internal app"),
@@ -121,7 +127,10 @@ LOOK_ALIKES: list[tuple[str, str]] = [
     ("sonarqube-token", "sqp_" + "a" * 40),
     ("vault-token", "hvs.example"),
     ("alibaba-access-key-id", "LTAIxxxxxxxxxxxxxxxx"),
-    ("terraform-cloud-token", "token = xxxxxxxxxxxxxx.atlasv1.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+    (
+        "terraform-cloud-token",
+        "token = xxxxxxxxxxxxxx.atlasv1.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    ),
     ("1password-token", "ops_eyJ...truncated"),
     ("github-token", f"tokens = ['{GH_BAD}']"),
     ("akamai-token", "akab-xxxxxxxxxxxxxxxx-xxxxxxxxxxxxxxxx"),
@@ -131,7 +140,7 @@ LOOK_ALIKES: list[tuple[str, str]] = [
     ("sql-password", "UPDATE users SET password 'x' WHERE id = 1"),
     ("command-line-password", "mysql -u root -p app  # prompts for the password"),
     ("command-line-password", "mkdir -p build/output"),
-    ("command-line-password", "sshpass -p \"$SSHPASS\" ssh host"),
+    ("command-line-password", 'sshpass -p "$SSHPASS" ssh host'),
     ("password-assignment", "--password-file ~/.pgpass"),
     ("password-assignment", "--password=changeme"),
     ("credential-pair", "login: admin / password: <password>"),
@@ -164,7 +173,9 @@ def test_family_positive_is_found(rule: str, text: str) -> None:
     assert rule in {f.rule for f in found}, [(f.rule, f.masked) for f in found]
 
 
-@pytest.mark.parametrize(("near", "text"), LOOK_ALIKES, ids=[f"{r}-{i}" for i, (r, _) in enumerate(LOOK_ALIKES)])
+@pytest.mark.parametrize(
+    ("near", "text"), LOOK_ALIKES, ids=[f"{r}-{i}" for i, (r, _) in enumerate(LOOK_ALIKES)]
+)
 def test_family_look_alike_is_clean(near: str, text: str) -> None:
     assert [f.rule for f in scan_text(text, Context.SOURCE)] == []
 
@@ -186,8 +197,15 @@ def test_every_family_rule_has_positives_and_look_alikes() -> None:
     from toolkit.privacy.providers import PROVIDER_RULES
 
     families = {r.id for r in PROVIDER_RULES} - {
-        "anthropic-api-key", "openai-api-key", "stripe-secret-key", "google-api-key",
-        "aws-access-key-id", "gitlab-token", "slack-token", "slack-webhook", "pypi-token",
+        "anthropic-api-key",
+        "openai-api-key",
+        "stripe-secret-key",
+        "google-api-key",
+        "aws-access-key-id",
+        "gitlab-token",
+        "slack-token",
+        "slack-webhook",
+        "pypi-token",
     }  # these older families are covered by the labelled corpus
     shapes = {"sql-password", "command-line-password", "credential-pair"}
     assert families | shapes <= {r for r, _ in POSITIVES}

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from tests.conftest import ROOT, GitRepo
 from toolkit.cli import run
-from toolkit.git import discover
-from toolkit.probes import PHASES, decide, describe_age, read_cache, ttl_from_config
-from toolkit.timefmt import format_utc, parse_rfc3339
+from toolkit.core.timefmt import format_utc, parse_rfc3339
+from toolkit.infra.git import discover
+from toolkit.records.probes import PHASES, decide, describe_age, read_cache, ttl_from_config
 
 _T0 = parse_rfc3339("2026-03-01T10:00:00Z")
 assert _T0 is not None
@@ -246,8 +246,8 @@ def test_no_repository_is_exit_3(
 
 
 _WORKER = (
-    "import sys; from pathlib import Path; from toolkit.store import Layout;"
-    "from toolkit.probes import record; from toolkit.timefmt import now_utc;"
+    "import sys; from pathlib import Path; from toolkit.infra.store import Layout;"
+    "from toolkit.records.probes import record; from toolkit.core.timefmt import now_utc;"
     "lay = Layout(Path(sys.argv[1]), Path(sys.argv[2]));"
     "record(lay, sys.argv[3], healthy=True, phase='1A', now=now_utc())"
 )

@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import run_workgroup
 
-from toolkit.profiles import (
+from toolkit.workflow.profiles import (
     PROFILE_NAMES,
     PROFILES,
     ProfileError,

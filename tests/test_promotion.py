@@ -12,11 +12,11 @@ from _promotion_data import EXPECT, KEY_ID, NOW, RUN_ID, KeyPair, pairs, set_all
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from toolkit.core.timefmt import format_utc
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.promotion import evaluate_promotion
 from toolkit.runtime.promotion_report import quantile
 from toolkit.runtime.protocol import RuntimeContext, execute
-from toolkit.timefmt import format_utc
 
 KEY = KeyPair()
 TRUSTED = {KEY_ID: KEY.public_pem}

@@ -13,9 +13,9 @@ import pytest
 from _promotion_data import NOW, pairs
 from conftest import GitRepo, run_workgroup
 
-from toolkit.promote import runtime_digest
-from toolkit.resources import data_dir
-from toolkit.timefmt import format_utc
+from toolkit.core.timefmt import format_utc
+from toolkit.infra.resources import data_dir
+from toolkit.records.promotions import runtime_digest
 
 NOW_TEXT = format_utc(NOW)
 EXPECT_ARGS = ["--expected-candidate-version", "candidate-v1", "--expected-corpus-version", "corpus-v1"]
@@ -388,7 +388,7 @@ def test_sign_refuses_bad_fields_and_never_takes_keys_from_arguments(signed_run:
 def test_committed_record_passes_verify_and_restores_the_envelope(
     signed_run: dict[str, Path], git_repo: GitRepo
 ) -> None:
-    from toolkit.promote import envelope_from_record
+    from toolkit.records.promotions import envelope_from_record
 
     head = git_repo.commit("base", files={"README.md": "demo\n"})
     result = _json(_promote(signed_run))

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import GitRepo
 from toolkit.cli import run
-from toolkit.errors import ToolkitError
-from toolkit.results import decision_from_policy
+from toolkit.core.errors import ToolkitError
+from toolkit.records.results import decision_from_policy
 
 
 def snapshot(root: Path) -> dict[str, Any]:
@@ -104,9 +104,9 @@ RAW = b"FAILED tests/test_x.py::test_y - AssertionError\n" * 5000
 def test_write_prohibited_leaves_tree_byte_identical(git_repo: GitRepo, tmp_path: Path, policy: Any) -> None:
     git_repo.commit("init", {"src/app.py": "print('hi')\n"})
     # local state already exists (so "nothing written" covers the state dir, locks included)
-    from toolkit.git import discover
-    from toolkit.probes import record
-    from toolkit.timefmt import now_utc
+    from toolkit.core.timefmt import now_utc
+    from toolkit.infra.git import discover
+    from toolkit.records.probes import record
 
     record(discover(str(git_repo.path)).layout, "knowz", healthy=True, phase="1A", now=now_utc())
     outside = tmp_path / "inputs"
@@ -298,7 +298,8 @@ def test_refusals_write_nothing(
     pol, summ, raw_path = files(tmp_path, policy, summary, raw)
     before = snapshot(git_repo.path)
     got, out, err = store(pol, summ, raw_path, capsys)
-    assert (got, out) == (exit_code, None)
+    # --json: the refusal is one JSON error object on stdout (docs/output.md), and the exit code
+    assert got == exit_code and out is not None and out["error"]["code"] == code
     assert err.startswith(f"error[{code}]")
     assert snapshot(git_repo.path) == before
 
@@ -440,7 +441,8 @@ def test_private_summary_is_refused_before_any_write(
         raw=b"log",
     )
     code, out, err = store(pol, summ, raw, capsys)
-    assert code == 1 and out is None and err.startswith("error[PRIVATE_CONTENT]")
+    assert code == 1 and out == {"error": {"code": "PRIVATE_CONTENT", "message": out["error"]["message"]}}
+    assert err.startswith("error[PRIVATE_CONTENT]") and "ghp_" not in out["error"]["message"]
     assert secret not in err
     assert not (git_repo.path / ".workgroup").exists() and not (git_repo.path / "knowzcode").exists()
     # an ephemeral result is returned to the caller only, so it is not blocked
@@ -449,7 +451,7 @@ def test_private_summary_is_refused_before_any_write(
 
 
 def test_summary_bound_is_exact() -> None:
-    from toolkit.results import MAX_SUMMARY_BYTES, check_summary
+    from toolkit.records.results import MAX_SUMMARY_BYTES, check_summary
 
     assert check_summary(b"x" * MAX_SUMMARY_BYTES) == "x" * MAX_SUMMARY_BYTES
     with pytest.raises(ToolkitError) as info:

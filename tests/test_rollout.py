@@ -247,7 +247,7 @@ def _climb(*steps: tuple[str, ...]) -> list[int]:
 
 
 def test_advance_walks_the_ladder_one_step_at_a_time(git_repo: Any) -> None:
-    from toolkit.config import load_config
+    from toolkit.infra.config import load_config
 
     steps = [
         ("--to", "observe"),
@@ -345,7 +345,7 @@ def test_rollback_is_always_allowed_and_check_writes_nothing(git_repo: Any) -> N
 
 
 def test_config_edit_keeps_comments_and_other_keys() -> None:
-    from toolkit.rollout_plan import set_config_keys
+    from toolkit.records.rollouts import set_config_keys
 
     text = "# team config\ncontext_efficiency:\n    enabled: true\n    rollout: off  # start here\nother: 1\n"
     out = set_config_keys(text, {"rollout": "observe", "canary_percent": "10"})

@@ -401,8 +401,8 @@ def test_overlap_check_does_not_compare_all_pairs(tmp_path: Path) -> None:
 def _acquire(
     repo_path: Path, lineage: str, paths: list[str], *, now: datetime | None = None, minutes: int = 20
 ) -> None:
-    from toolkit import owners
-    from toolkit.git import discover
+    from toolkit.infra.git import discover
+    from toolkit.records import owners
 
     owners.acquire(discover(repo_path).layout, lineage, paths, now=now or datetime.now(UTC), minutes=minutes)
 
@@ -430,7 +430,7 @@ def test_registry_from_a_subdirectory_and_another_worktree(git_repo, tmp_path: P
     git_repo.raw.add_worktree("wt2", str(other))
     ctx = RuntimeContext(cwd=str(other))
     assert op_route({"input": {"is_writer": True, "owned_files": ["src/api.py"]}}, ctx)["mode"] == "local"
-    from toolkit.localstate import find_git
+    from toolkit.infra.localstate import find_git
 
     assert find_git(str(other)).common_dir == find_git(str(git_repo.path)).common_dir  # type: ignore[union-attr]
 
@@ -510,8 +510,8 @@ def test_runtime_subprocess_uses_the_registry_and_writes_nothing(git_repo) -> No
 
 
 def test_held_glob_covers_new_untracked_files_in_route(git_repo) -> None:  # type: ignore[no-untyped-def]
-    from toolkit import owners
-    from toolkit.git import discover
+    from toolkit.infra.git import discover
+    from toolkit.records import owners
 
     git_repo.commit("init", {"src/api.py": "x", "src/ui.tsx": "y"})
     repo = discover(git_repo.path)

@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import run_workgroup
 
-from toolkit.skills_lint import LintConfig, lint
+from toolkit.workflow.skills import LintConfig, lint
 
 GOOD_SKILL = """---
 name: deploy
@@ -141,18 +141,19 @@ def test_cli_json_and_exit_codes(git_repo) -> None:  # type: ignore[no-untyped-d
     git_repo.write("skills/deploy/references/rollback.md", ROLLBACK)
     git_repo.commit("skills")
     ok = run_workgroup("skills", "lint", "--json")
-    assert ok.returncode == 0 and json.loads(ok.stdout) == {"findings": []}
+    assert ok.returncode == 0 and json.loads(ok.stdout)["findings"] == []
     git_repo.write("agents/bad.md", "---\nname: Bad\n---\nbody\n")
     git_repo.commit("bad agent")
     bad = run_workgroup("skills", "lint", "--json")
     assert bad.returncode == 1
     found = json.loads(bad.stdout)["findings"]
-    assert {(f["path"], f["rule"]) for f in found} == {
+    assert {(f["path"], f["code"]) for f in found} == {
         ("agents/bad.md", "NAME_INVALID"),
         ("agents/bad.md", "TRIGGERS_MISSING"),
     }
     text = run_workgroup("skills", "lint")
-    assert b"agents/bad.md:2: NAME_INVALID" in text.stderr and text.stdout == b""
+    # the shared convention: findings on stdout, the summary on stderr
+    assert b"agents/bad.md:2:0: NAME_INVALID " in text.stdout and b"skills: 2 findings" in text.stderr
 
 
 def test_hook_main_lints_given_files(git_repo) -> None:  # type: ignore[no-untyped-def]
@@ -164,3 +165,120 @@ def test_hook_main_lints_given_files(git_repo) -> None:  # type: ignore[no-untyp
     assert main(["agents/good.md"]) == 0
     assert main(["agents/bad.md"]) == 1
     assert main([]) == 0
+
+
+# --- every file argument that cannot be linted is reported (issue 15) ---
+
+
+def _make_bad(kind: str, repo) -> str:  # type: ignore[no-untyped-def]
+    import os
+    import socket
+
+    agents = repo.path / "agents"
+    agents.mkdir(exist_ok=True)
+    target = agents / f"{kind}.md"
+    if kind == "missing":
+        pass
+    elif kind == "empty-folder":
+        target.mkdir()
+    elif kind == "binary":
+        target.write_bytes(b"---\nname: x\n---\n\x00\x01\x02")
+    elif kind == "latin1":
+        target.write_bytes("---\nname: caf\u00e9\n---\n".encode("latin-1"))
+    elif kind == "huge":
+        target.write_bytes(b"a" * (1_048_576 + 1))
+    elif kind == "unreadable":
+        target.write_text("---\nname: x\n---\n", encoding="utf-8")
+        target.chmod(0)
+    elif kind == "dangling":
+        target.symlink_to(agents / "nowhere.md")
+    elif kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(target))
+        sock.close()
+    elif kind == "not-markdown":
+        target = agents / "notes.txt"
+        target.write_text("text\n", encoding="utf-8")
+    return str(target.relative_to(repo.path))
+
+
+UNLINTABLE_KINDS = [
+    "missing",
+    "empty-folder",
+    "binary",
+    "latin1",
+    "huge",
+    "unreadable",
+    "dangling",
+    "fifo",
+    "socket",
+    "not-markdown",
+]
+
+
+@pytest.mark.parametrize("kind", UNLINTABLE_KINDS)
+def test_unlintable_argument_is_an_error_finding(git_repo, kind: str) -> None:  # type: ignore[no-untyped-def]
+    import os
+
+    from toolkit.hooks.skills import main
+    from toolkit.workflow.skills_files import UNLINTABLE, lint_paths
+
+    if kind == "unreadable" and os.geteuid() == 0:
+        pytest.skip("root reads a mode-000 file")
+    rel = _make_bad(kind, git_repo)
+    findings = lint_paths([rel], LintConfig())
+    assert [(f.path, f.rule, f.severity) for f in findings] == [(rel, UNLINTABLE, "error")]
+    assert main([rel]) == 1  # the pre-commit hook fails instead of passing in silence
+
+
+def test_unlintable_argument_via_cli_exits_1_and_lints_the_rest(git_repo) -> None:  # type: ignore[no-untyped-def]
+    import os
+
+    git_repo.write("agents/good.md", "---\nname: good\ndescription: Use when reviewing a diff.\n---\nbody\n")
+    fifo = git_repo.path / "agents" / "pipe.md"
+    os.mkfifo(fifo)
+    proc = run_workgroup(
+        "skills", "lint", "--json", "agents/good.md", "agents/pipe.md", "agents/absent.md", timeout=60
+    )
+    assert proc.returncode == 1, proc.stderr
+    found = json.loads(proc.stdout)["findings"]
+    assert {(f["path"], f["code"]) for f in found} == {
+        ("agents/pipe.md", "FILE_UNLINTABLE"),
+        ("agents/absent.md", "FILE_UNLINTABLE"),
+    }
+    assert b"Traceback" not in proc.stderr
+
+
+def test_lint_reads_the_files_git_would_commit(git_repo) -> None:  # type: ignore[no-untyped-def]
+    # tracked plus untracked-not-ignored: a new skill is linted before it is added, its untracked
+    # reference is not "missing", and an ignored file is left alone
+    git_repo.write(".gitignore", "scratch/\n")
+    git_repo.write("README.md", "# r\n")
+    git_repo.commit("base")
+    git_repo.write("skills/deploy/SKILL.md", GOOD_SKILL)  # untracked, refers to references/*.md
+    git_repo.write("skills/deploy/references/checklist.md", CHECKLIST)
+    git_repo.write("skills/deploy/references/rollback.md", ROLLBACK)
+    git_repo.write("agents/new.md", "---\nname: New\n---\nbody\n")  # untracked and broken
+    git_repo.write("scratch/agents/ignored.md", "---\nname: Ignored\n---\nbody\n")
+    every = run_workgroup("skills", "lint", "--json")
+    found = {(f["path"], f["code"]) for f in json.loads(every.stdout)["findings"]}
+    assert ("agents/new.md", "NAME_INVALID") in found
+    assert not [p for p, _ in found if p.startswith(("scratch/", "skills/"))]
+    one = run_workgroup("skills", "lint", "--json", "skills/deploy/SKILL.md")
+    assert one.returncode == 0 and json.loads(one.stdout)["findings"] == [], one.stdout
+
+
+def test_duplicate_threshold_is_an_option(git_repo) -> None:  # type: ignore[no-untyped-def]
+    para = "Always run the full test suite before you hand the change to a reviewer, every time."  # 84 chars
+    for name in ("a", "b"):
+        git_repo.write(
+            f"agents/{name}.md",
+            f"---\nname: {name}\ndescription: Use when reviewing a diff.\n---\n{para}\n",
+        )
+    git_repo.commit("agents")
+    default = run_workgroup("skills", "lint", "--json")
+    assert "DUPLICATE_BLOCK" not in {f["code"] for f in json.loads(default.stdout)["findings"]}
+    lower = run_workgroup("skills", "lint", "--json", "--min-duplicate-chars", "80")
+    assert "DUPLICATE_BLOCK" in {f["code"] for f in json.loads(lower.stdout)["findings"]}

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.errors import EnvironmentFailure, InvalidInput
-from toolkit.store import (
+from toolkit.core.errors import EnvironmentFailure, InvalidInput
+from toolkit.infra.store import (
     Layout,
     append_jsonl,
     atomic_write,
@@ -66,7 +66,7 @@ def test_concurrent_reader_sees_old_or_new_never_part(tmp_path: Path) -> None:
             textwrap.dedent(f"""
         import sys; sys.path.insert(0, {str(ROOT)!r})
         from pathlib import Path
-        from toolkit.store import atomic_write
+        from toolkit.infra.store import atomic_write
         versions = ["A" * 200_000, "B" * 300_000]
         for i in range(60):
             atomic_write(Path({str(target)!r}), versions[i % 2])
@@ -84,8 +84,9 @@ RACE = """
 import sys, time
 sys.path.insert(0, {root!r})
 from pathlib import Path
-from toolkit.store import create_exclusive
+from toolkit.infra.store import create_exclusive
 go = Path({go!r})
+Path(str(go) + ".ready." + sys.argv[1]).write_text("ready")  # imported, at the start line
 while not go.exists():
     time.sleep(0.001)
 print(create_exclusive(Path({claim!r}), "claimed by %s\\n" % sys.argv[1]))
@@ -99,7 +100,12 @@ def test_create_exclusive_sixteen_racing_processes_one_winner(tmp_path: Path) ->
         subprocess.Popen([sys.executable, "-c", code, str(i)], stdout=subprocess.PIPE, text=True)
         for i in range(16)
     ]
-    time.sleep(0.5)
+    # a ready-file barrier, not a fixed sleep: under load a sleep can end before every process
+    # has imported, and then the racers run one after another and nothing races
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("go.ready.*"))) < 16 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(list(tmp_path.glob("go.ready.*"))) == 16, "not every racer reached the start line"
     go.touch()
     results = [p.communicate(timeout=60)[0].strip() for p in procs]
     assert all(p.returncode == 0 for p in procs)
@@ -140,7 +146,7 @@ HOLDER = """
 import sys, time
 sys.path.insert(0, {root!r})
 from pathlib import Path
-from toolkit.store import file_lock
+from toolkit.infra.store import file_lock
 with file_lock(Path({lock!r})):
     print("held", flush=True)
     time.sleep(30)

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from toolkit.timefmt import format_utc, is_rfc3339, now_utc, parse_rfc3339
+from toolkit.core.timefmt import format_utc, is_rfc3339, now_utc, parse_rfc3339
 
 VALID = [
     ("2024-02-29T00:00:00Z", datetime(2024, 2, 29, tzinfo=UTC)),  # leap year

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import ROOT, GitRepo
 from toolkit.cli import run
-from toolkit.git import discover
+from toolkit.infra.git import discover
 
 NOW = "2026-03-01T10:00:00Z"
 
@@ -188,7 +188,8 @@ def test_refusals_write_nothing(
     capsys.readouterr()
     code_ = run(["vault", "add", str(path), "--json", "--now", NOW])
     captured = capsys.readouterr()
-    assert code_ == exit_code and captured.out == ""
+    # --json: the refusal is one JSON error object on stdout (docs/output.md), never the payload
+    assert code_ == exit_code and json.loads(captured.out)["error"]["code"] == code
     assert captured.err.startswith(f"error[{code}]")
     assert not layout(git_repo).vault_journal.exists()
 
@@ -247,9 +248,9 @@ def test_stdin_input(git_repo: GitRepo) -> None:
 _WORKER = """
 import json, os, sys, time
 from pathlib import Path
-from toolkit.store import Layout
-from toolkit.timefmt import now_utc
-from toolkit.vault import add_delta
+from toolkit.infra.store import Layout
+from toolkit.core.timefmt import now_utc
+from toolkit.records.vault import add_delta
 workdir, common, payload, go = sys.argv[1:5]
 request = json.loads(Path(payload).read_text())
 while not os.path.exists(go):
@@ -291,13 +292,13 @@ def _env() -> dict[str, str]:
 _FLUSHER = """
 import json, os, sys, time
 from pathlib import Path
-from toolkit.store import Layout
-from toolkit.timefmt import now_utc
-from toolkit.vault import flush
+from toolkit.infra.store import Layout
+from toolkit.core.timefmt import now_utc
+from toolkit.records.vault import flush
 workdir, common, go = sys.argv[1:4]
 while not os.path.exists(go):
     time.sleep(0.002)
-print(json.dumps(flush(Layout(Path(workdir), Path(common)), now=now_utc())))
+print(json.dumps(flush(Layout(Path(workdir), Path(common)), now=now_utc(), deliver=lambda b: None)))
 """
 
 
@@ -315,10 +316,10 @@ def test_racing_flushes_hand_out_each_entry_once(git_repo: GitRepo) -> None:
     adders = _race(git_repo, [{"delta": {"title": f"Item {i}", "content": f"Body {i}."}} for i in range(4)])
     assert all(r.returncode == 0 for r in adders)
     taken = [e["seq"] for p in flushers for e in json.loads(p.communicate(timeout=120)[0])["entries"]]
-    from toolkit.timefmt import now_utc
-    from toolkit.vault import flush as flush_now
+    from toolkit.core.timefmt import now_utc
+    from toolkit.records.vault import flush as flush_now
 
-    taken += [e["seq"] for e in flush_now(lay, now=now_utc())["entries"]]
+    taken += [e["seq"] for e in flush_now(lay, now=now_utc(), deliver=lambda b: None)["entries"]]
     assert sorted(taken) == [1, 2, 3, 4]  # every entry in exactly one batch
 
 
@@ -372,10 +373,10 @@ def test_eight_concurrent_duplicates_keep_one(git_repo: GitRepo) -> None:
     )
 )
 def test_fuzz_add_never_crashes(tmp_path_factory: pytest.TempPathFactory, payload: Any) -> None:
-    from toolkit.errors import ToolkitError
-    from toolkit.store import Layout
-    from toolkit.timefmt import parse_rfc3339
-    from toolkit.vault import add_delta, read_journal
+    from toolkit.core.errors import ToolkitError
+    from toolkit.core.timefmt import parse_rfc3339
+    from toolkit.infra.store import Layout
+    from toolkit.records.vault import add_delta, read_journal
 
     root = tmp_path_factory.mktemp("fuzz")
     lay = Layout(root, root / ".git")
@@ -393,3 +394,124 @@ def test_journal_lives_in_local_state(git_repo: GitRepo, capsys: pytest.CaptureF
     add(git_repo, {"delta": DELTA}, capsys)
     path = layout(git_repo).vault_journal
     assert path.is_relative_to(Path(git_repo.raw.path).resolve()) or ".git" in path.parts
+
+
+# --- at-least-once delivery (issue 15): an entry counts as flushed only after its batch went out ---
+
+
+def _flush_with_stdout(repo: GitRepo, stdout: Any, *extra: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolkit", "vault", "flush", "--now", NOW, *extra],
+        cwd=repo.path,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        env=_env(),
+        timeout=120,
+        check=False,
+    )
+
+
+def _closed_stdout_flush(repo: GitRepo) -> subprocess.CompletedProcess[bytes]:
+    # `workgroup vault flush >&-`: the process starts with fd 1 closed
+    return subprocess.run(
+        ["/bin/sh", "-c", f'exec "{sys.executable}" -m toolkit vault flush --now {NOW} >&-'],
+        cwd=repo.path,
+        capture_output=False,
+        stderr=subprocess.PIPE,
+        env=_env(),
+        timeout=120,
+        check=False,
+    )
+
+
+def test_flush_with_closed_stdout_records_nothing_and_offers_again(
+    git_repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert add(git_repo, {"delta": DELTA}, capsys)[0] == 0
+    before = journal_bytes(git_repo)
+    proc = _closed_stdout_flush(git_repo)
+    assert proc.returncode == 3, proc.stderr
+    assert b"OUTPUT_UNWRITABLE" in proc.stderr and b"Traceback" not in proc.stderr
+    assert journal_bytes(git_repo) == before  # no flush record: the entry was not delivered
+    batch = flush(capsys)
+    assert [e["seq"] for e in batch["entries"]] == [1]  # offered again
+
+
+def test_flush_into_a_closed_pipe_records_nothing(
+    git_repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    assert add(git_repo, {"delta": DELTA}, capsys)[0] == 0
+    before = journal_bytes(git_repo)
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before anything is written: EPIPE on write
+    try:
+        proc = _flush_with_stdout(git_repo, write_end)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 3, proc.stderr
+    assert b"Traceback" not in proc.stderr
+    assert journal_bytes(git_repo) == before
+    assert [e["seq"] for e in flush(capsys)["entries"]] == [1]
+
+
+def test_flush_to_a_full_device_records_nothing(
+    git_repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pathlib import Path as _P
+
+    if not _P("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    assert add(git_repo, {"delta": DELTA}, capsys)[0] == 0
+    before = journal_bytes(git_repo)
+    with open("/dev/full", "wb") as full:
+        proc = _flush_with_stdout(git_repo, full)
+    assert proc.returncode == 3 and b"Traceback" not in proc.stderr
+    assert journal_bytes(git_repo) == before
+
+
+def test_held_batch_is_offered_until_acknowledged(
+    git_repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert add(git_repo, {"delta": DELTA}, capsys)[0] == 0
+    capsys.readouterr()
+    assert run(["vault", "flush", "--hold", "--now", NOW]) == 0
+    held = json.loads(capsys.readouterr().out)
+    assert held["ack_required"] is True and [e["seq"] for e in held["entries"]] == [1]
+    run(["vault", "list", "--json"])
+    listing = json.loads(capsys.readouterr().out)
+    assert listing["entries"][0]["state"] == "offered" and listing["pending"] == 1
+    # a second entry arrives; the next flush offers the un-acknowledged entry again with it
+    assert add(git_repo, {"delta": {"title": "Second", "content": "Another fact."}}, capsys, "e.json")[0] == 0
+    capsys.readouterr()
+    assert run(["vault", "flush", "--hold", "--now", "2026-03-01T10:05:00Z"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert [e["seq"] for e in again["entries"]] == [1, 2]
+    # acknowledging the first batch delivers entry 1 only; entry 2 stays held in the second
+    assert run(["vault", "flush", "--ack", held["batch_id"], "--now", NOW]) == 0
+    assert json.loads(capsys.readouterr().out)["acknowledged"] == [1]
+    assert run(["vault", "flush", "--ack", again["batch_id"], "--now", NOW]) == 0
+    assert json.loads(capsys.readouterr().out)["acknowledged"] == [2]
+    before = journal_bytes(git_repo)
+    assert run(["vault", "flush", "--ack", again["batch_id"], "--now", NOW]) == 0  # twice: a no-op
+    assert json.loads(capsys.readouterr().out)["already"] is True
+    assert journal_bytes(git_repo) == before
+    assert flush(capsys)["entries"] == []
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["--ack", "batch-0000000000000000"], 1),  # unknown batch: refused
+        (["--ack", "../x"], 2),  # not a safe id
+        (["--ack", "batch-1", "--hold"], 2),  # contradictory options
+    ],
+)
+def test_bad_ack_is_coded_and_writes_nothing(
+    git_repo: GitRepo, capsys: pytest.CaptureFixture[str], args: list[str], code: int
+) -> None:
+    assert add(git_repo, {"delta": DELTA}, capsys)[0] == 0
+    before = journal_bytes(git_repo)
+    assert run(["vault", "flush", *args, "--now", NOW]) == code
+    assert journal_bytes(git_repo) == before

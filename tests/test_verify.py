@@ -14,9 +14,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_capsule_support import overflow_capsule, valid_capsule
 
-from toolkit.canonical import capsule_digest
-from toolkit.git import Repo, discover, squash_onto
-from toolkit.verify import verify
+from toolkit.core.canonical import capsule_digest
+from toolkit.infra.git import Repo, discover, squash_onto
+from toolkit.records.verify import verify
 
 CAPSULE_REL = ".workgroup/workgroups/kc-feat-auth-20260730-080000/capsules/task-auth-1.json"
 GIT_ENV = ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "protocol.file.allow=always"]
@@ -28,7 +28,7 @@ def git(cwd: Path, *args: str) -> str:
 
 
 def seal(repo: GitRepo, capsule: dict[str, Any] | None = None, *extra: str) -> dict[str, Any]:
-    from toolkit.capsules import seal_file
+    from toolkit.records.capsules import seal_file
 
     source = repo.write("input/capsule.json", json.dumps(capsule or valid_capsule()))
     args: dict[str, Any] = {}
@@ -68,7 +68,7 @@ def test_history_rewrite_that_drops_the_checkpoint_fails_naming_the_file(sealed_
 
 
 def test_reset_that_drops_the_checkpoint_fails(sealed_repo: GitRepo) -> None:
-    from toolkit.git import reset_hard
+    from toolkit.infra.git import reset_hard
 
     data = (sealed_repo.path / CAPSULE_REL).read_bytes()
     reset_hard(discover(sealed_repo.path), "HEAD~2")  # back to "initial": the capsule file goes too
@@ -85,11 +85,19 @@ def test_real_git_rebase_dropping_the_commit_fails(sealed_repo: GitRepo) -> None
     proc = run_workgroup("verify", "--json", cwd=sealed_repo.path)
     assert proc.returncode == 1
     out = json.loads(proc.stdout)
-    assert out["ok"] is False
-    assert out["findings"] == [
-        {"path": CAPSULE_REL, "rule": "checkpoint-not-ancestor", "message": out["findings"][0]["message"]}
-    ]
-    assert CAPSULE_REL.encode() in proc.stderr
+    assert out["tool"] == "verify" and out["summary"]["findings"] == 1 and out["summary"]["capsules"] == 1
+    (finding,) = out["findings"]
+    assert (finding["path"], finding["line"], finding["col"], finding["code"]) == (
+        CAPSULE_REL,
+        0,
+        0,
+        "checkpoint-not-ancestor",
+    )
+    # the finding carries the fix: reseal at a commit reachable from the checked rev
+    assert "reseal at a commit reachable from HEAD" in finding["fix"] and "--checkpoint" in finding["fix"]
+    text = run_workgroup("verify", cwd=sealed_repo.path)
+    assert text.stdout.decode().startswith(f"{CAPSULE_REL}:0:0: checkpoint-not-ancestor ")
+    assert "\n  fix: " in text.stdout.decode() and b"verify: 1 finding" in text.stderr
 
 
 def test_rev_option_checks_against_that_commit(sealed_repo: GitRepo) -> None:
@@ -168,6 +176,21 @@ def test_artifact_symlink_leading_outside_does_not_resolve(git_repo: GitRepo, tm
     outside.write_bytes(path.read_bytes())
     path.unlink()
     path.symlink_to(outside)
+    assert rules(verify(discover(git_repo.path))) == [(CAPSULE_REL, "artifact-missing")]
+
+
+def test_the_artifact_root_itself_resolves_as_a_directory(git_repo: GitRepo) -> None:
+    git_repo.commit("initial", {"src/app.py": "a = 1\n", "knowzcode/artifacts/run/log.txt": "ok\n"})
+    capsule = valid_capsule()
+    capsule["workgroup_id"], capsule["task_id"] = "kc-feat-auth-20260730-080000", "task-auth-1"
+    capsule["artifact_refs"] = ["knowzcode/artifacts"]
+    seal(git_repo, capsule)
+    git_repo.commit("capsule naming the artifact root")
+    assert verify(discover(git_repo.path)).ok
+    # a directory is only the root's form: a reference beneath it must still be a file
+    capsule["artifact_refs"] = ["knowzcode/artifacts/run"]
+    seal(git_repo, capsule)
+    git_repo.commit("capsule naming a directory beneath the root")
     assert rules(verify(discover(git_repo.path))) == [(CAPSULE_REL, "artifact-missing")]
 
 
@@ -275,7 +298,9 @@ def test_shallow_clone_is_reported_as_shallow_with_the_fix(sealed_repo: GitRepo,
     assert discover(clone).is_shallow
     proc = run_workgroup("verify", "--json", cwd=clone)
     assert proc.returncode == 3
-    assert proc.stdout == b""
+    # --json: the refusal is a JSON error object on stdout as well as the exit code
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "SHALLOW_CLONE" and "fetch-depth: 0" in error["message"]
     err = proc.stderr.decode()
     assert "error[SHALLOW_CLONE]" in err and "fetch-depth: 0" in err
     assert "not an ancestor" not in err and "ancestor of it" not in err
@@ -334,7 +359,7 @@ def test_hook_console_script_and_manifest_entry() -> None:
 
 
 def test_ci_template_runs_verify_with_full_history() -> None:
-    from toolkit.resources import data_dir
+    from toolkit.infra.resources import data_dir
 
     workflow = (data_dir("templates") / "ci" / "workgroup-verify.yml").read_text()
     import yaml
@@ -353,7 +378,7 @@ _text = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF),
 @example(objective="lone \ud800 surrogate", risks=["\u2028", '\x7f\x1f"\\'], artifact="\U0001f600")
 @given(objective=_text, risks=st.lists(_text, max_size=3), artifact=st.one_of(st.none(), _text))
 def test_fast_sealed_digest_equals_canonical(objective: str, risks: list[str], artifact: Any) -> None:
-    from toolkit.verify import sealed_digest
+    from toolkit.records.verify import sealed_digest
 
     capsule = valid_capsule()
     capsule.update(objective=objective, risks=risks)

@@ -3,24 +3,49 @@
 ``workgroup runtime ...`` is dispatched to the lean standard-library protocol before anything
 heavy (typer, pydantic, pygit2) is imported: it runs on every delegation. ``workgroup verify``
 (every CI job and pre-commit run) skips the typer app the same way; ``--help`` still uses it.
+``workgroup --version`` prints the one version (``toolkit.__version__``) without loading typer.
 """
 
 from __future__ import annotations
 
 import sys
 
+TYPE_CHECKING = False  # the runtime path starts here: typing stays out of it
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def observe_decision(op: str, result: dict[str, Any], milliseconds: float, cwd: str) -> None:
+    """Live OTLP mode for ``workgroup runtime`` decisions (a no-op unless ``telemetry: otlp``)."""
+    try:
+        from toolkit.otel.live import emit_decision
+
+        emit_decision(cwd, op, result, milliseconds)
+    except (ImportError, OSError, ValueError, TypeError):  # telemetry never changes a decision's answer
+        pass
+
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:
+        from toolkit import __version__
+
+        sys.stdout.write(f"workgroup {__version__}\n")
+        return 0
     if args and args[0] == "runtime":
         from toolkit.runtime.protocol import main as runtime_main
 
-        return runtime_main(args[1:])
+        return runtime_main(args[1:], observer=observe_decision)
     if args and args[0] == "verify" and not {"-h", "--help"} & set(args[1:]):
         # CI and pre-commit run verify on every change: skip loading the typer app
-        from toolkit.verify import run_cli
+        from toolkit.records.verify import run_cli
 
         return run_cli(args[1:])
+    if args and args[0] == "usage" and not {"-h", "--help"} & set(args[1:]):
+        # reading gigabytes of agent logs: the typer app's start-up is not worth loading
+        from toolkit.usage.cli import run_cli as usage_cli
+
+        return usage_cli(args[1:])
     if args[:2] == ["privacy", "scan"] and not {"-h", "--help"} & set(args[2:]):
         # the gate runs on every commit and in CI: scan without loading the typer app
         from toolkit.privacy.command import main as scan_main

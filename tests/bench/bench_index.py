@@ -58,8 +58,8 @@ def main() -> None:
         print(f"repository: {files} tracked files, {packed} (ready in {time.perf_counter() - t0:.1f} s)")
         home = os.getcwd()
         os.chdir(repo_dir)
-        from toolkit.git import discover
-        from toolkit.indexing import inventory
+        from toolkit.infra.git import discover
+        from toolkit.workflow.indexing import inventory
 
         repo = discover()
         cold = []

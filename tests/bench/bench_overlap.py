@@ -8,7 +8,7 @@ For 500, 1000, 2000 and 4000 active writers of 50 paths each, it times (best of 
   overlaps none of them (the worst case: every active path is canonicalized and looked up);
 * ``registry route``: ``op_route`` reading the same writers from the persistent registry file
   (JSON read + lease expiry + the check), as ``workgroup runtime route`` does once per batch;
-* ``acquire``: ``toolkit.owners.acquire`` of a non-overlapping 50-path scope against the registry
+* ``acquire``: ``toolkit.records.owners.acquire`` of a non-overlapping 50-path scope against the registry
   (lock, read, index, conflict check, atomic write).
 
 Target: under 0.5 s at 2,000 writers, growing near-linearly (the per-path cost stays flat).
@@ -27,10 +27,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from toolkit import owners  # noqa: E402
-from toolkit.git import commit_all, discover, init_repository  # noqa: E402
+from toolkit.infra.git import commit_all, discover, init_repository  # noqa: E402
+from toolkit.infra.store import write_json_atomic  # noqa: E402
 from toolkit.runtime.protocol import RuntimeContext  # noqa: E402
 from toolkit.runtime.router import op_route, route_task  # noqa: E402
-from toolkit.store import write_json_atomic  # noqa: E402
 
 PATHS_PER_WRITER = 50
 SIZES = tuple(int(a) for a in sys.argv[1:]) or (500, 1000, 2000, 4000)

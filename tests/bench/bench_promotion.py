@@ -17,10 +17,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _promotion_data import EXPECT, KEY_ID, NOW, KeyPair, pairs, signed  # noqa: E402
 
-from toolkit.evaluate import evaluate_corpus, load_scenarios  # noqa: E402
-from toolkit.resources import data_dir  # noqa: E402
+from toolkit.infra.resources import data_dir  # noqa: E402
 from toolkit.runtime.promotion import evaluate_promotion  # noqa: E402
 from toolkit.runtime.protocol import RuntimeContext, execute  # noqa: E402
+from toolkit.workflow.evaluate import evaluate_corpus, load_scenarios  # noqa: E402
 
 
 def per_call(label: str, fn: Callable[[], object], n: int) -> None:

@@ -20,12 +20,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from toolkit.probes import check, record
-from toolkit.results import StoreRequest, store_result
+from toolkit.core.timefmt import now_utc
+from toolkit.infra.store import Layout
+from toolkit.records.probes import check, record
+from toolkit.records.results import StoreRequest, store_result
+from toolkit.records.vault import add_delta
 from toolkit.runtime.protocol import RuntimeContext, execute
-from toolkit.store import Layout
-from toolkit.timefmt import now_utc
-from toolkit.vault import add_delta
 
 
 def per_call(fn: Callable[[], Any], n: int) -> float:

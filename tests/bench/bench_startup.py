@@ -75,6 +75,9 @@ def _cases() -> list[Case]:
             ROUTE * 10,
         ),
         Case("workgroup --help", "workgroup", ("--help",)),
+        Case("workgroup --version", "workgroup", ("--version",)),
+        Case("workgroup privacy scan --help", "workgroup", ("privacy", "scan", "--help")),
+        Case("workgroup capsule seal --help", "workgroup", ("capsule", "seal", "--help")),
         Case("workgroup-privacy-hook note.md", "workgroup-privacy-hook", (NOTE,)),
         Case("workgroup-privacy-all-hook note.md", "workgroup-privacy-all-hook", (NOTE,)),
         Case("workgroup privacy scan note.md", "workgroup", ("privacy", "scan", NOTE)),
@@ -83,6 +86,19 @@ def _cases() -> list[Case]:
         Case("workgroup-verify-hook (1 capsule)", "workgroup-verify-hook", ()),
         Case("cm-usage-report --json (1 event)", "cm-usage-report", ("--json",)),
     ]
+
+
+def _help_cases() -> list[Case]:
+    """``--help`` of every command and subcommand (``--all-help``), read from the CLI's own table."""
+    from toolkit.cli import COMMAND_MODULES, load_command
+
+    cases = []
+    for module in COMMAND_MODULES:
+        name, command = load_command(module)
+        cases.append(Case(f"workgroup {name} --help", "workgroup", (name, "--help")))
+        for sub in getattr(command, "commands", {}):
+            cases.append(Case(f"workgroup {name} {sub} --help", "workgroup", (name, sub, "--help")))
+    return cases
 
 
 def _make_repo(root: Path, bindir: Path, env: dict[str, str]) -> None:
@@ -186,6 +202,7 @@ def _imports(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--all-help", action="store_true", help="also time --help of every command")
     parser.add_argument(
         "--bin",
         type=Path,
@@ -216,12 +233,20 @@ def main(argv: list[str] | None = None) -> int:
         print("-" * len(header))
         base_med, base_min, _ = _wall([str(python), "-c", "pass"], None, repo, env, args.runs)
         print(f"{'python -c pass (baseline)':44} {base_med * 1000:9.0f} {base_min * 1000:7.0f}")
-        for case in _cases():
+        help_times: list[float] = []
+        for case in _cases() + (_help_cases() if args.all_help else []):
             med, low, code = _wall([str(bindir / case.script), *case.args], case.stdin, repo, env, args.runs)
             import_ms, count, heavy = _imports(python, scripts[case.script], case, repo, env, baseline)
+            if case.args[-1:] == ("--help",):
+                help_times.append(med)
             print(
                 f"{case.label:44} {med * 1000:9.0f} {low * 1000:7.0f} {import_ms:10.0f} {count:7d}  "
                 f"{code:4d}  {','.join(heavy) or '-'}"
+            )
+        if help_times:
+            print(
+                f"--help cases: {len(help_times)}, median of medians "
+                f"{statistics.median(help_times) * 1000:.0f} ms, slowest {max(help_times) * 1000:.0f} ms"
             )
     return 0
 

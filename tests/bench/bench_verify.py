@@ -22,9 +22,9 @@ from typing import Any
 
 import pygit2
 
-from toolkit.git import discover
+from toolkit.infra.git import discover
+from toolkit.records.verify import verify
 from toolkit.runtime.capsule import prepare_capsule
-from toolkit.verify import verify
 
 SIG = pygit2.Signature("bench", "bench@example.invalid", 1_700_000_000, 0)
 

@@ -38,12 +38,16 @@ from typing import Any
 
 from toolkit.cm import events
 from toolkit.cm.packet import (
+    PRIVATE_CODE,
     PacketError,
+    json_depth_exceeds,
     parse_packet_bytes,
+    private_categories,
     system_message,
     user_message,
     validate_adapter_input,
 )
+from toolkit.core.errors import InvalidInput, Refused, ToolkitError
 
 PROG = "cm-openai-compatible-call"
 ENV_ENABLED = "CM_OPENAI_COMPATIBLE_ENABLED"
@@ -61,12 +65,18 @@ RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{7,127}$")
 _CHUNK = 64 * 1024
 
 
-class Rejected(Exception):
+class Rejected(InvalidInput):
     """Refused before HTTP (exit 2). The message is ours and never echoes input."""
 
+    def __init__(self, message: str) -> None:
+        super().__init__("CALL_REJECTED", message)
 
-class CallFailed(Exception):
+
+class CallFailed(Refused):
     """The call or its response failed after the claim (exit 1, or 4 when not logged)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("CALL_FAILED", message)
 
 
 @dataclass(frozen=True)
@@ -159,7 +169,25 @@ def validate_args(args: CallArgs) -> tuple[Path, Path | None]:
     specs = _directory("--specs-dir", args.specs_dir) if args.specs_dir is not None else None
     if specs is None and args.run_id is None:
         raise Rejected("--run-id is required without --specs-dir")
+    _refuse_private_values(args)
     return root, specs
+
+
+def _refuse_private_values(args: CallArgs) -> None:
+    """The values this call writes to the logs (run id, call id, identity, model alias) carry no
+    secret: the writer would refuse them after the HTTP call; refuse before anything is sent."""
+    written = {
+        "run_id": args.run_id,
+        "call_id": args.call_id,
+        "workflow": args.workflow,
+        "stage": args.stage,
+        "role": args.role,
+        "requested_model": args.requested_model,
+    }
+    try:
+        events.privacy_guard("model call", {}, written)
+    except events.EventError as exc:
+        raise Rejected(exc.message) from None
 
 
 def _directory(label: str, raw: str) -> Path:
@@ -189,9 +217,13 @@ def read_packet(stream: Any, args: CallArgs) -> tuple[str, str]:
     """stdin -> (system message, user message); PacketError texts are fixed, never input."""
     raw = read_limited(stream, MAX_PACKET_BYTES)
     try:
+        obj = parse_packet_bytes(raw, "stdin")
         stable, dynamic = validate_adapter_input(
-            parse_packet_bytes(raw), workflow=args.workflow, stage=args.stage, role=args.role
+            obj, workflow=args.workflow, stage=args.stage, role=args.role, label="stdin"
         )
+        private = private_categories(obj)  # before any claim or HTTP request
+        if private:
+            raise Rejected(f"{PRIVATE_CODE}: role packet contains private content ({', '.join(private)})")
         return system_message(stable), user_message(dynamic)
     except PacketError as exc:
         raise Rejected(exc.reason) from None
@@ -241,6 +273,8 @@ def parse_response(raw: bytes) -> dict[str, Any]:
     def _no_constants(_: str) -> Any:
         raise ValueError("non-standard constant")
 
+    if json_depth_exceeds(raw, MAX_JSON_DEPTH):
+        raise CallFailed("provider response exceeds the maximum JSON nesting depth")
     try:
         value = json.loads(raw.decode("utf-8"), parse_constant=_no_constants)
     except (UnicodeDecodeError, ValueError, RecursionError):
@@ -411,7 +445,7 @@ def claim(args: CallArgs, root: Path, specs: Path | None, env: Mapping[str, str]
         if exc.code == "CALL_CLAIMED":
             raise Rejected("call_id already claimed; use a new call_id") from None
         raise Rejected("model call claim could not be recorded") from None
-    except Exception:
+    except (OSError, ToolkitError):
         raise Rejected("model call claim could not be recorded") from None
     if written.result.get("deduplicated") is not False:
         raise Rejected("call_id already claimed; use a new call_id")
@@ -452,17 +486,44 @@ def log_usage(
             data=data,
         )
         return True
-    except Exception:
+    except (OSError, ToolkitError):
         return False
 
 
 def write_result(text: str) -> bool:
+    """Deliver the text; False when it did not reach stdout (closed, broken pipe, full disk).
+
+    The flush makes a block-buffered stdout (a pipe or file, PYTHONUNBUFFERED unset) fail here,
+    where the error outcome can still be logged, instead of at interpreter shutdown.
+    """
     try:
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
         return True
     except (OSError, UnicodeError, ValueError):
+        _discard_stdout()
         return False
+
+
+def _discard_stdout() -> None:
+    """Point stdout at the null device so the undeliverable bytes still buffered cannot fail again
+    at shutdown (Python exits 120 when the final flush of stdout fails)."""
+    try:
+        fileno: int | None = sys.stdout.fileno()
+    except (OSError, ValueError, AttributeError):
+        fileno = None  # not a real file: replace the object instead
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        return
+    if fileno is None:
+        sys.stdout = open(null, "w", encoding="utf-8")  # noqa: SIM115 - lives until exit
+    elif null != fileno:  # a closed fd 1 is reused by the open itself
+        try:
+            os.dup2(null, fileno)
+        except OSError:
+            pass
+        os.close(null)
 
 
 def run(args: CallArgs, *, environ: Mapping[str, str], stdin: Any) -> int:
@@ -476,7 +537,7 @@ def run(args: CallArgs, *, environ: Mapping[str, str], stdin: Any) -> int:
         # the completion goes to the claim's run even if the pointer moves meanwhile
         args = dataclasses.replace(args, run_id=claim(args, root, specs, env))
     except Rejected as exc:
-        _err(str(exc))
+        _err(exc.message)
         return 2
     started = time.monotonic()
     response: dict[str, Any] | None = None
@@ -484,10 +545,10 @@ def run(args: CallArgs, *, environ: Mapping[str, str], stdin: Any) -> int:
         response = post_completion(endpoint, body, args.timeout_seconds)
         text = extract_text(response)
     except CallFailed as exc:
-        return _failed(args, root, specs, env, started, response, str(exc))
+        return _failed(args, root, specs, env, started, response, exc.message)
     except (OSError, http.client.HTTPException, TimeoutError):
         return _failed(args, root, specs, env, started, None, "request failed")
-    except Exception:
+    except (ValueError, KeyError, TypeError, IndexError, UnicodeError):  # a response of the wrong shape
         return _failed(args, root, specs, env, started, response, "response handling failed")
     duration = _ms(started)
     if not write_result(text):

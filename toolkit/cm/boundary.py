@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import assert_never
 
-from toolkit.errors import InvalidInput
+from toolkit.core.errors import InvalidInput
 
 
 class Workflow(StrEnum):
@@ -238,6 +238,6 @@ def parse_texts(text: str) -> dict[str, str]:
 
 def verdict_texts(lang: Lang) -> dict[str, str]:
     """The shipped verdict texts of one language (templates/verdict.<lang>.txt)."""
-    from toolkit.resources import template_text
+    from toolkit.infra.resources import template_text
 
     return parse_texts(template_text(f"verdict.{lang.value}.txt"))

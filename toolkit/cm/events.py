@@ -34,8 +34,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from toolkit.cm import runptr
-from toolkit.timefmt import parse_rfc3339
+from toolkit.cm import lifecycle, runptr
+from toolkit.core.errors import ToolkitError
+from toolkit.core.timefmt import parse_rfc3339
 
 PROG = "cm-log-event"
 IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,63}$")
@@ -61,12 +62,14 @@ RESERVED_FIELDS = frozenset(
     }
 )
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+# reasoning tokens are a subset of the output tokens, reported separately by some runtimes
+USAGE_TOKEN_FIELDS = (*TOKEN_FIELDS, "reasoning_tokens")
 USAGE_STATES = ("observed", "unavailable")
 OUTCOMES = ("success", "error", "blocked", "cancelled")
 CALL_FIELDS = ("call_id", "stage", "role", "adapter", "requested_model", "source", "purpose")
 USAGE_FIELDS = (
     frozenset(CALL_FIELDS)
-    | frozenset(TOKEN_FIELDS)
+    | frozenset(USAGE_TOKEN_FIELDS)
     | frozenset(
         {
             "effective_model",
@@ -87,16 +90,15 @@ MAX_DATA_DEPTH = 32
 MAX_DETAIL = 500
 MAX_TEXT = 160
 MANAGED_ADAPTER = "openai-compatible"
+# usage rows from these sources must follow their own claim (the adapter's, or a native CLI's)
+MANAGED_SOURCE = "native-cli-terminal"
 
 
-class EventError(Exception):
+class EventError(ToolkitError):
     """A refused write. ``exit_code`` is 2 (input) or 1 (lock / authoritative write)."""
 
     def __init__(self, message: str, exit_code: int = 2, code: str = "INVALID_EVENT") -> None:
-        super().__init__(message)
-        self.message = message
-        self.exit_code = exit_code
-        self.code = code
+        super().__init__(code, message, exit_code=exit_code)
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,7 @@ class WriteResult:
 
     result: dict[str, Any]
     notes: list[str] = field(default_factory=list)
+    row: dict[str, Any] | None = None  # the event as written (live mode spools model_usage rows)
 
 
 # ---------------------------------------------------------------- validation (pure)
@@ -170,7 +173,7 @@ def parse_data(raw: str, event: str) -> dict[str, Any]:
         raise EventError("--data-json must be a JSON object")
     if RESERVED_FIELDS.intersection(value):
         raise EventError("--data-json cannot override reserved fields")
-    allowed = frozenset(TOKEN_FIELDS) if event == "model_usage" else frozenset()
+    allowed = frozenset(USAGE_TOKEN_FIELDS) if event == "model_usage" else frozenset()
     _check_tree(value, allowed)
     return value
 
@@ -249,29 +252,37 @@ def _validate_usage_values(data: dict[str, Any]) -> None:
     attempt = data.get("attempt")
     if attempt is not None and (isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1):
         raise EventError("model_usage attempt must be a positive integer")
-    if state == "unavailable" and any(name in data for name in TOKEN_FIELDS):
+    if state == "unavailable" and any(name in data for name in USAGE_TOKEN_FIELDS):
         raise EventError("unavailable model_usage cannot contain token counts")
     if state == "observed":
         for name in ("input_tokens", "output_tokens"):
             if name not in data:
                 raise EventError(f"observed model_usage requires {name}")
-    for name in (*TOKEN_FIELDS, "duration_ms"):
+    for name in (*USAGE_TOKEN_FIELDS, "duration_ms"):
         if name in data and not _count(data[name]):
             raise EventError(f"model_usage {name} must be a non-negative integer")
+    if "reasoning_tokens" in data and data["reasoning_tokens"] > data.get("output_tokens", 0):
+        raise EventError("reasoning_tokens must be an output subset")
 
 
-def privacy_guard(detail: str, data: dict[str, Any]) -> None:
-    """The shared privacy engine over the event's text, in its event-log context.
+def privacy_guard(
+    detail: str, data: dict[str, Any], envelope: Mapping[str, str | None] | None = None
+) -> None:
+    """The shared privacy engine over every value that reaches a log, in its event-log context.
 
-    Secrets, provider session ids, home paths, emails and transcript text never reach a log;
-    the refusal names only the category. Imported here, after the cheap checks, to keep the
-    start-up of the ``cm-*`` scripts short for input that is refused anyway.
+    ``envelope`` holds the other written values (run id, workflow, event, phase, runtime,
+    project): a secret passed as ``--run-id`` would otherwise land in the committed project
+    log, the pointer, the index and a file name. Secrets, provider session ids, home paths,
+    emails and transcript text never reach a log; the refusal names only the category.
+    Imported here, after the cheap checks, to keep the start-up of the ``cm-*`` scripts short
+    for input that is refused anyway.
     """
     from toolkit.privacy.engine import scan_value
     from toolkit.privacy.types import Context
 
+    written = {key: value for key, value in (envelope or {}).items() if value is not None}
     try:
-        findings = scan_value({"detail": detail, **data}, Context.EVENT_LOG)
+        findings = scan_value({**written, "detail": detail, **data}, Context.EVENT_LOG)
     except ValueError:
         raise EventError("event data is nested too deeply to check") from None
     if findings:
@@ -337,18 +348,22 @@ class _CallFacts:
 def _scan(log: Path, run_id: str, event_id: str, call_id: str | None) -> _CallFacts:
     facts = _CallFacts()
     needles = [event_id.encode()] + ([call_id.encode()] if call_id else [])
+    from toolkit.infra.boundedio import FileRefused, open_regular
+
     try:
-        handle = open(log, "rb")  # noqa: SIM115 - closed below
-    except FileNotFoundError:
+        handle = open_regular(log, what="the event log", missing_ok=True)
+    except FileRefused as exc:
+        raise OSError(exc.code) from None  # LOG_UNREADABLE: a FIFO or a directory is never read
+    if handle is None:
         return facts
     with handle:
         for raw in handle:
             if not any(needle in raw for needle in needles):
                 continue  # cheap pre-filter: most lines concern other calls
             try:
-                row = json.loads(raw)
+                row = runptr.loads_row(raw)
             except ValueError:
-                continue
+                continue  # torn, hostile or foreign: never a row this writer made
             if not isinstance(row, dict):
                 continue
             if facts.duplicate is None and row.get("event_id") == event_id:
@@ -369,7 +384,8 @@ def _check_call(event: dict[str, Any], facts: _CallFacts) -> None:
     if name == "model_usage":
         if facts.usage is not None and facts.usage.get("event_id") != event_id:
             raise EventError("model_usage call_id already used with different payload", code="CALL_ID_USED")
-        if event.get("adapter") == MANAGED_ADAPTER and facts.claim is None:
+        managed = event.get("adapter") == MANAGED_ADAPTER or event.get("source") == MANAGED_SOURCE
+        if managed and facts.claim is None:
             raise EventError("managed model_usage requires a prior model_call claim", code="CLAIM_MISSING")
         if facts.claim is not None and identity_of(facts.claim) != identity_of(event):
             raise EventError("model_usage identity does not match model_call claim", code="IDENTITY_MISMATCH")
@@ -420,11 +436,26 @@ def validate(args: EventArgs, now: datetime) -> _Plan:
     detail = _detail(args.detail)
     data = parse_data(args.data_json, args.event)
     validate_model_event(args.event, args.phase, data)
-    privacy_guard(detail, data)
+    try:
+        lifecycle.check_event(args.event, args.phase, data)
+    except lifecycle.LifecycleError as exc:
+        raise EventError(exc.message, code=exc.code) from None
+    if args.run_id is not None and not runptr.RUN_ID.fullmatch(args.run_id):
+        raise EventError("invalid --run-id")
     at, moment = _timestamp(args.at, now)
     root = _directory("--project-root", args.project_root)
     specs = _directory("--specs-dir", args.specs_dir)
-    return _Plan(args, data, detail, at, moment, root, specs, _project_name(args.project, root))
+    project = _project_name(args.project, root)
+    envelope = {
+        "run_id": args.run_id,
+        "workflow": args.workflow,
+        "event": args.event,
+        "phase": args.phase,
+        "runtime": args.runtime,
+        "project": project,
+    }
+    privacy_guard(detail, data, envelope)
+    return _Plan(args, data, detail, at, moment, root, specs, project)
 
 
 def write_event(args: EventArgs, *, environ: Mapping[str, str], now: datetime | None = None) -> WriteResult:
@@ -435,22 +466,37 @@ def write_event(args: EventArgs, *, environ: Mapping[str, str], now: datetime | 
         if plan.specs_dir is not None:
             try:
                 stack.enter_context(runptr.locked(plan.specs_dir / runptr.RUN_LOCK_NAME, private=False))
-            except Exception:
+            except (OSError, ToolkitError):
                 raise EventError("project run lock failed", exit_code=1, code="LOCK_FAILED") from None
         global_lock_error: BaseException | None = None
         try:
             runptr.ensure_private_dir(home)
             stack.enter_context(runptr.locked(home / runptr.WRITE_LOCK_NAME, private=True))
-        except Exception as exc:  # the global mirror is optional when a project log exists
+        except (OSError, ToolkitError) as exc:  # the global mirror is optional when a project log exists
             global_lock_error = exc
             if plan.specs_dir is None:
                 raise EventError("global-only log lock failed", exit_code=1, code="LOCK_FAILED") from None
-        return _write_locked(plan, home, global_lock_error)
-    raise AssertionError("unreachable")  # pragma: no cover - the with block always returns or raises
+        written = _write_locked(plan, home, global_lock_error)
+    _emit_live(plan, written)
+    return written
+
+
+def _emit_live(plan: _Plan, written: WriteResult) -> None:
+    """Live mode (``telemetry: otlp`` in the repository's config): spool a completed call."""
+    if written.row is None or written.row.get("event") != "model_usage":
+        return
+    start = plan.project_root or plan.specs_dir
+    try:
+        from toolkit.otel.live import emit_cm_row
+
+        emit_cm_row(str(start) if start else os.getcwd(), written.row)
+    except (ImportError, OSError, ValueError, TypeError):  # telemetry never fails a write that succeeded
+        pass
 
 
 def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | None) -> WriteResult:
     args, specs = plan.args, plan.specs_dir
+    guarded = lifecycle.is_guarded(args.event, args.phase)
     pointer = runptr.load_pointer(specs)
     project_log = specs / runptr.PROJECT_LOG_NAME if specs else None
     try:
@@ -461,11 +507,15 @@ def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | No
             project=runptr.project_runs(project_log),
             now=plan.at_moment,
         )
-        global_log = runptr.select_global_log(home=home, run_id=run_id, at=plan.at_moment, pointer=pointer)
+        global_log = (
+            None
+            if project_log is not None
+            else runptr.select_global_log(home=home, run_id=run_id, at=plan.at_moment, pointer=pointer)
+        )
     except runptr.RunSelectionError as exc:
-        raise EventError(str(exc)) from None
+        raise EventError(exc.message) from None
     except OSError:
-        raise EventError("authoritative log could not be read", exit_code=1, code="LOG_UNREADABLE") from None
+        raise _unreadable(guarded, args.event) from None
     event: dict[str, Any] = {
         "schema_version": runptr.SCHEMA_VERSION,
         "run_id": run_id,
@@ -481,12 +531,15 @@ def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | No
     event.update(plan.data)
     event["event_id"] = event_id_for(event)
     authoritative = project_log or global_log
+    assert authoritative is not None
     call_id = plan.data.get("call_id") if args.event in ("model_call", "model_usage") else None
     try:
         facts = _scan(authoritative, run_id, event["event_id"], call_id)
     except OSError:
-        raise EventError("authoritative log could not be read", exit_code=1, code="LOG_UNREADABLE") from None
+        raise _unreadable(guarded, args.event) from None
     _check_call(event, facts)
+    if guarded and facts.duplicate is None:
+        _check_lifecycle(authoritative, run_id, event)
     out = WriteResult({})
     project_duplicate = facts.duplicate is not None and project_log is not None
     if project_log is not None:
@@ -499,13 +552,25 @@ def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | No
                 raise EventError(
                     "authoritative project log write failed", exit_code=1, code="LOG_WRITE_FAILED"
                 ) from None
+        # a retry is mirrored where its original row belongs: the month of the first write's `at`
+        try:
+            global_log = runptr.select_global_log(
+                home=home, run_id=run_id, at=_moment_of(event, plan.at_moment), pointer=pointer
+            )
+        except runptr.RunSelectionError as exc:
+            global_lock_error = global_lock_error or exc
+            global_log = home / "runs" / plan.at_moment.strftime("%Y-%m") / f"{run_id}.jsonl"
+        except OSError as exc:
+            global_lock_error = global_lock_error or exc
+            global_log = home / "runs" / plan.at_moment.strftime("%Y-%m") / f"{run_id}.jsonl"
+    assert global_log is not None
     global_written, global_duplicate, degraded = False, facts.duplicate is not None, False
     try:
         if global_lock_error is not None:
             raise global_lock_error
         global_duplicate = _mirror(plan, event, home, global_log, run_id, project_log is None, facts)
         global_written = True
-    except Exception as exc:
+    except (OSError, ValueError, ToolkitError) as exc:
         if project_log is None:
             raise EventError("global-only log write failed", exit_code=1, code="LOG_WRITE_FAILED") from None
         degraded = True
@@ -518,6 +583,7 @@ def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | No
     if specs is not None and project_log is not None:
         pointer_written = _update_pointer(plan, event, home, global_log, global_written, out, project_log)
         degraded = degraded or not pointer_written
+    out.row = event
     out.result = {
         "event_id": event["event_id"],
         "run_id": run_id,
@@ -529,6 +595,42 @@ def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | No
         "degraded": degraded,
     }
     return out
+
+
+def _unreadable(guarded: bool, event: str) -> EventError:
+    """An unreadable authoritative log: lifecycle events cannot be verified (2), others fail (1)."""
+    if guarded:
+        subject = "test_run" if event == "test_run" else "resource"
+        return EventError(
+            f"{subject} state cannot be verified: the authoritative log cannot be read",
+            code="STATE_UNVERIFIABLE",
+        )
+    return EventError("authoritative log could not be read", exit_code=1, code="LOG_UNREADABLE")
+
+
+def _check_lifecycle(log: Path, run_id: str, event: dict[str, Any]) -> None:
+    """Replay the run's resources and QA invocations from the log, then apply rules 1-4."""
+    subject = "test_run" if event["event"] == "test_run" else "resource"
+    try:
+        with open(log, "rb") as handle:
+            kinds = lifecycle.needs(event["event"], event.get("phase"))
+            state = lifecycle.replay(handle, run_id, event["event_id"], kinds)
+    except FileNotFoundError:
+        state = lifecycle.RunLifecycle()
+    except OSError:
+        raise _unreadable(True, event["event"]) from None
+    except lifecycle.Unverifiable as exc:
+        raise EventError(f"{subject} state cannot be verified: {exc.reason}", code=exc.code) from None
+    try:
+        lifecycle.decide(state, event)
+    except lifecycle.LifecycleError as exc:
+        raise EventError(exc.message, code=exc.code) from None
+
+
+def _moment_of(row: Mapping[str, Any], fallback: datetime) -> datetime:
+    at = row.get("at")
+    parsed = parse_rfc3339(at) if isinstance(at, str) else None
+    return parsed if parsed is not None else fallback
 
 
 def _mirror(
@@ -581,6 +683,14 @@ def _record_degrade(project_log: Path, record: dict[str, Any]) -> None:
         raise EventError("project degradation log failed", exit_code=1, code="LOG_WRITE_FAILED") from None
 
 
+def _run_state(project_log: Path, run_id: str, event: str) -> str:
+    try:
+        state = runptr.project_runs(project_log).states.get(run_id)
+    except OSError:
+        state = None
+    return state or ("done" if event in runptr.TERMINAL_EVENTS else "running")
+
+
 def _update_pointer(
     plan: _Plan,
     event: dict[str, Any],
@@ -595,7 +705,9 @@ def _update_pointer(
         "schema_version": runptr.SCHEMA_VERSION,
         "run_id": event["run_id"],
         "workflow": plan.args.workflow,
-        "status": "done" if plan.args.event in runptr.TERMINAL_EVENTS else "running",
+        # the run's state as the authoritative log says after this write: a deduplicated old
+        # run_done or resume leaves it as it was
+        "status": _run_state(project_log, event["run_id"], plan.args.event),
         "global_log": str(global_log.relative_to(home)),
         "global_written": global_written,
         "updated_at": event["at"],

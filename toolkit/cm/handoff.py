@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolkit.core.errors import Refused
+
 HANDOFF_RELPATH = Path(".reviews") / "session-handoff.md"
 MAX_TASKS_BYTES = 512 * 1024
 MAX_ITEMS = 200
@@ -30,11 +32,11 @@ _ABS_WINDOWS = re.compile(r"(?<![\w])[A-Za-z]:[\\/][^\s'\"`]*")
 _MARKDOWN_ESCAPE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
-class HandoffError(Exception):
+class HandoffError(Refused):
     """The handoff was not written. ``key`` names the fixed reason text in the verdict templates."""
 
     def __init__(self, key: str) -> None:
-        super().__init__(key)
+        super().__init__("HANDOFF_REFUSED", key)
         self.key = key
 
 
@@ -133,7 +135,7 @@ def write_handoff(
     leaks: Callable[[str], bool],
 ) -> Path:
     """Privacy-check, relativize and atomically overwrite the handoff; HandoffError on any failure."""
-    from toolkit.store import atomic_write
+    from toolkit.infra.store import atomic_write
 
     if directory is None:
         raise HandoffError("fail_no_dir")
@@ -152,13 +154,12 @@ def write_handoff(
 
 def read_tasks(path: Path) -> Tasks:
     """Read tasks.md with a size cap; HandoffError('fail_tasks') when it cannot be read."""
+    from toolkit.infra.boundedio import FileRefused, read_regular
+
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_TASKS_BYTES + 1)
-        if len(raw) > MAX_TASKS_BYTES:
-            raise HandoffError("fail_tasks")
-        return parse_tasks(raw.decode("utf-8"))
-    except (OSError, UnicodeDecodeError):
+        raw = read_regular(path, limit=MAX_TASKS_BYTES, what="tasks.md")
+        return parse_tasks((raw or b"").decode("utf-8"))
+    except (FileRefused, UnicodeDecodeError):
         raise HandoffError("fail_tasks") from None
 
 

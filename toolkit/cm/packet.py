@@ -11,7 +11,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from typing import Any
+
+from toolkit.core.errors import InvalidInput
 
 STABLE_PREFIX_KEYS: tuple[str, ...] = ("safety", "workflow", "project_rules", "role", "output_schema")
 DYNAMIC_REQUIRED: tuple[str, ...] = (
@@ -27,14 +30,15 @@ DYNAMIC_OPTIONAL: tuple[str, ...] = ("context",)
 MAX_PACKET_BYTES = 1024 * 1024
 # Deeper trees than this are refused before anything walks them recursively.
 MAX_JSON_DEPTH = 128
+_STRUCTURAL = re.compile(rb'\\.|["\[\]{}]', re.DOTALL)  # an escape pair, or a quote/bracket
 _TEXT_FIELDS = ("workflow", "stage", "role", "objective", "expected_output")
 
 
-class PacketError(ValueError):
+class PacketError(InvalidInput, ValueError):
     """A refused packet. ``reason`` is a short fixed text; it never contains packet content."""
 
     def __init__(self, reason: str) -> None:
-        super().__init__(reason)
+        super().__init__("PACKET_INVALID", reason)
         self.reason = reason
 
 
@@ -42,13 +46,13 @@ def _nonempty_text(value: object) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
-def _check_tree(value: object) -> None:
+def _check_tree(value: object, label: str = "packet") -> None:
     """Strict JSON values only: bounded depth, finite numbers, encodable strings, string keys."""
     stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
         current, depth = stack.pop()
         if depth > MAX_JSON_DEPTH:
-            raise PacketError("packet exceeds the maximum JSON nesting depth")
+            raise PacketError(f"{label} exceeds the maximum JSON nesting depth")
         if isinstance(current, str):
             _check_unicode(current)
         elif isinstance(current, bool) or current is None or isinstance(current, int):
@@ -89,7 +93,7 @@ def _check_dynamic(dynamic: object, identity: dict[str, str]) -> dict[str, Any]:
         raise PacketError("dynamic_packet must be a JSON object")
     missing = [key for key in DYNAMIC_REQUIRED if key not in dynamic]
     if missing:
-        raise PacketError("dynamic_packet is missing: " + ", ".join(missing))
+        raise PacketError("dynamic_packet requires: " + ", ".join(missing))
     allowed = set(DYNAMIC_REQUIRED) | set(DYNAMIC_OPTIONAL)
     if any(key not in allowed for key in dynamic):
         # Unknown key names are packet content; they are not echoed.
@@ -104,20 +108,21 @@ def _check_dynamic(dynamic: object, identity: dict[str, str]) -> dict[str, Any]:
         raise PacketError("dynamic_packet.identifiers must be a JSON object")
     constraints = dynamic["constraints"]
     if not isinstance(constraints, list) or not all(_nonempty_text(item) for item in constraints):
-        raise PacketError("dynamic_packet.constraints must be a list of non-empty strings")
+        raise PacketError("dynamic_packet.constraints must be a list of strings, each non-empty")
     if "context" in dynamic and not isinstance(dynamic["context"], dict):
         raise PacketError("dynamic_packet.context must be a JSON object")
     return dict(dynamic)
 
 
 def validate_adapter_input(
-    obj: object, *, workflow: str, stage: str, role: str
+    obj: object, *, workflow: str, stage: str, role: str, label: str = "packet"
 ) -> tuple[dict[str, str], dict[str, Any]]:
     """Validate a parsed packet; return (stable_prefix in fixed key order, dynamic_packet).
 
     Raises ``PacketError`` for anything the adapter would refuse before a claim or HTTP call.
+    ``label`` names the input in the nesting-depth refusal (the adapter says ``stdin``).
     """
-    _check_tree(obj)
+    _check_tree(obj, label)
     if not isinstance(obj, dict) or set(obj) != {"stable_prefix", "dynamic_packet"}:
         raise PacketError("role packet requires exactly stable_prefix and dynamic_packet")
     stable = _check_prefix(obj["stable_prefix"])
@@ -125,14 +130,47 @@ def validate_adapter_input(
     return stable, dynamic
 
 
-def parse_packet_bytes(raw: bytes) -> object:
-    """Strict UTF-8 JSON with the adapter's 1 MiB cap; NaN/Infinity and deep trees refused."""
+def parse_packet_bytes(raw: bytes, label: str = "packet") -> object:
+    """Strict UTF-8 JSON with the adapter's 1 MiB cap; NaN/Infinity and deep trees refused.
+
+    The nesting depth is measured on the bytes before parsing, so a hostile tree never reaches
+    the recursive decoder.
+    """
     if len(raw) > MAX_PACKET_BYTES:
         raise PacketError("role packet exceeds 1 MiB")
+    if json_depth_exceeds(raw, MAX_JSON_DEPTH):
+        raise PacketError(f"{label} exceeds the maximum JSON nesting depth")
     try:
         return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise PacketError("role packet is not valid strict UTF-8 JSON") from None
+
+
+def json_depth_exceeds(raw: bytes, limit: int) -> bool:
+    """True when the JSON text nests objects/arrays deeper than ``limit`` (strings skipped).
+
+    No parsing: a count in C rules out most inputs, and only the structural bytes of the rest are
+    visited, so it is cheap enough to run on every untrusted input before ``json.loads``.
+    """
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    depth = 0
+    in_string = False
+    for match in _STRUCTURAL.finditer(raw):
+        token = match.group()
+        if len(token) == 2:
+            continue  # an escape pair: its second byte is never structural
+        if token == b'"':
+            in_string = not in_string
+        elif in_string:
+            continue
+        elif token in (b"[", b"{"):
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
 
 
 def _reject_constant(_: str) -> object:
@@ -241,3 +279,24 @@ def _check_escalation(value: object) -> list[str]:
     if not isinstance(scope, list) or not scope or not all(_nonempty_text(s) for s in scope):
         problems.append("escalation.added_scope must list the newly added scope")
     return problems
+
+
+PRIVATE_CODE = "PACKET_PRIVATE"
+
+
+def private_categories(packet: object) -> list[str]:
+    """Categories of private content in a packet, through the shared privacy engine.
+
+    The packet is a workflow artifact on its way to a model endpoint: it is checked in the
+    engine's handoff (workflow-artifact) context, so secrets and credentials, provider session
+    ids, home paths, emails and transcript text are all findings, field names included. Only the
+    categories are returned, never a value. Imported lazily: a refused packet pays nothing.
+    """
+    from toolkit.privacy.engine import scan_value
+    from toolkit.privacy.types import Context
+
+    try:
+        findings = scan_value(packet, Context.HANDOFF)
+    except ValueError:
+        raise PacketError("role packet is nested too deeply to check") from None
+    return sorted({f.category.value for f in findings})

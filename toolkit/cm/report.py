@@ -4,7 +4,8 @@ Drop-in for the public CM report (same options, JSON fields, text lines and exit
 
 * dedup first by ``event_id`` (fallback ``file:line``), then by (run_id, call_id): a second usage
   row for one call is invalid;
-* invalid usage: a malformed row, managed (``openai-compatible``) usage with no claim, an
+* invalid usage: a malformed row, managed (``openai-compatible`` adapter or ``native-cli-terminal``
+  source) usage with no claim, an
   ambiguous claim, usage not after its claim, an identity mismatch; each is counted in
   ``invalid_calls`` and explained on stderr;
 * claims without a valid completion are listed as unresolved and never counted as calls;
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from toolkit.cm.runptr import log_home
+from toolkit.infra.boundedio import FileRefused, json_depth_exceeds, json_line, open_regular
 
 PROG = "cm-usage-report"
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -45,6 +47,9 @@ OUTCOMES = ("success", "error", "blocked", "cancelled")
 IDENTITY_FIELDS = ("workflow", "runtime", "stage", "role", "adapter", "requested_model", "source", "purpose")
 CALL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 MANAGED_ADAPTER = "openai-compatible"
+MANAGED_SOURCE = "native-cli-terminal"  # a native CLI's usage also follows its own claim
+# reported per field for native CLI usage: reasoning is a subset of output, cache counts are separate
+NATIVE_FIELDS = (*TOKEN_FIELDS, "reasoning_tokens")
 DISCLAIMER = (
     "- 缺失 usage 保持 unavailable；未完成 claim 单独报告且不计调用/Token；未推测缺失用量，也未换算费用。"
 )
@@ -72,7 +77,13 @@ _SCAN = json.JSONDecoder().scan_once
 
 
 def _parse_line(raw: bytes) -> Any:
-    """``json.loads`` of one line, minus its per-call overhead; same strictness (ValueError)."""
+    """``json.loads`` of one line, minus its per-call overhead; same strictness (ValueError).
+
+    A line nested deeper than the bounded reader's cap is a ValueError too (skipped and reported),
+    never a RecursionError; the check is two C-speed counts on an ordinary line.
+    """
+    if json_depth_exceeds(raw):
+        raise ValueError("nested too deep")
     text = raw.decode("utf-8")
     try:
         value, end = _SCAN(text, 0)
@@ -84,7 +95,12 @@ def _parse_line(raw: bytes) -> Any:
 
 
 def _json_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    with open(path, "rb") as handle:
+    try:
+        handle = open_regular(path, what="a run log")  # a FIFO or a directory is never read
+    except FileRefused as exc:
+        raise OSError(exc.code) from None  # reported as "cannot read" like any unreadable log
+    assert handle is not None  # missing_ok is off: absence raised above
+    with handle:
         yield from enumerate(handle, start=1)
 
 
@@ -101,7 +117,7 @@ def load_run_refs(home: Path, warn: TextIO) -> list[RunRef]:
         return []
     for number, raw in lines:
         try:
-            row = json.loads(raw)
+            row = json_line(raw)
         except ValueError:
             if raw.strip():
                 warn.write(f"warning: invalid JSON at index.jsonl:{number}\n")
@@ -150,6 +166,7 @@ _USAGE_FIELDS = (
     "effective_model",
 )
 _STR_ONLY = {str}
+_UNAVAILABLE_FORBIDDEN = frozenset((*TOKEN_FIELDS, "reasoning_tokens"))
 
 
 def _identity_or_reason(
@@ -211,9 +228,15 @@ def check_usage(row: Mapping[str, Any]) -> Compact | str:
             read = None
         if read is None or write is None:
             return "invalid cache count"
+        if "reasoning_tokens" in row:  # rare: looked up only when present
+            reasoning = row["reasoning_tokens"]
+            if not (type(reasoning) is int and reasoning >= 0):
+                return "invalid cache count"  # the reference's wording for any bad count
+            if reasoning > out:
+                return "invalid reasoning subset"
         counts = (inp, out, read, write)
     elif state == "unavailable":
-        if not row.keys().isdisjoint(TOKEN_FIELDS):
+        if not row.keys().isdisjoint(_UNAVAILABLE_FORBIDDEN):
             return "unavailable row contains token counts"
     else:
         return "invalid usage state"
@@ -240,6 +263,8 @@ class Totals:
     unresolved: dict[tuple[str, ...], int] = field(default_factory=dict)
     reasons: dict[str, int] = field(default_factory=dict)
     unreadable: int = 0
+    # native CLI usage: [calls, then (tokens, observed calls) for each of NATIVE_FIELDS]
+    native: list[int] = field(default_factory=lambda: [0] * (1 + 2 * len(NATIVE_FIELDS)))
 
     @classmethod
     def empty(cls, runs: int) -> Totals:
@@ -337,7 +362,7 @@ def _fold_run(path: Path, rel: str, run_id: str, totals: Totals, warn: TextIO) -
         seen_calls.add(call_id)
         claim = claims.get(call_id)
         if claim is None:
-            if ident[4] == MANAGED_ADAPTER:
+            if ident[4] == MANAGED_ADAPTER or ident[6] == MANAGED_SOURCE:
                 totals.invalid(
                     "managed usage without claim",
                     where,
@@ -361,6 +386,8 @@ def _fold_run(path: Path, rel: str, run_id: str, totals: Totals, warn: TextIO) -
                 continue
             state.completed.add(call_id)
         _add_usage(totals, usage)
+        if ident[6] == MANAGED_SOURCE:
+            _add_native(totals.native, row, observed=usage[2] == "observed")
     for call_id, (_, ident) in claims.items():
         if call_id not in state.completed:
             key6 = (ident[0], ident[2], ident[3], ident[4], ident[5], ident[6])
@@ -419,6 +446,37 @@ def _add_usage(totals: Totals, usage: Compact) -> None:
     summary["cache_write_tokens"] += write
 
 
+def _add_native(native: list[int], row: Mapping[str, Any], *, observed: bool) -> None:
+    """A field counts as observed only when the row reports it: a missing one is never 0."""
+    native[0] += 1
+    if not observed:
+        return
+    for slot, name in enumerate(NATIVE_FIELDS):
+        value = row.get(name)
+        if value is not None:  # check_usage accepted the row, so a present value is a count
+            native[1 + 2 * slot] += value
+            native[2 + 2 * slot] += 1
+
+
+def native_components(native: Sequence[int]) -> dict[str, Any]:
+    """The reference's ``native_components`` block: per field, tokens (None when never observed)."""
+    calls = native[0]
+    fields = {}
+    for slot, name in enumerate(NATIVE_FIELDS):
+        tokens, observed = native[1 + 2 * slot], native[2 + 2 * slot]
+        fields[name] = {
+            "tokens": tokens if observed else None,
+            "observed_calls": observed,
+            "unavailable_calls": calls - observed,
+        }
+    return {
+        "calls": calls,
+        "reasoning_is_output_subset": True,
+        "cache_counts_are_separate": True,
+        "fields": fields,
+    }
+
+
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024
 
 
@@ -448,6 +506,7 @@ def _merge(into: Totals, part: Totals) -> None:
     for reason, n in part.reasons.items():
         into.reasons[reason] = into.reasons.get(reason, 0) + n
     into.unreadable += part.unreadable
+    into.native = [a + b for a, b in zip(into.native, part.native, strict=True)]
 
 
 def _jobs(requested: int, paths: Sequence[Path]) -> int:
@@ -542,6 +601,7 @@ def build_report(home: Path, refs: Sequence[RunRef], warn: TextIO, *, jobs: int 
         "groups": groups,
         "unavailable_groups": unavailable,
         "unresolved_groups": unresolved,
+        **({"native_components": native_components(totals.native)} if totals.native[0] else {}),
         "invalid_reasons": dict(sorted(totals.reasons.items())),
         "unreadable_lines": totals.unreadable,
     }
@@ -577,6 +637,12 @@ def render_text(report: Mapping[str, Any]) -> str:
         lines.append(
             f"- unresolved: {g['workflow']}/{g['stage']} | {g['role']} | {g['adapter']} | "
             f"{g['requested_model']} | claims {g['claims']}"
+        )
+    for name, value in report.get("native_components", {}).get("fields", {}).items():
+        known = value["tokens"] if value["tokens"] is not None else "unavailable"
+        lines.append(
+            f"- native {name}: {known}; observed {value['observed_calls']}, "
+            f"unavailable {value['unavailable_calls']}"
         )
     lines.append(DISCLAIMER)
     return "\n".join(lines) + "\n"

@@ -12,9 +12,11 @@ specs dir (which teams commit) never carries an absolute home path.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
+import stat
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -22,7 +24,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from toolkit.store import atomic_write, file_lock
+from toolkit.cm.packet import json_depth_exceeds
+from toolkit.core.errors import InvalidInput
+from toolkit.infra.boundedio import FileRefused, open_regular, read_json_bounded
+from toolkit.infra.store import atomic_write, file_lock
 
 SCHEMA_VERSION = 1
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{7,127}$")
@@ -33,10 +38,28 @@ WRITE_LOCK_NAME = ".cm-write.lock"
 PROJECT_LOG_NAME = "运行日志.jsonl"
 DEFAULT_LOG_HOME = "~/.cm-workflow/logs"
 _MONTH = re.compile(r"^\d{4}-\d{2}$")
+# Logs and the pointer are files anyone with the repository can edit: a row far larger or deeper
+# than any the writer produces is not parsed (recursive decoding of a hostile tree is the risk).
+MAX_ROW_BYTES = 256 * 1024
+MAX_ROW_DEPTH = 64
+MAX_POINTER_BYTES = 64 * 1024
 
 
-class RunSelectionError(ValueError):
+def loads_row(raw: bytes) -> Any:
+    """``json.loads`` for one log row or pointer; ``ValueError`` when too large, deep or invalid."""
+    if len(raw) > MAX_ROW_BYTES or json_depth_exceeds(raw, MAX_ROW_DEPTH):
+        raise ValueError("row too large or too deeply nested")
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise ValueError("row too deeply nested") from None
+
+
+class RunSelectionError(InvalidInput, ValueError):
     """A run id or global log location that cannot be used (the writer exits 2)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("RUN_SELECTION_INVALID", message)
 
 
 def log_home(environ: Mapping[str, str], override: str | None = None) -> Path:
@@ -59,15 +82,17 @@ def iter_json_lines(path: Path, needle: bytes | None = None) -> Iterator[dict[st
     ``needle`` is a cheap byte pre-filter: lines without it cannot match and are not parsed.
     """
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed by the with below
-    except FileNotFoundError:
+        handle = open_regular(path, what="an event log", missing_ok=True)
+    except FileRefused as exc:
+        raise OSError(exc.code) from None  # a FIFO or a directory: unreadable, never read
+    if handle is None:
         return
     with handle:
         for raw in handle:
             if needle is not None and needle not in raw:
                 continue
             try:
-                value = json.loads(raw)
+                value = loads_row(raw)
             except ValueError:
                 continue
             if isinstance(value, dict):
@@ -92,7 +117,7 @@ def project_runs(project_log: Path | None) -> ProjectRuns:
         if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id) or not isinstance(event, str):
             continue
         latest = run_id
-        if event == "run_start":
+        if event in ("run_start", "resume"):
             states[run_id] = "running"
         elif event in TERMINAL_EVENTS:
             states[run_id] = "done"
@@ -106,9 +131,11 @@ def load_pointer(specs_dir: Path | None) -> dict[str, Any] | None:
     if specs_dir is None:
         return None
     try:
-        value = json.loads((specs_dir / POINTER_NAME).read_bytes())
-    except (OSError, ValueError):
-        return None
+        value = read_json_bounded(
+            specs_dir / POINTER_NAME, limit=65_536, what="the run pointer", strict=False
+        )
+    except FileRefused:
+        return None  # absent, not a regular file, too large, too deep or not JSON: no pointer
     if not isinstance(value, dict):
         return None
     run_id = value.get("run_id")
@@ -193,9 +220,13 @@ def append_line(path: Path, record: dict[str, Any], *, private: bool) -> None:
     """
     line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600 if private else 0o644)
+    flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK
+    fd = os.open(path, flags, 0o600 if private else 0o644)
     try:
-        size = os.fstat(fd).st_size
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "the log is not a regular file")  # a FIFO is never written
+        size = info.st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             line = b"\n" + line  # never glue a record onto a torn line
         os.write(fd, line)

@@ -6,12 +6,53 @@ import json
 import sys
 from typing import Any
 
-from toolkit.store import MAX_INPUT_FILE_BYTES as MAX_INPUT_FILE_BYTES  # re-exported for commands
-from toolkit.store import read_json_file as read_json_file
+from toolkit.infra.output import silence_stdout
+from toolkit.infra.store import MAX_INPUT_FILE_BYTES as MAX_INPUT_FILE_BYTES  # re-exported for commands
+from toolkit.infra.store import read_json_file as read_json_file
 
 
 def emit_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def write_out(value: Any) -> None:
+    """One JSON line on stdout, flushed now; an environment error (exit 3) if it cannot be written.
+
+    For output that counts as delivered once written (a vault batch): the caller records the
+    delivery only after this returned, so a closed stdout or a broken pipe loses nothing.
+    """
+    from toolkit.core.errors import EnvironmentFailure
+
+    stream = sys.stdout
+    try:
+        if stream is None:  # fd 1 was closed when the process started
+            raise OSError("no stdout")
+        stream.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
+        stream.flush()
+    except (OSError, ValueError):
+        silence_stdout()
+        raise EnvironmentFailure(
+            "OUTPUT_UNWRITABLE", "stdout cannot be written; nothing was recorded"
+        ) from None
+
+
+class ClosedStream:
+    """Stands in for a stdout that was closed when the process started (``cmd >&-``).
+
+    Writing to it is an OSError like writing to any dead stream, so the one error map turns it
+    into an environment error (exit 3) instead of an AttributeError traceback on ``None``.
+    """
+
+    def write(self, text: str) -> int:
+        import errno
+
+        raise OSError(errno.EBADF, "stdout is closed")
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
 
 
 def say(text: str) -> None:
@@ -19,6 +60,6 @@ def say(text: str) -> None:
 
 
 def repository() -> Any:
-    from toolkit.git import discover
+    from toolkit.infra.git import discover
 
     return discover()

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
+from toolkit.core.errors import ToolkitError
+
 if TYPE_CHECKING:
     from toolkit.cm.boundary import Facts, Lang
 
@@ -111,7 +113,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _enum(kind: type[E], value: str, what: str) -> E:
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
 
     try:
         return kind(value)
@@ -124,10 +126,10 @@ def _project_root(given: Path | None) -> Path:
     if given is not None:
         return given.resolve()
     try:
-        from toolkit.git import discover
+        from toolkit.infra.git import discover
 
         return discover().workdir.resolve()
-    except Exception:  # not a repository: the current directory is the project root
+    except ToolkitError:  # not a repository: the current directory is the project root
         return Path.cwd().resolve()
 
 
@@ -155,8 +157,8 @@ def run_boundary(
     from toolkit.cm import handoff as ho
     from toolkit.cm.boundary import decide, reason_text, render, verdict_texts
     from toolkit.commands._common import emit_json, say
-    from toolkit.errors import InvalidInput
-    from toolkit.resources import template_text
+    from toolkit.core.errors import InvalidInput
+    from toolkit.infra.resources import template_text
 
     if specs_dir is not None and archive_dir is not None:
         raise InvalidInput("CONFLICTING_OPTIONS", "give --specs-dir or --archive-dir, not both")

@@ -14,11 +14,11 @@ def register(app: typer.Typer) -> None:
         route_facts: bool = typer.Option(
             False, "--route-facts", help="Print the router's *_supported facts."
         ),
-        json_out: bool = typer.Option(False, "--json"),
+        json_out: bool = typer.Option(False, "--json", help="Print the table as JSON on stdout."),
     ) -> None:
-        from toolkit import capabilities as caps
         from toolkit.commands._common import emit_json
-        from toolkit.errors import InvalidInput
+        from toolkit.core.errors import InvalidInput
+        from toolkit.workflow import capabilities as caps
 
         try:
             if route_facts:
@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
             else:
                 data = caps.table(provider)
         except caps.UnknownProvider as exc:
-            raise InvalidInput("UNKNOWN_PROVIDER", str(exc)) from None
+            raise InvalidInput("UNKNOWN_PROVIDER", exc.message) from None
         if json_out or route_facts:
             emit_json(data)
             return

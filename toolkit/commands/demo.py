@@ -10,6 +10,6 @@ def register(app: typer.Typer) -> None:
     def demo(
         keep: bool = typer.Option(False, "--keep", help="Keep the throwaway repository and print its path."),
     ) -> None:
-        from toolkit.demo import run_demo
+        from toolkit.demo.runner import run_demo
 
         raise typer.Exit(run_demo(keep=keep))

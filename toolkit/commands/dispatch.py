@@ -22,7 +22,7 @@ from typing import Annotated, Any
 import typer
 
 from toolkit.commands._common import MAX_INPUT_FILE_BYTES, emit_json, read_json_file, say
-from toolkit.errors import EnvironmentFailure, InvalidInput, Refused
+from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
 
 DISABLED = {"mode": "local", "reason_codes": ["CAPABILITY_FALLBACK"]}
 # refusals of a well-formed request (exit 1); every other runtime code is invalid input (exit 2)
@@ -32,15 +32,13 @@ REFUSALS = {"DISPATCH_FACT_MISMATCH", "RESULT_HANDOFF_NOT_AUTHORIZED", "RESULT_A
 def _read_request(source: str) -> Any:
     if source != "-":
         return read_json_file(Path(source), what="dispatch request")
-    import json
 
     raw = sys.stdin.buffer.read(MAX_INPUT_FILE_BYTES + 1)
     if len(raw) > MAX_INPUT_FILE_BYTES:
         raise InvalidInput("FILE_TOO_LARGE", f"dispatch request exceeds {MAX_INPUT_FILE_BYTES} bytes")
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise InvalidInput("INVALID_JSON", "dispatch request is not valid UTF-8 JSON") from None
+    from toolkit.infra.boundedio import loads_bounded
+
+    return loads_bounded(raw, what="dispatch request", strict=False)
 
 
 def _section(request: dict[str, Any], name: str) -> dict[str, Any] | None:
@@ -53,7 +51,7 @@ def _section(request: dict[str, Any], name: str) -> dict[str, Any] | None:
 
 def fill_request(request: dict[str, Any], config: dict[str, Any], *, enabled: bool) -> dict[str, Any]:
     """The request with config-filled routing and rollout facts (request values win)."""
-    from toolkit.config import fill_absent, rollout_defaults, routing_defaults
+    from toolkit.infra.config import fill_absent, rollout_defaults, routing_defaults
 
     filled = dict(request)
     routing = _section(request, "routing")
@@ -125,8 +123,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Dispatch one delegation: lineage first, then routing, rollout and result policy."""
         from toolkit.commands.route import _record
-        from toolkit.config import load_config
-        from toolkit.git import NotARepository, discover
+        from toolkit.infra.config import load_config
+        from toolkit.infra.git import NotARepository, discover
 
         request = _read_request(file)
         if not isinstance(request, dict):
@@ -148,6 +146,10 @@ def register(app: typer.Typer) -> None:
         elif record:
             _record(layout, evidence_facts(facts, result), result["routing"])
             say("routing evidence recorded in the local telemetry log")
+        if block["telemetry"] == "otlp" and layout is not None:
+            from toolkit.otel.live import emit_decision
+
+            emit_decision(str(layout.workdir), "dispatch", result, 0.0)
         if as_json:
             emit_json(result)
         else:

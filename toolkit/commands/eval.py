@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from toolkit.evaluate import EvalReport, ScenarioResult
+    from toolkit.workflow.evaluate import EvalReport, ScenarioResult
 
 
 def render_table(report: EvalReport) -> str:
@@ -37,8 +37,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run every corpus scenario through the runtime and check its oracle."""
         from toolkit.commands._common import emit_json, say
-        from toolkit.evaluate import evaluate_corpus, load_scenarios
-        from toolkit.resources import data_dir
+        from toolkit.infra.resources import data_dir
+        from toolkit.workflow.evaluate import evaluate_corpus, load_scenarios
 
         scenarios = load_scenarios(corpus if corpus is not None else data_dir("corpus"))
 

@@ -10,34 +10,40 @@ import typer
 def register(app: typer.Typer) -> None:
     fanout = typer.Typer(help="Fan-out plans against the active profile.", no_args_is_help=True)
 
-    @fanout.command("check", help="Validate a proposed fan-out (JSON or YAML) against the active profile.")
+    @fanout.command("check")
     def check(
-        plan: Path = typer.Argument(..., help="The plan file."),
-        profile: str = typer.Option(None, "--profile", help="Override the configured profile."),
-        json_out: bool = typer.Option(False, "--json"),
+        plan: Path = typer.Argument(..., metavar="PLAN", help="The plan file (JSON or YAML)."),
+        profile: str = typer.Option(
+            None, "--profile", metavar="NAME", help="Override the configured profile."
+        ),
+        json_out: bool = typer.Option(False, "--json", help="The findings as one JSON object on stdout."),
     ) -> None:
+        """Validate a proposed fan-out (JSON or YAML) against the active profile.
+
+        Findings are `PLAN:0:0: RULE message` lines on stdout (the worker is named in the
+        message), the verdict on stderr.
+
+        Exit codes: 0 accepted, 1 refused (findings), 2 invalid plan or option.
+        """
         import sys
 
         import yaml
 
-        from toolkit.commands._common import emit_json
-        from toolkit.errors import InvalidInput, ToolkitError
-        from toolkit.fanout import PlanError, check_plan
-        from toolkit.profiles import ProfileError
+        from toolkit.core.errors import InvalidInput, ToolkitError
+        from toolkit.infra.boundedio import json_depth_exceeds, read_regular
+        from toolkit.workflow.fanout import PlanError, check_plan
+        from toolkit.workflow.profiles import ProfileError
 
-        try:
-            raw = plan.read_bytes()
-        except OSError:
-            raise InvalidInput("FILE_UNREADABLE", "the plan file cannot be read") from None
-        if len(raw) > 1_048_576:
-            raise InvalidInput("FILE_TOO_LARGE", "the plan exceeds 1 MiB")
+        raw = read_regular(plan, limit=1_048_576, what="the plan file") or b""  # FileRefused: exit 2
+        if json_depth_exceeds(raw):  # flow-style YAML nests with the same brackets
+            raise InvalidInput("INVALID_PLAN", "the plan nests too deeply")
         try:
             data = yaml.safe_load(raw.decode("utf-8"))
-        except (UnicodeDecodeError, yaml.YAMLError):
+        except (UnicodeDecodeError, yaml.YAMLError, RecursionError, ValueError):
             raise InvalidInput("INVALID_PLAN", "the plan is not valid JSON or YAML") from None
         block: dict[str, object] = {}
         try:
-            from toolkit.profile_config import current_block
+            from toolkit.workflow.profile_config import current_block
 
             block = current_block(required=False)
         except ToolkitError:
@@ -47,16 +53,30 @@ def register(app: typer.Typer) -> None:
         try:
             settings, findings = check_plan(data, block)
         except (PlanError, ProfileError) as exc:
-            raise InvalidInput("INVALID_PLAN", str(exc)) from None
-        if json_out:
-            emit_json({"profile": settings["profile"], "findings": [f.as_dict() for f in findings]})
-        else:
-            for f in findings:
-                where = f"worker {f.worker}" if f.worker is not None else "plan"
-                sys.stderr.write(f"{f.rule} ({where}): {f.message}\n")
-            sys.stderr.write(
-                f"fan-out plan {'refused' if findings else 'accepted'} under profile {settings['profile']}\n"
+            raise InvalidInput("INVALID_PLAN", exc.message) from None
+        from toolkit.core.findings import Finding, emit
+
+        shared = [
+            Finding(
+                str(plan),
+                0,
+                0,
+                f.rule,
+                (f"worker {f.worker}: " if f.worker is not None else "plan: ") + f.message,
+                extra={"worker": f.worker},
             )
+            for f in findings
+        ]
+        verdict = "refused" if findings else "accepted"
+        emit(
+            "fanout",
+            shared,
+            as_json=json_out,
+            stdout=sys.stdout,
+            stderr=sys.stderr,
+            summary_extra={"profile": settings["profile"], "verdict": verdict},
+            notices=[] if json_out else [f"fan-out plan {verdict} under profile {settings['profile']}"],
+        )
         raise typer.Exit(1 if findings else 0)
 
     app.add_typer(fanout, name="fanout")

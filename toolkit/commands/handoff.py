@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         """Print the handoff. Without --mode a missing file is an error (exit 1)."""
         from toolkit.cm.handoff import MAX_HANDOFF_BYTES, handoff_path
         from toolkit.commands._common import emit_json, say
-        from toolkit.errors import InvalidInput, Refused
+        from toolkit.core.errors import InvalidInput, Refused
 
         if mode is not None and mode not in MODES:
             raise InvalidInput("INVALID_OPTION", "--mode must be one of: create, resume")
@@ -43,13 +43,16 @@ def register(app: typer.Typer) -> None:
         shown_path = Path(os.path.relpath(target)).as_posix()
         text: str | None = None
         if mode != "resume":
+            from toolkit.infra.boundedio import NOT_FOUND, FileRefused, read_regular
+
             try:
-                with open(target, "rb") as handle:
-                    raw = handle.read(MAX_HANDOFF_BYTES + 1)
-            except (FileNotFoundError, NotADirectoryError):
+                raw = read_regular(
+                    target, limit=MAX_HANDOFF_BYTES, what="the handoff file", missing_ok=True, allow_over=True
+                )
+            except FileRefused as exc:
+                if exc.code != NOT_FOUND:
+                    raise InvalidInput(exc.code, exc.message) from None
                 raw = None
-            except OSError:
-                raise InvalidInput("FILE_UNREADABLE", "the handoff file cannot be read") from None
             if raw is not None:
                 if len(raw) > MAX_HANDOFF_BYTES:
                     raise InvalidInput("FILE_TOO_LARGE", "the handoff file is larger than a handoff can be")

@@ -1,5 +1,5 @@
 """`workgroup init`: the config, .gitignore lines, the pre-commit hooks (merged, never
-clobbered) and the git hook. Running it again changes nothing."""
+clobbered) and the git hook. Running it again changes nothing, or switches the hook form."""
 
 from __future__ import annotations
 
@@ -10,38 +10,72 @@ import typer
 
 from toolkit.commands._common import emit_json, repository, say
 
+HELP = """Write .workgroup/config.yml, .gitignore lines and the pre-commit config; install the git hook.
+
+By default the hooks are the toolkit's published hooks (`repo:` the toolkit's repository,
+`rev:` its release tag, checked to exist with git before anything is written): pre-commit
+installs the toolkit itself in every clone. With --local they are `repo: local` hooks that call
+the installed console scripts and say how to install the toolkit when they are missing.
+Rerunning with the other form switches the hooks in place. The CM lines of .gitignore are added
+only in a project that uses CM (a .cm-run.json, CM project log, handoff or .cm-workflow.yml).
+
+Exit codes: 0 done, 1 the pre-commit config cannot be merged safely or the rev does not exist
+(nothing written), 2 invalid option or config file, 3 no git repository, the hook repository
+is unreachable, or `pre-commit install` failed.
+"""
+
 
 def register(app: typer.Typer) -> None:
-    @app.command("init")
+    @app.command("init", help=HELP)
     def init(
+        local: Annotated[
+            bool,
+            typer.Option(
+                "--local",
+                help="Write `repo: local` hooks that call the installed console scripts (no network "
+                "at commit time; every teammate installs the toolkit).",
+            ),
+        ] = False,
         hook_repo: Annotated[
             str | None,
             typer.Option(
                 "--hook-repo",
-                help="Use the hooks from this git URL (pre-commit installs the toolkit itself) "
-                "instead of the locally installed console scripts.",
+                metavar="URL",
+                help="Hook repository (git URL or local path) instead of the toolkit's own "
+                "repository from its package metadata.",
             ),
         ] = None,
-        hook_rev: Annotated[str, typer.Option("--hook-rev", help="Tag or SHA for --hook-repo.")] = "v0.1.0",
+        hook_rev: Annotated[
+            str | None,
+            typer.Option(
+                "--hook-rev",
+                metavar="REV",
+                help="Tag or commit of the hook repository [default: the installed release's tag].",
+            ),
+        ] = None,
+        cm: Annotated[
+            bool | None,
+            typer.Option(
+                "--cm/--no-cm",
+                help="Add (or leave out) the CM lines of .gitignore [default: detected].",
+                show_default=False,
+            ),
+        ] = None,
         no_install: Annotated[
             bool, typer.Option("--no-install", help="Do not run `pre-commit install`.")
         ] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print what was done as JSON.")] = False,
     ) -> None:
-        """Write .workgroup/config.yml, .gitignore lines and the pre-commit config; install the git hook."""
-        from toolkit.initialize import initialize
+        from toolkit.workflow.init import hook_form, initialize
 
         repo = repository()
-        outcome = initialize(
-            Path(repo.workdir), hook_repo=hook_repo, hook_rev=hook_rev, install=not no_install
-        )
+        form = hook_form(local=local, hook_repo=hook_repo, hook_rev=hook_rev)
+        outcome = initialize(Path(repo.workdir), form=form, install=not no_install, cm=cm)
         for line in outcome.messages:
             say(line)
         if as_json:
             emit_json(outcome.as_json())
         if outcome.hook == "failed":
-            from toolkit.errors import EnvironmentFailure
-
-            raise EnvironmentFailure(
-                "HOOK_INSTALL_FAILED", "`pre-commit install` failed; the files were written"
-            )
+            # the --json document above already says "hook": "failed"; one document on stdout
+            say("error[HOOK_INSTALL_FAILED]: `pre-commit install` failed; the files were written")
+            raise typer.Exit(3)

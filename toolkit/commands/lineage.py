@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print a JSON result object.")] = False,
     ) -> None:
         """Validate a lineage, check its checkpoint commit, pseudonymize its handle, store it."""
-        from toolkit.lineage_records import record_lineage
+        from toolkit.records.lineages import record_lineage
 
         outcome = record_lineage(repository(), file)
         if as_json:
@@ -39,7 +39,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print the decision as JSON.")] = False,
     ) -> int:
         """Evaluate a lineage: exit 0 for HOT or COLD_VALID, else 1 (an invalid holder loses its lease)."""
-        from toolkit.lineage_records import check_lineage
+        from toolkit.records.lineages import check_lineage
 
         outcome = check_lineage(repository(), lineage, current, now)
         if as_json:

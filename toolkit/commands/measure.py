@@ -39,11 +39,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Write a signed knowzcode.measurement-envelope/v2 for PAIRS."""
         from toolkit.commands._common import say
-        from toolkit.errors import InvalidInput
-        from toolkit.promote import new_run_id, read_pairs_file, read_private_key, sign_pairs
-        from toolkit.promote import runtime_digest as installed_digest
-        from toolkit.store import atomic_write
-        from toolkit.timefmt import now_utc, parse_rfc3339
+        from toolkit.core.errors import InvalidInput
+        from toolkit.core.timefmt import now_utc, parse_rfc3339
+        from toolkit.infra.store import atomic_write
+        from toolkit.records.promotions import new_run_id, read_pairs_file, read_private_key, sign_pairs
+        from toolkit.records.promotions import runtime_digest as installed_digest
 
         pair_list, synthetic = read_pairs_file(pairs)
         key_bytes, exposed = read_private_key(key)
@@ -81,7 +81,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Create an Ed25519 key pair (private key mode 0600); never overwrites."""
         from toolkit.commands._common import say
-        from toolkit.promote import generate_keypair
+        from toolkit.records.promotions import generate_keypair
 
         private, public = generate_keypair(directory, key_id)
         say(f"private key: {private}")
@@ -94,7 +94,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Print the installed runtime digest (and the corpus digest of PAIRS)."""
-        from toolkit.promote import read_pairs_file, runtime_digest
+        from toolkit.records.promotions import read_pairs_file, runtime_digest
         from toolkit.runtime.envelope import corpus_digest
 
         typer.echo(f"runtime_digest {runtime_digest()}")

@@ -10,7 +10,7 @@ from toolkit.commands._common import emit_json, repository, say
 
 
 def _lease_minutes(layout: object) -> int:
-    from toolkit.config import load_config
+    from toolkit.infra.config import load_config
 
     return int(load_config(layout)["context_efficiency"]["warm_lease_minutes"])  # type: ignore[arg-type]
 
@@ -42,8 +42,8 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """Take a lease on a scope; refused (exit 1) when it overlaps a live lease, naming the holder."""
-        from toolkit import owners
-        from toolkit.timefmt import now_utc
+        from toolkit.core.timefmt import now_utc
+        from toolkit.records import owners
 
         repo = repository()
         layout = repo.layout
@@ -88,8 +88,8 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
     ) -> None:
         """Release the lease of LINEAGE_ID (no error when it holds none)."""
-        from toolkit import owners
-        from toolkit.timefmt import now_utc
+        from toolkit.core.timefmt import now_utc
+        from toolkit.records import owners
 
         layout = repository().layout
         released = owners.release(layout, lineage_id, now=now_utc())
@@ -103,8 +103,8 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print the live leases as JSON.")] = False,
     ) -> None:
         """List the live leases (expired ones are dropped)."""
-        from toolkit import owners
-        from toolkit.timefmt import now_utc
+        from toolkit.core.timefmt import now_utc
+        from toolkit.records import owners
 
         leases = owners.list_leases(repository().layout, now=now_utc())
         if as_json:

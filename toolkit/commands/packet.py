@@ -8,11 +8,13 @@ from typing import Annotated, Any
 
 import typer
 
+from toolkit.core.errors import ToolkitError
+
 MAX_ITEM_FILE_BYTES = 256 * 1024
 
 
 def _pairs(values: list[str] | None, what: str) -> list[tuple[str, str]]:
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
 
     out = []
     for value in values or []:
@@ -24,24 +26,18 @@ def _pairs(values: list[str] | None, what: str) -> list[tuple[str, str]]:
 
 
 def _read_text(path: Path, what: str) -> str:
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
+    from toolkit.infra.boundedio import NOT_UTF8, FileRefused, read_text_bounded
 
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_ITEM_FILE_BYTES + 1)
-    except OSError:
-        raise InvalidInput("FILE_UNREADABLE", f"{what} cannot be read") from None
-    if len(raw) > MAX_ITEM_FILE_BYTES:
-        raise InvalidInput("FILE_TOO_LARGE", f"{what} exceeds {MAX_ITEM_FILE_BYTES} bytes")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidInput("INVALID_TEXT", f"{what} is not UTF-8 text") from None
+        return read_text_bounded(path, limit=MAX_ITEM_FILE_BYTES, what=what) or ""
+    except FileRefused as exc:
+        raise InvalidInput("INVALID_TEXT" if exc.code == NOT_UTF8 else exc.code, exc.message) from None
 
 
 def _relative_ref(ref: str, root: Path) -> str:
     """Artifact references are project-relative; an absolute path outside the root is refused."""
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
 
     path = Path(ref)
     if not path.is_absolute():
@@ -56,17 +52,16 @@ def _relative_ref(ref: str, root: Path) -> str:
 
 def _root() -> Path:
     try:
-        from toolkit.git import discover
+        from toolkit.infra.git import discover
 
         return discover().workdir.resolve()
-    except Exception:  # outside a repository the current directory is the project root
+    except ToolkitError:  # outside a repository the current directory is the project root
         return Path.cwd().resolve()
 
 
 def _context(args: dict[str, Any], root: Path) -> dict[str, Any]:
-    import json
 
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
 
     context: dict[str, Any] = {}
     if args["refs"]:
@@ -74,9 +69,11 @@ def _context(args: dict[str, Any], root: Path) -> dict[str, Any]:
     for key, value in _pairs(args["item"], "--item"):
         context[key] = value
     for key, value in _pairs(args["item_json"], "--item-json"):
+        from toolkit.infra.boundedio import FileRefused, loads_bounded
+
         try:
-            context[key] = json.loads(value, parse_constant=_reject)
-        except ValueError:
+            context[key] = loads_bounded(value, what="--item-json value")
+        except FileRefused:
             raise InvalidInput("INVALID_JSON", "--item-json value is not strict JSON") from None
     for key, value in _pairs(args["item_file"], "--item-file"):
         context[key] = _read_text(Path(value), "--item-file")
@@ -107,7 +104,7 @@ def build_packet(role: str, args: dict[str, Any]) -> dict[str, Any]:
     from toolkit.cm import packet as pk
     from toolkit.cm.compact import expected_output
     from toolkit.cm.prefix import build_prefix
-    from toolkit.errors import InvalidInput, Refused
+    from toolkit.core.errors import InvalidInput, Refused
 
     if role not in pk.ROLE_ITEMS:
         raise InvalidInput("UNKNOWN_ROLE", "ROLE must be one of: " + ", ".join(pk.ROLE_ITEMS))
@@ -198,9 +195,10 @@ def register(app: typer.Typer) -> None:
         from toolkit.commands._common import say
 
         packet = build_packet(role, dict(locals()))
+        _refuse_private(packet)  # nothing is printed or written for a packet that leaks
         text = _dump(packet) + "\n"
         if out is not None:
-            from toolkit.store import atomic_write
+            from toolkit.infra.store import atomic_write
 
             atomic_write(out, text)
         else:
@@ -218,7 +216,7 @@ def register(app: typer.Typer) -> None:
         """Validate a packet with the adapter's validator plus the role's required items."""
         from toolkit.cm import packet as pk
         from toolkit.commands._common import emit_json, say
-        from toolkit.errors import InvalidInput, Refused
+        from toolkit.core.errors import InvalidInput, Refused
 
         raw = sys.stdin.buffer.read(pk.MAX_PACKET_BYTES + 1) if str(file) == "-" else _read_bytes(file)
         try:
@@ -234,6 +232,7 @@ def register(app: typer.Typer) -> None:
             )
         except pk.PacketError as exc:
             raise InvalidInput("INVALID_PACKET", exc.reason) from None
+        _refuse_private(obj)
         known = dynamic["role"] in pk.ROLE_ITEMS
         missing = pk.missing_items(dynamic["role"], dynamic) if known else []
         problems = pk.check_role_context(dynamic["role"], dynamic) if known else []
@@ -249,10 +248,14 @@ def register(app: typer.Typer) -> None:
                 }
             )
         say(f"prefix {digest}")
-        if missing:
-            raise Refused("MISSING_ITEMS", "missing required items: " + ", ".join(missing))
-        if problems:
-            raise Refused("INVALID_PACKET", "; ".join(problems))
+        if missing or problems:
+            refusal = (
+                Refused("MISSING_ITEMS", "missing required items: " + ", ".join(missing))
+                if missing
+                else Refused("INVALID_PACKET", "; ".join(problems))
+            )
+            refusal.reported = json_out  # the JSON above already says why
+            raise refusal
         say("packet ok" if known else "packet ok for the adapter (role has no item table)")
 
     @group.command("prefix")
@@ -269,7 +272,7 @@ def register(app: typer.Typer) -> None:
         """Print the stable prefix digest (sha256 of the exact system message)."""
         from toolkit.cm.packet import ROLE_ITEMS, prefix_digest, system_message
         from toolkit.cm.prefix import build_prefix
-        from toolkit.errors import InvalidInput
+        from toolkit.core.errors import InvalidInput
 
         if role not in ROLE_ITEMS:
             raise InvalidInput("UNKNOWN_ROLE", "ROLE must be one of: " + ", ".join(ROLE_ITEMS))
@@ -288,20 +291,21 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[bool, typer.Option("--json", help="Print findings as JSON.")] = False,
     ) -> None:
         """Check a role's answer against its compact-output schema and the failure rule."""
-        import json
 
         from toolkit.cm.compact import MAX_ANSWER_BYTES, ROLES, check_output
         from toolkit.commands._common import emit_json, say
-        from toolkit.errors import InvalidInput, Refused
+        from toolkit.core.errors import InvalidInput, Refused
 
         if role not in ROLES:
             raise InvalidInput("UNKNOWN_ROLE", "ROLE must be one of: " + ", ".join(ROLES))
         raw = sys.stdin.buffer.read(MAX_ANSWER_BYTES + 1) if str(file) == "-" else _read_bytes(file)
         if len(raw) > MAX_ANSWER_BYTES:
             raise Refused("NOT_COMPACT", f"the answer exceeds {MAX_ANSWER_BYTES} bytes")
+        from toolkit.infra.boundedio import FileRefused, loads_bounded
+
         try:
-            answer = json.loads(raw.decode("utf-8"), parse_constant=_reject)
-        except (UnicodeDecodeError, ValueError, RecursionError):
+            answer = loads_bounded(raw, what="the answer")
+        except FileRefused:
             raise InvalidInput("INVALID_JSON", "the answer is not strict UTF-8 JSON") from None
         # dicts keep the order the keys were written in, which is what "findings first" is about.
         findings = check_output(role, answer, key_order=list(answer) if isinstance(answer, dict) else [])
@@ -310,17 +314,31 @@ def register(app: typer.Typer) -> None:
         for f in findings:
             say(f"{f.path}: {f.rule}: {f.message}")
         if findings:
-            raise Refused("OUTPUT_FINDINGS", f"{len(findings)} rule(s) broken")
+            refusal = Refused("OUTPUT_FINDINGS", f"{len(findings)} rule(s) broken")
+            refusal.reported = json_out  # the JSON above already lists the findings
+            raise refusal
         say("answer ok")
 
 
-def _read_bytes(path: Path) -> bytes:
-    from toolkit.errors import InvalidInput
+def _refuse_private(packet: object) -> None:
+    """Refuse (exit 1, ``PACKET_PRIVATE``) a packet the privacy engine finds private content in."""
+    from toolkit.cm import packet as pk
+    from toolkit.core.errors import InvalidInput, Refused
 
     try:
-        with open(path, "rb") as handle:
-            return handle.read(1024 * 1024 + 1)
-    except FileNotFoundError:
-        raise InvalidInput("FILE_NOT_FOUND", "the file does not exist") from None
-    except OSError:
-        raise InvalidInput("FILE_UNREADABLE", "the file cannot be read") from None
+        private = pk.private_categories(packet)
+    except pk.PacketError as exc:
+        raise InvalidInput("INVALID_PACKET", exc.reason) from None
+    if private:
+        raise Refused(pk.PRIVATE_CODE, "the packet contains private content (" + ", ".join(private) + ")")
+
+
+def _read_bytes(path: Path) -> bytes:
+    from toolkit.core.errors import InvalidInput
+    from toolkit.infra.boundedio import FileRefused, read_regular
+
+    try:
+        # up to 1 MiB + 1 byte: the caller answers an oversized packet or answer with its own code
+        return read_regular(path, limit=1024 * 1024, what="the file", allow_over=True) or b""
+    except FileRefused as exc:
+        raise InvalidInput(exc.code, exc.message) from None

@@ -86,19 +86,28 @@ def register(app: typer.Typer) -> None:
         path: Annotated[Path, typer.Argument(help="The file holding the reviewed false positive.")],
         line: Annotated[int, typer.Option("--line", min=1, help="1-based line of the finding.")],
         rule: Annotated[
-            str, typer.Option("--rule", help="Rule id (stripe-secret-key) or category (secret) of the finding.")
+            str,
+            typer.Option("--rule", help="Rule id (stripe-secret-key) or category (secret) of the finding."),
         ],
-        reason: Annotated[str, typer.Option("--reason", help="Why it is not private (required, for reviewers).")],
+        reason: Annotated[
+            str, typer.Option("--reason", help="Why it is not private (required, for reviewers).")
+        ],
     ) -> None:
         """Record a reviewed finding in .workgroup/privacy-allowlist.yml (a fingerprint, never the value).
 
         The entry works in every clone: its fingerprint depends only on the rule, the path and the
         value that the committed file already holds.
         """
-        from toolkit.errors import InvalidInput
-        from toolkit.privacy.allowlist import ALLOWLIST_REL, AllowEntry, entry_text, fingerprint, load_allowlist
+        from toolkit.core.errors import InvalidInput
+        from toolkit.infra.store import atomic_write
+        from toolkit.privacy.allowlist import (
+            ALLOWLIST_REL,
+            AllowEntry,
+            entry_text,
+            fingerprint,
+            load_allowlist,
+        )
         from toolkit.privacy.files import relative_to_root, scan_file
-        from toolkit.store import atomic_write
 
         root = _root()
         if not reason.strip():
@@ -109,9 +118,7 @@ def register(app: typer.Typer) -> None:
         if notice:
             raise InvalidInput("FILE_SKIPPED", "the file is binary, too large or unreadable")
         hits = [
-            f
-            for f in found
-            if f.finding.line == line and rule in (f.finding.rule, f.finding.category.value)
+            f for f in found if f.finding.line == line and rule in (f.finding.rule, f.finding.category.value)
         ]
         if not hits:
             raise InvalidInput("NO_SUCH_FINDING", "no finding of that rule or category on that line")

@@ -15,8 +15,8 @@ from toolkit.commands._common import emit_json, repository, say
 
 
 def _now(value: str | None) -> Any:
-    from toolkit.errors import InvalidInput
-    from toolkit.timefmt import now_utc, parse_rfc3339
+    from toolkit.core.errors import InvalidInput
+    from toolkit.core.timefmt import now_utc, parse_rfc3339
 
     if value is None:
         return now_utc()
@@ -27,7 +27,7 @@ def _now(value: str | None) -> Any:
 
 
 def _message(d: dict[str, Any]) -> str:
-    from toolkit.probes import describe_age
+    from toolkit.records.probes import describe_age
 
     name = d["name"]
     if d["decision"] == "reuse":
@@ -75,8 +75,8 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print a JSON result object.")] = False,
     ) -> None:
         """Decide: reuse (exit 0), probe now (exit 0), or wait for a later phase (exit 1)."""
-        from toolkit.config import load_config
-        from toolkit.probes import check, check_phase, ttl_from_config
+        from toolkit.infra.config import load_config
+        from toolkit.records.probes import check, check_phase, ttl_from_config
 
         check_phase(phase)
         moment = _now(now)
@@ -100,8 +100,8 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print a JSON result object.")] = False,
     ) -> None:
         """Record the outcome of a probe that just ran (replacing the cached one)."""
-        from toolkit.errors import InvalidInput
-        from toolkit.probes import check_phase, record
+        from toolkit.core.errors import InvalidInput
+        from toolkit.records.probes import check_phase, record
 
         if healthy is None:
             raise InvalidInput("OUTCOME_REQUIRED", "give --healthy or --failed")

@@ -14,9 +14,9 @@ def register(app: typer.Typer) -> None:
     )
 
     @profile.command("list", help="Print the documented table of profiles and the settings they tune.")
-    def list_cmd(json_out: bool = typer.Option(False, "--json")) -> None:
+    def list_cmd(json_out: bool = typer.Option(False, "--json", help="Print it as JSON on stdout.")) -> None:
         from toolkit.commands._common import emit_json
-        from toolkit.profiles import PROFILES, SETTING_DOCS, render_table
+        from toolkit.workflow.profiles import PROFILES, SETTING_DOCS, render_table
 
         if json_out:
             emit_json({"profiles": PROFILES, "settings": SETTING_DOCS})
@@ -24,10 +24,15 @@ def register(app: typer.Typer) -> None:
             print(render_table())
 
     @profile.command("show", help="The effective settings: request > config > profile > defaults.")
-    def show_cmd(name: str = typer.Argument(None), json_out: bool = typer.Option(False, "--json")) -> None:
+    def show_cmd(
+        name: str = typer.Argument(
+            None, metavar="PROFILE", help="A profile to show instead of the configured one."
+        ),
+        json_out: bool = typer.Option(False, "--json", help="Print it as JSON on stdout."),
+    ) -> None:
         from toolkit.commands._common import emit_json
-        from toolkit.profile_config import current_block
-        from toolkit.profiles import effective_settings
+        from toolkit.workflow.profile_config import current_block
+        from toolkit.workflow.profiles import effective_settings
 
         block = current_block(required=False)
         if name:
@@ -41,12 +46,12 @@ def register(app: typer.Typer) -> None:
 
     @profile.command("set", help="Switch the profile in .workgroup/config.yml and record the change.")
     def set_cmd(
-        name: str = typer.Argument(...),
-        reason: str = typer.Option(None, "--reason"),
-        json_out: bool = typer.Option(False, "--json"),
+        name: str = typer.Argument(..., metavar="PROFILE", help="quality, balanced, economy or latency."),
+        reason: str = typer.Option(None, "--reason", metavar="TEXT", help="Why, recorded with the change."),
+        json_out: bool = typer.Option(False, "--json", help="Print it as JSON on stdout."),
     ) -> None:
         from toolkit.commands._common import emit_json, say
-        from toolkit.profile_config import set_profile
+        from toolkit.workflow.profile_config import set_profile
 
         record = set_profile(name, reason=reason)
         if json_out:
@@ -62,10 +67,10 @@ def register(app: typer.Typer) -> None:
 
 
 def _checked(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    from toolkit.errors import InvalidInput
-    from toolkit.profiles import ProfileError
+    from toolkit.core.errors import InvalidInput
+    from toolkit.workflow.profiles import ProfileError
 
     try:
         return fn()
     except ProfileError as exc:
-        raise InvalidInput("INVALID_PROFILE", str(exc)) from None
+        raise InvalidInput("INVALID_PROFILE", exc.message) from None

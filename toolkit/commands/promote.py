@@ -73,10 +73,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Decide a promotion from signed paired results; exit 0 promote, 1 refused."""
         from toolkit.commands._common import emit_json, read_json_file, repository, say
-        from toolkit.errors import InvalidInput
-        from toolkit.promote import decide, load_trusted_keys, read_pairs_file
-        from toolkit.promote import runtime_digest as installed_digest
-        from toolkit.timefmt import now_utc, parse_rfc3339
+        from toolkit.core.errors import InvalidInput
+        from toolkit.core.timefmt import now_utc, parse_rfc3339
+        from toolkit.records.promotions import decide, load_trusted_keys, read_pairs_file
+        from toolkit.records.promotions import runtime_digest as installed_digest
 
         pair_list, synthetic = read_pairs_file(pairs)
         env = read_json_file(envelope, what="envelope file")

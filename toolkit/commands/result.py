@@ -12,19 +12,16 @@ from toolkit.commands._common import emit_json, read_json_file, repository, say
 
 
 def _read_summary(path: Path, limit: int) -> bytes:
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
+    from toolkit.infra.boundedio import FileRefused, read_regular
 
+    if str(path) == "-":
+        return sys.stdin.buffer.read(limit + 1)
     try:
-        if str(path) == "-":
-            return sys.stdin.buffer.read(limit + 1)
-        with open(path, "rb") as handle:
-            return handle.read(limit + 1)
-    except FileNotFoundError:
-        raise InvalidInput("FILE_NOT_FOUND", "the summary file does not exist") from None
-    except IsADirectoryError:
-        raise InvalidInput("NOT_A_FILE", "the summary file is a directory") from None
-    except PermissionError:
-        raise InvalidInput("FILE_UNREADABLE", "the summary file cannot be read") from None
+        # limit + 1 bytes at most: the caller answers an oversized summary with its own code
+        return read_regular(path, limit=limit, what="the summary file", allow_over=True) or b""
+    except FileRefused as exc:
+        raise InvalidInput(exc.code, exc.message) from None
 
 
 def register(app: typer.Typer) -> None:
@@ -57,8 +54,8 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print a JSON result object.")] = False,
     ) -> None:
         """Write what the decision allows and nothing else; a write-prohibited result writes nothing."""
-        from toolkit.config import load_config
-        from toolkit.results import StoreRequest, check_summary, decision_from_policy, store_result
+        from toolkit.infra.config import load_config
+        from toolkit.records.results import StoreRequest, check_summary, decision_from_policy, store_result
 
         decision = decision_from_policy(read_json_file(policy, what="policy file"))
         text = check_summary(_read_summary(summary, max_summary_bytes), max_summary_bytes)

@@ -30,8 +30,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Move the rollout one step (or back); refuses skipped stages and several families at once."""
         from toolkit.commands._common import emit_json, repository, say
-        from toolkit.rollout_plan import apply_advance, parse_target
-        from toolkit.timefmt import format_utc, now_utc
+        from toolkit.core.timefmt import format_utc, now_utc
+        from toolkit.records.rollouts import apply_advance, parse_target
 
         result = apply_advance(
             repository().layout,
@@ -53,8 +53,8 @@ def register(app: typer.Typer) -> None:
     def status(as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False) -> None:
         """Show the current stage, the active family and the history."""
         from toolkit.commands._common import emit_json, repository
-        from toolkit.config import load_config
-        from toolkit.rollout_plan import Step, read_history
+        from toolkit.infra.config import load_config
+        from toolkit.records.rollouts import Step, read_history
 
         layout = repository().layout
         block = load_config(layout)["context_efficiency"]

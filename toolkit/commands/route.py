@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from toolkit.commands._common import MAX_INPUT_FILE_BYTES, emit_json, read_json_file, say
-from toolkit.errors import EnvironmentFailure, InvalidInput, Refused
+from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
 
 DISABLED = {"mode": "local", "reason_codes": ["CAPABILITY_FALLBACK"]}
 
@@ -25,15 +25,13 @@ DISABLED = {"mode": "local", "reason_codes": ["CAPABILITY_FALLBACK"]}
 def _read_request(source: str) -> Any:
     if source != "-":
         return read_json_file(Path(source), what="route request")
-    import json
 
     raw = sys.stdin.buffer.read(MAX_INPUT_FILE_BYTES + 1)
     if len(raw) > MAX_INPUT_FILE_BYTES:
         raise InvalidInput("FILE_TOO_LARGE", f"route request exceeds {MAX_INPUT_FILE_BYTES} bytes")
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise InvalidInput("INVALID_JSON", "route request is not valid UTF-8 JSON") from None
+    from toolkit.infra.boundedio import loads_bounded
+
+    return loads_bounded(raw, what="route request", strict=False)
 
 
 def _routing_input(request: Any) -> dict[str, Any]:
@@ -59,10 +57,10 @@ def _decide(facts: dict[str, Any]) -> dict[str, Any]:
 
 
 def _record(layout: Any, facts: dict[str, Any], result: dict[str, Any]) -> None:
+    from toolkit.core.timefmt import format_utc, now_utc
+    from toolkit.infra.store import append_jsonl, file_lock
     from toolkit.privacy import Context, scan_value
     from toolkit.runtime.router import routing_evidence
-    from toolkit.store import append_jsonl, file_lock
-    from toolkit.timefmt import format_utc, now_utc
 
     evidence = routing_evidence(facts, result, recorded_at=format_utc(now_utc()))
     findings = scan_value(evidence, Context.GENERIC)
@@ -85,8 +83,8 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print {mode, reason_codes} as JSON.")] = False,
     ) -> None:
         """Route one delegation: the runtime's decision, with config filling absent facts."""
-        from toolkit.config import fill_absent, load_config, routing_defaults
-        from toolkit.git import NotARepository, discover
+        from toolkit.infra.config import fill_absent, load_config, routing_defaults
+        from toolkit.infra.git import NotARepository, discover
 
         facts = _routing_input(_read_request(file))
         try:
@@ -109,6 +107,10 @@ def register(app: typer.Typer) -> None:
             elif record:
                 _record(layout, facts, result)
                 say("routing evidence recorded in the local telemetry log")
+        if block["telemetry"] == "otlp" and layout is not None:
+            from toolkit.otel.live import emit_decision
+
+            emit_decision(str(layout.workdir), "route", result, 0.0)
         if as_json:
             emit_json(result)
         else:

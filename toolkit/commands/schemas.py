@@ -39,7 +39,7 @@ def render_all() -> tuple[dict[str, str], list[str]]:
 
 
 def schemas_dir() -> Path:
-    from toolkit.resources import data_dir
+    from toolkit.infra.resources import data_dir
 
     return data_dir("schemas")
 
@@ -55,7 +55,7 @@ def stale_schemas(directory: Path, rendered: dict[str, str]) -> list[str]:
 
 def export(directory: Path, *, check: bool) -> tuple[list[str], list[str]]:
     """Write (or with ``check`` compare) every schema; returns ``(changed or stale, missing)``."""
-    from toolkit.store import atomic_write
+    from toolkit.infra.store import atomic_write
 
     rendered, missing = render_all()
     stale = stale_schemas(directory, rendered)

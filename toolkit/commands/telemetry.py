@@ -2,7 +2,8 @@
 
 Config ``telemetry: off`` records nothing; ``local`` (and ``provider``) append the normalized
 ``knowzcode.efficiency-event/v1`` to the local telemetry log (inside the git common dir, never
-committed). Keys the allowlist projection drops are named on stderr, never silently lost.
+committed); ``otlp`` appends it too and spools it for the OTLP flusher (``toolkit.otel.live``).
+Keys the allowlist projection drops are named on stderr, never silently lost.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ _REFUSALS = frozenset({"PRIVATE_TELEMETRY"})
 
 def normalize_or_raise(raw: Any) -> tuple[dict[str, Any], list[str]]:
     """The runtime's normalization with its codes mapped to the CLI's exit codes."""
-    from toolkit.errors import InvalidInput, Refused
+    from toolkit.core.errors import InvalidInput, Refused
     from toolkit.runtime.codes import RuntimeOpError
     from toolkit.runtime.telemetry import normalize_event
 
@@ -29,6 +30,17 @@ def normalize_or_raise(raw: Any) -> tuple[dict[str, Any], list[str]]:
         if exc.code in _REFUSALS:
             raise Refused(exc.code, exc.message) from None
         raise InvalidInput(exc.code, exc.message) from None
+
+
+def _live_key(log: Path, event: dict[str, Any]) -> str:
+    """The OTLP span key ``telemetry export`` will give this event (live mode spools it now)."""
+    from toolkit.otel.records import efficiency_key
+
+    try:
+        existing = log.read_bytes()
+    except FileNotFoundError:
+        existing = b""
+    return efficiency_key(existing, event)
 
 
 def register(app: typer.Typer) -> None:
@@ -43,21 +55,31 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Validate, project and (unless telemetry is off) append one event to the local log."""
         from toolkit.commands._common import emit_json, read_json_file, repository, say
-        from toolkit.config import load_config
-        from toolkit.store import append_jsonl, file_lock
+        from toolkit.infra.config import load_config
+        from toolkit.infra.store import append_jsonl, file_lock
 
         raw = read_json_file(file, what="event file")
         event, dropped = normalize_or_raise(raw)
         layout = repository().layout
         mode = load_config(layout)["context_efficiency"]["telemetry"]
         recorded = mode != "off"
+        live_key = None
         if recorded:
             with file_lock(layout.lock("telemetry")):
+                if mode == "otlp":
+                    live_key = _live_key(layout.telemetry_log, event)
                 append_jsonl(layout.telemetry_log, event)
+        if live_key is not None:
+            from toolkit.otel.live import emit_efficiency
+
+            emit_efficiency(str(layout.workdir), event, live_key)
         if dropped:
             say("dropped keys outside the event allowlist: " + ", ".join(dropped))
         say("recorded in the local telemetry log" if recorded else "telemetry is off: nothing recorded")
         if as_json:
             emit_json({"recorded": recorded, "event": event, "dropped_keys": dropped})
 
+    from toolkit.commands import telemetry_export
+
+    telemetry_export.register(group)
     app.add_typer(group, name="telemetry")

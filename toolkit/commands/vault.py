@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from toolkit.commands._common import MAX_INPUT_FILE_BYTES, emit_json, read_json_file, repository, say
+from toolkit.commands._common import (
+    MAX_INPUT_FILE_BYTES,
+    emit_json,
+    read_json_file,
+    repository,
+    say,
+    write_out,
+)
 
 
 def _now(value: str | None) -> Any:
-    from toolkit.errors import InvalidInput
-    from toolkit.timefmt import now_utc, parse_rfc3339
+    from toolkit.core.errors import InvalidInput
+    from toolkit.core.timefmt import now_utc, parse_rfc3339
 
     if value is None:
         return now_utc()
@@ -25,17 +31,16 @@ def _now(value: str | None) -> Any:
 
 
 def _read_input(source: str) -> Any:
-    from toolkit.errors import InvalidInput
+    from toolkit.core.errors import InvalidInput
 
     if source != "-":
         return read_json_file(Path(source), what="vault delta file")
     raw = sys.stdin.buffer.read(MAX_INPUT_FILE_BYTES + 1)
     if len(raw) > MAX_INPUT_FILE_BYTES:
         raise InvalidInput("FILE_TOO_LARGE", f"the vault delta input exceeds {MAX_INPUT_FILE_BYTES} bytes")
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise InvalidInput("INVALID_JSON", "the vault delta input is not valid UTF-8 JSON") from None
+    from toolkit.infra.boundedio import loads_bounded
+
+    return loads_bounded(raw, what="the vault delta input", strict=False)
 
 
 NOW_OPT = typer.Option("--now", help="Decision time, strict RFC 3339 (default: the clock).")
@@ -59,7 +64,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print a JSON result object.")] = False,
     ) -> None:
         """Decide a delta against the journal; a kept delta is appended as pending, a skip appends nothing."""
-        from toolkit.vault import add_delta
+        from toolkit.records.vault import add_delta
 
         request = _read_input(source)
         moment = _now(now)
@@ -80,24 +85,55 @@ def register(app: typer.Typer) -> None:
     @group.command("flush")
     def flush_cmd(
         now: Annotated[str | None, NOW_OPT] = None,
+        hold: Annotated[
+            bool,
+            typer.Option("--hold", help="Print the batch but count it delivered only after --ack BATCH_ID."),
+        ] = False,
+        ack: Annotated[
+            str | None,
+            typer.Option("--ack", metavar="BATCH_ID", help="Acknowledge a batch printed with --hold."),
+        ] = None,
         as_json: Annotated[
             bool, typer.Option("--json", help="Accepted for symmetry: the batch is always JSON.")
         ] = False,
     ) -> None:
-        """Print every pending entry once as a JSON batch for the coordinator, and mark it flushed."""
-        from toolkit.vault import flush
+        """Print every undelivered entry as a JSON batch; entries count as delivered only once it was written.
 
-        batch = flush(repository().layout, now=_now(now))
-        emit_json(batch)
+        At least once: if the batch cannot be written out, nothing is marked and the next flush
+        offers it again. With --hold the batch stays undelivered until `--ack BATCH_ID`.
+        """
+        from toolkit.core.errors import InvalidInput
+        from toolkit.infra.store import safe_segment
+        from toolkit.records.vault import ack as ack_batch
+        from toolkit.records.vault import flush
+
+        if ack is not None:
+            if hold:
+                raise InvalidInput("USAGE", "--ack and --hold cannot be combined")
+            outcome = ack_batch(repository().layout, safe_segment(ack, "BATCH_ID"), now=_now(now))
+            write_out(outcome)
+            count = len(outcome["acknowledged"])
+            say(
+                f"acknowledged {count} entr{'y' if count == 1 else 'ies'}"
+                + (" (already)" if outcome["already"] else "")
+            )
+            return
+        batch = flush(repository().layout, now=_now(now), deliver=write_out, hold=hold)
+        verb = "offered" if hold else "flushed"
         say(
-            f"flushed {len(batch['entries'])} entr{'y' if len(batch['entries']) == 1 else 'ies'}"
+            f"{verb} {len(batch['entries'])} entr{'y' if len(batch['entries']) == 1 else 'ies'}"
             + (f" as {batch['batch_id']}" if batch["batch_id"] else " (nothing pending)")
+            + (
+                f"; acknowledge with `workgroup vault flush --ack {batch['batch_id']}`"
+                if hold and batch["batch_id"]
+                else ""
+            )
         )
 
     @group.command("list")
     def list_cmd(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
         """Show journaled entries with their state (pending or flushed in a batch)."""
-        from toolkit.vault import list_entries
+        from toolkit.records.vault import list_entries
 
         listing = list_entries(repository().layout)
         if as_json:

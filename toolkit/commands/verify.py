@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from toolkit.commands._common import emit_json, repository, say
+from toolkit.commands._common import repository
 
 
 def register(app: typer.Typer) -> None:
@@ -18,11 +18,10 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
     ) -> int:
         """Check capsules, lineages and promotion records (exit 1 on findings, 3 on a shallow clone)."""
-        from toolkit.verify import render_text, verify
+        import sys
+
+        from toolkit.records.verify import verify
 
         report = verify(repository(), rev)
-        if as_json:
-            emit_json(report.as_json())
-        for line in render_text(report):
-            say(line)
+        report.emit(as_json=as_json, stdout=sys.stdout, stderr=sys.stderr)
         return 0 if report.ok else 1

@@ -61,6 +61,11 @@ class Evidence(_Closed):
     artifact: Path512 | None = None
 
 
+# Required in a sealed capsule (the reference's schema), never asked of the user: readOnly marks
+# what the owning tool manages (JSON Schema validation vocabulary, "readOnly").
+FILLED_IN = "Filled in by `workgroup capsule seal`: {what}. Leave it out of the input."
+
+
 class ContextCapsule(_Closed):
     """A short, deterministic context capsule bound to a checkpoint and sealed by ``capsule_hash``."""
 
@@ -78,7 +83,10 @@ class ContextCapsule(_Closed):
     )
     specs: list[SpecRef] = Field(max_length=64)
     approved_decisions: list[Text2048] = Field(max_length=128)
-    checkpoint_sha: Annotated[str, StringConstraints(min_length=7)] | None
+    checkpoint_sha: Annotated[str, StringConstraints(min_length=7)] | None = Field(
+        description=FILLED_IN.format(what="the commit the capsule is bound to (--checkpoint, default HEAD)"),
+        json_schema_extra={"readOnly": True},
+    )
     failures: list[Failure] = Field(max_length=64)
     risks: list[Text2048] = Field(max_length=128)
     constraints: list[Text2048] = Field(max_length=128)
@@ -87,6 +95,9 @@ class ContextCapsule(_Closed):
     artifact_refs: Annotated[list[Path512], AfterValidator(_unique)] = Field(
         default_factory=list, max_length=128, json_schema_extra=UNIQUE
     )
-    capsule_hash: Annotated[str, StringConstraints(pattern=r"^sha256:[a-f0-9]{64}$")]
+    capsule_hash: Annotated[str, StringConstraints(pattern=r"^sha256:[a-f0-9]{64}$")] = Field(
+        description=FILLED_IN.format(what="the seal over the capsule's canonical bytes"),
+        json_schema_extra={"readOnly": True},
+    )
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, populate_by_name=True)

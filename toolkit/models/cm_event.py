@@ -66,14 +66,25 @@ class ModelUsageEvent(_Envelope):
     output_tokens: Count | None = None
     cache_read_tokens: Count | None = None
     cache_write_tokens: Count | None = None
+    reasoning_tokens: Count | None = Field(
+        default=None, description="Reasoning tokens, a subset of output_tokens (never added to it)."
+    )
 
     @model_validator(mode="after")
     def _counts_match_state(self) -> ModelUsageEvent:
-        counts = (self.input_tokens, self.output_tokens, self.cache_read_tokens, self.cache_write_tokens)
+        counts = (
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_read_tokens,
+            self.cache_write_tokens,
+            self.reasoning_tokens,
+        )
         if self.usage_state == "unavailable" and any(c is not None for c in counts):
             raise ValueError("unavailable usage carries no token counts")
         if self.usage_state == "observed" and (self.input_tokens is None or self.output_tokens is None):
             raise ValueError("observed usage requires input_tokens and output_tokens")
+        if self.reasoning_tokens is not None and self.reasoning_tokens > (self.output_tokens or 0):
+            raise ValueError("reasoning_tokens must be a subset of output_tokens")
         return self
 
 

@@ -12,7 +12,9 @@ config, config only fills absent fields:
 * ``mcp_health_ttl_minutes``: how long a healthy ``workgroup probe`` result is reused.
 * ``disk_handoff_threshold``: result policy (``material``: handoffs for material, writer,
   partial, resumable or cross-phase results; ``always``: for every result that may write).
-* ``telemetry``: ``off`` records nothing, ``local`` the local log, ``provider`` also provider data.
+* ``telemetry``: ``off`` records nothing, ``local`` the local log, ``provider`` also provider data,
+  ``otlp`` the local log plus live OpenTelemetry export (``toolkit.otel.live``: runtime decisions,
+  ``dispatch``, efficiency events and CM model calls spooled for a detached OTLP/HTTP flusher).
 * ``profile``: the fan-out profile (``workgroup profile``, ``workgroup fanout check``).
 * ``workgroup.artifact_boundary``: the runtime-owned artifact root for externalized evidence.
 """
@@ -25,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 RolloutStage = Literal["off", "observe", "shadow", "canary", "on"]
 Profile = Literal["quality", "balanced", "economy", "latency"]
-TelemetryMode = Literal["off", "local", "provider"]
+TelemetryMode = Literal["off", "local", "provider", "otlp"]
 HandoffThreshold = Literal["material", "always"]
 
 # YAML 1.1 (PyYAML) reads a bare ``off``/``on`` as a boolean; the seed's own block writes

@@ -11,8 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from toolkit.runtime.lineage import utf16_len
-from toolkit.timefmt import is_rfc3339
+from toolkit.core.jscompat import utf16_len
+from toolkit.core.timefmt import is_rfc3339
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^sha256:[a-f0-9]{64}$")]
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]

@@ -22,11 +22,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolkit.core.errors import InvalidInput
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing stays out of the scan's cold start
     from typing import Any
-
-from toolkit.errors import InvalidInput
 
 ALLOWLIST_REL = ".workgroup/privacy-allowlist.yml"
 _FINGERPRINT = re.compile(r"^sha256:[0-9a-f]{64}$")
@@ -60,7 +60,7 @@ def git_common_dir(start: Path) -> Path | None:
         if dot.is_dir():
             gitdir = dot
         elif dot.is_file():
-            text = dot.read_text(encoding="utf-8", errors="replace").strip()
+            text = _small_text(dot)
             if not text.startswith("gitdir:"):
                 return None
             gitdir = (folder / text.split(":", 1)[1].strip()).resolve()
@@ -68,9 +68,22 @@ def git_common_dir(start: Path) -> Path | None:
             continue
         common = gitdir / "commondir"
         if common.is_file():
-            return (gitdir / common.read_text(encoding="utf-8").strip()).resolve()
+            return (gitdir / _small_text(common)).resolve()
         return gitdir
     return None
+
+
+def _small_text(path: Path) -> str:
+    from toolkit.infra.boundedio import FileRefused, read_regular
+
+    try:
+        return (
+            (read_regular(path, limit=4096, what="a git pointer file") or b"")
+            .decode("utf-8", "replace")
+            .strip()
+        )
+    except FileRefused:
+        return ""
 
 
 def parse_allowlist(data: Any) -> list[AllowEntry]:
@@ -100,20 +113,23 @@ def parse_allowlist(data: Any) -> list[AllowEntry]:
 def load_allowlist(root: Path) -> list[AllowEntry]:
     """Entries of ``<root>/.workgroup/privacy-allowlist.yml`` (none when the file is absent)."""
     path = root / ALLOWLIST_REL
+    from toolkit.infra.boundedio import FileRefused, json_depth_exceeds, read_regular
+
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(_MAX_BYTES + 1)
-    except FileNotFoundError:
-        return []
-    except OSError:
+        raw = read_regular(path, limit=_MAX_BYTES, what=ALLOWLIST_REL, missing_ok=True, allow_over=True)
+    except FileRefused:
         raise InvalidInput("ALLOWLIST_UNREADABLE", f"{ALLOWLIST_REL} cannot be read") from None
+    if raw is None:
+        return []
     if len(raw) > _MAX_BYTES:
         raise InvalidInput("ALLOWLIST_INVALID", f"{ALLOWLIST_REL} is larger than 1 MiB")
+    if json_depth_exceeds(raw):
+        raise InvalidInput("ALLOWLIST_INVALID", f"{ALLOWLIST_REL} nests too deeply")
     import yaml  # lazy: only repositories with an allowlist pay for it
 
     try:
         data = yaml.safe_load(raw.decode("utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError):
+    except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError):
         raise InvalidInput("ALLOWLIST_INVALID", f"{ALLOWLIST_REL} is not valid UTF-8 YAML") from None
     return parse_allowlist(data)
 

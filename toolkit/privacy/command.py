@@ -2,7 +2,7 @@
 
 ``toolkit.entry`` dispatches ``privacy scan`` here before the CLI loads; the typer command
 (``--help``, in-process tests) calls the same ``scan_command``. Findings are printed in the
-shared convention of ``toolkit/findings.py``: ``path:line:col: RULE category: masked`` on
+shared convention of ``toolkit/core/findings.py``: ``path:line:col: RULE category: masked`` on
 stdout, the summary on stderr, or one JSON object with ``--json``/``--format json``.
 """
 
@@ -11,6 +11,8 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+
+from toolkit.core.errors import InvalidInput
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,8 +28,11 @@ CONTEXTS = ("auto", "source", "generic", "capsule", "telemetry", "event_log", "h
 PROGRESS_AFTER_S = 2.0
 
 
-class UsageError(Exception):
+class UsageError(InvalidInput):
     """A malformed command line (exit 2)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("USAGE", message)
 
 
 def parse(argv: list[str]) -> dict[str, object]:
@@ -103,8 +108,8 @@ class _Progress:
 
 
 def to_findings(report: ScanReport) -> list[object]:
-    """The report as ``toolkit.findings.Finding`` rows (masked values only)."""
-    from toolkit.findings import Finding
+    """The report as ``toolkit.core.findings.Finding`` rows (masked values only)."""
+    from toolkit.core.findings import Finding
 
     rows = []
     for item in report.findings:
@@ -134,8 +139,8 @@ def scan_command(
     stderr: IO[str] | None = None,
 ) -> int:
     """Run the scan and print it; the exit code (0 clean, 1 findings, 2 usage, 3 environment)."""
-    from toolkit.errors import InvalidInput, ToolkitError
-    from toolkit.findings import emit, write_error_json
+    from toolkit.core.errors import InvalidInput, ToolkitError
+    from toolkit.core.findings import emit, write_error_json
     from toolkit.privacy.gate import SUPPRESS_HINT, apply_allowlist
     from toolkit.privacy.selection import scan_targets, select
     from toolkit.privacy.types import Context
@@ -165,8 +170,15 @@ def scan_command(
         err.write(exc.diagnostics() + "\n")
         return int(exc.exit_code)
     rows = to_findings(report)
-    emit("privacy", rows, as_json=as_json, stdout=out, stderr=err, checked=report.files_scanned,  # type: ignore[arg-type]
-         notices=report.notices)
+    emit(
+        "privacy",
+        rows,
+        as_json=as_json,
+        stdout=out,
+        stderr=err,
+        checked=report.files_scanned,  # type: ignore[arg-type]
+        notices=report.notices,
+    )
     if rows and not as_json:
         err.write(SUPPRESS_HINT + "\n")
     return 1 if rows else 0
@@ -177,7 +189,7 @@ def main(argv: list[str]) -> int:
     try:
         opts = parse(argv)
     except UsageError as exc:
-        sys.stderr.write(f"{USAGE}\nerror[USAGE]: {exc}\n")
+        sys.stderr.write(f"{USAGE}\n{exc.diagnostics()}\n")
         return 2
     try:
         return scan_command(

@@ -54,7 +54,9 @@ MAX_FINDINGS_PER_RULE = 1000
 CATEGORIES: dict[Context, frozenset[Category]] = {
     ctx: frozenset({Category.SECRET}) if ctx is Context.SOURCE else frozenset(Category) for ctx in Context
 }
-_DATA_URI = lazy(r"data:[A-Za-z]{1,20}+/[A-Za-z0-9.+-]{1,60}+(?:;[A-Za-z0-9=.+-]{1,60}+)*+;base64,([A-Za-z0-9+/]++=*+)")
+_DATA_URI = lazy(
+    r"data:[A-Za-z]{1,20}+/[A-Za-z0-9.+-]{1,60}+(?:;[A-Za-z0-9=.+-]{1,60}+)*+;base64,([A-Za-z0-9+/]++=*+)"
+)
 
 
 def _line_starts(text: str) -> list[int]:
@@ -178,8 +180,10 @@ def scan_text_with_values(
             add(start, end, rule.id, rule.category)
     lines: list[str] | None = None
     for line_rule in LINE_RULES:
-        if context not in line_rule.contexts or line_rule.category not in wanted or (
-            line_rule.keywords and not any(k.encode() in low_raw for k in line_rule.keywords)
+        if (
+            context not in line_rule.contexts
+            or line_rule.category not in wanted
+            or (line_rule.keywords and not any(k.encode() in low_raw for k in line_rule.keywords))
         ):
             continue
         lines = lines if lines is not None else text.split("\n")

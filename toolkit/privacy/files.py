@@ -26,14 +26,49 @@ _HANDOFF = lazy(r"(?i)(^|/)(\.reviews/session-handoff\.md|[^/]*handoff[^/]*\.md)
 _EVENT_LOG = lazy(r"(?i)(^|/)(运行日志\.jsonl|[^/]*events?[^/]*\.jsonl)$")
 # Workflow artifacts: where the seeds forbid emails, home paths, session ids and transcripts.
 _ARTIFACT = lazy(r"(?i)(^|/)(\.workgroup|\.reviews|knowzcode)/|\.log$|(^|/)[^/]*handoff[^/]*$")
-_DATA_SUFFIXES = (".svg", ".svgz", ".ai", ".eps", ".ps", ".map", ".lock", ".sum", ".min.js", ".min.css",
-                  ".min.mjs", ".sha1", ".sha256", ".sha512", ".md5", ".pdf")
+_DATA_SUFFIXES = (
+    ".svg",
+    ".svgz",
+    ".ai",
+    ".eps",
+    ".ps",
+    ".map",
+    ".lock",
+    ".sum",
+    ".min.js",
+    ".min.css",
+    ".min.mjs",
+    ".sha1",
+    ".sha256",
+    ".sha512",
+    ".md5",
+    ".pdf",
+)
 _DATA_NAMES = frozenset(
     {
-        "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock",
-        "pipfile.lock", "uv.lock", "pdm.lock", "cargo.lock", "gemfile.lock", "composer.lock",
-        "go.sum", "go.work.sum", "flake.lock", "mix.lock", "pubspec.lock", "podfile.lock",
-        "packages.lock.json", "sha256sums", "sha512sums", "sha1sums", "md5sums", "checksums.txt",
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "poetry.lock",
+        "pipfile.lock",
+        "uv.lock",
+        "pdm.lock",
+        "cargo.lock",
+        "gemfile.lock",
+        "composer.lock",
+        "go.sum",
+        "go.work.sum",
+        "flake.lock",
+        "mix.lock",
+        "pubspec.lock",
+        "podfile.lock",
+        "packages.lock.json",
+        "sha256sums",
+        "sha512sums",
+        "sha1sums",
+        "md5sums",
+        "checksums.txt",
     }
 )
 _MINIFIED_LINE = 2000  # a line this long in code or CSS is a bundle, not something people wrote
@@ -105,13 +140,15 @@ def relative_to_root(path: Path, root: Path) -> str:
 
 def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> tuple[str | None, str | None]:
     """(text, None) or (None, reason) for a file that is binary, huge or unreadable."""
+    from toolkit.infra.boundedio import NOT_A_FILE, FileRefused, read_regular
+
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
-    except IsADirectoryError:
-        return None, "is a directory"
-    except OSError as exc:
-        return None, f"unreadable ({exc.__class__.__name__})"
+        # regular files only: a FIFO among the staged paths must not hang the hook
+        data = read_regular(path, limit=limit, what="the file", allow_over=True) or b""
+    except FileRefused as exc:
+        if exc.code == NOT_A_FILE:
+            return None, exc.message.removeprefix("the file ").split(";")[0]
+        return None, f"unreadable ({exc.code})"
     if len(data) > limit:
         return None, f"larger than {limit} bytes"
     if b"\0" in data[:_SNIFF]:
@@ -203,7 +240,9 @@ def scan_batch(items: list[tuple[str, str, str]], context: Context | None = None
                 size += len(members[start][0])
                 start += 1
             # each text gets a final newline so the separator line stands alone
-            joined = BATCH_SEPARATOR.join(text if text.endswith("\n") else text + "\n" for text, _, _ in batch)
+            joined = BATCH_SEPARATOR.join(
+                text if text.endswith("\n") else text + "\n" for text, _, _ in batch
+            )
             first_lines: list[int] = []
             line = 1
             for text, _, _ in batch:

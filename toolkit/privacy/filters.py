@@ -241,9 +241,7 @@ _EXAMPLE_VALUES = frozenset(
         "scott",
     }
 )
-_REFERENCE = lazy(
-    r"^[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->|\?\.)[A-Za-z_$][A-Za-z0-9_$]*)*(?:\(|\[|\{|<|$)"
-)
+_REFERENCE = lazy(r"^[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->|\?\.)[A-Za-z_$][A-Za-z0-9_$]*)*(?:\(|\[|\{|<|$)")
 
 
 _CHECKSUM_PREFIXES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "npm_")
@@ -256,7 +254,9 @@ def is_failed_checksum(value: str) -> bool:
 
     token = value.strip().strip("\"'`")
     return (
-        token.startswith(_CHECKSUM_PREFIXES) and len(token) == 40 and token[4:].isalnum()
+        token.startswith(_CHECKSUM_PREFIXES)
+        and len(token) == 40
+        and token[4:].isalnum()
         and not checksum_ok(token)
     )
 

@@ -4,10 +4,15 @@ reviewed allowlist suppresses, render text or JSON. Nothing here prints; callers
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from toolkit.privacy.files import FileFinding, ScanReport, scan_paths
 from toolkit.privacy.types import Context
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays out of the hooks' cold start
+    from toolkit.core.findings import Finding
 
 
 def apply_allowlist(report: ScanReport, root: Path, cwd: Path | None = None) -> ScanReport:
@@ -15,8 +20,10 @@ def apply_allowlist(report: ScanReport, root: Path, cwd: Path | None = None) -> 
 
     Fingerprints carry no per-clone salt, so the file works in every clone and in CI.
     """
-    if not report.findings or not (root / ".workgroup" / "privacy-allowlist.yml").is_file():
+    if not report.findings or not os.path.lexists(root / ".workgroup" / "privacy-allowlist.yml"):
         return report  # the common case pays for neither hashlib nor YAML
+    # anything at that path is read through the bounded reader: a FIFO, a directory or a dangling
+    # link there is a coded error (ALLOWLIST_UNREADABLE), never silently "no allowlist"
     from toolkit.privacy.allowlist import fingerprint, load_allowlist
 
     entries = load_allowlist(root)
@@ -39,12 +46,35 @@ def run_gate(paths: list[Path], root: Path, context: Context | None = None) -> S
 
 
 def render_text(report: ScanReport) -> str:
-    """``path:line:col: RULE category: masked`` lines (col 1-based), as ``toolkit/findings.py``."""
+    """``path:line:col: RULE category: masked`` lines (col 1-based), as ``toolkit/core/findings.py``."""
     return "\n".join(
         f"{i.path}:{i.finding.line}:{i.finding.start + 1}: {i.finding.rule} {i.finding.category.value}: "
         f"{i.finding.masked}"
         for i in report.findings
     )
+
+
+def shared_findings(report: ScanReport) -> list[Finding]:
+    """The findings in the shared convention (toolkit/core/findings.py): ``path:line:col: RULE category:
+    masked``; the JSON row keeps category, rule and the 0-based span in ``extra``."""
+    from toolkit.core.findings import Finding
+
+    return [
+        Finding(
+            i.path,
+            i.finding.line,
+            i.finding.start + 1,
+            i.finding.rule,
+            f"{i.finding.category.value}: {i.finding.masked}",
+            extra={
+                "category": i.finding.category.value,
+                "rule": i.finding.rule,
+                "start": i.finding.start,
+                "end": i.finding.end,
+            },
+        )
+        for i in report.findings
+    ]
 
 
 SUPPRESS_HINT = (

@@ -176,9 +176,7 @@ def _email_check(match: re.Match[str]) -> bool:
 # Telemetry-only value rules (the reference's telemetry privacy set).
 _URL = lazy(r"(?<![A-Za-z0-9])(https?://[^\s\"'<>]{3,})")
 _RELATIVE = lazy(r"(?<![A-Za-z0-9._/-])(\.\.?/[A-Za-z0-9._-][^\s\"'<>]*)")
-_REPO_NAME = lazy(
-    r"(?<![A-Za-z0-9])((?i:repo|repository|project)[-_][A-Za-z0-9][A-Za-z0-9._-]{2,}+)"
-)
+_REPO_NAME = lazy(r"(?<![A-Za-z0-9])((?i:repo|repository|project)[-_][A-Za-z0-9][A-Za-z0-9._-]{2,}+)")
 _WIN_DRIVE = lazy(r"(?<![A-Za-z0-9])([A-Za-z]:\\[^\s\"'<>|]*+)")
 _ANY_EMAIL = lazy(r"([A-Za-z0-9._%+-]{1,64}+@[A-Za-z0-9-]{1,63}+(?:\.[A-Za-z0-9-]{1,63}+)*+)")
 _ANY_BEARER = lazy(r"(?<![A-Za-z0-9])(?:Bearer|bearer|BEARER)[ \t]++([A-Za-z0-9._~+/-]{4,}+=*+)")
@@ -192,6 +190,8 @@ def _has_digit(match: re.Match[str]) -> bool:
 def _any_email_check(match: re.Match[str]) -> bool:
     domain = match.group(1).rpartition("@")[2]
     return "." in domain and domain.rsplit(".", 1)[1].isalpha() and len(domain.rsplit(".", 1)[1]) >= 2
+
+
 _TELEMETRY = frozenset({Context.TELEMETRY})
 
 IDENTITY_RULES: tuple[Rule, ...] = (
@@ -281,5 +281,7 @@ IDENTITY_RULES: tuple[Rule, ...] = (
     Rule("telemetry-windows-path", P, _WIN_DRIVE, 1, None, (":\\",), _TELEMETRY, priority=20),
     Rule("telemetry-email", E, _ANY_EMAIL, 1, _any_email_check, ("@",), _TELEMETRY, priority=20),
     Rule("telemetry-bearer", Category.SECRET, _ANY_BEARER, 1, None, ("bearer",), _TELEMETRY, priority=20),
-    Rule("telemetry-id", IDENT, _DASHED_ID, 1, _has_digit, ("thread", "sess", "run"), _TELEMETRY, priority=20),
+    Rule(
+        "telemetry-id", IDENT, _DASHED_ID, 1, _has_digit, ("thread", "sess", "run"), _TELEMETRY, priority=20
+    ),
 )

@@ -180,7 +180,11 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         r"[A-Za-z0-9_-]{20,64}+",
         end=_END_DASH,
     ),
-    _rule("slack-token", ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-"), r"[A-Za-z0-9-]{10,250}+"),
+    _rule(
+        "slack-token",
+        ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-"),
+        r"[A-Za-z0-9-]{10,250}+",
+    ),
     _rule("slack-webhook", ("hooks.slack.com/",), r"(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,200}+"),
     _rule("npm-token", ("npm_",), r"[A-Za-z0-9]{36}+", check=_npm_check),
     _rule("pypi-token", ("pypi-AgE",), r"[A-Za-z0-9_-]{50,2000}+", end=_END_DASH),
@@ -219,9 +223,13 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         end=_END_DASH,
         before="A-Za-z0-9_.-",
     ),
-    _rule("dropbox-token", ("sl.",), r"(?:u\.)?[A-Za-z0-9_-]{130,1400}+", end=_END_DASH, before="A-Za-z0-9_.-"),
+    _rule(
+        "dropbox-token", ("sl.",), r"(?:u\.)?[A-Za-z0-9_-]{130,1400}+", end=_END_DASH, before="A-Za-z0-9_.-"
+    ),
     _rule("digitalocean-token", ("dop_v1_", "doo_v1_", "dor_v1_"), r"[a-f0-9]{64}+", check=_hex_mix),
-    _rule("atlassian-api-token", ("ATATT3", "ATCTT3"), r"[A-Za-z0-9_=-]{150,300}+", end=r"(?![A-Za-z0-9_=-])"),
+    _rule(
+        "atlassian-api-token", ("ATATT3", "ATCTT3"), r"[A-Za-z0-9_=-]{150,300}+", end=r"(?![A-Za-z0-9_=-])"
+    ),
     _rule("grafana-token", ("glc_",), r"[A-Za-z0-9+/]{32,400}+={0,2}+", end=r"(?![A-Za-z0-9+/=_])"),
     _rule("grafana-token", ("glsa_",), r"[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}+"),
     _rule("heroku-api-key", ("HRKU-AA",), r"[0-9A-Za-z_-]{58}+", end=_END_DASH),

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
 from toolkit.privacy.providers import PROVIDER_RULES
-from toolkit.privacy.rules import ALNUM, WORD, Check, Rule, lazy, lead
+from toolkit.privacy.rules import ALNUM, WORD, Rule, lazy, lead
 from toolkit.privacy.types import Category
 
 S = Category.SECRET
@@ -58,7 +58,9 @@ _CLI_FLAG = lazy(
     r"[\"']?(?P<uv>[^\s\"'`]{6,200}+)"
 )
 # SQL: MySQL/MariaDB "IDENTIFIED BY 'x'", PostgreSQL "CREATE/ALTER USER|ROLE ... PASSWORD 'x'"
-_SQL_IDENTIFIED = lazy(r"(?i:identified)[ \t]++(?i:by)[ \t]++(?:(?i:password)[ \t]++)?(['\"])([^'\"\n]{1,200}+)\1")
+_SQL_IDENTIFIED = lazy(
+    r"(?i:identified)[ \t]++(?i:by)[ \t]++(?:(?i:password)[ \t]++)?(['\"])([^'\"\n]{1,200}+)\1"
+)
 _SQL_PASSWORD = lazy(r"(?i:password)[ \t]++(['\"])([^'\"\n]{1,200}+)\1")
 _SQL_USER = lazy(r"(?i:\b(?:create|alter)[ \t]++(?:user|role)\b)")
 # command lines: mysql -pSECRET (glued), sshpass -p SECRET
@@ -354,7 +356,9 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         lambda m: not m.group(1).endswith("EXAMPLEKEY") and f.looks_random(m.group(1), min_entropy=3.5),
         ("secret",),
         priority=90,
-        anchor=lazy(r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key|secretaccesskey)[\"']?[ \t]*+(?::=|=>|[:=])"),
+        anchor=lazy(
+            r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key|secretaccesskey)[\"']?[ \t]*+(?::=|=>|[:=])"
+        ),
     ),
     Rule(
         "azure-connection-string",

@@ -59,8 +59,18 @@ def git_files(paths: list[str], cwd: Path) -> list[str] | None:
     git cannot answer (not a repository)."""
     try:
         done = subprocess.run(
-            ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--others", "--exclude-standard",
-             "--", *paths],
+            [
+                "git",
+                "-c",
+                "core.quotepath=off",
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+                "--",
+                *paths,
+            ],
             cwd=cwd,
             capture_output=True,
             check=False,
@@ -163,7 +173,6 @@ def scan_targets(
     total = sum(t.size for t in targets)
     workers = jobs if jobs > 0 else (os.cpu_count() or 1)
     chunks = list(_chunks(targets))
-    results: Iterable[tuple[list[FileFinding], list[str], int]]
     done = 0
     if workers > 1 and total >= PARALLEL_MIN_BYTES and len(chunks) > 1:
         from concurrent.futures import ProcessPoolExecutor

@@ -58,7 +58,9 @@ _LABELLED_ID = lazy(
     r"([A-Za-z0-9][A-Za-z0-9._:-]{5,}+)"
 )
 _PEM_HEADER = lazy(r"-----BEGIN[ A-Z0-9]{0,20}PRIVATE KEY-----")  # bounded: at most 20 steps back
-_JWT_SHAPE = lazy(lead(("eyJ",), "A-Za-z0-9_.-") + r"[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+")
+_JWT_SHAPE = lazy(
+    lead(("eyJ",), "A-Za-z0-9_.-") + r"[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+"
+)
 _ASSIGN_ANY = lazy(
     r"(?i:password|passwd|api[_-]?key|access[_-]?token|refresh[_-]?token|secret)[ \t]*+[:=][ \t]*+([^\s\"',;&]{4,}+)"
 )
@@ -89,7 +91,9 @@ def _id_check(match: re.Match[str]) -> bool:
 STRICT_RULES: tuple[Rule, ...] = (
     Rule("token-shape", Category.SECRET, _TOKEN_SHAPE, 0, None, (), _RECORDS, priority=30),
     Rule("bearer-token", Category.SECRET, _BEARER_ANY, 1, _bearer_check, ("bearer",), _RECORDS, priority=29),
-    Rule("authorization-header", Category.SECRET, _AUTH_ANY, 1, None, ("authorization",), _RECORDS, priority=29),
+    Rule(
+        "authorization-header", Category.SECRET, _AUTH_ANY, 1, None, ("authorization",), _RECORDS, priority=29
+    ),
     Rule("url-credentials", Category.SECRET, _URL_USERINFO, 1, None, ("://",), _RECORDS, priority=29),
     Rule("provider-id", Category.IDENTIFIER, _PREFIXED_ID, 0, _has_digit, (), _NOT_EVENTS, priority=30),
     Rule(

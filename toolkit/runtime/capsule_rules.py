@@ -11,11 +11,15 @@ JavaScript's ``String.length`` does); the privacy walk's string limit counts UTF
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import Any
 
+from toolkit.core.jscompat import utf16_len
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.vocabulary import PHASES
+
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 CAPSULE_SCHEMA_ID = "knowzcode.context-capsule/v1"
 ARTIFACT_BOUNDARY = "knowzcode/artifacts"
@@ -46,18 +50,22 @@ OPTIONAL_KEYS: tuple[str, ...] = ("evidence", "artifact_refs")
 # ---------------------------------------------------------------- schema (reference §1)
 
 
-def _utf16_len(text: str) -> int:
-    # JavaScript counts UTF-16 code units; astral characters count twice
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
 def _is_str(value: Any, lo: int, hi: int | None) -> bool:
     if not isinstance(value, str):
         return False
-    size = _utf16_len(value)
+    size = utf16_len(value)
     return size >= lo and (hi is None or size <= hi)
+
+
+def _is_id(value: Any) -> bool:
+    """An identifier (task, workgroup, node): 1-128 UTF-16 units with nothing invisible in it.
+
+    The reference accepts any string here; a control, format or separator character (``U+0085``,
+    a bidi override) or a lone surrogate would let two ids look the same, so they are refused.
+    """
+    from toolkit.infra.paths import hidden_character
+
+    return _is_str(value, 1, 128) and hidden_character(value) is None
 
 
 def _str_list(value: Any, max_items: int, item_max: int, *, unique: bool) -> bool:
@@ -122,8 +130,8 @@ def schema_problems(capsule: Any) -> list[str]:
     problems += [f"missing:{key}" for key in REQUIRED_KEYS if key not in capsule]
     checks: dict[str, Any] = {
         "schema": lambda v: v == CAPSULE_SCHEMA_ID and isinstance(v, str),
-        "task_id": lambda v: _is_str(v, 1, 128),
-        "workgroup_id": lambda v: _is_str(v, 1, 128),
+        "task_id": _is_id,
+        "workgroup_id": _is_id,
         "phase": lambda v: isinstance(v, str) and v in PHASES,
         "objective": lambda v: _is_str(v, 1, 4096),
         "node_ids": lambda v: _str_list(v, 64, 128, unique=True),
@@ -144,6 +152,108 @@ def schema_problems(capsule: Any) -> list[str]:
         if key in capsule and not check(capsule[key]):
             problems.append(f"invalid:{key}")
     return problems
+
+
+FILLED_IN = ("checkpoint_sha", "capsule_hash")  # `workgroup capsule seal` sets these
+_SAFE_KEY = re.compile(r"^[a-z][a-z_]{0,39}\Z")  # letters only: a name, never a credential
+
+
+def _str_rule(lo: int, hi: int | None) -> str:
+    return f"must be a string of {lo}..{hi} characters" if hi else f"must be a string of at least {lo}"
+
+
+def _list_problem(path: str, value: Any, max_items: int, item_ok: Any, item_rule: str, unique: bool) -> str:
+    if not isinstance(value, list):
+        return f"{path}: must be a list (of {item_rule.removeprefix('must be ')})"
+    if len(value) > max_items:
+        return f"{path}: must have at most {max_items} items"
+    for index, item in enumerate(value):
+        if not item_ok(item):
+            return f"{path}[{index}]: {item_rule}"
+        if unique and isinstance(item, str) and item in value[:index]:
+            return f"{path}[{index}]: must not repeat an earlier item"
+    return f"{path}: invalid"
+
+
+_OBJECT_RULES: dict[str, tuple[int, Any, str]] = {
+    "specs": (64, _spec_ok, 'must be an object {"path": string, "verify_ids": [string, ...]}'),
+    "failures": (
+        64,
+        _failure_ok,
+        'must be an object {"command": string, "summary": string, "artifact": string or null}',
+    ),
+    "evidence": (
+        128,
+        _evidence_ok,
+        'must be an object {"kind": one of '
+        + ", ".join(EVIDENCE_KINDS)
+        + ', "summary": string'
+        + ', "artifact"?: string or null}',
+    ),
+}
+_STR_LISTS: dict[str, tuple[int, int, bool]] = {
+    "node_ids": (64, 128, True),
+    "owned_files": (64, 512, True),
+    "read_files": (128, 512, True),
+    "approved_decisions": (128, 2048, False),
+    "risks": (128, 2048, False),
+    "constraints": (128, 2048, False),
+    "artifact_refs": (128, 512, True),
+}
+_STRINGS: dict[str, tuple[int, int | None]] = {
+    "task_id": (1, 128),
+    "workgroup_id": (1, 128),
+    "objective": (1, 4096),
+    "next_action": (1, 2048),
+}
+
+
+def explain_schema(capsule: Any, *, sealed: bool) -> list[str]:
+    """Each schema problem as ``$.field: rule`` (JSON path and the rule it breaks).
+
+    Values are never quoted back (they may be secrets); a field name is shown only when it is a
+    plain identifier. Unsealed input may leave out the fields that sealing fills in.
+    """
+    if not isinstance(capsule, dict):
+        return ["$: must be a JSON object (a capsule)"]
+    out: list[str] = []
+    for key in capsule:
+        if key not in REQUIRED_KEYS and key not in OPTIONAL_KEYS:
+            name = f"$.{key}" if isinstance(key, str) and _SAFE_KEY.match(key) else "$.<a field>"
+            out.append(
+                f"{name}: not a capsule field (the schema is closed; see `workgroup capsule seal --help`)"
+            )
+    for key in REQUIRED_KEYS:
+        if key not in capsule and not (not sealed and key in FILLED_IN):
+            out.append(f"$.{key}: required")
+    for key, value in capsule.items():
+        if key == "schema" and value != CAPSULE_SCHEMA_ID:
+            out.append(f'$.schema: must be "{CAPSULE_SCHEMA_ID}"')
+        elif key == "phase" and not (isinstance(value, str) and value in PHASES):
+            out.append("$.phase: must be one of " + ", ".join(PHASES))
+        elif key in _STRINGS and not _is_str(value, *_STRINGS[key]):
+            out.append(f"$.{key}: {_str_rule(*_STRINGS[key])}")
+        elif key in _STR_LISTS:
+            most, item_max, unique = _STR_LISTS[key]
+            if not _str_list(value, most, item_max, unique=unique):
+                rule = _str_rule(1, item_max)
+                out.append(
+                    _list_problem(
+                        f"$.{key}", value, most, lambda v, m=item_max: _is_str(v, 1, m), rule, unique
+                    )
+                )
+        elif key in _OBJECT_RULES:
+            most, ok, rule = _OBJECT_RULES[key]
+            if not _objects(value, most, ok):
+                out.append(_list_problem(f"$.{key}", value, most, ok, rule, False))
+        elif key == "checkpoint_sha" and not (value is None or _is_str(value, 7, None)):
+            out.append("$.checkpoint_sha: filled in by sealing (leave it out), else a commit SHA")
+        elif key == "capsule_hash" and not (isinstance(value, str) and HASH_PATTERN.match(value)):
+            out.append('$.capsule_hash: filled in by sealing (leave it out), else "sha256:" + 64 hex digits')
+    if not out:  # never less precise than the closed schema itself
+        candidate = {"checkpoint_sha": None, "capsule_hash": "sha256:" + "0" * 64, **capsule}
+        out = [f"$.{p.partition(':')[2]}: does not match the schema" for p in schema_problems(candidate)]
+    return out
 
 
 def assert_schema(capsule: Any, *, sealed: bool) -> None:
@@ -329,14 +439,15 @@ def artifact_paths(capsule: dict[str, Any]) -> list[str]:
 
 
 def assert_artifact_path(path: Any) -> None:
+    """Portable and inside the boundary; the boundary itself is a valid reference, as in the reference."""
     if not portable_path(path):
         raise RuntimeOpError("CAPSULE_ARTIFACT_REF_INVALID")
-    if not beneath(path, ARTIFACT_BOUNDARY) or has_git_segment(path):
+    if not inside_or_equal(path, ARTIFACT_BOUNDARY) or has_git_segment(path):
         raise RuntimeOpError("CAPSULE_ARTIFACT_REF_UNAUTHORIZED")
 
 
 def assert_paths(capsule: dict[str, Any]) -> None:
-    """Every file/spec path portable; every artifact path portable and beneath the boundary."""
+    """Every file/spec path portable; every artifact path portable and inside the boundary."""
     for path in file_paths(capsule):
         if not portable_path(path):
             raise RuntimeOpError("CAPSULE_ARTIFACT_REF_INVALID")

@@ -14,20 +14,16 @@ Result: ``{"should_deep_query": bool, "reason": CODE}``. Standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any
 
-from toolkit.runtime.lineage import utf16_len
+from toolkit.core.jscompat import js_trim, utf16_len
+
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 MIN_QUESTION_LENGTH = 12
-
-# String.prototype.trim() strips exactly these (ECMAScript WhiteSpace and LineTerminator);
-# Python's str.strip() differs (it strips U+001C..U+001F and U+0085, keeps U+FEFF).
-_JS_WHITESPACE = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-    "\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
 
 
 class DeepQueryReason(StrEnum):
@@ -37,10 +33,6 @@ class DeepQueryReason(StrEnum):
     QUESTION_TOO_SHORT = "QUESTION_TOO_SHORT"
     NOT_A_QUESTION = "NOT_A_QUESTION"
     DEEP_QUERY_JUSTIFIED = "DEEP_QUERY_JUSTIFIED"
-
-
-def js_trim(text: str) -> str:
-    return text.strip(_JS_WHITESPACE)
 
 
 def deep_query_decision(request: Mapping[str, Any]) -> tuple[bool, DeepQueryReason]:

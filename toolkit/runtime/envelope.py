@@ -16,9 +16,12 @@ import hashlib
 import json
 import re
 from datetime import datetime, timedelta
-from typing import Any
 
-from toolkit.timefmt import parse_rfc3339
+from toolkit.core.timefmt import parse_rfc3339
+
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
+if TYPE_CHECKING:
+    from typing import Any
 
 ENVELOPE_SCHEMA = "knowzcode.measurement-envelope/v2"
 ENVELOPE_KEYS: tuple[str, ...] = (
@@ -50,14 +53,14 @@ MAX_KEYS_JSON = 65_536
 
 def corpus_digest(pairs: Any) -> str:
     """``sha256:`` over the RFC 8785 bytes of the pairs array, as measured."""
-    from toolkit.canonical import signing_bytes
+    from toolkit.core.canonical import signing_bytes
 
     return "sha256:" + hashlib.sha256(signing_bytes(pairs)).hexdigest()
 
 
 def envelope_signing_bytes(envelope: dict[str, Any]) -> bytes:
     """The exact bytes the signature covers: the envelope without ``signature``, RFC 8785."""
-    from toolkit.canonical import signing_bytes
+    from toolkit.core.canonical import signing_bytes
 
     return signing_bytes({k: v for k, v in envelope.items() if k != "signature"})
 

@@ -21,14 +21,18 @@ Standard library only: this runs on every delegation.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Any
 
+from toolkit.core.jscompat import js_strict_equal, js_truthy, utf16_len
+from toolkit.core.timefmt import parse_rfc3339
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.vocabulary import MODES, PHASES, PLATFORMS, SENSITIVITIES
-from toolkit.timefmt import parse_rfc3339
+
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 LINEAGE_SCHEMA = "knowzcode.agent-lineage/v1"
 
@@ -93,41 +97,10 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 
 
-# --- JavaScript value semantics the reference relies on -------------------------------------
-
-
-def utf16_len(text: str) -> int:
-    """String length as JavaScript counts it (UTF-16 code units), for min/maxLength."""
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def js_truthy(value: Any) -> bool:
-    """JavaScript truthiness: empty containers are truthy, ``0``/``""``/``null``/``false`` are not."""
-    if isinstance(value, (dict, list)):
-        return True
-    return bool(value)
-
-
-def js_strict_equal(left: Any, right: Any) -> bool:
-    """``left === right`` for parsed JSON values: objects/arrays are never identical copies."""
-    if type(left) is str and type(right) is str:  # the common case, first
-        return left == right
-    if isinstance(left, (dict, list)) or isinstance(right, (dict, list)):
-        return left is right
-    if isinstance(left, bool) or isinstance(right, bool):
-        return type(left) is type(right) and left == right
-    if left is None or right is None:
-        return left is right
-    if isinstance(left, (int, float)) and isinstance(right, (int, float)):
-        return left == right
-    return type(left) is type(right) and left == right
-
-
 # --- the closed lineage schema, checked by hand (no pydantic on the runtime path) ----------
 
-Check = Callable[[Any], bool]
+if TYPE_CHECKING:
+    Check = Callable[[Any], bool]
 
 
 def _string(min_len: int = 1, max_len: int | None = None) -> Check:
@@ -292,7 +265,7 @@ def lineage_request_parts(request: Mapping[str, Any]) -> tuple[Any, dict[str, An
     if "now" in request:
         now = request["now"]
     else:
-        from toolkit.timefmt import now_utc  # the shell reads the clock, never the decision
+        from toolkit.core.timefmt import now_utc  # the shell reads the clock, never the decision
 
         now = reference_now(now_utc())
     return request.get("lineage"), current, now

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
 
+from toolkit.core.timefmt import format_utc, parse_rfc3339
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.envelope import check_envelope, parse_trusted_keys
 from toolkit.runtime.promotion_pairs import Pair, invalid_input, is_number, validate_pairs
@@ -27,9 +27,11 @@ from toolkit.runtime.promotion_report import (
     strata_table,
 )
 from toolkit.runtime.vocabulary import STRATA
-from toolkit.timefmt import format_utc, parse_rfc3339
 
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
+    from typing import Any
+
     from toolkit.runtime.protocol import RuntimeContext
 
 DEFAULT_THRESHOLDS: dict[str, Any] = {
@@ -284,26 +286,35 @@ def evaluate_promotion(
 
 def repository_consumed_ids(cwd: str) -> list[str]:
     """Run ids consumed in the repository containing ``cwd`` (local ledger + committed records); read only."""
-    import json
     import os
 
-    from toolkit.localstate import find_git
+    from toolkit.infra.localstate import find_git
     from toolkit.runtime.envelope import RUN_ID
 
     location = find_git(cwd)
     if location is None:
         return []
     ids: set[str] = set()
+    from toolkit.infra.boundedio import MAX_LOG_BYTES, FileRefused, loads_bounded, read_regular
+
     try:
-        with open(os.path.join(location.local_state, "replay-ledger.jsonl"), "rb") as handle:
-            lines = handle.read(16 * 1_048_576).split(b"\n")
-    except OSError:
-        lines = []
-    for line in lines:
+        raw = read_regular(
+            os.path.join(location.local_state, "replay-ledger.jsonl"),
+            limit=MAX_LOG_BYTES,
+            what="the replay ledger",
+            follow_symlinks=False,
+            missing_ok=True,
+        )
+    except FileRefused:
+        # a ledger that cannot be read must not read as "nothing consumed": that would allow a replay
+        raise RuntimeOpError("ENVIRONMENT_ERROR") from None
+    for line in (raw or b"").split(b"\n"):
+        if not line.strip():
+            continue
         try:
-            row = json.loads(line)
-        except ValueError:
-            continue  # a torn or foreign line is skipped, never fatal
+            row = loads_bounded(line, what="a replay ledger line", strict=False)
+        except FileRefused:
+            continue  # a torn, foreign or too deeply nested line is skipped, never fatal
         value = row.get("measurement_run_id") if isinstance(row, dict) else None
         if isinstance(value, str) and RUN_ID.match(value):
             ids.add(value)
@@ -336,7 +347,7 @@ def op_promotion(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]
     options = _options(request)
     raw_now = options.get("now")
     if raw_now is None:
-        from toolkit.timefmt import now_utc  # the op is the shell of this decision: it reads the clock
+        from toolkit.core.timefmt import now_utc  # the op is the shell of this decision: it reads the clock
 
         now = now_utc()
     else:

@@ -25,17 +25,21 @@ When a request names no active writers, ``op_route`` reads the persistent regist
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
-from collections.abc import Sequence
-from datetime import UTC, datetime
-from typing import Any
 
-from toolkit.paths import Canonicalizer, OverlapIndex, OwnershipPathError
+from toolkit.core.jscompat import js_truthy
+from toolkit.infra.paths import Canonicalizer, OverlapIndex, OwnershipPathError
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.vocabulary import MODES, REASON_CODES
+
+# runs on every ``workgroup runtime route``: typing and datetime stay out of start-up
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import datetime
+    from typing import Any
 
 _REASON_ORDER = {code: index for index, code in enumerate(REASON_CODES)}
 _WRITER_ROLE = re.compile(r"(?:^|[-_])(builder|writer|implementer)(?:$|[-_])")
@@ -51,15 +55,6 @@ def decision(mode: str, reasons: Sequence[str]) -> dict[str, Any]:
     if mode not in MODES:  # pragma: no cover - every caller passes a literal mode
         raise RuntimeOpError("INVALID_REQUEST")
     return {"mode": mode, "reason_codes": sorted(set(reasons), key=_REASON_ORDER.__getitem__)}
-
-
-def _truthy(value: object) -> bool:
-    """JavaScript truthiness (``[]`` and ``{}`` are truthy, ``NaN`` is not)."""
-    if isinstance(value, float) and math.isnan(value):
-        return False
-    if isinstance(value, (list, dict)):
-        return True
-    return bool(value)
 
 
 def _is_int(value: object) -> bool:
@@ -283,63 +278,122 @@ def route_task(
     except OwnershipPathError:
         raise RuntimeOpError("INVALID_OWNERSHIP_PATH") from None
 
-    depth = _int_field(inp, "nesting_depth", 0, 0)
-    max_depth = _int_field(inp, "max_nesting_depth", 2, 1)
-    if depth >= max_depth:
-        return decision("local", ["NESTING_LIMIT"])
+    return _route_after_ownership(inp, canon)
 
-    trivial, blocking = _truthy(inp.get("trivial")), _truthy(inp.get("blocking"))
-    tight = inp.get("coupling", "independent") == "tight"
-    if trivial or blocking or tight:
-        return decision(
-            "local", (["LOCAL_CHEAPER"] if trivial or tight else []) + (["BLOCKING"] if blocking else [])
-        )
 
-    inheritance = _obj(inp.get("inheritance"))
-    reviewer = inp.get("independent_reviewer") is True
-    sensitive = inp.get("sensitivity") in ("restricted", "isolated") or inheritance.get("safe") is False
-    if reviewer or sensitive:
-        reasons = ["INDEPENDENT_CAPSULE"]
-        reasons += ["SENSITIVITY_ISOLATION"] if sensitive else []
-        reasons += ["REVIEW_INDEPENDENCE"] if reviewer else []
-        return decision("fresh-capsule", reasons)
+# --- the numbered rules of the reference router (§3); the first that answers wins -------------
+# Rule 1 (writer overlap) needs the canonicalizers and runs in ``route_task`` itself. Each later
+# rule reads the request and the facts the earlier rules established, and returns a decision or
+# None. The facts are a small slotted object, not a dataclass: this module is on the runtime path.
 
-    lineage = _obj(inp.get("lineage"))
-    at_cap = False
-    if _inferred_writer(inp):
-        active_inherited = _int_field(inp, "active_inherited_writers", 0, 0)
-        max_inherited = _int_field(inp, "max_active_inherited", 2, 1)
-        at_cap = active_inherited >= max_inherited
-    resumable = lineage.get("compatible") is True and lineage.get("resumable") is True
+
+class _Facts:
+    __slots__ = (
+        "inp", "canon", "depth", "max_depth", "inheritance", "lineage", "at_cap", "resumable",
+        "wants_inheritance", "inheritance_ok", "recent", "full", "team_requested", "team_ok",
+    )  # fmt: skip
+
+    def __init__(self, inp: dict[str, Any], canon: Canonicalizer) -> None:
+        self.inp = inp
+        self.canon = canon
+        self.depth = _int_field(inp, "nesting_depth", 0, 0)
+        self.max_depth = _int_field(inp, "max_nesting_depth", 2, 1)
+        self.inheritance = _obj(inp.get("inheritance"))
+        self.lineage = _obj(inp.get("lineage"))
+        self.at_cap = False
+        self.resumable = False
+        self.wants_inheritance = False
+        self.inheritance_ok = False
+        self.recent = False
+        self.full = False
+        self.team_requested = False
+        self.team_ok = False
+
+
+if TYPE_CHECKING:  # an alias for annotations only: Any is not imported at run time
+    _Decision = dict[str, Any] | None
+
+
+def _rule2_nesting_limit(f: _Facts) -> _Decision:
+    """2. depth (default 0) >= max (default 2) -> local [NESTING_LIMIT]."""
+    return decision("local", ["NESTING_LIMIT"]) if f.depth >= f.max_depth else None
+
+
+def _rule3_local(f: _Facts) -> _Decision:
+    """3. trivial, blocking or tight coupling -> local [LOCAL_CHEAPER if trivial/tight; BLOCKING]."""
+    trivial, blocking = js_truthy(f.inp.get("trivial")), js_truthy(f.inp.get("blocking"))
+    tight = f.inp.get("coupling", "independent") == "tight"
+    if not (trivial or blocking or tight):
+        return None
+    return decision(
+        "local", (["LOCAL_CHEAPER"] if trivial or tight else []) + (["BLOCKING"] if blocking else [])
+    )
+
+
+def _rule4_independence(f: _Facts) -> _Decision:
+    """4. independent reviewer, restricted/isolated sensitivity or unsafe inheritance -> fresh-capsule."""
+    reviewer = f.inp.get("independent_reviewer") is True
+    sensitive = f.inp.get("sensitivity") in ("restricted", "isolated") or f.inheritance.get("safe") is False
+    if not (reviewer or sensitive):
+        return None
+    reasons = ["INDEPENDENT_CAPSULE"]
+    reasons += ["SENSITIVITY_ISOLATION"] if sensitive else []
+    reasons += ["REVIEW_INDEPENDENCE"] if reviewer else []
+    return decision("fresh-capsule", reasons)
+
+
+def _rule5_writer_cap(f: _Facts) -> _Decision:
+    """5. A writer at the inherited-writer cap (default 2) may not resume or inherit. Never answers."""
+    if _inferred_writer(f.inp):
+        active_inherited = _int_field(f.inp, "active_inherited_writers", 0, 0)
+        max_inherited = _int_field(f.inp, "max_active_inherited", 2, 1)
+        f.at_cap = active_inherited >= max_inherited
+    return None
+
+
+def _rule6_resume(f: _Facts) -> _Decision:
+    """6. compatible and resumable lineage, not at the cap, no contaminated or reviewed builder -> resume."""
+    f.resumable = f.lineage.get("compatible") is True and f.lineage.get("resumable") is True
     if (
-        resumable
-        and not at_cap
-        and lineage.get("role") != "builder-contaminated"
-        and not (inp.get("role") == "reviewer" and lineage.get("role") == "builder")
+        f.resumable
+        and not f.at_cap
+        and f.lineage.get("role") != "builder-contaminated"
+        and not (f.inp.get("role") == "reviewer" and f.lineage.get("role") == "builder")
     ):
         return decision("resume", ["RESUME_COMPATIBLE"])
+    return None
 
-    wants_inheritance = inheritance.get("affinity") == "high"
-    inheritance_ok = (
-        wants_inheritance
+
+def _rule7_inheritance(f: _Facts) -> _Decision:
+    """7. high affinity, safe, in budget, not at the cap, depth < max -> inherit-recent or inherit-full."""
+    inheritance = f.inheritance
+    f.wants_inheritance = inheritance.get("affinity") == "high"
+    f.inheritance_ok = (
+        f.wants_inheritance
         and inheritance.get("safe") is True
         and inheritance.get("within_budget") is True
-        and not at_cap
-        and depth < max_depth
+        and not f.at_cap
+        and f.depth < f.max_depth
     )
-    recent = _truthy(inheritance.get("recent_sufficient")) and _truthy(inheritance.get("recent_supported"))
-    full = _truthy(inheritance.get("full_supported"))
-    if inheritance_ok and recent:
+    f.recent = js_truthy(inheritance.get("recent_sufficient")) and js_truthy(
+        inheritance.get("recent_supported")
+    )
+    f.full = js_truthy(inheritance.get("full_supported"))
+    if f.inheritance_ok and f.recent:
         return decision("inherit-recent", ["BOUNDED_RECENT_CONTEXT"])
-    if inheritance_ok and full:
+    if f.inheritance_ok and f.full:
         return decision("inherit-full", ["HIGH_CONTEXT_AFFINITY"])
+    return None
 
-    team = _obj(inp.get("team"))
+
+def _rule8_team(f: _Facts) -> _Decision:
+    """8. a requested team that is supported, safe, approved, in budget, fast enough, without overlap."""
+    inp, team = f.inp, _obj(f.inp.get("team"))
     peers = team.get("peers")
-    team_requested = team.get("coordination_required") is True and _is_int(peers) and peers >= 2
+    f.team_requested = team.get("coordination_required") is True and _is_int(peers) and peers >= 2
     latency = team.get("latency_ratio")
-    team_ok = (
-        team_requested
+    f.team_ok = bool(
+        f.team_requested
         and team.get("provider_supported") is True
         and team.get("safe") is True
         and team.get("sensitivity_approved") is True
@@ -347,17 +401,41 @@ def route_task(
         and team.get("within_budget") is True
         and _is_finite_number(latency)
         and 0 <= latency <= 0.75
-        and not _team_overlap(team.get("scopes"), canon)
+        and not _team_overlap(team.get("scopes"), f.canon)
     )
-    if team_ok and inp.get("capsule_sufficient") is False:
+    if f.team_ok and inp.get("capsule_sufficient") is False:
         return decision("coordinated-team", ["TEAM_COORDINATION_REQUIRED"])
+    return None
 
+
+def _rule9_fresh_capsule(f: _Facts) -> dict[str, Any]:
+    """9. fresh-capsule, with CAPABILITY_FALLBACK when a wanted mode could not be served."""
     fallback = (
-        (wants_inheritance and not (inheritance_ok and (full or recent)))
-        or (team_requested and not team_ok)
-        or (resumable and at_cap)
+        (f.wants_inheritance and not (f.inheritance_ok and (f.full or f.recent)))
+        or (f.team_requested and not f.team_ok)
+        or (f.resumable and f.at_cap)
     )
     return decision("fresh-capsule", ["INDEPENDENT_CAPSULE"] + (["CAPABILITY_FALLBACK"] if fallback else []))
+
+
+_RULES = (
+    _rule2_nesting_limit,
+    _rule3_local,
+    _rule4_independence,
+    _rule5_writer_cap,
+    _rule6_resume,
+    _rule7_inheritance,
+    _rule8_team,
+)
+
+
+def _route_after_ownership(inp: dict[str, Any], canon: Canonicalizer) -> dict[str, Any]:
+    facts = _Facts(inp, canon)
+    for rule in _RULES:
+        answer = rule(facts)
+        if answer is not None:
+            return answer
+    return _rule9_fresh_capsule(facts)
 
 
 def _team_overlap(scopes: object, canon: Canonicalizer) -> bool:
@@ -429,7 +507,7 @@ def _load_registry(cwd: str, ctx_cache: dict[str, Any]) -> tuple[str, list[dict[
     if _REGISTRY_CACHE_KEY in ctx_cache:
         cached: tuple[str, list[dict[str, Any]]] | None = ctx_cache[_REGISTRY_CACHE_KEY]
         return cached
-    from toolkit.localstate import find_git
+    from toolkit.infra.localstate import find_git
 
     loaded: tuple[str, list[dict[str, Any]]] | None = None
     location = find_git(cwd)
@@ -441,16 +519,19 @@ def _load_registry(cwd: str, ctx_cache: dict[str, Any]) -> tuple[str, list[dict[
 
 def _read_registry_file(path: str) -> list[dict[str, Any]]:
     """Writers of an atomically written registry file (no lock needed to read it)."""
+    from toolkit.infra.boundedio import FileRefused, read_json_bounded
+
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(_MAX_REGISTRY_BYTES + 1)
-    except FileNotFoundError:
-        return []
-    if len(raw) > _MAX_REGISTRY_BYTES:
-        raise RuntimeOpError("ENVIRONMENT_ERROR")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        data = read_json_bounded(
+            path,
+            limit=_MAX_REGISTRY_BYTES,
+            what="the writer registry",
+            follow_symlinks=False,
+            missing_ok=True,
+            strict=False,
+            default={"writers": []},
+        )
+    except FileRefused:
         raise RuntimeOpError("ENVIRONMENT_ERROR") from None
     writers = data.get("writers") if isinstance(data, dict) else None
     if not isinstance(writers, list) or not all(_valid_entry(w) for w in writers):
@@ -472,9 +553,9 @@ def live_registry_writers(
     writers: list[dict[str, Any]], now: datetime, exclude_lineage: object
 ) -> list[dict[str, Any]]:
     """Registry entries whose lease has not expired, minus the proposed lineage's own lease."""
-    from toolkit.timefmt import parse_rfc3339
+    from toolkit.core.timefmt import parse_rfc3339
 
-    live = []
+    live: list[dict[str, Any]] = []
     for writer in writers:
         expires = parse_rfc3339(writer.get("lease_expires_at"))
         if expires is None:
@@ -493,15 +574,15 @@ def _expand_owned_globs(inp: dict[str, Any], root: str) -> dict[str, Any]:
     globs = inp.get("owned_globs")
     if globs is None or globs == []:
         return inp
-    from toolkit.errors import ToolkitError
-    from toolkit.paths import check_globs, expand_globs
+    from toolkit.core.errors import ToolkitError
+    from toolkit.infra.paths import check_globs, expand_globs
 
     try:
         check_globs(globs)  # a bad glob is the request's fault, whatever the environment
     except OwnershipPathError:
         raise RuntimeOpError("INVALID_OWNERSHIP_GLOB") from None
     try:
-        from toolkit.git import discover
+        from toolkit.infra.git import discover
 
         repo = discover(root)
         matched = expand_globs(globs, repo.tracked_files())
@@ -533,7 +614,7 @@ def _apply_held_globs(
     """
     if not isinstance(root, str) or not root.strip():
         return live
-    from toolkit.paths import glob_spec
+    from toolkit.infra.paths import glob_spec
 
     canon = _canonicalizer(root, canonicalizers)
     real_workdir = os.path.realpath(workdir).rstrip("/") + "/"
@@ -592,7 +673,11 @@ def op_route(request: dict[str, Any], ctx: Any) -> dict[str, Any]:
     proposed_lineage = inp.get("lineage_id")
     if proposed_lineage is None:
         proposed_lineage = _obj(inp.get("lineage")).get("lineage_id")
-    live = live_registry_writers(writers, datetime.now(UTC), proposed_lineage) if writers else []
+    live: list[dict[str, Any]] = []
+    if writers:
+        from datetime import UTC, datetime  # only a registry with leases needs the clock
+
+        live = live_registry_writers(writers, datetime.now(UTC), proposed_lineage)
     canonicalizers = ctx.cache.setdefault(_CANON_CACHE_KEY, {})
     # memoize registry keys from the second request of a batch on: a single call is faster without
     seen = ctx.cache.get(_SEEN_KEY, 0)

@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Any
 
+from toolkit.core.timefmt import is_rfc3339
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.rollout import ANONYMOUS_CORPUS_ID
 from toolkit.runtime.vocabulary import MODES, REASON_CODES
-from toolkit.timefmt import is_rfc3339
 
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
+    from typing import Any
+
     from toolkit.runtime.protocol import RuntimeContext
 
 SCHEMA = "knowzcode.efficiency-event/v1"

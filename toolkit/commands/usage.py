@@ -1,0 +1,119 @@
+"""``workgroup usage``: verified usage and carried history from Claude Code and Codex session logs.
+
+``workgroup usage [--source] [--since] [--until] [--timezone] [--project] [--by] [--json] [--cost]
+[--prices FILE] [--emit-events FILE] [--html FILE]`` and ``workgroup usage session ID``. The console
+script runs these through the lean parser of ``toolkit.usage.cli`` (same options); this typer
+command serves ``--help`` and in-process callers.
+"""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+class Source(StrEnum):
+    CLAUDE = "claude"
+    CODEX = "codex"
+    ALL = "all"
+
+
+class GroupBy(StrEnum):
+    DAY = "day"
+    WEEK = "week"
+    MONTH = "month"
+    SESSION = "session"
+    PROJECT = "project"
+    MODEL = "model"
+
+
+class Workflow(StrEnum):
+    CM_AI = "cm-ai"
+    CM_PRD = "cm-prd"
+    CM_FIX = "cm-fix"
+
+
+SourceOpt = Annotated[Source, typer.Option("--source", help="Which logs to read.")]
+TzOpt = Annotated[
+    str | None, typer.Option("--timezone", help="IANA zone for days (default: this machine's zone).")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="JSON on stdout.")]
+
+
+def register(app: typer.Typer) -> None:
+    group = typer.Typer(
+        help="Verified token usage and carried history from Claude Code and Codex logs.",
+        invoke_without_command=True,
+    )
+
+    @group.callback()
+    def usage(
+        ctx: typer.Context,
+        source: SourceOpt = Source.ALL,
+        since: Annotated[str | None, typer.Option("--since", help="First day (YYYY-MM-DD).")] = None,
+        until: Annotated[str | None, typer.Option("--until", help="Last day (YYYY-MM-DD).")] = None,
+        timezone: TzOpt = None,
+        project: Annotated[
+            str | None, typer.Option("--project", help="Only this working directory (path or its p- hash).")
+        ] = None,
+        by: Annotated[GroupBy, typer.Option("--by", help="Grouping of the rows.")] = GroupBy.DAY,
+        as_json: JsonOpt = False,
+        cost: Annotated[bool, typer.Option("--cost", help="Add a list-price estimate (kept apart).")] = False,
+        prices: Annotated[
+            Path | None, typer.Option("--prices", help="Price table JSON instead of the shipped one.")
+        ] = None,
+        emit_events: Annotated[
+            Path | None,
+            typer.Option("--emit-events", help="Write knowzcode.efficiency-event/v1 lines, one per session."),
+        ] = None,
+        html: Annotated[
+            Path | None, typer.Option("--html", help="Write a self-contained HTML report.")
+        ] = None,
+    ) -> None:
+        """Usage per day, week, month, session, project or model; counts verified from the logs."""
+        if ctx.invoked_subcommand is not None:
+            return
+        from toolkit.usage.cli import report_command
+
+        report_command(
+            os.environ,
+            source=source.value,
+            since=since,
+            until=until,
+            timezone=timezone,
+            project=project,
+            by=by.value,
+            as_json=as_json,
+            cost=cost,
+            prices=prices,
+            emit_events=emit_events,
+            html=html,
+        )
+
+    @group.command("session")
+    def session(
+        session_id: Annotated[str, typer.Argument(metavar="ID", help="Session id (or a unique prefix).")],
+        source: SourceOpt = Source.ALL,
+        timezone: TzOpt = None,
+        workflow: Annotated[
+            Workflow, typer.Option("--workflow", help="CM workflow whose boundary rules judge each point.")
+        ] = Workflow.CM_AI,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """One session call by call, with compaction and resume points and their boundary verdicts."""
+        from toolkit.usage.cli import session_command
+
+        session_command(
+            os.environ,
+            session_id,
+            source=source.value,
+            timezone=timezone,
+            workflow=workflow.value,
+            as_json=as_json,
+        )
+
+    app.add_typer(group, name="usage")

@@ -1,0 +1,1 @@
+"""`workgroup demo`: the runner and its narrated steps."""

@@ -1,0 +1,15 @@
+"""Steps of ``workgroup demo``. Each module exposes ``run(demo: Demo) -> None`` and narrates itself."""
+
+# Order in which the demo runs its steps.
+STEPS: tuple[str, ...] = (
+    "routing",
+    "lineage",
+    "capsules",
+    "privacy",
+    "boundary",
+    "model_calls",
+    "results",
+    "promotion",
+    "skills",
+    "agent_logs",
+)

@@ -1,0 +1,69 @@
+"""pre-commit hook ``workgroup-privacy``: blocks secrets, provider session ids, raw transcripts,
+home paths and emails in workflow artifacts (the manifest's ``files`` selects them)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+
+def parse_filenames(argv: Sequence[str] | None, prog: str, description: str) -> list[str] | int:
+    """The file names pre-commit passes (after an optional ``--``), or an exit code for
+    ``--help`` (0) and unknown options (2). Plain parsing instead of argparse: argparse pulls
+    in shutil, bz2 and lzma, a noticeable share of the hook's cold start."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    names: list[str] = []
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return names + args[index + 1 :]
+        if arg in ("-h", "--help"):
+            sys.stdout.write(f"usage: {prog} [FILENAME ...]\n\n{description}\n")
+            return 0
+        if arg.startswith("-") and arg != "-":
+            sys.stderr.write(f"usage: {prog} [FILENAME ...]\n{prog}: error: unrecognized argument\n")
+            return 2
+        names.append(arg)
+    return names
+
+
+def run(argv: Sequence[str] | None, description: str) -> int:
+    """Shared body of the privacy hooks: scan the named files, print findings, exit 1 on any."""
+    names = parse_filenames(argv, "workgroup-privacy-hook", description)
+    if isinstance(names, int):
+        return names
+    from pathlib import Path
+
+    from toolkit.core.errors import ToolkitError
+    from toolkit.core.findings import emit
+    from toolkit.privacy.gate import SUPPRESS_HINT, run_gate, shared_findings
+
+    root = Path.cwd()
+    try:
+        report = run_gate([Path(name) for name in names], root)
+    except ToolkitError as exc:
+        sys.stderr.write(exc.diagnostics() + "\n")
+        return int(exc.exit_code)
+    if not report.findings:
+        for notice in report.notices:
+            sys.stderr.write(f"privacy: {notice}\n")
+        return 0
+    findings = shared_findings(report)
+    emit(
+        "privacy",
+        findings,
+        as_json=False,
+        stdout=sys.stdout,
+        stderr=sys.stderr,
+        checked=report.files_scanned,
+        notices=report.notices,
+    )
+    sys.stderr.write(f"values are masked. {SUPPRESS_HINT}\n")
+    return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(argv, "Privacy gate for workflow artifacts.")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,25 @@
+"""pre-commit hook ``workgroup-verify``: runs ``workgroup verify`` on the checked-out (staged) records.
+
+It takes no file names (``pass_filenames: false``): a record is judged against the whole
+history, not on its own. Exit codes are verify's: 1 findings, 2 bad revision, 3 shallow clone
+or no repository.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import sys
+
+    from toolkit.records.verify import run_cli
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    # pre-commit may still pass file names when a user overrides pass_filenames: ignore them
+    options = [arg for i, arg in enumerate(args) if arg.startswith("-") or (i and args[i - 1] == "--rev")]
+    return run_cli(options, prog="workgroup-verify-hook")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,126 @@
+"""Read ``.workgroup/config.yml`` (PyYAML, imported lazily) into a plain, validated dict.
+
+A missing file gives the defaults (the seed's ``context_efficiency:`` block plus toolkit
+settings); a malformed or invalid file is refused with ``CONFIG_INVALID`` (exit 2) and a message
+that names our keys only, never the file's content. ``fill_absent`` applies the rule of
+DESIGN.md: request values always win, config only fills fields the request leaves out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from toolkit.core.errors import InvalidInput
+from toolkit.infra.store import Layout
+
+MAX_CONFIG_BYTES = 65_536
+CONFIG_INVALID = "CONFIG_INVALID"
+
+
+def _config_path(layout_or_workdir: Layout | Path | str) -> Path:
+    if isinstance(layout_or_workdir, Layout):
+        return layout_or_workdir.config
+    return Path(layout_or_workdir) / ".workgroup" / "config.yml"
+
+
+def _read_text(path: Path) -> str | None:
+    from toolkit.infra.boundedio import NOT_FOUND, FileRefused, read_text_bounded
+
+    try:
+        return read_text_bounded(path, limit=MAX_CONFIG_BYTES, what=".workgroup/config.yml", missing_ok=True)
+    except FileRefused as exc:
+        if exc.code == NOT_FOUND:  # a dangling symlink: not absent, refused like any bad file
+            raise InvalidInput(CONFIG_INVALID, ".workgroup/config.yml is a symlink to nothing") from None
+        raise InvalidInput(CONFIG_INVALID, exc.message) from None
+
+
+def read_config_text(path: Path) -> str | None:
+    """The config's text through the bounded reader (``None`` when absent); ``CONFIG_INVALID`` otherwise."""
+    return _read_text(path)
+
+
+def parse_config_yaml(text: str) -> Any:
+    """YAML with the depth and error handling every config reader shares."""
+    return _parse_yaml(text)
+
+
+def _parse_yaml(text: str) -> Any:
+    import yaml  # lazy: only commands that read config pay for it
+
+    try:
+        return yaml.safe_load(text)
+    except (yaml.YAMLError, ValueError):  # ValueError: an integer past Python's digit limit
+        raise InvalidInput(CONFIG_INVALID, ".workgroup/config.yml is not valid YAML") from None
+    except RecursionError:
+        raise InvalidInput(CONFIG_INVALID, ".workgroup/config.yml nests too deeply") from None
+
+
+def _describe(error: Mapping[str, Any], known: set[str]) -> str:
+    # Only our own key names are printed; a misspelt (unknown) key is never echoed.
+    location = [str(part) for part in error.get("loc", ()) if isinstance(part, str)]
+    if error.get("type") == "extra_forbidden":
+        parent = ".".join(part for part in location[:-1] if part in known) or "the top level"
+        return f"unknown key in {parent}"
+    named = ".".join(part for part in location if part in known)
+    return f"{named or 'a value'} is invalid"
+
+
+def validate_config(data: Any) -> dict[str, Any]:
+    """Validate parsed YAML against ``WorkgroupConfig`` and return it with defaults filled in."""
+    from pydantic import ValidationError
+
+    from toolkit.models.config import ContextEfficiency, ToolkitSettings, WorkgroupConfig
+
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise InvalidInput(CONFIG_INVALID, ".workgroup/config.yml must be a mapping")
+    try:
+        model = WorkgroupConfig.model_validate(data)
+    except ValidationError as exc:
+        known = {
+            "context_efficiency",
+            "workgroup",
+            *ContextEfficiency.model_fields,
+            *ToolkitSettings.model_fields,
+        }
+        details = sorted({_describe(error, known) for error in exc.errors()})
+        raise InvalidInput(CONFIG_INVALID, ".workgroup/config.yml: " + "; ".join(details)) from None
+    return model.model_dump()
+
+
+def load_config(layout_or_workdir: Layout | Path | str) -> dict[str, Any]:
+    """The effective configuration of a work tree (defaults when ``config.yml`` is absent)."""
+    text = _read_text(_config_path(layout_or_workdir))
+    return validate_config(None if text is None else _parse_yaml(text))
+
+
+def default_config() -> dict[str, Any]:
+    return validate_config({})
+
+
+# routing facts the config may fill, and the config key each comes from
+ROUTING_DEFAULTS: tuple[tuple[str, str], ...] = (
+    ("max_active_inherited", "max_active_inherited"),
+    ("max_nesting_depth", "max_nesting_depth"),
+)
+
+
+def fill_absent(facts: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """``facts`` with each absent key taken from ``defaults``: request values always win."""
+    merged = dict(facts)
+    for key, value in defaults.items():
+        merged.setdefault(key, value)
+    return merged
+
+
+def routing_defaults(config: Mapping[str, Any]) -> dict[str, Any]:
+    block = config["context_efficiency"]
+    return {fact: block[key] for fact, key in ROUTING_DEFAULTS}
+
+
+def rollout_defaults(config: Mapping[str, Any]) -> dict[str, Any]:
+    block = config["context_efficiency"]
+    return {"rollout": block["rollout"], "canary_percent": block["canary_percent"]}

@@ -1,0 +1,100 @@
+"""Find the git common dir (and the work tree) from a directory, without pygit2.
+
+The runtime runs on every delegation and must stay standard-library only, yet it reads the
+persistent writer registry that lives in ``<git common dir>/workgroup/``. Git's own rules:
+walk up from the start directory to the first ``.git``; a directory is the git dir, a file
+holds ``gitdir: <path>`` (worktrees, submodules); a git dir with a ``commondir`` file points to
+the dir shared by all worktrees.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Same value as ``toolkit.infra.store.LOCAL_STATE_NAME`` (a test keeps them equal); not imported from
+# there because ``store`` pulls in ``tempfile`` and ``pathlib``, which the runtime path avoids.
+LOCAL_STATE_NAME = "workgroup"
+OWNERS_FILE = "owners.json"
+
+_MAX_POINTER_BYTES = 4096
+
+
+class GitLocation:
+    """``workdir``: the work tree top; ``git_dir``: its git dir; ``common_dir``: shared by worktrees.
+
+    A plain value class: a dataclass would import dataclasses and inspect on every route call.
+    """
+
+    __slots__ = ("common_dir", "git_dir", "workdir")
+
+    def __init__(self, workdir: str, git_dir: str, common_dir: str) -> None:
+        self.workdir = workdir
+        self.git_dir = git_dir
+        self.common_dir = common_dir
+
+    def _fields(self) -> tuple[str, str, str]:
+        return (self.workdir, self.git_dir, self.common_dir)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GitLocation):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return "GitLocation({!r}, {!r}, {!r})".format(*self._fields())
+
+    @property
+    def local_state(self) -> str:
+        return os.path.join(self.common_dir, LOCAL_STATE_NAME)
+
+    @property
+    def owners_registry(self) -> str:
+        return os.path.join(self.local_state, OWNERS_FILE)
+
+
+def _read_small(path: str) -> str | None:
+    from toolkit.infra.boundedio import FileRefused, read_regular
+
+    try:
+        # a FIFO named .git or commondir must not block the runtime: regular files only
+        raw = read_regular(path, limit=_MAX_POINTER_BYTES, what="a git pointer file", missing_ok=True)
+        return None if raw is None else raw.decode("utf-8").strip()
+    except (FileRefused, UnicodeDecodeError):
+        return None
+
+
+def _git_dir_of(dot_git: str) -> str | None:
+    if os.path.isdir(dot_git):
+        return dot_git
+    text = _read_small(dot_git)
+    if not text or not text.startswith("gitdir:"):
+        return None
+    target = text[len("gitdir:") :].strip()
+    if not target:
+        return None
+    resolved = target if os.path.isabs(target) else os.path.join(os.path.dirname(dot_git), target)
+    return os.path.realpath(resolved) if os.path.isdir(resolved) else None
+
+
+def find_git(start: str) -> GitLocation | None:
+    """The repository containing ``start`` (walking up), or None outside any repository."""
+    current = os.path.realpath(start)
+    while True:
+        dot_git = os.path.join(current, ".git")
+        if os.path.lexists(dot_git):
+            git_dir = _git_dir_of(dot_git)
+            if git_dir is not None:
+                common = git_dir
+                pointer = _read_small(os.path.join(git_dir, "commondir"))
+                if pointer:
+                    candidate = pointer if os.path.isabs(pointer) else os.path.join(git_dir, pointer)
+                    if os.path.isdir(candidate):
+                        common = candidate
+                return GitLocation(current, os.path.realpath(git_dir), os.path.realpath(common))
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent

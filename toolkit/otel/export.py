@@ -1,0 +1,145 @@
+"""``workgroup telemetry export --otlp``: the records of a repository as OTLP spans and metrics.
+
+The shell (``toolkit.commands.telemetry_export``) resolves the repository and the options and
+calls ``export``; this module collects the spans, derives the metrics of the window and sends
+both. Nothing local changes, so a failed export is simply run again: the ids are stable and the
+metrics cumulative over the same window, so a retry never double counts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from toolkit.core.errors import EnvironmentFailure, InvalidInput
+from toolkit.core.timefmt import parse_rfc3339
+from toolkit.otel.records import Skipped, SpanRecord, metrics_for, to_ns, window
+from toolkit.otel.resource import repository_id, resource_attributes
+from toolkit.otel.sources import cm_log_files, cm_spans, telemetry_log_spans
+
+_RELATIVE = re.compile(r"^(\d{1,6})([mhd])$")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days"}
+
+
+def parse_since(value: str | None, now: datetime) -> int | None:
+    """``--since``: an RFC 3339 time or a duration back from now (``30m``, ``24h``, ``7d``)."""
+    if value is None:
+        return None
+    match = _RELATIVE.fullmatch(value.strip())
+    if match:
+        return to_ns(now - timedelta(**{_UNITS[match.group(2)]: int(match.group(1))}))
+    parsed = parse_rfc3339(value)
+    if parsed is None:
+        raise InvalidInput(
+            "SINCE_INVALID", "--since must be an RFC 3339 time or a duration like 30m, 24h, 7d"
+        )
+    return to_ns(parsed)
+
+
+@dataclass
+class Collected:
+    spans: list[SpanRecord] = field(default_factory=list)
+    skipped: Skipped = field(default_factory=Skipped)
+    older: int = 0
+
+    def by_source(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for span in self.spans:
+            counts[span.source] = counts.get(span.source, 0) + 1
+        return counts
+
+
+def collect(
+    telemetry_log: Path,
+    *,
+    cm_home: Path | None,
+    specs_dir: Path | None,
+    since_ns: int | None,
+    workdir: Path | None = None,
+) -> Collected:
+    """Every exportable record, each as one span, filtered to the window after ``since_ns``.
+
+    ``workdir`` limits the CM runs of the shared global log home to this work tree's.
+    """
+    out = Collected()
+    streams = (
+        telemetry_log_spans(telemetry_log, out.skipped),
+        cm_spans(cm_log_files(cm_home, specs_dir, workdir), out.skipped),
+    )
+    for stream in streams:
+        for span in stream:
+            if since_ns is not None and span.end_ns < since_ns:
+                out.older += 1
+            else:
+                out.spans.append(span)
+    return out
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    telemetry_log: Path
+    otel_dir: Path
+    environ: Mapping[str, str]
+    endpoint: str | None = None
+    since: str | None = None
+    cm_home: Path | None = None
+    specs_dir: Path | None = None
+    workgroup: str | None = None
+    run: str | None = None
+    timeout: float | None = None
+    dry_run: bool = False
+    workdir: Path | None = None  # None: every CM run of the log home, not only this work tree's
+
+
+def export(request: ExportRequest, *, now: datetime, roots: Callable[[], list[str]]) -> dict[str, Any]:
+    """Collect, map and (unless ``dry_run``) send; returns the summary the command prints."""
+    since_ns = parse_since(request.since, now)
+    from toolkit.otel.sdk import resolve_endpoints
+
+    endpoints = resolve_endpoints(request.endpoint, request.environ)
+    attrs = resource_attributes(
+        request.environ,
+        repository=repository_id(request.otel_dir, roots),
+        workgroup=request.workgroup,
+        run=request.run,
+    )
+    found = collect(
+        request.telemetry_log,
+        cm_home=request.cm_home,
+        specs_dir=request.specs_dir,
+        since_ns=since_ns,
+        workdir=request.workdir,
+    )
+    metrics = metrics_for(found.spans)
+    summary: dict[str, Any] = {
+        "spans": len(found.spans),
+        "by_source": found.by_source(),
+        "metric_points": sum(len(metric.points) for metric in metrics),
+        "older_than_since": found.older,
+        "skipped": dict(sorted(found.skipped.reasons.items())),
+        "exported": False,
+    }
+    if request.dry_run or not found.spans:
+        return summary
+    from toolkit.otel.sdk import Sender
+
+    sender = Sender(endpoints, request.timeout)
+    try:
+        start, end = window(found.spans)
+        if since_ns is not None:
+            start = since_ns
+        sent = sender.send_spans(found.spans, attrs) and sender.send_metrics(metrics, attrs, start, end)
+    finally:
+        sender.close()
+    if not sent:
+        raise EnvironmentFailure(
+            "COLLECTOR_UNAVAILABLE",
+            "the OTLP collector did not accept the export; nothing local changed, run it again "
+            "(span ids are stable, so a retry never double counts)",
+        )
+    summary["exported"] = True
+    return summary

@@ -1,0 +1,132 @@
+"""Reading the records an export sends: the local telemetry log and the CM logs (standard library).
+
+* The local telemetry log holds efficiency events and routing evidence (``--record``); each line
+  is numbered among equal lines (``records.Occurrences``), so its id survives later appends.
+* CM model calls come from the private global log home (``CM_WORKFLOW_LOG_HOME``, as the usage
+  report reads it) and from a project log (``<specs-dir>/运行日志.jsonl``) when one is named. A
+  call present in both has one event id and is sent once.
+
+Torn or invalid lines are counted as skipped, never fatal.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from toolkit.otel.records import (
+    Occurrences,
+    Skipped,
+    SpanRecord,
+    cm_span,
+    content_key,
+    decision_span,
+    efficiency_span,
+)
+
+EFFICIENCY_SCHEMA = "knowzcode.efficiency-event/v1"
+EVIDENCE_SCHEMA = "workgroup.routing-evidence/v1"
+
+
+def telemetry_log_spans(path: Path, skipped: Skipped) -> Iterator[SpanRecord]:
+    """Spans of the local telemetry log, in log order."""
+    from toolkit.infra.store import read_jsonl
+
+    rows, problems = read_jsonl(path)
+    for _problem in problems:
+        skipped.add("unreadable line")
+    occurrences = Occurrences()
+    for row in rows:
+        value = row.value
+        schema = value.get("schema") if isinstance(value, dict) else None
+        if schema == EFFICIENCY_SCHEMA:
+            key = occurrences.key(content_key(value))
+            span = efficiency_span(value, key, skipped)
+        elif schema == EVIDENCE_SCHEMA:
+            key = occurrences.key(content_key(value))
+            span = decision_span(value, key, skipped)
+        else:
+            skipped.add("not an exported record")
+            continue
+        if span is not None:
+            yield span
+
+
+def _jsonl(path: Path, skipped: Skipped) -> Iterator[object]:
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed by the with below
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        return
+    with handle:
+        for raw in handle:
+            if b'"model_usage"' not in raw:
+                continue  # only completed calls become spans
+            try:
+                yield json.loads(raw)
+            except ValueError:
+                skipped.add("unreadable line")
+
+
+def _inside(raw: object, root: Path) -> bool:
+    if not isinstance(raw, str) or not raw:
+        return False
+    try:
+        Path(raw).resolve(strict=False).relative_to(root)
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def runs_of(home: Path, workdir: Path) -> set[str]:
+    """Run ids the global index ties to ``workdir`` (its project root or specs dir is inside it).
+
+    The global log home is shared by every project of the machine; an export speaks for one
+    repository, so the other projects' runs stay out unless asked for.
+    """
+    from toolkit.cm.runptr import iter_json_lines
+
+    root = workdir.resolve()
+    runs: set[str] = set()
+    for row in iter_json_lines(home / "index.jsonl"):
+        run_id = row.get("run_id")
+        if isinstance(run_id, str) and (
+            _inside(row.get("project_path"), root) or _inside(row.get("specs_path"), root)
+        ):
+            runs.add(run_id)
+    return runs
+
+
+def cm_log_files(home: Path | None, specs_dir: Path | None, workdir: Path | None = None) -> list[Path]:
+    """Run logs of the global log home (from its index) and the project log, if named.
+
+    With ``workdir``, only the runs of that work tree (``runs_of``); without it, every run.
+    """
+    from toolkit.cm.report import _safe_log, load_run_refs
+    from toolkit.cm.runptr import PROJECT_LOG_NAME
+
+    files: list[Path] = []
+    if home is not None and home.is_dir():
+        quiet = io.StringIO()  # the report's warnings: the export counts skipped lines instead
+        mine = None if workdir is None else runs_of(home, workdir)
+        for ref in load_run_refs(home, quiet):
+            if mine is not None and ref.run_id not in mine:
+                continue
+            path = _safe_log(home, ref.log_file, quiet)
+            if path is not None and path not in files:
+                files.append(path)
+    if specs_dir is not None:
+        files.append(specs_dir / PROJECT_LOG_NAME)
+    return files
+
+
+def cm_spans(files: list[Path], skipped: Skipped) -> Iterator[SpanRecord]:
+    """Spans of the completed model calls in ``files``, each event id once."""
+    seen: set[int] = set()
+    for path in files:
+        for row in _jsonl(path, skipped):
+            span = cm_span(row, skipped)
+            if span is not None and span.span_id not in seen:
+                seen.add(span.span_id)
+                yield span

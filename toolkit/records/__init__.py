@@ -1,0 +1,1 @@
+"""Records named after the runtime noun they store: capsules, lineages, owners, promotions ..."""

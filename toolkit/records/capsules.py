@@ -1,0 +1,172 @@
+"""The shell side of capsules: read a capsule file safely, bind it to a commit, seal, store.
+
+The decision (``toolkit.runtime.capsule.prepare_capsule``) is pure and never writes; this module
+reads the file, resolves the checkpoint with pygit2, and with ``write=True`` stores the sealed
+capsule at ``.workgroup/workgroups/<wg>/capsules/<task_id>.json`` and any externalized evidence at
+its content-addressed path under the artifact boundary, both atomically.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolkit.core.errors import InvalidInput, Refused, ToolkitError
+from toolkit.infra.store import atomic_write, read_json_file
+from toolkit.runtime.capsule_rules import ARTIFACT_BOUNDARY, explain_schema
+from toolkit.runtime.codes import MESSAGES, RuntimeOpError
+
+if TYPE_CHECKING:
+    from toolkit.infra.git import Repo
+
+MAX_RECORD_BYTES = 1_048_576
+
+# pipeline codes that mean "this input is malformed" (exit 2); the rest are refusals (exit 1)
+_INVALID_INPUT_CODES = frozenset(
+    {"INVALID_REQUEST", "CAPSULE_SCHEMA_INVALID", "CAPSULE_ARTIFACT_REF_INVALID"}
+)
+
+
+def as_toolkit_error(exc: RuntimeOpError) -> ToolkitError:
+    """The CLI face of a pipeline refusal: same code, same fixed message."""
+    cls = InvalidInput if exc.code in _INVALID_INPUT_CODES else Refused
+    return cls(exc.code, MESSAGES[exc.code])
+
+
+def schema_error(capsule: Any, path: str | None = None) -> InvalidInput:
+    """CAPSULE_SCHEMA_INVALID naming every field at fault with its rule (never a value)."""
+    from toolkit.runtime.capsule_rules import explain_schema
+
+    problems = explain_schema(capsule, sealed=False)
+    shown = problems[:10] + ([f"... and {len(problems) - 10} more"] if len(problems) > 10 else [])
+    message = "the capsule does not match the capsule schema:\n  " + "\n  ".join(shown)
+    message += "\n(an example: `workgroup capsule seal --help`)"
+    return InvalidInput("CAPSULE_SCHEMA_INVALID", message, path=path)
+
+
+def inside(root: Path, target: Path) -> bool:
+    try:
+        target.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def read_record(
+    path: Path,
+    workdir: Path,
+    *,
+    what: str = "capsule file",
+    limit: int = MAX_RECORD_BYTES,
+) -> Any:
+    """Parse a JSON record with a size cap; a symlink leading outside the repository is refused.
+
+    Reads at most ``limit + 1`` bytes, so a 10 MB file costs no more than a 1 MB one.
+    """
+    if path.is_symlink() and not inside(workdir.resolve(), path.resolve()):
+        raise InvalidInput(
+            "SYMLINK_OUTSIDE_REPOSITORY", f"the {what} is a symlink that leads outside the repository"
+        )
+    return read_json_file(path, limit=limit, what=f"the {what}")
+
+
+def safe_destination(workdir: Path, target: Path) -> Path:
+    """Refuse a write whose existing ancestors (or the file itself) lead outside the work tree."""
+    root = workdir.resolve()
+    probe = target
+    while not probe.exists() and not probe.is_symlink() and probe != probe.parent:
+        probe = probe.parent
+    if target.is_symlink() or not inside(root, probe.resolve()):
+        raise InvalidInput("UNSAFE_DESTINATION", "the destination leads outside the repository")
+    return target
+
+
+@dataclass(frozen=True)
+class SealOutcome:
+    """What ``capsule seal`` did: the sealed capsule and, with ``--write``, where it went."""
+
+    capsule: dict[str, Any]
+    checkpoint_sha: str
+    size: int
+    capsule_path: str | None = None
+    artifact_ref: str | None = None
+    artifact_digest: str | None = None
+    artifact_written: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "capsule_hash": self.capsule["capsule_hash"],
+            "checkpoint_sha": self.checkpoint_sha,
+            "bytes": self.size,
+            "written": self.capsule_path,
+            "artifact": None
+            if self.artifact_ref is None
+            else {
+                "path": self.artifact_ref,
+                "digest": self.artifact_digest,
+                "written": self.artifact_written,
+            },
+            "capsule": self.capsule,
+        }
+
+
+def seal_file(
+    repo: Repo,
+    source: Path,
+    *,
+    checkpoint: str = "HEAD",
+    max_bytes: int | None = None,
+    artifact_path: str | None = None,
+    artifact_roots: list[str] | None = None,
+    write: bool = False,
+) -> SealOutcome:
+    """Read ``source``, bind it to ``checkpoint``, run the pipeline, optionally store the result."""
+    from toolkit.core.canonical import canonical_bytes
+    from toolkit.runtime.capsule import prepare_capsule
+
+    workdir = repo.workdir
+    capsule = read_record(source, workdir)
+    if not isinstance(capsule, dict) or explain_schema(capsule, sealed=False):
+        raise schema_error(capsule, str(source))
+    sha = repo.resolve_commit(checkpoint)
+    bound = {**capsule, "checkpoint_sha": sha}
+    roots = artifact_roots if artifact_roots is not None else ([ARTIFACT_BOUNDARY] if artifact_path else [])
+    try:
+        prepared = prepare_capsule(
+            bound, max_bytes=max_bytes, artifact_path=artifact_path, artifact_roots=roots
+        )
+    except RuntimeOpError as exc:
+        if exc.code == "CAPSULE_SCHEMA_INVALID":
+            raise schema_error(bound, str(source)) from None
+        raise as_toolkit_error(exc) from None
+    sealed = prepared.capsule
+    size = len(canonical_bytes(sealed))
+    if not write:
+        return SealOutcome(
+            sealed, sha, size, artifact_ref=prepared.artifact_ref, artifact_digest=prepared.artifact_digest
+        )
+
+    layout = repo.layout
+    capsule_target = safe_destination(workdir, layout.capsule_path(sealed["workgroup_id"], sealed["task_id"]))
+    artifact_target = None
+    if prepared.artifact_ref is not None:
+        artifact_target = safe_destination(workdir, workdir / prepared.artifact_ref)
+    # every check is done before the first byte is written; the artifact goes first so a
+    # stored capsule never points at a missing artifact
+    written = False
+    if artifact_target is not None and prepared.artifact_bytes is not None:
+        if not (artifact_target.is_file() and artifact_target.read_bytes() == prepared.artifact_bytes):
+            atomic_write(artifact_target, prepared.artifact_bytes)
+            written = True
+    atomic_write(capsule_target, json.dumps(sealed, indent=2, ensure_ascii=False) + "\n")
+    return SealOutcome(
+        sealed,
+        sha,
+        size,
+        capsule_path=capsule_target.relative_to(workdir).as_posix(),
+        artifact_ref=prepared.artifact_ref,
+        artifact_digest=prepared.artifact_digest,
+        artifact_written=written,
+    )

@@ -1,0 +1,281 @@
+"""The persistent active-writer registry: who may write which paths, under a lease.
+
+One JSON file in the local state dir (``Layout.owners_registry``, inside the git common dir, so
+every worktree shares it)::
+
+    {"schema": "workgroup.owners/v1",
+     "writers": [{"lineage_id", "owned_files", "owned_globs", "resolved_owned_files",
+                  "acquired_at", "lease_expires_at"}]}
+
+Every change happens under ``file_lock(layout.lock("owners"))`` and is written atomically, so two
+processes can never both hold overlapping scopes, and a reader without the lock (the runtime)
+sees the old file or the new one. Expired leases are dropped on every read and write.
+
+Stored paths are exactly what the holder gave (repository-relative); aliases, case and NFKC are
+folded only to compare. Owned globs are expanded against the tracked files at acquire time
+(``resolved_owned_files``) and also matched, with pathspec, against the other side's literal
+paths, so a new, untracked file under a held glob conflicts too. Two globs conflict when their
+literal directory prefixes overlap (conservative: a false conflict serializes, a missed one
+corrupts).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
+from toolkit.core.timefmt import format_utc, parse_rfc3339
+from toolkit.infra.paths import (
+    Canonicalizer,
+    OverlapIndex,
+    check_globs,
+    expand_globs,
+    glob_literal_prefix,
+    glob_spec,
+    overlaps,
+)
+from toolkit.infra.store import Layout, file_lock, safe_segment, write_json_atomic
+
+SCHEMA = "workgroup.owners/v1"
+DEFAULT_LEASE_MINUTES = 20  # the seed's warm_lease_minutes
+MAX_LEASE_MINUTES = 7 * 24 * 60
+MAX_PATHS = 10_000
+_MAX_REGISTRY_BYTES = 64 * 1024 * 1024
+
+
+class OwnershipConflict(Refused):
+    """Acquiring would overlap a live lease (exit 1); names the holder and its path."""
+
+    def __init__(self, holder: str, path: str) -> None:
+        super().__init__("WRITER_OWNERSHIP_CONFLICT", f"the scope overlaps the lease of {holder} on {path}")
+        self.holder = holder
+        self.path = path
+
+
+@dataclass(frozen=True)
+class Lease:
+    lineage_id: str
+    owned_files: tuple[str, ...]
+    owned_globs: tuple[str, ...]
+    resolved_owned_files: tuple[str, ...]
+    acquired_at: str
+    lease_expires_at: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "lineage_id": self.lineage_id,
+            "owned_files": list(self.owned_files),
+            "owned_globs": list(self.owned_globs),
+            "resolved_owned_files": list(self.resolved_owned_files),
+            "acquired_at": self.acquired_at,
+            "lease_expires_at": self.lease_expires_at,
+        }
+
+
+def _corrupt() -> EnvironmentFailure:
+    return EnvironmentFailure(
+        "OWNERS_REGISTRY_CORRUPT",
+        "the writer registry in the local state dir is not valid; "
+        "inspect or remove it (workgroup/owners.json)",
+    )
+
+
+def _str_tuple(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise _corrupt()
+    return tuple(value)
+
+
+def _lease_from_json(row: object) -> Lease:
+    if not isinstance(row, dict):
+        raise _corrupt()
+    lineage_id = row.get("lineage_id")
+    acquired, expires = row.get("acquired_at"), row.get("lease_expires_at")
+    if not isinstance(lineage_id, str) or parse_rfc3339(acquired) is None or parse_rfc3339(expires) is None:
+        raise _corrupt()
+    return Lease(
+        lineage_id=lineage_id,
+        owned_files=_str_tuple(row.get("owned_files", [])),
+        owned_globs=_str_tuple(row.get("owned_globs", [])),
+        resolved_owned_files=_str_tuple(row.get("resolved_owned_files", [])),
+        acquired_at=str(acquired),
+        lease_expires_at=str(expires),
+    )
+
+
+def _read(layout: Layout) -> list[Lease]:
+    from toolkit.infra.boundedio import NOT_A_FILE, TOO_DEEP, TOO_LARGE, FileRefused, read_json_bounded
+
+    try:
+        # our own state file: a symlink or a FIFO there is never ours (O_NOFOLLOW, regular only)
+        data = read_json_bounded(
+            layout.owners_registry,
+            limit=_MAX_REGISTRY_BYTES,
+            what="the writer registry",
+            follow_symlinks=False,
+            missing_ok=True,
+            strict=False,
+            default={"schema": SCHEMA, "writers": []},
+        )
+    except FileRefused as exc:
+        if exc.code in (NOT_A_FILE, TOO_LARGE, TOO_DEEP) or exc.code.startswith("INVALID"):
+            raise _corrupt() from None
+        raise EnvironmentFailure("OWNERS_REGISTRY_UNREADABLE", "the writer registry cannot be read") from None
+    if (
+        not isinstance(data, dict)
+        or data.get("schema") != SCHEMA
+        or not isinstance(data.get("writers"), list)
+    ):
+        raise _corrupt()
+    return [_lease_from_json(row) for row in data["writers"]]
+
+
+def _write(layout: Layout, leases: Sequence[Lease]) -> None:
+    write_json_atomic(
+        layout.owners_registry, {"schema": SCHEMA, "writers": [lease.to_json() for lease in leases]}
+    )
+
+
+def _live(leases: Sequence[Lease], now: datetime) -> list[Lease]:
+    out = []
+    for lease in leases:
+        expires = parse_rfc3339(lease.lease_expires_at)
+        if expires is not None and expires > now:
+            out.append(lease)
+    return out
+
+
+def _find_conflict(
+    layout: Layout,
+    proposed_files: Sequence[str],
+    proposed_globs: Sequence[str],
+    proposed_resolved: Sequence[str],
+    held: Sequence[Lease],
+    canon: Canonicalizer,
+) -> tuple[str, str] | None:
+    """(holder, holder's stored path or glob) of the first live lease overlapping the proposal."""
+    proposed_literal = list(proposed_files) + list(proposed_resolved)
+    index = OverlapIndex()
+    by_id = {lease.lineage_id: lease for lease in held}
+    for lease in held:
+        index.add_all(canon.keys(lease.owned_files + lease.resolved_owned_files), lease.lineage_id)
+    found = index.first_overlap(canon.keys(proposed_literal))
+    if found is not None:
+        holder, held_key = found
+        lease = by_id[holder]
+        # name the path as the holder stored it, never the folded key
+        shown = next(
+            (p for p in lease.owned_files + lease.resolved_owned_files if canon.key(p) == held_key), held_key
+        )
+        return holder, shown
+    proposed_rel = [canon.canonical(path).rel for path in proposed_literal]
+    for lease in held:
+        if lease.owned_globs:
+            spec = glob_spec(lease.owned_globs)
+            for rel in proposed_rel:
+                if rel and spec.match_file(rel):  # type: ignore[attr-defined]
+                    return lease.lineage_id, ", ".join(lease.owned_globs)
+    if proposed_globs:
+        spec = glob_spec(proposed_globs)
+        mine = [glob_literal_prefix(g).lower() for g in proposed_globs]
+        for lease in held:
+            for path in lease.owned_files + lease.resolved_owned_files:
+                rel = canon.canonical(path).rel
+                if rel and spec.match_file(rel):  # type: ignore[attr-defined]
+                    return lease.lineage_id, path
+            for glob in lease.owned_globs:
+                theirs = glob_literal_prefix(glob).lower()
+                if any(_prefix_overlap(theirs, prefix) for prefix in mine):
+                    return lease.lineage_id, glob
+    return None
+
+
+def _prefix_overlap(left: str, right: str) -> bool:
+    return left == "" or right == "" or overlaps(left, right)
+
+
+def acquire(
+    layout: Layout,
+    lineage_id: str,
+    owned_files: Sequence[str],
+    owned_globs: Sequence[str] = (),
+    *,
+    now: datetime,
+    minutes: int = DEFAULT_LEASE_MINUTES,
+    tracked_files: Sequence[str] | None = None,
+) -> Lease:
+    """Take a lease on the scope, or raise ``OwnershipConflict`` naming the live holder.
+
+    The same lineage acquiring again renews and replaces its own lease.
+    """
+    safe_segment(lineage_id, "lineage_id")
+    if isinstance(minutes, bool) or not isinstance(minutes, int) or not 1 <= minutes <= MAX_LEASE_MINUTES:
+        raise InvalidInput("INVALID_LEASE_MINUTES", f"the lease must be 1..{MAX_LEASE_MINUTES} minutes")
+    files = list(owned_files)
+    globs = check_globs(list(owned_globs))
+    if len(files) + len(globs) > MAX_PATHS:
+        raise InvalidInput("TOO_MANY_PATHS", f"at most {MAX_PATHS} owned paths per lease")
+    canon = Canonicalizer(str(layout.workdir))
+    for path in files:
+        canon.key(path)  # validates (INVALID_OWNERSHIP_PATH, exit 2) before anything is locked or written
+    resolved = expand_globs(globs, tracked_files or []) if globs else []
+    if not files and not globs:
+        raise InvalidInput("WRITER_SCOPE_REQUIRED", "a writer must own at least one path or glob")
+    lease = Lease(
+        lineage_id=lineage_id,
+        owned_files=tuple(dict.fromkeys(files)),
+        owned_globs=tuple(dict.fromkeys(globs)),
+        resolved_owned_files=tuple(resolved),
+        acquired_at=format_utc(now),
+        lease_expires_at=format_utc(now + timedelta(minutes=minutes)),
+    )
+    with file_lock(layout.lock("owners")):
+        held = [other for other in _live(_read(layout), now) if other.lineage_id != lineage_id]
+        conflict = _find_conflict(
+            layout, lease.owned_files, lease.owned_globs, lease.resolved_owned_files, held, canon
+        )
+        if conflict is not None:
+            raise OwnershipConflict(*conflict)
+        _write(layout, [*held, lease])
+    return lease
+
+
+def release(layout: Layout, lineage_id: str, *, now: datetime | None = None) -> bool:
+    """Drop the lease of ``lineage_id``; True when it held one. Expired leases go too."""
+    safe_segment(lineage_id, "lineage_id")
+    if not layout.owners_registry.exists():
+        return False
+    with file_lock(layout.lock("owners")):
+        leases = _read(layout)
+        kept = [
+            lease
+            for lease in (leases if now is None else _live(leases, now))
+            if lease.lineage_id != lineage_id
+        ]
+        released = any(lease.lineage_id == lineage_id for lease in leases)
+        if released or len(kept) != len(leases):
+            _write(layout, kept)
+    return released
+
+
+def release_lineage(layout: Layout, lineage_id: str) -> bool:
+    """Called when a lineage check invalidates the holder: its lease is released."""
+    from toolkit.core.timefmt import now_utc
+
+    return release(layout, lineage_id, now=now_utc())
+
+
+def list_leases(layout: Layout, *, now: datetime) -> list[Lease]:
+    """Live leases; expired ones are dropped from the file as well."""
+    if not os.path.lexists(layout.owners_registry):
+        return []  # a read creates nothing (no lock file, no state dir); a dangling link is read (refused)
+    with file_lock(layout.lock("owners")):
+        leases = _read(layout)
+        live = _live(leases, now)
+        if len(live) != len(leases):
+            _write(layout, live)
+    return live

@@ -1,0 +1,177 @@
+"""MCP health probe cache behind ``workgroup probe check|record``.
+
+State: one JSON file in the local state directory (``probes.json``), replaced atomically under
+a file lock: ``{"schema": "workgroup.probe-cache/v1", "probes": {NAME: {"status":
+"healthy"|"failed", "phase", "recorded_at"}}}``.
+
+Decisions (pure: the caller passes ``now`` and the TTL):
+
+* ``reuse``: a healthy result younger than ``mcp_health_ttl_minutes`` is reused; the decision
+  says how old it is (``age_seconds``), so agents do not repeat the same baseline query.
+* ``probe`` (``NO_RESULT``, ``EXPIRED``, ``RETRY_AT_LATER_PHASE``): run the probe now, then
+  ``record`` its outcome.
+* ``wait`` (``FAILED_THIS_PHASE``): a failure is retried only at a later phase boundary
+  (phase order 1A < 1B < 2A < 2B < 3); until then the server is treated as unavailable.
+
+A result recorded "in the future" (clock skew beyond one minute) is not trusted: ``probe``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from toolkit.core.errors import InvalidInput
+from toolkit.core.timefmt import format_utc, parse_rfc3339
+from toolkit.infra.store import Layout, file_lock, safe_segment, write_json_atomic
+from toolkit.runtime.vocabulary import PHASES
+
+CACHE_SCHEMA = "workgroup.probe-cache/v1"
+STATUSES: tuple[str, ...] = ("healthy", "failed")
+DEFAULT_TTL_MINUTES = 15
+MAX_CACHE_BYTES = 1_048_576
+CLOCK_SKEW = timedelta(minutes=1)
+PROBE_LOCK = "probes"
+
+
+@dataclass(frozen=True)
+class ProbeDecision:
+    """What to do about one probe now; ``age_seconds`` is set whenever a result exists."""
+
+    name: str
+    decision: str  # reuse | probe | wait
+    reason: str
+    phase: str
+    status: str | None
+    recorded_phase: str | None
+    age_seconds: int | None
+    ttl_minutes: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "decision": self.decision,
+            "reason": self.reason,
+            "phase": self.phase,
+            "status": self.status,
+            "recorded_phase": self.recorded_phase,
+            "age_seconds": self.age_seconds,
+            "ttl_minutes": self.ttl_minutes,
+        }
+
+
+def check_phase(phase: str) -> str:
+    if phase not in PHASES:
+        raise InvalidInput("INVALID_PHASE", "phase must be one of 1A, 1B, 2A, 2B, 3")
+    return phase
+
+
+def decide(
+    name: str, record: dict[str, Any] | None, *, phase: str, now: datetime, ttl_minutes: int
+) -> ProbeDecision:
+    """The probe decision for ``name`` at ``phase`` and ``now`` (pure)."""
+    check_phase(phase)
+    if record is None:
+        return ProbeDecision(name, "probe", "NO_RESULT", phase, None, None, None, ttl_minutes)
+    recorded_at = parse_rfc3339(record["recorded_at"])
+    assert recorded_at is not None  # validated when the cache was read
+    age = now - recorded_at
+    decision, reason = _verdict(record, phase, age, ttl_minutes)
+    return ProbeDecision(
+        name,
+        decision,
+        reason,
+        phase,
+        record["status"],
+        record["phase"],
+        max(0, int(age.total_seconds())),
+        ttl_minutes,
+    )
+
+
+def _verdict(record: dict[str, Any], phase: str, age: timedelta, ttl_minutes: int) -> tuple[str, str]:
+    if age < -CLOCK_SKEW:
+        return "probe", "RECORDED_IN_FUTURE"
+    if record["status"] == "healthy":
+        if age < timedelta(minutes=ttl_minutes):
+            return "reuse", "HEALTHY_WITHIN_TTL"
+        return "probe", "EXPIRED"
+    if PHASES.index(phase) > PHASES.index(record["phase"]):
+        return "probe", "RETRY_AT_LATER_PHASE"
+    return "wait", "FAILED_THIS_PHASE"
+
+
+def _valid_record(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and value.get("status") in STATUSES
+        and value.get("phase") in PHASES
+        and isinstance(value.get("recorded_at"), str)
+        and parse_rfc3339(value["recorded_at"]) is not None
+    )
+
+
+def read_cache(layout: Layout) -> dict[str, dict[str, Any]]:
+    """The cached records; a missing, oversized or corrupt cache reads as empty (probe again)."""
+    from toolkit.infra.boundedio import FileRefused, read_json_bounded
+
+    try:
+        data = read_json_bounded(
+            layout.probe_cache,
+            limit=MAX_CACHE_BYTES,
+            what="the probe cache",
+            follow_symlinks=False,
+            missing_ok=True,
+            strict=False,
+            default={},
+        )
+    except FileRefused:
+        # a cache is only a shortcut: when it cannot be read, the probe runs again. A FIFO or a
+        # symlink in its place is never read (it cannot block or redirect us) and the next
+        # atomic write replaces it.
+        return {}
+    probes = data.get("probes") if isinstance(data, dict) and data.get("schema") == CACHE_SCHEMA else None
+    if not isinstance(probes, dict):
+        return {}
+    # a bad entry only loses itself: the probe simply runs again
+    return {k: v for k, v in probes.items() if isinstance(k, str) and _valid_record(v)}
+
+
+def check(layout: Layout, name: str, *, phase: str, now: datetime, ttl_minutes: int) -> ProbeDecision:
+    """Read the cache (no lock needed: it is replaced atomically) and decide."""
+    safe_segment(name, "probe name")
+    check_phase(phase)
+    return decide(name, read_cache(layout).get(name), phase=phase, now=now, ttl_minutes=ttl_minutes)
+
+
+def record(layout: Layout, name: str, *, healthy: bool, phase: str, now: datetime) -> dict[str, Any]:
+    """Store the outcome of a probe that just ran (replacing the previous one)."""
+    safe_segment(name, "probe name")
+    check_phase(phase)
+    entry = {"status": "healthy" if healthy else "failed", "phase": phase, "recorded_at": format_utc(now)}
+    with file_lock(layout.lock(PROBE_LOCK)):
+        probes = read_cache(layout)
+        probes[name] = entry
+        write_json_atomic(
+            layout.probe_cache, {"schema": CACHE_SCHEMA, "probes": dict(sorted(probes.items()))}
+        )
+    return {"name": name, **entry}
+
+
+def ttl_from_config(config: dict[str, Any] | None) -> int:
+    """``context_efficiency.mcp_health_ttl_minutes`` (default 15)."""
+    block = (config or {}).get("context_efficiency") or {}
+    value = block.get("mcp_health_ttl_minutes", DEFAULT_TTL_MINUTES)
+    return value if isinstance(value, int) and not isinstance(value, bool) else DEFAULT_TTL_MINUTES
+
+
+def describe_age(seconds: int) -> str:
+    """``"4 min 12 s"``-style text for a reuse message."""
+    minutes, secs = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    if hours:
+        return f"{hours} h {minutes} min"
+    if minutes:
+        return f"{minutes} min {secs} s"
+    return f"{secs} s"

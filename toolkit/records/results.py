@@ -1,0 +1,209 @@
+"""The result store behind ``workgroup result store``: apply a result-policy decision.
+
+* A write-prohibited (or plain ephemeral) result writes nothing at all: no summary file, no
+  artifact, no local state, no lock file. Its bounded summary is only returned to the caller.
+* A result whose decision writes a handoff gets its bounded summary written atomically to
+  ``.workgroup/workgroups/<wg>/results/<task_id>.md`` (DESIGN.md, Decisions), with the
+  artifact path when there is one. Without a handoff the summary is only returned.
+* Raw output, where the decision writes an artifact, is stored content-addressed under the
+  artifact boundary as ``sha256-<hex>.<ext>``: the digest is in the name, so a swapped artifact
+  is detectable and storing the same output twice is a no-op.
+
+Everything is validated before the first write (summary size and encoding, the raw file, ids,
+extension, and the privacy engine over a summary that will be committed), so bad input never
+leaves a partial file. The summary is never truncated: an
+oversized one is refused (the caller bounds it, as the capsule pipeline never truncates).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolkit.core.errors import InvalidInput, Refused
+from toolkit.infra.store import Layout, atomic_write, safe_segment
+from toolkit.runtime.codes import MESSAGES, RuntimeOpError
+from toolkit.runtime.result_policy import RESULT_MODES, WRITE_KINDS, resolve_result_policy
+
+MAX_SUMMARY_BYTES = 8192
+MAX_RAW_BYTES = 256 * 1024 * 1024
+_EXTENSION = re.compile(r"^[a-z0-9]{1,16}$")
+DEFAULT_EXTENSION = "log"
+
+
+@dataclass(frozen=True)
+class StoreRequest:
+    """Everything ``store_result`` needs, already read by the shell."""
+
+    decision: dict[str, Any]
+    summary: str
+    workgroup_id: str
+    task_id: str
+    raw_path: Path | None = None
+    handoff_threshold: str = "material"
+    artifact_boundary: str = "knowzcode/artifacts"
+
+
+def decision_from_policy(policy: Any) -> dict[str, Any]:
+    """Accept a decision, a runtime frame carrying one, or a ``{input: facts}`` request.
+
+    Facts are resolved here with the same pure function the runtime uses; a given decision is
+    checked for shape and consistency, so a hand-edited "write_prohibited but writes" is refused.
+    """
+    if (
+        isinstance(policy, Mapping)
+        and policy.get("ok") is True
+        and policy.get("operation") == "result-policy"
+    ):
+        policy = policy.get("result")
+    if isinstance(policy, Mapping) and set(policy) == {"input"}:
+        try:
+            return resolve_result_policy(policy["input"]) if isinstance(policy["input"], dict) else _bad()
+        except RuntimeOpError as exc:
+            if exc.code.startswith("RESULT_"):
+                raise Refused(exc.code, MESSAGES[exc.code]) from None
+            raise InvalidInput("POLICY_INVALID", "the policy facts are invalid") from None
+    if not isinstance(policy, Mapping) or set(policy) != {"mode", "write_prohibited", "writes"}:
+        _bad()
+    writes = policy["writes"]
+    if (
+        policy["mode"] not in RESULT_MODES
+        or not isinstance(policy["write_prohibited"], bool)
+        or not isinstance(writes, Mapping)
+        or set(writes) != set(WRITE_KINDS)
+        or not all(isinstance(v, bool) for v in writes.values())
+    ):
+        _bad()
+    if policy["write_prohibited"] and (policy["mode"] != "ephemeral" or any(writes.values())):
+        raise InvalidInput("POLICY_INVALID", "a write-prohibited decision must be ephemeral with no writes")
+    if writes["artifact"] != (policy["mode"] == "artifact" and not policy["write_prohibited"]):
+        raise InvalidInput("POLICY_INVALID", "an artifact is written exactly when the decision is artifact")
+    if policy["mode"] == "durable" and not writes["handoff"]:
+        raise InvalidInput("POLICY_INVALID", "a durable decision writes its handoff")
+    return {"mode": policy["mode"], "write_prohibited": policy["write_prohibited"], "writes": dict(writes)}
+
+
+def _bad() -> Any:
+    raise InvalidInput("POLICY_INVALID", 'the policy must be a result-policy decision or {"input": facts}')
+
+
+def check_summary(data: bytes, limit: int = MAX_SUMMARY_BYTES) -> str:
+    """A bounded UTF-8 summary; oversized or undecodable input is refused, never truncated."""
+    if len(data) > limit:
+        raise InvalidInput(
+            "SUMMARY_TOO_LARGE", f"the summary exceeds {limit} bytes; store raw output as an artifact"
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput("SUMMARY_INVALID", "the summary is not UTF-8 text") from None
+    if "\x00" in text:
+        raise InvalidInput("SUMMARY_INVALID", "the summary contains a NUL character")
+    if not text.strip():
+        raise InvalidInput("SUMMARY_INVALID", "the summary is empty")
+    return text
+
+
+def artifact_extension(raw_path: Path) -> str:
+    suffix = raw_path.suffix.lstrip(".").lower()
+    return suffix if _EXTENSION.match(suffix) else DEFAULT_EXTENSION
+
+
+def _check_raw(raw_path: Path) -> int:
+    try:
+        size = raw_path.stat().st_size
+    except FileNotFoundError:
+        raise InvalidInput("FILE_NOT_FOUND", "the raw output file does not exist") from None
+    if not raw_path.is_file():
+        raise InvalidInput("NOT_A_FILE", "the raw output is not a regular file")
+    if size > MAX_RAW_BYTES:
+        raise InvalidInput("RAW_TOO_LARGE", f"the raw output exceeds {MAX_RAW_BYTES} bytes")
+    return size
+
+
+def store_artifact(layout: Layout, raw_path: Path, boundary: str) -> Path:
+    """Copy ``raw_path`` to ``<boundary>/sha256-<hex>.<ext>``, hashing while copying; atomic."""
+    target_dir = layout.artifact_boundary(boundary)
+    target_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".artifact.", suffix=".tmp", dir=target_dir)
+    digest = hashlib.sha256()
+    try:
+        with os.fdopen(fd, "wb") as out, open(raw_path, "rb") as src:
+            while chunk := src.read(1 << 20):
+                digest.update(chunk)
+                out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        target = target_dir / f"sha256-{digest.hexdigest()}.{artifact_extension(raw_path)}"
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)  # same bytes under the same name: replacing is harmless
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return target
+
+
+def _check_private(summary: str, rel_path: str) -> None:
+    """A summary that will be committed passes the privacy engine first (as the hook would)."""
+    from toolkit.privacy.engine import scan_text
+    from toolkit.privacy.files import context_for
+
+    findings = scan_text(summary, context_for(rel_path))
+    if findings:
+        rules = ", ".join(sorted({f.rule for f in findings}))
+        raise Refused("PRIVATE_CONTENT", f"the summary contains private content ({rules}); nothing written")
+
+
+def render_summary(summary: str, artifact_rel: str | None) -> str:
+    body = summary if summary.endswith("\n") else summary + "\n"
+    if artifact_rel:
+        body += f"\nRaw output: `{artifact_rel}`\n"
+    return body
+
+
+def store_result(layout: Layout, request: StoreRequest) -> dict[str, Any]:
+    """Apply ``request.decision``; returns what was written (repository-relative paths)."""
+    decision = request.decision
+    writes = decision["writes"]
+    prohibited = decision["write_prohibited"]
+    # the "always" threshold gives every result that may write a handoff
+    handoff = not prohibited and (writes["handoff"] or request.handoff_threshold == "always")
+    artifact = not prohibited and writes["artifact"]
+    safe_segment(request.workgroup_id, "workgroup_id")
+    safe_segment(request.task_id, "task_id")
+    out: dict[str, Any] = {
+        "mode": decision["mode"],
+        "write_prohibited": prohibited,
+        "written": [],
+        "summary_path": None,
+        "artifact_path": None,
+        "raw_persisted": False,
+    }
+    summary_path = layout.result_path(request.workgroup_id, request.task_id)
+    if handoff:
+        _check_private(request.summary, summary_path.relative_to(layout.workdir).as_posix())
+    if artifact:
+        if request.raw_path is None:
+            raise InvalidInput("RAW_REQUIRED", "an artifact decision needs --raw with the raw output")
+        _check_raw(request.raw_path)
+        target = store_artifact(layout, request.raw_path, request.artifact_boundary)
+        rel = target.relative_to(layout.workdir).as_posix()
+        out.update(artifact_path=rel, raw_persisted=True)
+        out["written"].append(rel)
+    if handoff:
+        atomic_write(summary_path, render_summary(request.summary, out["artifact_path"]))
+        rel = summary_path.relative_to(layout.workdir).as_posix()
+        out["summary_path"] = rel
+        out["written"].append(rel)
+    else:
+        # no handoff: the bounded summary (and any artifact path) goes back to the caller only
+        out["summary"] = request.summary
+    return out

@@ -1,0 +1,425 @@
+"""``workgroup verify``: every committed capsule, lineage and promotion record still holds.
+
+For each record under ``.workgroup/`` (the checked-out files, which in a pre-commit run are the
+staged ones): its checkpoint is a full SHA of a commit that is REV or one of its ancestors, its
+hash recomputes, its artifact references resolve (content-addressed ones to the same bytes), it
+sits at the path its ids name, nothing private is inside, and no measurement run id is used twice.
+
+Cost: REV's history is walked once into a set shared by all records, so the work grows with
+history + records, never history x records. A shallow clone cannot prove ancestry: when a
+checkpoint is not in the (cut) history the run stops with exit 3 and the fix, never with
+"not an ancestor".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolkit.core.errors import EnvironmentFailure, InvalidInput, ToolkitError
+from toolkit.infra.store import WORKGROUP_DIR
+
+if TYPE_CHECKING:
+    from toolkit.infra.git import Repo
+
+FULL_SHA = re.compile(r"^[0-9a-f]{40}\Z")
+CONTENT_ADDRESSED = re.compile(r"^sha256-([0-9a-f]{64})\.json\Z")
+PSEUDONYM = re.compile(r"^anon-[0-9a-f]{16,64}\Z")
+RUN_ID = re.compile(r"^measurement-[a-f0-9]{16,64}\Z")
+SHALLOW_FIX = (
+    "this clone is shallow, so checkpoint ancestry cannot be proven: fetch full history "
+    "(git fetch --unshallow, or fetch-depth: 0 in actions/checkout) and run verify again"
+)
+
+
+RESEAL = "workgroup capsule seal FILE --checkpoint REV --write"
+# What to do about each finding (printed as its ``fix:``); REV is the --rev that was checked.
+FIXES: dict[str, str] = {
+    "checkpoint-not-ancestor": (
+        "the history was rewritten after sealing: reseal at a commit reachable from {rev} "
+        f"({RESEAL}), or restore the rewritten commits"
+    ),
+    "checkpoint-missing": (
+        "fetch the commit if it lives on another branch or remote; otherwise reseal at a commit "
+        f"that exists ({RESEAL})"
+    ),
+    "checkpoint-format": f"checkpoint_sha is filled in by sealing: reseal ({RESEAL})",
+    "hash-mismatch": f"the record was edited after sealing: revert the edit or reseal ({RESEAL})",
+    "schema": "fix the named fields (docs/capsules-verify.md has a complete example), then reseal",
+    "location": "move the file to .workgroup/workgroups/<workgroup_id>/<kind>/<id>.json (as sealed)",
+    "path": "use repository-relative paths under the artifact boundary (knowzcode/artifacts/)",
+    "artifact-missing": "commit the referenced artifact, or reseal without it",
+    "artifact-digest-mismatch": "restore the artifact's original content, or reseal with the new evidence",
+    "private-content": "remove the private value (see `workgroup privacy scan FILE`), then reseal",
+    "platform-handle": "record the lineage again: committed lineages carry null or a keyed pseudonym",
+    "reference-missing": "commit the parent lineage, or record this lineage without parent_lineage_id",
+    "run-id": "a measurement run id can be used once: record the promotion with a new measured run",
+    "unreadable": "make the file a UTF-8 JSON object under 1 MiB",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One broken rule in one file (``path`` is repository-relative), with what to do about it."""
+
+    path: str
+    rule: str
+    message: str
+    fix: str | None = None
+
+    def shared(self) -> Any:
+        """The shared finding (toolkit/core/findings.py): the whole file, so line and col are 0."""
+        from toolkit.core.findings import Finding as Shared
+
+        return Shared(self.path, 0, 0, self.rule, self.message, fix=self.fix)
+
+
+@dataclass
+class Report:
+    """What ``verify`` checked and what it found; ``ok`` is true only with no findings."""
+
+    rev: str | None
+    counts: dict[str, int] = field(default_factory=lambda: {"capsules": 0, "lineages": 0, "promotions": 0})
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``--json`` document (the shared findings shape)."""
+        import io
+        import json
+
+        out = io.StringIO()
+        self.emit(as_json=True, stdout=out, stderr=io.StringIO())
+        doc: dict[str, Any] = json.loads(out.getvalue())
+        return doc
+
+    def emit(self, *, as_json: bool, stdout: Any, stderr: Any) -> None:
+        """Findings in the shared convention: lines on stdout (or one JSON object), summary on stderr."""
+        from toolkit.core.findings import emit
+
+        emit(
+            "verify",
+            [f.shared() for f in self.findings],
+            as_json=as_json,
+            stdout=stdout,
+            stderr=stderr,
+            checked=sum(self.counts.values()),
+            unit="record",
+            summary_extra={"rev": self.rev, **self.counts},
+        )
+
+
+@dataclass(frozen=True)
+class _Record:
+    kind: str  # capsule | lineage | promotion
+    path: Path
+    rel: str
+    data: Any
+
+
+def sealed_digest(capsule: dict[str, Any]) -> str:
+    """``capsule_digest`` of a schema-valid capsule, computed by the C JSON encoder.
+
+    A schema-valid capsule has only the schema's ASCII, non-numeric keys, and strings, lists,
+    objects and null as values; for such values the reference's canonical bytes are exactly
+    ``json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)``. A lone surrogate
+    (which UTF-8 cannot encode) falls back to the general canonical writer.
+    """
+    import json
+
+    from toolkit.core.canonical import capsule_digest
+
+    body = {key: value for key, value in capsule.items() if key != "capsule_hash"}
+    try:
+        data = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return capsule_digest(capsule)
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def record_files(workdir: Path) -> dict[str, list[Path]]:
+    """Capsule, lineage and promotion files of the work tree, sorted for stable output."""
+    base = workdir / WORKGROUP_DIR
+    return {
+        "capsule": sorted(base.glob("workgroups/*/capsules/*.json")),
+        "lineage": sorted(base.glob("workgroups/*/lineages/*.json")),
+        "promotion": sorted((base / "promotions").glob("*.json")),
+    }
+
+
+class _Verifier:
+    def __init__(self, repo: Repo, report: Report) -> None:
+        self.repo = repo
+        self.rev = "REV"  # named in the fixes once history() knows it
+        self.workdir = repo.workdir
+        self.report = report
+        self._checkpoints: list[tuple[str, str]] = []  # (rel path, sha) to check against history
+
+    def add(self, rel: str, rule: str, message: str) -> None:
+        fix = FIXES.get(rule)
+        self.report.findings.append(Finding(rel, rule, message, fix.format(rev=self.rev) if fix else None))
+
+    # -- shared rules --------------------------------------------------------------------
+    def checkpoint(self, rec: _Record, sha: Any) -> None:
+        if not isinstance(sha, str) or not FULL_SHA.match(sha):
+            self.add(rec.rel, "checkpoint-format", "checkpoint_sha is not a full 40-hex commit SHA")
+            return
+        self._checkpoints.append((rec.rel, sha))
+
+    def privacy(self, rec: _Record, value: Any, *, keys: bool) -> None:
+        """The privacy rules over one pass of the record. Capsules (``keys``) get exactly what the
+        runtime's capsule op applies, the shared engine alone; lineages and promotions keep the
+        reference's value patterns before the engine."""
+        from toolkit.runtime.capsule_rules import (
+            MAX_CAPSULE_STRING_BYTES,
+            engine_findings_in,
+            private_value,
+            strings_of,
+        )
+
+        names, texts = strings_of(value)
+        if any(
+            len(text) > MAX_CAPSULE_STRING_BYTES // 4
+            and len(text.encode("utf-8", "surrogatepass")) > MAX_CAPSULE_STRING_BYTES
+            for text in texts
+        ):
+            self.add(rec.rel, "private-content", "a string longer than 4096 UTF-8 bytes")
+        elif not keys and private_value("\n".join(texts)):  # one search per record
+            self.add(rec.rel, "private-content", "a secret-like or private value")
+        # lineage and promotion field names are fixed by their formats: only their values can leak
+        elif engine_findings_in(names if keys else [], texts, "capsule" if keys else "generic"):
+            self.add(rec.rel, "private-content", "the privacy engine found private content")
+
+    def location(self, rec: _Record, workgroup_id: Any, stem: Any) -> None:
+        parts = Path(rec.rel).parts  # .workgroup/workgroups/<wg>/<kind>s/<id>.json
+        if len(parts) != 5 or parts[2] != workgroup_id or Path(parts[4]).stem != stem:
+            self.add(rec.rel, "location", "the file's path does not match its workgroup_id and id")
+
+    # -- per kind ------------------------------------------------------------------------
+    def capsule(self, rec: _Record) -> None:
+        from toolkit.runtime.capsule_rules import (
+            artifact_paths,
+            assert_paths,
+            explain_schema,
+            schema_problems,
+        )
+        from toolkit.runtime.codes import RuntimeOpError
+
+        cap = rec.data
+        if schema_problems(cap):
+            problems = explain_schema(cap, sealed=True)
+            self.add(
+                rec.rel,
+                "schema",
+                "not a sealed knowzcode.context-capsule/v1: " + "; ".join(problems[:5]),
+            )
+            return
+        self.location(rec, cap["workgroup_id"], cap["task_id"])
+        self.checkpoint(rec, cap["checkpoint_sha"])
+        if sealed_digest(cap) != cap["capsule_hash"]:
+            self.add(rec.rel, "hash-mismatch", "capsule_hash does not recompute (edited after sealing)")
+        try:
+            assert_paths(cap)
+        except RuntimeOpError as exc:
+            self.add(rec.rel, "path", f"{exc.code}: a path is not portable or outside the artifact boundary")
+        else:
+            for ref in dict.fromkeys(artifact_paths(cap)):
+                self.artifact(rec, ref)
+        self.privacy(rec, cap, keys=True)
+
+    def artifact(self, rec: _Record, ref: str) -> None:
+        from toolkit.records.capsules import inside
+        from toolkit.runtime.capsule_rules import ARTIFACT_BOUNDARY
+
+        target = self.workdir / ref
+        # the artifact root itself is a valid reference (as in the reference runtime): a directory
+        present = target.is_dir() if ref == ARTIFACT_BOUNDARY else target.is_file()
+        if not present or not inside(self.workdir, target.resolve()):
+            self.add(
+                rec.rel, "artifact-missing", f"artifact {ref} does not resolve to a file in the repository"
+            )
+            return
+        match = CONTENT_ADDRESSED.match(target.name)
+        if match is None:
+            return
+        from toolkit.infra.boundedio import FileRefused, open_regular
+
+        digest = hashlib.sha256()
+        try:
+            handle = open_regular(target, what=f"artifact {ref}")
+        except FileRefused:
+            self.add(rec.rel, "artifact-missing", f"artifact {ref} is not a regular file in the repository")
+            return
+        assert handle is not None  # missing_ok is off
+        with handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+        if digest.hexdigest() != match.group(1):
+            self.add(
+                rec.rel, "artifact-digest-mismatch", f"artifact {ref} does not match the digest in its name"
+            )
+
+    def lineage(self, rec: _Record, lineage_ids: set[str]) -> None:
+        from toolkit.runtime.lineage import lineage_schema_errors
+
+        lin = rec.data
+        problems = lineage_schema_errors(lin)
+        if problems:
+            self.add(rec.rel, "schema", "not a valid knowzcode.agent-lineage/v1 record")
+            return
+        self.location(rec, lin["workgroup_id"], lin["lineage_id"])
+        self.checkpoint(rec, lin["checkpoint_sha"])
+        handle = lin["platform_handle"]
+        if handle is not None and not (isinstance(handle, str) and PSEUDONYM.match(handle)):
+            self.add(
+                rec.rel, "platform-handle", "platform_handle must be null or a keyed pseudonym (anon-<hex>)"
+            )
+        parent = lin["parent_lineage_id"]
+        if parent is not None and parent not in lineage_ids:
+            self.add(rec.rel, "reference-missing", "parent_lineage_id names no recorded lineage")
+        # keys are fixed by the schema (platform_handle is one of them); values are what can leak
+        self.privacy(rec, lin, keys=False)
+
+    def promotion(self, rec: _Record, run_ids: dict[str, list[str]]) -> None:
+        data = rec.data
+        if not isinstance(data, dict):
+            self.add(rec.rel, "schema", "a promotion record must be a JSON object")
+            return
+        envelope = data.get("envelope")
+        run_id = data.get("measurement_run_id")
+        signed = envelope.get("measurement_run_id") if isinstance(envelope, dict) else None
+        if run_id is None:
+            run_id = signed
+        if signed is not None and signed != run_id:
+            self.add(rec.rel, "run-id", "the record's measurement_run_id differs from its signed envelope's")
+        if not isinstance(run_id, str) or not RUN_ID.match(run_id):
+            self.add(rec.rel, "run-id", "the record carries no valid measurement_run_id")
+        else:
+            run_ids.setdefault(run_id, []).append(rec.rel)
+            if rec.path.stem != run_id:
+                self.add(rec.rel, "location", "the file name does not match the record's measurement_run_id")
+        if "checkpoint_sha" in data:
+            self.checkpoint(rec, data["checkpoint_sha"])
+        self.privacy(rec, data, keys=False)
+
+    # -- history ---------------------------------------------------------------------------
+    def history(self, rev: str) -> None:
+        """One walk of REV's history, shared by every record's checkpoint."""
+        self.rev = rev
+        if not self._checkpoints and rev == "HEAD" and self.repo.head_is_unborn:
+            return  # a first commit with nothing recorded yet: nothing to prove
+        head = self.repo.resolve_commit(rev)
+        self.report.rev = head
+        if not self._checkpoints:
+            return
+        reachable = self.repo.ancestors(head)
+        unproven = [(rel, sha) for rel, sha in self._checkpoints if sha not in reachable]
+        if unproven and self.repo.is_shallow:
+            raise EnvironmentFailure("SHALLOW_CLONE", SHALLOW_FIX)
+        for rel, sha in unproven:
+            if self.repo.commit_exists(sha):
+                self.add(
+                    rel,
+                    "checkpoint-not-ancestor",
+                    f"checkpoint {sha[:12]} is not {rev} or an ancestor of it (history was rewritten?)",
+                )
+            else:
+                self.add(
+                    rel, "checkpoint-missing", f"checkpoint {sha[:12]} is not a commit in this repository"
+                )
+
+
+def verify(repo: Repo, rev: str = "HEAD") -> Report:
+    """Check every record; returns a report (findings), raises only for environment problems."""
+    from toolkit.records.capsules import read_record
+
+    report = Report(rev=None)
+    verifier = _Verifier(repo, report)
+    workdir = repo.workdir
+    root = str(workdir.resolve())
+    parents: dict[Path, bool] = {}  # realpath once per directory, not once per record
+    records: list[_Record] = []
+    for kind, paths in record_files(workdir).items():
+        for path in paths:
+            rel = path.relative_to(workdir).as_posix()
+            report.counts[kind + "s"] += 1
+            if path.parent not in parents:
+                real = os.path.realpath(path.parent)
+                parents[path.parent] = real == root or real.startswith(root + os.sep)
+            try:
+                if not parents[path.parent]:
+                    raise InvalidInput(
+                        "SYMLINK_OUTSIDE_REPOSITORY",
+                        f"the {kind} record's directory leads outside the repository",
+                    )
+                data = read_record(path, workdir, what=f"{kind} record")  # refuses a file symlink leading out
+            except ToolkitError as exc:
+                verifier.add(rel, "unreadable", f"{exc.code}: {exc.message}")
+                continue
+            records.append(_Record(kind, path, rel, data))
+    lineage_ids = {
+        r.data.get("lineage_id") for r in records if r.kind == "lineage" and isinstance(r.data, dict)
+    }
+    lineage_ids.discard(None)
+    run_ids: dict[str, list[str]] = {}
+    for rec in records:
+        if rec.kind == "capsule":
+            verifier.capsule(rec)
+        elif rec.kind == "lineage":
+            verifier.lineage(rec, lineage_ids)  # type: ignore[arg-type]
+        else:
+            verifier.promotion(rec, run_ids)
+    for run_id, holders in run_ids.items():
+        if len(holders) > 1:
+            for rel in holders:
+                verifier.add(
+                    rel, "run-id-consumed-twice", f"measurement run {run_id} is recorded more than once"
+                )
+    verifier.history(rev)
+    report.findings.sort(key=lambda f: (f.path, f.rule))
+    return report
+
+
+def run_cli(argv: list[str], *, prog: str = "workgroup verify") -> int:
+    """``workgroup verify [--rev REV] [--json]`` without loading the typer app (it runs in every CI
+    job and pre-commit run, so start-up counts). Same output and exit codes as the typer command,
+    which stays for ``--help``: 0 ok, 1 findings, 2 bad revision/usage, 3 shallow clone/no repository.
+    """
+    import argparse
+    import sys
+
+    from toolkit.core.errors import exit_code_for
+    from toolkit.infra.git import discover
+
+    parser = argparse.ArgumentParser(prog=prog)
+    parser.add_argument("--rev", default="HEAD")
+    parser.add_argument("--json", action="store_true", dest="as_json")
+    args = parser.parse_args(argv)
+    try:
+        report = verify(discover(), args.rev)
+    except ToolkitError as exc:
+        sys.stderr.write(exc.diagnostics() + "\n")
+        if args.as_json:
+            from toolkit.core.findings import write_error_json
+
+            write_error_json(sys.stdout, exc.code, exc.message, getattr(exc, "path", None))
+        return exit_code_for(exc)
+    try:
+        if sys.stdout is None:  # started with stdout closed
+            raise OSError("stdout is closed")
+        report.emit(as_json=args.as_json, stdout=sys.stdout, stderr=sys.stderr)
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        from toolkit.infra.output import silence_stdout
+
+        silence_stdout()
+        sys.stderr.write("error[OUTPUT_UNWRITABLE]: the report cannot be written to stdout\n")
+        return 3
+    return 0 if report.ok else 1

@@ -1,0 +1,237 @@
+"""Claude Code session logs (``projects/<enc-cwd>/<session>.jsonl`` and ``<session>/subagents/``).
+
+Only lines that hold ``"usage":{`` or ``"compact_boundary"`` are decoded, and only into the typed
+structs below: ids, timestamp, model, usage numbers, the sidechain flag, ``version``, ``cwd`` (hashed
+at once) and compaction metadata. Content, summaries and tool output are skipped by the decoder.
+"""
+
+from __future__ import annotations
+
+from hashlib import blake2b
+from pathlib import Path
+from sys import intern
+
+import msgspec
+
+from toolkit.usage.model import Boundary, Call, FileLog, replaces
+from toolkit.usage.sources import LogFile, hashed
+
+_UNSET = msgspec.UNSET
+_USAGE = b'"usage":{'
+_COMPACT = b'"compact_boundary"'
+
+
+class _CacheCreation(msgspec.Struct, gc=False):
+    ephemeral_5m_input_tokens: int = 0
+    ephemeral_1h_input_tokens: int = 0
+
+
+class _Usage(msgspec.Struct, gc=False):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int | None = 0
+    cache_read_input_tokens: int | None = 0
+    cache_creation: _CacheCreation | None = None
+    speed: str | None | msgspec.UnsetType = _UNSET
+
+
+class _Message(msgspec.Struct, gc=False):
+    id: str | None | msgspec.UnsetType = _UNSET
+    model: str | None | msgspec.UnsetType = _UNSET
+    stop_reason: str | None = None
+    usage: _Usage | None = None
+
+
+class _CompactMeta(msgspec.Struct, gc=False):
+    trigger: str | None = None
+    preTokens: int | None = None  # noqa: N815 - the log's spelling
+
+
+class _Line(msgspec.Struct, gc=False):
+    type: str | None = None
+    subtype: str | None = None
+    timestamp: str | None = None
+    sessionId: str | None | msgspec.UnsetType = _UNSET  # noqa: N815
+    requestId: str | None | msgspec.UnsetType = _UNSET  # noqa: N815
+    version: str | None | msgspec.UnsetType = _UNSET
+    cwd: str | None | msgspec.UnsetType = _UNSET
+    isSidechain: bool | None = None  # noqa: N815
+    message: _Message | None = None
+    compactMetadata: _CompactMeta | None = None  # noqa: N815
+
+
+_DECODER = msgspec.json.Decoder(_Line)
+
+
+_SEMVER: dict[str, bool] = {}
+
+
+def _semver_prefix(value: str) -> bool:
+    known = _SEMVER.get(value)
+    if known is None:
+        parts = value.split(".", 2)
+        known = len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit() and parts[2][:1].isdigit()
+        if len(_SEMVER) < 4096:
+            _SEMVER[value] = known
+    return known
+
+
+def _valid_ts(value: str | None) -> bool:
+    # RFC 3339 in UTC as Claude Code writes it; anything else is not a verified call time
+    return (
+        value is not None and len(value) >= 20 and value[4] == "-" and value[10] == "T" and value[-1] == "Z"
+    )
+
+
+def _placement(log: LogFile) -> tuple[str, bool]:
+    """(session id from the path, whether the file is a subagent's)."""
+    rel = log.path.relative_to(log.root).parts
+    name = log.path.stem
+    if len(rel) >= 4 and rel[-2] == "subagents":
+        return rel[-3], True
+    if name.startswith("agent-"):
+        return "", True  # older builds: the parent session comes from the lines' sessionId
+    return name, False
+
+
+def _line_spans(data: bytes, marker: bytes) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    find, rfind = data.find, data.rfind
+    pos = find(marker)
+    while pos != -1:
+        start = rfind(b"\n", 0, pos) + 1
+        end = find(b"\n", pos)
+        if end == -1:
+            end = len(data)
+        spans.append((start, end))
+        pos = find(marker, end)
+    return spans
+
+
+def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
+    """Parse one Claude Code log file into calls and compaction markers (file order)."""
+    if data is None:
+        data = log.path.read_bytes()
+    session, subagent = _placement(log)
+    folder = log.path.relative_to(log.root).parts[0] if log.path.parent != log.root else "unknown"
+    path_hash = hashed(str(log.path), "f-")
+    out = FileLog("claude", path_hash, session, "")
+    spans = _line_spans(data, _USAGE)
+    compact = _line_spans(data, _COMPACT) if _COMPACT in data else []
+    if compact:
+        spans = sorted(set(spans) | set(compact))
+    view = memoryview(data)
+    project = ""
+    decode = _DECODER.decode
+    items = out.items
+    first: dict[bytes, int] = {}  # key -> position in items of this file's copy
+    for start, end in spans:
+        try:
+            line = decode(view[start:end])
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            out.skipped_lines += 1
+            continue
+        if not project and isinstance(line.cwd, str):
+            project = hashed(line.cwd)
+        if line.subtype == "compact_boundary":
+            if _valid_ts(line.timestamp):
+                meta = line.compactMetadata or _CompactMeta()
+                items.append(Boundary(line.timestamp or "", "compaction", meta.trigger, meta.preTokens))
+            continue
+        if line.message is None or line.message.usage is None:
+            continue  # not a model call (a tool result may carry its own usage object)
+        call = _call(line, session, subagent, path_hash, index)
+        if call is None:
+            out.skipped_lines += 1
+            continue
+        if not session and call.session:
+            session = call.session
+        if call.key is not None:
+            # the same call again in this file: keep one (the global pass does the same across files)
+            at = first.get(call.key)
+            if at is not None:
+                out.duplicates += 1
+                if replaces(call, items[at]):  # type: ignore[arg-type]
+                    items[at] = call
+                continue
+            first[call.key] = len(items)
+        items.append(call)
+    out.session = session or log.path.stem
+    out.project = project or hashed(folder)
+    for item in items:
+        if isinstance(item, Call):
+            item.project = out.project
+            item.session = out.session
+    return out
+
+
+def _call(line: _Line, session: str, subagent: bool, path_hash: str, index: int) -> Call | None:
+    message = line.message
+    if message is None or message.usage is None:
+        return None
+    usage = message.usage
+    # ccusage's rules for a usable line: no explicit null ids, a semver version, no empty ids
+    if (
+        message.id is None
+        or message.model is None
+        or line.sessionId is None
+        or line.requestId is None
+        or line.version is None
+        or line.cwd is None
+        or usage.speed is None
+        or usage.cache_creation_input_tokens is None
+        or usage.cache_read_input_tokens is None
+        or not _valid_ts(line.timestamp)
+    ):
+        return None
+    if isinstance(line.version, str) and not _semver_prefix(line.version):
+        return None
+    msg_id = message.id if isinstance(message.id, str) else None
+    request_id = line.requestId if isinstance(line.requestId, str) else None
+    line_session = line.sessionId if isinstance(line.sessionId, str) else ""
+    model = message.model if isinstance(message.model, str) else ""
+    if msg_id == "" or request_id == "" or line.sessionId == "" or model == "":
+        return None
+    if usage.speed == "fast" and model and model != "<synthetic>":
+        model += "-fast"
+    created = usage.cache_creation
+    if created is not None:
+        cache_write = created.ephemeral_5m_input_tokens + created.ephemeral_1h_input_tokens
+        write_1h = created.ephemeral_1h_input_tokens
+    else:
+        cache_write, write_1h = usage.cache_creation_input_tokens, 0
+    sidechain = line.isSidechain is True
+    owner = session or line_session
+    key = digest = None
+    if msg_id is not None:
+        # 16-byte digests instead of the id strings: the dedup index lives for the whole run
+        digest = blake2b(msg_id.encode(), digest_size=16).digest()
+        scope = request_id if request_id is not None else "\x00" + (line_session or owner)
+        key = blake2b(f"{msg_id}\x1f{scope}".encode(), digest_size=16).digest()
+    read_tokens = usage.cache_read_input_tokens
+    return Call(
+        source="claude",
+        session=owner,
+        project="",
+        thread=path_hash + ("#side" if sidechain and not subagent else ""),
+        subagent=subagent or sidechain,
+        ts=line.timestamp or "",
+        model=intern(model or "unknown"),
+        input=usage.input_tokens,
+        output=usage.output_tokens,
+        cache_write=cache_write,
+        cache_read=read_tokens,
+        reasoning=None,
+        context=usage.input_tokens + cache_write + read_tokens,
+        final=message.stop_reason is not None,
+        cache_write_1h=write_1h,
+        key=key,
+        msg_id=digest,
+        sidechain=sidechain,
+        log=index,
+    )
+
+
+def session_of(path: Path, root: Path) -> str:
+    """The session a file belongs to by its path alone (used to pick files for ``usage session``)."""
+    return _placement(LogFile("claude", path, root))[0] or path.stem

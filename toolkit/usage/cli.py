@@ -1,0 +1,171 @@
+"""The shell of ``workgroup usage``: options in, report out. Shared by the typer command and the lean path.
+
+``workgroup usage ...`` is dispatched here by ``toolkit.entry`` without loading the typer app (its
+start-up is a third of a small run); ``--help`` still goes through typer. A test checks that both
+parsers accept the same options.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from toolkit.core.errors import ToolkitError, exit_code_for
+
+SOURCES = ("claude", "codex", "all")
+GROUPINGS = ("day", "week", "month", "session", "project", "model")
+WORKFLOWS = ("cm-ai", "cm-prd", "cm-fix")
+
+
+def _say(text: str) -> None:
+    sys.stderr.write(text + ("" if text.endswith("\n") else "\n"))
+
+
+def _emit(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def project_filter(value: str | None) -> str | None:
+    from toolkit.usage.sources import hashed
+
+    if value is None:
+        return None
+    if value.startswith("p-") and len(value) == 14:
+        return value  # already the hashed form shown in reports
+    return hashed(str(Path(value).expanduser().resolve()))
+
+
+def report_command(
+    environ: Mapping[str, str],
+    *,
+    source: str = "all",
+    since: str | None = None,
+    until: str | None = None,
+    timezone: str | None = None,
+    project: str | None = None,
+    by: str = "day",
+    as_json: bool = False,
+    cost: bool = False,
+    prices: Path | None = None,
+    emit_events: Path | None = None,
+    html: Path | None = None,
+) -> int:
+    from toolkit.usage.fold import By, LocalDays, load, parse_day, resolve_tz
+    from toolkit.usage.render import report_table
+    from toolkit.usage.report import build, warnings
+
+    zone = resolve_tz(timezone)
+    first = parse_day(since, "--since") if since else None
+    last = parse_day(until, "--until") if until else None
+    table_prices = None
+    if cost or prices is not None:
+        from toolkit.usage.cost import load_prices
+
+        table_prices = load_prices(prices)
+    days = LocalDays(zone)
+    ledger = load(source, environ)
+    grouping = By(by)
+    data, calls = build(
+        ledger,
+        by=grouping,
+        days=days,
+        timezone=timezone or "local",
+        since=first,
+        until=last,
+        project=project_filter(project),
+    )
+    if table_prices is not None:
+        from toolkit.usage.cost import estimate
+
+        data["estimate"] = estimate(calls, table_prices, by=grouping, days=days)
+    if emit_events is not None:
+        from toolkit.usage.events import write_events
+
+        _say(f"wrote {write_events(emit_events, calls, ledger)} efficiency event(s)")
+    if html is not None:
+        from toolkit.usage.html import write_html
+
+        write_html(html, calls, days)
+        _say("wrote the HTML report")
+    for line in warnings(data):
+        _say("note: " + line)
+    if as_json:
+        _emit(data)
+        return 0
+    sys.stdout.write(report_table(by, data["rows"], data["totals"]))
+    if "estimate" in data:
+        from toolkit.usage.cost import estimate_table
+
+        sys.stdout.write(estimate_table(data["estimate"]))
+    return 0
+
+
+def session_command(
+    environ: Mapping[str, str],
+    session_id: str,
+    *,
+    source: str = "all",
+    timezone: str | None = None,
+    workflow: str = "cm-ai",
+    as_json: bool = False,
+) -> int:
+    from toolkit.usage.fold import LocalDays, load, resolve_tz
+    from toolkit.usage.session import find_session, session_table, session_view
+
+    zone = resolve_tz(timezone)
+    ledger = load(source, environ)
+    name = find_session(ledger, session_id)
+    view = session_view(ledger, name, LocalDays(zone), zone, workflow)
+    if as_json:
+        _emit(view)
+    else:
+        sys.stdout.write(session_table(view))
+    return 0
+
+
+def parser() -> Any:
+    import argparse
+
+    top = argparse.ArgumentParser(prog="workgroup usage")
+    top.add_argument("--source", choices=SOURCES, default="all")
+    top.add_argument("--since")
+    top.add_argument("--until")
+    top.add_argument("--timezone")
+    top.add_argument("--project")
+    top.add_argument("--by", choices=GROUPINGS, default="day")
+    top.add_argument("--json", action="store_true", dest="as_json")
+    top.add_argument("--cost", action="store_true")
+    top.add_argument("--prices", type=Path)
+    top.add_argument("--emit-events", type=Path, dest="emit_events")
+    top.add_argument("--html", type=Path)
+    session = argparse.ArgumentParser(prog="workgroup usage session")
+    session.add_argument("session_id", metavar="ID")
+    session.add_argument("--source", choices=SOURCES, default="all")
+    session.add_argument("--timezone")
+    session.add_argument("--workflow", choices=WORKFLOWS, default="cm-ai")
+    session.add_argument("--json", action="store_true", dest="as_json")
+    return top, session
+
+
+def run_cli(argv: list[str], environ: Mapping[str, str] | None = None) -> int:
+    """``workgroup usage ...`` without the typer app: same options, output and exit codes."""
+    import os
+
+    env = os.environ if environ is None else environ
+    top, session = parser()
+    try:
+        if argv and argv[0] == "session":
+            args = session.parse_args(argv[1:])
+            return session_command(env, **vars(args))
+        return report_command(env, **vars(top.parse_args(argv)))
+    except SystemExit as exc:  # argparse's usage errors
+        return int(exc.code) if isinstance(exc.code, int) else 2
+    except ToolkitError as exc:
+        _say(exc.diagnostics())
+        return exit_code_for(exc)
+    except OSError as exc:
+        _say(f"error[ENVIRONMENT]: {exc.__class__.__name__}: the file system refused the operation")
+        return 3

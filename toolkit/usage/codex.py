@@ -1,0 +1,404 @@
+"""Codex rollout logs (``sessions/YYYY/MM/DD/rollout-*.jsonl`` and ``archived_sessions/``).
+
+Decoded lines: ``session_meta`` (id, cwd, fork/subagent parent ids), ``turn_context`` (model, cwd),
+``event_msg`` ``token_count`` numbers and the ``compacted`` marker. Instructions, response items and
+compaction messages are skipped by the decoder. Per-call usage is the delta of the running total
+(a re-emitted, unchanged total is no call); ``last_token_usage`` is used only when the total is
+missing or drops. Forks and subagent threads replay their parent's events: those are recognised
+by the parent's totals and skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from sys import intern
+
+import msgspec
+from msgspec.structs import astuple
+
+from toolkit.usage.model import Boundary, Call, FileLog
+from toolkit.usage.sources import LogFile, hashed
+
+_MARKERS = (
+    (b'"type":"token_count"', 0),
+    (b'"type":"turn_context"', 1),
+    (b'"type":"session_meta"', 2),
+    (b'"type":"compacted"', 3),
+)
+
+
+class _Counts(msgspec.Struct, gc=False):
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_output_tokens: int = 0
+    total_tokens: int = 0
+
+    def as_tuple(self) -> tuple[int, int, int, int, int]:
+        return astuple(self)
+
+
+class _Info(msgspec.Struct, gc=False):
+    total_token_usage: _Counts | None = None
+    last_token_usage: _Counts | None = None
+    model_context_window: int | None = None
+    model: str | None = None
+
+
+class _Limits(msgspec.Struct, gc=False):
+    limit_id: str | None = None
+
+
+class _TokenPayload(msgspec.Struct, gc=False):
+    type: str | None = None
+    info: _Info | None = None
+    rate_limits: _Limits | None = None
+    model: str | None = None
+
+
+class _TokenLine(msgspec.Struct, gc=False):
+    timestamp: str | None = None
+    type: str | None = None
+    payload: _TokenPayload | None = None
+
+
+class _Spawn(msgspec.Struct, gc=False):
+    parent_thread_id: str | None = None
+
+
+class _Subagent(msgspec.Struct, gc=False):
+    thread_spawn: _Spawn | None = None
+
+
+class _Source(msgspec.Struct, gc=False):
+    subagent: _Subagent | str | None = None
+
+
+class _MetaPayload(msgspec.Struct, gc=False):
+    id: str | None = None
+    cwd: str | None = None
+    forked_from_id: str | None = None
+    source: _Source | str | None = None
+
+
+class _MetaLine(msgspec.Struct, gc=False):
+    timestamp: str | None = None
+    type: str | None = None
+    payload: _MetaPayload | None = None
+
+
+class _TurnPayload(msgspec.Struct, gc=False):
+    model: str | None = None
+    cwd: str | None = None
+
+
+class _TurnLine(msgspec.Struct, gc=False):
+    timestamp: str | None = None
+    type: str | None = None
+    payload: _TurnPayload | None = None
+
+
+class _TopLine(msgspec.Struct, gc=False):
+    timestamp: str | None = None
+    type: str | None = None
+
+
+_TOKEN = msgspec.json.Decoder(_TokenLine)
+_TURN = msgspec.json.Decoder(_TurnLine)
+_META = msgspec.json.Decoder(_MetaLine)
+_TOP = msgspec.json.Decoder(_TopLine)
+
+Totals = tuple[int, int, int, int, int]
+
+
+@dataclass
+class Registry:
+    """Running totals seen per thread id, so a child's replay of its parent can be recognised."""
+
+    totals: dict[str, set[Totals]] = field(default_factory=dict)
+    sessions: set[str] = field(default_factory=set)  # ids read from sessions/ (archived copies lose)
+
+
+@dataclass
+class Head:
+    """What the first ``session_meta`` lines say: own id, cwd, parent (fork or subagent)."""
+
+    session: str | None = None
+    cwd: str | None = None
+    parent: str | None = None
+    subagent: bool = False
+    metas: int = 0
+
+
+def _scan(data: bytes) -> list[tuple[int, int, int]]:
+    """Marker search over the whole buffer (any key order); used when the fast path finds nothing."""
+    spans: dict[int, tuple[int, int, int]] = {}
+    find, rfind = data.find, data.rfind
+    for marker, kind in _MARKERS:
+        pos = find(marker)
+        while pos != -1:
+            start = rfind(b"\n", 0, pos) + 1
+            end = find(b"\n", pos)
+            if end == -1:
+                end = len(data)
+            spans.setdefault(start, (start, end, kind))
+            pos = find(marker, end)
+    return [spans[key] for key in sorted(spans)]
+
+
+_KINDS = ((b'turn_context"', 1), (b'session_meta"', 2), (b'compacted"', 3))
+
+
+def _spans(data: bytes) -> list[tuple[int, int, int]]:
+    """(start, end, kind) of the lines worth decoding, in file order.
+
+    Codex writes ``{"timestamp":..,"type":..,"payload":{"type":..`` in that order, so the kind is
+    read from the first bytes of each line (one newline scan) instead of searching every marker
+    through instruction and tool-output text. Any other key order falls back to ``_scan``.
+    """
+    spans: list[tuple[int, int, int]] = []
+    find, startswith = data.find, data.startswith
+    size, start, tokens = len(data), 0, 0
+    while start < size:
+        end = find(b"\n", start)
+        if end == -1:
+            end = size
+        mark = find(b'"type":"', start, min(end, start + 96))
+        if mark != -1:
+            mark += 8
+            if startswith(b'event_msg"', mark):
+                if find(b'"type":"token_count"', mark, min(end, mark + 64)) != -1:
+                    spans.append((start, end, 0))
+                    tokens += 1
+            else:
+                for name, kind in _KINDS:
+                    if startswith(name, mark):
+                        spans.append((start, end, kind))
+                        break
+        start = end + 1
+    if not tokens and b'"token_count"' in data:
+        return _scan(data)
+    return spans
+
+
+def _valid_ts(value: str | None) -> bool:
+    return value is not None and len(value) >= 20 and value[4] == "-" and value[10] == "T"
+
+
+def head(data: bytes) -> Head:
+    """Decode the leading ``session_meta`` lines only (own, then a fork's parent), to order parents first."""
+    info = Head()
+    start = 0
+    for _ in range(3):
+        end = data.find(b"\n", start)
+        if end == -1:
+            end = len(data)
+        if data.find(b'"type":"session_meta"', start, min(end, start + 96)) == -1:
+            break
+        try:
+            _note_meta(info, _META.decode(data[start:end]))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            break
+        start = end + 1
+    return info
+
+
+def _note_meta(info: Head, meta: _MetaLine) -> None:
+    payload = meta.payload
+    if meta.type != "session_meta" or payload is None:
+        return
+    info.metas += 1
+    if info.metas > 1:
+        return  # the second session_meta of a fork is the parent's
+    info.session = payload.id
+    info.cwd = payload.cwd
+    if payload.forked_from_id:
+        info.parent = payload.forked_from_id
+    source = payload.source
+    if isinstance(source, _Source) and isinstance(source.subagent, _Subagent):
+        spawn = source.subagent.thread_spawn
+        if spawn is not None and spawn.parent_thread_id:
+            info.parent, info.subagent = spawn.parent_thread_id, True
+
+
+def read(log: LogFile, index: int, registry: Registry, data: bytes | None = None) -> FileLog | None:
+    """Parse one rollout; None when it is an archived copy of a session already read."""
+    if data is None:
+        data = log.path.read_bytes()
+    spans = _spans(data)
+    info = Head()
+    view = memoryview(data)
+    for start, end, kind in spans:
+        if kind == 2:
+            try:
+                _note_meta(info, _META.decode(view[start:end]))
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                pass
+            if info.metas >= 2:
+                break
+        elif kind == 0:
+            break
+    session = info.session or log.path.stem
+    if log.archived and session in registry.sessions:
+        return None
+    if not log.archived:
+        registry.sessions.add(session)
+    path_hash = hashed(str(log.path), "f-")
+    group = info.parent if info.subagent and info.parent else session
+    out = FileLog("codex", path_hash, group, hashed(info.cwd) if info.cwd else "")
+    _calls(out, view, spans, info, session, registry, index)
+    if not out.project:
+        out.project = hashed(log.path.parent.name)
+    for item in out.items:
+        if isinstance(item, Call):
+            item.project = out.project
+    return out
+
+
+@dataclass
+class _State:
+    model: str | None = None
+    cwd: str | None = None
+    prev: dict[str | None, Totals] = field(default_factory=dict)
+    replaying: bool = False
+    replay_second: str | None = None
+    turns: int = 0
+    token_events: int = 0
+
+
+def _calls(
+    out: FileLog,
+    view: memoryview,
+    spans: list[tuple[int, int, int]],
+    info: Head,
+    session: str,
+    registry: Registry,
+    index: int,
+) -> None:
+    state = _State(replaying=info.parent is not None)
+    parent_totals = registry.totals.get(info.parent or "", set()) if info.parent else set()
+    own_totals = registry.totals.setdefault(session, set())
+    metas = 0
+    for start, end, kind in spans:
+        line = view[start:end]
+        try:
+            if kind == 0:
+                token = _TOKEN.decode(line)
+                _token(out, token, state, info, parent_totals, own_totals, index)
+            elif kind == 1:
+                turn = _TURN.decode(line)
+                if turn.type == "turn_context" and turn.payload is not None:
+                    state.turns += 1
+                    state.model = turn.payload.model or state.model
+                    if not out.project and turn.payload.cwd:
+                        out.project = hashed(turn.payload.cwd)
+            elif kind == 2:
+                meta = _META.decode(line)
+                if meta.type == "session_meta":
+                    metas += 1
+                    if metas > max(info.metas, 1) and any(isinstance(i, Call) for i in out.items):
+                        out.items.append(_resume_marker(meta.timestamp))
+            else:
+                top = _TOP.decode(line)
+                if top.type == "compacted" and _valid_ts(top.timestamp):
+                    out.items.append(Boundary(top.timestamp or "", "compaction"))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            out.skipped_lines += 1
+    out.no_usage = state.turns > 0 and state.token_events == 0
+
+
+def _resume_marker(ts: str | None) -> Boundary:
+    """A later ``session_meta`` after calls: the rollout was resumed and appended to."""
+    return Boundary(ts or "", "resume")
+
+
+def _token(
+    out: FileLog,
+    line: _TokenLine,
+    state: _State,
+    info: Head,
+    parent_totals: set[Totals],
+    own_totals: set[Totals],
+    index: int,
+) -> None:
+    payload = line.payload
+    if line.type != "event_msg" or payload is None or payload.type != "token_count" or payload.info is None:
+        return
+    if not _valid_ts(line.timestamp):
+        out.skipped_lines += 1
+        return
+    ts = line.timestamp or ""
+    state.token_events += 1
+    meta = payload.info
+    total = meta.total_token_usage.as_tuple() if meta.total_token_usage is not None else None
+    last = meta.last_token_usage
+    key = payload.rate_limits.limit_id if payload.rate_limits is not None else None
+    if total is not None:
+        own_totals.add(total)
+        if total[:4] == (0, 0, 0, 0) and total[4] > 0:
+            return  # fill_to_context_window: a synthetic total with empty buckets is no call
+        if state.replaying:
+            if total in parent_totals or (not parent_totals and _same_second(state, ts)):
+                state.prev[key] = total
+                return
+            state.replaying = False
+    elif state.replaying and _same_second(state, ts) and not parent_totals:
+        return
+    else:
+        state.replaying = False
+    delta = _delta(total, state.prev.get(key), last)
+    if total is not None:
+        state.prev[key] = total
+    if delta is None or delta[:4] == (0, 0, 0, 0):
+        return
+    used_in, cached, used_out, reasoning = delta[0], min(delta[1], delta[0]), delta[2], delta[3]
+    context = last.input_tokens if last is not None else used_in
+    out.items.append(
+        Call(
+            source="codex",
+            session=out.session,
+            project="",
+            thread=out.path_hash,
+            subagent=info.subagent,
+            ts=ts,
+            model=intern(state.model or payload.model or meta.model or "unknown"),
+            input=used_in - cached,
+            output=used_out,
+            cache_write=0,
+            cache_read=cached,
+            reasoning=reasoning,
+            context=context,
+            log=index,
+        )
+    )
+
+
+def _same_second(state: _State, ts: str) -> bool:
+    """Fallback when the parent's file is absent: ccusage's rule (leading same-second events replay)."""
+    if state.replay_second is None:
+        state.replay_second = ts[:19]
+    return ts[:19] == state.replay_second
+
+
+def _delta(total: Totals | None, prev: Totals | None, last: _Counts | None) -> Totals | None:
+    if total is None:
+        return last.as_tuple() if last is not None else None
+    if prev is None:
+        return total
+    if total == prev:
+        return None  # a re-emitted total: no new call
+    if (
+        total[0] < prev[0]
+        or total[1] < prev[1]
+        or total[2] < prev[2]
+        or total[3] < prev[3]
+        or total[4] < prev[4]
+    ):
+        return last.as_tuple() if last is not None else None
+    return (
+        total[0] - prev[0],
+        total[1] - prev[1],
+        total[2] - prev[2],
+        total[3] - prev[3],
+        total[4] - prev[4],
+    )

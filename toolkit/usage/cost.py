@@ -1,0 +1,169 @@
+"""``--cost``: a list-price estimate, kept apart from the verified counts.
+
+The shipped table below is dated and names where its figures were read; ``--prices FILE`` replaces
+it with the same shape. Models the table does not know are listed, never priced by a guess. Base
+rates only: long-context surcharges, batch and regional multipliers and fast mode are not applied
+(fast-mode models stay unpriced).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from toolkit.core.errors import InvalidInput
+from toolkit.usage.fold import By, LocalDays, key_function
+from toolkit.usage.model import Call
+from toolkit.usage.render import table
+
+_DATED = re.compile(r"[0-9]{8}|[0-9]{4}-[0-9]{2}-[0-9]{2}")
+RATES = ("input", "cache_write_5m", "cache_write_1h", "cache_read", "output")
+
+
+def _claude(inp: float, out: float) -> dict[str, float]:
+    # Anthropic's published multipliers: 5m write 1.25x, 1h write 2x, cache hit 0.1x base input
+    return {
+        "input": inp,
+        "cache_write_5m": inp * 1.25,
+        "cache_write_1h": inp * 2,
+        "cache_read": inp / 10,
+        "output": out,
+    }
+
+
+def _openai(inp: float, cached: float, out: float) -> dict[str, float]:
+    return {"input": inp, "cache_write_5m": 0.0, "cache_write_1h": 0.0, "cache_read": cached, "output": out}
+
+
+PRICE_TABLE: dict[str, Any] = {
+    "source": (
+        "Anthropic model pricing page (platform.claude.com/docs/en/about-claude/pricing) and OpenAI model "
+        "pages (developers.openai.com/api/docs/models/gpt-5-codex), read from stored public copies"
+    ),
+    "date": "2026-12-03",
+    "currency": "USD",
+    "unit": "per million tokens",
+    "models": {
+        "claude-opus-4-8": _claude(5, 25),
+        "claude-opus-4-7": _claude(5, 25),
+        "claude-opus-4-6": _claude(5, 25),
+        "claude-opus-4-5": _claude(5, 25),
+        "claude-opus-4-1": _claude(15, 75),
+        "claude-opus-4": _claude(15, 75),
+        "claude-sonnet-4-5": _claude(3, 15),
+        "claude-sonnet-4": _claude(3, 15),
+        "claude-haiku-4-5": _claude(1, 5),
+        "claude-3-5-haiku": _claude(0.8, 4),
+        "gpt-5": _openai(1.25, 0.125, 10),
+        "gpt-5-codex": _openai(1.25, 0.125, 10),
+    },
+}
+
+
+def _check(table_data: Any) -> dict[str, Any]:
+    bad = InvalidInput(
+        "USAGE_BAD_PRICES",
+        "the price table needs source, date (YYYY-MM-DD), currency and models {name: {rate: number >= 0}}",
+    )
+    if not isinstance(table_data, dict):
+        raise bad
+    for key in ("source", "date", "currency"):
+        if not isinstance(table_data.get(key), str) or not table_data[key].strip():
+            raise bad
+    from datetime import date
+
+    try:
+        date.fromisoformat(table_data["date"])
+    except ValueError:
+        raise bad from None
+    models = table_data.get("models")
+    if not isinstance(models, dict) or not models:
+        raise bad
+    for name, rates in models.items():
+        if not isinstance(name, str) or not isinstance(rates, dict) or not set(rates) <= set(RATES):
+            raise bad
+        for value in rates.values():
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value < 0
+            ):
+                raise bad
+    return table_data
+
+
+def load_prices(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return PRICE_TABLE
+    from toolkit.infra.store import read_json_file
+
+    return _check(read_json_file(path, what="price table"))
+
+
+def rates_for(model: str, models: Mapping[str, Mapping[str, float]]) -> Mapping[str, float] | None:
+    """Exact name, else the table name followed only by a snapshot date (``-20250929``, ``-2025-08-07``)."""
+    if model in models:
+        return models[model]
+    best = None
+    for name in models:
+        rest = model[len(name) + 1 :] if model.startswith(name + "-") else ""
+        if _DATED.fullmatch(rest) and (best is None or len(name) > len(best)):
+            best = name
+    return models[best] if best is not None else None
+
+
+def call_cost(call: Call, rates: Mapping[str, float]) -> float:
+    write_5m = call.cache_write - call.cache_write_1h
+    return (
+        call.input * rates.get("input", 0.0)
+        + write_5m * rates.get("cache_write_5m", 0.0)
+        + call.cache_write_1h * rates.get("cache_write_1h", 0.0)
+        + call.cache_read * rates.get("cache_read", 0.0)
+        + call.output * rates.get("output", 0.0)
+    ) / 1_000_000
+
+
+def estimate(calls: list[Call], prices: dict[str, Any], *, by: By, days: LocalDays) -> dict[str, Any]:
+    key = key_function(by, days)
+    models: dict[str, Any] = prices["models"]
+    rows: dict[str, float] = {}
+    unpriced: dict[str, int] = {}
+    carried = 0.0
+    for call in calls:
+        rates = rates_for(call.model, models)
+        name = key(call)
+        rows.setdefault(name, 0.0)
+        if rates is None:
+            unpriced[call.model] = unpriced.get(call.model, 0) + 1
+            continue
+        rows[name] += call_cost(call, rates)
+        carried += call.carried * rates.get("cache_read", 0.0) / 1_000_000
+    return {
+        "label": "list-price estimate (not a bill; verified counts are the rows above)",
+        "price_table": {"source": prices["source"], "date": prices["date"], "currency": prices["currency"]},
+        "rows": [{"key": k, "amount": round(v, 6)} for k, v in sorted(rows.items())],
+        "total": round(sum(rows.values()), 6),
+        "carried_history_amount": round(carried, 6),
+        "unpriced_calls_by_model": dict(sorted(unpriced.items())),
+    }
+
+
+def estimate_table(data: dict[str, Any]) -> str:
+    source = data["price_table"]
+    currency = source["currency"]
+    body = [[row["key"], f"{row['amount']:,.4f}"] for row in data["rows"]]
+    body.append(["total", f"{data['total']:,.4f}"])
+    lines = [
+        f"\n{data['label']}\n",
+        f"prices: {source['source']}; dated {source['date']}; {currency}\n",
+        table(["group", f"estimate ({currency})"], body),
+        f"carried history at cache-read rates: {data['carried_history_amount']:,.4f} {currency}\n",
+    ]
+    if data["unpriced_calls_by_model"]:
+        names = ", ".join(f"{m} ({n})" for m, n in data["unpriced_calls_by_model"].items())
+        lines.append(f"not priced (no list price in the table): {names}\n")
+    return "".join(lines)

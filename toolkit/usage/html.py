@@ -1,0 +1,82 @@
+"""``--html FILE``: one self-contained page (plotly, its JavaScript inlined; no network, no external script).
+
+Three figures: tokens by kind per day, re-read share per session, and the sessions with the most
+carried history. plotly is the optional extra ``workgroup-toolkit[report]``.
+"""
+
+from __future__ import annotations
+
+import html as _html
+from pathlib import Path
+from typing import Any
+
+from toolkit.core.errors import EnvironmentFailure, InvalidInput
+from toolkit.usage.fold import By, LocalDays, group, key_function
+from toolkit.usage.model import Call
+
+TOP = 15
+
+
+def _figures(calls: list[Call], days: LocalDays) -> list[Any]:
+    import plotly.graph_objects as go  # type: ignore[import-untyped]
+
+    per_day = group(calls, key_function(By.DAY, days))
+    x = list(per_day)
+    kinds = (
+        ("input", "input"),
+        ("cache_write", "cache write"),
+        ("cache_read", "cache read"),
+        ("output", "output"),
+    )
+    tokens = go.Figure(
+        [go.Bar(name=title, x=x, y=[getattr(t, attr) for t in per_day.values()]) for attr, title in kinds]
+    )
+    tokens.update_layout(barmode="stack", title="Tokens by kind per day", yaxis_title="tokens")
+
+    per_session = group(calls, key_function(By.SESSION, days))
+    shares = sorted(
+        ((name, t.cache_read / t.prompt) for name, t in per_session.items() if t.prompt), key=lambda p: -p[1]
+    )
+    reread = go.Figure(go.Bar(x=[n for n, _ in shares], y=[round(s * 100, 2) for _, s in shares]))
+    reread.update_layout(
+        title="Re-read share per session (cache read / prompt)", yaxis_title="%", yaxis_range=[0, 100]
+    )
+
+    top = sorted(per_session.items(), key=lambda kv: -kv[1].carried)[:TOP]
+    carried = go.Figure(
+        go.Bar(x=[t.carried for _, t in top][::-1], y=[n for n, _ in top][::-1], orientation="h")
+    )
+    carried.update_layout(
+        title=f"Top {TOP} sessions by carried history", xaxis_title="tokens re-read beyond base"
+    )
+    return [tokens, reread, carried]
+
+
+def render_html(calls: list[Call], days: LocalDays) -> str:
+    try:
+        import plotly.io as pio  # type: ignore[import-untyped]
+    except ImportError:
+        raise EnvironmentFailure(
+            "USAGE_NO_PLOTLY", "--html needs plotly: pip install 'workgroup-toolkit[report]'"
+        ) from None
+    parts = [
+        pio.to_html(fig, full_html=False, include_plotlyjs=(index == 0), include_mathjax=False)
+        for index, fig in enumerate(_figures(calls, days))
+    ]
+    title = _html.escape("workgroup usage: tokens, re-read share, carried history")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{title}</title></head><body>\n<h1>{title}</h1>\n"
+        "<p>Counts verified from Claude Code and Codex logs; carried history is cache read beyond each "
+        "context's base (see docs/usage.md).</p>\n" + "\n".join(parts) + "\n</body></html>\n"
+    )
+
+
+def write_html(path: Path, calls: list[Call], days: LocalDays) -> None:
+    from toolkit.infra.store import atomic_write
+
+    page = render_html(calls, days)
+    try:
+        atomic_write(path, page)
+    except FileNotFoundError:
+        raise InvalidInput("USAGE_BAD_OUTPUT", "the folder of --html does not exist") from None

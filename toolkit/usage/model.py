@@ -1,0 +1,79 @@
+"""The per-call record every reader produces, and the per-file log it belongs to.
+
+``msgspec.Struct`` rather than dataclasses: creating hundreds of thousands of records is the hot path,
+and Structs are cheaper to create and to import (no generated code compiled at start-up).
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Call(msgspec.Struct, gc=False):
+    """One model call after the reader's own rules (deduplication across files happens in ``fold``).
+
+    ``input`` is uncached input, so ``input + cache_write + cache_read`` is the whole prompt for both
+    sources. ``context`` is the prompt size the carried-history base is taken from.
+    """
+
+    source: str  # "claude" | "codex"
+    session: str  # the session the call is grouped under (subagents: their parent's)
+    project: str  # hashed working directory (or hashed project folder)
+    thread: str  # one context window: a main chain, a subagent file, a sidechain
+    subagent: bool
+    ts: str  # RFC 3339 UTC, as logged
+    model: str
+    input: int
+    output: int
+    cache_write: int
+    cache_read: int
+    reasoning: int | None  # Codex only; Claude does not report it
+    context: int
+    final: bool = True  # False: the log has no final usage for this call (output may be low)
+    cache_write_1h: int = 0
+    key: bytes | None = None  # Claude dedup key: digest of (message id, request id or session)
+    msg_id: bytes | None = None  # digest of the message id (the /btw sidechain rule)
+    sidechain: bool = False
+    dropped: bool = False
+    carried: int = 0
+    compactions: int = 0  # compaction boundaries just before this call
+    compactions_after: int = 0  # compactions after the last call of its file (nothing followed them)
+    resume: bool = False  # first own call of a resumed session
+    log: int = 0  # index of the FileLog it came from
+
+    @property
+    def prompt(self) -> int:
+        return self.input + self.cache_write + self.cache_read
+
+    @property
+    def tokens(self) -> int:
+        return self.input + self.cache_write + self.cache_read + self.output
+
+
+def replaces(candidate: Call, existing: Call) -> bool:
+    """Keep the non-sidechain copy, else the larger token total (streaming partials, split blocks)."""
+    if candidate.sidechain != existing.sidechain:
+        return existing.sidechain
+    return candidate.tokens > existing.tokens
+
+
+class Boundary(msgspec.Struct, gc=False):
+    """A context boundary inside one log: a compaction, or a resume appended to the same file."""
+
+    ts: str
+    kind: str  # "compaction" | "resume"
+    trigger: str | None = None  # compaction trigger as logged ("auto", "manual"); None when absent
+    pre_tokens: int | None = None
+
+
+class FileLog(msgspec.Struct):
+    """What one log file contributed: its calls and compaction markers in file order."""
+
+    source: str
+    path_hash: str  # provenance without the path itself
+    session: str
+    project: str
+    items: list[Call | Boundary] = msgspec.field(default_factory=list)
+    skipped_lines: int = 0  # candidate lines that were malformed or failed validation
+    duplicates: int = 0  # lines dropped inside this file (streaming partials, content-block splits)
+    no_usage: bool = False  # Codex: turns happened but the file has no token_count usage

@@ -1,0 +1,190 @@
+"""``workgroup usage session ID``: one session call by call, with its boundary points judged.
+
+Subagent calls are folded under the main-thread call they followed. At each compaction or resume
+point the CM contract's boundary table is applied with the facts a log can show (none of the
+"same-unit discussion", "declined" or "host cannot open" facts are in a log, so they are false),
+and the carried history re-read after that point is what a fresh session with a capsule would
+not have re-read.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, tzinfo
+from typing import Any
+
+from toolkit.core.errors import InvalidInput, Refused
+from toolkit.usage.fold import Ledger, LocalDays, total
+from toolkit.usage.model import Call
+from toolkit.usage.render import cell, table
+
+_CLOSING_EVENT = {"cm-ai": "run_done", "cm-prd": "review_stop", "cm-fix": "run_done"}
+
+
+def find_session(ledger: Ledger, wanted: str) -> str:
+    names = {c.session for c in ledger.calls}
+    if wanted in names:
+        return wanted
+    matches = sorted(n for n in names if n.startswith(wanted)) if len(wanted) >= 4 else []
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise InvalidInput("USAGE_AMBIGUOUS_SESSION", "more than one session starts with that prefix")
+    raise Refused("USAGE_NO_SESSION", "no session with that id in the logs read")
+
+
+def _verdict(workflow: str, kind: str) -> dict[str, Any]:
+    from toolkit.cm.boundary import Event, Facts, Workflow, decide
+
+    try:
+        flow = Workflow(workflow)
+    except ValueError:
+        raise InvalidInput("USAGE_BAD_WORKFLOW", "--workflow must be cm-ai, cm-prd or cm-fix") from None
+    facts = Facts(
+        workflow=flow,
+        event=Event(_CLOSING_EVENT[flow.value]),
+        must_shrink=kind == "compaction",
+        original_command="continue this session",
+    )
+    decision = decide(facts)
+    return {
+        "verdict": decision.verdict.value if decision.verdict else None,
+        "order": decision.order.value if decision.order else None,
+        "facts_from_log": {"same_unit_discussion": False, "declined": False, "host_cannot_open": False},
+    }
+
+
+def _row(call: Call, zone: tzinfo) -> dict[str, Any]:
+    moment = datetime.fromisoformat(call.ts.replace("Z", "+00:00")).astimezone(zone)
+    return {
+        "time": moment.isoformat(timespec="seconds"),
+        "model": call.model,
+        "input": call.input,
+        "cache_write": call.cache_write,
+        "cache_read": call.cache_read,
+        "output": call.output,
+        "reasoning": call.reasoning,
+        "carried_history": call.carried,
+        "compactions_before": call.compactions,
+        "compactions_after": call.compactions_after,
+        "resume": call.resume,
+        "final_usage": call.final,
+    }
+
+
+def session_view(ledger: Ledger, name: str, days: LocalDays, zone: tzinfo, workflow: str) -> dict[str, Any]:
+    calls = [c for c in ledger.calls if c.session == name]
+    main = [c for c in calls if not c.subagent]
+    subs = [c for c in calls if c.subagent]
+    rows: list[dict[str, Any]] = []
+    boundaries: list[dict[str, Any]] = []
+    for index, call in enumerate(main):
+        row = _row(call, zone)
+        row["subagents"] = []
+        rows.append(row)
+        for kind, present in (("compaction", call.compactions > 0), ("resume", call.resume)):
+            # a compaction after the last call has no calls after it to judge
+            if present:
+                after = _until_next_boundary(main, index)
+                boundaries.append(
+                    {
+                        "time": row["time"],
+                        "kind": kind,
+                        **_verdict(workflow, kind),
+                        "calls_after": len(after),
+                        "carried_after": sum(c.carried for c in after),
+                    }
+                )
+    _fold_subagents(rows, main, subs, zone)
+    source = calls[0].source if calls else None
+    return {
+        "schema": "workgroup.usage-session/v1",
+        "session": name,
+        "source": source,
+        "project": calls[0].project if calls else None,
+        "workflow": workflow,
+        "calls": rows,
+        "boundaries": boundaries,
+        "totals": total(calls).as_dict(),
+        "resumed_from": ledger.resumed_from.get(name),
+    }
+
+
+def _until_next_boundary(main: list[Call], index: int) -> list[Call]:
+    out = [main[index]]
+    for call in main[index + 1 :]:
+        if call.compactions or call.resume:
+            break
+        out.append(call)
+    return out
+
+
+def _fold_subagents(rows: list[dict[str, Any]], main: list[Call], subs: list[Call], zone: tzinfo) -> None:
+    """Each subagent thread becomes one folded entry under the last main call before its first call."""
+    threads: dict[str, list[Call]] = {}
+    for call in subs:
+        threads.setdefault(call.thread, []).append(call)
+    for number, (_thread, calls) in enumerate(sorted(threads.items(), key=lambda kv: kv[1][0].ts), start=1):
+        first = calls[0].ts
+        parent = 0
+        for index, call in enumerate(main):
+            if call.ts <= first:
+                parent = index
+        sums = total(calls).as_dict()
+        entry = {"subagent": number, "first_time": _row(calls[0], zone)["time"], **sums}
+        if rows:
+            rows[parent]["subagents"].append(entry)
+        else:
+            rows.append({"time": entry["first_time"], "model": calls[0].model, "subagents": [entry]})
+
+
+def session_table(view: dict[str, Any]) -> str:
+    headers = ["time", "model", "input", "cache write", "cache read", "output", "carried", "marks"]
+    body: list[list[str]] = []
+    for row in view["calls"]:
+        if "input" in row:
+            marks = []
+            if row["compactions_before"]:
+                marks.append("compacted")
+            if row["resume"]:
+                marks.append("resumed")
+            if row["compactions_after"]:
+                marks.append("then compacted")
+            if not row["final_usage"]:
+                marks.append("no final usage")
+            body.append(
+                [
+                    row["time"],
+                    row["model"],
+                    *(
+                        cell(row[k])
+                        for k in ("input", "cache_write", "cache_read", "output", "carried_history")
+                    ),
+                    ", ".join(marks),
+                ]
+            )
+        for sub in row["subagents"]:
+            body.append(
+                [
+                    f"  └ subagent {sub['subagent']}",
+                    f"{sub['calls']} call" + ("" if sub["calls"] == 1 else "s"),
+                    *(
+                        cell(sub[k])
+                        for k in ("input", "cache_write", "cache_read", "output", "carried_history")
+                    ),
+                    "",
+                ]
+            )
+    out = [
+        f"session {view['session']} ({view['source']}, project {view['project']})\n",
+        table(headers, body, 2),
+    ]
+    if view["resumed_from"]:
+        out.append(f"resumed from session {view['resumed_from']}\n")
+    for point in view["boundaries"]:
+        out.append(
+            f"{point['time']} {point['kind']}: the {view['workflow']} boundary table gives "
+            f"'{point['verdict']}' (row {point['order']}; no same-unit, declined or cannot-open fact "
+            f"is in a log); {point['carried_after']:,} carried-history tokens re-read over the next "
+            f"{point['calls_after']} call(s)\n"
+        )
+    return "".join(out)

@@ -1,0 +1,119 @@
+"""Where the logs live: default locations, ``CLAUDE_CONFIG_DIR`` / ``CODEX_HOME`` (comma lists), file walk.
+
+The environment is passed in (never read here), so tests and the command see the same rules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolkit.core.errors import InvalidInput
+
+
+def hashed(value: str, prefix: str = "p-") -> str:
+    """A stable pseudonym for a path or branch: the value itself never reaches output."""
+    return prefix + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class LogFile:
+    source: str  # "claude" | "codex"
+    path: Path
+    root: Path  # the projects/ folder (Claude) or the Codex home
+    archived: bool = False  # Codex archived_sessions/ copy
+    size: int = 0
+    mtime: float = 0.0
+
+
+def _home(environ: Mapping[str, str]) -> Path:
+    home = environ.get("HOME")
+    return Path(home) if home else Path.home()
+
+
+def _expand(raw: str, environ: Mapping[str, str]) -> Path:
+    if raw == "~":
+        return _home(environ)
+    if raw.startswith("~/"):
+        return _home(environ) / raw[2:]
+    return Path(raw)
+
+
+def _split(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def claude_roots(environ: Mapping[str, str]) -> list[Path]:
+    """The ``projects/`` folders to read; ``CLAUDE_CONFIG_DIR`` replaces the defaults when set."""
+    override = environ.get("CLAUDE_CONFIG_DIR")
+    if override is not None and _split(override):
+        roots: list[Path] = []
+        for raw in _split(override):
+            path = _expand(raw, environ)
+            projects = path if path.name == "projects" and path.is_dir() else path / "projects"
+            if projects.is_dir() and projects not in roots:
+                roots.append(projects)
+        if not roots:
+            raise InvalidInput(
+                "USAGE_NO_LOG_DIR", "no entry of CLAUDE_CONFIG_DIR is a Claude config folder with projects/"
+            )
+        return roots
+    xdg = environ.get("XDG_CONFIG_HOME")
+    config = Path(xdg) if xdg else _home(environ) / ".config"
+    candidates = [config / "claude" / "projects", _home(environ) / ".claude" / "projects"]
+    return [path for path in dict.fromkeys(candidates) if path.is_dir()]
+
+
+def codex_roots(environ: Mapping[str, str]) -> list[Path]:
+    """The Codex homes to read (their ``sessions/`` and ``archived_sessions/``)."""
+    override = environ.get("CODEX_HOME")
+    if override is not None and _split(override):
+        roots = [_expand(raw, environ) for raw in _split(override)]
+        found = [
+            path
+            for path in dict.fromkeys(roots)
+            if (path / "sessions").is_dir() or (path / "archived_sessions").is_dir()
+        ]
+        if not found:
+            raise InvalidInput(
+                "USAGE_NO_LOG_DIR", "no entry of CODEX_HOME holds sessions/ or archived_sessions/"
+            )
+        return found
+    home = _home(environ) / ".codex"
+    return [home] if (home / "sessions").is_dir() or (home / "archived_sessions").is_dir() else []
+
+
+def _walk(folder: Path) -> list[Path]:
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames.sort()
+        for name in filenames:
+            if name.endswith(".jsonl"):
+                found.append(Path(dirpath) / name)
+    return found
+
+
+def _stat(source: str, path: Path, root: Path, archived: bool = False) -> LogFile | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return LogFile(source, path, root, archived, info.st_size, info.st_mtime)
+
+
+def discover(source: str, environ: Mapping[str, str]) -> list[LogFile]:
+    """Every log file of ``source`` ("claude", "codex" or "all"), in a stable order."""
+    files: list[LogFile] = []
+    if source in ("claude", "all"):
+        for root in claude_roots(environ):
+            files.extend(f for f in (_stat("claude", p, root) for p in _walk(root)) if f)
+    if source in ("codex", "all"):
+        for home in codex_roots(environ):
+            for sub, archived in (("sessions", False), ("archived_sessions", True)):
+                folder = home / sub
+                if folder.is_dir():
+                    files.extend(f for f in (_stat("codex", p, home, archived) for p in _walk(folder)) if f)
+    return files

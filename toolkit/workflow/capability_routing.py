@@ -1,0 +1,29 @@
+"""Route with the provider's real capabilities: an unsupported mode degrades, nothing is fabricated."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolkit.runtime.router import route_task
+from toolkit.workflow.capabilities import fill_route_input
+
+_ORDER_TAIL = "CAPABILITY_FALLBACK"
+
+
+def route_for_provider(
+    route_input: dict[str, Any],
+    provider: str,
+    *,
+    workspace_root: str,
+    active_writers: list[Any] | None = None,
+) -> dict[str, Any]:
+    """Fill the router's capability facts from the table, route, and mark a degraded decision.
+
+    The router already adds CAPABILITY_FALLBACK for unserved inheritance and teams; a compatible
+    lineage the provider cannot resume is the one case it cannot see, so it is added here.
+    """
+    filled, lacking = fill_route_input(route_input, provider)
+    decision = route_task(filled, workspace_root=workspace_root, active_writers=active_writers or [])
+    if lacking and decision["mode"] == "fresh-capsule" and _ORDER_TAIL not in decision["reason_codes"]:
+        decision = {**decision, "reason_codes": [*decision["reason_codes"], _ORDER_TAIL]}
+    return decision

@@ -1,0 +1,411 @@
+"""The core of ``workgroup init``: idempotent edits of three files and the git hook.
+
+* ``.workgroup/config.yml`` from ``templates/config.yml`` (kept when present);
+* ``.gitignore``: the local-state lines, appended once under a marker comment (the CM run
+  pointer and lock lines only in a project that uses CM);
+* ``.pre-commit-config.yaml``: one repos item with the workgroup hooks, in the remote form
+  (``repo:`` the toolkit's repository, ``rev:`` a release tag checked to exist) or the local
+  form (``repo: local``, entries that say how to install the toolkit when it is missing). It is
+  inserted right under ``repos:`` or replaced in place, as text in the file's own indentation,
+  so the user's comments and layout survive; the result is parsed and must equal the old
+  configuration with only our item added or replaced, otherwise nothing is written (exit 1);
+* ``pre-commit install`` when pre-commit is available.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolkit.core.errors import InvalidInput, Refused
+from toolkit.infra.store import atomic_write
+from toolkit.workflow.hook_source import (
+    check_rev,
+    hook_definitions,
+    install_hint,
+    release_tag,
+    repository_url,
+    shown,
+    validate_repo,
+    validate_rev,
+)
+
+HOOK_IDS = ("workgroup-privacy", "workgroup-docs-claims", "workgroup-verify")
+MARKER = "# workgroup hooks (workgroup init)"
+# hook keys copied from .pre-commit-hooks.yaml into a local hook, in this order
+_LOCAL_KEYS = ("files", "exclude", "types", "types_or", "exclude_types", "pass_filenames", "always_run")
+GITIGNORE_MARK = "# workgroup: local state, never committed"
+GITIGNORE_LINES = (".workgroup/local/",)
+CM_GITIGNORE_LINES = (".cm-run.json", ".cm-run.lock", ".cm-write.lock")
+# What makes a project a CM project: the CM run pointer, its project log, its handoff file, or the
+# CM workflow config (the files toolkit/cm reads and writes).
+CM_MARKERS = (".cm-run.json", "运行日志.jsonl", ".cm-workflow.yml", ".cm-workflow.yaml")
+_REPOS_LINE = re.compile(r"^repos:[ \t]*(?:#.*)?$", re.M)
+_REPOS_FLOW_EMPTY = re.compile(r"^repos:[ \t]*\[[ \t]*\][ \t]*(?:#.*)?$", re.M)
+_ITEM = re.compile(r"^([ \t]*)-([ \t]+)\S")
+_MAX_CONFIG = 1_048_576
+
+
+@dataclass
+class InitOutcome:
+    config: str = ""
+    gitignore: str = ""
+    pre_commit_config: str = ""
+    hook: str = ""
+    hooks: str = ""
+    cm: bool = False
+    messages: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, str | bool]:
+        return {
+            "config": self.config,
+            "gitignore": self.gitignore,
+            "pre_commit_config": self.pre_commit_config,
+            "hook": self.hook,
+            "hooks": self.hooks,
+            "cm": self.cm,
+        }
+
+
+@dataclass(frozen=True)
+class HookForm:
+    """Which form of hooks to write: ``remote`` (repo URL + rev) or ``local`` (installed scripts)."""
+
+    kind: str
+    repo: str | None
+    rev: str
+
+    def entry(self, ids: list[str]) -> dict[str, Any]:
+        """The repo entry of ``.pre-commit-config.yaml`` for ``ids``, as pre-commit parses it."""
+        if self.kind == "remote":
+            assert self.repo is not None
+            return {"repo": self.repo, "rev": self.rev, "hooks": [{"id": hook_id} for hook_id in ids]}
+        defs = hook_definitions()
+        hooks = []
+        for hook_id in ids:
+            spec = defs[hook_id]
+            hook: dict[str, Any] = {
+                "id": hook_id,
+                "name": spec["name"],
+                "entry": guarded_entry(spec["entry"], install_hint(self.repo, self.rev)),
+                "language": "system",
+            }
+            hook.update({key: spec[key] for key in _LOCAL_KEYS if key in spec})
+            hooks.append(hook)
+        return {"repo": "local", "hooks": hooks}
+
+
+def guarded_entry(script: str, hint: str) -> str:
+    """A local hook entry that says what to install when the hook script is not on PATH.
+
+    pre-commit runs ``sh -c SCRIPT -- FILES...``; ``$@`` are the files. ``language: system``
+    hooks otherwise fail with pre-commit's bare "Executable not found".
+    """
+    body = (
+        f'command -v {script} >/dev/null 2>&1 || {{ echo "{script}: not found on PATH. '
+        f'Install the workgroup toolkit: {hint}" >&2; exit 1; }}; exec {script} "$@"'
+    )
+    return f"sh -c '{body}' --"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How the user's file indents a repos item: ``item`` before the dash, ``gap`` after it,
+    ``hooks`` the extra indentation of the hooks list under its key."""
+
+    item: str = "  "
+    gap: str = " "
+    hooks: str = "  "
+
+
+def detect_layout(text: str) -> Layout:
+    """The indentation style of the first repos item (default: 2 spaces, as pre-commit's docs)."""
+    lines = text.splitlines()
+    for number, line in enumerate(lines):
+        item = _ITEM.match(line)
+        if not item or not re.match(r"[ \t]*-[ \t]+repo:", line):
+            continue
+        column = len(item.group(1)) + 1 + len(item.group(2))
+        hooks = "  "
+        for later in range(number + 1, len(lines)):
+            if re.match(rf"^[ \t]{{{column}}}hooks:[ \t]*(?:#.*)?$", lines[later]):
+                nxt = next(
+                    (x for x in lines[later + 1 :] if x.strip() and not x.lstrip().startswith("#")), ""
+                )
+                dash = re.match(r"^([ \t]*)-", nxt)
+                if dash:
+                    hooks = " " * max(0, len(dash.group(1)) - column)
+                break
+        return Layout(item.group(1), item.group(2), hooks)
+    indents = [len(x) - len(x.lstrip(" ")) for x in lines if x.strip() and not x.lstrip().startswith("#")]
+    step = min((i for i in indents if i > 0), default=2)
+    return Layout(" " * step, " ", " " * step)
+
+
+def _scalar(value: Any) -> str:
+    import yaml
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_scalar(v) for v in value) + "]"
+    text = str(value)
+    try:
+        plain = bool(text) and "#" not in text and yaml.safe_load(f"k: {text}") == {"k": text}
+    except yaml.YAMLError:
+        plain = False
+    if plain:
+        return text
+    return "'" + text.replace("'", "''") + "'"
+
+
+def render_entry(entry: dict[str, Any], layout: Layout) -> str:
+    """YAML text of one repos item, with the marker comment, in the user's indentation."""
+    pad = " " * (1 + len(layout.gap))
+    base = layout.item
+    lines = [f"{base}{MARKER}"]
+    keys = [key for key in entry if key != "hooks"]
+    lines.append(f"{base}-{layout.gap}{keys[0]}: {_scalar(entry[keys[0]])}")
+    lines += [f"{base}{pad}{key}: {_scalar(entry[key])}" for key in keys[1:]]
+    lines.append(f"{base}{pad}hooks:")
+    inner = base + pad + layout.hooks
+    for hook in entry["hooks"]:
+        items = list(hook.items())
+        lines.append(f"{inner}-{layout.gap}{items[0][0]}: {_scalar(items[0][1])}")
+        lines += [f"{inner}{pad}{key}: {_scalar(value)}" for key, value in items[1:]]
+    return "\n".join(lines) + "\n"
+
+
+def _parse(text: str) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except (yaml.YAMLError, ValueError, RecursionError):
+        raise InvalidInput(
+            "PRE_COMMIT_CONFIG_INVALID", ".pre-commit-config.yaml is not valid YAML; nothing written"
+        ) from None
+
+
+def _hook_ids(repo: Any) -> list[str]:
+    hooks = repo.get("hooks") if isinstance(repo, dict) else None
+    return [h["id"] for h in hooks or [] if isinstance(h, dict) and isinstance(h.get("id"), str)]
+
+
+def _unmergeable(why: str) -> Refused:
+    return Refused("PRE_COMMIT_CONFIG_UNMERGEABLE", f"{why}; add the workgroup hooks by hand")
+
+
+def _item_lines(text: str) -> list[int]:
+    """0-based line of each repos item's dash (block style only)."""
+    import yaml
+
+    root = yaml.compose(text)
+    for key, value in root.value if root is not None else ():
+        if key.value == "repos" and isinstance(value, yaml.SequenceNode):
+            if value.flow_style:
+                raise _unmergeable("`repos:` is a flow-style list")
+            return [item.start_mark.line for item in value.value]
+    raise _unmergeable("could not find `repos:`")
+
+
+def _replace_item(text: str, line: int) -> tuple[list[str], int, int, str]:
+    """(lines, first, end, indent) of the repos item that starts at ``line``: trailing comments and
+    blank lines stay with whatever follows; our marker comment above goes with the item."""
+    lines = text.splitlines(keepends=True)
+    dash = re.match(r"^([ \t]*)-", lines[line])
+    if not dash:
+        raise _unmergeable("a repos item does not start on its own line")
+    column = len(dash.group(1))
+    end = line + 1
+    while end < len(lines):
+        body = lines[end]
+        if body.strip() and not body.lstrip().startswith("#") and len(body) - len(body.lstrip()) <= column:
+            break
+        end += 1
+    while end > line + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+        end -= 1
+    first = line
+    if first > 0 and lines[first - 1].strip() == MARKER:
+        first -= 1
+    return lines, first, end, dash.group(1)
+
+
+def merge_pre_commit_config(text: str | None, form: HookForm) -> tuple[str | None, str]:
+    """(new text or None when unchanged, what happened). Raises when it cannot merge safely.
+
+    Our hooks live in one repos item marked with a comment. A missing item is inserted right
+    under ``repos:``; an item in the other form (or with other patterns) is replaced in place.
+    Everything else in the file (comments, order, indentation) is kept, and the result is parsed
+    back: it must equal the old configuration with only our item added or replaced.
+    """
+    if text is None or not text.strip():
+        return "repos:\n" + render_entry(form.entry(list(HOOK_IDS)), Layout()), "written"
+    data = _parse(text)
+    if not isinstance(data, dict) or not isinstance(data.get("repos", None), list):
+        raise _unmergeable(".pre-commit-config.yaml is not a mapping with a repos list")
+    ours = set(hook_definitions())
+    holders = [i for i, repo in enumerate(data["repos"]) if ours & set(_hook_ids(repo))]
+    layout = detect_layout(text)
+    if not holders:
+        entry = form.entry(list(HOOK_IDS))
+        new = _insert(text, render_entry(entry, layout))
+        expected = [entry, *data["repos"]]
+        how = "merged"
+    else:
+        index = holders[0]
+        current = data["repos"][index]
+        ids = _hook_ids(current)
+        if len(holders) > 1 or not set(ids) <= ours:
+            raise _unmergeable("the workgroup hooks are spread over several repos or mixed with other hooks")
+        entry = form.entry(ids + [h for h in HOOK_IDS if h not in ids])
+        if current == entry:
+            return None, "unchanged"
+        lines, first, end, indent = _replace_item(text, _item_lines(text)[index])
+        block = render_entry(entry, Layout(indent, layout.gap, layout.hooks))
+        new = "".join(lines[:first]) + block + "".join(lines[end:])
+        expected = [*data["repos"][:index], entry, *data["repos"][index + 1 :]]
+        was_local = current.get("repo") == "local"
+        how = "updated" if was_local == (form.kind == "local") else f"switched to {form.kind} hooks"
+    merged = _parse(new)
+    ok = (
+        isinstance(merged, dict)
+        and {k: v for k, v in merged.items() if k != "repos"}
+        == {k: v for k, v in data.items() if k != "repos"}
+        and merged.get("repos") == expected
+    )
+    if not ok:
+        raise _unmergeable("merging would change the existing configuration")
+    return new, how
+
+
+def _insert(text: str, block: str) -> str:
+    if _REPOS_FLOW_EMPTY.search(text):
+        return _REPOS_FLOW_EMPTY.sub(lambda _: "repos:\n" + block.rstrip("\n"), text, count=1)
+    match = _REPOS_LINE.search(text)
+    if match is None:
+        raise _unmergeable("could not find a block-style `repos:` line")
+    return text[: match.end()] + "\n" + block + text[match.end() :].removeprefix("\n")
+
+
+def merge_gitignore(text: str | None, cm: bool = False) -> tuple[str | None, str]:
+    """Append the local-state lines that are missing (once, under a marker comment); the CM
+    run-pointer and lock lines only when the project uses CM."""
+    current = text or ""
+    present = {line.strip() for line in current.splitlines()}
+    wanted = GITIGNORE_LINES + (CM_GITIGNORE_LINES if cm else ())
+    missing = [line for line in wanted if line not in present]
+    if not missing:
+        return None, "unchanged"
+    prefix = current if not current or current.endswith("\n") else current + "\n"
+    block = ([GITIGNORE_MARK] if GITIGNORE_MARK not in present else []) + missing
+    return prefix + "\n".join(block) + "\n", "updated" if text else "written"
+
+
+def uses_cm(workdir: Path) -> bool:
+    """True when the project has a CM file: the run pointer, project log or workflow config
+    (tracked or not, ignored files included: .cm-run.json is usually ignored), or a CM handoff."""
+    proc = subprocess.run(
+        [
+            "git",
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--",
+            *(f":(glob)**/{m}" for m in CM_MARKERS),
+            ":(glob)**/.reviews/session-handoff.md",
+        ],
+        cwd=workdir,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    return bool(proc.stdout.strip(b"\0")) or any((workdir / m).exists() for m in CM_MARKERS)
+
+
+def _read(path: Path) -> str | None:
+    from toolkit.infra.boundedio import NOT_UTF8, FileRefused, read_text_bounded
+
+    try:
+        return read_text_bounded(path, limit=_MAX_CONFIG, what=path.name, missing_ok=True)
+    except FileRefused as exc:
+        code = "FILE_NOT_UTF8" if exc.code == NOT_UTF8 else exc.code
+        raise InvalidInput(code, exc.message) from None
+
+
+def _pre_commit_executable() -> str | None:
+    sibling = Path(sys.executable).parent / "pre-commit"
+    if sibling.is_file() and os.access(sibling, os.X_OK):
+        return str(sibling)
+    return shutil.which("pre-commit")
+
+
+def hook_form(*, local: bool, hook_repo: str | None, hook_rev: str | None, check: bool = True) -> HookForm:
+    """The form to write; for the remote form the rev is checked against the repository first."""
+    repo = validate_repo(hook_repo) if hook_repo else repository_url()
+    rev = validate_rev(hook_rev) if hook_rev else release_tag()
+    if local:
+        return HookForm("local", repo, rev)
+    if repo is None:
+        raise InvalidInput(
+            "HOOK_REPO_UNKNOWN",
+            "the toolkit's repository URL is not in its metadata; pass --hook-repo URL or use --local",
+        )
+    if check:
+        check_rev(repo, rev)
+    return HookForm("remote", repo, rev)
+
+
+def initialize(workdir: Path, *, form: HookForm, install: bool = True, cm: bool | None = None) -> InitOutcome:
+    """Do every step; all three files are computed before any is written."""
+    from toolkit.infra.resources import template_text
+
+    out = InitOutcome()
+    config_path = workdir / ".workgroup" / "config.yml"
+    gitignore_path = workdir / ".gitignore"
+    pre_commit_path = workdir / ".pre-commit-config.yaml"
+    out.cm = uses_cm(workdir) if cm is None else cm
+    new_gitignore, out.gitignore = merge_gitignore(_read(gitignore_path), cm=out.cm)
+    new_pre_commit, out.pre_commit_config = merge_pre_commit_config(_read(pre_commit_path), form)
+    config_text = None if config_path.exists() else template_text("config.yml")
+    out.config = "kept" if config_text is None else "written"
+    if config_text is not None:
+        atomic_write(config_path, config_text)
+    if new_gitignore is not None:
+        atomic_write(gitignore_path, new_gitignore)
+    if new_pre_commit is not None:
+        atomic_write(pre_commit_path, new_pre_commit)
+    where = f"{form.kind} hooks" + (
+        f" ({shown(form.repo)} @ {form.rev})" if form.kind == "remote" and form.repo else ""
+    )
+    out.hooks = form.kind
+    out.messages += [
+        f".workgroup/config.yml: {out.config}",
+        f".gitignore: {out.gitignore}" + ("" if out.cm else " (no CM files found: CM lines left out)"),
+        f".pre-commit-config.yaml: {out.pre_commit_config}, {where}",
+    ]
+    out.hook = _install_hook(workdir, out) if install else "skipped"
+    return out
+
+
+def _install_hook(workdir: Path, out: InitOutcome) -> str:
+    exe = _pre_commit_executable()
+    if exe is None:
+        out.messages.append("git hook: pre-commit not found; install it and run `pre-commit install`")
+        return "unavailable"
+    proc = subprocess.run(
+        [exe, "install"], cwd=workdir, capture_output=True, text=True, check=False, timeout=120
+    )
+    if proc.returncode != 0:
+        out.messages.append("git hook: `pre-commit install` failed:")
+        out.messages += [f"  {line}" for line in (proc.stdout + proc.stderr).strip().splitlines()[-5:]]
+        return "failed"
+    out.messages.append("git hook: installed (pre-commit install)")
+    return "installed"

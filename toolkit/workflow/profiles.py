@@ -1,0 +1,167 @@
+"""Execution profiles: ``quality``, ``balanced``, ``economy``, ``latency``.
+
+A profile tunes fan-out limits, inheritance thresholds and model choices. It only tightens the
+seed's safety defaults (at most two active inherited writers, nesting depth two), never loosens
+them. Precedence when settings are resolved: request values > explicit config values > the
+active profile > built-in defaults, except that the seed's limits in the config
+(``max_active_inherited``, ``max_nesting_depth``) are ceilings the profile can only tighten.
+
+A profile change is recorded as its own ``workgroup.profile-change/v1`` record in the local state
+(``profile-changes.jsonl``), never as an efficiency event or a rollout step, so cost changes
+stay attributable to either the profile or a routing experiment.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolkit.core.errors import InvalidInput
+
+PROFILE_NAMES: tuple[str, ...] = ("quality", "balanced", "economy", "latency")
+DEFAULT_PROFILE = "balanced"
+PROFILE_CHANGE_SCHEMA = "workgroup.profile-change/v1"
+
+# Model choices are tiers; capabilities.MODEL_TIERS maps them to a provider's models (version-qualified).
+PROFILES: dict[str, dict[str, Any]] = {
+    "quality": {
+        "max_active_inherited": 2,
+        "max_nesting_depth": 2,
+        "max_parallel_workers": 6,
+        "max_scanners": 3,
+        "max_specialists": 4,
+        "max_read_only_discovery": 3,
+        "inherit_min_affinity": "medium",
+        "prefer_recent_inheritance": False,
+        "max_inherited_context_tokens": 120_000,
+        "coordinator_model": "deep",
+        "worker_model": "deep",
+        "reviewer_model": "deep",
+    },
+    "balanced": {
+        "max_active_inherited": 2,
+        "max_nesting_depth": 2,
+        "max_parallel_workers": 4,
+        "max_scanners": 2,
+        "max_specialists": 2,
+        "max_read_only_discovery": 2,
+        "inherit_min_affinity": "high",
+        "prefer_recent_inheritance": True,
+        "max_inherited_context_tokens": 60_000,
+        "coordinator_model": "deep",
+        "worker_model": "standard",
+        "reviewer_model": "standard",
+    },
+    "economy": {
+        "max_active_inherited": 1,
+        "max_nesting_depth": 1,
+        "max_parallel_workers": 2,
+        "max_scanners": 1,
+        "max_specialists": 1,
+        "max_read_only_discovery": 1,
+        "inherit_min_affinity": "high",
+        "prefer_recent_inheritance": True,
+        "max_inherited_context_tokens": 30_000,
+        "coordinator_model": "standard",
+        "worker_model": "fast",
+        "reviewer_model": "standard",
+    },
+    "latency": {
+        "max_active_inherited": 2,
+        "max_nesting_depth": 2,
+        "max_parallel_workers": 6,
+        "max_scanners": 3,
+        "max_specialists": 2,
+        "max_read_only_discovery": 3,
+        "inherit_min_affinity": "medium",
+        "prefer_recent_inheritance": True,
+        "max_inherited_context_tokens": 60_000,
+        "coordinator_model": "standard",
+        "worker_model": "fast",
+        "reviewer_model": "standard",
+    },
+}
+
+SETTING_DOCS: dict[str, str] = {
+    "max_active_inherited": "active inherited or resumed writer contexts (router cap)",
+    "max_nesting_depth": "delegation depth; at or above it work stays local",
+    "max_parallel_workers": "workers running at once in one fan-out",
+    "max_scanners": "Stage 0 scanners (each needs an independent slice or material uncertainty)",
+    "max_specialists": "knowledge/security/test/design/compliance specialists (each required by scope "
+    "or controls)",
+    "max_read_only_discovery": "extra read-only discovery workers (each with an independently useful scope)",
+    "inherit_min_affinity": "lowest expected context reuse that may inherit context (high|medium)",
+    "prefer_recent_inheritance": "prefer bounded recent inheritance over a full fork when both are possible",
+    "max_inherited_context_tokens": "largest inherited context a worker may start with",
+    "coordinator_model": "model tier of the coordinator (deep|standard|fast)",
+    "worker_model": "model tier of delegated workers",
+    "reviewer_model": "model tier of independent reviewers",
+}
+
+SEED_CEILINGS = {"max_active_inherited": 2, "max_nesting_depth": 2}
+
+
+class ProfileError(InvalidInput, ValueError):
+    """An unknown profile name or a setting that would loosen a safety ceiling."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("INVALID_PROFILE", message)
+
+
+def profile_settings(name: str) -> dict[str, Any]:
+    if name not in PROFILES:
+        raise ProfileError("unknown profile (choose quality, balanced, economy or latency)")
+    return dict(PROFILES[name])
+
+
+def effective_settings(
+    config_block: dict[str, Any] | None, request: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Resolve settings: request > explicit config > profile > defaults; seed ceilings always hold."""
+    block = dict(config_block or {})
+    name = block.get("profile", DEFAULT_PROFILE)
+    settings = profile_settings(name if isinstance(name, str) else DEFAULT_PROFILE)
+    for key, value in block.items():
+        if key in settings and value is not None:
+            # the seed's limits in config are the team's ceilings: a profile may only tighten them
+            settings[key] = min(value, settings[key]) if key in SEED_CEILINGS and _is_int(value) else value
+    for key, value in (request or {}).items():
+        if key in settings and value is not None:
+            settings[key] = value
+    for key, ceiling in SEED_CEILINGS.items():
+        if (
+            not isinstance(settings[key], int)
+            or isinstance(settings[key], bool)
+            or not 1 <= settings[key] <= ceiling
+        ):
+            raise ProfileError(f"{key} must be an integer between 1 and {ceiling}")
+    settings["profile"] = name
+    return settings
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def change_record(old: str, new: str, *, at: str, reason: str | None) -> dict[str, Any]:
+    """The ``workgroup.profile-change/v1`` record: which settings moved, from what to what."""
+    before, after = profile_settings(old), profile_settings(new)
+    changed = {k: [before[k], after[k]] for k in sorted(after) if before[k] != after[k]}
+    return {
+        "schema": PROFILE_CHANGE_SCHEMA,
+        "at": at,
+        "from_profile": old,
+        "to_profile": new,
+        "changed_settings": changed,
+        "reason": reason,
+    }
+
+
+def render_table() -> str:
+    """The documented table (also printed by ``workgroup profile list``)."""
+    header = "| setting | " + " | ".join(PROFILE_NAMES) + " | what it tunes |"
+    rule = "|---" * (len(PROFILE_NAMES) + 2) + "|"
+    rows = [
+        f"| `{key}` | " + " | ".join(str(PROFILES[p][key]) for p in PROFILE_NAMES) + f" | {doc} |"
+        for key, doc in SETTING_DOCS.items()
+    ]
+    return "\n".join([header, rule, *rows])
