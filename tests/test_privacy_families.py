@@ -160,6 +160,10 @@ REFERENCES = [
     'SECRET_KEY = "dev"',
     "app.config['SECRET_KEY'] = 'super secret key'",
     'password = "changeme"',
+    "Password: `secret2`",  # a stand-in, numbered
+    '"hashed_password": "fakehashedsecret"',  # a hash field, and a fake value
+    '"hashed_password": "$argon2id$v=19$m=65536,t=3,p=4$wagCPXjifgvUFBzq4hqe3w$CYaIb8sB+wtD+Vu/P4uod1+Qof8h3ZqPsc"',
+    'pw_hash = "$2b$12$Kix8Pq0c9fQe1yZ3Lm7nUeJ0aBcDeFgHiJkLmNoPqRsTuVwXyZ012"',
 ]
 
 

@@ -126,3 +126,28 @@ def test_a_large_telemetry_note_is_scanned_quickly() -> None:
     start = time.process_time()
     scan_value(event, Context.TELEMETRY)
     assert time.process_time() - start < 0.6
+
+
+RECORD_TRIGGERS = [
+    "run_a1",
+    "session: a1",
+    "Bearer a",
+    "verbatim log ",
+    "repo-a",
+    "C:\\",
+    "x@y.z ",
+    "sk-",
+    "ghp_",
+    "eyJ",
+    "password: a1",
+    "://a:b@",
+    "-----BEGIN RSA PRIVATE KEY-----",
+]
+
+
+@pytest.mark.parametrize("context", [Context.CAPSULE, Context.TELEMETRY])
+@pytest.mark.parametrize("unit", RECORD_TRIGGERS)
+def test_record_shapes_are_linear_too(unit: str, context: Context) -> None:
+    # the stricter record rules (toolkit/privacy/strict.py) and the telemetry shapes
+    elapsed = _timed(_line(unit, MB), context)
+    assert elapsed < BUDGET_S_PER_MB, (unit, context, elapsed)

@@ -9,7 +9,6 @@ id is never a secret by itself.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 
 from toolkit.privacy.rules import lazy
@@ -265,10 +264,20 @@ def is_example_value(value: str) -> bool:
     """A documented stand-in (``dev``, ``changeme``, ``hunter2``...) or an obvious test value
     (``test-secret``, ``fake_password``): the words tutorials and test suites put in its place."""
     low = value.strip().strip("\"'`").lower()
-    if low in _EXAMPLE_VALUES:
-        return True
-    words = [w for w in re.split(r"[^a-z0-9]+", low) if w]
-    return bool(words) and words[0] in {"test", "fake", "dummy", "mock", "sample", "demo", "example", "bogus"}
+    if low in _EXAMPLE_VALUES or low.rstrip("0123456789") in _EXAMPLE_VALUES:
+        return True  # "secret2", "password123" are the same stand-ins numbered
+    return low.startswith(_EXAMPLE_PREFIXES)
+
+
+_EXAMPLE_PREFIXES = ("test", "fake", "dummy", "mock", "sample", "demo", "example", "bogus")
+# A stored password hash (argon2, bcrypt, scrypt, PBKDF2, crypt) is what a password becomes, not
+# the password: documentation and fixtures show them on purpose.
+_PASSWORD_HASH = lazy(r"\$(?:argon2(?:id|i|d)|2[abxy]?|scrypt|pbkdf2[-_a-z0-9]*|[156])\$")
+
+
+def is_password_hash(text: str) -> bool:
+    """Whether ``text`` (a value, or the text just before a token) holds a password-hash prefix."""
+    return bool(_PASSWORD_HASH.search(text))
 
 
 def is_reference(value: str) -> bool:
@@ -312,7 +321,8 @@ FILTERS: dict[str, str] = {
     "placeholder": "values written to be replaced: <your-key>, XXXX, ****, ${VAR}, sequences (is_placeholder)",
     "example-value": "documented stand-ins such as dev, changeme, hunter2, test-* values (is_example_value)",
     "reserved-domain": "example.com, *.test, localhost and other RFC 2606/6761 names (is_email_placeholder_domain)",
-    "digest": "git SHAs, sha256/SRI hashes, UUIDs and labelled checksums are ids, not secrets",
+    "digest": "git SHAs, sha256/SRI hashes, go.sum h1: checksums, UUIDs, labelled checksums and stored "
+    "password hashes (argon2, bcrypt, hashed_password fields) are ids or digests, not secrets",
     "data-uri": "the base64 body of a data: URI is an embedded file (engine.data_uri_spans)",
     "data-file": "SVG/Illustrator/EPS path data, lock files, minified bundles, source maps and checksum "
     "files get only the fixed-format provider rules (files.file_kind)",

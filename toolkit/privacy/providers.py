@@ -126,9 +126,12 @@ def _rule(
 ) -> Rule:
     """A provider rule: ``lead(prefixes)`` + ``body`` (possessive) + ``end``, group 1 the token."""
     pattern = lazy("(" + lead(prefixes, before) + body + ")" + end, flags)
-    # The prefixes are pre-checked as bytes (engine): a substring search over the UTF-8 bytes is
-    # several times faster than the pattern's own pass over the text, and most texts hold none.
-    return Rule(rule_id, S, pattern, 1, check or value_ok(), (), priority=priority, literals=prefixes)
+    # One prefix is pre-checked as bytes (engine): as cheap as the pattern's own pass over ASCII
+    # text and cheaper over text stored at 2-4 bytes a character. Several prefixes are not: one
+    # pass of the pattern (re tries its alternation only where a first character fits) costs
+    # about what a single substring search does, so checking each prefix first costs more.
+    literals = prefixes if len(prefixes) == 1 else ()
+    return Rule(rule_id, S, pattern, 1, check or value_ok(), (), priority=priority, literals=literals)
 
 
 PROVIDER_RULES: tuple[Rule, ...] = (

@@ -195,6 +195,8 @@ def _assign_check(match: re.Match[str]) -> bool:
     label = _full_label(match)
     if label is None or value.lower() == label:
         return False
+    if "hash" in label or "digest" in label or f.is_password_hash(value):
+        return False  # hashed_password, password_hash: a digest of the secret, not the secret
     if not f.is_value(value, quoted=quoted is not None, text=match.string, end=match.end()):
         return False
     if _CONSTANT_NAME.match(value):
@@ -338,6 +340,8 @@ class _EntropyRule(Rule):
                 continue  # SRI hashes in lock files, labelled digests
             if before.rstrip().endswith("base64,"):
                 continue  # a data: URI
+            if f.is_password_hash(text[max(0, start - 80) : start]):
+                continue  # a segment of a stored password hash ($argon2id$..., $2b$12$...)
             if _inside_pem(text, start):
                 continue
             yield start, end
