@@ -152,11 +152,10 @@ def agent_spans(environ: Mapping[str, str], workdir: Path | None, skipped: Skipp
     for call in ledger.calls:
         if project is not None and call.project != project:
             continue
-        if call.key is not None:
-            key = f"{call.source}:{call.key.hex()}"
-        else:
-            parts = (call.source, call.session, call.thread, call.ts, call.model, call.input, call.output)
-            key = occurrences.key(content_key({"call": [str(part) for part in parts]}))
+        # the span id comes from what the log says about the call, never from the reader's in-process
+        # dedup key (a salted hash that differs between runs): a re-export sends the same ids
+        parts = (call.source, call.session, call.thread, call.ts, call.model, call.input, call.output)
+        key = occurrences.key(content_key({"call": [str(part) for part in parts]}))
         span = agent_span(call, key, skipped)
         if span is not None:
             yield span

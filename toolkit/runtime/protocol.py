@@ -237,9 +237,9 @@ def run_batch(op: str, stdin: IO[bytes], out: IO[str], ctx: RuntimeContext) -> i
             _emit(out, failure(exc.code))
             status = 1
             continue
-        line = render_frame(execute(op, request, ctx))
-        out.write(line)
-        if not line.startswith('{"ok":true'):
+        answer = render_frame(execute(op, request, ctx))
+        out.write(answer)
+        if not answer.startswith('{"ok":true'):
             status = 1
     out.flush()
     return status

@@ -39,7 +39,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
-    from typing import Any
+    from typing import Any, TypeGuard
 
 _REASON_ORDER = {code: index for index, code in enumerate(REASON_CODES)}
 _WRITER_ROLE = re.compile(r"(?:^|[-_])(builder|writer|implementer)(?:$|[-_])")
@@ -57,7 +57,7 @@ def decision(mode: str, reasons: Sequence[str]) -> dict[str, Any]:
     return {"mode": mode, "reason_codes": sorted(set(reasons), key=_REASON_ORDER.__getitem__)}
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int | float]:
     """JavaScript ``Number.isInteger``: ints and integral floats, never booleans."""
     if isinstance(value, bool):
         return False
@@ -66,7 +66,7 @@ def _is_int(value: object) -> bool:
     return isinstance(value, float) and math.isfinite(value) and value.is_integer()
 
 
-def _is_finite_number(value: object) -> bool:
+def _is_finite_number(value: object) -> TypeGuard[int | float]:
     return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
 
 
@@ -164,7 +164,7 @@ def _writer_conflict(
                     tuple(active.get("owned_files") or ()),
                     tuple(active.get("resolved_owned_files") or ()),
                 )
-                keys = key_cache.get(memo)  # type: ignore[assignment]
+                keys = key_cache.get(memo)
                 if keys is None:
                     keys = key_cache[memo] = _scope_keys(active, active_canon)
                 if not keys:
@@ -458,7 +458,7 @@ def _flag(value: object) -> bool | None:
 
 
 def _size(value: object) -> int | None:
-    return int(value) if _is_int(value) and value >= 0 else None  # type: ignore[operator]
+    return int(value) if _is_int(value) and value >= 0 else None
 
 
 def routing_evidence(facts: dict[str, Any], result: dict[str, Any], *, recorded_at: str) -> dict[str, Any]:
