@@ -58,6 +58,10 @@ FIXES: dict[str, str] = {
     "platform-handle": "record the lineage again: committed lineages carry null or a keyed pseudonym",
     "reference-missing": "commit the parent lineage, or record this lineage without parent_lineage_id",
     "run-id": "a measurement run id can be used once: record the promotion with a new measured run",
+    "run-id-consumed-twice": (
+        "a measurement run can be consumed once: keep the first promotion record of the run and "
+        "measure again for the others"
+    ),
     "unreadable": "make the file a UTF-8 JSON object under 1 MiB",
 }
 
