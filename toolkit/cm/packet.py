@@ -14,7 +14,9 @@ import math
 from typing import Any
 
 from toolkit.core.errors import InvalidInput
-from toolkit.infra.boundedio import json_depth_exceeds  # the one linear depth check (re-exported)
+from toolkit.infra.boundedio import (
+    json_depth_exceeds as json_depth_exceeds,  # the one depth check, re-exported
+)
 
 STABLE_PREFIX_KEYS: tuple[str, ...] = ("safety", "workflow", "project_rules", "role", "output_schema")
 DYNAMIC_REQUIRED: tuple[str, ...] = (

@@ -18,6 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import IO
 
+    from toolkit.core.findings import Finding
     from toolkit.privacy.files import ScanReport
 
 USAGE = (
@@ -107,7 +108,7 @@ class _Progress:
             self.stream.flush()
 
 
-def to_findings(report: ScanReport) -> list[object]:
+def to_findings(report: ScanReport) -> list[Finding]:
     """The report as ``toolkit.core.findings.Finding`` rows (masked values only)."""
     from toolkit.core.findings import Finding
 
@@ -176,7 +177,7 @@ def scan_command(
         as_json=as_json,
         stdout=out,
         stderr=err,
-        checked=report.files_scanned,  # type: ignore[arg-type]
+        checked=report.files_scanned,
         notices=report.notices,
     )
     if rows and not as_json:

@@ -30,8 +30,9 @@ if TYPE_CHECKING:  # typing stays out of the hook's cold start
 RULES: tuple[Rule, ...] = SECRET_RULES + IDENTITY_RULES + TRANSCRIPT_RULES + STRICT_RULES
 LINE_RULES: tuple[LineRule, ...] = TRANSCRIPT_LINE_RULES
 _PRIORITY: dict[str, int] = {}
-for _rule in (*RULES, *LINE_RULES):  # a rule id shared by a strict shape keeps its higher priority
-    _PRIORITY[_rule.id] = max(_PRIORITY.get(_rule.id, 0), _rule.priority)
+_ALL_RULES: tuple[Rule | LineRule, ...] = (*RULES, *LINE_RULES)
+for _any_rule in _ALL_RULES:  # a rule id shared by a strict shape keeps its higher priority
+    _PRIORITY[_any_rule.id] = max(_PRIORITY.get(_any_rule.id, 0), _any_rule.priority)
 RULE_IDS: frozenset[str] = frozenset(_PRIORITY) | frozenset(
     {
         "private-field-credential",

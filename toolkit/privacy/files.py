@@ -234,7 +234,8 @@ def scan_batch(items: list[tuple[str, str, str]], context: Context | None = None
     for (ctx, kind, _ascii), members in groups.items():
         start = 0
         while start < len(members):
-            batch, size = [], 0
+            batch: list[tuple[str, str, str]] = []
+            size = 0
             while start < len(members) and (not batch or size + len(members[start][0]) <= BATCH_BYTES):
                 batch.append(members[start])
                 size += len(members[start][0])

@@ -81,7 +81,9 @@ _LITERALS = frozenset(
 )
 
 
-_KEEP_ALNUM = {c: None for c in map(chr, range(128)) if not (c.isascii() and c.isalnum())}
+_KEEP_ALNUM: dict[int, None] = {
+    ord(c): None for c in map(chr, range(128)) if not (c.isascii() and c.isalnum())
+}
 
 
 def is_placeholder(value: str) -> bool:

@@ -76,15 +76,16 @@ class Rule:
         then searched in the UTF-8 bytes (the engine encodes them once, ``LOWER_BYTES``) and
         byte offsets are turned back into character offsets incrementally."""
         assert self.anchor is not None
-        encoded = LOWER_BYTES[1] if LOWER_BYTES[0] is low else None
+        cached = LOWER_BYTES[1]
+        encoded = cached if LOWER_BYTES[0] is low and isinstance(cached, bytes) else None
         if encoded is None or low.isascii():
             for hit in self.anchor.finditer(low):
                 yield hit.start()
             return
         byte_at, char_at = 0, 0
-        for hit in self.anchor.bytes_compiled.finditer(encoded):
-            char_at += len(encoded[byte_at : hit.start()].decode("utf-8", "surrogatepass"))
-            byte_at = hit.start()
+        for byte_hit in self.anchor.bytes_compiled.finditer(encoded):
+            char_at += len(encoded[byte_at : byte_hit.start()].decode("utf-8", "surrogatepass"))
+            byte_at = byte_hit.start()
             yield char_at
 
     def spans(self, text: str, low: str | None = None) -> Iterator[tuple[int, int]]:
