@@ -486,3 +486,31 @@ def test_codex_line_of_another_shape_falls_back_to_candidate_lines(tmp_path: Pat
         lines = path.read_text().splitlines()
         path.write_text("\n".join([lines[0], json.dumps(odd, separators=(",", ":")), *lines[1:]]) + "\n")
     assert _rows(_report(env, source="codex")) == _rows(_report(build(tmp_path / "b"), source="codex"))
+
+
+def test_hostile_logs_are_skipped_not_fatal(tmp_path: Path) -> None:
+    """A log nested 200,000 deep and a FIFO named like a log: counted or skipped, never a traceback."""
+    import os
+    import subprocess
+    import sys
+
+    folder = tmp_path / "claude" / "projects" / "p"
+    folder.mkdir(parents=True)
+    deep = "[" * 200_000 + "]" * 200_000
+    row = (
+        '{"type":"assistant","x":' + deep + ',"message":{"id":"m1","model":"claude-x","usage":'
+        '{"input_tokens":1,"output_tokens":2}},"timestamp":"2026-12-01T00:00:00Z","sessionId":"s1"}'
+    )
+    (folder / "deep.jsonl").write_text(row + "\n", encoding="utf-8")
+    os.mkfifo(folder / "pipe.jsonl")
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"), "CODEX_HOME": str(tmp_path / "none")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolkit", "usage", "--source", "claude", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-500:]
+    assert json.loads(proc.stdout)["totals"]["calls"] == 0

@@ -12,7 +12,6 @@ Torn or invalid lines are counted as skipped, never fatal.
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -56,17 +55,23 @@ def telemetry_log_spans(path: Path, skipped: Skipped) -> Iterator[SpanRecord]:
 
 
 def _jsonl(path: Path, skipped: Skipped) -> Iterator[object]:
+    """The CM usage rows of one log: regular files only (a FIFO never blocks), each line bounded."""
+    from toolkit.infra.boundedio import FileRefused, loads_bounded, open_regular
+
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed by the with below
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        handle = open_regular(path, what="a CM log", missing_ok=True)
+    except FileRefused:
+        skipped.add("unreadable log")
+        return
+    if handle is None:
         return
     with handle:
         for raw in handle:
             if b'"model_usage"' not in raw:
                 continue  # only completed calls become spans
             try:
-                yield json.loads(raw)
-            except ValueError:
+                yield loads_bounded(raw, what="a CM log line")
+            except FileRefused:
                 skipped.add("unreadable line")
 
 

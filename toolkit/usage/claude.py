@@ -120,13 +120,13 @@ def _all_lines(data: bytes, out: FileLog) -> list[_Line] | None:
     end = data.rfind(b"\n") + 1
     try:
         lines = _DECODER.decode_lines(memoryview(data)[:end]) if end else []
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     tail = data[end:]
     if tail.strip() and (_USAGE in tail or _COMPACT in tail):
         try:
             lines.append(_DECODER.decode(tail))
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             out.skipped_lines += 1
     return lines
 
@@ -141,7 +141,7 @@ def _candidates(data: bytes, out: FileLog) -> Iterator[_Line]:
     for start, end in spans:
         try:
             yield decode(view[start:end])
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             out.skipped_lines += 1
 
 

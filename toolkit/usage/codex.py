@@ -217,7 +217,7 @@ def head(data: bytes) -> Head:
             break
         try:
             _note_meta(info, _META.decode(data[start:end]))
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             break
         start = end + 1
     return info
@@ -278,13 +278,13 @@ def _all_lines(data: bytes, out: FileLog) -> list[tuple[int, Any]] | None:
     end = data.rfind(b"\n") + 1
     try:
         lines = _LINES.decode_lines(memoryview(data)[:end]) if end else []
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     tail = data[end:]
     if tail.strip():
         try:
             lines.append(_LINES.decode(tail))
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             if b'"token_count"' in tail:
                 out.skipped_lines += 1
     pairs: list[tuple[int, Any]] = []
@@ -308,7 +308,7 @@ def _candidates(data: bytes, out: FileLog) -> Iterator[tuple[int, Any]]:
     for start, end, kind in _spans(data):
         try:
             yield kind, _SLOW[kind].decode(view[start:end])
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             out.skipped_lines += 1
 
 

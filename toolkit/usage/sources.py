@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -100,6 +101,8 @@ def _stat(source: str, path: Path, root: Path, archived: bool = False) -> LogFil
     try:
         info = path.stat()
     except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):  # a FIFO, socket or device named *.jsonl would block the read
         return None
     return LogFile(source, path, root, archived, info.st_size, info.st_mtime)
 
