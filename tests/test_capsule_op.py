@@ -535,3 +535,25 @@ def test_artifact_reference_answers_as_the_reference_does(where: str, path: str,
         ["node", str(REFERENCE), "capsule"], input=stdin, capture_output=True, cwd=tmp_path, check=False
     )
     assert in_process("capsule", {"capsule": capsule}) == json.loads(theirs.stdout)
+
+
+REFERENCE_FALSE_POSITIVES = [
+    "Run the full test suite and attach the log",  # reference: raw|full near log
+    "thread-safe-queue",  # reference: thread- + 8 characters
+    "run-integration-tests",  # reference: run- + 8 characters
+    "the Codex agent handles retries",  # reference: provider + agent
+]
+
+
+@pytest.mark.parametrize("text", REFERENCE_FALSE_POSITIVES)
+def test_the_reference_false_positives_are_accepted(text: str) -> None:
+    from toolkit.runtime.capsule_rules import private_value
+
+    assert private_value(text)  # the reference's own patterns refuse it ...
+    for field in ("objective", "next_action"):
+        capsule = valid_capsule()
+        capsule[field] = text
+        assert result_of({"capsule": capsule})[field] == text  # ... the engine alone accepts it
+    capsule = valid_capsule()
+    capsule["risks"] = [text]
+    assert result_of({"capsule": capsule})["risks"] == [text]

@@ -298,7 +298,8 @@ def test_refusals_write_nothing(
     pol, summ, raw_path = files(tmp_path, policy, summary, raw)
     before = snapshot(git_repo.path)
     got, out, err = store(pol, summ, raw_path, capsys)
-    assert (got, out) == (exit_code, None)
+    # --json: the refusal is one JSON error object on stdout (docs/output.md), and the exit code
+    assert got == exit_code and out is not None and out["error"]["code"] == code
     assert err.startswith(f"error[{code}]")
     assert snapshot(git_repo.path) == before
 
@@ -432,7 +433,7 @@ def test_summary_must_be_utf8_text(
 def test_private_summary_is_refused_before_any_write(
     git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O50Zb5Hm"  # checksum-valid (synthetic)
     pol, summ, raw = files(
         tmp_path,
         {"input": {"material": True, "large_raw_output": True}},
@@ -440,7 +441,8 @@ def test_private_summary_is_refused_before_any_write(
         raw=b"log",
     )
     code, out, err = store(pol, summ, raw, capsys)
-    assert code == 1 and out is None and err.startswith("error[PRIVATE_CONTENT]")
+    assert code == 1 and out == {"error": {"code": "PRIVATE_CONTENT", "message": out["error"]["message"]}}
+    assert err.startswith("error[PRIVATE_CONTENT]") and "ghp_" not in out["error"]["message"]
     assert secret not in err
     assert not (git_repo.path / ".workgroup").exists() and not (git_repo.path / "knowzcode").exists()
     # an ephemeral result is returned to the caller only, so it is not blocked

@@ -135,7 +135,8 @@ def test_bad_requests_are_coded_usage_errors(git_repo, cli) -> None:  # type: ig
         ({"input": []}, "INVALID_REQUEST"),
     ):
         code, out, err = cli("route", "--json", request=request)
-        assert (code, out) == (2, "")
+        assert code == 2 and json.loads(out)["error"]["code"] == code_name  # the --json error object
+        assert "passwd" not in out
         assert f"error[{code_name}]" in err and "passwd" not in err and "Traceback" not in err
     (root / "bad.json").write_text("{nope", encoding="utf-8")
     code, _, err = cli("route", str(root / "bad.json"))

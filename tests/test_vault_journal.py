@@ -188,7 +188,8 @@ def test_refusals_write_nothing(
     capsys.readouterr()
     code_ = run(["vault", "add", str(path), "--json", "--now", NOW])
     captured = capsys.readouterr()
-    assert code_ == exit_code and captured.out == ""
+    # --json: the refusal is one JSON error object on stdout (docs/output.md), never the payload
+    assert code_ == exit_code and json.loads(captured.out)["error"]["code"] == code
     assert captured.err.startswith(f"error[{code}]")
     assert not layout(git_repo).vault_journal.exists()
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Any
+from typing import IO, Any, cast
 
 import typer
 from typer.core import TyperGroup
@@ -345,7 +345,7 @@ def run(argv: list[str]) -> int:
     if sys.stdout is None:  # started with stdout closed: writing data must fail loudly, not crash
         from toolkit.commands._common import ClosedStream
 
-        sys.stdout = ClosedStream()  # type: ignore[assignment]
+        sys.stdout = ClosedStream()
     app = build_app()
     try:
         result = app(args=argv, prog_name="workgroup", standalone_mode=False)
@@ -355,7 +355,7 @@ def run(argv: list[str]) -> int:
         if wants_json(argv) and not exc.reported:
             from toolkit.core.findings import write_error_json
 
-            write_error_json(sys.stdout, exc.code, exc.message, exc.path)
+            write_error_json(cast("IO[str]", sys.stdout), exc.code, exc.message, exc.path)
         return exit_code_for(exc)
     except typer.Exit as exc:
         return int(exc.exit_code or 0)

@@ -70,6 +70,7 @@ def register(app: typer.Typer) -> None:
                         "path": conflict.path,
                     }
                 )
+                conflict.reported = True  # the JSON answer above states the refusal: no second document
             raise
         if as_json:
             emit_json({"acquired": True, **lease.to_json()})

@@ -174,25 +174,24 @@ class _Verifier:
         self._checkpoints.append((rec.rel, sha))
 
     def privacy(self, rec: _Record, value: Any, *, keys: bool) -> None:
-        """The capsule privacy rules over one pass of the record: reference rules, then the engine."""
+        """The privacy rules over one pass of the record. Capsules (``keys``) get exactly what the
+        runtime's capsule op applies, the shared engine alone; lineages and promotions keep the
+        reference's value patterns before the engine."""
         from toolkit.runtime.capsule_rules import (
             MAX_CAPSULE_STRING_BYTES,
             engine_findings_in,
-            forbidden_key,
             private_value,
             strings_of,
         )
 
         names, texts = strings_of(value)
-        if keys and any(forbidden_key(name) for name in names):
-            self.add(rec.rel, "private-content", "a forbidden field name (raw prompt, session id, secret...)")
-        elif any(
+        if any(
             len(text) > MAX_CAPSULE_STRING_BYTES // 4
             and len(text.encode("utf-8", "surrogatepass")) > MAX_CAPSULE_STRING_BYTES
             for text in texts
         ):
             self.add(rec.rel, "private-content", "a string longer than 4096 UTF-8 bytes")
-        elif private_value("\n".join(texts)):  # one search per record; a joined text can only find more
+        elif not keys and private_value("\n".join(texts)):  # one search per record
             self.add(rec.rel, "private-content", "a secret-like or private value")
         # lineage and promotion field names are fixed by their formats: only their values can leak
         elif engine_findings_in(names if keys else [], texts, "capsule" if keys else "generic"):
