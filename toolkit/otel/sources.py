@@ -137,8 +137,8 @@ def agent_spans(environ: Mapping[str, str], workdir: Path | None, skipped: Skipp
     """Spans of the model calls in the Claude Code and Codex logs (``workgroup usage``'s readers).
 
     With ``workdir``, only the calls made in that work tree (the rule of ``workgroup usage
-    --project``); without it, every call of the machine's logs. A call's key is the reader's own
-    deduplication key when it has one, else the digest of its counts, numbered among equals.
+    --project``); without it, every call of the machine's logs. A call's key is the digest of its
+    session, thread, time, model and counts, numbered among equals (the readers have deduplicated).
     """
     from toolkit.usage.fold import load
     from toolkit.usage.sources import hashed
@@ -152,11 +152,9 @@ def agent_spans(environ: Mapping[str, str], workdir: Path | None, skipped: Skipp
     for call in ledger.calls:
         if project is not None and call.project != project:
             continue
-        if call.key is not None:
-            key = f"{call.source}:{call.key.hex()}"
-        else:
-            parts = (call.source, call.session, call.thread, call.ts, call.model, call.input, call.output)
-            key = occurrences.key(content_key({"call": [str(part) for part in parts]}))
+        # the reader's dedup key is a per-process hash(): not stable across exports, so not used
+        parts = (call.source, call.session, call.thread, call.ts, call.model, call.input, call.output)
+        key = occurrences.key(content_key({"call": [str(part) for part in parts]}))
         span = agent_span(call, key, skipped)
         if span is not None:
             yield span
