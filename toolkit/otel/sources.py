@@ -142,8 +142,8 @@ def agent_spans(environ: Mapping[str, str], workdir: Path | None, skipped: Skipp
     """Spans of the model calls in the Claude Code and Codex logs (``workgroup usage``'s readers).
 
     With ``workdir``, only the calls made in that work tree (the rule of ``workgroup usage
-    --project``); without it, every call of the machine's logs. A call's key is the reader's own
-    deduplication key when it has one, else the digest of its counts, numbered among equals.
+    --project``); without it, every call of the machine's logs. A call's key is the digest of its
+    session, thread, time, model and counts, numbered among equals (the readers have deduplicated).
     """
     from toolkit.usage.fold import load
     from toolkit.usage.sources import hashed
