@@ -217,7 +217,8 @@ ENTRIES: list[Entry] = [
         "skills lint FILE",
         lambda root: root / "agents" / "x.md",
         lambda r, f: ["skills", "lint", str(f)],
-        coded=("FILE_UNLINTABLE", "(error)"),  # unlintable, or a lint finding on odd but valid text
+        # unlintable, or a lint finding on odd but valid text (the findings summary counts errors)
+        coded=("FILE_UNLINTABLE", " error, ", " errors, "),
         ok_on=frozenset(CONTENTS) - NOT_UTF8,
     ),
     Entry(
@@ -266,7 +267,7 @@ ENTRIES: list[Entry] = [
         "verify (.workgroup record)",
         lambda root: root / ".workgroup" / "workgroups" / "wg" / "capsules" / "t1.json",
         lambda r, f: ["verify"],
-        coded=("unreadable", "[schema]"),  # unreadable, or valid JSON that is no capsule
+        coded=("unreadable", ": schema "),  # unreadable, or valid JSON that is no capsule
     ),
     Entry(
         "probe check (cache)",
