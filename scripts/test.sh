@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# The README's test command: creates .venv if needed, installs the toolkit with its test extras, runs pytest.
+# The README's test command, what CI runs through .ci/run. Creates .venv if needed and installs the
+# toolkit with its test extras; then, in order: ruff check, ruff format --check, mypy --strict, and
+# the test suite under branch coverage that follows subprocesses (the floor is fail_under in
+# pyproject.toml). With arguments (a subset of the tests), only pytest runs, with those arguments.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
@@ -8,4 +11,19 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip >/dev/null
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
-exec .venv/bin/python -m pytest "$@"
+if [ "$#" -gt 0 ]; then
+  exec .venv/bin/python -m pytest "$@"
+fi
+step() { printf '\n== %s\n' "$*" >&2; }
+step "ruff check"
+.venv/bin/ruff check .
+step "ruff format --check"
+.venv/bin/ruff format --check .
+step "mypy --strict"
+.venv/bin/mypy --strict toolkit
+step "pytest under coverage (branches, subprocesses followed)"
+rm -f .coverage .coverage.*
+.venv/bin/python -m coverage run -m pytest
+.venv/bin/python -m coverage combine --quiet
+step "coverage report (floor: fail_under in pyproject.toml)"
+.venv/bin/python -m coverage report

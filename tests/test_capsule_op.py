@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
+import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -183,18 +187,16 @@ def test_root_equal_to_the_boundary_or_inside_it_authorizes() -> None:
     ("path", "code"),
     [
         ("src/evidence.json", "CAPSULE_ARTIFACT_REF_UNAUTHORIZED"),
-        (
-            "knowzcode/artifacts",
-            "CAPSULE_ARTIFACT_REF_UNAUTHORIZED",
-        ),  # the boundary itself is not a file in it
+        ("knowzcode", "CAPSULE_ARTIFACT_REF_UNAUTHORIZED"),  # wider than the boundary
         ("knowzcode/artifactsX/e.json", "CAPSULE_ARTIFACT_REF_UNAUTHORIZED"),  # no string-prefix tricks
+        ("knowzcode/artifactsX", "CAPSULE_ARTIFACT_REF_UNAUTHORIZED"),
         ("knowzcode/artifacts/.git/config", "CAPSULE_ARTIFACT_REF_UNAUTHORIZED"),
         ("knowzcode/artifacts/../../etc/passwd", "CAPSULE_ARTIFACT_REF_INVALID"),
         ("/knowzcode/artifacts/e.json", "CAPSULE_ARTIFACT_REF_INVALID"),
         ("knowzcode\\artifacts\\e.json", "CAPSULE_ARTIFACT_REF_INVALID"),
     ],
 )
-def test_artifact_path_must_be_portable_and_beneath_the_boundary(path: str, code: str) -> None:
+def test_artifact_path_must_be_portable_and_inside_the_boundary(path: str, code: str) -> None:
     request = {"capsule": valid_capsule(), "artifact_path": path, "artifact_roots": ROOTS}
     assert code_of(request) == code
 
@@ -257,12 +259,46 @@ def test_every_capsule_path_is_portable(name: str, path: str) -> None:
 
 
 @pytest.mark.parametrize("where", ["failures", "evidence", "artifact_refs"])
-def test_artifact_refs_stay_beneath_the_boundary(where: str) -> None:
+def test_artifact_refs_stay_inside_the_boundary(where: str) -> None:
     capsule = valid_capsule()
     _set_path(where, "build/logs/test.log")(capsule)
     assert code_of({"capsule": capsule}) == "CAPSULE_ARTIFACT_REF_UNAUTHORIZED"
     _set_path(where, "knowzcode/artifacts/test.log")(capsule)
     assert result_of({"capsule": capsule})["capsule_hash"].startswith("sha256:")
+
+
+@pytest.mark.parametrize("where", ["failures", "evidence", "artifact_refs"])
+def test_the_artifact_root_itself_is_a_valid_reference(where: str) -> None:
+    # the reference accepts a reference equal to the root (``value === root``), not only beneath it
+    capsule = valid_capsule()
+    _set_path(where, "knowzcode/artifacts")(capsule)
+    sealed = result_of({"capsule": capsule})
+    assert sealed["capsule_hash"] == capsule_digest({k: v for k, v in sealed.items() if k != "capsule_hash"})
+    for wider in ("knowzcode", "knowzcode/artifacts/.git", "knowzcode/artifactsX"):
+        _set_path(where, wider)(capsule)
+        assert code_of({"capsule": capsule}) == "CAPSULE_ARTIFACT_REF_UNAUTHORIZED", wider
+
+
+def test_artifact_path_equal_to_its_root_is_accepted() -> None:
+    # below the limit the path is only checked; on overflow the content-addressed file goes inside it
+    assert result_of({"capsule": valid_capsule(), "artifact_path": "knowzcode/artifacts"})
+    request = {
+        "capsule": overflow_capsule(),
+        "max_bytes": 1450,
+        "artifact_path": "knowzcode/artifacts",
+        "artifact_roots": ROOTS,
+    }
+    sealed = result_of(request)
+    digest = hashlib.sha256(evidence_artifact_bytes(overflow_capsule())).hexdigest()
+    assert sealed["evidence"] == [] and sealed["artifact_refs"] == [
+        f"knowzcode/artifacts/sha256-{digest}.json"
+    ]
+    nested = {
+        **request,
+        "artifact_path": "knowzcode/artifacts/ev",
+        "artifact_roots": ["knowzcode/artifacts/ev"],
+    }
+    assert result_of(nested)["artifact_refs"] == [f"knowzcode/artifacts/ev/sha256-{digest}.json"]
 
 
 def test_file_paths_need_not_be_under_the_boundary() -> None:
@@ -478,3 +514,46 @@ def test_engine_detectors_catch_what_the_reference_rules_miss() -> None:
         if name.startswith("engine-"):
             assert not private_value(text), name  # the reference's value rules let it through...
             assert engine_findings({"objective": text}), name  # ...the shared engine does not
+
+
+REFERENCE = os.environ.get("KNOWZCODE_RUNTIME")
+
+
+@pytest.mark.skipif(
+    not REFERENCE or shutil.which("node") is None,
+    reason="set KNOWZCODE_RUNTIME to a copy of the reference context_efficiency_runtime.mjs",
+)
+@pytest.mark.parametrize("where", ["failures", "evidence", "artifact_refs"])
+@pytest.mark.parametrize(
+    "path", ["knowzcode/artifacts", "knowzcode/artifacts/a.log", "knowzcode", "src/a.log"]
+)
+def test_artifact_reference_answers_as_the_reference_does(where: str, path: str, tmp_path: Path) -> None:
+    capsule = valid_capsule()
+    _set_path(where, path)(capsule)
+    stdin = json.dumps({"capsule": capsule}).encode()
+    theirs = subprocess.run(
+        ["node", str(REFERENCE), "capsule"], input=stdin, capture_output=True, cwd=tmp_path, check=False
+    )
+    assert in_process("capsule", {"capsule": capsule}) == json.loads(theirs.stdout)
+
+
+REFERENCE_FALSE_POSITIVES = [
+    "Run the full test suite and attach the log",  # reference: raw|full near log
+    "thread-safe-queue",  # reference: thread- + 8 characters
+    "run-integration-tests",  # reference: run- + 8 characters
+    "the Codex agent handles retries",  # reference: provider + agent
+]
+
+
+@pytest.mark.parametrize("text", REFERENCE_FALSE_POSITIVES)
+def test_the_reference_false_positives_are_accepted(text: str) -> None:
+    from toolkit.runtime.capsule_rules import private_value
+
+    assert private_value(text)  # the reference's own patterns refuse it ...
+    for field in ("objective", "next_action"):
+        capsule = valid_capsule()
+        capsule[field] = text
+        assert result_of({"capsule": capsule})[field] == text  # ... the engine alone accepts it
+    capsule = valid_capsule()
+    capsule["risks"] = [text]
+    assert result_of({"capsule": capsule})["risks"] == [text]

@@ -551,7 +551,11 @@ def test_writer_and_model_agree(changes: dict[str, Any], claim_event: bool) -> N
         ("copied from /ho" + "me/alice/project/notes.txt", {}, "path"),
         ("contact alice.smith" + "@acme-corp.io", {}, "email"),
         # workgroup: allow high-entropy-string
-        ("run note", {"note": "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"}, "secret"),
+        (
+            "run note",
+            {"note": "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O50Zb5Hm"},
+            "secret",
+        ),  # checksum-valid, synthetic
         # workgroup: allow provider-session-id
         ("run note", {"session_id": "sess-3f9a"}, "identifier"),
     ],

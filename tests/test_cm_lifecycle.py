@@ -217,6 +217,38 @@ def test_unverifiable_history(lines: list[bytes], why: str) -> None:
         lifecycle.replay(lines, RUN, "new-id")
 
 
+NEEDS = [
+    # (event, phase, histories it is judged against)
+    ("run_done", None, {"resource", "test_run"}),
+    ("task_done", None, {"resource", "test_run"}),
+    ("resource", "acquired", {"resource"}),
+    ("test_run", "start", {"test_run"}),
+    ("test_run", "abandoned", {"resource", "test_run"}),  # abandonment needs closed resources
+    ("test_run", None, set()),  # a legacy test_run without phase is not tracked
+    ("progress", "execute", set()),
+]
+
+
+@pytest.mark.parametrize(("event", "phase", "kinds"), NEEDS)
+def test_each_event_replays_only_what_it_is_judged_against(
+    event: str, phase: str | None, kinds: set[str]
+) -> None:
+    assert lifecycle.needs(event, phase) == kinds
+
+
+def test_a_damaged_history_of_one_kind_does_not_block_the_other() -> None:
+    orphan = jsonl(res_row("released"))  # resource history cannot be replayed
+    qa = lifecycle.replay(orphan, RUN, "x", lifecycle.needs("test_run", "start"))
+    lifecycle.decide(qa, qa_row("start"))
+    with pytest.raises(Unverifiable):
+        lifecycle.replay(orphan, RUN, "x", lifecycle.needs("run_done", None))
+    bad_case = jsonl(qa_row("case_start", case_id="TC-1"))  # a case outside an invocation
+    res = lifecycle.replay(bad_case, RUN, "x", lifecycle.needs("resource", "acquired"))
+    lifecycle.decide(res, {"event": "resource", **res_row("acquired")})
+    with pytest.raises(Unverifiable):
+        lifecycle.replay(bad_case, RUN, "x", lifecycle.needs("test_run", "abandoned"))
+
+
 def test_torn_rows_of_other_runs_are_not_this_runs_history() -> None:
     state = lifecycle.replay([b'{"run_id":"someone-else",', *jsonl(res_row("acquired"))], RUN, "x")
     assert state.resources.unclosed() == ["profile-1"]

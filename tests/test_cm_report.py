@@ -594,3 +594,111 @@ def test_parallel_fold_equals_sequential(tmp_path: Path, capsys: pytest.CaptureF
     assert json.loads(parallel.stdout) == json.loads(sequential.stdout)
     assert parallel.stderr == sequential.stderr
     assert report.main(["--log-home", str(home), "--jobs", "-1"]) == 2
+
+
+def test_native_cli_usage_needs_its_claim(tmp_path: Path) -> None:
+    """``source: native-cli-terminal`` usage counts only after its claim, like the adapter's."""
+    home = tmp_path / "logs"
+    run = "native-fixture-run"
+    common = {
+        "schema_version": 1,
+        "run_id": run,
+        "at": "2026-08-06T10:00:00+00:00",
+        "workflow": "cm-ai",
+        "runtime": "codex",
+        "project": "fixture",
+        "detail": "d",
+        "stage": "review",
+        "role": "reviewer",
+        "adapter": "codex-cli",
+        "requested_model": "fixture",
+        "source": "native-cli-terminal",
+        "purpose": "workflow-execution",
+    }
+    usage = {"event": "model_usage", "phase": "complete", "usage_state": "observed", "outcome": "success"}
+    counts = {"input_tokens": 100, "output_tokens": 20, "reasoning_tokens": 5}
+    rows = [
+        {**common, **usage, **counts, "event_id": "u-unclaimed", "call_id": "call-unclaimed"},
+        {**common, "event": "model_call", "phase": "claimed", "event_id": "c-1", "call_id": "call-1"},
+        {**common, **usage, **counts, "event_id": "u-1", "call_id": "call-1"},
+    ]
+    write_jsonl(home / "runs" / "2026-08" / f"{run}.jsonl", rows)
+    index = {"schema_version": 1, "at": common["at"], "run_id": run, "status": "done"}
+    write_jsonl(home / "index.jsonl", [{**index, "log_file": f"runs/2026-08/{run}.jsonl"}])
+    proc = run_report(home, "--json")
+    out = json.loads(proc.stdout)
+    assert out["summary"]["observed_calls"] == 1 and out["summary"]["input_tokens"] == 100
+    assert out["invalid_reasons"] == {"managed usage without claim": 1}
+    assert "without prior claim" in proc.stderr
+
+
+def _native_home(tmp_path: Path, usages: list[dict[str, Any]]) -> Path:
+    """One run of native CLI calls, each claimed, each usage row written twice (same bytes)."""
+    home, run = tmp_path / "logs", "native-fixture-run"
+    common = {
+        "run_id": run,
+        "workflow": "cm-ai",
+        "runtime": "codex",
+        "stage": "review",
+        "role": "reviewer",
+        "adapter": "codex-cli",
+        "requested_model": "fixture",
+        "source": "native-cli-terminal",
+        "purpose": "workflow-execution",
+    }
+    rows: list[dict[str, Any]] = []
+    for n, usage in enumerate(usages):
+        ids = {"call_id": f"call-{n}"}
+        row = {**common, **ids, "event": "model_usage", "phase": "complete", "outcome": "success", **usage}
+        rows += [{**common, **ids, "event": "model_call", "phase": "claimed", "event_id": f"c{n}"}, row, row]
+    write_jsonl(home / "runs" / "2026-08" / f"{run}.jsonl", rows)
+    index = {"at": "2026-08-06T10:00:00+00:00", "run_id": run, "status": "done"}
+    write_jsonl(home / "index.jsonl", [{**index, "log_file": f"runs/2026-08/{run}.jsonl"}])
+    return home
+
+
+def test_native_components_are_per_field_and_never_guessed(tmp_path: Path) -> None:
+    home = _native_home(
+        tmp_path,
+        [
+            {"usage_state": "observed", "input_tokens": 100, "output_tokens": 20, "cache_read_tokens": 70,
+             "reasoning_tokens": 5},
+            {"usage_state": "observed", "input_tokens": 10, "output_tokens": 2},
+            {"usage_state": "unavailable"},
+        ],
+    )  # fmt: skip
+    out = json.loads(run_report(home, "--json").stdout)
+    summary = out["summary"]
+    # reasoning is not added to output, cache is not added to input
+    assert (summary["input_tokens"], summary["output_tokens"]) == (110, 22)
+    assert (summary["observed_calls"], summary["unavailable_calls"]) == (2, 1)
+    native = out["native_components"]
+    assert native["calls"] == 3 and native["reasoning_is_output_subset"] is True
+    fields = native["fields"]
+    assert fields["reasoning_tokens"] == {"tokens": 5, "observed_calls": 1, "unavailable_calls": 2}
+    assert fields["input_tokens"] == {"tokens": 110, "observed_calls": 2, "unavailable_calls": 1}
+    assert fields["cache_write_tokens"] == {"tokens": None, "observed_calls": 0, "unavailable_calls": 3}
+    text = run_report(home).stdout
+    assert "- native reasoning_tokens: 5; observed 1, unavailable 2" in text
+    assert "- native cache_write_tokens: unavailable; observed 0, unavailable 3" in text
+
+
+def test_native_components_only_from_valid_rows(tmp_path: Path) -> None:
+    home = _native_home(
+        tmp_path,
+        [
+            {"usage_state": "observed", "input_tokens": 1, "output_tokens": 2, "reasoning_tokens": 3},
+            {"usage_state": "unavailable", "reasoning_tokens": 0},
+        ],
+    )
+    out = json.loads(run_report(home, "--json").stdout)
+    assert out["summary"]["observed_calls"] == 0
+    assert "native_components" not in out
+    assert out["invalid_reasons"]["invalid reasoning subset"] == 2  # each copy (no event_id) is judged
+
+
+def test_native_components_survive_the_parallel_fold(tmp_path: Path) -> None:
+    home = _native_home(tmp_path, [{"usage_state": "observed", "input_tokens": 4, "output_tokens": 3}])
+    sequential = json.loads(run_report(home, "--json", "--jobs", "1").stdout)
+    parallel = json.loads(run_report(home, "--json", "--jobs", "2").stdout)
+    assert sequential == parallel and sequential["native_components"]["calls"] == 1

@@ -207,7 +207,7 @@ def test_installed_hooks_pass_clean_allowed_and_check_docs(
             CAPSULE: leaking,
             CLEAN: '{\n  "objective": "ship"\n}\n',
             HANDOFF: f"# Handoff\n\nfixture key {KEY}  <!-- workgroup: allow stripe-secret-key -->\n",
-            "src/settings.py": 'DEBUG = True\nOWNER = "alice.smith@fake-corp.io"\n',
+            "src/settings.py": f'DEBUG = True\nOWNER = "alice.smith@fake-corp.io"\nPAYMENTS = "{KEY}"\n',
             "docs/caching.md": "# Caching\n\nCache reads are billed at a lower rate.\n\n"
             "Prompt caching removes tokens from the context window.\n",
         },
@@ -217,8 +217,8 @@ def test_installed_hooks_pass_clean_allowed_and_check_docs(
     inline = _run_config(hook_repo, pre_commit_home, project, "workgroup-privacy", [HANDOFF])
     assert inline.returncode == 0, inline.stdout + inline.stderr
 
-    # A reviewed finding recorded in the allowlist (salted fingerprint) passes; the file never
-    # holds the value, and a clone with another salt does not inherit the suppression.
+    # A reviewed finding recorded in the allowlist passes; the file never holds the value, and
+    # the entry works in every clone (no per-clone salt: a stray salt variable changes nothing).
     env = {"WORKGROUP_PRIVACY_SALT": SALT}
     allow = subprocess.run(
         [
@@ -260,13 +260,15 @@ def test_installed_hooks_pass_clean_allowed_and_check_docs(
         [CAPSULE],
         {"WORKGROUP_PRIVACY_SALT": "another-salt"},
     )
-    assert other.returncode == 1
+    assert other.returncode == 0, other.stdout + other.stderr
 
     everything = _run_config(
         hook_repo, pre_commit_home, project, "workgroup-privacy-all", ["src/settings.py", HANDOFF]
     )
     assert everything.returncode == 1
-    assert "src/settings.py:2:" in everything.stdout and "email-address" in everything.stdout
+    # source code: the secret is a finding, the author's email is ordinary content there
+    assert "src/settings.py:3:" in everything.stdout and "stripe-secret-key" in everything.stdout
+    assert "email-address" not in everything.stdout
     claims = _run_config(hook_repo, pre_commit_home, project, "workgroup-docs-claims", ["docs/caching.md"])
     assert claims.returncode == 1
     assert "docs/caching.md:5:" in claims.stdout and "docs/caching.md:3:" not in claims.stdout

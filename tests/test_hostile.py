@@ -124,6 +124,7 @@ class Entry:
     changes: Callable[[Path], list[Path]] = field(default=lambda root: [])
     coded: str | tuple[str, ...] = "error["  # what a coded refusal prints (stderr or stdout)
     normal: int = 0  # the exit code of the run without the hostile thing
+    kind_marker: str | None = None  # for a non-regular file, the refusal printed with exit ``normal``
 
 
 def _local(root: Path) -> Path:
@@ -214,11 +215,37 @@ ENTRIES: list[Entry] = [
     ),
     Entry("fanout check PLAN", _arg("plan.yml"), lambda r, f: ["fanout", "check", str(f)]),
     Entry(
+        "privacy scan FILE",
+        lambda root: root / ".workgroup" / "notes.json",
+        lambda r, f: ["privacy", "scan", str(f)],
+        # text is scanned, a binary file skipped with a notice, a folder walked (here: empty)
+        ok_on=frozenset(CONTENTS) | {"huge", "directory"},
+        kind_marker="skipped",  # a FIFO, socket, folder or link to nothing: skipped with a notice
+    ),
+    Entry(
+        "boundary --tasks FILE",
+        _arg("tasks.md"),
+        lambda r, f: [
+            "boundary",
+            "cm-ai",
+            "--at",
+            "run_done",
+            "--tasks",
+            str(f),
+            "--specs-dir",
+            str(r / "specs"),
+            "--next-command",
+            "/cm-ai next",
+        ],
+        ok_on=frozenset(CONTENTS) | {"huge"},  # any text fills the handoff's checkboxes or none
+        changes=lambda root: [root / "specs" / ".reviews" / "session-handoff.md"],
+        kind_marker="\u672a\u5199\u6210",  # "not written": the verdict's fourth line, exit 0 (DESIGN)
+    ),
+    Entry(
         "skills lint FILE",
         lambda root: root / "agents" / "x.md",
         lambda r, f: ["skills", "lint", str(f)],
-        # unlintable, or a lint finding on odd but valid text (the findings summary counts errors)
-        coded=("FILE_UNLINTABLE", " error, ", " errors, "),
+        coded=("FILE_UNLINTABLE", " error"),  # unlintable, or an error finding on odd but valid text
         ok_on=frozenset(CONTENTS) - NOT_UTF8,
     ),
     Entry(
@@ -228,34 +255,67 @@ ENTRIES: list[Entry] = [
     ),
     # --- state files and logs ---
     Entry(
-        "owners list (registry)", lambda root: _local(root) / "owners.json", lambda r, f: ["owners", "list"]
+        "lineage record (pseudonym map)",
+        lambda root: _local(root) / "pseudonyms.json",
+        lambda r, f: ["lineage", "record", _lineage_with_handle(r)],
+        coded="error[PSEUDONYM_MAP_UNREADABLE]",
+        # a JSON object is a map, whatever odd entries it holds: the handle is added, the lineage written
+        ok_on=VALID_OBJECTS | {"nan"},
+        changes=lambda root: [
+            root / ".workgroup" / "workgroups" / "wg-auth" / "lineages" / "lin-builder-1.json"
+        ],
+    ),
+    Entry(
+        "owners list (registry)",
+        lambda root: _local(root) / "owners.json",
+        lambda r, f: ["owners", "list"],
+        coded="error[OWNERS_REGISTRY_",  # the README's promise: exit 3 for a corrupt registry
     ),
     Entry(
         "owners acquire (registry)",
         lambda root: _local(root) / "owners.json",
         lambda r, f: ["owners", "acquire", "lin-1", "--path", "src/a.py"],
+        coded="error[OWNERS_REGISTRY_",
+    ),
+    Entry(
+        "route FILE (registry)",
+        lambda root: _local(root) / "owners.json",
+        lambda r, f: ["route", str(r.parent / "args" / "good-route.json")],
+        coded="error[",
+    ),
+    Entry(
+        "vault add (journal)",
+        lambda root: _local(root) / "vault-journal.jsonl",
+        lambda r, f: ["vault", "add", str(_good_delta(r))],
+        ok_on=JSONL_CONTENT,  # bad lines are skipped and the new entry appended on a fresh line
+        changes=lambda root: [_local(root) / "vault-journal.jsonl"],
+        coded="error[VAULT_JOURNAL_UNREADABLE]",
     ),
     Entry(
         "vault list (journal)",
         lambda root: _local(root) / "vault-journal.jsonl",
         lambda r, f: ["vault", "list"],
         ok_on=JSONL_CONTENT,
+        coded="error[VAULT_JOURNAL_UNREADABLE]",
     ),
     Entry(
         "vault flush (journal)",
         lambda root: _local(root) / "vault-journal.jsonl",
         lambda r, f: ["vault", "flush"],
         ok_on=JSONL_CONTENT,
+        coded="error[VAULT_JOURNAL_UNREADABLE]",
     ),
     Entry(
         "rollout status (rollout.json)",
         lambda root: root / ".workgroup" / "rollout.json",
         lambda r, f: ["rollout", "status"],
+        coded="error[ROLLOUT_HISTORY_INVALID]",
     ),
     Entry(
         "rollout advance (rollout.json)",
         lambda root: root / ".workgroup" / "rollout.json",
         lambda r, f: ["rollout", "advance", "--to", "observe", "--family", "routing"],
+        coded="error[ROLLOUT_HISTORY_INVALID]",
     ),
     Entry(
         "route (config.yml)",
@@ -291,6 +351,29 @@ ENTRIES: list[Entry] = [
 ]
 
 
+def _lineage_with_handle(root: Path) -> str:
+    """A valid lineage with a real platform handle (so the pseudonym map is read and written)."""
+    from test_lineage_cli import lineage
+
+    from toolkit.infra.git import discover
+    from toolkit.records.lineages import _pseudonym_key
+
+    repo = discover(str(root))
+    _pseudonym_key(repo.layout)  # the key exists before the case: only the map is under test
+    path = root.parent / "args" / "lineage-handle.json"
+    path.parent.mkdir(exist_ok=True)
+    record = lineage(str(repo.raw.head.target), platform_handle="claude-session-1a2b3c4d5e6f7a8b")
+    path.write_text(json.dumps(record), encoding="utf-8")
+    return str(path)
+
+
+def _good_delta(root: Path) -> Path:
+    path = root.parent / "args" / "delta.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps({"delta": {"title": "T", "content": "C"}}), encoding="utf-8")
+    return path
+
+
 def _good_route(root: Path) -> None:
     args = root.parent / "args"
     args.mkdir(exist_ok=True)
@@ -303,19 +386,21 @@ def _check_case(capsys: pytest.CaptureFixture[str], repo: GitRepo, entry: Entry,
     """None when the entry answered ``hostile`` right, else what went wrong."""
     root = repo.path
     target = entry.target(root)
+    argv = entry.argv(root, target)  # before the snapshot: it may write its own valid inputs
     plant(target, hostile, CAP)
     watched = (root, root.parent / "args", root.parent / "corpus")
     before = snapshot(*watched)
     tried(entry.name)
     try:
         with lowered_cap(hostile):
-            outcome = run_cli(capsys, entry.argv(root, target))
+            outcome = run_cli(capsys, argv)
     except BaseException as exc:  # noqa: BLE001 - the point: nothing may escape
         return f"{hostile}: raised {type(exc).__name__}"
     finally:
         after = snapshot(*watched)
         remove(target)
-    allowed = {target, *entry.changes(root)}
+    # what a successful run may write; a refused run may write nothing at all
+    allowed = {target, *(entry.changes(root) if outcome.code == entry.normal else [])}
     changed = sorted(
         k for k in set(before) | set(after) if before.get(k) != after.get(k) and Path(k) not in allowed
     )
@@ -327,6 +412,10 @@ def _check_case(capsys: pytest.CaptureFixture[str], repo: GitRepo, entry: Entry,
         return f"{hostile}: traceback"
     if outcome.code == entry.normal and hostile in entry.ok_on:
         return None
+    if entry.kind_marker is not None and hostile in KINDS:
+        if outcome.code == entry.normal and entry.kind_marker in outcome.err:
+            return None
+        return f"{hostile}: exit {outcome.code} without {entry.kind_marker!r}: {outcome.err[-160:]!r}"
     markers = (entry.coded,) if isinstance(entry.coded, str) else entry.coded
     if outcome.code not in (1, 2, 3) or not any(m in outcome.err + outcome.out for m in markers):
         return f"{hostile}: exit {outcome.code}, stderr {outcome.err[-160:]!r}"
@@ -627,3 +716,111 @@ def test_lowered_cap_never_raises_a_limit(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("WORKGROUP_MAX_READ_BYTES", "10")
     assert effective_limit(100) == 10
     assert os.environ["WORKGROUP_MAX_READ_BYTES"] == "10"
+
+
+# --- the pre-commit hooks: a hostile staged path never hangs or crashes a commit ---
+
+HOOKS: list[tuple[str, str, Callable[[Path], Path], frozenset[int]]] = [
+    # (hook, module, where the hostile file sits, exit codes that are right answers)
+    (
+        "workgroup-privacy-hook",
+        "toolkit.hooks.privacy",
+        lambda r: r / ".workgroup" / "x.json",
+        frozenset({0, 1}),
+    ),
+    ("workgroup-privacy-all-hook", "toolkit.hooks.privacy_all", lambda r: r / "notes.txt", frozenset({0, 1})),
+    (
+        "workgroup-docs-claims-hook",
+        "toolkit.hooks.docs_claims",
+        lambda r: r / "docs" / "x.md",
+        frozenset({0, 1}),
+    ),
+    ("workgroup-skills-hook", "toolkit.hooks.skills", lambda r: r / "agents" / "x.md", frozenset({0, 1})),
+    (
+        "workgroup-verify-hook",
+        "toolkit.hooks.verify",
+        lambda r: r / ".workgroup" / "workgroups" / "wg" / "capsules" / "t1.json",
+        frozenset({1}),  # a record that cannot be read or is no capsule is a finding
+    ),
+]
+
+
+@pytest.mark.parametrize(("hook", "module", "where", "codes"), HOOKS, ids=[h[0] for h in HOOKS])
+def test_hooks_never_hang_or_crash_on_hostile_files(
+    hook: str,
+    module: str,
+    where: Callable[[Path], Path],
+    codes: frozenset[int],
+    git_repo: GitRepo,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import importlib
+
+    git_repo.commit("init", {"README.md": "# p\n"})
+    main = importlib.import_module(module).main
+    target = where(git_repo.path)
+    rel = str(target.relative_to(git_repo.path))
+    failures = []
+    for hostile in HOSTILE_NAMES:
+        plant(target, hostile, CAP)
+        before = snapshot(git_repo.path)
+        tried(hook)
+        try:
+            with lowered_cap(hostile):
+                outcome = run_main(capsys, main, [rel])
+        except BaseException as exc:  # noqa: BLE001
+            failures.append(f"{hostile}: raised {type(exc).__name__}")
+            remove(target)
+            continue
+        if snapshot(git_repo.path) != before:
+            failures.append(f"{hostile}: changed the work tree")
+        if outcome.code not in codes or "Traceback" in outcome.err:
+            failures.append(f"{hostile}: exit {outcome.code}: {outcome.err[-120:]!r}")
+        walked = hostile == "directory" and "privacy" in hook  # the privacy gate walks a folder
+        if hostile in KINDS and not walked and outcome.code == 0 and "skipped" not in outcome.err:
+            failures.append(f"{hostile}: passed without saying the file was skipped")
+        remove(target)
+    assert not failures, "\n".join(failures)
+
+
+# --- a few end-to-end cases as users and hooks run them (a real process, real stdin) ---
+
+
+@pytest.mark.parametrize(
+    ("argv", "body"),
+    [
+        (["runtime", "route"], REQUEST_FRAGMENTS["deep-array"]),
+        (["runtime", "capsule"], b'{"capsule": ' + REQUEST_FRAGMENTS["deep-object"] + b"}"),
+        (
+            ["runtime", "--batch", "lineage"],
+            REQUEST_FRAGMENTS["deep-array"] + b"\n" + CONTENTS["latin-1"] + b"\n",
+        ),
+    ],
+    ids=["route-deep", "capsule-deep", "batch-lineage"],
+)
+def test_runtime_process_answers_hostile_bodies(argv: list[str], body: bytes, git_repo: GitRepo) -> None:
+    from conftest import run_workgroup
+
+    from toolkit.runtime.codes import MESSAGES
+
+    before = snapshot(git_repo.path)
+    tried(f"runtime process ({argv[-1]})")
+    proc = run_workgroup(*argv, stdin=body, cwd=git_repo.path, timeout=60)
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr
+    frames = [json.loads(line) for line in proc.stdout.decode("utf-8").splitlines()]
+    assert frames and all(f["ok"] is False and f["message"] == MESSAGES[f["code"]] for f in frames)
+    assert len(frames) == (2 if "--batch" in argv else 1)
+    assert snapshot(git_repo.path) == before
+
+
+def test_runtime_process_with_a_fifo_registry_answers_at_once(git_repo: GitRepo) -> None:
+    from conftest import run_workgroup
+
+    git_repo.commit("init", {"src/a.py": "x\n"})
+    registry = git_repo.path / ".git" / "workgroup" / "owners.json"
+    plant(registry, "fifo")
+    tried("runtime process (route, FIFO registry)")
+    request = json.dumps({"input": {"role": "builder", "owned_files": ["src/a.py"]}})
+    proc = run_workgroup("runtime", "route", stdin=request, cwd=git_repo.path, timeout=30)
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["code"] == "ENVIRONMENT_ERROR"

@@ -265,7 +265,7 @@ def test_since_filters_by_time(records: Path) -> None:
 def test_collector_down_is_an_environment_error(records: Path) -> None:
     started = time.monotonic()
     code, summary, err = export(records, f"http://127.0.0.1:{free_port()}", "--timeout", "1")
-    assert code == 3 and summary["error"]["code"] == "COLLECTOR_UNAVAILABLE"  # --json: the error object
+    assert code == 3 and summary["error"]["code"] == "COLLECTOR_UNAVAILABLE"  # the --json error object
     assert "COLLECTOR_UNAVAILABLE" in err and "Traceback" not in err
     assert time.monotonic() - started < 30
 
@@ -292,7 +292,7 @@ def test_bad_input_is_refused_with_codes(records: Path) -> None:
     ):
         code, summary, err = export(records, *args)
         assert code == 2 and code_name in err and summary["error"]["code"] == code_name, (args, err)
-        assert "pw@" not in err and "pw@" not in json.dumps(summary)
+        assert "pw@" not in err and "pw@" not in str(summary)
     proc = run_workgroup("telemetry", "export", cwd=records)
     assert proc.returncode == 2 and b"EXPORT_FORMAT_REQUIRED" in proc.stderr
     code, _, err = export(records, "--dry-run", env={"OTEL_RESOURCE_ATTRIBUTES": f"key={CANARY}"})
@@ -360,3 +360,35 @@ def test_cm_runs_of_other_projects_stay_out(records: Path, tmp_path: Path) -> No
     assert code == 0 and summary["by_source"]["cm"] == 2
     code, summary, _ = export(records, "--dry-run", "--all-cm-runs")
     assert code == 0 and summary["by_source"]["cm"] == 3
+
+
+def test_agent_log_calls_become_genai_spans_without_content(git_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from usage_fixtures import CANARY as LOG_CANARY
+    from usage_fixtures import build
+
+    git_repo.commit("init", {"a.txt": "a"})
+    env = build(tmp_path / "agent-logs")  # Claude Code and Codex logs of another project
+    code, summary, _ = export(git_repo.path, "--dry-run", "--agent-logs", env=env)
+    assert code == 0 and summary["by_source"] == {}  # none of them was made in this work tree
+    with receiving() as rx:
+        code, summary, err = export(git_repo.path, rx.url, "--agent-logs", "--all-agent-projects", env=env)
+        assert code == 0, err
+        payload = b"".join(rx.received.raw)
+        spans, points = list(rx.received.spans), list(rx.received.points)
+    assert summary["by_source"]["agent"] == len(spans) > 0
+    sources = {s["attributes"]["workgroup.agent.source"] for s in spans}
+    assert sources == {"claude", "codex"}
+    claude = next(s for s in spans if s["attributes"]["workgroup.agent.source"] == "claude")
+    attrs = claude["attributes"]
+    assert claude["kind"] == 3 and attrs["gen_ai.provider.name"] == "anthropic"
+    assert attrs["gen_ai.usage.input_tokens"] >= attrs["gen_ai.usage.cache_read.input_tokens"]
+    assert attrs["workgroup.task_corpus_id"].startswith("anon-")
+    assert any(
+        p["name"] == "gen_ai.client.token.usage" and p["attributes"]["workgroup.record"] == "agent"
+        for p in points
+    )
+    assert LOG_CANARY.encode() not in payload  # messages, paths, branches of the logs never leave
+    with receiving() as rx:  # a second export sends the same ids
+        assert export(git_repo.path, rx.url, "--agent-logs", "--all-agent-projects", env=env)[0] == 0
+        again = {(s["trace_id"], s["span_id"]) for s in rx.received.spans}
+    assert again == {(s["trace_id"], s["span_id"]) for s in spans} and len(again) == len(spans)

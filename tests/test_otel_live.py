@@ -305,3 +305,19 @@ def test_spool_holds_no_content(live_repo: Path) -> None:
     spooled = b"".join(path.read_bytes() for path in otel_dir.glob("*.jsonl"))
     assert b'"call_id":"c-9"' in spooled
     assert b"CANARY" not in spooled and str(live_repo).encode() not in spooled
+
+
+def test_a_flusher_that_cannot_send_keeps_the_spool_and_its_lock(live_repo: Path) -> None:
+    otel_dir = live_repo / ".git" / "workgroup" / "otel"
+    env = env_for("ftp://not-otlp", OTEL_BSP_EXPORT_TIMEOUT="3000")  # a broken endpoint variable
+    route(live_repo, env)
+    deadline = time.monotonic() + 20
+    while not (otel_dir / "status.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    status = json.loads((otel_dir / "status.json").read_text(encoding="utf-8"))
+    assert status["ok"] is False and status["error"] == "OTLP_ENDPOINT_INVALID"
+    holder = (otel_dir / "flusher.lock").read_text(encoding="utf-8")
+    route(live_repo, env)  # while the failed flusher holds its lock, no second one starts
+    assert (otel_dir / "flusher.lock").read_text(encoding="utf-8") == holder
+    assert wait_for_flusher(otel_dir)
+    assert len(pending_lines(otel_dir)) == 2  # both decisions wait on disk for a working endpoint

@@ -286,3 +286,21 @@ def test_live_target_in_a_linked_worktree_uses_the_common_dir(git_repo, tmp_path
     assert target == str((git_repo.path / ".git").resolve() / "workgroup" / "otel")
     live._TARGETS.clear()
     assert live.otel_target(str(tmp_path)) is None  # not a repository
+
+
+@pytest.mark.parametrize(
+    "record,context",
+    [
+        ({k: v for k, v in ROW.items() if k in CM_ATTRIBUTES}, "event_log"),  # a clean CM projection
+        ({"role": "ghp_R8x2Kq9Lm4Tz7Vb1Nc6Wd3Yf5Hg0Js8Pa2Qe"}, "event_log"),  # a token as a value
+        ({"session_id": "abc"}, "telemetry"),  # a private field name
+        ({"node": "see /home/jane/notes.txt", "n": 3}, "event_log"),  # a home path beside a number
+        ({"op": "route", "reason_codes": ["LOCAL_CHEAPER"]}, "telemetry"),  # nested: the engine walks it
+    ],
+)
+def test_private_free_is_the_engines_verdict(record: dict[str, Any], context: str) -> None:
+    from toolkit.otel.records import private_free
+    from toolkit.privacy import Context, scan_value
+
+    for _ in range(2):  # the second time from the per-string cache
+        assert private_free(record, context) is (not scan_value(record, Context(context)))

@@ -316,3 +316,28 @@ def test_capsule_op_refuses_an_id_with_hidden_characters(task_id: str) -> None:
         frame = in_process("capsule", {"capsule": capsule})
         assert frame["ok"] is False and frame["code"] == "CAPSULE_SCHEMA_INVALID", frame
     assert in_process("capsule", {"capsule": valid_capsule()})["ok"] is True
+
+
+@pytest.mark.parametrize(
+    "glob",
+    [
+        ".git/**",  # git's own files
+        "sub/.git/*",  # a nested repository's
+        "\uff0e\uff0e/**",  # full-width dots: NFKC gives ../**
+        "src\uff0f..\uff0f..\uff0f*",  # full-width slashes around ..
+        "src/*\u202e.py",  # bidi override
+        "src/\u200b*.py",  # zero-width space
+    ],
+)
+def test_glob_tricks_are_refused(glob: str) -> None:
+    with pytest.raises(OwnershipPathError) as info:
+        check_globs([glob])
+    assert info.value.code == "INVALID_OWNERSHIP_GLOB"
+
+
+def test_ordinary_globs_still_pass() -> None:
+    assert check_globs(["src/**/*.py", "docs/caf\u00e9/*.md", ".github/workflows/*"]) == [
+        "src/**/*.py",
+        "docs/caf\u00e9/*.md",
+        ".github/workflows/*",
+    ]

@@ -433,7 +433,7 @@ def test_summary_must_be_utf8_text(
 def test_private_summary_is_refused_before_any_write(
     git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O50Zb5Hm"  # checksum-valid (synthetic)
     pol, summ, raw = files(
         tmp_path,
         {"input": {"material": True, "large_raw_output": True}},

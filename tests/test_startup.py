@@ -135,6 +135,109 @@ def test_runtime_route_is_standard_library_only(batch: bool, git_repo: GitRepo, 
     assert sorted(loaded & RUNTIME_FORBIDDEN) == []
 
 
+# The standard library's heavier modules that the route path keeps out of start-up (issue 12):
+# one process per delegation, so every import is paid on every call. ``re`` and ``enum`` are not
+# listed: the console-script launcher pip writes imports ``re`` itself, and ``json`` needs it.
+RUNTIME_AVOIDED = frozenset({"pathlib", "dataclasses", "inspect", "typing", "urllib", "datetime"})
+
+# Like WRAPPER, but importing nothing itself (not even json) and recording only the modules
+# loaded after interpreter start-up (``site`` may load more: an editable install's path finder
+# imports pathlib), so the record is the entry point's own. It calls ``toolkit.entry:main`` as
+# the ``workgroup`` launcher does.
+LEAN_WRAPPER = """\
+import sys
+before = set(sys.modules)
+side = sys.argv[1]
+sys.argv = sys.argv[2:]
+from toolkit.entry import main
+try:
+    code = main()
+finally:
+    with open(side, "w", encoding="utf-8") as fh:
+        fh.write("\\n".join(sorted(set(sys.modules) - before)))
+raise SystemExit(code)
+"""
+
+ROUTE_REQUESTS: dict[str, dict[str, Any]] = {
+    "trivial": {"input": {"trivial": True}},
+    "writer-conflict": {
+        "input": {
+            "role": "builder",
+            "owned_files": ["src/api.py"],
+            "active_writers": [{"lineage_id": "other", "owned_files": ["src"]}],
+        }
+    },
+    "inherit": {
+        "input": {
+            "role": "analyst",
+            "inheritance": {"affinity": "high", "safe": True, "within_budget": True, "full_supported": True},
+        }
+    },
+    "registry-writer": ROUTE_REQUEST,  # reads the (absent) writer registry of the repository
+}
+
+
+def lean_entry(
+    tmp_path: Path, *args: str, stdin: str, cwd: Path
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    wrapper = tmp_path / "lean_wrapper.py"
+    wrapper.write_text(LEAN_WRAPPER, encoding="utf-8")
+    side = tmp_path / "lean-modules.txt"
+    side.unlink(missing_ok=True)
+    proc = subprocess.run(
+        [sys.executable, str(wrapper), str(side), "workgroup", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+    assert side.is_file(), proc.stderr[-2000:]
+    return proc, {name.split(".")[0] for name in side.read_text(encoding="utf-8").split("\n")}
+
+
+@pytest.mark.parametrize("where", ["repository", "plain-directory"])
+@pytest.mark.parametrize("batch", [False, True], ids=["single", "batch"])
+@pytest.mark.parametrize("name", sorted(ROUTE_REQUESTS))
+def test_runtime_route_keeps_heavier_standard_modules_out(
+    name: str, batch: bool, where: str, git_repo: GitRepo, tmp_path: Path
+) -> None:
+    if where == "repository":
+        git_repo.commit("init", {"src/api.py": "x = 1\n"})
+        cwd = git_repo.path
+    else:
+        cwd = tmp_path / "plain"
+        cwd.mkdir()
+    args = ("runtime", "--batch", "route") if batch else ("runtime", "route")
+    proc, loaded = lean_entry(tmp_path, *args, stdin=json.dumps(ROUTE_REQUESTS[name]) + "\n", cwd=cwd)
+    frame = json.loads(proc.stdout)
+    assert proc.returncode == 0 and frame["ok"], proc.stdout + proc.stderr
+    assert "toolkit" in loaded and "json" in loaded  # the record is real
+    assert sorted(loaded & (RUNTIME_AVOIDED | RUNTIME_FORBIDDEN)) == []
+
+
+def test_lean_wrapper_sees_what_the_route_path_loads(git_repo: GitRepo, tmp_path: Path) -> None:
+    # the check itself can fail: a lease in the registry makes route compare it to the clock,
+    # which imports datetime inside the function that needs it, and the wrapper reports it
+    git_repo.commit("init", {"src/api.py": "x = 1\n"})
+    lease = run_workgroup("owners", "acquire", "builder-a", "--path", "src/api.py", cwd=git_repo.path)
+    assert lease.returncode == 0, lease.stderr
+    proc, loaded = lean_entry(
+        tmp_path, "runtime", "route", stdin=json.dumps(ROUTE_REQUEST), cwd=git_repo.path
+    )
+    assert "WRITER_OWNERSHIP_CONFLICT" in proc.stdout
+    assert "datetime" in loaded and not loaded & RUNTIME_FORBIDDEN
+
+
+def test_package_init_imports_nothing() -> None:
+    # ``toolkit/__init__.py`` runs before every entry point: it may define names, never import
+    import ast
+
+    tree = ast.parse((ROOT / "toolkit" / "__init__.py").read_text(encoding="utf-8"))
+    assert [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))] == []
+
+
 # Imports every module of toolkit/runtime/ (and every op target of the protocol table), then
 # reports the heavy top-level modules loaded; all of it runs on a delegation's path.
 RUNTIME_PACKAGE = """\

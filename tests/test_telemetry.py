@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -143,11 +144,26 @@ def test_prompt_bytes_is_exempt() -> None:
     ],
 )
 def test_private_values_refused(value: str) -> None:
-    assert _code(_event(note=value)) == "PRIVATE_TELEMETRY"  # even in a key that would be dropped
+    # in a field the event keeps, before its own validation could name it invalid
+    assert _code(_event(model=value)) == "PRIVATE_TELEMETRY"
+    assert _code(_event(reason_codes=[value])) == "PRIVATE_TELEMETRY"
+    assert _code(_event(billed={"currency": value})) == "PRIVATE_TELEMETRY"
+    # a field the projection drops is not read: it is dropped, and reported as dropped
+    event, dropped = normalize_event(_event(note=value))
+    assert "note" not in event and dropped == ["note"] and value not in json.dumps(event)
+
+
+def test_a_large_dropped_note_costs_nothing() -> None:
+    import time
+
+    start = time.process_time()
+    event, dropped = normalize_event(_event(note="a" * 500_000, extra={"blob": "Zx9" * 100_000}))
+    assert dropped == ["extra", "note"] and time.process_time() - start < 0.2
+    assert _code(_event(model="m" * 5000)) == "EFFICIENCY_EVENT_INVALID"  # kept values are short
 
 
 def test_secret_is_never_echoed_by_the_protocol() -> None:
-    code, frame = runtime_call("telemetry", {"event": _event(note="ghp_abcdefghijklmnopqrst")})
+    code, frame = runtime_call("telemetry", {"event": _event(model="ghp_abcdefghijklmnopqrst")})
     assert code == 1 and frame["code"] == "PRIVATE_TELEMETRY"
     assert "ghp_" not in frame["message"]
 
@@ -282,7 +298,7 @@ def test_shared_privacy_engine_adds_families_the_reference_misses() -> None:
 
     value = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
     assert not _PRIVATE_VALUE.search(value)
-    assert _code(_event(note=value)) == "PRIVATE_TELEMETRY"
+    assert _code(_event(model=value)) == "PRIVATE_TELEMETRY"
 
 
 # --- `workgroup telemetry record` -------------------------------------------------------------------
@@ -324,7 +340,7 @@ def test_record_writes_nothing_when_off(git_repo: Any) -> None:
 
 
 def test_record_refusals_write_nothing(git_repo: Any) -> None:
-    code, _, err = _record(git_repo.path, _event(note="ghp_abcdefghijklmnopqrst"))
+    code, _, err = _record(git_repo.path, _event(model="ghp_abcdefghijklmnopqrst"))
     assert code == 1 and "PRIVATE_TELEMETRY" in err and "ghp_" not in err
     code, _, err = _record(git_repo.path, _event(billed={"output_tokens": 3}))
     assert code == 2 and "ACCOUNTING_SOURCE_REQUIRED" in err

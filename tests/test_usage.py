@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -396,3 +397,92 @@ def test_default_locations_merge_and_overrides_take_comma_lists(tmp_path: Path) 
     }
     assert claude_roots(env2) == [other / "projects", home / ".claude" / "projects"]
     assert codex_roots(env2) == [other]
+
+
+def test_worker_processes_give_the_same_ledger(logs: dict[str, str], cli) -> None:  # type: ignore[no-untyped-def]
+    from toolkit.usage.fold import load
+
+    one, two = load("all", logs, 1), load("all", logs, 2)
+    assert [(c.session, c.ts, c.tokens, c.carried, c.resume, c.compactions) for c in one.calls] == [
+        (c.session, c.ts, c.tokens, c.carried, c.resume, c.compactions) for c in two.calls
+    ]
+    assert one.resumed_from == two.resumed_from and one.duplicates == two.duplicates
+    _, a, _ = cli("usage", "--timezone", "UTC", "--json", "--jobs", "1")
+    _, b, _ = cli("usage", "--timezone", "UTC", "--json", "--jobs", "3")
+    assert json.loads(a) == json.loads(b)
+    code, _, err = cli("usage", "--jobs", "-1")
+    assert code == 2 and "USAGE_BAD_JOBS" in err
+
+
+def test_codex_resume_in_the_same_rollout_is_marked_and_keeps_the_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli
+) -> None:  # type: ignore[no-untyped-def]
+    from usage_fixtures import _meta, _tc, _turn
+
+    day = tmp_path / "codex" / "sessions" / "2026" / "02" / "01"
+    day.mkdir(parents=True)
+    lines = [
+        _meta("2026-02-01T10:00:00.000Z", "0000ffff"),
+        _turn("2026-02-01T10:00:01.000Z"),
+        _tc("2026-02-01T10:00:05.000Z", (10000, 0, 100, 0), (10000, 0, 100, 0)),
+        # resumed the next day: Codex appends to the same rollout, starting with a new session_meta
+        _meta("2026-02-02T09:00:00.000Z", "0000ffff"),
+        _turn("2026-02-02T09:00:01.000Z"),
+        _tc("2026-02-02T09:00:05.000Z", (24000, 12000, 150, 0), (14000, 12000, 50, 0)),
+    ]
+    (day / "rollout-2026-02-01T10-00-00-0000ffff.jsonl").write_text("\n".join(lines) + "\n")
+    env = {"CODEX_HOME": str(tmp_path / "codex"), "HOME": str(tmp_path)}
+    ledger = read_logs(discover("codex", env))
+    first, second = ledger.calls
+    assert (first.resume, second.resume) == (False, True)
+    assert second.carried == 12000 - 10000  # the same context: B is still the first call's 10,000
+    monkeypatch.setenv("CODEX_HOME", env["CODEX_HOME"])
+    code, out, _ = cli("usage", "session", "0000ffff", "--source", "codex", "--timezone", "UTC", "--json")
+    assert code == 0 and [b["kind"] for b in json.loads(out)["boundaries"]] == ["resume"]
+
+
+def test_html_without_the_extra_asks_for_it(logs: dict[str, str], cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import sys
+
+    monkeypatch.setitem(sys.modules, "plotly", None)  # as if the [report] extra were not installed
+    monkeypatch.setitem(sys.modules, "plotly.io", None)
+    page, events = tmp_path / "report.html", tmp_path / "events.jsonl"
+    code, out, err = cli("usage", "--html", str(page), "--emit-events", str(events))
+    assert code == 3 and "USAGE_NO_PLOTLY" in err and "[report]" in err and "Traceback" not in err
+    assert not page.exists() and not events.exists() and out == ""  # nothing written
+
+
+def test_an_unwritable_output_fails_before_anything_is_written(
+    logs: dict[str, str], cli, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    events = tmp_path / "events.jsonl"
+    code, out, err = cli("usage", "--emit-events", str(events), "--html", str(tmp_path / "no" / "r.html"))
+    assert code == 2 and "USAGE_BAD_OUTPUT" in err and out == "" and not events.exists()
+
+
+def test_claude_line_of_another_shape_falls_back_to_candidate_lines(tmp_path: Path) -> None:
+    # one complete line that does not fit the typed decoder sends the file down the slow path
+    # (only the lines holding "usage":{ or compact_boundary, one by one): the counts do not change
+    env = build(tmp_path / "a")
+    main = Path(env["CLAUDE_CONFIG_DIR"]) / "projects" / "-home-dev-demo" / "s-aaaa.jsonl"
+    stat = main.stat()
+    odd = json.dumps({"type": "queue-operation", "message": f"text {CANARY}", "timestamp": 5})
+    main.write_text(odd + "\n" + main.read_text())
+    os.utime(main, (stat.st_atime, stat.st_mtime))
+    slow, fast = _report(env, source="claude"), _report(build(tmp_path / "b"), source="claude")
+    assert _rows(slow) == _rows(fast)
+    # the null request id, the bad version and the torn tail, on either path
+    assert slow["notes"]["unreadable_lines_skipped"] == fast["notes"]["unreadable_lines_skipped"] == 3
+
+
+def test_codex_line_of_another_shape_falls_back_to_candidate_lines(tmp_path: Path) -> None:
+    env = build(tmp_path / "a")
+    for path in Path(env["CODEX_HOME"]).rglob("*.jsonl"):
+        odd = {
+            "timestamp": "2026-01-05T15:00:00.500Z",
+            "type": "event_msg",
+            "payload": {"type": "x", "info": CANARY},
+        }
+        lines = path.read_text().splitlines()
+        path.write_text("\n".join([lines[0], json.dumps(odd, separators=(",", ":")), *lines[1:]]) + "\n")
+    assert _rows(_report(env, source="codex")) == _rows(_report(build(tmp_path / "b"), source="codex"))

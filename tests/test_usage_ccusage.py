@@ -1,9 +1,10 @@
 """Differential test: ``workgroup usage`` against ccusage (npm ``ccusage``) on the pitfall fixtures.
 
-Runs when ccusage is installed (``CCUSAGE_BIN`` or ``ccusage`` on PATH); skipped otherwise. Totals
-must be equal wherever ccusage's rules are right; the one difference found (ccusage's *session*
-report counts a ``/btw`` sidechain replay its daily report drops) is asserted exactly, so a change
-on either side shows up. docs/usage.md lists it with the grouping differences.
+Runs when ccusage is installed (``CCUSAGE_BIN`` or ``ccusage`` on PATH), skipped otherwise; also on
+ccusage's own test fixtures when ``CCUSAGE_FIXTURES`` names them. Totals must be equal wherever
+ccusage's rules are right; the one difference found (ccusage's *session* report counts a ``/btw``
+sidechain replay its daily report drops) is asserted exactly, so a change on either side shows up.
+docs/usage.md lists it with the grouping differences.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -115,3 +117,22 @@ def test_codex_sessions_equal_after_folding_subagents(logs: dict[str, str]) -> N
     assert theirs == mine
     archived = [r for r in rows if not r["directory"]]
     assert len(archived) == 1
+
+
+CCUSAGE_FIXTURES = os.environ.get("CCUSAGE_FIXTURES")  # a ccusage checkout's apps/ccusage/test/fixtures
+
+
+@pytest.mark.skipif(not CCUSAGE_FIXTURES, reason="set CCUSAGE_FIXTURES to ccusage's own test fixtures")
+@pytest.mark.parametrize(("agent", "fields"), [("claude", CLAUDE_FIELDS), ("codex", CODEX_FIELDS[:3])])
+def test_ccusage_own_fixtures_give_the_same_days(
+    tmp_path_factory: pytest.TempPathFactory, agent, fields
+) -> None:  # type: ignore[no-untyped-def]
+    assert CCUSAGE_FIXTURES
+    root = Path(CCUSAGE_FIXTURES)
+    home = tmp_path_factory.mktemp("home")
+    env = {"HOME": str(home), "CLAUDE_CONFIG_DIR": str(root / "claude"), "CODEX_HOME": str(root / "codex")}
+    theirs = ccusage(env, agent, "daily", "--timezone", "UTC")["daily"]
+    mine = ours(env, agent, By.DAY)
+    assert theirs and {r["date"]: _pick(r, fields, 1) for r in theirs} == {
+        k: _pick(r, fields, 0) for k, r in mine.items()
+    }

@@ -179,6 +179,21 @@ def test_artifact_symlink_leading_outside_does_not_resolve(git_repo: GitRepo, tm
     assert rules(verify(discover(git_repo.path))) == [(CAPSULE_REL, "artifact-missing")]
 
 
+def test_the_artifact_root_itself_resolves_as_a_directory(git_repo: GitRepo) -> None:
+    git_repo.commit("initial", {"src/app.py": "a = 1\n", "knowzcode/artifacts/run/log.txt": "ok\n"})
+    capsule = valid_capsule()
+    capsule["workgroup_id"], capsule["task_id"] = "kc-feat-auth-20260730-080000", "task-auth-1"
+    capsule["artifact_refs"] = ["knowzcode/artifacts"]
+    seal(git_repo, capsule)
+    git_repo.commit("capsule naming the artifact root")
+    assert verify(discover(git_repo.path)).ok
+    # a directory is only the root's form: a reference beneath it must still be a file
+    capsule["artifact_refs"] = ["knowzcode/artifacts/run"]
+    seal(git_repo, capsule)
+    git_repo.commit("capsule naming a directory beneath the root")
+    assert rules(verify(discover(git_repo.path))) == [(CAPSULE_REL, "artifact-missing")]
+
+
 def test_private_content_in_a_hand_sealed_capsule_is_found(sealed_repo: GitRepo) -> None:
     path = sealed_repo.path / CAPSULE_REL
     capsule = json.loads(path.read_text())

@@ -360,11 +360,11 @@ def run(argv: list[str]) -> int:
     if sys.stdout is None:  # started with stdout closed: writing data must fail loudly, not crash
         from toolkit.commands._common import ClosedStream
 
-        sys.stdout = ClosedStream()  # type: ignore[assignment]
+        sys.stdout = ClosedStream()
     watch = _StdoutWatch(sys.stdout) if wants_json(argv) else None
     if watch is None:
         return _run(argv, None)
-    sys.stdout = watch  # type: ignore[assignment]
+    sys.stdout = watch
     try:
         return _run(argv, watch)
     finally:

@@ -1,13 +1,16 @@
 """Benchmark the decision runtime's start-up and throughput (run on purpose, prints figures).
 
-    .venv/bin/python tests/bench/bench_runtime.py [--reference PATH] [--calls N] [--batch-lines N]
+    .venv/bin/python tests/bench/bench_runtime.py [--workgroup PATH] [--reference PATH]
+        [--calls N] [--batch-lines N]
 
-* per-call wall time of ``workgroup runtime route`` as a subprocess (the console script in
-  ``.venv/bin/workgroup``), side by side with ``node`` running the reference runtime on the same
+* per-call wall and CPU time of ``workgroup runtime route`` as a subprocess (the console script
+  given by ``--workgroup``, default ``.venv/bin/workgroup``; time a regular, non-editable install
+  for the figure users see), side by side with ``node`` running the reference runtime on the same
   requests when a copy is given (``--reference`` or ``KNOWZCODE_RUNTIME``: the path of
-  ``context_efficiency_runtime.mjs`` with its ``contracts/*.schema.json`` beside it);
+  ``context_efficiency_runtime.mjs`` with its ``contracts/*.schema.json`` beside it). The two
+  alternate call by call; the last line is the ratio of the medians (ours / reference);
 * ``--batch`` throughput: route decisions per second in one process;
-* ``python -X importtime``: the modules the runtime path imports (no typer, pydantic, pygit2).
+* ``python -X importtime`` of the console script itself: the modules the runtime path imports.
 """
 
 from __future__ import annotations
@@ -29,8 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests/ fo
 from lineage_fixtures import HOT_NOW, hot_current, hot_lineage  # noqa: E402  (one lineage fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
-WORKGROUP = ROOT / ".venv" / "bin" / "workgroup"
+DEFAULT_WORKGROUP = ROOT / ".venv" / "bin" / "workgroup"
 HEAVY = ("typer", "click", "pydantic", "pygit2", "yaml", "rich")
+# standard-library modules the lean runtime path keeps out (tests/test_startup.py checks them too)
+AVOIDED = ("pathlib", "dataclasses", "inspect", "typing", "urllib", "datetime")
 
 REQUESTS: dict[str, dict[str, Any]] = {
     "trivial": {"input": {"trivial": True}},
@@ -81,22 +86,22 @@ def _summary(samples: list[float]) -> str:
     return f"median {statistics.median(ordered):6.1f}  p90 {p90:6.1f}  min {ordered[0]:6.1f}"
 
 
-def per_call(reference: Path | None, calls: int, cwd: Path) -> None:
+def per_call(workgroup: Path, reference: Path | None, calls: int, cwd: Path) -> None:
     node = shutil.which("node")
     compare = reference is not None and node is not None
     print(
         f"per-call time in ms, {calls} calls per request (subprocess, stdin -> one JSON line)"
         + ("; ours and the reference alternate call by call" if compare else "")
     )
-    ours_all: list[float] = []
-    theirs_all: list[float] = []
+    ours_all: dict[str, list[float]] = {"wall": [], "cpu": []}
+    theirs_all: dict[str, list[float]] = {"wall": [], "cpu": []}
     for name, request in REQUESTS.items():
         payload = json.dumps(request).encode("utf-8")
         ours: dict[str, list[float]] = {"wall": [], "cpu": []}
         theirs: dict[str, list[float]] = {"wall": [], "cpu": []}
         differing: list[tuple[str, str]] = []
         for _ in range(calls):
-            wall, cpu, our_line = _run([str(WORKGROUP), "runtime", "route"], payload, cwd)
+            wall, cpu, our_line = _run([str(workgroup), "runtime", "route"], payload, cwd)
             ours["wall"].append(wall)
             ours["cpu"].append(cpu)
             if compare:
@@ -106,7 +111,9 @@ def per_call(reference: Path | None, calls: int, cwd: Path) -> None:
                 if _answer(our_line) != _answer(their_line):
                     differing.append((our_line, their_line))
         print(f"  {name:16s} workgroup  wall {_summary(ours['wall'])} | cpu {_summary(ours['cpu'])}")
-        ours_all += ours["wall"]
+        for kind in ("wall", "cpu"):
+            ours_all[kind] += ours[kind]
+            theirs_all[kind] += theirs[kind]
         if compare:
             print(
                 f"  {'':16s} reference  wall {_summary(theirs['wall'])} | cpu {_summary(theirs['cpu'])}"
@@ -114,39 +121,51 @@ def per_call(reference: Path | None, calls: int, cwd: Path) -> None:
             )
             for our_line, their_line in differing[:1]:
                 print(f"    e.g. workgroup {our_line[:100]!r} / reference {their_line[:100]!r}")
-            theirs_all += theirs["wall"]
     if compare:
-        ratio = statistics.median(ours_all) / statistics.median(theirs_all)
+        medians = {
+            kind: (statistics.median(ours_all[kind]), statistics.median(theirs_all[kind]))
+            for kind in ("wall", "cpu")
+        }
+        for kind, (mine, ref) in medians.items():
+            print(f"  all requests: median {kind} per call workgroup {mine:.1f} ms, reference {ref:.1f} ms")
+        wall_ratio = medians["wall"][0] / medians["wall"][1]
+        cpu_ratio = medians["cpu"][0] / medians["cpu"][1]
         print(
-            f"  all requests: median wall workgroup {statistics.median(ours_all):.1f} ms, reference "
-            f"{statistics.median(theirs_all):.1f} ms (ratio {ratio:.2f})"
+            f"ratio (workgroup / reference, median per call): wall {wall_ratio:.2f}, cpu {cpu_ratio:.2f}"
+            f"  ({len(ours_all['wall'])} calls each)"
         )
     else:
         print("  (no reference copy given: pass --reference or set KNOWZCODE_RUNTIME)")
 
 
-def _batch_rate(op: str, requests: list[dict[str, Any]], lines: int, cwd: Path) -> str:
+def _batch_rate(workgroup: Path, op: str, requests: list[dict[str, Any]], lines: int, cwd: Path) -> str:
     body = "".join(json.dumps(requests[i % len(requests)]) + "\n" for i in range(lines)).encode("utf-8")
-    wall, cpu, out = _run([str(WORKGROUP), "runtime", "--batch", op], body, cwd)
+    wall, cpu, out = _run([str(workgroup), "runtime", "--batch", op], body, cwd)
     answered = out.count("\n") + 1 if out else 0
     per_wall, per_cpu = answered / (wall / 1000), answered / (cpu / 1000)
     return f"{per_wall:10,.0f} decisions/s wall, {per_cpu:10,.0f} decisions/s of CPU"
 
 
-def batch_throughput(lines: int, cwd: Path) -> None:
+def batch_throughput(workgroup: Path, lines: int, cwd: Path) -> None:
     print(f"--batch, {lines} requests per run (one process, start-up included)")
-    print(f"  route {'mixed':16s}{_batch_rate('route', list(REQUESTS.values()), lines, cwd)}")
+    print(f"  route {'mixed':16s}{_batch_rate(workgroup, 'route', list(REQUESTS.values()), lines, cwd)}")
     for name, request in REQUESTS.items():
-        print(f"  route {name:16s}{_batch_rate('route', [request], lines, cwd)}")
+        print(f"  route {name:16s}{_batch_rate(workgroup, 'route', [request], lines, cwd)}")
     # the protocol alone (parse, dispatch to the op, one answer line) and the lineage evaluation
     question = {"question": "Which spec covers the token refresh?"}
-    print(f"  {'should-deep-query':22s}{_batch_rate('should-deep-query', [question], lines, cwd)}")
-    print(f"  {'lineage':22s}{_batch_rate('lineage', [LINEAGE_REQUEST], lines, cwd)}")
+    print(f"  {'should-deep-query':22s}{_batch_rate(workgroup, 'should-deep-query', [question], lines, cwd)}")
+    print(f"  {'lineage':22s}{_batch_rate(workgroup, 'lineage', [LINEAGE_REQUEST], lines, cwd)}")
 
 
-def import_check(cwd: Path) -> None:
+def _interpreter(script: Path) -> str:
+    """The Python a console script runs under (its ``#!`` line), else this one."""
+    first = script.read_bytes().split(b"\n", 1)[0].decode("utf-8", "replace")
+    return first[2:].strip() if first.startswith("#!") and "python" in first else sys.executable
+
+
+def import_check(workgroup: Path, cwd: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "toolkit", "runtime", "route"],
+        [_interpreter(workgroup), "-X", "importtime", str(workgroup), "runtime", "route"],
         input=json.dumps(REQUESTS["writer-conflict"]).encode(),
         capture_output=True,
         cwd=cwd,
@@ -161,11 +180,14 @@ def import_check(cwd: Path) -> None:
         modules.append(name.strip())
         if not name.startswith(" "):
             total_us += int(cumulative)
-    heavy = sorted({m.split(".")[0] for m in modules} & set(HEAVY))
+    tops = {m.split(".")[0] for m in modules}
+    heavy = sorted(tops & set(HEAVY))
+    avoided = sorted(tops & set(AVOIDED))
     toolkit_modules = sorted(m for m in modules if m.startswith("toolkit"))
     print(
-        f"python -X importtime -m toolkit runtime route: {len(modules)} modules, "
-        f"{total_us / 1000:.1f} ms of imports; heavy modules imported: {heavy or 'none'}"
+        f"python -X importtime {workgroup.name} runtime route: {len(modules)} modules, "
+        f"{total_us / 1000:.1f} ms of imports; heavy modules imported: {heavy or 'none'}; "
+        f"avoidable standard modules imported: {avoided or 'none'}"
     )
     print(f"  toolkit modules on the path: {', '.join(toolkit_modules)}")
 
@@ -177,18 +199,26 @@ def main(argv: list[str] | None = None) -> int:
         default=os.environ.get("KNOWZCODE_RUNTIME"),
         help="path of the reference context_efficiency_runtime.mjs (contracts/ beside it)",
     )
-    parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument(
+        "--workgroup",
+        type=Path,
+        default=DEFAULT_WORKGROUP,
+        help="the workgroup console script to time (default: .venv/bin/workgroup)",
+    )
+    parser.add_argument("--calls", type=int, default=20, help="calls per request and runtime")
     parser.add_argument("--batch-lines", type=int, default=20_000)
     args = parser.parse_args(argv)
     reference = Path(args.reference) if args.reference else None
-    if not WORKGROUP.exists():
-        print(f"missing console script {WORKGROUP}", file=sys.stderr)
+    workgroup: Path = args.workgroup
+    if not workgroup.exists():
+        print(f"missing console script {workgroup}", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as tmp:
         cwd = Path(tmp)
-        per_call(reference, args.calls, cwd)
-        batch_throughput(args.batch_lines, cwd)
-        import_check(cwd)
+        per_call(workgroup, reference, args.calls, cwd)
+        if args.batch_lines:
+            batch_throughput(workgroup, args.batch_lines, cwd)
+        import_check(workgroup, cwd)
     return 0
 
 

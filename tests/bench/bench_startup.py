@@ -80,6 +80,7 @@ def _cases() -> list[Case]:
         Case("workgroup capsule seal --help", "workgroup", ("capsule", "seal", "--help")),
         Case("workgroup-privacy-hook note.md", "workgroup-privacy-hook", (NOTE,)),
         Case("workgroup-privacy-all-hook note.md", "workgroup-privacy-all-hook", (NOTE,)),
+        Case("workgroup privacy scan note.md", "workgroup", ("privacy", "scan", NOTE)),
         Case("workgroup-docs-claims-hook README.md", "workgroup-docs-claims-hook", ("README.md",)),
         Case("workgroup-skills-hook SKILL.md", "workgroup-skills-hook", ("skills/deploy/SKILL.md",)),
         Case("workgroup-verify-hook (1 capsule)", "workgroup-verify-hook", ()),

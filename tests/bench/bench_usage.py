@@ -1,14 +1,16 @@
 """Benchmark: ``workgroup usage`` over generated Claude Code and Codex logs, beside ccusage when present.
 
-    .venv/bin/python tests/bench/bench_usage.py [--mb 1024] [--dir DIR] [--keep] [--ccusage PATH]
+    .venv/bin/python tests/bench/bench_usage.py [--mb 1024] [--dir DIR] [--keep] [--ccusage PATH] [--repeat 3]
 
 Writes about ``--mb`` megabytes of logs (half Claude Code sessions with subagents, streaming partials,
 tool results and compactions; half Codex rollouts with instructions, response items and token
 counts), then runs ``workgroup usage --json`` in a fresh child process and prints wall time, CPU
 time, MB/s per CPU second and peak RSS (``resource.getrusage`` of the child), next to the size of
 the largest session file (the memory bound). With ccusage (``--ccusage``, ``CCUSAGE_BIN`` or on PATH)
-it runs ``ccusage claude daily`` and ``ccusage codex daily`` on the same files, once with its default
-parallel loading and once with ``--single-thread``, and checks that the per-day totals agree.
+it runs ``ccusage daily`` (all agents) on the same files, once with its default parallel loading and
+once with ``--single-thread``, beside ``workgroup usage`` on one core (the default) and with
+``--jobs 0`` (worker processes, one per CPU), interleaved ``--repeat`` times, and checks that the
+per-day totals agree.
 CPU time is quoted beside wall time because a shared machine stretches wall time.
 """
 
@@ -234,9 +236,8 @@ def main() -> int:
         mb = written / 1e6
         print(f"logs: {mb:,.0f} MB, largest file {largest / 1e6:,.1f} MB")
         runs: dict[str, list[dict[str, object]]] = {}
-        commands = {
-            "workgroup usage": [sys.executable, "-m", "toolkit", "usage", "--json", "--timezone", "UTC"]
-        }
+        ours = [sys.executable, "-m", "toolkit", "usage", "--json", "--timezone", "UTC"]
+        commands = {"workgroup usage": ours, "workgroup usage --jobs 0": [*ours, "--jobs", "0"]}
         if args.ccusage:
             base = [args.ccusage, "daily", "--json", "--offline", "--timezone", "UTC"]
             commands["ccusage daily (parallel, its default)"] = base
@@ -257,7 +258,7 @@ def main() -> int:
                 f"(min {cpus[0]:.2f}), {mb / cpu:,.0f} MB/s per cpu-second, peak RSS {rss / 1024:,.0f} MB"
             )
             out = json.loads(str(got_runs[0]["out"]))
-            if label == "workgroup usage":
+            if label.startswith("workgroup usage"):
                 days[label] = {r["key"]: (r["input"], r["output"], r["cache_read"]) for r in out["rows"]}
             else:
                 days[label] = {

@@ -36,6 +36,20 @@ def rnd(n: int, alphabet: str = B62) -> str:
             return value
 
 
+def checksummed(prefix: str, random32: str) -> str:
+    """A GitHub/npm-format token: 26 random characters + ``FAKE``, then the base62 CRC32 of
+    those 30 (the format's own checksum), so the detectors' checksum validation accepts it."""
+    import zlib
+
+    body = random32[:26] + "FAKE"
+    number, check = zlib.crc32(body.encode("ascii")), ""
+    alphabet = string.digits + string.ascii_uppercase + string.ascii_lowercase
+    while number:
+        number, digit = divmod(number, 62)
+        check = alphabet[digit] + check
+    return prefix + body + check.rjust(6, "0")
+
+
 def hexs(n: int) -> str:
     return "".join(R.choice(HEXD) for _ in range(n))
 
@@ -106,7 +120,7 @@ def positives() -> list[tuple[str, str]]:
     )
     add(
         "github-token",
-        [wrap(p + rnd(32) + "FAKE") for p in ("ghp_", "gho_", "ghs_", "ghu_", "ghp_", "ghr_")]
+        [wrap(checksummed(p, rnd(32))) for p in ("ghp_", "gho_", "ghs_", "ghu_", "ghp_", "ghr_")]
         + [wrap("github_pat_" + rnd(22) + "_" + rnd(55) + "FAKE") for _ in range(2)],
     )
     add("gitlab-token", [wrap("glpat-" + rnd(16) + "FAKE") for _ in range(4)] + [wrap("gldt-" + rnd(20))])
@@ -136,8 +150,8 @@ def positives() -> list[tuple[str, str]]:
     )
     add(
         "npm-token",
-        [wrap("npm_" + rnd(32) + "FAKE") for _ in range(4)]
-        + ["//registry.npmjs.org/:_authToken=npm_" + rnd(32) + "fake"],
+        [wrap(checksummed("npm_", rnd(32))) for _ in range(4)]
+        + ["//registry.npmjs.org/:_authToken=" + checksummed("npm_", rnd(32))],
     )
     add("pypi-token", [wrap("pypi-AgEIcHlwaS5vcmc" + rnd(60, B62 + "-_") + "FAKE") for _ in range(4)])
     add(

@@ -600,7 +600,7 @@ def _err(message: str) -> None:
 class _Parser(argparse.ArgumentParser):
     """argparse that never echoes a rejected value and exits 2."""
 
-    def error(self, message: str) -> Any:  # type: ignore[override]
+    def error(self, message: str) -> Any:
         self.print_usage(sys.stderr)
         sys.stderr.write(f"{self.prog}: error: invalid or missing arguments\n")
         raise SystemExit(2)

@@ -214,6 +214,7 @@ def _count(value: Any) -> bool:
 
 def validate_model_event(event: str, phase: str | None, data: dict[str, Any]) -> None:
     """The field allowlists and value rules of ``model_call/claimed`` and ``model_usage/complete``."""
+    required: tuple[str, ...]
     if event == "model_call":
         allowed, wanted_phase, required = frozenset(CALL_FIELDS), "claimed", CALL_FIELDS[1:]
     elif event == "model_usage":
@@ -613,7 +614,8 @@ def _check_lifecycle(log: Path, run_id: str, event: dict[str, Any]) -> None:
     subject = "test_run" if event["event"] == "test_run" else "resource"
     try:
         with open(log, "rb") as handle:
-            state = lifecycle.replay(handle, run_id, event["event_id"])
+            kinds = lifecycle.needs(event["event"], event.get("phase"))
+            state = lifecycle.replay(handle, run_id, event["event_id"], kinds)
     except FileNotFoundError:
         state = lifecycle.RunLifecycle()
     except OSError:
@@ -731,7 +733,7 @@ def _update_pointer(
 class _Parser(argparse.ArgumentParser):
     """argparse that never echoes a rejected value (it could be a secret) and exits 2."""
 
-    def error(self, message: str) -> Any:  # type: ignore[override]
+    def error(self, message: str) -> Any:
         self.print_usage(sys.stderr)
         sys.stderr.write(f"{self.prog}: error: invalid or missing arguments\n")
         raise SystemExit(2)

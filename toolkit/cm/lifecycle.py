@@ -398,8 +398,28 @@ def _row(raw: bytes) -> dict[str, Any]:
     return value
 
 
-def replay(lines: Iterable[bytes], run_id: str, event_id: str) -> RunLifecycle:
-    """Replay the run's resource and test_run rows in log order; find the event id's row.
+def needs(event: str, phase: str | None) -> frozenset[str]:
+    """Which histories an event is judged against: ``resource``, ``test_run`` or both.
+
+    A resource event needs only the resources, a QA event only the invocations (an abandonment
+    also the resources), a completion both: a damaged history of one kind never blocks the other.
+    """
+    if event in COMPLETION_EVENTS:
+        return frozenset({"resource", "test_run"})
+    if event == "resource":
+        return frozenset({"resource"})
+    if event == "test_run" and phase is not None:
+        return frozenset({"test_run", "resource"}) if phase == "abandoned" else frozenset({"test_run"})
+    return frozenset()
+
+
+def replay(
+    lines: Iterable[bytes],
+    run_id: str,
+    event_id: str,
+    kinds: frozenset[str] = frozenset({"resource", "test_run"}),
+) -> RunLifecycle:
+    """Replay the run's rows of ``kinds`` (``resource``, ``test_run``) in log order; find the event id's row.
 
     Only lines that mention the run id or the event id are parsed (other runs' rows cannot
     change this run). Raises ``Unverifiable`` for a row of the run that cannot be trusted.
@@ -416,17 +436,17 @@ def replay(lines: Iterable[bytes], run_id: str, event_id: str) -> RunLifecycle:
             state.duplicate = row
         if row.get("run_id") != run_id:
             continue
-        _replay_row(state, row)
+        _replay_row(state, row, kinds)
     return state
 
 
-def _replay_row(state: RunLifecycle, row: dict[str, Any]) -> None:
+def _replay_row(state: RunLifecycle, row: dict[str, Any], kinds: frozenset[str]) -> None:
     event, phase = row.get("event"), row.get("phase")
     try:
-        if event == "resource":
+        if event == "resource" and "resource" in kinds:
             _check_resource_row(phase, row, Unverifiable)
             state.resources.apply(row["resource_id"], row["resource_kind"], str(phase))
-        elif event == "test_run" and phase is not None:
+        elif event == "test_run" and phase is not None and "test_run" in kinds:
             _check_test_run_row(phase, row, Unverifiable)
             state.invocations.apply(row)
     except Refused as exc:
@@ -462,5 +482,6 @@ __all__ = [
     "check_event",
     "decide",
     "is_guarded",
+    "needs",
     "replay",
 ]

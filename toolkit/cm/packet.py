@@ -11,10 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from typing import Any
 
 from toolkit.core.errors import InvalidInput
+from toolkit.infra.boundedio import (
+    json_depth_exceeds as json_depth_exceeds,  # the one depth check, re-exported
+)
 
 STABLE_PREFIX_KEYS: tuple[str, ...] = ("safety", "workflow", "project_rules", "role", "output_schema")
 DYNAMIC_REQUIRED: tuple[str, ...] = (
@@ -30,7 +32,6 @@ DYNAMIC_OPTIONAL: tuple[str, ...] = ("context",)
 MAX_PACKET_BYTES = 1024 * 1024
 # Deeper trees than this are refused before anything walks them recursively.
 MAX_JSON_DEPTH = 128
-_STRUCTURAL = re.compile(rb'\\.|["\[\]{}]', re.DOTALL)  # an escape pair, or a quote/bracket
 _TEXT_FIELDS = ("workflow", "stage", "role", "objective", "expected_output")
 
 
@@ -144,33 +145,6 @@ def parse_packet_bytes(raw: bytes, label: str = "packet") -> object:
         return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise PacketError("role packet is not valid strict UTF-8 JSON") from None
-
-
-def json_depth_exceeds(raw: bytes, limit: int) -> bool:
-    """True when the JSON text nests objects/arrays deeper than ``limit`` (strings skipped).
-
-    No parsing: a count in C rules out most inputs, and only the structural bytes of the rest are
-    visited, so it is cheap enough to run on every untrusted input before ``json.loads``.
-    """
-    if raw.count(b"[") + raw.count(b"{") <= limit:
-        return False
-    depth = 0
-    in_string = False
-    for match in _STRUCTURAL.finditer(raw):
-        token = match.group()
-        if len(token) == 2:
-            continue  # an escape pair: its second byte is never structural
-        if token == b'"':
-            in_string = not in_string
-        elif in_string:
-            continue
-        elif token in (b"[", b"{"):
-            depth += 1
-            if depth > limit:
-                return True
-        else:
-            depth -= 1
-    return False
 
 
 def _reject_constant(_: str) -> object:

@@ -4,7 +4,8 @@ Drop-in for the public CM report (same options, JSON fields, text lines and exit
 
 * dedup first by ``event_id`` (fallback ``file:line``), then by (run_id, call_id): a second usage
   row for one call is invalid;
-* invalid usage: a malformed row, managed (``openai-compatible``) usage with no claim, an
+* invalid usage: a malformed row, managed (``openai-compatible`` adapter or ``native-cli-terminal``
+  source) usage with no claim, an
   ambiguous claim, usage not after its claim, an identity mismatch; each is counted in
   ``invalid_calls`` and explained on stderr;
 * claims without a valid completion are listed as unresolved and never counted as calls;
@@ -35,7 +36,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from toolkit.cm.runptr import log_home
 from toolkit.infra.boundedio import FileRefused, json_depth_exceeds, json_line, open_regular
@@ -46,6 +47,9 @@ OUTCOMES = ("success", "error", "blocked", "cancelled")
 IDENTITY_FIELDS = ("workflow", "runtime", "stage", "role", "adapter", "requested_model", "source", "purpose")
 CALL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 MANAGED_ADAPTER = "openai-compatible"
+MANAGED_SOURCE = "native-cli-terminal"  # a native CLI's usage also follows its own claim
+# reported per field for native CLI usage: reasoning is a subset of output, cache counts are separate
+NATIVE_FIELDS = (*TOKEN_FIELDS, "reasoning_tokens")
 DISCLAIMER = (
     "- 缺失 usage 保持 unavailable；未完成 claim 单独报告且不计调用/Token；未推测缺失用量，也未换算费用。"
 )
@@ -69,7 +73,7 @@ def _parse_at(value: Any) -> datetime | None:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
-_SCAN = json.JSONDecoder().scan_once
+_SCAN = cast(Any, json.JSONDecoder()).scan_once  # C scanner; not in the type stubs
 
 
 def _parse_line(raw: bytes) -> Any:
@@ -171,7 +175,7 @@ def _identity_or_reason(
     # map/set/in run in C: this is the hot path of a million-row report
     ident = tuple(map(row.get, IDENTITY_FIELDS)) if values is None else values
     if set(map(type, ident)) == _STR_ONLY and "" not in ident:
-        return ident
+        return cast("tuple[str, ...]", ident)
     for name in IDENTITY_FIELDS:
         value = row.get(name)
         if not isinstance(value, str) or not value:
@@ -206,7 +210,8 @@ def check_usage(row: Mapping[str, Any]) -> Compact | str:
         return "invalid phase"
     ident = values[:8]
     if set(map(type, ident)) != _STR_ONLY or "" in ident:
-        return _identity_or_reason(row)  # a reason, since the fast check failed
+        reason = _identity_or_reason(row)  # a reason, since the fast check failed
+        return reason if isinstance(reason, str) else "invalid identity"
     if outcome not in OUTCOMES:
         return "invalid outcome"
     if duration is not None and not (type(duration) is int and duration >= 0):
@@ -236,11 +241,12 @@ def check_usage(row: Mapping[str, Any]) -> Compact | str:
             return "unavailable row contains token counts"
     else:
         return "invalid usage state"
+    model: str
     if type(effective) is str and effective:
         model, source = effective, "effective"
     else:  # requested_model is an identity field, so it is a non-empty string here
-        model, source = ident[5], "requested"
-    return (call_id, ident, state, outcome, model, source, counts, duration)
+        model, source = cast(str, ident[5]), "requested"
+    return cast(Compact, (call_id, ident, state, outcome, model, source, counts, duration))
 
 
 def usage_row_error(row: Mapping[str, Any]) -> str | None:
@@ -259,6 +265,8 @@ class Totals:
     unresolved: dict[tuple[str, ...], int] = field(default_factory=dict)
     reasons: dict[str, int] = field(default_factory=dict)
     unreadable: int = 0
+    # native CLI usage: [calls, then (tokens, observed calls) for each of NATIVE_FIELDS]
+    native: list[int] = field(default_factory=lambda: [0] * (1 + 2 * len(NATIVE_FIELDS)))
 
     @classmethod
     def empty(cls, runs: int) -> Totals:
@@ -356,7 +364,7 @@ def _fold_run(path: Path, rel: str, run_id: str, totals: Totals, warn: TextIO) -
         seen_calls.add(call_id)
         claim = claims.get(call_id)
         if claim is None:
-            if ident[4] == MANAGED_ADAPTER:
+            if ident[4] == MANAGED_ADAPTER or ident[6] == MANAGED_SOURCE:
                 totals.invalid(
                     "managed usage without claim",
                     where,
@@ -380,6 +388,8 @@ def _fold_run(path: Path, rel: str, run_id: str, totals: Totals, warn: TextIO) -
                 continue
             state.completed.add(call_id)
         _add_usage(totals, usage)
+        if ident[6] == MANAGED_SOURCE:
+            _add_native(totals.native, row, observed=usage[2] == "observed")
     for call_id, (_, ident) in claims.items():
         if call_id not in state.completed:
             key6 = (ident[0], ident[2], ident[3], ident[4], ident[5], ident[6])
@@ -438,6 +448,37 @@ def _add_usage(totals: Totals, usage: Compact) -> None:
     summary["cache_write_tokens"] += write
 
 
+def _add_native(native: list[int], row: Mapping[str, Any], *, observed: bool) -> None:
+    """A field counts as observed only when the row reports it: a missing one is never 0."""
+    native[0] += 1
+    if not observed:
+        return
+    for slot, name in enumerate(NATIVE_FIELDS):
+        value = row.get(name)
+        if value is not None:  # check_usage accepted the row, so a present value is a count
+            native[1 + 2 * slot] += value
+            native[2 + 2 * slot] += 1
+
+
+def native_components(native: Sequence[int]) -> dict[str, Any]:
+    """The reference's ``native_components`` block: per field, tokens (None when never observed)."""
+    calls = native[0]
+    fields = {}
+    for slot, name in enumerate(NATIVE_FIELDS):
+        tokens, observed = native[1 + 2 * slot], native[2 + 2 * slot]
+        fields[name] = {
+            "tokens": tokens if observed else None,
+            "observed_calls": observed,
+            "unavailable_calls": calls - observed,
+        }
+    return {
+        "calls": calls,
+        "reasoning_is_output_subset": True,
+        "cache_counts_are_separate": True,
+        "fields": fields,
+    }
+
+
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024
 
 
@@ -460,13 +501,14 @@ def _merge(into: Totals, part: Totals) -> None:
         elif key != "runs":
             into.summary[key] += value
     for mine, theirs in ((into.groups, part.groups), (into.unavailable, part.unavailable)):
-        for key, counts in theirs.items():
-            mine[key] = [a + b for a, b in zip(mine.get(key, [0] * len(counts)), counts, strict=True)]
-    for key, n in part.unresolved.items():
-        into.unresolved[key] = into.unresolved.get(key, 0) + n
+        for group, counts in theirs.items():
+            mine[group] = [a + b for a, b in zip(mine.get(group, [0] * len(counts)), counts, strict=True)]
+    for unresolved, n in part.unresolved.items():
+        into.unresolved[unresolved] = into.unresolved.get(unresolved, 0) + n
     for reason, n in part.reasons.items():
         into.reasons[reason] = into.reasons.get(reason, 0) + n
     into.unreadable += part.unreadable
+    into.native = [a + b for a, b in zip(into.native, part.native, strict=True)]
 
 
 def _jobs(requested: int, paths: Sequence[Path]) -> int:
@@ -561,6 +603,7 @@ def build_report(home: Path, refs: Sequence[RunRef], warn: TextIO, *, jobs: int 
         "groups": groups,
         "unavailable_groups": unavailable,
         "unresolved_groups": unresolved,
+        **({"native_components": native_components(totals.native)} if totals.native[0] else {}),
         "invalid_reasons": dict(sorted(totals.reasons.items())),
         "unreadable_lines": totals.unreadable,
     }
@@ -597,12 +640,18 @@ def render_text(report: Mapping[str, Any]) -> str:
             f"- unresolved: {g['workflow']}/{g['stage']} | {g['role']} | {g['adapter']} | "
             f"{g['requested_model']} | claims {g['claims']}"
         )
+    for name, value in report.get("native_components", {}).get("fields", {}).items():
+        known = value["tokens"] if value["tokens"] is not None else "unavailable"
+        lines.append(
+            f"- native {name}: {known}; observed {value['observed_calls']}, "
+            f"unavailable {value['unavailable_calls']}"
+        )
     lines.append(DISCLAIMER)
     return "\n".join(lines) + "\n"
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # type: ignore[override]
+    def error(self, message: str) -> Any:
         self.print_usage(sys.stderr)
         sys.stderr.write(f"{self.prog}: error: invalid or missing arguments\n")
         raise SystemExit(2)

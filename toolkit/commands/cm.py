@@ -6,6 +6,8 @@ options, stdin, stdout and the reference's exit codes are identical either way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import typer
 
 _PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
@@ -26,7 +28,7 @@ _SCRIPTS = {
 }
 
 
-def _make(module_name: str) -> typer.models.CommandFunctionType:
+def _make(module_name: str) -> Callable[[typer.Context], None]:
     def command(ctx: typer.Context) -> None:
         import importlib
 

@@ -18,6 +18,7 @@ class OutputFormat(StrEnum):
 
 class ContextChoice(StrEnum):
     auto = "auto"
+    source = "source"
     generic = "generic"
     capsule = "capsule"
     telemetry = "telemetry"
@@ -27,15 +28,9 @@ class ContextChoice(StrEnum):
 
 def _root() -> Path:
     """The repository work tree when inside one (symlinks may not leave it), else the cwd."""
-    from toolkit.privacy.allowlist import git_common_dir
+    from toolkit.privacy.command import repository_root
 
-    cwd = Path.cwd().resolve()
-    if git_common_dir(cwd) is None:
-        return cwd
-    for folder in (cwd, *cwd.parents):
-        if (folder / ".git").exists():
-            return folder
-    return cwd
+    return repository_root(Path.cwd().resolve())
 
 
 def register(app: typer.Typer) -> None:
@@ -48,59 +43,62 @@ def register(app: typer.Typer) -> None:
     @group.command("scan")
     def scan(
         paths: Annotated[
-            list[Path], typer.Argument(help="Files or directories (walked, symlinks not followed).")
-        ],
+            list[Path] | None,
+            typer.Argument(
+                help="Files or directories (default: the current folder). In a git repository only what "
+                "git would commit is read: tracked plus untracked files that are not ignored."
+            ),
+        ] = None,
         output: Annotated[OutputFormat, typer.Option("--format", help="text or json.")] = OutputFormat.text,
         as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
         context: Annotated[
             ContextChoice,
             typer.Option(
                 "--context",
-                help="Rules to apply; auto picks by path (capsules, handoffs, event logs, else generic).",
+                help="Rules to apply; auto picks by path: workflow artifacts (capsules, handoffs, event "
+                "logs, .workgroup/, .reviews/, knowzcode/, logs) get every rule, source and docs only "
+                "secrets and credentials.",
             ),
         ] = ContextChoice.auto,
+        all_files: Annotated[
+            bool, typer.Option("--all-files", help="Every file under PATH, ignored and untracked ones too.")
+        ] = False,
+        jobs: Annotated[
+            int, typer.Option("--jobs", min=0, help="Processes for large scans (0: one per core).")
+        ] = 0,
     ) -> None:
-        """Scan files; exit 1 when anything is found. Findings show masked values only."""
-        import sys
+        """Scan files; exit 1 when anything is found, 2 on bad input. Findings show masked values only;
+        progress appears on stderr when a scan on a terminal runs over ~2 s."""
+        from toolkit.privacy.command import scan_command
 
-        from toolkit.core.errors import InvalidInput
-        from toolkit.core.findings import emit
-        from toolkit.privacy.gate import SUPPRESS_HINT, run_gate, shared_findings
-        from toolkit.privacy.types import Context
-
-        missing = [p for p in paths if not p.exists() and not p.is_symlink()]
-        if missing:
-            named = ", ".join(str(p) for p in missing[:5]) + (", ..." if len(missing) > 5 else "")
-            raise InvalidInput(
-                "PATH_NOT_FOUND", f"{len(missing)} path(s) do not exist: {named}", path=str(missing[0])
-            )
-        root = _root()
-        ctx = None if context is ContextChoice.auto else Context(context.value)
-        report = run_gate(paths, root, ctx)
-        json_out = as_json or output is OutputFormat.json
-        emit(
-            "privacy",
-            shared_findings(report),
-            as_json=json_out,
-            stdout=sys.stdout,
-            stderr=sys.stderr,
-            checked=report.files_scanned,
-            notices=report.notices,
+        code = scan_command(
+            [str(p) for p in paths] if paths else ["."],
+            as_json=as_json or output is OutputFormat.json,
+            context=context.value,
+            all_files=all_files,
+            jobs=jobs,
         )
-        if report.findings:
-            if not json_out:
-                say(SUPPRESS_HINT)
-            raise typer.Exit(1)
+        if code:
+            raise typer.Exit(code)
 
     @group.command("allow")
     def allow(
         path: Annotated[Path, typer.Argument(help="The file holding the reviewed false positive.")],
         line: Annotated[int, typer.Option("--line", min=1, help="1-based line of the finding.")],
-        rule: Annotated[str, typer.Option("--rule", help="Rule id of the finding.")],
-        reason: Annotated[str, typer.Option("--reason", help="Why it is not private (for reviewers).")] = "",
+        rule: Annotated[
+            str,
+            typer.Option("--rule", help="Rule id (stripe-secret-key) or category (secret) of the finding."),
+        ],
+        reason: Annotated[
+            str, typer.Option("--reason", help="Why it is not private (required, for reviewers).")
+        ],
     ) -> None:
-        """Record a reviewed finding in .workgroup/privacy-allowlist.yml (salted fingerprint only)."""
-        from toolkit.core.errors import EnvironmentFailure, InvalidInput
+        """Record a reviewed finding in .workgroup/privacy-allowlist.yml (a fingerprint, never the value).
+
+        The entry works in every clone: its fingerprint depends only on the rule, the path and the
+        value that the committed file already holds.
+        """
+        from toolkit.core.errors import InvalidInput
         from toolkit.infra.store import atomic_write
         from toolkit.privacy.allowlist import (
             ALLOWLIST_REL,
@@ -108,22 +106,22 @@ def register(app: typer.Typer) -> None:
             entry_text,
             fingerprint,
             load_allowlist,
-            load_salt,
         )
-        from toolkit.privacy.files import scan_file
+        from toolkit.privacy.files import relative_to_root, scan_file
 
         root = _root()
+        if not reason.strip():
+            raise InvalidInput("REASON_REQUIRED", "--reason must say why the finding is not private")
         if not path.is_file():
-            raise InvalidInput("PATH_NOT_FOUND", "the file does not exist")
+            raise InvalidInput("PATH_NOT_FOUND", f"no such file: {path}")
         found, notice = scan_file(path, root)
         if notice:
             raise InvalidInput("FILE_SKIPPED", "the file is binary, too large or unreadable")
-        hits = [f for f in found if f.finding.line == line and f.finding.rule == rule]
+        hits = [
+            f for f in found if f.finding.line == line and rule in (f.finding.rule, f.finding.category.value)
+        ]
         if not hits:
-            raise InvalidInput("NO_SUCH_FINDING", "no finding of that rule on that line")
-        salt = load_salt(root, create=True)
-        if salt is None:
-            raise EnvironmentFailure("NO_REPOSITORY", "the allowlist needs a git repository (for its salt)")
+            raise InvalidInput("NO_SUCH_FINDING", "no finding of that rule or category on that line")
         existing = load_allowlist(root)
         known = {(e.rule, e.path, e.fingerprint) for e in existing}
         target = root / ALLOWLIST_REL
@@ -131,17 +129,17 @@ def register(app: typer.Typer) -> None:
             target.read_text(encoding="utf-8")
             if target.exists()
             else (
-                "# Reviewed privacy findings (workgroup privacy allow). Fingerprint = salted SHA-256 of\n"
+                "# Reviewed privacy findings (workgroup privacy allow). Fingerprint = SHA-256 of\n"
                 "# (rule, path, value); the value itself is never stored here.\nallow:\n"
             )
         )
         if existing == [] and "allow:" not in text:
             text += "allow:\n"
         added = 0
+        rel = relative_to_root(path, root)
         for hit in hits:
-            entry = AllowEntry(
-                rule, hit.path, fingerprint(salt, rule, hit.path, hit.fingerprint_value), reason
-            )
+            rule_id = hit.finding.rule
+            entry = AllowEntry(rule_id, rel, fingerprint(rule_id, rel, hit.fingerprint_value), reason.strip())
             if (entry.rule, entry.path, entry.fingerprint) in known:
                 continue
             text += entry_text(entry)

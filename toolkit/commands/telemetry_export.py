@@ -55,6 +55,20 @@ def register(group: typer.Typer) -> None:
                 "--all-cm-runs", help="Every run of the CM log home, not only the runs of this work tree."
             ),
         ] = False,
+        agent_logs: Annotated[
+            bool,
+            typer.Option(
+                "--agent-logs",
+                help="Also the model calls of the Claude Code and Codex logs (this work tree's).",
+            ),
+        ] = False,
+        all_agent_projects: Annotated[
+            bool,
+            typer.Option(
+                "--all-agent-projects",
+                help="With --agent-logs: the calls of every project, not only this one.",
+            ),
+        ] = False,
         dry_run: Annotated[bool, typer.Option("--dry-run", help="Map and count, send nothing.")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     ) -> None:
@@ -92,6 +106,8 @@ def register(group: typer.Typer) -> None:
                 timeout=timeout,
                 dry_run=dry_run,
                 workdir=None if all_cm_runs else layout.workdir,
+                agent_logs=agent_logs,
+                agent_workdir=None if all_agent_projects else layout.workdir,
             ),
             now=now_utc(),
             roots=lambda: root_commit_ids(repo),

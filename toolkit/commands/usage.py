@@ -42,6 +42,12 @@ TzOpt = Annotated[
     str | None, typer.Option("--timezone", help="IANA zone for days (default: this machine's zone).")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="JSON on stdout.")]
+JobsOpt = Annotated[
+    int,
+    typer.Option(
+        "--jobs", help="Worker processes for parsing (1: none, the default; 0: one per CPU, up to 4)."
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -73,6 +79,7 @@ def register(app: typer.Typer) -> None:
         html: Annotated[
             Path | None, typer.Option("--html", help="Write a self-contained HTML report.")
         ] = None,
+        jobs: JobsOpt = 1,
     ) -> None:
         """Usage per day, week, month, session, project or model; counts verified from the logs."""
         if ctx.invoked_subcommand is not None:
@@ -92,6 +99,7 @@ def register(app: typer.Typer) -> None:
             prices=prices,
             emit_events=emit_events,
             html=html,
+            jobs=jobs,
         )
 
     @group.command("session")
@@ -103,6 +111,7 @@ def register(app: typer.Typer) -> None:
             Workflow, typer.Option("--workflow", help="CM workflow whose boundary rules judge each point.")
         ] = Workflow.CM_AI,
         as_json: JsonOpt = False,
+        jobs: JobsOpt = 1,
     ) -> None:
         """One session call by call, with compaction and resume points and their boundary verdicts."""
         from toolkit.usage.cli import session_command
@@ -114,6 +123,7 @@ def register(app: typer.Typer) -> None:
             timezone=timezone,
             workflow=workflow.value,
             as_json=as_json,
+            jobs=jobs,
         )
 
     app.add_typer(group, name="usage")

@@ -14,7 +14,10 @@ import hashlib
 import json
 import math
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
+if TYPE_CHECKING:
+    from typing import Any
 
 SHA256_PREFIX = "sha256:"
 

@@ -8,7 +8,10 @@ containers as true and ``NaN`` as false, ``===`` compares objects by identity, a
 from __future__ import annotations
 
 import math
-from typing import Any
+
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
+if TYPE_CHECKING:
+    from typing import Any
 
 # String.prototype.trim() strips exactly these (ECMAScript WhiteSpace and LineTerminator);
 # Python's str.strip() differs (it strips U+001C..U+001F and U+0085, keeps U+FEFF).

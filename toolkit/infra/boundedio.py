@@ -22,9 +22,12 @@ import json
 import os
 import re
 import stat
-from typing import IO, Any
 
 from toolkit.core.errors import ExitCode, ToolkitError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays off the runtime path, which reads the registry through this module
+    from typing import IO, Any
 
 MAX_FILE_BYTES = 1_048_576
 MAX_LOG_BYTES = 64 * 1_048_576
@@ -67,6 +70,8 @@ def _kind(mode: int) -> str:
         return "a socket"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         return "a device"
+    if stat.S_ISLNK(mode):
+        return "a symlink, refused here"
     return "not a regular file"
 
 
@@ -90,6 +95,11 @@ def read_regular(
     if not follow_symlinks:
         flags |= os.O_NOFOLLOW
     try:
+        # what it is, before opening it: opening a device can have effects of its own. The
+        # fstat after the open still decides (the path may be swapped between the two calls).
+        mode = os.stat(path, follow_symlinks=follow_symlinks).st_mode
+        if not stat.S_ISREG(mode):
+            raise FileRefused(NOT_A_FILE, f"{what} is {_kind(mode)}; only regular files are read")
         fd = os.open(path, flags)
     except FileNotFoundError:
         if missing_ok and not os.path.islink(path):
@@ -149,6 +159,11 @@ def open_regular(
     if not follow_symlinks:
         flags |= os.O_NOFOLLOW
     try:
+        # what it is, before opening it: opening a device can have effects of its own. The
+        # fstat after the open still decides (the path may be swapped between the two calls).
+        mode = os.stat(path, follow_symlinks=follow_symlinks).st_mode
+        if not stat.S_ISREG(mode):
+            raise FileRefused(NOT_A_FILE, f"{what} is {_kind(mode)}; only regular files are read")
         fd = os.open(path, flags)
     except FileNotFoundError:
         if missing_ok and not os.path.islink(path):

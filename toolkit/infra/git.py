@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput
 from toolkit.infra.store import Layout
@@ -159,7 +159,7 @@ class Repo:
                     size = (
                         odb.read_header(entry.id)[1]
                         if hasattr(odb, "read_header")
-                        else len(self.raw[entry.id].data)
+                        else cast(Any, self.raw[entry.id]).size
                     )
                     out.append((path, str(entry.id), int(size)))
 

@@ -10,7 +10,6 @@ the dir shared by all worktrees.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 # Same value as ``toolkit.infra.store.LOCAL_STATE_NAME`` (a test keeps them equal); not imported from
 # there because ``store`` pulls in ``tempfile`` and ``pathlib``, which the runtime path avoids.
@@ -20,13 +19,32 @@ OWNERS_FILE = "owners.json"
 _MAX_POINTER_BYTES = 4096
 
 
-@dataclass(frozen=True)
 class GitLocation:
-    """``workdir``: the work tree top; ``git_dir``: its git dir; ``common_dir``: shared by worktrees."""
+    """``workdir``: the work tree top; ``git_dir``: its git dir; ``common_dir``: shared by worktrees.
 
-    workdir: str
-    git_dir: str
-    common_dir: str
+    A plain value class: a dataclass would import dataclasses and inspect on every route call.
+    """
+
+    __slots__ = ("common_dir", "git_dir", "workdir")
+
+    def __init__(self, workdir: str, git_dir: str, common_dir: str) -> None:
+        self.workdir = workdir
+        self.git_dir = git_dir
+        self.common_dir = common_dir
+
+    def _fields(self) -> tuple[str, str, str]:
+        return (self.workdir, self.git_dir, self.common_dir)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GitLocation):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return "GitLocation({!r}, {!r}, {!r})".format(*self._fields())
 
     @property
     def local_state(self) -> str:

@@ -18,4 +18,4 @@ def silence_stdout() -> None:
             os.close(devnull)
         sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 - lives as long as the process
     except OSError:
-        sys.stdout = None  # type: ignore[assignment]
+        sys.stdout = None

@@ -33,11 +33,13 @@ from __future__ import annotations
 
 import os
 import re
-import unicodedata
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
 from toolkit.core.errors import InvalidInput
+
+# on every ``workgroup runtime route``: no typing or dataclasses (inspect) at import time
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
 
 INVALID_OWNERSHIP_PATH = "INVALID_OWNERSHIP_PATH"
 INVALID_OWNERSHIP_GLOB = "INVALID_OWNERSHIP_GLOB"
@@ -74,6 +76,8 @@ def hidden_character(text: str) -> str | None:
     """
     if text.isascii():
         return "a control character" if _CONTROL.search(text) else None
+    import unicodedata  # only non-ASCII text pays for it
+
     for char in text:
         category = unicodedata.category(char)
         if category == "Cs":
@@ -91,6 +95,8 @@ def fold(text: str) -> str:
     """The comparison form: NFKC, case-folded, NFKC again (so folding is idempotent)."""
     if text.isascii():  # NFKC is the identity on ASCII, and casefold is lower
         return text.lower()
+    import unicodedata  # only non-ASCII paths pay for it
+
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
 
 
@@ -124,6 +130,8 @@ def lexical_segments(value: object) -> list[str]:
     if hidden is not None:
         raise OwnershipPathError(f"an owned path must not contain {hidden}")
     if not value.isascii():
+        import unicodedata  # only non-ASCII paths pay for it
+
         # normalization first: the escape checks below must see what NFKC-folded keys will see
         normal = unicodedata.normalize("NFKC", value)
         if normal != value:
@@ -167,33 +175,47 @@ def _lexical_checks(value: str) -> list[str]:
     return segments
 
 
-@dataclass(frozen=True)
 class CanonicalPath:
     """``rel``: the real path relative to the workspace root ("" is the root itself);
-    ``key``: the absolute comparison key (folded), shared by every alias of the same file."""
+    ``key``: the absolute comparison key (folded), shared by every alias of the same file.
 
-    rel: str
-    key: str
+    A small value class rather than a dataclass: dataclasses imports inspect, a large part of
+    the start-up of every ``workgroup runtime route``.
+    """
+
+    __slots__ = ("key", "rel")
+
+    def __init__(self, rel: str, key: str) -> None:
+        self.rel = rel
+        self.key = key
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CanonicalPath):
+            return NotImplemented
+        return (self.rel, self.key) == (other.rel, other.key)
+
+    def __hash__(self) -> int:
+        return hash((self.rel, self.key))
+
+    def __repr__(self) -> str:
+        return f"CanonicalPath(rel={self.rel!r}, key={self.key!r})"
 
 
-@dataclass
 class Canonicalizer:
     """Canonicalizes many paths under one workspace root, caching ``realpath`` per directory."""
 
-    root: str
-    _real_root: str = field(init=False)
-    _root_slash: str = field(init=False)
-    _dirs: dict[str, tuple[str, bool]] = field(default_factory=dict, init=False, repr=False)
-    _links: dict[str, tuple[frozenset[str], frozenset[str]]] = field(
-        default_factory=dict, init=False, repr=False
-    )
-    _heads: dict[str, tuple[str | None, frozenset[str]]] = field(default_factory=dict, init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.root, str) or not self.root.strip():
+    def __init__(self, root: str) -> None:
+        if not isinstance(root, str) or not root.strip():
             raise OwnershipPathError("workspace_root must be a non-empty string")
-        self._real_root = os.path.realpath(os.path.abspath(self.root.strip().replace("\\", "/")))
+        self.root = root
+        self._real_root = os.path.realpath(os.path.abspath(root.strip().replace("\\", "/")))
         self._root_slash = self._real_root.rstrip("/") + "/"
+        self._dirs: dict[str, tuple[str, bool]] = {}
+        self._links: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._heads: dict[str, tuple[str | None, frozenset[str]]] = {}
+
+    def __repr__(self) -> str:
+        return f"Canonicalizer(root={self.root!r})"
 
     @property
     def real_root(self) -> str:
@@ -381,7 +403,6 @@ def overlaps(left: str, right: str) -> bool:
     return left == right or left.startswith(right + "/") or right.startswith(left + "/")
 
 
-@dataclass
 class OverlapIndex:
     """Keys of held scopes, answering "does this key overlap a held one, and whose?".
 
@@ -391,10 +412,11 @@ class OverlapIndex:
     Keys are absolute (they start with ``/``).
     """
 
-    exact: dict[str, str] = field(default_factory=dict)
-    below: dict[str, tuple[str, str]] = field(default_factory=dict)
-    # directory -> held ancestor-or-self (or None): many queried keys share a directory
-    _memo: dict[str, tuple[str, str] | None] = field(default_factory=dict, repr=False)
+    def __init__(self) -> None:
+        self.exact: dict[str, str] = {}
+        self.below: dict[str, tuple[str, str]] = {}
+        # directory -> held ancestor-or-self (or None): many queried keys share a directory
+        self._memo: dict[str, tuple[str, str] | None] = {}
 
     def add_all(self, keys: Iterable[str], holder: str) -> None:
         """``add`` for many keys of one holder."""
@@ -495,9 +517,22 @@ def check_globs(globs: object) -> list[str]:
             )
         if glob.startswith("!"):
             raise OwnershipPathError("negated owned globs ('!') are refused", INVALID_OWNERSHIP_GLOB)
+        hidden = hidden_character(glob)
+        if hidden is not None:
+            raise OwnershipPathError(f"an owned glob must not contain {hidden}", INVALID_OWNERSHIP_GLOB)
         portable = glob.replace("\\", "/")
-        if portable.startswith("/") or _FIRST_SEGMENT_COLON.match(portable) or ".." in portable.split("/"):
-            raise OwnershipPathError("an owned glob must be repository-relative", INVALID_OWNERSHIP_GLOB)
+        # the same rules for the NFKC form (full-width dots and slashes), and nothing under .git
+        forms = {portable}
+        if not portable.isascii():
+            import unicodedata  # only non-ASCII globs pay for it
+
+            forms.add(unicodedata.normalize("NFKC", portable).replace("\\", "/"))
+        for form in forms:
+            parts = form.split("/")
+            if form.startswith("/") or _FIRST_SEGMENT_COLON.match(form) or ".." in parts:
+                raise OwnershipPathError("an owned glob must be repository-relative", INVALID_OWNERSHIP_GLOB)
+            if _git_segment(parts):
+                raise OwnershipPathError("nothing under .git can be owned", INVALID_OWNERSHIP_GLOB)
         out.append(portable)
     return out
 

@@ -19,7 +19,7 @@ from toolkit.core.errors import EnvironmentFailure, InvalidInput
 from toolkit.core.timefmt import parse_rfc3339
 from toolkit.otel.records import Skipped, SpanRecord, metrics_for, to_ns, window
 from toolkit.otel.resource import repository_id, resource_attributes
-from toolkit.otel.sources import cm_log_files, cm_spans, telemetry_log_spans
+from toolkit.otel.sources import agent_spans, cm_log_files, cm_spans, telemetry_log_spans
 
 _RELATIVE = re.compile(r"^(\d{1,6})([mhd])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days"}
@@ -60,16 +60,21 @@ def collect(
     specs_dir: Path | None,
     since_ns: int | None,
     workdir: Path | None = None,
+    agent_logs: bool = False,
+    agent_workdir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> Collected:
     """Every exportable record, each as one span, filtered to the window after ``since_ns``.
 
     ``workdir`` limits the CM runs of the shared global log home to this work tree's.
     """
     out = Collected()
-    streams = (
+    streams = [
         telemetry_log_spans(telemetry_log, out.skipped),
         cm_spans(cm_log_files(cm_home, specs_dir, workdir), out.skipped),
-    )
+    ]
+    if agent_logs:
+        streams.append(agent_spans(environ or {}, agent_workdir, out.skipped))
     for stream in streams:
         for span in stream:
             if since_ns is not None and span.end_ns < since_ns:
@@ -93,6 +98,8 @@ class ExportRequest:
     timeout: float | None = None
     dry_run: bool = False
     workdir: Path | None = None  # None: every CM run of the log home, not only this work tree's
+    agent_logs: bool = False  # also the Claude Code and Codex logs (toolkit.usage)
+    agent_workdir: Path | None = None  # None: the agent calls of every project
 
 
 def export(request: ExportRequest, *, now: datetime, roots: Callable[[], list[str]]) -> dict[str, Any]:
@@ -113,6 +120,9 @@ def export(request: ExportRequest, *, now: datetime, roots: Callable[[], list[st
         specs_dir=request.specs_dir,
         since_ns=since_ns,
         workdir=request.workdir,
+        agent_logs=request.agent_logs,
+        agent_workdir=request.agent_workdir,
+        environ=request.environ,
     )
     metrics = metrics_for(found.spans)
     summary: dict[str, Any] = {

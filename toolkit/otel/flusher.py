@@ -27,6 +27,7 @@ from toolkit.otel.live import FLUSHER_LOCK, SPOOL
 IDLE_SECONDS = 2.0
 GIVE_UP_SECONDS = 30.0  # the default of OTEL_BSP_EXPORT_TIMEOUT (milliseconds there)
 MAX_PAUSE = 10.0
+HOLD_ON_ERROR = 30.0  # seconds a flusher that cannot send at all keeps its lock before it exits
 STATUS = "status.json"
 
 
@@ -147,8 +148,11 @@ class Flusher:
                 try:
                     ok = self.send(batch)
                 except (ToolkitError, ImportError, OSError, ValueError) as exc:
-                    # a missing extra, a bad endpoint or resource variable: keep the spool
-                    _status(self.dir, ok=False, error=type(exc).__name__, pending=len(self.pending()))
+                    # a missing extra, a bad endpoint or resource variable: keep the spool, and keep
+                    # the lock a while, so the calls meanwhile do not start a flusher each
+                    code = exc.code if isinstance(exc, ToolkitError) else type(exc).__name__
+                    _status(self.dir, ok=False, error=code, pending=len(self.pending()))
+                    time.sleep(min(give_up, HOLD_ON_ERROR))
                     return 1
                 if not ok:
                     failing_since = failing_since or time.monotonic()

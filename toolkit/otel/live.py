@@ -30,7 +30,10 @@ import re
 import sys
 import time
 from collections.abc import Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # on every runtime decision: typing stays out of start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 OTEL_DIR = ("workgroup", "otel")  # inside the git common dir (local state, never committed)
 SPOOL = "spool.jsonl"

@@ -45,6 +45,7 @@ DURATION_BUCKETS: tuple[float, ...] = tuple(0.01 * 2**power for power in range(1
 SOURCE_EFFICIENCY = "efficiency"
 SOURCE_CM = "cm"
 SOURCE_DECISION = "decision"
+SOURCE_AGENT = "agent"
 DECISION_OPS = ("route", "dispatch")
 
 
@@ -173,14 +174,41 @@ def time_ns(value: Any) -> int | None:
 # ------------------------------------------------------------------ privacy
 
 
-def private_free(values: Mapping[str, Any], context: str) -> bool:
-    """The shared privacy engine's verdict on the values that would leave (True: nothing found)."""
+_VERDICTS: dict[tuple[str, str], bool] = {}  # (context, string) -> flagged, per process
+_MAX_VERDICTS = 200_000
+_NAME_VERDICTS: dict[tuple[str, tuple[str, ...]], bool] = {}  # field-name sets: few per export
+
+
+def _flagged(text: str, context: str) -> bool:
     from toolkit.privacy import Context, scan_value
 
-    try:
-        return not scan_value(dict(values), Context(context))
-    except ValueError:
+    key = (context, text)
+    verdict = _VERDICTS.get(key)
+    if verdict is None:
+        verdict = bool(scan_value(text, Context(context)))
+        if len(_VERDICTS) < _MAX_VERDICTS:
+            _VERDICTS[key] = verdict
+    return verdict
+
+
+def private_free(values: Mapping[str, Any], context: str) -> bool:
+    """The shared privacy engine's verdict on a flat record that would leave (True: nothing found).
+
+    Exactly ``scan_value`` over the record (field names with the context's field rules, every
+    string value), but each distinct string is scanned once per process: an export repeats the
+    same field names and labels (stage, role, model ...) on every row.
+    """
+    from toolkit.privacy import Context, scan_value
+
+    if any(isinstance(value, (dict, list, tuple)) for value in values.values()):
+        return not scan_value(dict(values), Context(context))  # nested: the engine walks it
+    names = tuple(sorted(values))
+    named = _NAME_VERDICTS.get((context, names))
+    if named is None:
+        named = _NAME_VERDICTS[(context, names)] = bool(scan_value(dict.fromkeys(names), Context(context)))
+    if named:
         return False
+    return not any(isinstance(value, str) and _flagged(value, context) for value in values.values())
 
 
 # ------------------------------------------------------------------ efficiency events
@@ -380,6 +408,54 @@ def cm_span(row: Any, skipped: Skipped) -> SpanRecord | None:
         attributes=attrs,
         error=None if outcome == "success" else str(outcome),
         source=SOURCE_CM,
+    )
+
+
+# ------------------------------------------------------------------ agent-log calls
+
+
+def agent_span(call: Any, key: str, skipped: Skipped) -> SpanRecord | None:
+    """A CLIENT span for one model call read from a Claude Code or Codex log (``toolkit.usage``).
+
+    Only what ``workgroup usage --emit-events`` may put in an efficiency event leaves: the model
+    as the event's label (a family name or an anonymous digest), the provider's token counts, the
+    source and whether a subagent made the call; the session is the event's anonymous task id.
+    """
+    from toolkit.usage.events import model_label
+
+    end = time_ns(call.ts)
+    if end is None:
+        skipped.add("invalid agent call")
+        return None
+    # the anonymous task id ``workgroup usage --emit-events`` gives the session's efficiency event
+    digest = hashlib.sha256(f"{call.source}\x1f{call.session}".encode("utf-8", "surrogatepass"))
+    task = "anon-" + digest.hexdigest()[:32]
+    attrs: dict[str, AttrValue] = {
+        "workgroup.record": SOURCE_AGENT,
+        "gen_ai.operation.name": GEN_AI_OPERATION,
+        "gen_ai.request.model": model_label(call.model),
+        "gen_ai.usage.input_tokens": call.input + call.cache_write + call.cache_read,
+        "gen_ai.usage.output_tokens": call.output,
+        "gen_ai.usage.cache_read.input_tokens": call.cache_read,
+        "gen_ai.usage.cache_creation.input_tokens": call.cache_write,
+        "workgroup.agent.source": call.source,
+        "workgroup.agent.subagent": bool(call.subagent),
+        "workgroup.task_corpus_id": task,
+    }
+    if call.source in _PROVIDER_NAMES:
+        attrs["gen_ai.provider.name"] = _PROVIDER_NAMES[call.source]
+    if not private_free(attrs, "telemetry"):
+        skipped.add("private content")
+        return None
+    return SpanRecord(
+        trace_id=trace_id_for(f"task:{task}"),  # one trace with the session's efficiency event
+        span_id=span_id_for(f"agent:{key}"),
+        name=f"{GEN_AI_OPERATION} {attrs['gen_ai.request.model']}",
+        client=True,
+        start_ns=end,
+        end_ns=end,
+        attributes=attrs,
+        source=SOURCE_AGENT,
     )
 
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from toolkit.otel.records import (
     Occurrences,
     Skipped,
     SpanRecord,
+    agent_span,
     cm_span,
     content_key,
     decision_span,
@@ -130,3 +131,31 @@ def cm_spans(files: list[Path], skipped: Skipped) -> Iterator[SpanRecord]:
             if span is not None and span.span_id not in seen:
                 seen.add(span.span_id)
                 yield span
+
+
+def agent_spans(environ: Mapping[str, str], workdir: Path | None, skipped: Skipped) -> Iterator[SpanRecord]:
+    """Spans of the model calls in the Claude Code and Codex logs (``workgroup usage``'s readers).
+
+    With ``workdir``, only the calls made in that work tree (the rule of ``workgroup usage
+    --project``); without it, every call of the machine's logs. A call's key is the reader's own
+    deduplication key when it has one, else the digest of its counts, numbered among equals.
+    """
+    from toolkit.usage.fold import load
+    from toolkit.usage.sources import hashed
+
+    ledger = load("all", environ)
+    skipped.reasons.update(
+        {"unreadable agent-log line": ledger.skipped_lines} if ledger.skipped_lines else {}
+    )
+    project = None if workdir is None else hashed(str(workdir.resolve()))
+    occurrences = Occurrences()
+    for call in ledger.calls:
+        if project is not None and call.project != project:
+            continue
+        # the span id comes from what the log says about the call, never from the reader's in-process
+        # dedup key (a salted hash that differs between runs): a re-export sends the same ids
+        parts = (call.source, call.session, call.thread, call.ts, call.model, call.input, call.output)
+        key = occurrences.key(content_key({"call": [str(part) for part in parts]}))
+        span = agent_span(call, key, skipped)
+        if span is not None:
+            yield span

@@ -1,31 +1,34 @@
-"""The reviewed allowlist ``.workgroup/privacy-allowlist.yml`` and its salted fingerprints.
+"""The reviewed allowlist ``.workgroup/privacy-allowlist.yml`` and its fingerprints.
 
-An entry names a rule, a repository-relative path and a fingerprint::
+An entry names a rule, a repository-relative path, a fingerprint and the reviewer's reason::
 
     allow:
       - rule: high-entropy-string
         path: docs/signing.md
         fingerprint: sha256:<64 hex>
-        reason: published test vector        # optional, for the reviewer
+        reason: published test vector
 
-fingerprint = SHA-256(salt NUL rule NUL path NUL value). The value never appears in the file,
-and the per-repository salt (local state, never committed; or ``WORKGROUP_PRIVACY_SALT``, e.g.
-a CI secret shared by the team) keeps short values from being guessed from their fingerprint.
+fingerprint = SHA-256("workgroup-privacy-allow/v2" NUL rule NUL path NUL value). No per-clone
+salt: the file must work in every clone and in CI, so the fingerprint depends only on what is
+committed. It reveals no more than the committed file already does: the allowed value sits in
+that same file at that path (a false positive is kept, not removed), and the value itself is
+never written here.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from toolkit.core.errors import InvalidInput
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays out of the scan's cold start
+    from typing import Any
+
 ALLOWLIST_REL = ".workgroup/privacy-allowlist.yml"
-SALT_ENV = "WORKGROUP_PRIVACY_SALT"
 _FINGERPRINT = re.compile(r"^sha256:[0-9a-f]{64}$")
 _MAX_BYTES = 1_048_576
 
@@ -38,10 +41,13 @@ class AllowEntry:
     reason: str = ""
 
 
-def fingerprint(salt: bytes, rule: str, path: str, value: str) -> str:
-    """The salted fingerprint of one finding (``sha256:<hex>``)."""
+_DOMAIN = b"workgroup-privacy-allow/v2"
+
+
+def fingerprint(rule: str, path: str, value: str) -> str:
+    """The fingerprint of one finding (``sha256:<hex>``), the same in every clone."""
     digest = hashlib.sha256()
-    for part in (salt, rule.encode("utf-8"), path.encode("utf-8"), value.encode("utf-8")):
+    for part in (_DOMAIN, rule.encode("utf-8"), path.encode("utf-8"), value.encode("utf-8")):
         digest.update(part)
         digest.update(b"\0")
     return "sha256:" + digest.hexdigest()
@@ -78,39 +84,6 @@ def _small_text(path: Path) -> str:
         )
     except FileRefused:
         return ""
-
-
-def salt_path(root: Path) -> Path | None:
-    common = git_common_dir(root)
-    return None if common is None else common / "workgroup" / "privacy-salt"
-
-
-def load_salt(root: Path, *, create: bool = False, environ: dict[str, str] | None = None) -> bytes | None:
-    """The repository's privacy salt: ``WORKGROUP_PRIVACY_SALT``, else the local-state file.
-
-    With ``create`` a missing file is created (32 random bytes, hex, exclusive creation so
-    concurrent callers agree on one salt).
-    """
-    env = os.environ if environ is None else environ
-    if env.get(SALT_ENV):
-        return env[SALT_ENV].encode("utf-8")
-    path = salt_path(root)
-    if path is None:
-        return None
-    if not path.exists() and create:
-        import secrets
-
-        from toolkit.infra.store import create_exclusive
-
-        path.parent.mkdir(parents=True, exist_ok=True)
-        create_exclusive(path, secrets.token_hex(32) + "\n")
-    from toolkit.infra.boundedio import FileRefused, read_regular
-
-    try:
-        raw = read_regular(path, limit=4096, what="the privacy salt", follow_symlinks=False, missing_ok=True)
-    except FileRefused:
-        return None
-    return (raw or b"").strip() or None
 
 
 def parse_allowlist(data: Any) -> list[AllowEntry]:

@@ -17,18 +17,22 @@ from collections.abc import Iterable
 
 from toolkit.privacy.identity import IDENTITY_RULES
 from toolkit.privacy.keys import key_findings
-from toolkit.privacy.rules import LineRule, Rule, lazy
+from toolkit.privacy.rules import LOWER_BYTES, LineRule, Rule, lazy
 from toolkit.privacy.secrets import SECRET_RULES
+from toolkit.privacy.strict import STRICT_RULES
 from toolkit.privacy.transcripts import TRANSCRIPT_LINE_RULES, TRANSCRIPT_RULES
-from toolkit.privacy.types import Category, Context, Finding, mask
+from toolkit.privacy.types import Category, Context, FileKind, Finding, mask
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing stays out of the hook's cold start
     from typing import Any
 
-RULES: tuple[Rule, ...] = SECRET_RULES + IDENTITY_RULES + TRANSCRIPT_RULES
+RULES: tuple[Rule, ...] = SECRET_RULES + IDENTITY_RULES + TRANSCRIPT_RULES + STRICT_RULES
 LINE_RULES: tuple[LineRule, ...] = TRANSCRIPT_LINE_RULES
-_PRIORITY: dict[str, int] = {r.id: r.priority for r in (*RULES, *LINE_RULES)}
+_PRIORITY: dict[str, int] = {}
+_ALL_RULES: tuple[Rule | LineRule, ...] = (*RULES, *LINE_RULES)
+for _any_rule in _ALL_RULES:  # a rule id shared by a strict shape keeps its higher priority
+    _PRIORITY[_any_rule.id] = max(_PRIORITY.get(_any_rule.id, 0), _any_rule.priority)
 RULE_IDS: frozenset[str] = frozenset(_PRIORITY) | frozenset(
     {
         "private-field-credential",
@@ -44,16 +48,23 @@ _ALLOW = lazy(r"workgroup:[ \t]*allow[ \t]+([A-Za-z0-9_, \t-]+)")
 _COMMENT_ONLY = lazy(r"^[ \t]*(?:#|//|/\*|<!--|--|;|\*|%|REM\b)[ \t]*workgroup:[ \t]*allow\b", re.I)
 _JSON_KEY = lazy(r"\"((?:[^\"\\\n]|\\.){1,128})\"[ \t]*:")
 _MAX_VALUE_DEPTH = 64
+# One finding blocks a commit; thousands of one rule in one text are hostile input, and past
+# this many the rule stops early so the work per finding stays bounded.
+MAX_FINDINGS_PER_RULE = 1000
+# In source and docs only secrets and credentials are findings (workflow artifacts: everything).
+CATEGORIES: dict[Context, frozenset[Category]] = {
+    ctx: frozenset({Category.SECRET}) if ctx is Context.SOURCE else frozenset(Category) for ctx in Context
+}
+_DATA_URI = lazy(
+    r"data:[A-Za-z]{1,20}+/[A-Za-z0-9.+-]{1,60}+(?:;[A-Za-z0-9=.+-]{1,60}+)*+;base64,([A-Za-z0-9+/]++=*+)"
+)
 
 
 def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    find = text.find
-    pos = find("\n")
-    while pos != -1:
-        starts.append(pos + 1)
-        pos = find("\n", pos + 1)
-    return starts
+    from itertools import accumulate
+
+    # split and accumulate run in C: a per-line Python loop is a visible share of a large scan
+    return list(accumulate((len(line) + 1 for line in text.split("\n")), initial=0))[:-1]
 
 
 def _allowed_rules(lines: list[str]) -> dict[int, frozenset[str]]:
@@ -73,46 +84,82 @@ def _allowed_rules(lines: list[str]) -> dict[int, frozenset[str]]:
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:
-    """Keep the most specific finding where secret/identifier spans overlap on one line."""
+    """Keep the most specific finding where secret/identifier spans overlap on one line.
+
+    Kept spans of a line are non-overlapping and kept sorted, so one bisect finds the only
+    neighbour that could overlap: linear-logarithmic even with thousands of findings on a line.
+    """
     ranked = sorted(findings, key=lambda x: (-_PRIORITY.get(x.rule, 0), x.line, x.start))
     kept: list[Finding] = []
-    taken: dict[int, list[tuple[int, int]]] = {}
+    taken: dict[int, tuple[list[int], list[int]]] = {}
     seen: set[tuple[int, int, int, str]] = set()
     for item in ranked:
         key = (item.line, item.start, item.end, item.rule)
         if key in seen:
             continue
         if item.category in _EXCLUSIVE:
-            spans = taken.setdefault(item.line, [])
-            if any(item.start < e and s < item.end for s, e in spans):
+            starts, ends = taken.setdefault(item.line, ([], []))
+            index = bisect.bisect_left(starts, item.end)
+            if index and ends[index - 1] > item.start:
+                continue  # the kept span starting before this one's end reaches into it
+            if index < len(starts) and starts[index] < item.end:
                 continue
-            spans.append((item.start, item.end))
+            starts.insert(index, item.start)
+            ends.insert(index, item.end)
         seen.add(key)
         kept.append(item)
     return sorted(kept, key=lambda x: (x.line, x.start, x.rule))
 
 
-def scan_text(text: str, context: Context = Context.GENERIC) -> list[Finding]:
+def data_uri_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the base64 bodies of ``data:`` URIs: an embedded file, never a secret."""
+    if "base64," not in text:
+        return []
+    return [m.span(1) for m in _DATA_URI.finditer(text)]
+
+
+def _outside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    index = bisect.bisect_right(spans, (start, 1 << 62)) - 1
+    return index < 0 or not (spans[index][0] <= start and end <= spans[index][1])
+
+
+def scan_text(text: str, context: Context = Context.GENERIC, kind: FileKind = FileKind.TEXT) -> list[Finding]:
     """Every finding in ``text`` that applies in ``context``, sorted by (line, start).
 
     Findings carry the masked match, never the value. Inline ``workgroup: allow`` comments
     are honoured. In structured contexts JSON field names (``"session_id":``) are checked too.
+    ``kind`` ``DATA`` (generated files) runs only the fixed-format provider rules.
     """
-    return [f for f, _ in scan_text_with_values(text, context)]
+    return [f for f, _ in scan_text_with_values(text, context, kind)]
 
 
-def scan_text_with_values(text: str, context: Context = Context.GENERIC) -> list[tuple[Finding, str]]:
+def scan_text_with_values(
+    text: str, context: Context = Context.GENERIC, kind: FileKind = FileKind.TEXT, *, cap: int = 0
+) -> list[tuple[Finding, str]]:
     """Like ``scan_text`` but pairs each finding with the matched value, for fingerprinting.
 
-    Internal to the toolkit (allowlist): the value must never be printed or stored.
+    Internal to the toolkit (allowlist): the value must never be printed or stored. ``cap``
+    overrides ``MAX_FINDINGS_PER_RULE`` (a batch of many files allows as many per file).
     """
+    limit = cap or MAX_FINDINGS_PER_RULE
     if not isinstance(text, str) or not text:
         return []
     low = text.lower()
-    starts = _line_starts(text)
+    starts: list[int] = []  # line starts, computed on the first finding (most texts have none)
+    # the keyword pre-checks search bytes: a substring search over UTF-8 runs at memory speed
+    # where one over a text holding any non-Latin-1 character (4 bytes a character) does not
+    text_bytes = text.encode("utf-8", "surrogatepass")
+    low_raw = low.encode("utf-8", "surrogatepass")
+    LOWER_BYTES[0], LOWER_BYTES[1] = low, low_raw
+    wanted = CATEGORIES[context]
+    embedded = data_uri_spans(text)
     raw: list[tuple[Finding, str]] = []
 
     def add(offset: int, end: int, rule_id: str, category: Category) -> None:
+        if embedded and not _outside(embedded, offset, end):
+            return
+        if not starts:
+            starts.extend(_line_starts(text))
         line = bisect.bisect_right(starts, offset) - 1
         col = offset - starts[line]
         stop = min(end, starts[line + 1] - 1 if line + 1 < len(starts) else len(text))
@@ -120,20 +167,34 @@ def scan_text_with_values(text: str, context: Context = Context.GENERIC) -> list
         raw.append((Finding(line + 1, col, col + len(value), category, rule_id, mask(value)), value))
 
     for rule in RULES:
-        if context not in rule.contexts or (rule.keywords and not any(k in low for k in rule.keywords)):
+        if context not in rule.contexts or rule.category not in wanted:
             continue
-        for start, end in rule.spans(text, low):
+        if rule.heuristic and kind is FileKind.DATA:
+            continue
+        if rule.keywords and not any(k in low_raw for k in rule.keyword_bytes):
+            continue
+        if rule.literals and not any(k in text_bytes for k in rule.literal_bytes):
+            continue
+        for count, (start, end) in enumerate(rule.spans(text, low)):
+            if count >= limit:
+                break
             add(start, end, rule.id, rule.category)
     lines: list[str] | None = None
     for line_rule in LINE_RULES:
-        if context not in line_rule.contexts or (
-            line_rule.keywords and not any(k in low for k in line_rule.keywords)
+        if (
+            context not in line_rule.contexts
+            or line_rule.category not in wanted
+            or (line_rule.keywords and not any(k.encode() in low_raw for k in line_rule.keywords))
         ):
             continue
         lines = lines if lines is not None else text.split("\n")
-        for index, start, end in line_rule.find(lines):
+        for count, (index, start, end) in enumerate(line_rule.find(lines)):
+            if count >= limit:
+                break
+            if not starts:
+                starts.extend(_line_starts(text))
             add(starts[index] + start, starts[index] + end, line_rule.id, line_rule.category)
-    if context is not Context.GENERIC:
+    if context not in (Context.GENERIC, Context.SOURCE):
         for match in _JSON_KEY.finditer(text):
             for key_rule in key_findings(match.group(1), context):
                 add(match.start(1), match.end(1), key_rule.id, key_rule.category)
@@ -174,7 +235,7 @@ def scan_value(value: Any, context: Context = Context.GENERIC) -> list[Finding]:
             for key, item in node.items():
                 child = f"{pointer}/{_pointer_part(key)}"
                 if isinstance(key, str):
-                    if context is not Context.GENERIC:
+                    if context not in (Context.GENERIC, Context.SOURCE):
                         for rule in key_findings(key, context):
                             found.append(Finding(1, 0, len(key), rule.category, rule.id, mask(key), child))
                     found.extend(_with_pointer(scan_text(key, context), child))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from toolkit.privacy.engine import scan_text_with_values
 from toolkit.privacy.rules import lazy
-from toolkit.privacy.types import Context, Finding
+from toolkit.privacy.types import Context, FileKind, Finding
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 _SNIFF = 8192
@@ -24,6 +24,54 @@ _SKIP_DIRS = frozenset({".git", "__pycache__"})
 _CAPSULE = lazy(r"(^|/)\.workgroup/workgroups/[^/]+/capsules/[^/]+\.json$")
 _HANDOFF = lazy(r"(?i)(^|/)(\.reviews/session-handoff\.md|[^/]*handoff[^/]*\.md)$")
 _EVENT_LOG = lazy(r"(?i)(^|/)(运行日志\.jsonl|[^/]*events?[^/]*\.jsonl)$")
+# Workflow artifacts: where the seeds forbid emails, home paths, session ids and transcripts.
+_ARTIFACT = lazy(r"(?i)(^|/)(\.workgroup|\.reviews|knowzcode)/|\.log$|(^|/)[^/]*handoff[^/]*$")
+_DATA_SUFFIXES = (
+    ".svg",
+    ".svgz",
+    ".ai",
+    ".eps",
+    ".ps",
+    ".map",
+    ".lock",
+    ".sum",
+    ".min.js",
+    ".min.css",
+    ".min.mjs",
+    ".sha1",
+    ".sha256",
+    ".sha512",
+    ".md5",
+    ".pdf",
+)
+_DATA_NAMES = frozenset(
+    {
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "poetry.lock",
+        "pipfile.lock",
+        "uv.lock",
+        "pdm.lock",
+        "cargo.lock",
+        "gemfile.lock",
+        "composer.lock",
+        "go.sum",
+        "go.work.sum",
+        "flake.lock",
+        "mix.lock",
+        "pubspec.lock",
+        "podfile.lock",
+        "packages.lock.json",
+        "sha256sums",
+        "sha512sums",
+        "sha1sums",
+        "md5sums",
+        "checksums.txt",
+    }
+)
+_MINIFIED_LINE = 2000  # a line this long in code or CSS is a bundle, not something people wrote
 
 
 @dataclass(frozen=True)
@@ -33,6 +81,11 @@ class FileFinding:
     path: str
     finding: Finding
     fingerprint_value: str = field(repr=False, compare=False, default="")
+    rel: str = field(compare=False, default="")  # repository-relative (allowlist), when path is not
+
+    @property
+    def repo_path(self) -> str:
+        return self.rel or self.path
 
 
 @dataclass
@@ -43,14 +96,37 @@ class ScanReport:
 
 
 def context_for(rel_path: str) -> Context:
-    """The engine context a committed file belongs to, from its repository-relative path."""
+    """The engine context a committed file belongs to, from its repository-relative path:
+    capsules, handoffs and event logs by name, other workflow artifacts (``.workgroup/``,
+    ``.reviews/``, ``knowzcode/``, ``*.log``) as GENERIC, everything else as SOURCE."""
     if _CAPSULE.search(rel_path):
         return Context.CAPSULE
     if _HANDOFF.search(rel_path):
         return Context.HANDOFF
     if _EVENT_LOG.search(rel_path):
         return Context.EVENT_LOG
-    return Context.GENERIC
+    if _ARTIFACT.search(rel_path):
+        return Context.GENERIC
+    return Context.SOURCE
+
+
+def file_kind(rel_path: str, text: str) -> FileKind:
+    """DATA for generated content (the ``data-file`` filter): vector path data (SVG,
+    Illustrator, EPS), lock files, source maps, checksum files (``go.sum``, ``SHA256SUMS``) and
+    minified bundles (``*.min.js``, or JS/CSS with a line over 2,000 characters). TEXT otherwise."""
+    low = rel_path.lower()
+    name = low.rsplit("/", 1)[-1]
+    if name in _DATA_NAMES or low.endswith(_DATA_SUFFIXES):
+        return FileKind.DATA
+    if low.endswith((".js", ".mjs", ".cjs", ".css")) and len(text) > _MINIFIED_LINE:
+        start = 0
+        while start < len(text):
+            end = text.find("\n", start)
+            end = len(text) if end == -1 else end
+            if end - start > _MINIFIED_LINE:
+                return FileKind.DATA
+            start = end + 1
+    return FileKind.TEXT
 
 
 def relative_to_root(path: Path, root: Path) -> str:
@@ -121,7 +197,64 @@ def scan_file(path: Path, root: Path, context: Context | None = None) -> tuple[l
     if text is None:
         return [], f"{rel}: skipped ({reason})"
     ctx = context if context is not None else context_for(rel)
-    return [FileFinding(rel, f, v) for f, v in scan_text_with_values(text, ctx)], None
+    kind = file_kind(rel, text)
+    return [FileFinding(rel, f, v) for f, v in scan_text_with_values(text, ctx, kind)], None
+
+
+def scan_loaded(text: str, shown: str, rel: str, context: Context | None = None) -> list[FileFinding]:
+    """Findings of a file already read: ``shown`` is the path reported, ``rel`` the
+    repository-relative path that decides its context and kind."""
+    ctx = context if context is not None else context_for(rel)
+    kind = file_kind(rel, text)
+    return [FileFinding(shown, f, v, rel) for f, v in scan_text_with_values(text, ctx, kind)]
+
+
+BATCH_FILE_LIMIT = 256 * 1024
+BATCH_BYTES = 1024 * 1024
+
+
+def scan_batch(items: list[tuple[str, str, str]], context: Context | None = None) -> list[FileFinding]:
+    """Findings of many small files, ``(text, shown, rel)`` each, as ``scan_loaded`` would give.
+
+    Files of one context and kind are joined with a separator line no rule can span, scanned as
+    one text and the findings mapped back: the engine's fixed cost per call (one pass per rule)
+    is then paid per megabyte, not per file, which is most of the time on a tree of small files.
+    """
+    import bisect
+
+    from toolkit.privacy.secrets import BATCH_SEPARATOR
+
+    # ASCII files are batched apart: one non-ASCII character would store the whole joined text
+    # at two or four bytes a character, and every pattern would then read more memory
+    groups: dict[tuple[Context, FileKind, bool], list[tuple[str, str, str]]] = {}
+    for text, shown, rel in items:
+        ctx = context if context is not None else context_for(rel)
+        groups.setdefault((ctx, file_kind(rel, text), text.isascii()), []).append((text, shown, rel))
+    found: list[FileFinding] = []
+    for (ctx, kind, _ascii), members in groups.items():
+        start = 0
+        while start < len(members):
+            batch: list[tuple[str, str, str]] = []
+            size = 0
+            while start < len(members) and (not batch or size + len(members[start][0]) <= BATCH_BYTES):
+                batch.append(members[start])
+                size += len(members[start][0])
+                start += 1
+            # each text gets a final newline so the separator line stands alone
+            joined = BATCH_SEPARATOR.join(
+                text if text.endswith("\n") else text + "\n" for text, _, _ in batch
+            )
+            first_lines: list[int] = []
+            line = 1
+            for text, _, _ in batch:
+                first_lines.append(line)
+                line += text.count("\n") + (0 if text.endswith("\n") else 1) + 2
+            for f, value in scan_text_with_values(joined, ctx, kind, cap=1000 * len(batch)):
+                index = bisect.bisect_right(first_lines, f.line) - 1
+                _, shown, rel = batch[index]
+                local = Finding(f.line - first_lines[index] + 1, f.start, f.end, f.category, f.rule, f.masked)
+                found.append(FileFinding(shown, local, value, rel))
+    return found
 
 
 def scan_paths(paths: list[Path], root: Path, context: Context | None = None) -> ScanReport:

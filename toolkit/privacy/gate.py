@@ -15,29 +15,26 @@ if TYPE_CHECKING:  # typing stays out of the hooks' cold start
     from toolkit.core.findings import Finding
 
 
-def apply_allowlist(report: ScanReport, root: Path) -> ScanReport:
-    """Remove findings whose salted fingerprint is in ``.workgroup/privacy-allowlist.yml``."""
+def apply_allowlist(report: ScanReport, root: Path, cwd: Path | None = None) -> ScanReport:
+    """Remove findings whose fingerprint is in ``.workgroup/privacy-allowlist.yml``.
+
+    Fingerprints carry no per-clone salt, so the file works in every clone and in CI.
+    """
     if not report.findings or not os.path.lexists(root / ".workgroup" / "privacy-allowlist.yml"):
         return report  # the common case pays for neither hashlib nor YAML
     # anything at that path is read through the bounded reader: a FIFO, a directory or a dangling
     # link there is a coded error (ALLOWLIST_UNREADABLE), never silently "no allowlist"
-    from toolkit.privacy.allowlist import fingerprint, load_allowlist, load_salt
+    from toolkit.privacy.allowlist import fingerprint, load_allowlist
 
     entries = load_allowlist(root)
-    if not entries or not report.findings:
-        return report
-    salt = load_salt(root)
-    if salt is None:
-        report.notices.append(
-            "privacy allowlist present but this clone has no privacy salt: set WORKGROUP_PRIVACY_SALT "
-            "or run `workgroup privacy allow` here"
-        )
+    if not entries:
         return report
     wanted = {(e.rule, e.path, e.fingerprint) for e in entries}
     kept: list[FileFinding] = []
     for item in report.findings:
-        fp = fingerprint(salt, item.finding.rule, item.path, item.fingerprint_value)
-        if (item.finding.rule, item.path, fp) not in wanted:
+        path = item.repo_path
+        fp = fingerprint(item.finding.rule, path, item.fingerprint_value)
+        if (item.finding.rule, path, fp) not in wanted:
             kept.append(item)
     report.findings = kept
     return report
@@ -49,30 +46,12 @@ def run_gate(paths: list[Path], root: Path, context: Context | None = None) -> S
 
 
 def render_text(report: ScanReport) -> str:
-    """``path:line:col: category/rule: masked`` lines (col 1-based, as editors count)."""
-    lines = []
-    for item in report.findings:
-        f = item.finding
-        lines.append(f"{item.path}:{f.line}:{f.start + 1}: {f.category.value}/{f.rule}: {f.masked}")
-    return "\n".join(lines)
-
-
-def render_json(report: ScanReport) -> str:
-    """``{"findings":[{"path","line","category","rule","start","end"}]}`` (no values)."""
-    import json
-
-    rows = [
-        {
-            "path": i.path,
-            "line": i.finding.line,
-            "category": i.finding.category.value,
-            "rule": i.finding.rule,
-            "start": i.finding.start,
-            "end": i.finding.end,
-        }
+    """``path:line:col: RULE category: masked`` lines (col 1-based), as ``toolkit/core/findings.py``."""
+    return "\n".join(
+        f"{i.path}:{i.finding.line}:{i.finding.start + 1}: {i.finding.rule} {i.finding.category.value}: "
+        f"{i.finding.masked}"
         for i in report.findings
-    ]
-    return json.dumps({"findings": rows}, ensure_ascii=False, separators=(",", ":"))
+    )
 
 
 def shared_findings(report: ScanReport) -> list[Finding]:
@@ -100,5 +79,5 @@ def shared_findings(report: ScanReport) -> list[Finding]:
 
 SUPPRESS_HINT = (
     "A false positive? Add `workgroup: allow <rule>` in a comment on that line, or record it in "
-    ".workgroup/privacy-allowlist.yml with `workgroup privacy allow PATH --line N --rule RULE`."
+    ".workgroup/privacy-allowlist.yml with `workgroup privacy allow PATH --line N --rule RULE --reason WHY`."
 )

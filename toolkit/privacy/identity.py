@@ -46,13 +46,13 @@ _PSEUDONYM = ("anon-", "pseudo-", "pseud-", "pseudonym:", "hmac-", "hmac:", "sha
 
 
 def _id_value_ok(value: str) -> bool:
+    lower, upper, digit = f.char_classes(value)
+    if not digit or not (lower or upper) or len(value) < 6:
+        return False  # cheapest test first; a UUID has digits and letters too
     low = value.lower()
     if low.startswith(_PSEUDONYM) or f.is_literal_word(value) or f.is_placeholder(value):
         return False
-    if f.is_uuid(value):
-        return True
-    lower, upper, digit = f.char_classes(value)
-    return digit and (lower or upper) and len(value) >= 6
+    return True
 
 
 def _labelled_check(match: re.Match[str]) -> bool:
@@ -176,7 +176,22 @@ def _email_check(match: re.Match[str]) -> bool:
 # Telemetry-only value rules (the reference's telemetry privacy set).
 _URL = lazy(r"(?<![A-Za-z0-9])(https?://[^\s\"'<>]{3,})")
 _RELATIVE = lazy(r"(?<![A-Za-z0-9._/-])(\.\.?/[A-Za-z0-9._-][^\s\"'<>]*)")
-_REPO_NAME = lazy(r"(?<![A-Za-z0-9])((?i:repo|repository|project)[-_]name)(?![A-Za-z0-9])")
+_REPO_NAME = lazy(r"(?<![A-Za-z0-9])((?i:repo|repository|project)[-_][A-Za-z0-9][A-Za-z0-9._-]{2,}+)")
+_WIN_DRIVE = lazy(r"(?<![A-Za-z0-9])([A-Za-z]:\\[^\s\"'<>|]*+)")
+_ANY_EMAIL = lazy(r"([A-Za-z0-9._%+-]{1,64}+@[A-Za-z0-9-]{1,63}+(?:\.[A-Za-z0-9-]{1,63}+)*+)")
+_ANY_BEARER = lazy(r"(?<![A-Za-z0-9])(?:Bearer|bearer|BEARER)[ \t]++([A-Za-z0-9._~+/-]{4,}+=*+)")
+_DASHED_ID = lazy(r"(?<![A-Za-z0-9_-])((?i:thread|session|sess|run)[_-][A-Za-z0-9-]{8,}+)")
+
+
+def _has_digit(match: re.Match[str]) -> bool:
+    return f.digit_count(match.group(1)) > 0
+
+
+def _any_email_check(match: re.Match[str]) -> bool:
+    domain = match.group(1).rpartition("@")[2]
+    return "." in domain and domain.rsplit(".", 1)[1].isalpha() and len(domain.rsplit(".", 1)[1]) >= 2
+
+
 _TELEMETRY = frozenset({Context.TELEMETRY})
 
 IDENTITY_RULES: tuple[Rule, ...] = (
@@ -260,6 +275,13 @@ IDENTITY_RULES: tuple[Rule, ...] = (
     Rule("telemetry-url", P, _URL, 1, None, ("http",), _TELEMETRY, priority=20),
     Rule("telemetry-relative-path", P, _RELATIVE, 1, None, ("./",), _TELEMETRY, priority=20),
     Rule(
-        "telemetry-repository-name", IDENT, _REPO_NAME, 1, None, ("_name", "-name"), _TELEMETRY, priority=20
+        "telemetry-repository-name", IDENT, _REPO_NAME, 1, None, ("repo", "project"), _TELEMETRY, priority=20
+    ),
+    # the reference's telemetry set, shape alone: an efficiency event carries counters and enums
+    Rule("telemetry-windows-path", P, _WIN_DRIVE, 1, None, (":\\",), _TELEMETRY, priority=20),
+    Rule("telemetry-email", E, _ANY_EMAIL, 1, _any_email_check, ("@",), _TELEMETRY, priority=20),
+    Rule("telemetry-bearer", Category.SECRET, _ANY_BEARER, 1, None, ("bearer",), _TELEMETRY, priority=20),
+    Rule(
+        "telemetry-id", IDENT, _DASHED_ID, 1, _has_digit, ("thread", "sess", "run"), _TELEMETRY, priority=20
     ),
 )

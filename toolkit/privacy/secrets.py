@@ -1,5 +1,10 @@
-"""Secret detectors: provider key families, PEM keys, JWTs, authorization headers, URL and
-assignment credentials, and high-entropy strings with look-alike filters.
+"""Secret detectors without a fixed provider format: PEM keys, JWTs, authorization headers,
+credentials in URLs, command lines, SQL and ``password = ...`` assignments, and high-entropy
+strings with look-alike filters. Provider formats live in ``providers.py``.
+
+Every pattern is linear: possessive bodies, bounded windows, boundaries checked after a
+literal. The high-entropy rule finds maximal token runs in one pass (``[...]{24,}+`` cannot
+backtrack) and judges each run in Python.
 """
 
 from __future__ import annotations
@@ -8,83 +13,74 @@ import re
 from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
-from toolkit.privacy.rules import ALNUM, WORD, Check, Rule, lazy
+from toolkit.privacy.providers import PROVIDER_RULES
+from toolkit.privacy.rules import ALNUM, WORD, Rule, lazy, lead
 from toolkit.privacy.types import Category
 
 S = Category.SECRET
-_E = r"(?![A-Za-z0-9_])"
 
-
-def _value_ok(group: int | str = 0, *, need_digit: bool = True, min_distinct: int = 8) -> Check:
-    """A provider-shaped key whose body is not a placeholder and looks generated."""
-
-    def check(match: re.Match[str]) -> bool:
-        value = match.group(group)
-        if f.is_placeholder(value):
-            return False
-        if need_digit and not any(c.isdigit() for c in value):
-            return False
-        return len(set(value)) >= min_distinct
-
-    return check
-
-
-_OPENAI = lazy(r"(sk-(?:proj-|svcacct-|admin-|None-)?(?!ant-)[A-Za-z0-9_-]{20,200})" + _E)
-_ANTHROPIC = lazy(r"(sk-ant-(?:api|admin|oat|sid)\d{2}-[A-Za-z0-9_-]{20,200})" + _E)
-_STRIPE = lazy(r"((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,120}|whsec_[A-Za-z0-9]{24,80})" + _E)
-_GOOGLE = lazy(r"(AIza[0-9A-Za-z_-]{35})" + r"(?![A-Za-z0-9_-])")
-_AWS_ID = lazy(r"((?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|APKA)[0-9A-Z]{16})(?![A-Z0-9])")
 _AWS_SECRET = lazy(
-    r"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key|SecretAccessKey)[\"']?[ \t]*(?::=|=>|[:=])[ \t]*"
-    r"[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+    r"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key|SecretAccessKey)[\"']?[ \t]*+(?::=|=>|[:=])[ \t]*+"
+    r"[\"']?([A-Za-z0-9/+]{40}+)(?![A-Za-z0-9/+=])"
 )
-_GITHUB = lazy(
-    r"((?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{40,80})" + _E
-)
-_GITLAB = lazy(r"((?:glpat|gldt|glptt|glrt|glsoat)-[A-Za-z0-9_-]{20,64})" + r"(?![A-Za-z0-9_-])")
-_SLACK = lazy(r"(xox[abposre]-(?:\d+-)?[A-Za-z0-9-]{10,250})" + r"(?![A-Za-z0-9-])")
-_SLACK_HOOK = lazy(r"(hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,200})")
-_NPM = lazy(r"(npm_[A-Za-z0-9]{36})" + _E)
-_PYPI = lazy(r"(pypi-AgE[A-Za-z0-9_-]{50,})" + r"(?![A-Za-z0-9_-])")
-_HF = lazy(r"((?:hf_|api_org_)[A-Za-z0-9]{30,40})" + _E)
 _AZURE = lazy(
-    r"(?:AccountKey|SharedAccessKey|SharedSecretValue|PrimaryKey|SecondaryKey)[ \t]*=[ \t]*"
-    r"([A-Za-z0-9+/]{30,}={0,2})"
+    r"(?:AccountKey|SharedAccessKey|SharedSecretValue|PrimaryKey|SecondaryKey)[ \t]*+=[ \t]*+"
+    r"([A-Za-z0-9+/]{30,}+={0,2}+)"
 )
 _PEM = lazy(
     r"(-----BEGIN[ A-Z0-9]{0,20}PRIVATE KEY(?: BLOCK)?-----)"
-    r"(?:\\r|\\n|\r|\n|[ \t\"',])*(?:[A-Za-z-]+:[^\n\\]*(?:\\n|\n)(?:\\n|\n)?)*"
-    r"[ \t]*([A-Za-z0-9+/=]{32,})"
+    r"(?:\\r|\\n|\r|\n|[ \t\"',])*+(?:[A-Za-z-]++:[^\n\\]*+(?:\\n|\n)(?:\\n|\n)?)*+"
+    r"[ \t]*+([A-Za-z0-9+/=]{32,}+)"
 )
-_JWT = lazy(r"(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})" + r"(?![A-Za-z0-9_.-])")
-_BEARER = lazy(r"[Bb]earer[ \t]+([A-Za-z0-9._~+/=-]{16,})")
+_JWT = lazy(
+    "(" + lead(("eyJ",), "A-Za-z0-9_.-") + r"[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+)"
+    r"(?![A-Za-z0-9_.-])"
+)
+_BEARER = lazy(lead(("Bearer", "bearer"), "A-Za-z0-9") + r"[ \t]++([A-Za-z0-9._~+/=-]{16,}+)")
 _AUTH_HEADER = lazy(
-    r"(?i:authorization|proxy-authorization)[\"']?[ \t]*[:=][ \t]*[\"']?"
-    r"(?:Basic|Token|ApiKey|Api-Key|Digest|SSWS|token)[ \t]+([A-Za-z0-9._~+/=-]{8,})"
+    r"(?i:authorization|proxy-authorization)[\"']?[ \t]*+[:=][ \t]*+[\"']?"
+    r"(?:Basic|Token|ApiKey|Api-Key|Digest|SSWS|token)[ \t]++([A-Za-z0-9._~+/=-]{8,}+)"
 )
-_URL_CREDS = lazy(
-    r"([a-z][a-z0-9+.-]{1,20})://([^\s:/@\"'<>]{1,64}):([^\s@/\"'<>]{1,128})@([A-Za-z0-9.-]{1,253})"
-)
-_CURL_USER = lazy(r"(?<![^ \t\n])(?:-u|--user)[ \t]+[\"']?([^\s:\"']{1,64}):([^\s@\"']{3,128})")
+# starts at "://" (re jumps to the literal); the scheme before it is checked in Python
+_URL_CREDS = lazy(r"://([^\s:/@\"'<>]{1,64}+):([^\s@/\"'<>]{1,128}+)@([A-Za-z0-9.-]{1,253}+)")
+_SCHEME = lazy(r"[a-z][a-z0-9+.-]{1,20}$")
+_CURL_USER = lazy(r"(?<![^ \t\n])(?:-u|--user)[ \t]++[\"']?([^\s:\"']{1,64}+):([^\s@\"']{3,128}+)")
 _LABEL = (
     r"(?:password|passwd|pwd|passphrase|secret|secret[_.-]?key|client[_.-]?secret|api[_.-]?key|apikey|"
     r"access[_.-]?token|auth[_.-]?token|refresh[_.-]?token|private[_.-]?key|token|db[_.-]?pass)"
 )
 _ASSIGN = lazy(
-    r"(?i:" + _LABEL + r")[\"']?[ \t]*(?::=|=>|[:=])[ \t]*"
-    r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\n]{1,200})(?P=q)|(?P<uv>[^\s\"',;&)}\]<>`]{1,200}))"
+    r"(?i:" + _LABEL + r")[\"']?[ \t]*+(?::=|=>|[:=])[ \t]*+"
+    r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\n]{1,200}+)(?P=q)|(?P<uv>[^\s\"',;&)}\]<>`]{1,200}+))"
 )
 _CLI_FLAG = lazy(
-    r"--(?i:password|passwd|token|api-key|secret|client-secret)(?:=|[ \t]+)"
-    r"[\"']?(?P<uv>[^\s\"'`]{6,200})"
+    r"--(?i:password|passwd|token|api-key|secret|client-secret)(?:=|[ \t]++)"
+    r"[\"']?(?P<uv>[^\s\"'`]{6,200}+)"
 )
-_ENTROPY_TOKEN = lazy(r"([A-Za-z0-9+/_-]{24,400}={0,2})(?![A-Za-z0-9+/=_-])")
+# SQL: MySQL/MariaDB "IDENTIFIED BY 'x'", PostgreSQL "CREATE/ALTER USER|ROLE ... PASSWORD 'x'"
+_SQL_IDENTIFIED = lazy(
+    r"(?i:identified)[ \t]++(?i:by)[ \t]++(?:(?i:password)[ \t]++)?(['\"])([^'\"\n]{1,200}+)\1"
+)
+_SQL_PASSWORD = lazy(r"(?i:password)[ \t]++(['\"])([^'\"\n]{1,200}+)\1")
+_SQL_USER = lazy(r"(?i:\b(?:create|alter)[ \t]++(?:user|role)\b)")
+# command lines: mysql -pSECRET (glued), sshpass -p SECRET
+_MYSQL_P = lazy(r"(?<![^ \t])-p([^\s'\"`]{3,128}+)")
+_MYSQL_CMD = lazy(r"(?i:\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlsh)\b)")
+_SSHPASS = lazy(r"(?i:sshpass)[ \t]++-p[ \t]*+([\"']?)([^\s'\"`]{3,128}+)\1")
+# documentation pairs: "login: admin / password: hunter2", "user=bob, pass=letmein"
+_PAIR = lazy(
+    r"(?i:login|user(?:name)?|account)[ \t]*+[:=][ \t]*+[^\s/,;|]{1,64}+[ \t]*+(?:/|,|;|\||(?i:and))[ \t]*+"
+    r"(?i:password|passwd|pass|pwd)[ \t]*+[:=][ \t]*+[\"'`]?([^\s\"'`,;|]{3,128}+)"
+)
+_ENTROPY_RUN = lazy(r"[A-Za-z0-9+/_-]{24,}+={0,2}+")
 _CONSTANT_NAME = lazy(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _WORD_SLUG = lazy(r"^[A-Za-z]+(?:[-_][A-Za-z]+){2,}$")
 _DIGEST_LABEL = lazy(
     r"(?i:sha1|sha256|sha384|sha512|md5|integrity|checksum|digest|hash|etag|commit|revision|rev|"
-    r"fingerprint|nonce|uuid|base64,|blake2b?|oid|tree|object)[\"']?[ \t]*[:=-]?[ \t]*[\"']?$"
+    r"fingerprint|nonce|uuid|base64,|blake2b?|oid|tree|object|h1|go\.sum)[\"']?[ \t]*+[:=-]?[ \t]*+[\"']?$"
 )
+_MAX_ENTROPY_RUN = 400
+BATCH_SEPARATOR = "\n\x00\n"  # between files scanned as one text (files.scan_batch); no rule spans it
 
 
 def _pem_check(match: re.Match[str]) -> bool:
@@ -123,6 +119,8 @@ def _auth_check(match: re.Match[str]) -> bool:
     import binascii
 
     value = match.group(1)
+    if value.isalpha() and (value.islower() or value.isupper()):
+        return False  # a word ("authorization"), not a token or base64 credentials
     if f.is_placeholder(value) or f.is_env_read(value):
         return False
     try:
@@ -145,11 +143,19 @@ _PW_PLACEHOLDERS = frozenset(
 
 
 def _url_check(match: re.Match[str]) -> bool:
-    user, password, host = match.group(2), match.group(3), match.group(4).lower()
+    text, start = match.string, match.start()
+    scheme = _SCHEME.compiled.search(text, max(0, start - 21), start) if start else None
+    if scheme is None or scheme.end() != start:
+        return False
+    if scheme.start() > 0 and text[scheme.start() - 1] in ALNUM | {"+", ".", "-"}:
+        return False
+    user, password, host = match.group(1), match.group(2), match.group(3).lower()
     if password.lower() in _PW_PLACEHOLDERS or password == user or f.is_placeholder(password):
         return False
-    if password.startswith("$") or password.startswith("%"):
+    if password.startswith(("$", "%")) or f.is_example_value(password) or len(password) < 4:
         return False
+    if any(c in password for c in "{}<>") or "%" in user + password:
+        return False  # a template ({PASSWORD}) or percent-encoded URL-parsing test data
     return not f.is_email_placeholder_domain(host)
 
 
@@ -159,33 +165,39 @@ def _curl_check(match: re.Match[str]) -> bool:
         password.lower() not in _PW_PLACEHOLDERS
         and not f.is_placeholder(password)
         and not f.is_env_read(password)
+        and not f.is_example_value(password)
     )
 
 
+_LABEL_BEFORE = lazy(r"[A-Za-z0-9_.-]{0,64}$")
+_LABEL_AFTER = lazy(r"[A-Za-z0-9_.-]{0,64}")
+
+
 def _full_label(match: re.Match[str]) -> str | None:
-    """The whole key before the keyword (``db_password``), or None when the keyword is glued
-    to a word (``mytoken``) rather than separated from it."""
+    """The whole key around the keyword (``db_password``), or None when the keyword is glued
+    to a word (``mytoken``) rather than separated from it. Bounded windows, no per-character
+    loop."""
     text, start = match.string, match.start()
     if start > 0 and text[start - 1] in ALNUM:
         return None
-    begin = start
-    while begin > 0 and (text[begin - 1] in WORD or text[begin - 1] in ".-"):
-        begin -= 1
-    keyword_end = start
-    while keyword_end < len(text) and text[keyword_end] in WORD | {".", "-"}:
-        keyword_end += 1
-    return text[begin:keyword_end].lower()
+    before = _LABEL_BEFORE.compiled.search(text, max(0, start - 64), start)
+    after = _LABEL_AFTER.compiled.match(text, start, min(len(text), start + 64))
+    begin = before.start() if before else start
+    end = after.end() if after else start
+    return text[begin:end].lower()
 
 
 def _assign_check(match: re.Match[str]) -> bool:
-    label = _full_label(match)
-    if label is None:
-        return False
     quoted = match.group("qv")
     value = quoted if quoted is not None else match.group("uv")
-    if value is None or f.is_literal_word(value) or f.is_env_read(value) or f.is_placeholder(value):
+    if value is None or len(value) < 6 or any(c.isspace() for c in value):
+        return False  # cheapest rejections first: hostile input repeats these by the thousand
+    label = _full_label(match)
+    if label is None or value.lower() == label:
         return False
-    if any(c.isspace() for c in value) or value.lower() == label:
+    if "hash" in label or "digest" in label or f.is_password_hash(value):
+        return False  # hashed_password, password_hash: a digest of the secret, not the secret
+    if not f.is_value(value, quoted=quoted is not None, text=match.string, end=match.end()):
         return False
     if _CONSTANT_NAME.match(value):
         return False  # ENV_KEY = "OPENAI_API_KEY": the name of where the secret lives
@@ -197,27 +209,13 @@ def _assign_check(match: re.Match[str]) -> bool:
         and quoted is None
     ):
         return False  # bare "token = next_token" in code
-    if quoted is None and _unquoted_is_code(value):
-        return False
     if tokenish and _WORD_SLUG.match(value):
         return False  # "demo-key-not-a-secret": generated keys are not words joined by dashes
-    min_len = 12 if tokenish else 6
-    if len(value) < min_len:
+    if tokenish and len(value) < 12:
         return False
     if tokenish:
         return f.shannon_entropy(value) >= 3.0 and not f.is_uuid(value)
     return len(set(value)) >= 4
-
-
-def _unquoted_is_code(value: str) -> bool:
-    """``password = user_input``, ``pw = cfg.db.password``, ``key = load()``: code, not a value."""
-    if "(" in value or "." in value and f.is_code_reference(value):
-        return True
-    if not any(c.isdigit() or not c.isalnum() for c in value):
-        return True  # a bare word
-    if f.is_code_reference(value):
-        return not f.looks_random(value, min_len=8, min_entropy=3.0)
-    return False
 
 
 def _assign_span_group(match: re.Match[str]) -> str:
@@ -241,75 +239,115 @@ class _AssignRule(Rule):
 def _cli_check(match: re.Match[str]) -> bool:
     value = match.group("uv")
     return not (
-        f.is_env_read(value)
+        value.startswith("-")
+        or f.is_env_read(value)
         or f.is_placeholder(value)
         or f.is_literal_word(value)
+        or f.is_example_value(value)
         or (value.isalpha() and value.islower())
     )
 
 
-def _inside_public_pem(text: str, offset: int) -> bool:
-    floor = max(0, offset - 8192)
-    begin = text.rfind("-----BEGIN ", floor, offset)
-    if begin == -1 or text.rfind("-----END ", floor, offset) > begin:
+def _password_ok(value: str) -> bool:
+    """A literal password: not a placeholder, an example, a variable or a template."""
+    return not (
+        f.is_placeholder(value)
+        or f.is_env_read(value)
+        or f.is_example_value(value)
+        or value.lower() in _PW_PLACEHOLDERS
+        or value.startswith(("$", "%", ":", "@", "?"))
+    )
+
+
+def _line_of(text: str, offset: int, reach: int = 160) -> str:
+    """The start of the line before ``offset``, at most ``reach`` characters (bounded work)."""
+    begin = text.rfind("\n", max(0, offset - reach), offset) + 1
+    return text[max(begin, offset - reach) : offset]
+
+
+def _sql_identified_check(match: re.Match[str]) -> bool:
+    return _password_ok(match.group(2))
+
+
+def _sql_password_check(match: re.Match[str]) -> bool:
+    return bool(_SQL_USER.search(_line_of(match.string, match.start()))) and _password_ok(match.group(2))
+
+
+def _mysql_check(match: re.Match[str]) -> bool:
+    value = match.group(1)
+    return bool(_MYSQL_CMD.search(_line_of(match.string, match.start()))) and _password_ok(value)
+
+
+def _sshpass_check(match: re.Match[str]) -> bool:
+    return _password_ok(match.group(2))
+
+
+def _pair_check(match: re.Match[str]) -> bool:
+    """A documented pair ("login: admin / password: bluebird"): a bare word counts here, but
+    not code (``password=auth[1]``, ``password: str``) nor an example value."""
+    value = match.group(1)
+    follow = match.string[match.end() : match.end() + 1]
+    if follow in {"(", "[", "."} or any(c in value for c in "()[]{}.") or len(value) < 4:
         return False
-    return "PRIVATE" not in text[begin : begin + 60]
+    return not f.is_literal_word(value) and _password_ok(value)
 
 
-def _entropy_check_factory() -> Check:
-    def check(match: re.Match[str]) -> bool:
-        value = match.group(1).rstrip("=")
-        # cheapest filters first: most candidates are identifiers, paths and digests
-        lower, upper, digit = f.char_classes(value)
-        if not (lower and upper and digit) or f.digit_count(value) < 2:
-            return False  # camelCase and snake_case identifiers, words; hex digests are one case
-        threshold = 4.2 if len(value) < 40 else 4.5
-        if f.shannon_entropy(value) < threshold:
-            return False
-        if f.is_hex(value.replace("-", "")) or f.is_placeholder(value):
-            return False  # git SHAs, sha256 digests, UUIDs: ids and digests, not secrets
-        segments = re.split(r"[/_-]", value)
-        if "/" in value and all(len(s) < 16 for s in segments):
-            return False  # a path
-        if len(segments) > 2 and sum(1 for s in segments if s.isalpha()) > len(segments) // 2:
-            return False  # words joined by separators
-        text = match.string
-        before = text[max(0, match.start(1) - 40) : match.start(1)]
-        if _DIGEST_LABEL.search(before) or before.endswith(("sha256-", "sha512-", "sha384-", "sha1-")):
-            return False  # SRI hashes in lock files, labelled digests
-        if before.rstrip().endswith("base64,"):
-            return False  # a data: URI
-        return not _inside_public_pem(text, match.start(1))  # certificate and public key bodies are public
-
-    return check
+def _inside_pem(text: str, offset: int) -> bool:
+    """Inside a PEM block: a certificate or public key body is public, and a private key's
+    body is already one ``private-key`` finding (its header), not one per line."""
+    floor = max(0, offset - 16384, text.rfind(BATCH_SEPARATOR, max(0, offset - 16384), offset))
+    begin = text.rfind("-----BEGIN ", floor, offset)
+    return begin != -1 and text.rfind("-----END ", begin, offset) == -1
 
 
-SECRET_RULES: tuple[Rule, ...] = (
-    Rule("anthropic-api-key", S, _ANTHROPIC, 1, _value_ok(1), ("sk-ant-",), priority=90, boundary=WORD),
-    Rule("openai-api-key", S, _OPENAI, 1, _value_ok(1), ("sk-",), priority=85, boundary=WORD),
-    Rule(
-        "stripe-secret-key",
-        S,
-        _STRIPE,
-        1,
-        _value_ok(1),
-        ("_live_", "_test_", "whsec_"),
-        priority=90,
-        boundary=WORD,
-    ),
-    Rule(
-        "google-api-key", S, _GOOGLE, 1, _value_ok(1, need_digit=False), ("aiza",), priority=90, boundary=WORD
-    ),
-    Rule(
-        "aws-access-key-id",
-        S,
-        _AWS_ID,
-        1,
-        lambda m: not m.group(1).endswith("EXAMPLE") and not f.is_placeholder(m.group(1)[4:]),
-        ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "apka"),
-        priority=90,
-        boundary=frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"),
-    ),
+_RUN_BOUNDARY = frozenset(".")
+
+
+def entropy_candidate(value: str) -> bool:
+    """Whether one token run is a random-looking secret (cheapest filters first: most runs are
+    identifiers, paths and digests)."""
+    value = value.rstrip("=")
+    if len(value) < 24 or len(value) > _MAX_ENTROPY_RUN:
+        return False
+    lower, upper, digit = f.char_classes(value)
+    if not (lower and upper and digit) or f.digit_count(value) < 2:
+        return False  # camelCase and snake_case identifiers, words; hex digests are one case
+    threshold = 4.2 if len(value) < 40 else 4.5
+    if f.shannon_entropy(value) < threshold:
+        return False
+    if f.is_hex(value.replace("-", "")) or f.is_placeholder(value) or f.is_failed_checksum(value):
+        return False  # git SHAs, sha256 digests, UUIDs: ids and digests, not secrets
+    segments = re.split(r"[/_-]", value)
+    if "/" in value and all(len(s) < 16 for s in segments):
+        return False  # a path
+    return not (len(segments) > 2 and sum(1 for s in segments if s.isalpha()) > len(segments) // 2)
+
+
+class _EntropyRule(Rule):
+    """High-entropy strings: maximal token runs found in one linear pass, judged in Python."""
+
+    def spans(self, text: str, low: str | None = None) -> Iterator[tuple[int, int]]:
+        for match in self.pattern.finditer(text):
+            start, end = match.span()
+            if end - start > _MAX_ENTROPY_RUN + 2:
+                continue  # a blob (embedded image, bundle), not a credential
+            if start and text[start - 1] in _RUN_BOUNDARY:
+                continue  # the tail of a dotted name or a JWT part
+            if not entropy_candidate(match.group()):
+                continue
+            before = text[max(0, start - 40) : start]
+            if _DIGEST_LABEL.search(before) or before.endswith(("sha256-", "sha512-", "sha384-", "sha1-")):
+                continue  # SRI hashes in lock files, labelled digests
+            if before.rstrip().endswith("base64,"):
+                continue  # a data: URI
+            if f.is_password_hash(text[max(0, start - 80) : start]):
+                continue  # a segment of a stored password hash ($argon2id$..., $2b$12$...)
+            if _inside_pem(text, start):
+                continue
+            yield start, end
+
+
+SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
     Rule(
         "aws-secret-access-key",
         S,
@@ -318,41 +356,9 @@ SECRET_RULES: tuple[Rule, ...] = (
         lambda m: not m.group(1).endswith("EXAMPLEKEY") and f.looks_random(m.group(1), min_entropy=3.5),
         ("secret",),
         priority=90,
-        anchor=lazy("aws|secret"),
-    ),
-    Rule(
-        "github-token",
-        S,
-        _GITHUB,
-        1,
-        _value_ok(1),
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-        priority=90,
-        boundary=WORD,
-    ),
-    Rule(
-        "gitlab-token",
-        S,
-        _GITLAB,
-        1,
-        _value_ok(1),
-        ("glpat-", "gldt-", "glptt-", "glrt-", "glsoat-"),
-        priority=90,
-        boundary=WORD,
-    ),
-    Rule("slack-token", S, _SLACK, 1, _value_ok(1), ("xox",), priority=90, boundary=WORD),
-    Rule("slack-webhook", S, _SLACK_HOOK, 1, _value_ok(1), ("hooks.slack.com",), priority=90),
-    Rule("npm-token", S, _NPM, 1, _value_ok(1), ("npm_",), priority=90, boundary=WORD),
-    Rule("pypi-token", S, _PYPI, 1, _value_ok(1), ("pypi-age",), priority=90, boundary=WORD),
-    Rule(
-        "huggingface-token",
-        S,
-        _HF,
-        1,
-        _value_ok(1, need_digit=False, min_distinct=12),
-        ("hf_", "api_org_"),
-        priority=90,
-        boundary=WORD,
+        anchor=lazy(
+            r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key|secretaccesskey)[\"']?[ \t]*+(?::=|=>|[:=])"
+        ),
     ),
     Rule(
         "azure-connection-string",
@@ -364,7 +370,7 @@ SECRET_RULES: tuple[Rule, ...] = (
         priority=90,
     ),
     Rule("private-key", S, _PEM, 1, _pem_check, ("private key",), priority=95),
-    Rule("jwt", S, _JWT, 1, _jwt_check, ("eyj",), priority=80, boundary=WORD),
+    Rule("jwt", S, _JWT, 1, _jwt_check, ("eyj",), priority=80),
     Rule(
         "authorization-header",
         S,
@@ -373,19 +379,14 @@ SECRET_RULES: tuple[Rule, ...] = (
         _auth_check,
         ("authorization",),
         priority=75,
-        anchor=lazy("authorization|proxy-authorization"),
+        anchor=lazy(
+            # starts with its literal, so re jumps to it; "proxy-authorization" ends in it too
+            r"authorization[\"']?[ \t]*+[:=][ \t]*+[\"']?(?:basic|token|apikey|api-key|digest|ssws)[ \t]"
+        ),
+        heuristic=True,
     ),
-    Rule("bearer-token", S, _BEARER, 1, _bearer_check, ("bearer",), priority=70, boundary=ALNUM),
-    Rule(
-        "url-credentials",
-        S,
-        _URL_CREDS,
-        3,
-        _url_check,
-        ("://",),
-        priority=75,
-        boundary=ALNUM | {"+", ".", "-"},
-    ),
+    Rule("bearer-token", S, _BEARER, 1, _bearer_check, ("bearer",), priority=70, heuristic=True),
+    Rule("url-credentials", S, _URL_CREDS, 2, _url_check, ("://",), priority=75),
     Rule(
         "basic-auth-credentials",
         S,
@@ -395,6 +396,54 @@ SECRET_RULES: tuple[Rule, ...] = (
         ("-u", "--user"),
         priority=70,
         anchor=lazy("-u|--user"),
+        heuristic=True,
+    ),
+    Rule(
+        "sql-password",
+        S,
+        _SQL_IDENTIFIED,
+        2,
+        _sql_identified_check,
+        ("identified",),
+        priority=72,
+        anchor=lazy("identified"),
+        heuristic=True,
+    ),
+    Rule(
+        "sql-password",
+        S,
+        _SQL_PASSWORD,
+        2,
+        _sql_password_check,
+        ("password",),
+        priority=72,
+        anchor=lazy("password"),
+        boundary=WORD,
+        heuristic=True,
+    ),
+    Rule(
+        "command-line-password",
+        S,
+        _MYSQL_P,
+        1,
+        _mysql_check,
+        ("mysql", "mariadb"),
+        priority=72,
+        anchor=lazy("-p"),
+        heuristic=True,
+    ),
+    Rule("command-line-password", S, _SSHPASS, 2, _sshpass_check, ("sshpass",), priority=72, heuristic=True),
+    Rule(
+        "credential-pair",
+        S,
+        _PAIR,
+        1,
+        _pair_check,
+        ("pass", "pwd"),
+        priority=65,
+        anchor=lazy(r"(?:login|user(?:name)?|account)[ \t]*+[:=]"),
+        boundary=WORD,
+        heuristic=True,
     ),
     _AssignRule(
         "password-assignment",
@@ -404,19 +453,20 @@ SECRET_RULES: tuple[Rule, ...] = (
         _assign_check,
         ("pass", "pwd", "secret", "key", "token"),
         priority=60,
-        anchor=lazy("pass|pwd|secret|client|api|access|auth|refresh|private|token|db"),
+        # the label and its separator, over the lower-cased text: hits only where a value follows
+        anchor=lazy(_LABEL + r"[\"']?[ \t]*+(?::=|=>|[:=])"),
+        heuristic=True,
     ),
     _AssignRule(
-        "password-assignment", S, _CLI_FLAG, 0, _cli_check, ("--",), priority=60, boundary=ALNUM | {"-"}
-    ),
-    Rule(
-        "high-entropy-string",
+        "password-assignment",
         S,
-        _ENTROPY_TOKEN,
-        1,
-        _entropy_check_factory(),
-        (),
-        priority=10,
-        boundary=WORD | {"+", "/", ".", "-"},
+        _CLI_FLAG,
+        0,
+        _cli_check,
+        ("--",),
+        priority=60,
+        boundary=ALNUM | {"-"},
+        heuristic=True,
     ),
+    _EntropyRule("high-entropy-string", S, _ENTROPY_RUN, 0, None, (), priority=10, heuristic=True),
 )

@@ -39,11 +39,32 @@ _ROLE_LINE = lazy(
     r"(?P<role>(?i:user|human|assistant|ai|claude|codex|chatgpt|gpt|model|bot|gemini|copilot|system))"
     r"(?:\*\*|__|\])?[ \t]*(?::|>|\*\*:|:\*\*)"
 )
-_INLINE_DUMP = lazy(
-    r"(?<![A-Za-z0-9])((?:Human|User)[ \t]*:)[ \t]+\S.{0,400}?"
-    r"(?<![A-Za-z0-9])(?:Assistant|AI|Claude|Codex)[ \t]*:[ \t]+\S"
-)
+_HUMAN_TURN = lazy(r"((?:Human|User)(?<![A-Za-z0-9]Human)(?<![A-Za-z0-9]User)[ \t]*+:)[ \t]++\S")
+_MODEL_TURN = lazy(r"(?<![A-Za-z0-9])(?:Assistant|AI|Claude|Codex)[ \t]*+:[ \t]++\S")
+_DUMP_REACH = 400
 _WINDOW = 12
+
+
+class _InlineDumpRule(Rule):
+    """``Human: ... Assistant: ...`` on one line, the model's turn within 400 characters.
+
+    Each stretch of text is searched for a model turn once: a later human turn reuses the
+    previous search (its hit, or how far it got), so repeated turns cost linear time.
+    """
+
+    def spans(self, text: str, low: str | None = None) -> Iterator[tuple[int, int]]:
+        hit, searched = -1, 0
+        model = _MODEL_TURN.compiled
+        for match in _HUMAN_TURN.finditer(text):
+            turn = match.end() - 1
+            if hit < turn:
+                newline = text.find("\n", turn, turn + _DUMP_REACH + 1)
+                stop = newline if newline != -1 else min(len(text), turn + _DUMP_REACH + 1)
+                found = model.search(text, max(turn, searched), stop) if max(turn, searched) < stop else None
+                searched = max(searched, stop)
+                hit = found.start() if found else -1
+            if hit >= turn and hit - turn <= _DUMP_REACH:
+                yield match.span(1)
 
 
 def _chat_records(lines: list[str]) -> Iterator[tuple[int, int, int]]:
@@ -115,9 +136,7 @@ TRANSCRIPT_RULES: tuple[Rule, ...] = (
         priority=50,
         anchor=lazy("raw|full|verbatim|complete|entire|unredacted"),
     ),
-    Rule(
-        "chat-role-dump", T, _INLINE_DUMP, 1, None, ("human", "user"), priority=45, anchor=lazy("human|user")
-    ),
+    _InlineDumpRule("chat-role-dump", T, _HUMAN_TURN, 1, None, ("human", "user"), priority=45),
 )
 
 TRANSCRIPT_LINE_RULES: tuple[LineRule, ...] = (

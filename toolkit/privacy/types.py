@@ -23,7 +23,11 @@ class Category(StrEnum):
 class Context(StrEnum):
     """Where the scanned content is going; selects which rules apply there.
 
-    * ``GENERIC``: any file (hooks, ``workgroup privacy scan``).
+    * ``SOURCE``: source code and documentation (``workgroup privacy scan`` and the all-files
+      hook on anything that is not a workflow artifact): only secrets and credentials are
+      findings there; emails, home paths, session ids and transcripts are ordinary content.
+    * ``GENERIC``: a workflow artifact of no more specific kind (``.workgroup/``, ``.reviews/``,
+      ``knowzcode/``, logs): every category is a finding.
     * ``CAPSULE``: a context capsule; also refuses private *field names* (``session_id``,
       ``raw_prompt``, ``api_key``...), like the reference runtime, including ``run_id``.
     * ``TELEMETRY``: an efficiency event; also refuses repository, file-path, email and
@@ -39,12 +43,28 @@ class Context(StrEnum):
     EVENT_LOG = "event_log"
     HANDOFF = "handoff"
     GENERIC = "generic"
+    SOURCE = "source"
 
 
 ALL_CONTEXTS: frozenset[Context] = frozenset(Context)
+ARTIFACT_CONTEXTS: frozenset[Context] = ALL_CONTEXTS - {Context.SOURCE}
 STRUCTURED_CONTEXTS: frozenset[Context] = frozenset(
     {Context.CAPSULE, Context.TELEMETRY, Context.EVENT_LOG, Context.HANDOFF}
 )
+
+
+class FileKind(StrEnum):
+    """What a file's content is, which decides the rules that make sense for it.
+
+    * ``TEXT``: text people write (code, docs, config): every rule of the context.
+    * ``DATA``: generated data where long random-looking runs are normal: SVG/Illustrator/EPS
+      path data, lock files, minified bundles, source maps, checksum files (``go.sum``,
+      ``SHA256SUMS``). Only detectors of a fixed provider format run there; the heuristic ones
+      (high-entropy strings, ``password = ...`` assignments, command-line flags) do not.
+    """
+
+    TEXT = "text"
+    DATA = "data"
 
 
 @dataclass(frozen=True, order=True)

@@ -104,7 +104,7 @@ def _label(index: int) -> str:
 def read_history(layout: Layout) -> dict[str, Any]:
     from toolkit.infra.boundedio import FileRefused, read_json_bounded
 
-    empty = {"schema": HISTORY_SCHEMA, "active_family": None, "steps": []}
+    empty: dict[str, Any] = {"schema": HISTORY_SCHEMA, "active_family": None, "steps": []}
     try:
         data = read_json_bounded(
             layout.workgroup / "rollout.json", what=".workgroup/rollout.json", missing_ok=True, default=empty

@@ -58,6 +58,10 @@ FIXES: dict[str, str] = {
     "platform-handle": "record the lineage again: committed lineages carry null or a keyed pseudonym",
     "reference-missing": "commit the parent lineage, or record this lineage without parent_lineage_id",
     "run-id": "a measurement run id can be used once: record the promotion with a new measured run",
+    "run-id-consumed-twice": (
+        "a measurement run can be consumed once: keep the first promotion record of the run and "
+        "measure again for the others"
+    ),
     "unreadable": "make the file a UTF-8 JSON object under 1 MiB",
 }
 
@@ -174,25 +178,24 @@ class _Verifier:
         self._checkpoints.append((rec.rel, sha))
 
     def privacy(self, rec: _Record, value: Any, *, keys: bool) -> None:
-        """The capsule privacy rules over one pass of the record: reference rules, then the engine."""
+        """The privacy rules over one pass of the record. Capsules (``keys``) get exactly what the
+        runtime's capsule op applies, the shared engine alone; lineages and promotions keep the
+        reference's value patterns before the engine."""
         from toolkit.runtime.capsule_rules import (
             MAX_CAPSULE_STRING_BYTES,
             engine_findings_in,
-            forbidden_key,
             private_value,
             strings_of,
         )
 
         names, texts = strings_of(value)
-        if keys and any(forbidden_key(name) for name in names):
-            self.add(rec.rel, "private-content", "a forbidden field name (raw prompt, session id, secret...)")
-        elif any(
+        if any(
             len(text) > MAX_CAPSULE_STRING_BYTES // 4
             and len(text.encode("utf-8", "surrogatepass")) > MAX_CAPSULE_STRING_BYTES
             for text in texts
         ):
             self.add(rec.rel, "private-content", "a string longer than 4096 UTF-8 bytes")
-        elif private_value("\n".join(texts)):  # one search per record; a joined text can only find more
+        elif not keys and private_value("\n".join(texts)):  # one search per record
             self.add(rec.rel, "private-content", "a secret-like or private value")
         # lineage and promotion field names are fixed by their formats: only their values can leak
         elif engine_findings_in(names if keys else [], texts, "capsule" if keys else "generic"):
@@ -237,9 +240,12 @@ class _Verifier:
 
     def artifact(self, rec: _Record, ref: str) -> None:
         from toolkit.records.capsules import inside
+        from toolkit.runtime.capsule_rules import ARTIFACT_BOUNDARY
 
         target = self.workdir / ref
-        if not target.is_file() or not inside(self.workdir, target.resolve()):
+        # the artifact root itself is a valid reference (as in the reference runtime): a directory
+        present = target.is_dir() if ref == ARTIFACT_BOUNDARY else target.is_file()
+        if not present or not inside(self.workdir, target.resolve()):
             self.add(
                 rec.rel, "artifact-missing", f"artifact {ref} does not resolve to a file in the repository"
             )

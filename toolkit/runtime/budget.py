@@ -20,11 +20,13 @@ Stricter than the reference: a given ``used`` must be a finite number >= 0 even 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
 
 from toolkit.runtime.codes import RuntimeOpError
 
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
+    from typing import Any
+
     from toolkit.runtime.protocol import RuntimeContext
 
 BUDGET_STATES: tuple[str, ...] = ("UNBOUNDED", "NORMAL", "SOFT", "CHECKPOINT", "HARD")

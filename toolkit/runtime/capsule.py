@@ -5,26 +5,25 @@ Order (reference §4), each step fail-closed:
 1. closed schema -> ``CAPSULE_SCHEMA_INVALID``;
 2. privacy walk over keys and values (and 4,096-byte strings) -> ``CAPSULE_PRIVATE_CONTENT`` /
    ``CAPSULE_STRING_TOO_LONG``, so a poisoned capsule is never externalized, sized or hashed;
-3. portable paths -> ``CAPSULE_ARTIFACT_REF_INVALID``; artifact paths beneath
-   ``knowzcode/artifacts`` -> ``CAPSULE_ARTIFACT_REF_UNAUTHORIZED``;
+3. portable paths -> ``CAPSULE_ARTIFACT_REF_INVALID``; artifact paths outside
+   ``knowzcode/artifacts`` (the root itself is inside) -> ``CAPSULE_ARTIFACT_REF_UNAUTHORIZED``;
 4. sealed canonical bytes within ``max_bytes`` -> done;
-5. otherwise only optional ``evidence`` may leave, and only to an ``artifact_path`` beneath an
-   explicit ``artifact_roots`` entry inside the boundary (``.git`` never);
+5. otherwise only optional ``evidence`` may leave, and only to an ``artifact_path`` inside (or
+   equal to) an explicit ``artifact_roots`` entry inside the boundary (``.git`` never);
 6. still too big -> ``CAPSULE_MANDATORY_OVERFLOW``. Nothing is ever truncated.
 
 Improvement over the reference: externalized evidence is content-addressed. The ref added to
-``artifact_refs`` is ``<dir of artifact_path>/sha256-<hex>.json`` where ``<hex>`` is the SHA-256
-of the artifact bytes (``evidence_artifact_bytes``), so the capsule hash binds the evidence and a
-swapped artifact is detected by ``workgroup verify``. The runtime returns the capsule only (the
-reference's shape); the shell (``workgroup capsule seal --write``) writes the artifact.
-Right before sealing, the complete transformed capsule is privacy-walked again.
+``artifact_refs`` is ``<dir of artifact_path>/sha256-<hex>.json`` (inside ``artifact_path`` when
+it is one of the roots) where ``<hex>`` is the SHA-256 of the artifact bytes
+(``evidence_artifact_bytes``), so the capsule hash binds the evidence and a swapped artifact is
+detected by ``workgroup verify``. The runtime returns the capsule only (the reference's shape);
+the shell (``workgroup capsule seal --write``) writes the artifact. Right before sealing, the
+complete transformed capsule is privacy-walked again.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from toolkit.core.canonical import canonical_bytes, capsule_digest
 from toolkit.runtime.capsule_rules import (
@@ -33,14 +32,16 @@ from toolkit.runtime.capsule_rules import (
     assert_paths,
     assert_private_content_free,
     assert_schema,
-    beneath,
     has_git_segment,
     inside_or_equal,
     portable_path,
 )
 from toolkit.runtime.codes import RuntimeOpError
 
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
+    from typing import Any
+
     from toolkit.runtime.protocol import RuntimeContext
 
 DEFAULT_MAX_BYTES = 12_288
@@ -48,13 +49,20 @@ EVIDENCE_ARTIFACT_SCHEMA = "workgroup.capsule-evidence/v1"
 CONTENT_ADDRESS_PREFIX = "sha256-"
 
 
-@dataclass(frozen=True)
 class Prepared:
-    """A sealed capsule plus, when evidence was moved out, the artifact to store beside it."""
+    """A sealed capsule plus, when evidence was moved out, the artifact to store beside it.
 
-    capsule: dict[str, Any]
-    artifact_ref: str | None = None
-    artifact_bytes: bytes | None = None
+    A plain class: a dataclass would import dataclasses and inspect on every capsule call.
+    """
+
+    __slots__ = ("artifact_bytes", "artifact_ref", "capsule")
+
+    def __init__(
+        self, capsule: dict[str, Any], artifact_ref: str | None = None, artifact_bytes: bytes | None = None
+    ) -> None:
+        self.capsule = capsule
+        self.artifact_ref = artifact_ref
+        self.artifact_bytes = artifact_bytes
 
     @property
     def artifact_digest(self) -> str | None:
@@ -75,9 +83,12 @@ def evidence_artifact_bytes(capsule: dict[str, Any]) -> bytes:
     )
 
 
-def content_addressed_ref(artifact_path: str, data: bytes) -> str:
-    """``<dir of artifact_path>/sha256-<hex>.json``: the file name is the digest of ``data``."""
-    directory = artifact_path.rsplit("/", 1)[0]
+def content_addressed_ref(artifact_path: str, data: bytes, *, is_directory: bool = False) -> str:
+    """``<dir of artifact_path>/sha256-<hex>.json``: the file name is the digest of ``data``.
+
+    ``is_directory``: ``artifact_path`` names a directory (an artifact root), the file goes inside it.
+    """
+    directory = artifact_path if is_directory else artifact_path.rsplit("/", 1)[0]
     return f"{directory}/{CONTENT_ADDRESS_PREFIX}{hashlib.sha256(data).hexdigest()}.json"
 
 
@@ -147,11 +158,12 @@ def prepare_capsule(
     evidence = prepared.get("evidence")
     if not (isinstance(evidence, list) and evidence and artifact_path is not None):
         raise RuntimeOpError("CAPSULE_MANDATORY_OVERFLOW")
-    if not any(beneath(artifact_path, root) for root in roots):
+    if not any(inside_or_equal(artifact_path, root) for root in roots):
         # externalization needs an explicit, authorized root; the boundary alone is not enough
         raise RuntimeOpError("CAPSULE_ARTIFACT_REF_UNAUTHORIZED")
     data = evidence_artifact_bytes(prepared)
-    ref = content_addressed_ref(artifact_path, data)
+    # a path equal to a root names that directory (the reference accepts the root itself)
+    ref = content_addressed_ref(artifact_path, data, is_directory=artifact_path in roots)
     moved = dict(prepared)
     moved["evidence"] = []
     refs = list(moved.get("artifact_refs", []))

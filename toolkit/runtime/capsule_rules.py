@@ -11,12 +11,15 @@ JavaScript's ``String.length`` does); the privacy walk's string limit counts UTF
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import Any
 
 from toolkit.core.jscompat import utf16_len
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.vocabulary import PHASES
+
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 CAPSULE_SCHEMA_ID = "knowzcode.context-capsule/v1"
 ARTIFACT_BOUNDARY = "knowzcode/artifacts"
@@ -381,17 +384,18 @@ def engine_findings_in(keys: list[str], texts: list[str], context: str = "capsul
 
 
 def assert_private_content_free(value: Any) -> None:
-    """Reference walk (keys, 4,096-byte strings, secret-like values), then the shared engine."""
-    for kind, _path, item in walk(value):
-        if kind == "key":
-            if forbidden_key(item):
-                raise RuntimeOpError("CAPSULE_PRIVATE_CONTENT")
-            continue
-        if len(item.encode("utf-8", "surrogatepass")) > MAX_CAPSULE_STRING_BYTES:
+    """The 4,096-byte string limit, then the shared privacy engine alone (capsule context: field
+    names and values). The reference's own patterns (``forbidden_key``, ``private_value``) are
+    no longer consulted here: in a capsule the engine refuses everything they refuse, without
+    their false positives ("Run the full test suite and attach the log", "thread-safe-queue",
+    "run-integration-tests", "the Codex agent handles retries")."""
+    keys, texts = strings_of(value)
+    for item in texts:
+        if len(item) * 4 > MAX_CAPSULE_STRING_BYTES and (
+            len(item.encode("utf-8", "surrogatepass")) > MAX_CAPSULE_STRING_BYTES
+        ):
             raise RuntimeOpError("CAPSULE_STRING_TOO_LONG")
-        if private_value(item):
-            raise RuntimeOpError("CAPSULE_PRIVATE_CONTENT")
-    if engine_findings(value):
+    if engine_findings_in(keys, texts):
         raise RuntimeOpError("CAPSULE_PRIVATE_CONTENT")
 
 
@@ -435,14 +439,15 @@ def artifact_paths(capsule: dict[str, Any]) -> list[str]:
 
 
 def assert_artifact_path(path: Any) -> None:
+    """Portable and inside the boundary; the boundary itself is a valid reference, as in the reference."""
     if not portable_path(path):
         raise RuntimeOpError("CAPSULE_ARTIFACT_REF_INVALID")
-    if not beneath(path, ARTIFACT_BOUNDARY) or has_git_segment(path):
+    if not inside_or_equal(path, ARTIFACT_BOUNDARY) or has_git_segment(path):
         raise RuntimeOpError("CAPSULE_ARTIFACT_REF_UNAUTHORIZED")
 
 
 def assert_paths(capsule: dict[str, Any]) -> None:
-    """Every file/spec path portable; every artifact path portable and beneath the boundary."""
+    """Every file/spec path portable; every artifact path portable and inside the boundary."""
     for path in file_paths(capsule):
         if not portable_path(path):
             raise RuntimeOpError("CAPSULE_ARTIFACT_REF_INVALID")

@@ -1,4 +1,9 @@
-"""Runtime error codes and their fixed messages. A message never echoes any part of the input."""
+"""Runtime error codes and their fixed messages. A message never echoes any part of the input.
+
+The frame ``{"ok":false,"code","message"}`` is compared by callers across runtimes, so every code
+the reference runtime also emits carries the reference's message word for word (tests keep the
+two tables identical). ``OWN_CODES`` are ours alone: the reference never emits them.
+"""
 
 from __future__ import annotations
 
@@ -9,34 +14,35 @@ MESSAGES: dict[str, str] = {
     "REQUEST_TOO_LARGE": "Request exceeds the one-megabyte stdin limit.",
     "UNSUPPORTED_OPERATION": "Unsupported context-efficiency operation.",
     "ENVIRONMENT_ERROR": "The runtime environment could not be used.",
-    "INVALID_DATE_TIME": "A date-time value is not strict RFC 3339.",
+    "INVALID_DATE_TIME": "Date-time must use strict RFC 3339 syntax.",
     # routing and ownership
-    "INVALID_OWNERSHIP_PATH": "An owned path is not a canonical repository-relative path.",
-    "WRITER_SCOPE_REQUIRED": "A writer must own at least one path.",
+    "INVALID_OWNERSHIP_PATH": "Writer ownership paths are malformed.",
+    "WRITER_SCOPE_REQUIRED": "Writer routing requires an explicit owned path.",
     "INVALID_OWNERSHIP_GLOB": "An owned glob is not a repository-relative pattern without negation.",
-    "DISPATCH_FACT_MISMATCH": "Routing facts conflict with the lineage facts.",
+    "DISPATCH_FACT_MISMATCH": "Dispatch routing facts conflict with evaluated lineage facts.",
     # capsule
-    "CAPSULE_SCHEMA_INVALID": "The capsule does not match the capsule schema.",
-    "CAPSULE_PRIVATE_CONTENT": "The capsule contains private content.",
-    "CAPSULE_STRING_TOO_LONG": "A capsule string exceeds the maximum length.",
-    "CAPSULE_ARTIFACT_REF_INVALID": "A capsule path is not a portable repository-relative path.",
-    "CAPSULE_ARTIFACT_REF_UNAUTHORIZED": (
-        "A capsule artifact reference is outside the authorized artifact root."
-    ),
-    "CAPSULE_MANDATORY_OVERFLOW": "The capsule exceeds the size limit without optional evidence.",
+    "CAPSULE_SCHEMA_INVALID": "Capsule does not satisfy its schema.",
+    "CAPSULE_PRIVATE_CONTENT": "Capsule rejected private or unbounded content.",
+    "CAPSULE_STRING_TOO_LONG": "Capsule contains an overlong string.",
+    "CAPSULE_ARTIFACT_REF_INVALID": "Capsule rejected an unsafe file reference.",
+    "CAPSULE_ARTIFACT_REF_UNAUTHORIZED": "Capsule artifact path is not authorized.",
+    "CAPSULE_MANDATORY_OVERFLOW": "Mandatory capsule content exceeds the configured limit.",
     # telemetry, rollout, promotion
-    "PRIVATE_TELEMETRY": "The telemetry event contains private content.",
-    "ACCOUNTING_SOURCE_REQUIRED": "Billed values require an authoritative accounting source.",
-    "EFFICIENCY_EVENT_INVALID": "The efficiency event is invalid.",
-    "ROLLOUT_RECOMMENDATION_REQUIRED": "An executing rollout stage requires a recommendation.",
+    "PRIVATE_TELEMETRY": "Efficiency event rejected private or repository-identifying content.",
+    "ACCOUNTING_SOURCE_REQUIRED": "Billed telemetry requires an accounting source.",
+    "EFFICIENCY_EVENT_INVALID": "Efficiency event does not satisfy its schema or allowlists.",
+    "ROLLOUT_RECOMMENDATION_REQUIRED": "Executable rollout requires a recommendation.",
     "PROMOTION_INPUT_INVALID": "The promotion input is invalid.",
     # results, vault
-    "RESULT_HANDOFF_NOT_AUTHORIZED": "The result requires a handoff that is not authorized.",
-    "RESULT_ARTIFACT_NOT_AUTHORIZED": "The result requires an artifact that is not authorized.",
-    "INVALID_SEVERITY": "The severity is not in the closed vocabulary.",
-    "VAULT_TARGET_REQUIRED": "The vault mutation requires exactly one prior record with a stable identifier.",
-    "VAULT_TARGET_AMBIGUOUS": "The vault mutation matches more than one prior record.",
+    "RESULT_HANDOFF_NOT_AUTHORIZED": "Durable result handoff is not authorized.",
+    "RESULT_ARTIFACT_NOT_AUTHORIZED": "Artifact result persistence is not authorized.",
+    "INVALID_SEVERITY": "Severity must use an allowed level.",
+    "VAULT_TARGET_REQUIRED": "Vault mutation requires a stable KnowledgeId.",
+    "VAULT_TARGET_AMBIGUOUS": "Vault mutation target is ambiguous.",
 }
+
+# codes the reference has no counterpart for (it would answer any unknown code with a generic text)
+OWN_CODES = frozenset({"ENVIRONMENT_ERROR", "INVALID_OWNERSHIP_GLOB", "PROMOTION_INPUT_INVALID"})
 
 
 class RuntimeOpError(ToolkitError):

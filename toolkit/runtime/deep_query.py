@@ -14,11 +14,14 @@ Result: ``{"should_deep_query": bool, "reason": CODE}``. Standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any
 
 from toolkit.core.jscompat import js_trim, utf16_len
+
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 MIN_QUESTION_LENGTH = 12
 

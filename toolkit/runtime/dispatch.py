@@ -21,12 +21,14 @@ Routing goes through the router's own operation, so dispatch sees exactly what `
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
-
 from toolkit.core.jscompat import js_strict_equal
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.lineage import evaluate_lineage, lineage_request_parts
+
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 FACT_FIELDS: tuple[str, ...] = ("role", "sensitivity")
 HOT = "HOT"

@@ -16,9 +16,12 @@ import hashlib
 import json
 import re
 from datetime import datetime, timedelta
-from typing import Any
 
 from toolkit.core.timefmt import parse_rfc3339
+
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
+if TYPE_CHECKING:
+    from typing import Any
 
 ENVELOPE_SCHEMA = "knowzcode.measurement-envelope/v2"
 ENVELOPE_KEYS: tuple[str, ...] = (

@@ -21,15 +21,18 @@ Standard library only: this runs on every delegation.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Any
 
 from toolkit.core.jscompat import js_strict_equal, js_truthy, utf16_len
 from toolkit.core.timefmt import parse_rfc3339
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.vocabulary import MODES, PHASES, PLATFORMS, SENSITIVITIES
+
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 LINEAGE_SCHEMA = "knowzcode.agent-lineage/v1"
 
@@ -96,7 +99,8 @@ _MS = timedelta(milliseconds=1)
 
 # --- the closed lineage schema, checked by hand (no pydantic on the runtime path) ----------
 
-Check = Callable[[Any], bool]
+if TYPE_CHECKING:
+    Check = Callable[[Any], bool]
 
 
 def _string(min_len: int = 1, max_len: int | None = None) -> Check:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
 
 from toolkit.core.timefmt import format_utc, parse_rfc3339
 from toolkit.runtime.codes import RuntimeOpError
@@ -29,7 +28,10 @@ from toolkit.runtime.promotion_report import (
 )
 from toolkit.runtime.vocabulary import STRATA
 
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
+    from typing import Any
+
     from toolkit.runtime.protocol import RuntimeContext
 
 DEFAULT_THRESHOLDS: dict[str, Any] = {

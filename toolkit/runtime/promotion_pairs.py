@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.rollout import ANONYMOUS_CORPUS_ID
 from toolkit.runtime.vocabulary import STRATA
+
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_COST = 1_000_000_000
 MAX_WALL_TIME_MS = 2_678_400_000  # 31 days

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any
 
 from toolkit.runtime.promotion_pairs import Pair
+
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
+if TYPE_CHECKING:
+    from typing import Any
 
 BOOTSTRAP_SEED = 20260731
 BOOTSTRAP_SAMPLES = 2000

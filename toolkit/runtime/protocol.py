@@ -7,20 +7,21 @@ stdout: ``{"ok":true,"operation":OP,"result":{...}}`` (exit 0) or
 
 from __future__ import annotations
 
-import contextlib
-import importlib
+# Start-up is most of a call's cost (one process per delegation): only json, os, sys and time
+# are imported here, nothing that pulls in typing, dataclasses/inspect, contextlib or importlib.
 import json
-import math
 import os
-import re
 import sys
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import IO, Any
 
 from toolkit.core.errors import ExitCode, ToolkitError
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
+
+TYPE_CHECKING = False  # typing itself costs start-up time; type checkers treat this as True
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Callable, Mapping
+    from typing import IO, Any
 
 MAX_REQUEST_BYTES = 1_048_576
 LIVE_OPS = frozenset({"route", "dispatch"})  # decisions that live mode (telemetry: otlp) emits
@@ -42,17 +43,31 @@ OPERATIONS: dict[str, str] = {
 }
 
 
-@dataclass
 class RuntimeContext:
-    """Ambient facts handed to decision functions (never read inside them)."""
+    """Ambient facts handed to decision functions (never read inside them).
 
-    cwd: str = field(default_factory=os.getcwd)
-    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    # per-process caches shared by the requests of one --batch run (e.g. the writer registry)
-    cache: dict[str, Any] = field(default_factory=dict)
-    # told about each decision of LIVE_OPS (op, result, milliseconds): the entry point injects
-    # live OTLP mode here, so the runtime layer never imports the telemetry export
-    observer: Callable[[str, dict[str, Any], float, str], None] | None = None
+    ``cache``: per-process caches shared by the requests of one --batch run (e.g. the writer
+    registry). ``observer`` is told about each decision of LIVE_OPS (op, result, milliseconds,
+    cwd): the entry point injects live OTLP mode here, so the runtime layer never imports the
+    telemetry export. A plain class: a dataclass would import dataclasses and inspect on every call.
+    """
+
+    __slots__ = ("cache", "cwd", "environ", "observer")
+
+    def __init__(
+        self,
+        cwd: str | None = None,
+        environ: Mapping[str, str] | None = None,
+        cache: dict[str, Any] | None = None,
+        observer: Callable[[str, dict[str, Any], float, str], None] | None = None,
+    ) -> None:
+        self.cwd: str = os.getcwd() if cwd is None else cwd
+        self.environ: Mapping[str, str] = dict(os.environ) if environ is None else environ
+        self.cache: dict[str, Any] = {} if cache is None else cache
+        self.observer = observer
+
+    def __repr__(self) -> str:
+        return f"RuntimeContext(cwd={self.cwd!r})"
 
 
 class _TooLarge(ToolkitError):
@@ -67,7 +82,7 @@ def _reject_constant(_: str) -> Any:
 def _finite_float(text: str) -> float:
     # "1e999" would parse as infinity, which has no JSON form for the answer line
     value = float(text)
-    if not math.isfinite(value):
+    if value - value != 0.0:  # infinite (inf - inf is NaN); NaN never reaches here
         raise ValueError("number out of range")
     return value
 
@@ -104,7 +119,8 @@ def read_limited(stream: IO[bytes], limit: int = MAX_REQUEST_BYTES) -> bytes:
     return b"".join(chunks)
 
 
-OpFunction = Callable[[dict[str, Any], "RuntimeContext"], dict[str, Any]]
+if TYPE_CHECKING:
+    OpFunction = Callable[[dict[str, Any], RuntimeContext], dict[str, Any]]
 _RESOLVED: dict[str, OpFunction] = {}  # "module:function" -> function, so --batch imports once
 
 
@@ -116,7 +132,8 @@ def resolve_operation(op: str) -> OpFunction:
     func = _RESOLVED.get(target)
     if func is None:
         module_name, func_name = target.split(":")
-        func = getattr(importlib.import_module(module_name), func_name)
+        # __import__ with a fromlist returns the submodule itself; importlib would cost an import
+        func = getattr(__import__(module_name, fromlist=[func_name]), func_name)
         _RESOLVED[target] = func
     return func
 
@@ -146,12 +163,23 @@ def execute(op: str, request: dict[str, Any], ctx: RuntimeContext) -> dict[str, 
 
 # Characters that some readers treat as line breaks (Python's str.splitlines, JavaScript source)
 # plus lone surrogates, which have no UTF-8 form: escaped so that the answer stays one line of
-# valid UTF-8 whatever the request contained. The parsed value is unchanged.
-_UNSAFE_IN_LINE = re.compile("[\u0085\u2028\u2029\ud800-\udfff]")
+# valid UTF-8 whatever the request contained. The parsed value is unchanged. Only a non-ASCII
+# answer can hold one, so the regular expression is compiled on first need.
+_UNSAFE_IN_LINE: list[re.Pattern[str]] = []
 
 
 def _escape_unsafe(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
+
+
+def _line_safe(text: str) -> str:
+    if text.isascii():
+        return text
+    if not _UNSAFE_IN_LINE:
+        import re
+
+        _UNSAFE_IN_LINE.append(re.compile("[\u0085\u2028\u2029\ud800-\udfff]"))
+    return _UNSAFE_IN_LINE[0].sub(_escape_unsafe, text)
 
 
 def render_frame(frame: dict[str, Any]) -> str:
@@ -161,7 +189,7 @@ def render_frame(frame: dict[str, Any]) -> str:
         text = _ENCODER.encode(frame)
     except (TypeError, ValueError, RecursionError):
         text = json.dumps(failure("INVALID_REQUEST"), separators=(",", ":"))
-    return _UNSAFE_IN_LINE.sub(_escape_unsafe, text) + "\n"
+    return _line_safe(text) + "\n"
 
 
 def _emit(out: IO[str], frame: dict[str, Any]) -> None:
@@ -209,9 +237,9 @@ def run_batch(op: str, stdin: IO[bytes], out: IO[str], ctx: RuntimeContext) -> i
             _emit(out, failure(exc.code))
             status = 1
             continue
-        line = render_frame(execute(op, request, ctx))
-        out.write(line)
-        if not line.startswith('{"ok":true'):
+        answer = render_frame(execute(op, request, ctx))
+        out.write(answer)
+        if not answer.startswith('{"ok":true'):
             status = 1
     out.flush()
     return status
@@ -241,8 +269,10 @@ def main(
     except OSError:
         # the reader went away or the device is full: nothing more can be said; keep the
         # interpreter's final flush quiet
-        with contextlib.suppress(OSError, ValueError):
+        try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+        except (OSError, ValueError):
+            pass
         return 1
 
 

@@ -20,11 +20,12 @@ are ignored (DESIGN.md, Decisions).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from toolkit.runtime.codes import RuntimeOpError
 
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
+    from typing import Any
+
     from toolkit.runtime.protocol import RuntimeContext
 
 RESULT_MODES: tuple[str, ...] = ("ephemeral", "durable", "artifact")

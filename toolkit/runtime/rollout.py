@@ -13,12 +13,14 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from typing import TYPE_CHECKING, Any
 
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.vocabulary import MODES, STRATA
 
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
+    from typing import Any
+
     from toolkit.runtime.protocol import RuntimeContext
 
 ROLLOUT_STATES: tuple[str, ...] = ("off", "observe", "shadow", "canary", "on")

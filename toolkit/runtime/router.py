@@ -28,14 +28,18 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Sequence
-from datetime import UTC, datetime
-from typing import Any
 
 from toolkit.core.jscompat import js_truthy
 from toolkit.infra.paths import Canonicalizer, OverlapIndex, OwnershipPathError
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.vocabulary import MODES, REASON_CODES
+
+# runs on every ``workgroup runtime route``: typing and datetime stay out of start-up
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import datetime
+    from typing import Any, TypeGuard
 
 _REASON_ORDER = {code: index for index, code in enumerate(REASON_CODES)}
 _WRITER_ROLE = re.compile(r"(?:^|[-_])(builder|writer|implementer)(?:$|[-_])")
@@ -53,7 +57,7 @@ def decision(mode: str, reasons: Sequence[str]) -> dict[str, Any]:
     return {"mode": mode, "reason_codes": sorted(set(reasons), key=_REASON_ORDER.__getitem__)}
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int | float]:
     """JavaScript ``Number.isInteger``: ints and integral floats, never booleans."""
     if isinstance(value, bool):
         return False
@@ -62,7 +66,7 @@ def _is_int(value: object) -> bool:
     return isinstance(value, float) and math.isfinite(value) and value.is_integer()
 
 
-def _is_finite_number(value: object) -> bool:
+def _is_finite_number(value: object) -> TypeGuard[int | float]:
     return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
 
 
@@ -160,7 +164,7 @@ def _writer_conflict(
                     tuple(active.get("owned_files") or ()),
                     tuple(active.get("resolved_owned_files") or ()),
                 )
-                keys = key_cache.get(memo)  # type: ignore[assignment]
+                keys = key_cache.get(memo)
                 if keys is None:
                     keys = key_cache[memo] = _scope_keys(active, active_canon)
                 if not keys:
@@ -306,7 +310,8 @@ class _Facts:
         self.team_ok = False
 
 
-_Decision = dict[str, Any] | None
+if TYPE_CHECKING:  # an alias for annotations only: Any is not imported at run time
+    _Decision = dict[str, Any] | None
 
 
 def _rule2_nesting_limit(f: _Facts) -> _Decision:
@@ -453,7 +458,7 @@ def _flag(value: object) -> bool | None:
 
 
 def _size(value: object) -> int | None:
-    return int(value) if _is_int(value) and value >= 0 else None  # type: ignore[operator]
+    return int(value) if _is_int(value) and value >= 0 else None
 
 
 def routing_evidence(facts: dict[str, Any], result: dict[str, Any], *, recorded_at: str) -> dict[str, Any]:
@@ -550,7 +555,7 @@ def live_registry_writers(
     """Registry entries whose lease has not expired, minus the proposed lineage's own lease."""
     from toolkit.core.timefmt import parse_rfc3339
 
-    live = []
+    live: list[dict[str, Any]] = []
     for writer in writers:
         expires = parse_rfc3339(writer.get("lease_expires_at"))
         if expires is None:
@@ -668,7 +673,11 @@ def op_route(request: dict[str, Any], ctx: Any) -> dict[str, Any]:
     proposed_lineage = inp.get("lineage_id")
     if proposed_lineage is None:
         proposed_lineage = _obj(inp.get("lineage")).get("lineage_id")
-    live = live_registry_writers(writers, datetime.now(UTC), proposed_lineage) if writers else []
+    live: list[dict[str, Any]] = []
+    if writers:
+        from datetime import UTC, datetime  # only a registry with leases needs the clock
+
+        live = live_registry_writers(writers, datetime.now(UTC), proposed_lineage)
     canonicalizers = ctx.cache.setdefault(_CANON_CACHE_KEY, {})
     # memoize registry keys from the second request of a batch on: a single call is faster without
     seen = ctx.cache.get(_SEEN_KEY, 0)

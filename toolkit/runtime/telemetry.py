@@ -2,8 +2,9 @@
 
 The three namespaces stay apart: ``logical`` (context occupancy and sizes), ``billed`` (what
 the provider charged, only with an authoritative or provider-reported accounting source) and
-``outcome``. The raw event is refused when any key or string anywhere in it looks private
-(``PRIVATE_TELEMETRY``), then projected onto the allowlist: unknown keys are dropped, missing
+``outcome``. The raw event is refused when a field name anywhere in it, or a value of a field
+it keeps, is private to the shared privacy engine (``PRIVATE_TELEMETRY``; the reference reads
+every string, so a large dropped note cost seconds), then projected onto the allowlist: unknown keys are dropped, missing
 counters become ``null``, reason codes are deduplicated and put in the router's order. Unlike the
 reference, the dropped keys are reported (``normalize_event`` returns them; the op returns them
 when asked with ``"report_dropped": true``) instead of vanishing silently.
@@ -13,14 +14,16 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Any
 
 from toolkit.core.timefmt import is_rfc3339
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.rollout import ANONYMOUS_CORPUS_ID
 from toolkit.runtime.vocabulary import MODES, REASON_CODES
 
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
+    from typing import Any
+
     from toolkit.runtime.protocol import RuntimeContext
 
 SCHEMA = "knowzcode.efficiency-event/v1"
@@ -129,31 +132,70 @@ _REASON_ORDER = {code: index for index, code in enumerate(REASON_CODES)}
 _MAX_DEPTH = 64
 
 
-def _engine_flags(event: dict[str, Any]) -> bool:
-    """The shared privacy engine's verdict on the whole raw event (keys and values)."""
-    try:
-        from toolkit.privacy import Context, scan_value
-    except ImportError:  # the engine ships in this package; absent only in a partial checkout
-        return False
-    try:
-        return bool(scan_value(event, Context.TELEMETRY))
-    except ValueError:  # nested beyond what the engine walks: not a valid event anyway
-        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID") from None
+_MAX_KEPT_CHARS = 4096  # every kept string is an enum, a timestamp or an anonymous id
+_KEY_VERDICTS: dict[str, bool] = {}
 
 
-def assert_private_free(value: Any, depth: int = 0) -> None:
-    """Raise ``PRIVATE_TELEMETRY`` when any key or string in ``value`` matches the reference's rules."""
-    if depth > _MAX_DEPTH:
+def _key_is_private(key: str) -> bool:
+    verdict = _KEY_VERDICTS.get(key)
+    if verdict is None:
+        from toolkit.privacy.keys import key_findings
+        from toolkit.privacy.types import Context
+
+        verdict = bool(key_findings(key, Context.TELEMETRY))
+        if len(_KEY_VERDICTS) < 4096:
+            _KEY_VERDICTS[key] = verdict
+    return verdict
+
+
+def _private_key_anywhere(value: Any) -> bool:
+    """Field names anywhere in the raw event (a private name is refused even where the field
+    would be dropped); names only, iteratively, depth-bounded."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+        if isinstance(node, dict):
+            for key, child in node.items():
+                if isinstance(key, str) and _key_is_private(key):
+                    return True
+                stack.append((child, depth + 1))
+        elif isinstance(node, list):
+            stack.extend((child, depth + 1) for child in node)
+    return False
+
+
+def _kept_strings(event: dict[str, Any]) -> list[str]:
+    """The strings of the fields the projection keeps (top level and the three namespaces)."""
+    allowed = {"logical": LOGICAL, "billed": BILLED_KEYS, "outcome": OUTCOME}
+    texts: list[str] = []
+    for key in TOP_LEVEL:
+        value = event.get(key)
+        if key in allowed and isinstance(value, dict):
+            texts.extend(v for k, v in value.items() if k in allowed[key] and isinstance(v, str))
+        elif isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, list):
+            texts.extend(v for v in value if isinstance(v, str))
+    return texts
+
+
+def assert_private_free(event: dict[str, Any]) -> None:
+    """``PRIVATE_TELEMETRY`` when a field name anywhere, or a value the projection keeps, is
+    private to the shared engine (telemetry context). Values of dropped fields are not read:
+    they never leave this function, and a 500 kB note costs nothing. Kept values are short by
+    construction, so the scan is bounded (``_MAX_KEPT_CHARS`` each)."""
+    if _private_key_anywhere(event):
+        raise RuntimeOpError("PRIVATE_TELEMETRY")
+    texts = _kept_strings(event)
+    if any(len(text) > _MAX_KEPT_CHARS for text in texts):
         raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
-    if isinstance(value, dict):
-        for key, child in value.items():
-            if key != "prompt_bytes" and _PRIVATE_KEY.search(key):
-                raise RuntimeOpError("PRIVATE_TELEMETRY")
-            assert_private_free(child, depth + 1)
-    elif isinstance(value, list):
-        for child in value:
-            assert_private_free(child, depth + 1)
-    elif isinstance(value, str) and _PRIVATE_VALUE.search(value):
+    if not texts:
+        return
+    from toolkit.privacy import Context, scan_text
+
+    if scan_text("\n".join(texts), Context.TELEMETRY):
         raise RuntimeOpError("PRIVATE_TELEMETRY")
 
 
@@ -233,8 +275,6 @@ def normalize_event(event: Any) -> tuple[dict[str, Any], list[str]]:
     if not isinstance(event, dict):
         raise RuntimeOpError("INVALID_REQUEST")
     assert_private_free(event)
-    if _engine_flags(event):
-        raise RuntimeOpError("PRIVATE_TELEMETRY")
     spaces = {name: _namespace(event, name) for name in ("logical", "billed", "outcome")}
     billed_in = spaces["billed"]
     _check_accounting(billed_in)

@@ -33,11 +33,13 @@ import hashlib
 import json
 import re
 import unicodedata
-from typing import TYPE_CHECKING, Any
 
 from toolkit.runtime.codes import RuntimeOpError
 
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
+    from typing import Any
+
     from toolkit.runtime.protocol import RuntimeContext
 
 SEVERITIES: tuple[str, ...] = ("LOW", "MEDIUM", "HIGH", "CRITICAL")

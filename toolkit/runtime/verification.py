@@ -17,11 +17,12 @@ An unknown tier, or a non-boolean ``production_changed_after_full_green``, is ``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from toolkit.runtime.codes import RuntimeOpError
 
+TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
+    from typing import Any
+
     from toolkit.runtime.protocol import RuntimeContext
 
 TIERS: tuple[str, ...] = ("tdd", "microtask", "gate3", "audit-fix")

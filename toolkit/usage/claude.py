@@ -1,13 +1,15 @@
 """Claude Code session logs (``projects/<enc-cwd>/<session>.jsonl`` and ``<session>/subagents/``).
 
-Only lines that hold ``"usage":{`` or ``"compact_boundary"`` are decoded, and only into the typed
-structs below: ids, timestamp, model, usage numbers, the sidechain flag, ``version``, ``cwd`` (hashed
-at once) and compaction metadata. Content, summaries and tool output are skipped by the decoder.
+Lines are decoded only into the typed structs below: ids, timestamp, model, usage numbers, the
+sidechain flag, ``version``, ``cwd`` (hashed at once) and compaction metadata. Content, summaries
+and tool output are skipped by the decoder and never become Python objects. The whole file goes
+through one ``decode_lines`` call; if a line does not fit, only the lines holding ``"usage":{`` or
+``"compact_boundary"`` are decoded, one by one.
 """
 
 from __future__ import annotations
 
-from hashlib import blake2b
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from sys import intern
 
@@ -108,6 +110,41 @@ def _line_spans(data: bytes, marker: bytes) -> list[tuple[int, int]]:
     return spans
 
 
+def _all_lines(data: bytes, out: FileLog) -> list[_Line] | None:
+    """Every line through the typed decoder in one call (only allowlisted fields become objects).
+
+    None when any complete line does not fit the struct or is malformed: the caller then decodes
+    only the candidate lines, one by one, and counts the bad ones. A torn last line (a session
+    still being written) is decoded on its own.
+    """
+    end = data.rfind(b"\n") + 1
+    try:
+        lines = _DECODER.decode_lines(memoryview(data)[:end]) if end else []
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    tail = data[end:]
+    if tail.strip() and (_USAGE in tail or _COMPACT in tail):
+        try:
+            lines.append(_DECODER.decode(tail))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            out.skipped_lines += 1
+    return lines
+
+
+def _candidates(data: bytes, out: FileLog) -> Iterator[_Line]:
+    """The slow path: only lines holding ``"usage":{`` or ``compact_boundary``, decoded one by one."""
+    spans = _line_spans(data, _USAGE)
+    if _COMPACT in data:
+        spans = sorted(set(spans) | set(_line_spans(data, _COMPACT)))
+    view = memoryview(data)
+    decode = _DECODER.decode
+    for start, end in spans:
+        try:
+            yield decode(view[start:end])
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            out.skipped_lines += 1
+
+
 def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
     """Parse one Claude Code log file into calls and compaction markers (file order)."""
     if data is None:
@@ -116,21 +153,15 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
     folder = log.path.relative_to(log.root).parts[0] if log.path.parent != log.root else "unknown"
     path_hash = hashed(str(log.path), "f-")
     out = FileLog("claude", path_hash, session, "")
-    spans = _line_spans(data, _USAGE)
-    compact = _line_spans(data, _COMPACT) if _COMPACT in data else []
-    if compact:
-        spans = sorted(set(spans) | set(compact))
-    view = memoryview(data)
+    decoded = _all_lines(data, out)
+    lines: Iterable[_Line] = decoded if decoded is not None else _candidates(data, out)
     project = ""
-    decode = _DECODER.decode
     items = out.items
-    first: dict[bytes, int] = {}  # key -> position in items of this file's copy
-    for start, end in spans:
-        try:
-            line = decode(view[start:end])
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            out.skipped_lines += 1
-            continue
+    first: dict[int, int] = {}  # key -> position in items of this file's copy
+    for line in lines:
+        message = line.message
+        if line.subtype != "compact_boundary" and (message is None or message.usage is None):
+            continue  # not a model call (a tool result may carry its own usage object)
         if not project and isinstance(line.cwd, str):
             project = hashed(line.cwd)
         if line.subtype == "compact_boundary":
@@ -138,8 +169,6 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
                 meta = line.compactMetadata or _CompactMeta()
                 items.append(Boundary(line.timestamp or "", "compaction", meta.trigger, meta.preTokens))
             continue
-        if line.message is None or line.message.usage is None:
-            continue  # not a model call (a tool result may carry its own usage object)
         call = _call(line, session, subagent, path_hash, index)
         if call is None:
             out.skipped_lines += 1
@@ -204,10 +233,10 @@ def _call(line: _Line, session: str, subagent: bool, path_hash: str, index: int)
     owner = session or line_session
     key = digest = None
     if msg_id is not None:
-        # 16-byte digests instead of the id strings: the dedup index lives for the whole run
-        digest = blake2b(msg_id.encode(), digest_size=16).digest()
-        scope = request_id if request_id is not None else "\x00" + (line_session or owner)
-        key = blake2b(f"{msg_id}\x1f{scope}".encode(), digest_size=16).digest()
+        # 64-bit hashes instead of the id strings: the dedup index lives for the whole run (two
+        # different calls would have to collide in 64 bits, about 1e-9 at a million calls)
+        digest = hash(msg_id)
+        key = hash((msg_id, request_id) if request_id is not None else (msg_id, None, line_session or owner))
     read_tokens = usage.cache_read_input_tokens
     return Call(
         source="claude",

@@ -28,6 +28,14 @@ def _emit(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
+def _jobs(value: int) -> int:
+    from toolkit.core.errors import InvalidInput
+
+    if not 0 <= value <= 64:
+        raise InvalidInput("USAGE_BAD_JOBS", "--jobs must be 0 (automatic) to 64")
+    return value
+
+
 def project_filter(value: str | None) -> str | None:
     from toolkit.usage.sources import hashed
 
@@ -52,12 +60,22 @@ def report_command(
     prices: Path | None = None,
     emit_events: Path | None = None,
     html: Path | None = None,
+    jobs: int = 1,
 ) -> int:
     from toolkit.usage.fold import By, LocalDays, load, parse_day, resolve_tz
     from toolkit.usage.render import report_table
     from toolkit.usage.report import build, warnings
 
     zone = resolve_tz(timezone)
+    if html is not None:
+        from toolkit.usage.html import require_plotly
+
+        require_plotly()  # before anything is read or written
+    for target, flag in ((emit_events, "--emit-events"), (html, "--html")):
+        if target is not None and not target.resolve().parent.is_dir():
+            from toolkit.core.errors import InvalidInput
+
+            raise InvalidInput("USAGE_BAD_OUTPUT", f"the folder of {flag} does not exist")
     first = parse_day(since, "--since") if since else None
     last = parse_day(until, "--until") if until else None
     table_prices = None
@@ -66,7 +84,7 @@ def report_command(
 
         table_prices = load_prices(prices)
     days = LocalDays(zone)
-    ledger = load(source, environ)
+    ledger = load(source, environ, _jobs(jobs))
     grouping = By(by)
     data, calls = build(
         ledger,
@@ -111,12 +129,13 @@ def session_command(
     timezone: str | None = None,
     workflow: str = "cm-ai",
     as_json: bool = False,
+    jobs: int = 1,
 ) -> int:
     from toolkit.usage.fold import LocalDays, load, resolve_tz
     from toolkit.usage.session import find_session, session_table, session_view
 
     zone = resolve_tz(timezone)
-    ledger = load(source, environ)
+    ledger = load(source, environ, _jobs(jobs))
     name = find_session(ledger, session_id)
     view = session_view(ledger, name, LocalDays(zone), zone, workflow)
     if as_json:
@@ -141,12 +160,14 @@ def parser() -> Any:
     top.add_argument("--prices", type=Path)
     top.add_argument("--emit-events", type=Path, dest="emit_events")
     top.add_argument("--html", type=Path)
+    top.add_argument("--jobs", type=int, default=1)
     session = argparse.ArgumentParser(prog="workgroup usage session")
     session.add_argument("session_id", metavar="ID")
     session.add_argument("--source", choices=SOURCES, default="all")
     session.add_argument("--timezone")
     session.add_argument("--workflow", choices=WORKFLOWS, default="cm-ai")
     session.add_argument("--json", action="store_true", dest="as_json")
+    session.add_argument("--jobs", type=int, default=1)
     return top, session
 
 

@@ -1,17 +1,19 @@
 """Codex rollout logs (``sessions/YYYY/MM/DD/rollout-*.jsonl`` and ``archived_sessions/``).
 
-Decoded lines: ``session_meta`` (id, cwd, fork/subagent parent ids), ``turn_context`` (model, cwd),
-``event_msg`` ``token_count`` numbers and the ``compacted`` marker. Instructions, response items and
-compaction messages are skipped by the decoder. Per-call usage is the delta of the running total
-(a re-emitted, unchanged total is no call); ``last_token_usage`` is used only when the total is
-missing or drops. Forks and subagent threads replay their parent's events: those are recognised
-by the parent's totals and skipped.
+Used lines: ``session_meta`` (id, cwd, fork/subagent parent ids), ``turn_context`` (model, cwd),
+``event_msg`` ``token_count`` numbers and the ``compacted`` marker. Instructions, response items
+and compaction messages are skipped by the decoder and never become Python objects (one typed
+``decode_lines`` call per file; lines of another shape send the file to a per-line fallback).
+Per-call usage is the delta of the running total (a re-emitted, unchanged total is no call);
+``last_token_usage`` is used only when the total is missing or drops. Forks and subagent threads
+replay their parent's events: those are recognised by the parent's totals and skipped.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
 from sys import intern
+from typing import Any
 
 import msgspec
 from msgspec.structs import astuple
@@ -103,6 +105,26 @@ class _TopLine(msgspec.Struct, gc=False):
     type: str | None = None
 
 
+class _Payload(msgspec.Struct, gc=False):
+    """Every payload field any decoded line kind needs (token counts, turn model, session ids)."""
+
+    type: str | None = None
+    info: _Info | None = None
+    rate_limits: _Limits | None = None
+    model: str | None = None
+    id: str | None = None
+    cwd: str | None = None
+    forked_from_id: str | None = None
+    source: _Source | str | None = None
+
+
+class _Line(msgspec.Struct, gc=False):
+    timestamp: str | None = None
+    type: str | None = None
+    payload: _Payload | None = None
+
+
+_LINES = msgspec.json.Decoder(_Line)
 _TOKEN = msgspec.json.Decoder(_TokenLine)
 _TURN = msgspec.json.Decoder(_TurnLine)
 _META = msgspec.json.Decoder(_MetaLine)
@@ -111,16 +133,14 @@ _TOP = msgspec.json.Decoder(_TopLine)
 Totals = tuple[int, int, int, int, int]
 
 
-@dataclass
-class Registry:
+class Registry(msgspec.Struct):
     """Running totals seen per thread id, so a child's replay of its parent can be recognised."""
 
-    totals: dict[str, set[Totals]] = field(default_factory=dict)
-    sessions: set[str] = field(default_factory=set)  # ids read from sessions/ (archived copies lose)
+    totals: dict[str, set[Totals]] = msgspec.field(default_factory=dict)
+    sessions: set[str] = msgspec.field(default_factory=set)  # ids read from sessions/ (archived copies lose)
 
 
-@dataclass
-class Head:
+class Head(msgspec.Struct):
     """What the first ``session_meta`` lines say: own id, cwd, parent (fork or subagent)."""
 
     session: str | None = None
@@ -193,7 +213,7 @@ def head(data: bytes) -> Head:
         end = data.find(b"\n", start)
         if end == -1:
             end = len(data)
-        if data.find(b'"type":"session_meta"', start, min(end, start + 96)) == -1:
+        if data.find(b'"type":"session_meta"', start, end) == -1:
             break
         try:
             _note_meta(info, _META.decode(data[start:end]))
@@ -225,19 +245,7 @@ def read(log: LogFile, index: int, registry: Registry, data: bytes | None = None
     """Parse one rollout; None when it is an archived copy of a session already read."""
     if data is None:
         data = log.path.read_bytes()
-    spans = _spans(data)
-    info = Head()
-    view = memoryview(data)
-    for start, end, kind in spans:
-        if kind == 2:
-            try:
-                _note_meta(info, _META.decode(view[start:end]))
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                pass
-            if info.metas >= 2:
-                break
-        elif kind == 0:
-            break
+    info = head(data)
     session = info.session or log.path.stem
     if log.archived and session in registry.sessions:
         return None
@@ -246,7 +254,7 @@ def read(log: LogFile, index: int, registry: Registry, data: bytes | None = None
     path_hash = hashed(str(log.path), "f-")
     group = info.parent if info.subagent and info.parent else session
     out = FileLog("codex", path_hash, group, hashed(info.cwd) if info.cwd else "")
-    _calls(out, view, spans, info, session, registry, index)
+    _calls(out, _lines(data, out), info, session, registry, index)
     if not out.project:
         out.project = hashed(log.path.parent.name)
     for item in out.items:
@@ -255,21 +263,63 @@ def read(log: LogFile, index: int, registry: Registry, data: bytes | None = None
     return out
 
 
-@dataclass
-class _State:
+class _State(msgspec.Struct):
     model: str | None = None
     cwd: str | None = None
-    prev: dict[str | None, Totals] = field(default_factory=dict)
+    prev: dict[str | None, Totals] = msgspec.field(default_factory=dict)
     replaying: bool = False
     replay_second: str | None = None
     turns: int = 0
     token_events: int = 0
 
 
+def _all_lines(data: bytes, out: FileLog) -> list[tuple[int, Any]] | None:
+    """Every line through the combined typed decoder in one call; None if one does not fit."""
+    end = data.rfind(b"\n") + 1
+    try:
+        lines = _LINES.decode_lines(memoryview(data)[:end]) if end else []
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    tail = data[end:]
+    if tail.strip():
+        try:
+            lines.append(_LINES.decode(tail))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            if b'"token_count"' in tail:
+                out.skipped_lines += 1
+    pairs: list[tuple[int, Any]] = []
+    for line in lines:
+        kind = line.type
+        if kind == "event_msg":
+            if line.payload is not None and line.payload.type == "token_count":
+                pairs.append((0, line))
+        elif kind in _KIND_OF:
+            pairs.append((_KIND_OF[kind], line))
+    return pairs
+
+
+_KIND_OF = {"turn_context": 1, "session_meta": 2, "compacted": 3}
+_SLOW = (_TOKEN, _TURN, _META, _TOP)
+
+
+def _candidates(data: bytes, out: FileLog) -> Iterator[tuple[int, Any]]:
+    """The slow path: the candidate lines found by ``_spans``, decoded one by one."""
+    view = memoryview(data)
+    for start, end, kind in _spans(data):
+        try:
+            yield kind, _SLOW[kind].decode(view[start:end])
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            out.skipped_lines += 1
+
+
+def _lines(data: bytes, out: FileLog) -> Iterable[tuple[int, Any]]:
+    pairs = _all_lines(data, out)
+    return pairs if pairs is not None else _candidates(data, out)
+
+
 def _calls(
     out: FileLog,
-    view: memoryview,
-    spans: list[tuple[int, int, int]],
+    lines: Iterable[tuple[int, Any]],
     info: Head,
     session: str,
     registry: Registry,
@@ -279,31 +329,22 @@ def _calls(
     parent_totals = registry.totals.get(info.parent or "", set()) if info.parent else set()
     own_totals = registry.totals.setdefault(session, set())
     metas = 0
-    for start, end, kind in spans:
-        line = view[start:end]
-        try:
-            if kind == 0:
-                token = _TOKEN.decode(line)
-                _token(out, token, state, info, parent_totals, own_totals, index)
-            elif kind == 1:
-                turn = _TURN.decode(line)
-                if turn.type == "turn_context" and turn.payload is not None:
-                    state.turns += 1
-                    state.model = turn.payload.model or state.model
-                    if not out.project and turn.payload.cwd:
-                        out.project = hashed(turn.payload.cwd)
-            elif kind == 2:
-                meta = _META.decode(line)
-                if meta.type == "session_meta":
-                    metas += 1
-                    if metas > max(info.metas, 1) and any(isinstance(i, Call) for i in out.items):
-                        out.items.append(_resume_marker(meta.timestamp))
-            else:
-                top = _TOP.decode(line)
-                if top.type == "compacted" and _valid_ts(top.timestamp):
-                    out.items.append(Boundary(top.timestamp or "", "compaction"))
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            out.skipped_lines += 1
+    for kind, line in lines:
+        if kind == 0:
+            _token(out, line, state, info, parent_totals, own_totals, index)
+        elif kind == 1:
+            if line.type == "turn_context" and line.payload is not None:
+                state.turns += 1
+                state.model = line.payload.model or state.model
+                if not out.project and line.payload.cwd:
+                    out.project = hashed(line.payload.cwd)
+        elif kind == 2:
+            if line.type == "session_meta":
+                metas += 1
+                if metas > max(info.metas, 1) and any(isinstance(i, Call) for i in out.items):
+                    out.items.append(_resume_marker(line.timestamp))
+        elif line.type == "compacted" and _valid_ts(line.timestamp):
+            out.items.append(Boundary(line.timestamp or "", "compaction"))
     out.no_usage = state.turns > 0 and state.token_events == 0
 
 
@@ -314,7 +355,7 @@ def _resume_marker(ts: str | None) -> Boundary:
 
 def _token(
     out: FileLog,
-    line: _TokenLine,
+    line: _TokenLine | _Line,
     state: _State,
     info: Head,
     parent_totals: set[Totals],

@@ -9,11 +9,13 @@ carried history, and finally filter and group.
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from enum import StrEnum
 from typing import assert_never
+
+import msgspec
 
 from toolkit.usage import claude, codex
 from toolkit.usage.model import Boundary, Call, FileLog, replaces
@@ -29,18 +31,19 @@ class By(StrEnum):
     MODEL = "model"
 
 
-@dataclass
-class Ledger:
+class Ledger(msgspec.Struct):
     """Every kept call (file order within a file), the logs they came from, and what could not be verified."""
 
-    calls: list[Call] = field(default_factory=list)
-    logs: list[FileLog] = field(default_factory=list)
+    calls: list[Call] = msgspec.field(default_factory=list)
+    logs: list[FileLog] = msgspec.field(default_factory=list)
     duplicates: int = 0
     skipped_lines: int = 0
     files: int = 0
     bytes: int = 0
     files_without_usage: int = 0
-    resumed_from: dict[str, str] = field(default_factory=dict)  # session -> the session its history came from
+    resumed_from: dict[str, str] = msgspec.field(
+        default_factory=dict
+    )  # session -> the session its history came from
 
 
 # -- reading -----------------------------------------------------------------------------------------
@@ -66,64 +69,160 @@ def _add(ledger: Ledger, log: LogFile, parsed: FileLog | None) -> None:
 
 
 def _read(log: LogFile) -> bytes | None:
+    """The whole file in one read of its size (cheaper than a buffered read for multi-megabyte logs)."""
     try:
-        return log.path.read_bytes()
+        fd = os.open(log.path, os.O_RDONLY)
     except OSError:
         return None
+    try:
+        size = os.fstat(fd).st_size
+        data = os.read(fd, size + 1)
+        if len(data) <= size:
+            return data
+        parts = [data]  # the file grew while being read (a live session): take what is there
+        while more := os.read(fd, 1 << 20):
+            parts.append(more)
+        return b"".join(parts)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
-def read_logs(files: Iterable[LogFile]) -> Ledger:
-    """Read every file once (a fork or subagent rollout twice: it waits for its parent's totals)."""
+def read_logs(files: Iterable[LogFile], jobs: int = 1) -> Ledger:
+    """Read every file once (a fork or subagent rollout twice: it waits for its parent's totals).
+
+    ``jobs`` > 1 parses the files in that many worker processes (fork, where the platform has it);
+    the result is the same as with one, since deduplication and threads run here afterwards.
+    """
     # hundreds of thousands of small acyclic records: the cyclic collector would only rescan them
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _read_logs(files)
+        return _read_logs(list(files), jobs)
     finally:
         if paused:
             gc.enable()
 
 
-def _read_logs(files: Iterable[LogFile]) -> Ledger:
+def _head_of(log: LogFile) -> codex.Head:
+    """The leading ``session_meta`` lines of a rollout, read without reading the whole file."""
+    try:
+        with open(log.path, "rb") as handle:
+            data = handle.read(1 << 16)
+            while data.count(b"\n") < 3 and len(data) < (1 << 24):
+                more = handle.read(1 << 20)
+                if not more:
+                    break
+                data += more
+    except OSError:
+        return codex.Head()
+    return codex.head(data)
+
+
+def auto_jobs(files: list[LogFile]) -> int:
+    """Worker processes for ``--jobs 0``: up to 4 (one per CPU) when there is enough to share."""
+    if sum(f.size for f in files) < (64 << 20) or not hasattr(os, "fork"):
+        return 1
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def _read_logs(files: list[LogFile], jobs: int) -> Ledger:
     ledger = Ledger()
-    files = list(files)
-    for log in sorted((f for f in files if f.source == "claude"), key=lambda f: (f.mtime, str(f.path))):
+    claude_files = sorted((f for f in files if f.source == "claude"), key=lambda f: (f.mtime, str(f.path)))
+    codex_files = sorted((f for f in files if f.source == "codex"), key=lambda f: (f.archived, str(f.path)))
+    heads = {log: _head_of(log) for log in codex_files}
+    live = {heads[f].session or f.path.stem for f in codex_files if not f.archived}
+    # an archived copy of a session that is still in sessions/ adds nothing
+    codex_files = [f for f in codex_files if not (f.archived and (heads[f].session or f.path.stem) in live)]
+    plain = [f for f in codex_files if not heads[f].parent]
+    children = [f for f in codex_files if heads[f].parent]
+    wanted = {heads[f].parent or "" for f in children}
+    work = [*claude_files, *plain]
+    if jobs == 0:
+        jobs = auto_jobs(work)
+    parsed, totals = _parse(work, wanted, jobs)
+    for log, result in zip(work, parsed, strict=True):
+        _add(ledger, log, result)
+    registry = codex.Registry(totals={k: set(v) for k, v in totals.items()})
+    by_id = {h.session: h for h in heads.values() if h.session}
+    for log in sorted(children, key=lambda f: (_depth(heads[f], by_id), f.archived, str(f.path))):
         data = _read(log)
         if data is not None:
-            _add(ledger, log, claude.read(log, len(ledger.logs), data))
-    registry = codex.Registry()
-    children: list[tuple[LogFile, codex.Head]] = []
-    heads: dict[str, codex.Head] = {}
-    for log in sorted((f for f in files if f.source == "codex"), key=lambda f: (f.archived, str(f.path))):
-        data = _read(log)
-        if data is None:
-            continue
-        head = codex.head(data)
-        if head.session:
-            heads.setdefault(head.session, head)
-        if head.parent:
-            children.append((log, head))  # its parent may come later in path order
-            continue
-        _add(ledger, log, codex.read(log, len(ledger.logs), registry, data))
-    for log, _head in sorted(children, key=lambda c: (_depth(c[1], heads), c[0].archived, str(c[0].path))):
-        data = _read(log)
-        if data is not None:
-            _add(ledger, log, codex.read(log, len(ledger.logs), registry, data))
+            _add(ledger, log, codex.read(log, 0, registry, data))
+    for index, entry in enumerate(ledger.logs):
+        for item in entry.items:
+            if isinstance(item, Call):
+                item.log = index
     _dedup_claude(ledger)
     _threads(ledger)
     return ledger
 
 
-def load(source: str, environ: Mapping[str, str]) -> Ledger:
-    return read_logs(discover(source, environ))
+_WORK: list[LogFile] = []  # the files a forked worker reads (set before the fork; workers only read it)
+_WANTED: set[str] = set()
+Parsed = tuple[list[FileLog | None], dict[str, list[tuple[int, int, int, int, int]]]]
+
+
+def _parse_one(log: LogFile, registry: codex.Registry) -> FileLog | None:
+    data = _read(log)
+    if data is None:
+        return None
+    return claude.read(log, 0, data) if log.source == "claude" else codex.read(log, 0, registry, data)
+
+
+def _parse(work: list[LogFile], wanted: set[str], jobs: int) -> Parsed:
+    if jobs <= 1 or len(work) < 2:
+        registry = codex.Registry()
+        done = [_parse_one(log, registry) for log in work]
+        return done, {k: list(v) for k, v in registry.totals.items() if k in wanted}
+    import multiprocessing
+
+    global _WORK, _WANTED
+    _WORK, _WANTED = work, wanted
+    # balance by size: biggest files first, dealt round-robin into several chunks per worker
+    order = sorted(range(len(work)), key=lambda i: -work[i].size)
+    chunks = [order[k :: jobs * 4] for k in range(jobs * 4) if order[k :: jobs * 4]]
+    results: list[FileLog | None] = [None] * len(work)
+    totals: dict[str, list[tuple[int, int, int, int, int]]] = {}
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            for blob in pool.imap_unordered(_work, chunks):
+                pairs, part = msgspec.msgpack.decode(blob, type=_Chunk)
+                for index, result in pairs:
+                    results[index] = result
+                for key, values in part.items():
+                    totals.setdefault(key, []).extend(values)
+    finally:
+        _WORK, _WANTED = [], set()
+    return results, totals
+
+
+_Chunk = tuple[list[tuple[int, FileLog]], dict[str, list[tuple[int, int, int, int, int]]]]
+
+
+def _work(indexes: list[int]) -> bytes:
+    """Worker: parse the given files; return them (and the totals forks will need) as msgpack."""
+    registry = codex.Registry()
+    out = []
+    for index in indexes:
+        result = _parse_one(_WORK[index], registry)
+        if result is not None:
+            out.append((index, result))
+    totals = {k: list(v) for k, v in registry.totals.items() if k in _WANTED}
+    return msgspec.msgpack.encode((out, totals))
+
+
+def load(source: str, environ: Mapping[str, str], jobs: int = 1) -> Ledger:
+    return read_logs(discover(source, environ), jobs)
 
 
 # -- deduplication -------------------------------------------------------------------------------------
 
 
 def _dedup_claude(ledger: Ledger) -> None:
-    exact: dict[bytes, Call] = {}
-    by_id: dict[bytes, list[Call]] = {}
+    exact: dict[int, Call] = {}
+    by_id: dict[int, list[Call]] = {}
     for log in ledger.logs:
         if log.source != "claude":
             continue
@@ -219,11 +318,12 @@ def resolve_tz(name: str | None) -> tzinfo:
 
 
 class LocalDays:
-    """UTC timestamps to local dates, memoised per minute (offsets are whole minutes)."""
+    """UTC timestamps to local dates, memoised per minute (zone offsets are whole minutes)."""
 
     def __init__(self, zone: tzinfo) -> None:
         self.zone = zone
         self.cache: dict[str, date] = {}
+        self.texts: dict[str, str] = {}
 
     def __call__(self, ts: str) -> date:
         key = ts[:16] if ts[-1:] == "Z" else ts[:16] + ts[-6:]
@@ -233,6 +333,14 @@ class LocalDays:
             day = moment.astimezone(self.zone).date()
             self.cache[key] = day
         return day
+
+    def text(self, ts: str) -> str:
+        """The local day as ``YYYY-MM-DD`` (the day grouping's key, memoised the same way)."""
+        key = ts[:16] if ts[-1:] == "Z" else ts[:16] + ts[-6:]
+        found = self.texts.get(key)
+        if found is None:
+            found = self.texts[key] = self(ts).isoformat()
+        return found
 
 
 def parse_day(value: str, what: str) -> date:
@@ -254,6 +362,8 @@ def select(
     until: date | None = None,
     project: str | None = None,
 ) -> list[Call]:
+    if project is None and since is None and until is None:
+        return ledger.calls
     out = []
     for call in ledger.calls:
         if project is not None and call.project != project:
@@ -269,11 +379,11 @@ def select(
 def key_function(by: By, days: LocalDays) -> Callable[[Call], str]:
     match by:
         case By.DAY:
-            return lambda c: days(c.ts).isoformat()
+            return lambda c: days.text(c.ts)
         case By.WEEK:
             return lambda c: (lambda d: (d - timedelta(days=d.weekday())).isoformat())(days(c.ts))
         case By.MONTH:
-            return lambda c: days(c.ts).isoformat()[:7]
+            return lambda c: days.text(c.ts)[:7]
         case By.SESSION:
             return lambda c: c.session
         case By.PROJECT:
@@ -284,8 +394,7 @@ def key_function(by: By, days: LocalDays) -> Callable[[Call], str]:
             assert_never(by)
 
 
-@dataclass
-class Totals:
+class Totals(msgspec.Struct):
     calls: int = 0
     input: int = 0
     output: int = 0
@@ -296,7 +405,7 @@ class Totals:
     compactions: int = 0
     subagent_tokens: int = 0
     not_final: int = 0
-    sources: set[str] = field(default_factory=set)
+    sources: set[str] = msgspec.field(default_factory=set)
 
     def add(self, call: Call) -> None:
         self.calls += 1

@@ -18,7 +18,7 @@ TOP = 15
 
 
 def _figures(calls: list[Call], days: LocalDays) -> list[Any]:
-    import plotly.graph_objects as go  # type: ignore[import-untyped]
+    import plotly.graph_objects as go
 
     per_day = group(calls, key_function(By.DAY, days))
     x = list(per_day)
@@ -52,13 +52,20 @@ def _figures(calls: list[Call], days: LocalDays) -> list[Any]:
     return [tokens, reread, carried]
 
 
-def render_html(calls: list[Call], days: LocalDays) -> str:
+def require_plotly() -> None:
+    """Fail before anything is written when the ``[report]`` extra is missing."""
     try:
-        import plotly.io as pio  # type: ignore[import-untyped]
+        import plotly.io  # noqa: F401
     except ImportError:
         raise EnvironmentFailure(
             "USAGE_NO_PLOTLY", "--html needs plotly: pip install 'workgroup-toolkit[report]'"
         ) from None
+
+
+def render_html(calls: list[Call], days: LocalDays) -> str:
+    require_plotly()
+    import plotly.io as pio
+
     parts = [
         pio.to_html(fig, full_html=False, include_plotlyjs=(index == 0), include_mathjax=False)
         for index, fig in enumerate(_figures(calls, days))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import msgspec
 
 
-class Call(msgspec.Struct, gc=False):
+class Call(msgspec.Struct, gc=False, tag="call"):
     """One model call after the reader's own rules (deduplication across files happens in ``fold``).
 
     ``input`` is uncached input, so ``input + cache_write + cache_read`` is the whole prompt for both
@@ -31,8 +31,8 @@ class Call(msgspec.Struct, gc=False):
     context: int
     final: bool = True  # False: the log has no final usage for this call (output may be low)
     cache_write_1h: int = 0
-    key: bytes | None = None  # Claude dedup key: digest of (message id, request id or session)
-    msg_id: bytes | None = None  # digest of the message id (the /btw sidechain rule)
+    key: int | None = None  # Claude dedup key: hash of (message id, request id or session)
+    msg_id: int | None = None  # hash of the message id (the /btw sidechain rule)
     sidechain: bool = False
     dropped: bool = False
     carried: int = 0
@@ -57,7 +57,7 @@ def replaces(candidate: Call, existing: Call) -> bool:
     return candidate.tokens > existing.tokens
 
 
-class Boundary(msgspec.Struct, gc=False):
+class Boundary(msgspec.Struct, gc=False, tag="boundary"):
     """A context boundary inside one log: a compaction, or a resume appended to the same file."""
 
     ts: str

@@ -8,8 +8,9 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from toolkit.core.errors import InvalidInput
 
@@ -19,8 +20,7 @@ def hashed(value: str, prefix: str = "p-") -> str:
     return prefix + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
-@dataclass(frozen=True)
-class LogFile:
+class LogFile(msgspec.Struct, frozen=True):
     source: str  # "claude" | "codex"
     path: Path
     root: Path  # the projects/ folder (Claude) or the Codex home

@@ -17,6 +17,22 @@ from toolkit.workflow.profiles import effective_settings
 
 SPECIALISTS = frozenset({"knowledge", "security", "test", "design", "compliance"})
 STAGES = frozenset({"0", "1A", "1B", "2A", "2B", "3"})
+# Every code check_plan can report (tests/test_closed_vocabularies.py keeps the list exhaustive).
+FANOUT_CODES: tuple[str, ...] = (
+    "STAGE0_ONE_ANALYST",
+    "STAGE0_INDEX_FIRST",
+    "SCANNER_UNJUSTIFIED",
+    "SCANNER_LIMIT",
+    "ARCHITECT_BEFORE_CHANGE_SET",
+    "SPECIALIST_UNREQUIRED",
+    "SPECIALIST_LIMIT",
+    "DISCOVERY_NOT_READ_ONLY",
+    "DISCOVERY_SCOPE_NOT_USEFUL",
+    "DISCOVERY_SCOPE_OVERLAP",
+    "DISCOVERY_LIMIT",
+    "WORKER_LIMIT",
+    "INHERITED_WRITER_CAP",
+)
 
 
 class PlanError(InvalidInput, ValueError):

@@ -74,8 +74,8 @@ def run(demo: Demo) -> None:
         raise RuntimeError("an overlapping lease was not refused")
     demo.say("Taking the lease directly is refused too (exit 1), naming the holder and its path.")
     demo.say("")
-    for args in (("owners", "list"), ("owners", "release", "builder-api")):
-        _show(demo, args, demo.run(*args))
+    for more in (("owners", "list"), ("owners", "release", "builder-api")):
+        _show(demo, more, demo.run(*more))
     demo.say(
         "The builder's scope is complete, so its lease is released; expired leases drop out by themselves."
     )

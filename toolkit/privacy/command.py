@@ -1,0 +1,204 @@
+"""``workgroup privacy scan``: the lean path (standard library only, no typer or pydantic).
+
+``toolkit.entry`` dispatches ``privacy scan`` here before the CLI loads; the typer command
+(``--help``, in-process tests) calls the same ``scan_command``. Findings are printed in the
+shared convention of ``toolkit/core/findings.py``: ``path:line:col: RULE category: masked`` on
+stdout, the summary on stderr, or one JSON object with ``--json``/``--format json``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from toolkit.core.errors import InvalidInput
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO
+
+    from toolkit.core.findings import Finding
+    from toolkit.privacy.files import ScanReport
+
+USAGE = (
+    "usage: workgroup privacy scan [--format text|json] [--json] [--context CONTEXT] [--all-files] "
+    "[--jobs N] [PATH ...]"
+)
+CONTEXTS = ("auto", "source", "generic", "capsule", "telemetry", "event_log", "handoff")
+PROGRESS_AFTER_S = 2.0
+
+
+class UsageError(InvalidInput):
+    """A malformed command line (exit 2)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("USAGE", message)
+
+
+def parse(argv: list[str]) -> dict[str, object]:
+    """Options of ``privacy scan`` (hand-parsed: argparse is a noticeable share of start-up)."""
+    opts: dict[str, object] = {"paths": [], "json": False, "context": "auto", "all_files": False, "jobs": 0}
+    paths: list[str] = []
+    items = iter(argv)
+    for arg in items:
+        name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if arg == "--":
+            paths.extend(items)
+            break
+        if name in ("--format", "--context", "--jobs"):
+            value = inline if eq else next(items, None)
+            if value is None:
+                raise UsageError(f"{name} needs a value")
+            if name == "--format":
+                if value not in ("text", "json"):
+                    raise UsageError("--format must be text or json")
+                opts["json"] = opts["json"] or value == "json"
+            elif name == "--context":
+                if value not in CONTEXTS:
+                    raise UsageError("--context must be one of " + ", ".join(CONTEXTS))
+                opts["context"] = value
+            else:
+                if not value.isdigit():
+                    raise UsageError("--jobs must be a whole number")
+                opts["jobs"] = int(value)
+        elif arg == "--json":
+            opts["json"] = True
+        elif arg == "--all-files":
+            opts["all_files"] = True
+        elif arg.startswith("-") and arg != "-":
+            raise UsageError("unknown option")
+        else:
+            paths.append(arg)
+    opts["paths"] = paths or ["."]
+    return opts
+
+
+def repository_root(cwd: Path) -> Path:
+    """The work tree containing ``cwd`` (symlinks may not leave it, the allowlist lives there)."""
+    from toolkit.privacy.allowlist import git_common_dir
+
+    if git_common_dir(cwd) is None:
+        return cwd
+    for folder in (cwd, *cwd.parents):
+        if (folder / ".git").exists():
+            return folder
+    return cwd
+
+
+class _Progress:
+    """``privacy: 40/120 MB`` on stderr, only on a terminal and only once a scan runs over ~2 s."""
+
+    def __init__(self, stream: IO[str], now: float) -> None:
+        self.stream = stream
+        self.start = now
+        self.shown = False
+        self.enabled = bool(getattr(stream, "isatty", lambda: False)())
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or time.monotonic() - self.start < PROGRESS_AFTER_S:
+            return
+        self.shown = True
+        self.stream.write(f"\rprivacy: scanned {done / 1e6:.1f}/{total / 1e6:.1f} MB")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+def to_findings(report: ScanReport) -> list[Finding]:
+    """The report as ``toolkit.core.findings.Finding`` rows (masked values only)."""
+    from toolkit.core.findings import Finding
+
+    rows = []
+    for item in report.findings:
+        f = item.finding
+        rows.append(
+            Finding(
+                item.path,
+                f.line,
+                f.start + 1,
+                f.rule,
+                f"{f.category.value}: {f.masked}",
+                extra={"category": f.category.value, "rule": f.rule, "start": f.start, "end": f.end},
+            )
+        )
+    return rows
+
+
+def scan_command(
+    paths: list[str],
+    *,
+    as_json: bool,
+    context: str = "auto",
+    all_files: bool = False,
+    jobs: int = 0,
+    cwd: Path | None = None,
+    stdout: IO[str] | None = None,
+    stderr: IO[str] | None = None,
+) -> int:
+    """Run the scan and print it; the exit code (0 clean, 1 findings, 2 usage, 3 environment)."""
+    from toolkit.core.errors import InvalidInput, ToolkitError
+    from toolkit.core.findings import emit, write_error_json
+    from toolkit.privacy.gate import SUPPRESS_HINT, apply_allowlist
+    from toolkit.privacy.selection import scan_targets, select
+    from toolkit.privacy.types import Context
+
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    here = (cwd or Path.cwd()).resolve()
+    try:
+        missing = [p for p in paths if not (here / p).exists() and not (here / p).is_symlink()]
+        if missing:
+            raise InvalidInput("PATH_NOT_FOUND", "no such file or directory: " + ", ".join(missing[:5]))
+        root = repository_root(here)
+        notices: list[str] = []
+        targets = select(paths, here, root, all_files=all_files, notices=notices)
+        progress = _Progress(err, time.monotonic())
+        try:
+            report = scan_targets(
+                targets, here, None if context == "auto" else Context(context), jobs=jobs, progress=progress
+            )
+        finally:
+            progress.close()
+        report.notices[:0] = notices
+        report = apply_allowlist(report, root, here)
+    except ToolkitError as exc:
+        if as_json:
+            write_error_json(out, exc.code, exc.message)
+        err.write(exc.diagnostics() + "\n")
+        return int(exc.exit_code)
+    rows = to_findings(report)
+    emit(
+        "privacy",
+        rows,
+        as_json=as_json,
+        stdout=out,
+        stderr=err,
+        checked=report.files_scanned,
+        notices=report.notices,
+    )
+    if rows and not as_json:
+        err.write(SUPPRESS_HINT + "\n")
+    return 1 if rows else 0
+
+
+def main(argv: list[str]) -> int:
+    """``workgroup privacy scan ARGS`` without loading the CLI."""
+    try:
+        opts = parse(argv)
+    except UsageError as exc:
+        sys.stderr.write(f"{USAGE}\n{exc.diagnostics()}\n")
+        return 2
+    try:
+        return scan_command(
+            opts["paths"],  # type: ignore[arg-type]
+            as_json=bool(opts["json"]),
+            context=str(opts["context"]),
+            all_files=bool(opts["all_files"]),
+            jobs=int(opts["jobs"]),  # type: ignore[call-overload]
+        )
+    except KeyboardInterrupt:
+        return 130

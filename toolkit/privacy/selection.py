@@ -1,0 +1,203 @@
+"""Which files ``workgroup privacy scan`` reads, and scanning many of them on every core.
+
+Selection: inside a git work tree, what git would commit: tracked files plus untracked files
+that are not ignored (``git ls-files --cached --others --exclude-standard``), so ``.venv/``,
+``node_modules/`` and build output stay out; ``all_files`` walks everything instead. Paths are
+kept as the user gave them, relative to the current folder (``git ls-files`` prints them so).
+
+Standard library only: ``git`` runs as a subprocess, which is also what keeps the command's
+cold start lean (no pygit2).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolkit.privacy.files import (
+    BATCH_FILE_LIMIT,
+    FileFinding,
+    ScanReport,
+    read_text,
+    relative_to_root,
+    scan_batch,
+    scan_loaded,
+)
+from toolkit.privacy.types import Context
+
+PARALLEL_MIN_BYTES = 4 * 1024 * 1024  # below this, starting worker processes costs more than it saves
+_CHUNK_BYTES = 2 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Target:
+    """A file to scan: ``shown`` as the user sees it, ``rel`` relative to the repository root
+    (which decides its context), ``size`` in bytes."""
+
+    shown: str
+    rel: str
+    size: int
+
+
+def git_toplevel(cwd: Path) -> Path | None:
+    """The work tree root containing ``cwd``, or None outside a repository (or without git)."""
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True, text=True, check=False
+        )
+    except OSError:
+        return None
+    top = done.stdout.strip()
+    return Path(top) if done.returncode == 0 and top else None
+
+
+def git_files(paths: list[str], cwd: Path) -> list[str] | None:
+    """Tracked plus untracked-not-ignored files under ``paths``, relative to ``cwd``; None when
+    git cannot answer (not a repository)."""
+    try:
+        done = subprocess.run(
+            [
+                "git",
+                "-c",
+                "core.quotepath=off",
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+                "--",
+                *paths,
+            ],
+            cwd=cwd,
+            capture_output=True,
+            check=False,
+        )
+    except OSError:
+        return None
+    if done.returncode != 0:
+        return None
+    names = [n for n in done.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
+    return sorted(dict.fromkeys(names))  # a conflicted file is listed once per stage
+
+
+def select(paths: list[str], cwd: Path, root: Path, *, all_files: bool, notices: list[str]) -> list[Target]:
+    """The files to scan, in a stable order, each with its display and repository paths."""
+    from toolkit.privacy.files import iter_files
+
+    # a file named on the command line is read even when git ignores it; folders are expanded
+    # to what git would commit
+    named = [p for p in paths if not (cwd / p).is_dir()]
+    folders = [p for p in paths if (cwd / p).is_dir()]
+    listed = None if all_files or not folders else git_files(folders, cwd)
+    if listed is None:
+        listed = [
+            os.path.relpath(p, cwd) if not os.path.isabs(str(p)) else str(p)
+            for p in iter_files([Path(p) for p in folders], root, notices)
+        ]
+    chosen = list(dict.fromkeys([*named, *listed]))
+    targets: list[Target] = []
+    for shown in chosen:
+        path = cwd / shown
+        try:
+            if not path.is_file() or path.is_symlink() and not _inside(path, root):
+                if path.is_symlink() and path.exists():
+                    notices.append(f"{shown}: skipped (symlink to outside the repository)")
+                elif shown in named and os.path.lexists(path) and not path.is_dir():
+                    # named on the command line, yet a FIFO, a socket or a link to nothing: said, not read
+                    notices.append(f"{shown}: skipped (not a regular file)")
+                continue  # a deleted tracked file, a submodule, a directory
+            size = path.stat().st_size
+        except OSError:
+            continue
+        targets.append(Target(shown, relative_to_root(path, root), size))
+    return targets
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        Path(os.path.realpath(path)).relative_to(os.path.realpath(root))
+    except ValueError:
+        return False
+    return True
+
+
+def _scan_chunk(
+    chunk: list[Target], cwd: str, context: Context | None
+) -> tuple[list[FileFinding], list[str], int]:
+    findings: list[FileFinding] = []
+    notices: list[str] = []
+    small: list[tuple[str, str, str]] = []
+    scanned = 0
+    for target in chunk:
+        text, reason = read_text(Path(cwd) / target.shown)
+        if text is None:
+            notices.append(f"{target.shown}: skipped ({reason})")
+            continue
+        scanned += 1
+        if len(text) <= BATCH_FILE_LIMIT and "\x00" not in text:
+            small.append((text, target.shown, target.rel))
+        else:
+            findings.extend(scan_loaded(text, target.shown, target.rel, context))
+    findings.extend(scan_batch(small, context))
+    order = {t.shown: i for i, t in enumerate(chunk)}
+    findings.sort(key=lambda x: (order.get(x.path, 0), x.finding.line, x.finding.start, x.finding.rule))
+    return findings, notices, scanned
+
+
+def _chunks(targets: list[Target]) -> Iterable[list[Target]]:
+    chunk: list[Target] = []
+    size = 0
+    for target in targets:
+        chunk.append(target)
+        size += target.size
+        if size >= _CHUNK_BYTES:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def scan_targets(
+    targets: list[Target],
+    cwd: Path,
+    context: Context | None = None,
+    *,
+    jobs: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> ScanReport:
+    """Scan ``targets``; with ``jobs`` 0 (auto) large sets use one process per core.
+
+    ``progress(done_bytes, total_bytes)`` is called after each chunk of work.
+    """
+    report = ScanReport()
+    total = sum(t.size for t in targets)
+    workers = jobs if jobs > 0 else (os.cpu_count() or 1)
+    chunks = list(_chunks(targets))
+    done = 0
+    if workers > 1 and total >= PARALLEL_MIN_BYTES and len(chunks) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=min(workers, len(chunks))) as pool:
+            futures = [pool.submit(_scan_chunk, chunk, str(cwd), context) for chunk in chunks]
+            for chunk, future in zip(chunks, futures, strict=True):
+                _merge(report, future.result())
+                done += sum(t.size for t in chunk)
+                if progress:
+                    progress(done, total)
+    else:
+        for chunk in chunks:
+            _merge(report, _scan_chunk(chunk, str(cwd), context))
+            done += sum(t.size for t in chunk)
+            if progress:
+                progress(done, total)
+    return report
+
+
+def _merge(report: ScanReport, result: tuple[list[FileFinding], list[str], int]) -> None:
+    findings, notices, scanned = result
+    report.findings.extend(findings)
+    report.notices.extend(notices)
+    report.files_scanned += scanned
