@@ -68,6 +68,18 @@ class GitRepo:
 
 
 @pytest.fixture
+def without_coverage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Child processes start without coverage measurement.
+
+    The CI run measures coverage in every subprocess (``patch = ["subprocess"]``), which imports
+    modules of its own into the child; tests that assert what a process imports opt out of it.
+    """
+    for name in list(os.environ):
+        if name.startswith("COVERAGE_"):
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture
 def git_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[GitRepo]:
     repo_dir = tmp_path / "repo"
     repo_dir.mkdir()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import random
+import sys
 import time
 
 import pytest
@@ -19,7 +20,10 @@ from toolkit.privacy import Context, scan_text, scan_value
 # CPU time of this process: the figure is about the work a pattern does, not about how many
 # other processes share the machine while the test runs.
 MB = 1_000_000
-BUDGET_S_PER_MB = 1.0
+# The bound: under 1 s per MB. A line tracer (coverage in CI) slows this process ~3x
+# without changing the algorithm, so the bound is scaled while one is active.
+TRACED = sys.gettrace() is not None or "coverage" in sys.modules
+BUDGET_S_PER_MB = 1.0 * (3 if TRACED else 1)
 
 
 def _timed(text: str, context: Context) -> float:
@@ -125,7 +129,7 @@ def test_a_large_telemetry_note_is_scanned_quickly() -> None:
     event = {"note": _line("a", 500_000), "tags": [_base64(100_000)]}
     start = time.process_time()
     scan_value(event, Context.TELEMETRY)
-    assert time.process_time() - start < 0.6
+    assert time.process_time() - start < 0.6 * (3 if TRACED else 1)
 
 
 RECORD_TRIGGERS = [

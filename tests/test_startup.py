@@ -37,6 +37,9 @@ from _entry_samples import (
 )
 from conftest import GitRepo, run_workgroup
 
+# what a process imports is the subject here: coverage must not add its own modules to the child
+pytestmark = pytest.mark.usefixtures("without_coverage")
+
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 SCRIPTS: dict[str, str] = PYPROJECT["project"]["scripts"]

@@ -154,11 +154,14 @@ def test_private_values_refused(value: str) -> None:
 
 
 def test_a_large_dropped_note_costs_nothing() -> None:
+    import sys
     import time
 
     start = time.process_time()
     event, dropped = normalize_event(_event(note="a" * 500_000, extra={"blob": "Zx9" * 100_000}))
-    assert dropped == ["extra", "note"] and time.process_time() - start < 0.2
+    assert dropped == ["extra", "note"] and time.process_time() - start < 0.2 * (
+        3 if sys.gettrace() is not None else 1
+    )  # a tracer slows it ~3x
     assert _code(_event(model="m" * 5000)) == "EFFICIENCY_EVENT_INVALID"  # kept values are short
 
 
