@@ -23,14 +23,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import http.client
-import ipaddress
 import json
 import os
 import re
 import sys
 import time
-import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,6 +107,8 @@ def is_loopback(host: str | None) -> bool:
         return False
     if host.lower() == "localhost":
         return True
+    import ipaddress  # here, not at start-up: `cm call --help` stays light
+
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
@@ -134,6 +133,8 @@ def resolve_endpoint(environ: Mapping[str, str]) -> Endpoint:
         raise Rejected(f"{ENV_API_KEY} is not configured")
     if len(key) > 4096 or not _printable(key):
         raise Rejected("API key contains unsupported characters")
+    import urllib.parse
+
     try:
         parts = urllib.parse.urlsplit(base)
         host, port = parts.hostname, parts.port
@@ -342,6 +343,8 @@ class HttpStatus(CallFailed):
 
 def post_completion(endpoint: Endpoint, body: bytes, timeout: int) -> dict[str, Any]:
     """One POST; non-2xx (including redirects) is an error and its body is never read out."""
+    import http.client  # the call path only: `cm call --help` does not pay for it
+
     conn: http.client.HTTPConnection
     if endpoint.scheme == "https":
         import ssl
@@ -528,6 +531,8 @@ def _discard_stdout() -> None:
 
 def run(args: CallArgs, *, environ: Mapping[str, str], stdin: Any) -> int:
     """The whole call; returns the exit code. Writes only the model's text to stdout."""
+    import http.client  # named in the except clause below
+
     try:
         root, specs = validate_args(args)
         endpoint = resolve_endpoint(environ)
