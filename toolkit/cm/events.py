@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from toolkit.cm import lifecycle, runptr
+from toolkit.cm import runptr
 from toolkit.core.errors import ToolkitError
 from toolkit.core.timefmt import parse_rfc3339
 
@@ -427,6 +427,8 @@ class _Plan:
 
 def validate(args: EventArgs, now: datetime) -> _Plan:
     """Every input check that needs no log: raises EventError (exit 2)."""
+    from toolkit.cm import lifecycle  # on the write path only: `--help` stays light
+
     for label, value in (
         ("--workflow", args.workflow),
         ("--event", args.event),
@@ -496,6 +498,8 @@ def _emit_live(plan: _Plan, written: WriteResult) -> None:
 
 
 def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | None) -> WriteResult:
+    from toolkit.cm import lifecycle  # on the write path only: `--help` stays light
+
     args, specs = plan.args, plan.specs_dir
     guarded = lifecycle.is_guarded(args.event, args.phase)
     pointer = runptr.load_pointer(specs)
@@ -611,6 +615,8 @@ def _unreadable(guarded: bool, event: str) -> EventError:
 
 def _check_lifecycle(log: Path, run_id: str, event: dict[str, Any]) -> None:
     """Replay the run's resources and QA invocations from the log, then apply rules 1-4."""
+    from toolkit.cm import lifecycle  # on the write path only: `--help` stays light
+
     subject = "test_run" if event["event"] == "test_run" else "resource"
     try:
         with open(log, "rb") as handle:
