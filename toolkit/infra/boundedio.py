@@ -75,28 +75,18 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_regular(
-    path: str | os.PathLike[str],
-    *,
-    limit: int = MAX_FILE_BYTES,
-    what: str = "input file",
-    follow_symlinks: bool = True,
-    missing_ok: bool = False,
-    allow_over: bool = False,
-) -> bytes | None:
-    """The bytes of a regular file, at most ``limit``; ``None`` when absent and ``missing_ok``.
+def _open_checked(
+    path: str | os.PathLike[str], what: str, follow_symlinks: bool, missing_ok: bool
+) -> tuple[int, os.stat_result] | None:
+    """(fd, fstat) of a regular file opened non-blocking; None when absent and ``missing_ok``.
 
-    ``follow_symlinks=False`` is for files in the toolkit's own state directories, where a
-    symlink is never ours. A file argument given by the user may be a symlink to a regular file.
-    ``allow_over`` returns up to ``limit + 1`` bytes instead of refusing, for callers that answer
-    an oversized input with their own code (no lowered cap applies then).
+    What the path is gets checked before opening it (opening a device can have effects of its
+    own) and again on the open descriptor (the path may be swapped between the two calls).
     """
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     if not follow_symlinks:
         flags |= os.O_NOFOLLOW
     try:
-        # what it is, before opening it: opening a device can have effects of its own. The
-        # fstat after the open still decides (the path may be swapped between the two calls).
         mode = os.stat(path, follow_symlinks=follow_symlinks).st_mode
         if not stat.S_ISREG(mode):
             raise FileRefused(NOT_A_FILE, f"{what} is {_kind(mode)}; only regular files are read")
@@ -124,6 +114,33 @@ def read_regular(
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise FileRefused(NOT_A_FILE, f"{what} is {_kind(info.st_mode)}; only regular files are read")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info
+
+
+def read_regular(
+    path: str | os.PathLike[str],
+    *,
+    limit: int = MAX_FILE_BYTES,
+    what: str = "input file",
+    follow_symlinks: bool = True,
+    missing_ok: bool = False,
+    allow_over: bool = False,
+) -> bytes | None:
+    """The bytes of a regular file, at most ``limit``; ``None`` when absent and ``missing_ok``.
+
+    ``follow_symlinks=False`` is for files in the toolkit's own state directories, where a
+    symlink is never ours. A file argument given by the user may be a symlink to a regular file.
+    ``allow_over`` returns up to ``limit + 1`` bytes instead of refusing, for callers that answer
+    an oversized input with their own code (no lowered cap applies then).
+    """
+    opened = _open_checked(path, what, follow_symlinks, missing_ok)
+    if opened is None:
+        return None
+    fd, info = opened
+    try:
         cap = limit if allow_over else effective_limit(limit)
         if info.st_size > cap and not allow_over:
             raise FileRefused(TOO_LARGE, f"{what} exceeds {cap} bytes")
@@ -155,29 +172,11 @@ def open_regular(
 
     The same refusals as ``read_regular`` for what the file is; the caller bounds each line.
     """
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-    if not follow_symlinks:
-        flags |= os.O_NOFOLLOW
+    opened = _open_checked(path, what, follow_symlinks, missing_ok)
+    if opened is None:
+        return None
+    fd = opened[0]
     try:
-        # what it is, before opening it: opening a device can have effects of its own. The
-        # fstat after the open still decides (the path may be swapped between the two calls).
-        mode = os.stat(path, follow_symlinks=follow_symlinks).st_mode
-        if not stat.S_ISREG(mode):
-            raise FileRefused(NOT_A_FILE, f"{what} is {_kind(mode)}; only regular files are read")
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        if missing_ok and not os.path.islink(path):
-            return None
-        raise FileRefused(NOT_FOUND, f"{what} does not exist") from None
-    except IsADirectoryError:
-        raise FileRefused(NOT_A_FILE, f"{what} is a directory") from None
-    except OSError as exc:
-        code = NOT_A_FILE if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EOPNOTSUPP) else UNREADABLE
-        raise FileRefused(code, f"{what} cannot be read") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise FileRefused(NOT_A_FILE, f"{what} is {_kind(mode)}; only regular files are read")
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
