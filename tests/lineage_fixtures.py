@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from toolkit.runtime.lineage import CURRENT_KEYS  # the compared fields plus capsule_hash
+
 HOT_LINEAGE: dict[str, Any] = {
     "schema": "knowzcode.agent-lineage/v1",
     "lineage_id": "lineage-builder-auth",
@@ -33,24 +35,7 @@ HOT_LINEAGE: dict[str, Any] = {
     "resumable": True,
     "lease_expires_at": "2026-07-30T08:30:00Z",
 }
-CURRENT_KEYS = (
-    "platform",
-    "workgroup_id",
-    "role",
-    "phase",
-    "fix_loop_id",
-    "spec_hash",
-    "scope_hash",
-    "checkpoint_sha",
-    "model",
-    "effort",
-    "runtime_prefix_hash",
-    "baseline_hash",
-    "tools_hash",
-    "permissions_hash",
-    "sensitivity",
-    "capsule_hash",
-)
+
 HOT_NOW = "2026-07-30T08:20:00Z"
 
 

@@ -9,24 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from toolkit.demo.runner import Demo
 
-CURRENT_KEYS = (
-    "platform",
-    "workgroup_id",
-    "role",
-    "phase",
-    "fix_loop_id",
-    "spec_hash",
-    "scope_hash",
-    "checkpoint_sha",
-    "model",
-    "effort",
-    "runtime_prefix_hash",
-    "baseline_hash",
-    "tools_hash",
-    "permissions_hash",
-    "sensitivity",
-    "capsule_hash",
-)
+from toolkit.runtime.lineage import CURRENT_KEYS  # the compared fields plus capsule_hash
 
 
 def _lineage(head: str, now: Any) -> dict[str, Any]:
