@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 from lineage_fixtures import HOT_NOW, hot_current, hot_lineage
+from test_runtime_fuzz import CAPSULE  # one valid capsule for the runtime tests
 
 from toolkit.runtime.codes import MESSAGES, OWN_CODES
 from toolkit.runtime.protocol import RuntimeContext, run_single
@@ -55,23 +56,6 @@ REFERENCE_MESSAGES: dict[str, str] = {
     "WRITER_SCOPE_REQUIRED": "Writer routing requires an explicit owned path.",
 }
 
-CAPSULE: dict[str, Any] = {
-    "schema": "knowzcode.context-capsule/v1",
-    "task_id": "t1",
-    "workgroup_id": "wg",
-    "phase": "2A",
-    "objective": "Fix the handler",
-    "node_ids": ["n1"],
-    "owned_files": ["src/api.py"],
-    "read_files": ["README.md"],
-    "specs": [{"path": "specs/a.md", "verify_ids": ["V1"]}],
-    "approved_decisions": [],
-    "checkpoint_sha": None,
-    "failures": [],
-    "risks": [],
-    "constraints": [],
-    "next_action": "run tests",
-}
 EVENT: dict[str, Any] = {"event": "worker_usage", "observed_at": HOT_NOW, "provider": "claude"}
 
 
