@@ -20,6 +20,7 @@ pytest.importorskip("opentelemetry.proto", reason="needs the otel extra (pip ins
 
 from otlp_receiver import free_port, receiving  # noqa: E402
 from test_otel_export import EVENT  # noqa: E402
+from test_otel_optional import CM_USAGE  # noqa: E402
 
 ROUTE = json.dumps({"input": {"independent_reviewer": True}})
 
@@ -119,19 +120,7 @@ sys.stderr.write(json.dumps({"code": code, "heavy": heavy}) + "\\n")
 
 def test_runtime_path_never_imports_opentelemetry(live_repo: Path) -> None:
     env = {**os.environ, **env_for(f"http://127.0.0.1:{free_port()}"), "OTEL_BSP_EXPORT_TIMEOUT": "500"}
-    usage = {
-        "call_id": "c-1",
-        "stage": "build",
-        "role": "coder",
-        "adapter": "manual",
-        "requested_model": "gpt-5",
-        "source": "api",
-        "purpose": "cm-ai:build",
-        "usage_state": "observed",
-        "outcome": "success",
-        "input_tokens": 3,
-        "output_tokens": 4,
-    }
+    usage = dict(CM_USAGE)
     cm_args = [
         "--workflow",
         "cm-ai",

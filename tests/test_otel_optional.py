@@ -77,20 +77,24 @@ def repo(git_repo, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
     return git_repo.path  # type: ignore[no-any-return]
 
 
+# one completed CM model call, the row both import tests write through cm-log-event
+CM_USAGE: dict[str, object] = {
+    "call_id": "c-1",
+    "stage": "build",
+    "role": "coder",
+    "adapter": "manual",
+    "requested_model": "gpt-5",
+    "source": "api",
+    "purpose": "cm-ai:build",
+    "usage_state": "observed",
+    "outcome": "success",
+    "input_tokens": 3,
+    "output_tokens": 4,
+}
+
+
 def test_nothing_of_opentelemetry_is_imported_when_not_configured(repo: Path, tmp_path: Path) -> None:
-    usage = {
-        "call_id": "c-1",
-        "stage": "build",
-        "role": "coder",
-        "adapter": "manual",
-        "requested_model": "gpt-5",
-        "source": "api",
-        "purpose": "cm-ai:build",
-        "usage_state": "observed",
-        "outcome": "success",
-        "input_tokens": 3,
-        "output_tokens": 4,
-    }
+    usage = dict(CM_USAGE)
     cases = [
         ("workgroup", ["--help"], ""),
         ("workgroup", ["runtime", "route"], '{"input": {"independent_reviewer": true}}'),
