@@ -20,6 +20,14 @@ settings.register_profile("workgroup", deadline=None, suppress_health_check=[Hea
 settings.load_profile("workgroup")
 
 ROOT = Path(__file__).resolve().parent.parent
+# Tests mirror the package folders (tests/runtime/, tests/cm/, ...). Test module names are unique across
+# folders, and some share fixtures with one another (one valid capsule, one CM usage row), so every folder
+# is importable by module name.
+sys.path[:0] = [
+    str(folder)
+    for folder in sorted(Path(__file__).resolve().parent.iterdir())
+    if folder.is_dir() and folder.name not in {"bench", "privacy_corpus", "__pycache__"}
+]
 AUTHOR = pygit2.Signature("Test Author", "author@example.invalid", 1_700_000_000, 0)
 
 

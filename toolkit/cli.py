@@ -5,7 +5,7 @@ into exit codes in exactly one place (``run``), with no traceback for bad input.
 
 Commands load lazily: ``workgroup --help`` lists them from ``COMMAND_HELP`` without importing a
 command module, and ``workgroup X ...`` imports only X's module. To add a command: one line in
-``COMMAND_MODULES`` and one in ``COMMAND_HELP`` (tests/test_cli.py checks that the two agree with
+``COMMAND_MODULES`` and one in ``COMMAND_HELP`` (tests/cli/test_cli.py checks that the two agree with
 the real commands; a module without a help line still works, it is just loaded eagerly).
 """
 

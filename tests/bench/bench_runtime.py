@@ -34,7 +34,7 @@ from lineage_fixtures import HOT_NOW, hot_current, hot_lineage  # noqa: E402  (o
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_WORKGROUP = ROOT / ".venv" / "bin" / "workgroup"
 HEAVY = ("typer", "click", "pydantic", "pygit2", "yaml", "rich")
-# standard-library modules the lean runtime path keeps out (tests/test_startup.py checks them too)
+# standard-library modules the lean runtime path keeps out (tests/cli/test_startup.py checks them too)
 AVOIDED = ("pathlib", "dataclasses", "inspect", "typing", "urllib", "datetime")
 
 REQUESTS: dict[str, dict[str, Any]] = {

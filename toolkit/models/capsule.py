@@ -1,7 +1,7 @@
 """``knowzcode.context-capsule/v1``: the sealed capsule file format (closed, as the reference).
 
 The runtime validates capsules with the stdlib mirror in ``toolkit.runtime.capsule_rules`` (the
-runtime may not import pydantic); ``tests/test_capsule_model.py`` keeps the two in agreement.
+runtime may not import pydantic); ``tests/models/test_capsule_model.py`` keeps the two in agreement.
 This model is the source of ``schemas/context-capsule.schema.json``.
 """
 

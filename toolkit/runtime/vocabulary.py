@@ -1,7 +1,7 @@
 """The contract's closed vocabularies, defined once (standard library only).
 
 Every runtime module imports them from here; the pydantic models spell them as ``Literal`` types
-for static checking, and tests/test_vocabulary.py fails when a model drifts from these tuples.
+for static checking, and tests/models/test_vocabulary.py fails when a model drifts from these tuples.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from toolkit.workflow.profiles import effective_settings
 
 SPECIALISTS = frozenset({"knowledge", "security", "test", "design", "compliance"})
 STAGES = frozenset({"0", "1A", "1B", "2A", "2B", "3"})
-# Every code check_plan can report (tests/test_closed_vocabularies.py keeps the list exhaustive).
+# Every code check_plan can report (tests/project/test_closed_vocabularies.py keeps the list exhaustive).
 FANOUT_CODES: tuple[str, ...] = (
     "STAGE0_ONE_ANALYST",
     "STAGE0_INDEX_FIRST",

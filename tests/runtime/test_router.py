@@ -557,7 +557,7 @@ def test_runtime_route_imports_no_heavy_modules() -> None:
         capture_output=True,
         text=True,
         check=True,
-        cwd=os.path.dirname(os.path.dirname(__file__)),
+        cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
     )
     assert json.loads(out.stdout) == []
 

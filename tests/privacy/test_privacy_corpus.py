@@ -10,7 +10,7 @@ from pathlib import Path
 from toolkit.privacy import Category, scan_text
 from toolkit.privacy.engine import LINE_RULES, RULES
 
-CORPUS = Path(__file__).resolve().parent / "privacy_corpus" / "cases.jsonl"
+CORPUS = Path(__file__).resolve().parents[1] / "privacy_corpus" / "cases.jsonl"
 CASES = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
 POSITIVE = [c for c in CASES if c["expect"]]
 NEGATIVE = [c for c in CASES if not c["expect"]]
@@ -23,7 +23,7 @@ def test_corpus_size_and_coverage() -> None:
     assert set(categories) == set(Category), categories
     # each text detector has at least one true and one false (look-alike) case
     text_rules = {r.id for r in RULES if len(r.contexts) == len(list(type(next(iter(r.contexts)))))}
-    # the families added by issue 13 have their own table (tests/test_privacy_families.py)
+    # the families added by issue 13 have their own table (tests/privacy/test_privacy_families.py)
     from test_privacy_families import LOOK_ALIKES, POSITIVES
 
     assert text_rules <= {c["expect"] for c in POSITIVE} | {r for r, _ in POSITIVES}
@@ -54,5 +54,5 @@ def test_our_own_hook_configuration_excludes_the_corpus() -> None:
 
     config = yaml.safe_load((CORPUS.parents[2] / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
     assert re.search(config["exclude"], "tests/privacy_corpus/cases.jsonl")
-    assert not re.search(config["exclude"], "tests/test_privacy_corpus.py")
+    assert not re.search(config["exclude"], "tests/privacy/test_privacy_corpus.py")
     assert any(scan_text(c["text"]) for c in POSITIVE)  # without the exclusion, our own commits would fail

@@ -17,7 +17,7 @@ from toolkit.core.errors import (
     exit_code_for,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted((ROOT / "toolkit").rglob("*.py"))
 
 # Blanket handlers that stay, each at a boundary where the contract says what an unexpected failure is.

@@ -233,7 +233,7 @@ def test_two_concurrent_boundaries_leave_one_whole_file(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Real processes race to overwrite; the result is always exactly one writer's whole file."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     texts = {}
     for label in ("alpha", "beta"):
         assert (

@@ -362,7 +362,7 @@ def _help_example() -> dict[str, Any]:
 def test_the_examples_in_the_help_and_the_docs_seal(
     committed: GitRepo, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    docs = (Path(__file__).resolve().parent.parent / "docs" / "capsules-verify.md").read_text("utf-8")
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "capsules-verify.md").read_text("utf-8")
     examples = [_help_example(), json.loads(DOC_EXAMPLE.search(docs).group(1))]  # type: ignore[union-attr]
     assert examples[0] == examples[1]
     code, out, err = cli(capsys, "capsule", "seal", put(committed, examples[0]))
@@ -419,7 +419,7 @@ def test_every_schema_break_is_explained() -> None:
 
 
 def test_the_schema_marks_the_filled_in_fields() -> None:
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     schema = json.loads((root / "schemas" / "context-capsule.schema.json").read_text(encoding="utf-8"))
     for field in ("checkpoint_sha", "capsule_hash"):
         prop = schema["properties"][field]

@@ -40,7 +40,7 @@ from conftest import GitRepo, run_workgroup
 # what a process imports is the subject here: coverage must not add its own modules to the child
 pytestmark = pytest.mark.usefixtures("without_coverage")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 SCRIPTS: dict[str, str] = PYPROJECT["project"]["scripts"]
 

@@ -28,7 +28,7 @@ ANCHOR = os.environ.get("CM_ANCHOR")
 def _harness() -> Path | None:
     explicit = os.environ.get("CM_PEER_HARNESS")
     candidates = [Path(explicit)] if explicit else []
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     candidates += [repo.parent / "shared" / "tools" / "cm-peer" / "run.sh"]
     return next((path for path in candidates if path.is_file()), None)
 
@@ -41,7 +41,7 @@ def _bin(tmp: Path) -> Path:
     python = os.environ.get("PEER_PYTHON", "/usr/bin/python3")
     venv = tmp / "venv"
     subprocess.run([python, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=300)
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     pip = [str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", str(repo)]
     subprocess.run(pip, check=True, capture_output=True, timeout=1200)
     return venv / "bin"

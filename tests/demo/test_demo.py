@@ -1,4 +1,4 @@
-"""`workgroup demo` from the development install (the wheel's run is in tests/test_packaging.py).
+"""`workgroup demo` from the development install (the wheel's run is in tests/project/test_packaging.py).
 
 Runs the narrated main job end to end and checks what it leaves behind with --keep: a real git
 history and sealed records that `workgroup verify` accepts, so the demo cannot pass by narration alone.

@@ -306,9 +306,6 @@ def test_no_accepted_path_escapes_or_hides(root: Path, value: str) -> None:
     ["task\u0085x", "task\u202ex", "task\u200bx", "task\ud800", "task\x01"],
 )
 def test_capsule_op_refuses_an_id_with_hidden_characters(task_id: str) -> None:
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent))
     from test_capsule_support import in_process, valid_capsule
 
     for field_name in ("task_id", "workgroup_id"):

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from toolkit.commands.schemas import export, render_schema, schemas_dir
 from toolkit.models.registry import SCHEMA_MODELS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("name", sorted(SCHEMA_MODELS))

@@ -14,7 +14,7 @@ from toolkit.records.verify import FIXES
 from toolkit.runtime.vocabulary import MODES, REASON_CODES
 from toolkit.workflow.fanout import FANOUT_CODES
 
-ROOT = Path(__file__).resolve().parents[1] / "toolkit"
+ROOT = Path(__file__).resolve().parents[2] / "toolkit"
 
 
 def _tree(rel: str) -> ast.AST:

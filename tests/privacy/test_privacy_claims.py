@@ -10,7 +10,7 @@ import pytest
 from toolkit.hooks import docs_claims
 from toolkit.privacy.claims import find_claims
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,7 @@ from toolkit.infra.store import (
     write_json_atomic,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def leftovers(directory: Path) -> list[str]:

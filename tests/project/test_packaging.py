@@ -28,7 +28,7 @@ import yaml  # type: ignore[import-untyped,unused-ignore]
 from _entry_samples import CAPSULE_RECORD, HOOK_SAMPLES, ROUTE_REQUEST, capsule_input_text, tamper
 from conftest import GitRepo
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 SCRIPTS: dict[str, str] = PYPROJECT["project"]["scripts"]
 

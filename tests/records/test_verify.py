@@ -348,7 +348,7 @@ def test_hook_runs_verify_and_ignores_file_names(sealed_repo: GitRepo) -> None:
 def test_hook_console_script_and_manifest_entry() -> None:
     import yaml
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     hooks = {h["id"]: h for h in yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text())}
     entry = hooks["workgroup-verify"]
     assert entry["entry"] == "workgroup-verify-hook" and entry["pass_filenames"] is False
@@ -395,7 +395,7 @@ def test_workgroup_verify_hook_through_real_pre_commit(sealed_repo: GitRepo, tmp
     import pygit2
     import yaml
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     hook_repo = tmp_path / "hook-repo"
     tracked = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True).stdout
     for rel in filter(None, tracked.decode("utf-8").split("\0")):

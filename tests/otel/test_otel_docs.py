@@ -19,7 +19,7 @@ from toolkit.otel.records import (
     metrics_for,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OTEL_DOCS = ROOT / "docs" / "otel"
 
 

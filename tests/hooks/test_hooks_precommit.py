@@ -24,7 +24,7 @@ import pygit2
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PRE_COMMIT = str(Path(sys.executable).parent / "pre-commit")
 WORKGROUP = [sys.executable, "-m", "toolkit"]
 KEY = "sk_" + "live_" + "4eC39HqLyjWD4rjtT1zdp7dcFAKE"  # synthetic, non-working

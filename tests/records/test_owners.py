@@ -21,7 +21,7 @@ from toolkit.infra.store import Layout, write_json_atomic
 from toolkit.records import owners
 
 T0 = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
