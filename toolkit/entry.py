@@ -3,7 +3,8 @@
 ``workgroup runtime ...`` is dispatched to the lean standard-library protocol before anything
 heavy (typer, pydantic, pygit2) is imported: it runs on every delegation. ``workgroup verify``
 (every CI job and pre-commit run) skips the typer app the same way; ``--help`` still uses it.
-``workgroup --version`` prints the one version (``toolkit.__version__``) without loading typer.
+``workgroup --version`` prints the one version (``toolkit.__version__``) without loading typer, and
+``workgroup [COMMAND [SUB]] --help`` prints the help typer rendered ahead (toolkit/cli_help.py).
 """
 
 from __future__ import annotations
@@ -51,6 +52,23 @@ def main(argv: list[str] | None = None) -> int:
         from toolkit.privacy.command import main as scan_main
 
         return scan_main(args[2:])
+    if args[:1] == ["cm"] and args[1:2] and {"-h", "--help"} & set(args[2:]):
+        # `workgroup cm SCRIPT --help` is the drop-in script's own argparse help: no typer app
+        from toolkit.cli_help import CM_SCRIPTS
+
+        if args[1] in CM_SCRIPTS:
+            import importlib
+
+            script_main = importlib.import_module(CM_SCRIPTS[args[1]]).main
+            return int(script_main(args[2:]))
+    if args[-1:] == ["--help"]:
+        # help texts rendered ahead by typer itself (toolkit/cli_help.py): no typer to load
+        from toolkit.cli_help import fast_help
+
+        text = fast_help(args)
+        if text is not None:
+            sys.stdout.write(text)
+            return 0
     from toolkit.cli import run
 
     return run(args)
