@@ -31,7 +31,9 @@ def test_copied_install_commands_pin_this_release(rel: str) -> None:
 def test_changelog_has_a_section_for_this_version() -> None:
     text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     headings = re.findall(r"^## (\S+)", text, re.M)
-    assert headings[0] == toolkit.__version__  # the newest section is the current version
+    if headings[0] == "Unreleased":  # changes since the version was set, listed ahead of it
+        headings = headings[1:]
+    assert headings[0] == toolkit.__version__  # the newest versioned section is the current version
     assert len(headings) == len(set(headings))
 
 
@@ -83,5 +85,10 @@ def test_sdist_and_wheel_build_and_pass_twine_check(tmp_path: Path) -> None:
     assert hooks == (ROOT / ".pre-commit-hooks.yaml").read_bytes()
     with tarfile.open(sdist) as tf:
         names = set(tf.getnames())
-    for rel in (".pre-commit-hooks.yaml", "toolkit/__init__.py", "README.md"):
+    # what a reader of the release needs beside the code: README, LICENSE, CHANGELOG and docs/
+    docs = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*") if p.is_file())
+    shipped = [".pre-commit-hooks.yaml", "toolkit/__init__.py", "toolkit/_help_texts.py"]
+    for rel in [*shipped, "README.md", "LICENSE", "CHANGELOG.md", *docs]:
         assert f"workgroup_toolkit-{version}/{rel}" in names, rel
+    assert "docs/install.md" in docs
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
