@@ -12,9 +12,11 @@ from toolkit.commands._common import emit_json, repository, say
 
 HELP = """Write .workgroup/config.yml, .gitignore lines and the pre-commit config; install the git hook.
 
-By default the hooks are the toolkit's published hooks (`repo:` the toolkit's repository,
-`rev:` its release tag, checked to exist with git before anything is written): pre-commit
-installs the toolkit itself in every clone. With --local they are `repo: local` hooks that call
+By default the hooks are the toolkit's published hooks, which pre-commit installs in every
+clone: `repo:` the git URL the toolkit was installed from and `rev:` the installed commit (pip
+records both), else the repository of its package metadata at the release tag; the rev is
+checked to exist with git before anything is written. A toolkit installed from a local path is
+never written into the shared config unless given as --hook-repo. With --local they are `repo: local` hooks that call
 the installed console scripts and say how to install the toolkit when they are missing.
 Rerunning with the other form switches the hooks in place. The CM lines of .gitignore are added
 only in a project that uses CM (a .cm-run.json, CM project log, handoff or .cm-workflow.yml).
@@ -41,8 +43,8 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--hook-repo",
                 metavar="URL",
-                help="Hook repository (git URL or local path) instead of the toolkit's own "
-                "repository from its package metadata.",
+                help="Hook repository (git URL or local path) instead of the git URL the toolkit "
+                "was installed from or the repository of its package metadata.",
             ),
         ] = None,
         hook_rev: Annotated[
@@ -50,7 +52,8 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--hook-rev",
                 metavar="REV",
-                help="Tag or commit of the hook repository [default: the installed release's tag].",
+                help="Tag or commit of the hook repository [default: the installed commit when "
+                "installed from a git URL, else the installed release's tag].",
             ),
         ] = None,
         cm: Annotated[

@@ -8,6 +8,10 @@ URL and release tag, and the check that a hook ``rev`` exists in a hook reposito
   at the repository root.
 * The repository URL is the ``Repository`` entry of ``[project.urls]`` (installed metadata, or
   pyproject.toml in a source checkout); the release tag is ``v`` + ``toolkit.__version__``.
+* Where the installed toolkit came from (PEP 610 ``direct_url.json`` of the distribution): a
+  toolkit installed from a git URL names that URL and the exact commit, which ``init`` writes as
+  ``repo:``/``rev:``. A ``file://`` URL (a local directory or a local clone) is a path on one
+  machine and is never written into the shared config unless passed explicitly (``--hook-repo``).
 * ``check_rev`` asks git (``git ls-remote``, or the object database of a local clone) whether the
   rev exists, before ``init`` writes a config that pre-commit could not install.
 """
@@ -76,9 +80,76 @@ def repository_url() -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class InstallOrigin:
+    """Where pip installed the toolkit from (PEP 610): ``kind`` is ``git`` (a VCS URL with the
+    installed ``commit``), ``directory`` (a local folder, editable or not) or ``archive`` (a wheel or
+    sdist URL). ``shareable`` is False for a ``file:`` URL (a path on this machine only) and for a
+    URL carrying a password or an environment-variable placeholder."""
+
+    kind: str
+    url: str
+    commit: str | None = None
+    requested: str | None = None
+
+    @property
+    def shareable(self) -> bool:
+        if self.url.lower().startswith("file:"):
+            return False
+        userinfo = re.match(r"^[a-z][a-z0-9+.-]*://([^/@]*)@", self.url, re.I)
+        return not (userinfo and (":" in userinfo.group(1) or "$" in userinfo.group(1)))
+
+
+def parse_direct_url(text: str | None) -> InstallOrigin | None:
+    """The install origin a ``direct_url.json`` describes, or None (absent, unreadable, another VCS)."""
+    import json
+
+    if not text:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    url = data.get("url") if isinstance(data, dict) else None
+    if not isinstance(url, str) or not url:
+        return None
+    vcs = data.get("vcs_info")
+    if isinstance(vcs, dict):
+        commit = vcs.get("commit_id")
+        if (
+            vcs.get("vcs") != "git"
+            or not isinstance(commit, str)
+            or not re.fullmatch(r"[0-9a-f]{40}", commit)
+        ):
+            return None
+        requested = vcs.get("requested_revision")
+        return InstallOrigin("git", url, commit, requested if isinstance(requested, str) else None)
+    if isinstance(data.get("dir_info"), dict):
+        return InstallOrigin("directory", url)
+    if isinstance(data.get("archive_info"), dict):
+        return InstallOrigin("archive", url)
+    return None
+
+
+def install_origin() -> InstallOrigin | None:
+    """The installed distribution's ``direct_url.json`` (None when installed from an index)."""
+    from importlib import metadata
+
+    try:
+        text = metadata.distribution(DIST_NAME).read_text("direct_url.json")
+    except (metadata.PackageNotFoundError, OSError, ValueError):
+        return None
+    return parse_direct_url(text)
+
+
 def shown(repo: str) -> str:
     """The repository as it may appear in a message: credentials in a URL are masked."""
     return _USERINFO.sub(r"\1***@", repo)
+
+
+def safe_repo(repo: str) -> bool:
+    """Whether ``repo`` can be written in YAML unquoted and in the sh wrapper as it is."""
+    return bool(_SAFE_REPO.match(repo))
 
 
 def validate_repo(repo: str) -> str:

@@ -19,18 +19,22 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolkit.core.errors import InvalidInput, Refused
+from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused, ToolkitError
 from toolkit.infra.store import atomic_write
 from toolkit.workflow.hook_source import (
+    InstallOrigin,
     check_rev,
     hook_definitions,
     install_hint,
+    install_origin,
     release_tag,
     repository_url,
+    safe_repo,
     shown,
     validate_repo,
     validate_rev,
@@ -80,6 +84,8 @@ class HookForm:
     kind: str
     repo: str | None
     rev: str
+    # where repo and rev came from, said after the file name in init's report ("" when given)
+    source: str = ""
 
     def entry(self, ids: list[str]) -> dict[str, Any]:
         """The repo entry of ``.pre-commit-config.yaml`` for ``ids``, as pre-commit parses it."""
@@ -347,20 +353,81 @@ def _pre_commit_executable() -> str | None:
     return shutil.which("pre-commit")
 
 
-def hook_form(*, local: bool, hook_repo: str | None, hook_rev: str | None, check: bool = True) -> HookForm:
-    """The form to write; for the remote form the rev is checked against the repository first."""
-    repo = validate_repo(hook_repo) if hook_repo else repository_url()
-    rev = validate_rev(hook_rev) if hook_rev else release_tag()
+METADATA_SOURCE = "the toolkit's package metadata"
+ADVICE = (
+    "To write hooks that every clone can install, do one of: install the toolkit from its git "
+    "repository (pip install git+URL@TAG; init then writes that URL and the installed commit), "
+    "pass --hook-repo URL --hook-rev TAG_OR_COMMIT, or use --local for hooks that call the "
+    "installed toolkit."
+)
+
+
+def _origin_note(origin: InstallOrigin | None) -> str:
+    if origin is None or origin.shareable or origin.kind == "archive":
+        return ""
+    return (
+        f"The toolkit here was installed from {shown(origin.url)}, a path on this machine only, "
+        "which goes into the shared config only when passed as --hook-repo. "
+    )
+
+
+def hook_form(
+    *,
+    local: bool,
+    hook_repo: str | None,
+    hook_rev: str | None,
+    check: bool = True,
+    origin_of: Callable[[], InstallOrigin | None] = install_origin,
+) -> HookForm:
+    """The form to write; for the remote form the rev is checked against the repository first.
+
+    The hook source, first that applies: ``--hook-repo`` (with ``--hook-rev`` or the release tag);
+    the git URL the toolkit was installed from, at the installed commit (or ``--hook-rev``); the
+    repository URL of the package metadata at the release tag.
+    """
+    origin = None if hook_repo else origin_of()
+    installed = False  # repo and rev are where pip installed this toolkit from
+    if hook_repo:
+        repo: str | None = validate_repo(hook_repo)
+        rev, source = validate_rev(hook_rev) if hook_rev else release_tag(), ""
+    elif origin is not None and origin.kind == "git" and origin.shareable and safe_repo(origin.url):
+        assert origin.commit is not None  # parse_direct_url keeps git origins with a commit only
+        repo, rev = origin.url, validate_rev(hook_rev) if hook_rev else origin.commit
+        installed = rev == origin.commit
+        source = "the git URL the toolkit was installed from" + ("" if hook_rev else ", its commit")
+    else:
+        repo = repository_url()
+        rev, source = validate_rev(hook_rev) if hook_rev else release_tag(), METADATA_SOURCE
     if local:
-        return HookForm("local", repo, rev)
+        return HookForm("local", repo, rev, source)
     if repo is None:
         raise InvalidInput(
             "HOOK_REPO_UNKNOWN",
-            "the toolkit's repository URL is not in its metadata; pass --hook-repo URL or use --local",
+            f"the toolkit's repository URL is not in its metadata. {_origin_note(origin)}{ADVICE}",
         )
     if check:
-        check_rev(repo, rev)
-    return HookForm("remote", repo, rev)
+        try:
+            check_rev(repo, rev)
+        except EnvironmentFailure as exc:
+            if exc.code == "HOOK_REPO_UNREACHABLE" and installed:
+                # pip cloned this very commit from this URL: it exists; only now is it out of reach
+                return HookForm("remote", repo, rev, source + "; not reachable now, so not rechecked")
+            if source == METADATA_SOURCE:
+                raise EnvironmentFailure(exc.code, _default_failed(exc, origin, rev)) from None
+            raise
+        except Refused as exc:
+            if source == METADATA_SOURCE:
+                raise Refused(exc.code, _default_failed(exc, origin, rev)) from None
+            raise
+    return HookForm("remote", repo, rev, source)
+
+
+def _default_failed(exc: ToolkitError, origin: InstallOrigin | None, rev: str) -> str:
+    """The refusal when the default source (package metadata URL + release tag) cannot be verified."""
+    return (
+        f"{exc.message.split('; ')[0]}. That is the default hook source: the repository of the "
+        f"toolkit's package metadata at the release tag {rev}. {_origin_note(origin)}{ADVICE}"
+    )
 
 
 def initialize(workdir: Path, *, form: HookForm, install: bool = True, cm: bool | None = None) -> InitOutcome:
@@ -385,6 +452,7 @@ def initialize(workdir: Path, *, form: HookForm, install: bool = True, cm: bool 
     where = f"{form.kind} hooks" + (
         f" ({shown(form.repo)} @ {form.rev})" if form.kind == "remote" and form.repo else ""
     )
+    where += f", from {form.source}" if form.source and form.kind == "remote" else ""
     out.hooks = form.kind
     out.messages += [
         f".workgroup/config.yml: {out.config}",
