@@ -107,6 +107,23 @@ def fast_help(args: Sequence[str]) -> str | None:
     )
 
 
+def write_help(text: str) -> int:
+    """Print ``text`` on stdout; a stdout that refuses it is the environment (exit 3), as in the CLI."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as exc:
+        from toolkit.core.errors import exit_code_for
+        from toolkit.infra.output import silence_stdout
+
+        silence_stdout()  # what could not be written is not retried (noisily) at exit
+        sys.stderr.write(
+            f"error[ENVIRONMENT]: {exc.__class__.__name__}: the file system refused the operation\n"
+        )
+        return exit_code_for(exc)
+    return 0
+
+
 # --- rendering (typer) ----------------------------------------------------------------------
 
 

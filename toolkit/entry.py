@@ -61,14 +61,13 @@ def main(argv: list[str] | None = None) -> int:
 
             script_main = importlib.import_module(CM_SCRIPTS[args[1]]).main
             return int(script_main(args[2:]))
-    if args[-1:] == ["--help"]:
+    if args[-1:] == ["--help"] and sys.stdout is not None:
         # help texts rendered ahead by typer itself (toolkit/cli_help.py): no typer to load
-        from toolkit.cli_help import fast_help
+        from toolkit.cli_help import fast_help, write_help
 
         text = fast_help(args)
         if text is not None:
-            sys.stdout.write(text)
-            return 0
+            return write_help(text)
     from toolkit.cli import run
 
     return run(args)

@@ -175,3 +175,25 @@ def test_the_cm_script_table_agrees_with_the_cm_command() -> None:
     from toolkit.commands.cm import _SCRIPTS
 
     assert {name: module for name, (module, _) in _SCRIPTS.items()} == CM_SCRIPTS
+
+
+@pytest.mark.parametrize("stdout", ["closed", "full"])
+@pytest.mark.parametrize("columns", [80, 60], ids=["stored", "typer"])
+def test_a_stdout_that_refuses_the_help_is_an_environment_error(stdout: str, columns: int) -> None:
+    # the stored path answers exactly as the typer path does: exit 3, one line, no traceback
+    if stdout == "full" and not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    target = {"closed": "exec 1>&-", "full": "exec 1>/dev/full"}[stdout]
+    script = f'{target}; exec "$0" -m toolkit capsule seal --help'
+    proc = subprocess.run(
+        ["sh", "-c", script, sys.executable],
+        capture_output=False,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=ROOT,
+        env={**os.environ, "COLUMNS": str(columns)},
+    )
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr == "error[ENVIRONMENT]: OSError: the file system refused the operation\n"
