@@ -197,3 +197,11 @@ def test_a_stdout_that_refuses_the_help_is_an_environment_error(stdout: str, col
     )
     assert proc.returncode == 3, proc.stderr
     assert proc.stderr == "error[ENVIRONMENT]: OSError: the file system refused the operation\n"
+
+
+def test_the_generator_checks_and_refuses_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    from toolkit.cli_help import main
+
+    assert main(["--check"]) == 0  # the committed texts are current (see the first test)
+    assert main([]) == 2 and main(["--write", "--check"]) == 2
+    assert "usage: python -m toolkit.cli_help --write|--check" in capsys.readouterr().err
