@@ -74,6 +74,8 @@ def stored_help(
     checksum: int,
 ) -> str | None:
     """The stored help of command ``path`` if it is valid for this terminal and these sources."""
+    if any(not name or not name.isprintable() or " " in name for name in path):
+        return None  # `workgroup "capsule seal" --help` is no command, whatever its joined name
     text = texts.get(" ".join(path))
     if text is None or columns < RENDER_COLUMNS or checksum != stored_checksum:
         return None
@@ -88,7 +90,7 @@ def fast_help(args: Sequence[str]) -> str | None:
         from toolkit import _help_texts
     except ImportError:  # not generated (a partial checkout): typer renders the help
         return None
-    if " ".join(args[:-1]) not in _help_texts.TEXTS:
+    if " ".join(args[:-1]) not in _help_texts.TEXTS:  # the cheap test first; stored_help decides
         return None
     import shutil
 

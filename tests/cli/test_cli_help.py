@@ -100,6 +100,8 @@ TEXTS = {"": "top\n", "capsule seal": "seal\n"}
         (("capsule", "seal"), 80, 8, None),  # sources changed since the texts were rendered
         (("capsule",), 80, 7, None),  # a path the table does not hold
         (("capsule", "--json"), 80, 7, None),  # options before --help: not a plain help request
+        (("capsule seal",), 80, 7, None),  # one argument with a space is no command
+        (("capsule", ""), 80, 7, None),  # an empty argument neither
     ],
 )
 def test_stored_help_answers_only_what_it_was_rendered_for(
