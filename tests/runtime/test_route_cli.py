@@ -172,6 +172,7 @@ def test_owners_outside_a_repository_is_an_environment_error(
 def test_cli_decision_equals_the_runtime_decision(git_repo, cli) -> None:  # type: ignore[no-untyped-def]
     from test_router import ROWS
 
+    from toolkit.runtime.adapter import RuntimeContext
     from toolkit.runtime.router import route_task
 
     _repo(git_repo)
@@ -180,7 +181,7 @@ def test_cli_decision_equals_the_runtime_decision(git_repo, cli) -> None:  # typ
         assert code == 0, err
         assert (
             json.loads(out)
-            == route_task(facts, workspace_root=str(git_repo.path))
+            == route_task(facts, workspace_root=str(git_repo.path), ctx=RuntimeContext())
             == {
                 "mode": mode,
                 "reason_codes": reasons,

@@ -66,9 +66,9 @@ def fill_request(request: dict[str, Any], config: dict[str, Any], *, enabled: bo
 
 
 def decide(request: dict[str, Any], *, enabled: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    from toolkit.runtime.adapter import RuntimeContext
     from toolkit.runtime.codes import MESSAGES, RuntimeOpError
     from toolkit.runtime.dispatch import dispatch_with_facts
-    from toolkit.runtime.protocol import RuntimeContext
 
     router = (
         None if enabled else (lambda facts, ctx: dict(DISABLED, reason_codes=list(DISABLED["reason_codes"])))

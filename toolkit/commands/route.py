@@ -44,8 +44,8 @@ def _routing_input(request: Any) -> dict[str, Any]:
 
 
 def _decide(facts: dict[str, Any]) -> dict[str, Any]:
+    from toolkit.runtime.adapter import RuntimeContext
     from toolkit.runtime.codes import MESSAGES, RuntimeOpError
-    from toolkit.runtime.protocol import RuntimeContext
     from toolkit.runtime.router import op_route
 
     try:

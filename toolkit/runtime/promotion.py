@@ -32,7 +32,7 @@ TYPE_CHECKING = False  # typing costs start-up on every runtime call; type check
 if TYPE_CHECKING:
     from typing import Any
 
-    from toolkit.runtime.protocol import RuntimeContext
+    from toolkit.runtime.adapter import RuntimeContext
 
 DEFAULT_THRESHOLDS: dict[str, Any] = {
     "minimum_sample_size": 40,
@@ -284,45 +284,17 @@ def evaluate_promotion(
     }
 
 
-def repository_consumed_ids(cwd: str) -> list[str]:
-    """Run ids consumed in the repository containing ``cwd`` (local ledger + committed records); read only."""
-    import os
-
-    from toolkit.infra.localstate import find_git
+def consumed_ids(ledger_rows: list[object], record_names: list[str]) -> list[str]:
+    """Run ids already decided: the ``measurement_run_id`` of each replay-ledger row plus each
+    committed promotion record (``<run id>.json``); anything not shaped like a run id is ignored."""
     from toolkit.runtime.envelope import RUN_ID
 
-    location = find_git(cwd)
-    if location is None:
-        return []
     ids: set[str] = set()
-    from toolkit.infra.boundedio import MAX_LOG_BYTES, FileRefused, loads_bounded, read_regular
-
-    try:
-        raw = read_regular(
-            os.path.join(location.local_state, "replay-ledger.jsonl"),
-            limit=MAX_LOG_BYTES,
-            what="the replay ledger",
-            follow_symlinks=False,
-            missing_ok=True,
-        )
-    except FileRefused:
-        # a ledger that cannot be read must not read as "nothing consumed": that would allow a replay
-        raise RuntimeOpError("ENVIRONMENT_ERROR") from None
-    for line in (raw or b"").split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            row = loads_bounded(line, what="a replay ledger line", strict=False)
-        except FileRefused:
-            continue  # a torn, foreign or too deeply nested line is skipped, never fatal
+    for row in ledger_rows:
         value = row.get("measurement_run_id") if isinstance(row, dict) else None
         if isinstance(value, str) and RUN_ID.match(value):
             ids.add(value)
-    try:
-        names = os.listdir(os.path.join(location.workdir, ".workgroup", "promotions"))
-    except OSError:
-        names = []
-    ids.update(name[:-5] for name in names if name.endswith(".json") and RUN_ID.match(name[:-5]))
+    ids.update(name[:-5] for name in record_names if name.endswith(".json") and RUN_ID.match(name[:-5]))
     return sorted(ids)
 
 
@@ -347,9 +319,7 @@ def op_promotion(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]
     options = _options(request)
     raw_now = options.get("now")
     if raw_now is None:
-        from toolkit.core.timefmt import now_utc  # the op is the shell of this decision: it reads the clock
-
-        now = now_utc()
+        now = ctx.now()
     else:
         parsed = parse_rfc3339(raw_now) if isinstance(raw_now, str) else None
         if parsed is None:
@@ -358,12 +328,12 @@ def op_promotion(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]
     consumed = options.get("consumed_measurement_run_ids")
     if isinstance(consumed, list):
         # Beyond the reference: the repository's own ledger counts too, so a forgotten id is still a replay.
-        consumed = [*consumed, *repository_consumed_ids(ctx.cwd)]
+        consumed = [*consumed, *consumed_ids(*ctx.replay_state())]
     keys = options.get("trusted_measurement_public_keys")
     trusted = (
         parse_trusted_keys(keys)
         if keys is not None
-        else parse_trusted_keys(ctx.environ.get("KNOWZCODE_TRUSTED_MEASUREMENT_KEYS"), from_json=True)
+        else parse_trusted_keys(ctx.env("KNOWZCODE_TRUSTED_MEASUREMENT_KEYS"), from_json=True)
     )
     return evaluate_promotion(
         request.get("pairs"),

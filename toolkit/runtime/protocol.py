@@ -15,18 +15,20 @@ import sys
 import time
 
 from toolkit.core.errors import ExitCode, ToolkitError
+from toolkit.runtime.adapter import RuntimeContext
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 
 TYPE_CHECKING = False  # typing itself costs start-up time; type checkers treat this as True
 if TYPE_CHECKING:
     import re
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
     from typing import IO, Any
 
 MAX_REQUEST_BYTES = 1_048_576
 LIVE_OPS = frozenset({"route", "dispatch"})  # decisions that live mode (telemetry: otlp) emits
 
-# op name -> "module:function"; each function is fn(request: dict, ctx: RuntimeContext) -> dict
+# op name -> "module:function"; each function is fn(request: dict, ctx: RuntimeContext) -> dict.
+# RuntimeContext (toolkit.runtime.adapter) does every read the ops need; the ops themselves do none.
 OPERATIONS: dict[str, str] = {
     "route": "toolkit.runtime.router:op_route",
     "lineage": "toolkit.runtime.lineage:op_lineage",
@@ -41,33 +43,6 @@ OPERATIONS: dict[str, str] = {
     "promotion": "toolkit.runtime.promotion:op_promotion",
     "should-deep-query": "toolkit.runtime.deep_query:op_should_deep_query",
 }
-
-
-class RuntimeContext:
-    """Ambient facts handed to decision functions (never read inside them).
-
-    ``cache``: per-process caches shared by the requests of one --batch run (e.g. the writer
-    registry). ``observer`` is told about each decision of LIVE_OPS (op, result, milliseconds,
-    cwd): the entry point injects live OTLP mode here, so the runtime layer never imports the
-    telemetry export. A plain class: a dataclass would import dataclasses and inspect on every call.
-    """
-
-    __slots__ = ("cache", "cwd", "environ", "observer")
-
-    def __init__(
-        self,
-        cwd: str | None = None,
-        environ: Mapping[str, str] | None = None,
-        cache: dict[str, Any] | None = None,
-        observer: Callable[[str, dict[str, Any], float, str], None] | None = None,
-    ) -> None:
-        self.cwd: str = os.getcwd() if cwd is None else cwd
-        self.environ: Mapping[str, str] = dict(os.environ) if environ is None else environ
-        self.cache: dict[str, Any] = {} if cache is None else cache
-        self.observer = observer
-
-    def __repr__(self) -> str:
-        return f"RuntimeContext(cwd={self.cwd!r})"
 
 
 class _TooLarge(ToolkitError):
