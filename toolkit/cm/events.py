@@ -36,7 +36,10 @@ from typing import Any
 
 from toolkit.cm import runptr
 from toolkit.core.errors import ToolkitError
+from toolkit.core.identifiers import CM_RUN_ID
+from toolkit.core.strictjson import loads_strict
 from toolkit.core.timefmt import parse_rfc3339
+from toolkit.infra.argparser import QuietArgumentParser
 
 PROG = "cm-log-event"
 IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,63}$")
@@ -153,10 +156,6 @@ def _encodable(text: str) -> None:
         raise EventError("event text must be valid Unicode") from None
 
 
-def _reject_constant(_: str) -> Any:
-    raise ValueError("non-standard JSON constant")
-
-
 def parse_data(raw: str, event: str) -> dict[str, Any]:
     """``--data-json``: a strict JSON object of at most 8 KiB, merged flat into the envelope."""
     try:
@@ -166,8 +165,8 @@ def parse_data(raw: str, event: str) -> dict[str, Any]:
     if size > MAX_DATA_BYTES:
         raise EventError("--data-json cannot exceed 8192 UTF-8 bytes")
     try:
-        value = json.loads(raw, parse_constant=_reject_constant)
-    except (ValueError, RecursionError):
+        value = loads_strict(raw)
+    except ValueError:
         raise EventError("--data-json must be a JSON object") from None
     if not isinstance(value, dict):
         raise EventError("--data-json must be a JSON object")
@@ -443,7 +442,7 @@ def validate(args: EventArgs, now: datetime) -> _Plan:
         lifecycle.check_event(args.event, args.phase, data)
     except lifecycle.LifecycleError as exc:
         raise EventError(exc.message, code=exc.code) from None
-    if args.run_id is not None and not runptr.RUN_ID.fullmatch(args.run_id):
+    if args.run_id is not None and not CM_RUN_ID.fullmatch(args.run_id):
         raise EventError("invalid --run-id")
     at, moment = _timestamp(args.at, now)
     root = _directory("--project-root", args.project_root)
@@ -736,17 +735,10 @@ def _update_pointer(
 # ---------------------------------------------------------------- CLI
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that never echoes a rejected value (it could be a secret) and exits 2."""
-
-    def error(self, message: str) -> Any:
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"{self.prog}: error: invalid or missing arguments\n")
-        raise SystemExit(2)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=PROG, description="Write one CM Workflow event to the project and global logs.")
+    parser = QuietArgumentParser(
+        prog=PROG, description="Write one CM Workflow event to the project and global logs."
+    )
     for name in ("--workflow", "--event", "--runtime", "--detail"):
         parser.add_argument(name, required=True)
     for name in ("--phase", "--project", "--project-root", "--specs-dir", "--run-id", "--at"):

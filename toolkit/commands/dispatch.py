@@ -15,30 +15,17 @@ invalidation result) to the local telemetry log, exactly like ``workgroup route 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from toolkit.commands._common import MAX_INPUT_FILE_BYTES, emit_json, read_json_file, say
+from toolkit.commands._common import emit_json, read_json_request, say
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
 
 DISABLED = {"mode": "local", "reason_codes": ["CAPABILITY_FALLBACK"]}
 # refusals of a well-formed request (exit 1); every other runtime code is invalid input (exit 2)
 REFUSALS = {"DISPATCH_FACT_MISMATCH", "RESULT_HANDOFF_NOT_AUTHORIZED", "RESULT_ARTIFACT_NOT_AUTHORIZED"}
-
-
-def _read_request(source: str) -> Any:
-    if source != "-":
-        return read_json_file(Path(source), what="dispatch request")
-
-    raw = sys.stdin.buffer.read(MAX_INPUT_FILE_BYTES + 1)
-    if len(raw) > MAX_INPUT_FILE_BYTES:
-        raise InvalidInput("FILE_TOO_LARGE", f"dispatch request exceeds {MAX_INPUT_FILE_BYTES} bytes")
-    from toolkit.infra.boundedio import loads_bounded
-
-    return loads_bounded(raw, what="dispatch request", strict=False)
 
 
 def _section(request: dict[str, Any], name: str) -> dict[str, Any] | None:
@@ -126,7 +113,7 @@ def register(app: typer.Typer) -> None:
         from toolkit.infra.config import load_config
         from toolkit.infra.git import NotARepository, discover
 
-        request = _read_request(file)
+        request = read_json_request(file, what="dispatch request")
         if not isinstance(request, dict):
             raise InvalidInput("INVALID_REQUEST", "the dispatch request must be one JSON object")
         try:

@@ -10,28 +10,15 @@ to the local telemetry log after the privacy engine has passed it.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from toolkit.commands._common import MAX_INPUT_FILE_BYTES, emit_json, read_json_file, say
+from toolkit.commands._common import emit_json, read_json_request, say
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
 
 DISABLED = {"mode": "local", "reason_codes": ["CAPABILITY_FALLBACK"]}
-
-
-def _read_request(source: str) -> Any:
-    if source != "-":
-        return read_json_file(Path(source), what="route request")
-
-    raw = sys.stdin.buffer.read(MAX_INPUT_FILE_BYTES + 1)
-    if len(raw) > MAX_INPUT_FILE_BYTES:
-        raise InvalidInput("FILE_TOO_LARGE", f"route request exceeds {MAX_INPUT_FILE_BYTES} bytes")
-    from toolkit.infra.boundedio import loads_bounded
-
-    return loads_bounded(raw, what="route request", strict=False)
 
 
 def _routing_input(request: Any) -> dict[str, Any]:
@@ -86,7 +73,7 @@ def register(app: typer.Typer) -> None:
         from toolkit.infra.config import fill_absent, load_config, routing_defaults
         from toolkit.infra.git import NotARepository, discover
 
-        facts = _routing_input(_read_request(file))
+        facts = _routing_input(read_json_request(file, what="route request"))
         try:
             layout = discover().layout
         except NotARepository:

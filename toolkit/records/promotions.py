@@ -223,12 +223,12 @@ def sign_pairs(
 ) -> dict[str, Any]:
     """A signed envelope for ``pairs``. Synthetic or non-measured pairs are signed with
     ``promotion_authorized: false``, so the signature is honest and the data still cannot promote."""
+    from toolkit.core.identifiers import MEASUREMENT_RUN_ID
     from toolkit.core.timefmt import format_utc
     from toolkit.runtime.codes import RuntimeOpError
     from toolkit.runtime.envelope import (
         ENVELOPE_SCHEMA,
         KEY_ID,
-        RUN_ID,
         SHA256,
         VERSION_ID,
         corpus_digest,
@@ -238,7 +238,7 @@ def sign_pairs(
 
     checks = (
         (signer_key_id, KEY_ID, "key id"),
-        (run_id, RUN_ID, "run id"),
+        (run_id, MEASUREMENT_RUN_ID, "run id"),
         (candidate_version, VERSION_ID, "candidate version"),
         (corpus_version, VERSION_ID, "corpus version"),
         (runtime_digest_value, SHA256, "runtime digest"),

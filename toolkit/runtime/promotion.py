@@ -287,14 +287,16 @@ def evaluate_promotion(
 def consumed_ids(ledger_rows: list[object], record_names: list[str]) -> list[str]:
     """Run ids already decided: the ``measurement_run_id`` of each replay-ledger row plus each
     committed promotion record (``<run id>.json``); anything not shaped like a run id is ignored."""
-    from toolkit.runtime.envelope import RUN_ID
+    from toolkit.core.identifiers import MEASUREMENT_RUN_ID
 
     ids: set[str] = set()
     for row in ledger_rows:
         value = row.get("measurement_run_id") if isinstance(row, dict) else None
-        if isinstance(value, str) and RUN_ID.match(value):
+        if isinstance(value, str) and MEASUREMENT_RUN_ID.match(value):
             ids.add(value)
-    ids.update(name[:-5] for name in record_names if name.endswith(".json") and RUN_ID.match(name[:-5]))
+    ids.update(
+        name[:-5] for name in record_names if name.endswith(".json") and MEASUREMENT_RUN_ID.match(name[:-5])
+    )
     return sorted(ids)
 
 

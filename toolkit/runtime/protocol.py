@@ -15,6 +15,7 @@ import sys
 import time
 
 from toolkit.core.errors import ExitCode, ToolkitError
+from toolkit.core.strictjson import loads_strict
 from toolkit.runtime.adapter import RuntimeContext
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 
@@ -50,29 +51,16 @@ class _TooLarge(ToolkitError):
         super().__init__("REQUEST_TOO_LARGE", "Request exceeds the one-megabyte stdin limit.")
 
 
-def _reject_constant(_: str) -> Any:
-    raise ValueError("non-standard JSON constant")
-
-
-def _finite_float(text: str) -> float:
-    # "1e999" would parse as infinity, which has no JSON form for the answer line
-    value = float(text)
-    if value - value != 0.0:  # infinite (inf - inf is NaN); NaN never reaches here
-        raise ValueError("number out of range")
-    return value
-
-
-# built once: json.loads/json.dumps with options construct a new coder on every call
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+# built once: json.dumps with options constructs a new encoder on every call
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def parse_request(raw: bytes) -> dict[str, Any]:
     """Decode one request: UTF-8, standard JSON (no NaN/Infinity), an object; else INVALID_REQUEST."""
     try:
-        text = raw.decode("utf-8")
-        value = _DECODER.decode(text)
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        # finite: "1e999" would parse as infinity, which has no JSON form for the answer line
+        value = loads_strict(raw, finite=True)
+    except ValueError:
         raise RuntimeOpError("INVALID_REQUEST") from None
     if not isinstance(value, dict):
         raise RuntimeOpError("INVALID_REQUEST")
