@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from toolkit.commands.schemas import export, render_schema, schemas_dir
 from toolkit.models.registry import SCHEMA_MODELS
+from toolkit.models.schema_export import export, render_schema, schemas_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 
