@@ -116,96 +116,108 @@ def compute_metrics(pairs: list[Pair]) -> dict[str, Any]:
     }
 
 
+# --- the gate table: one named rule per gate, in the contract's order -----------------------------
+# Each rule reads the metrics ``m`` and the effective thresholds ``t`` and returns
+# ``(passed, value, threshold, comparison)``; the table row adds its name. ``strata`` also needs
+# whether every required stratum reached its minimum (``strata_ok``), computed once by the caller.
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    GateResult = tuple[object, Any, Any, str]
+    GateRule = Callable[[dict[str, Any], dict[str, Any], bool], GateResult]
+
+
+def _at_least(value: Any, floor: Any) -> GateResult:
+    return value >= floor, value, floor, ">="
+
+
+def _at_most(value: Any, ceiling: Any) -> GateResult:
+    return value <= ceiling, value, ceiling, "<="
+
+
+def gate_provenance(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    """Measured pairs under a trusted measurement envelope."""
+    trusted = m["measured_pair_provenance"] and m["trusted_measurement_envelope"]
+    return trusted, trusted, True, "is"
+
+
+def gate_sample_size(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    return _at_least(m["sample_size"], t["minimum_sample_size"])
+
+
+def gate_strata(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    """Every required stratum has its minimum; the value is the smallest required stratum."""
+    smallest = min((m["stratum_counts"].get(s, 0) for s in t["required_strata"]), default=0)
+    return strata_ok, smallest, t["minimum_per_stratum"], ">="
+
+
+def gate_median_cost(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    return _at_least(m["median_cost_reduction"], t["median_cost_reduction"])
+
+
+def gate_p75_cost(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    return _at_least(m["p75_cost_reduction"], t["p75_cost_reduction"])
+
+
+def gate_p95_cost(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    return _at_most(m["p95_cost_regression"], t["max_p95_regression"])
+
+
+def gate_median_wall_time(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    return _at_least(m["median_wall_time_reduction"], t["median_wall_time_reduction"])
+
+
+def gate_quality(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    return _at_most(m["quality_drop_points"], t["max_quality_drop_points"])
+
+
+def gate_rework(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    return _at_most(m["rework_relative_regression"], t["max_rework_relative_regression"])
+
+
+def gate_security(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    """No new high or critical escape."""
+    return not m["new_high_critical_escape"], m["new_high_critical_escape"], False, "is"
+
+
+def gate_reconciliation(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    """Every pair's provider accounting present, and the largest error within the tolerance."""
+    error = m["max_provider_reconciliation_error"]
+    tolerance = t["provider_reconciliation_tolerance"]
+    ok = m["provider_accounting_complete"] and error is not None and error <= tolerance
+    return ok, error, tolerance, "<="
+
+
+GATES: tuple[tuple[str, GateRule], ...] = (
+    ("provenance", gate_provenance),
+    ("sample_size", gate_sample_size),
+    ("strata", gate_strata),
+    ("median_cost", gate_median_cost),
+    ("p75_cost", gate_p75_cost),
+    ("p95_cost", gate_p95_cost),
+    ("median_wall_time", gate_median_wall_time),
+    ("quality", gate_quality),
+    ("rework", gate_rework),
+    ("security", gate_security),
+    ("reconciliation", gate_reconciliation),
+)
+
+
 def _gate_table(metrics: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> list[dict[str, Any]]:
-    m = metrics
-    reconciliation_ok = (
-        m["provider_accounting_complete"]
-        and m["max_provider_reconciliation_error"] is not None
-        and m["max_provider_reconciliation_error"] <= t["provider_reconciliation_tolerance"]
-    )
-    rows = [
-        (
-            "provenance",
-            m["measured_pair_provenance"] and m["trusted_measurement_envelope"],
-            m["measured_pair_provenance"] and m["trusted_measurement_envelope"],
-            True,
-            "is",
-        ),
-        (
-            "sample_size",
-            m["sample_size"] >= t["minimum_sample_size"],
-            m["sample_size"],
-            t["minimum_sample_size"],
-            ">=",
-        ),
-        (
-            "strata",
-            strata_ok,
-            min((m["stratum_counts"].get(s, 0) for s in t["required_strata"]), default=0),
-            t["minimum_per_stratum"],
-            ">=",
-        ),
-        (
-            "median_cost",
-            m["median_cost_reduction"] >= t["median_cost_reduction"],
-            m["median_cost_reduction"],
-            t["median_cost_reduction"],
-            ">=",
-        ),
-        (
-            "p75_cost",
-            m["p75_cost_reduction"] >= t["p75_cost_reduction"],
-            m["p75_cost_reduction"],
-            t["p75_cost_reduction"],
-            ">=",
-        ),
-        (
-            "p95_cost",
-            m["p95_cost_regression"] <= t["max_p95_regression"],
-            m["p95_cost_regression"],
-            t["max_p95_regression"],
-            "<=",
-        ),
-        (
-            "median_wall_time",
-            m["median_wall_time_reduction"] >= t["median_wall_time_reduction"],
-            m["median_wall_time_reduction"],
-            t["median_wall_time_reduction"],
-            ">=",
-        ),
-        (
-            "quality",
-            m["quality_drop_points"] <= t["max_quality_drop_points"],
-            m["quality_drop_points"],
-            t["max_quality_drop_points"],
-            "<=",
-        ),
-        (
-            "rework",
-            m["rework_relative_regression"] <= t["max_rework_relative_regression"],
-            m["rework_relative_regression"],
-            t["max_rework_relative_regression"],
-            "<=",
-        ),
-        ("security", not m["new_high_critical_escape"], m["new_high_critical_escape"], False, "is"),
-        (
-            "reconciliation",
-            bool(reconciliation_ok),
-            m["max_provider_reconciliation_error"],
-            t["provider_reconciliation_tolerance"],
-            "<=",
-        ),
-    ]
-    return [
-        {
-            "gate": name,
-            "passed": bool(passed),
-            "value": _json_number(value),
-            "threshold": threshold,
-            "comparison": comparison,
-        }
-        for name, passed, value, threshold, comparison in rows
-    ]
+    rows = []
+    for name, rule in GATES:
+        passed, value, threshold, comparison = rule(metrics, t, strata_ok)
+        rows.append(
+            {
+                "gate": name,
+                "passed": bool(passed),
+                "value": _json_number(value),
+                "threshold": threshold,
+                "comparison": comparison,
+            }
+        )
+    return rows
 
 
 def _json_number(value: Any) -> Any:
