@@ -130,10 +130,17 @@ IO_MODULES = {
     "pygit2",
     "time",
 }
+# the privacy engine is pure; these privacy modules read files, the environment or git
+PRIVACY_IO = {"files", "filters", "gate", "selection", "allowlist", "command"}
 # the clock and the file readers, by the name they are called with
 IO_CALLS = {"now", "utcnow", "today", "time", "time_ns", "monotonic", "perf_counter", "now_utc"}
 IO_CALLS |= {"open", "read_text", "read_bytes", "write_text", "write_bytes", "getenv", "getcwd"}
 IO_CALLS |= {"listdir", "scandir", "realpath", "stat", "lstat", "exists", "is_file", "is_dir", "input"}
+
+
+def _privacy_io(target: str) -> bool:
+    parts = target.split(".")
+    return parts[:2] == ["toolkit", "privacy"] and len(parts) > 2 and parts[2] in PRIVACY_IO
 
 
 def _is_type_checking(node: ast.AST) -> bool:
@@ -163,6 +170,10 @@ def _io_offences(source: str) -> list[str]:
                 found.append(f"{node.lineno}: imports {target}")
             elif target.startswith("toolkit.infra"):
                 found.append(f"{node.lineno}: imports {target} (infra reads disk, git and environment)")
+            elif target.startswith(("toolkit.runtime.adapter", "toolkit.runtime.protocol")):
+                found.append(f"{node.lineno}: imports {target} (the context is handed in, never built)")
+            elif _privacy_io(target):
+                found.append(f"{node.lineno}: imports {target} (a privacy module that reads files)")
         if isinstance(node, ast.Call):
             func = node.func
             if (
@@ -212,6 +223,8 @@ BAD_DECISIONS = {
     "infra": "def decide(cwd):\n    from toolkit.infra.localstate import find_git\n\n    return find_git(cwd)\n",
     "git": "import pygit2\n",
     "subprocess": "from subprocess import run\n",
+    "a context built inside": "def decide():\n    from toolkit.runtime.adapter import RuntimeContext\n\n    return RuntimeContext()\n",
+    "privacy file reader": "from toolkit.privacy.files import read_candidates\n",
 }
 
 
