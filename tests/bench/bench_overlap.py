@@ -26,9 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from toolkit.records import owners  # noqa: E402
 from toolkit.infra.git import commit_all, discover, init_repository  # noqa: E402
 from toolkit.infra.store import write_json_atomic  # noqa: E402
+from toolkit.records import owners  # noqa: E402
 from toolkit.runtime.protocol import RuntimeContext  # noqa: E402
 from toolkit.runtime.router import op_route, route_task  # noqa: E402
 
