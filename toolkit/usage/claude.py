@@ -157,7 +157,7 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
     lines: Iterable[_Line] = decoded if decoded is not None else _candidates(data, out)
     project = ""
     items = out.items
-    first: dict[int, int] = {}  # key -> position in items of this file's copy
+    first: dict[str, int] = {}  # key -> position in items of this file's copy
     for line in lines:
         message = line.message
         if line.subtype != "compact_boundary" and (message is None or message.usage is None):
@@ -231,12 +231,10 @@ def _call(line: _Line, session: str, subagent: bool, path_hash: str, index: int)
         cache_write, write_1h = usage.cache_creation_input_tokens, 0
     sidechain = line.isSidechain is True
     owner = session or line_session
-    key = digest = None
+    key = None
     if msg_id is not None:
-        # 64-bit hashes instead of the id strings: the dedup index lives for the whole run (two
-        # different calls would have to collide in 64 bits, about 1e-9 at a million calls)
-        digest = hash(msg_id)
-        key = hash((msg_id, request_id) if request_id is not None else (msg_id, None, line_session or owner))
+        # the strings themselves inside a session; only kept calls get a digest (``dedup.Seen``)
+        key = msg_id + "\x00" + (request_id if request_id is not None else "\x01" + (line_session or owner))
     read_tokens = usage.cache_read_input_tokens
     return Call(
         source="claude",
@@ -255,7 +253,7 @@ def _call(line: _Line, session: str, subagent: bool, path_hash: str, index: int)
         final=message.stop_reason is not None,
         cache_write_1h=write_1h,
         key=key,
-        msg_id=digest,
+        msg_id=msg_id,
         sidechain=sidechain,
         log=index,
     )

@@ -62,9 +62,18 @@ def report_command(
     html: Path | None = None,
     jobs: int = 1,
 ) -> int:
-    from toolkit.usage.fold import By, LocalDays, load, parse_day, resolve_tz
+    from toolkit.usage.fold import (
+        By,
+        Ledger,
+        LocalDays,
+        key_function,
+        parse_day,
+        resolve_tz,
+        selector,
+        sessions,
+    )
     from toolkit.usage.render import report_table
-    from toolkit.usage.report import build, warnings
+    from toolkit.usage.report import Extra, Fold, warnings
 
     zone = resolve_tz(timezone)
     if html is not None:
@@ -78,35 +87,40 @@ def report_command(
             raise InvalidInput("USAGE_BAD_OUTPUT", f"the folder of {flag} does not exist")
     first = parse_day(since, "--since") if since else None
     last = parse_day(until, "--until") if until else None
-    table_prices = None
-    if cost or prices is not None:
-        from toolkit.usage.cost import load_prices
-
-        table_prices = load_prices(prices)
     days = LocalDays(zone)
-    ledger = load(source, environ, _jobs(jobs))
     grouping = By(by)
-    data, calls = build(
-        ledger,
-        by=grouping,
-        days=days,
-        timezone=timezone or "local",
-        since=first,
-        until=last,
-        project=project_filter(project),
-    )
-    if table_prices is not None:
-        from toolkit.usage.cost import estimate
+    ledger = Ledger()
+    extras: list[Extra] = []
+    estimate = events = page = None
+    if cost or prices is not None:
+        from toolkit.usage.cost import Estimate, load_prices
 
-        data["estimate"] = estimate(calls, table_prices, by=grouping, days=days)
+        estimate = Estimate(load_prices(prices), key_function(grouping, days))
+        extras.append(estimate)
     if emit_events is not None:
+        from toolkit.usage.events import Events
+
+        events = Events(ledger)
+        extras.append(events)
+    if html is not None:
+        from toolkit.usage.html import Page
+
+        page = Page(days)
+        extras.append(page)
+    fold = Fold(grouping, days, selector(days, first, last, project_filter(project)), extras)
+    for calls in sessions(source, environ, ledger, _jobs(jobs)):
+        fold.add_all(calls)  # each session's calls are folded and dropped before the next is read
+    data = fold.data(ledger, timezone or "local")
+    if estimate is not None:
+        data["estimate"] = estimate.result()
+    if events is not None and emit_events is not None:
         from toolkit.usage.events import write_events
 
-        _say(f"wrote {write_events(emit_events, calls, ledger)} efficiency event(s)")
-    if html is not None:
+        _say(f"wrote {write_events(emit_events, events)} efficiency event(s)")
+    if page is not None and html is not None:
         from toolkit.usage.html import write_html
 
-        write_html(html, calls, days)
+        write_html(html, page)
         _say("wrote the HTML report")
     for line in warnings(data):
         _say("note: " + line)
@@ -131,11 +145,14 @@ def session_command(
     as_json: bool = False,
     jobs: int = 1,
 ) -> int:
-    from toolkit.usage.fold import LocalDays, load, resolve_tz
-    from toolkit.usage.session import find_session, session_table, session_view
+    from toolkit.usage.fold import Ledger, LocalDays, resolve_tz, sessions
+    from toolkit.usage.session import find_session, named, session_table, session_view
 
     zone = resolve_tz(timezone)
-    ledger = load(source, environ, _jobs(jobs))
+    ledger = Ledger()
+    wanted = named(session_id)
+    for calls in sessions(source, environ, ledger, _jobs(jobs)):
+        ledger.calls.extend(c for c in calls if wanted(c.session))  # only the sessions the id can name
     name = find_session(ledger, session_id)
     view = session_view(ledger, name, LocalDays(zone), zone, workflow)
     if as_json:

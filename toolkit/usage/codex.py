@@ -134,10 +134,14 @@ Totals = tuple[int, int, int, int, int]
 
 
 class Registry(msgspec.Struct):
-    """Running totals seen per thread id, so a child's replay of its parent can be recognised."""
+    """Running totals seen per thread id, so a child's replay of its parent can be recognised.
+
+    Only the ids in ``wanted`` (threads that have forks or spawned threads among the files) are
+    recorded, and a registry lives for one family (a rollout with its descendants).
+    """
 
     totals: dict[str, set[Totals]] = msgspec.field(default_factory=dict)
-    sessions: set[str] = msgspec.field(default_factory=set)  # ids read from sessions/ (archived copies lose)
+    wanted: set[str] = msgspec.field(default_factory=set)
 
 
 class Head(msgspec.Struct):
@@ -241,16 +245,12 @@ def _note_meta(info: Head, meta: _MetaLine) -> None:
             info.parent, info.subagent = spawn.parent_thread_id, True
 
 
-def read(log: LogFile, index: int, registry: Registry, data: bytes | None = None) -> FileLog | None:
-    """Parse one rollout; None when it is an archived copy of a session already read."""
+def read(log: LogFile, index: int, registry: Registry, data: bytes | None = None) -> FileLog:
+    """Parse one rollout (archived copies of live sessions are left out before, in ``fold``)."""
     if data is None:
         data = log.path.read_bytes()
     info = head(data)
     session = info.session or log.path.stem
-    if log.archived and session in registry.sessions:
-        return None
-    if not log.archived:
-        registry.sessions.add(session)
     path_hash = hashed(str(log.path), "f-")
     group = info.parent if info.subagent and info.parent else session
     out = FileLog("codex", path_hash, group, hashed(info.cwd) if info.cwd else "")
@@ -327,7 +327,7 @@ def _calls(
 ) -> None:
     state = _State(replaying=info.parent is not None)
     parent_totals = registry.totals.get(info.parent or "", set()) if info.parent else set()
-    own_totals = registry.totals.setdefault(session, set())
+    own_totals = registry.totals.setdefault(session, set()) if session in registry.wanted else None
     metas = 0
     for kind, line in lines:
         if kind == 0:
@@ -359,7 +359,7 @@ def _token(
     state: _State,
     info: Head,
     parent_totals: set[Totals],
-    own_totals: set[Totals],
+    own_totals: set[Totals] | None,
     index: int,
 ) -> None:
     payload = line.payload
@@ -375,7 +375,8 @@ def _token(
     last = meta.last_token_usage
     key = payload.rate_limits.limit_id if payload.rate_limits is not None else None
     if total is not None:
-        own_totals.add(total)
+        if own_totals is not None:
+            own_totals.add(total)
         if total[:4] == (0, 0, 0, 0) and total[4] > 0:
             return  # fill_to_context_window: a synthetic total with empty buckets is no call
         if state.replaying:
