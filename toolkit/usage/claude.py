@@ -197,18 +197,17 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
             out.skipped_lines += 1
             continue
         line_session = line.sessionId if isinstance(line.sessionId, str) else ""
-        owner = session or line_session
-        session = owner
-        tokens = _tokens(message.usage)
+        owner = session = session or line_session
         key = _key(line, message, line_session or owner)
-        pick = first.get(key) if key is not None else None
+        if key is None:
+            picks.append(_Pick(line, owner, 0))
+            continue
+        pick = first.get(key)
         if pick is not None:
             out.duplicates += 1
-            pick.take(line, owner, tokens)
+            pick.take(line, owner, _tokens(message.usage))
             continue
-        pick = _Pick(line, owner, tokens)
-        if key is not None:
-            first[key] = pick
+        pick = first[key] = _Pick(line, owner, _tokens(message.usage))
         picks.append(pick)
     out.session = session or log.path.stem
     out.project = project or hashed(folder)
@@ -250,12 +249,12 @@ def _cache_write(usage: _Usage) -> tuple[int, int]:
 
 
 def _tokens(usage: _Usage) -> int:
-    return (
-        usage.input_tokens
-        + _cache_write(usage)[0]
-        + (usage.cache_read_input_tokens or 0)
-        + usage.output_tokens
-    )
+    created = usage.cache_creation
+    if created is not None:
+        write = created.ephemeral_5m_input_tokens + created.ephemeral_1h_input_tokens
+    else:
+        write = usage.cache_creation_input_tokens or 0
+    return usage.input_tokens + write + (usage.cache_read_input_tokens or 0) + usage.output_tokens
 
 
 def _key(line: _Line, message: _Message, session: str) -> str | None:

@@ -33,8 +33,9 @@ class Seen(msgspec.Struct):
     ids: set[int] = msgspec.field(default_factory=set)  # message-id digest, low bit: a sidechain call
     sessions: list[str] = msgspec.field(default_factory=list)  # session number -> name (one per session)
 
-    def remember(self, session: str, kept: dict[str, Call]) -> None:
-        """Fold a finished session's kept calls (by every key that names them) into the digests."""
+    def remember(self, session: str, kept: dict[str, Call], known: dict[str, int]) -> None:
+        """Fold a finished session's kept calls (by every key that names them) into the digests
+        (``known``: digests already computed, by text)."""
         number = len(self.sessions) * 2
         self.sessions.append(session)
         codes = (number, number + 1)  # one int object per session and flag, shared by its calls
@@ -42,9 +43,9 @@ class Seen(msgspec.Struct):
         for key, call in kept.items():
             if call.dropped:
                 continue
-            keys.setdefault(digest(key), codes[call.sidechain])
+            keys.setdefault(known.get(key) or digest(key), codes[call.sidechain])
             if call.key == key and call.msg_id is not None:
-                ids.add((digest(call.msg_id) & ~1) | call.sidechain)
+                ids.add(((known.get(call.msg_id) or digest(call.msg_id)) & ~1) | call.sidechain)
 
 
 class _Session:
@@ -54,6 +55,13 @@ class _Session:
         self.exact: dict[str, Call] = {}
         self.by_id: dict[str, list[Call]] = {}
         self.duplicates = 0
+        self.digests: dict[str, int] = {}  # key or message id -> its digest, computed once
+
+    def digest(self, text: str) -> int:
+        found = self.digests.get(text)
+        if found is None:
+            found = self.digests[text] = digest(text)
+        return found
 
 
 def _btw_replay(item: Call, peers: list[Call]) -> Call | None:
@@ -64,13 +72,13 @@ def _btw_replay(item: Call, peers: list[Call]) -> Call | None:
     return None
 
 
-def _copied_before(item: Call, seen: Seen) -> int | None:
+def _copied_before(item: Call, seen: Seen, state: _Session) -> int | None:
     """The code of an earlier session's copy of this call (``-1``: a ``/btw`` match), else None."""
     assert item.key is not None and item.msg_id is not None
-    code = seen.keys.get(digest(item.key))
+    code = seen.keys.get(state.digest(item.key))
     if code is not None:
         return code
-    mid = digest(item.msg_id) & ~1
+    mid = state.digest(item.msg_id) & ~1
     if (mid | 1) in seen.ids or (item.sidechain and mid in seen.ids):
         return -1
     return None
@@ -105,7 +113,7 @@ def _admit(item: Call, state: _Session, seen: Seen, resumed_from: dict[str, str]
     if existing is not None:
         _settle(existing, item, state)
         return
-    code = _copied_before(item, seen)
+    code = _copied_before(item, seen, state)
     if code is not None:
         state.duplicates += 1
         item.dropped = True
@@ -126,5 +134,5 @@ def dedup_session(logs: list[FileLog], seen: Seen, resumed_from: dict[str, str])
         for item in log.items:
             if isinstance(item, Call) and item.key is not None and item.msg_id is not None:
                 _admit(item, state, seen, resumed_from)
-    seen.remember(logs[0].session if logs else "", state.exact)
+    seen.remember(logs[0].session if logs else "", state.exact, state.digests)
     return state.duplicates

@@ -269,14 +269,15 @@ class _Walk:
 
 def _walk(log: FileLog, resumed: bool, out: list[Call]) -> None:
     walk = _Walk(log, resumed)
+    call, append = walk.call, out.append
     for item in log.items:
         if isinstance(item, Boundary):
             walk.boundary(item)
         elif item.dropped:
             walk.dropped(item)
         else:
-            walk.call(item)
-            out.append(item)
+            call(item)
+            append(item)
     walk.finish()
     log.items = []  # the calls go on to the caller; the file keeps only its counts
 
@@ -480,6 +481,34 @@ class Totals(msgspec.Struct):
             self.subagent_tokens += call.tokens
         self.not_final += not call.final
 
+    def add_calls(self, calls: list[Call]) -> None:
+        """``add`` for many calls, summed in locals first."""
+        inp = out = write = read = carried = compactions = sub = not_final = 0
+        reasoning: int | None = None
+        for call in calls:
+            inp += call.input
+            out += call.output
+            write += call.cache_write
+            read += call.cache_read
+            if call.reasoning is not None:
+                reasoning = (reasoning or 0) + call.reasoning
+            carried += call.carried
+            compactions += call.compactions + call.compactions_after
+            if call.subagent:
+                sub += call.input + call.cache_write + call.cache_read + call.output
+            not_final += not call.final
+        self.calls += len(calls)
+        self.input += inp
+        self.output += out
+        self.cache_write += write
+        self.cache_read += read
+        if reasoning is not None:
+            self.reasoning = (self.reasoning or 0) + reasoning
+        self.carried += carried
+        self.compactions += compactions
+        self.subagent_tokens += sub
+        self.not_final += not_final
+
     @property
     def prompt(self) -> int:
         return self.input + self.cache_write + self.cache_read
@@ -523,13 +552,21 @@ class Groups:
         self.totals: dict[str, Totals] = {}
 
     def add_all(self, calls: Iterable[Call]) -> None:
-        key, totals = self.key, self.totals
+        """Bucket the calls by key, then add each bucket at once (a session's calls share few keys)."""
+        key = self.key
+        buckets: dict[str, list[Call]] = {}
         for call in calls:
             name = key(call)
-            found = totals.get(name)
+            bucket = buckets.get(name)
+            if bucket is None:
+                buckets[name] = [call]
+            else:
+                bucket.append(call)
+        for name, bucket in buckets.items():
+            found = self.totals.get(name)
             if found is None:
-                found = totals[name] = Totals()
-            found.add(call)
+                found = self.totals[name] = Totals()
+            found.add_calls(bucket)
 
     def by_key(self) -> dict[str, Totals]:
         return dict(sorted(self.totals.items()))
