@@ -389,7 +389,14 @@ def _token(
         return
     else:
         state.replaying = False
-    delta = _delta(total, state.prev.get(key), last)
+    prev = state.prev.get(key)
+    delta: tuple[int, ...] | None
+    if total is not None and prev is not None and total != prev:
+        delta = tuple(map(sub, total, prev))  # the common case: the running total moved
+        if min(delta) < 0:
+            delta = _delta(total, prev, last)
+    else:
+        delta = _delta(total, prev, last)
     if total is not None:
         state.prev[key] = total
     if delta is None or delta[:4] == (0, 0, 0, 0):
