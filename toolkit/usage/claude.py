@@ -229,10 +229,13 @@ def _usable(line: _Line, message: _Message, usage: _Usage) -> bool:
         or usage.speed is None
         or usage.cache_creation_input_tokens is None
         or usage.cache_read_input_tokens is None
-        or not _valid_ts(line.timestamp)
     ):
         return False
-    if isinstance(line.version, str) and not _semver_prefix(line.version):
+    ts = line.timestamp
+    if ts is None or len(ts) < 20 or ts[4] != "-" or ts[10] != "T" or ts[-1] != "Z":
+        return False  # RFC 3339 in UTC as Claude Code writes it, or not a verified call time
+    version = line.version
+    if isinstance(version, str) and not (_SEMVER.get(version) or _semver_prefix(version)):
         return False
     return not (message.id == "" or line.requestId == "" or line.sessionId == "" or message.model == "")
 

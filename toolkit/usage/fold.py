@@ -253,9 +253,10 @@ class _Walk:
 
     def call(self, item: Call) -> None:
         """A kept call: its carried history, the compactions before it, whether it resumes."""
-        base = self.base.setdefault(item.thread, item.context)
-        item.carried = max(0, item.cache_read - base)
-        if item.thread == self.log.path_hash or item.source == "codex":
+        carried = item.cache_read - self.base.setdefault(item.thread, item.context)
+        if carried > 0:
+            item.carried = carried
+        if self.pending and (item.thread == self.log.path_hash or item.source == "codex"):
             item.compactions, self.pending = item.compactions + self.pending, 0
         if (self.copied or self.pending_resume) and not item.subagent:
             item.resume, self.copied, self.pending_resume = True, False, False
