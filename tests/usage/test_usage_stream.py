@@ -195,3 +195,24 @@ def test_a_fork_listed_before_its_parent_still_skips_the_replay(tmp_path: Path) 
     fork = [c for c in ledger.calls if c.session == "0000ffff"]
     assert [(c.input + c.cache_read, c.output) for c in fork] == [(200, 10)]
     assert len([c for c in ledger.calls if c.session == "0000pppp"]) == 3
+
+
+def test_a_btw_replay_copied_into_a_resumed_session_is_still_one_call(tmp_path: Path) -> None:
+    proj = tmp_path / "claude" / "projects" / "-home-dev-x"
+    main = assistant("s-a", "2026-02-01T10:00:00.000Z", "msg_A", "req_A", _usage(3, 10, 100, 40))
+    side = assistant(
+        "s-a", "2026-02-01T10:01:00.000Z", "msg_A", "req_Z", _usage(3, 10, 100, 40), sidechain=True
+    )
+    _write(proj / "s-a.jsonl", [main, side], T0)
+    copied = [line.replace('"sessionId":"s-a"', '"sessionId":"s-b"') for line in (main, side)]
+    # and a new /btw replay of the copied call, made in the resumed session (another request id)
+    again = assistant(
+        "s-b", "2026-02-02T09:00:00.000Z", "msg_A", "req_W", _usage(3, 10, 100, 40), sidechain=True
+    )
+    own = assistant("s-b", "2026-02-02T09:01:00.000Z", "msg_B", "req_B", _usage(5, 10, 300, 9))
+    _write(proj / "s-b.jsonl", [*copied, again, own], T0 + 60)
+    ledger = read_logs(discover("claude", _env(tmp_path)))
+    assert sorted((c.session, c.output) for c in ledger.calls) == [("s-a", 40), ("s-b", 9)]
+    assert ledger.resumed_from == {"s-b": "s-a"} and ledger.duplicates == 4
+    resumed = [c for c in ledger.calls if c.session == "s-b"]
+    assert resumed[0].resume and resumed[0].carried == 0  # its base is its own first call
