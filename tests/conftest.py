@@ -1,14 +1,15 @@
-"""Shared fixtures: a real throwaway git repository, an isolated HOME, subprocess helpers."""
+"""Shared fixtures: a real throwaway git repository, an isolated HOME, the CLI in-process and as a subprocess."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pygit2
 import pytest
@@ -94,6 +95,67 @@ def git_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[GitRep
     repo = GitRepo(repo_dir)
     monkeypatch.chdir(repo_dir)
     yield repo
+
+
+class CliResult(NamedTuple):
+    """What one in-process ``workgroup`` run answered: unpacks as ``code, out, err``."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+def cli(
+    *args: str,
+    stdin: str | bytes = b"",
+    cwd: Path | str | None = None,
+    env: dict[str, str] | None = None,
+) -> CliResult:
+    """Run ``workgroup ARGS`` in-process, the way the console script does: ``toolkit.entry.main()``
+    with ``sys.argv`` set (so the early dispatch of runtime, verify, usage and privacy scan is taken),
+    a ``SystemExit`` turned into its exit code, and stdin, stdout and stderr as byte-backed streams.
+
+    The one in-process CLI helper of the suite; :func:`run_workgroup` runs a real process.
+    """
+    from toolkit.entry import main
+
+    data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="", write_through=True)
+    err = io.TextIOWrapper(
+        io.BytesIO(), encoding="utf-8", errors="backslashreplace", newline="", write_through=True
+    )
+    saved = (sys.stdin, sys.stdout, sys.stderr, sys.argv)
+    saved_env = {name: os.environ.get(name) for name in env or {}}
+    previous = Path.cwd() if cwd is not None else None
+    sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+    sys.stdout, sys.stderr, sys.argv = out, err, ["workgroup", *args]
+    os.environ.update(env or {})
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        try:
+            code = main()
+        except SystemExit as exc:  # argparse's own exit, as the interpreter would turn it into a status
+            if isinstance(exc.code, str):
+                err.write(exc.code + "\n")
+            code = 1 if isinstance(exc.code, str) else int(exc.code or 0)
+    finally:
+        if previous is not None:
+            os.chdir(previous)
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        sys.stdin, sys.stdout, sys.stderr, sys.argv = saved
+    return CliResult(code, _text(out), _text(err))
+
+
+def _text(stream: io.TextIOWrapper) -> str:
+    stream.flush()
+    raw = stream.buffer
+    assert isinstance(raw, io.BytesIO)
+    return raw.getvalue().decode("utf-8", errors="backslashreplace")
 
 
 def run_workgroup(
