@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
 import io
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import tomllib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -105,20 +108,30 @@ class CliResult(NamedTuple):
     stderr: str
 
 
+@functools.cache
+def console_script(name: str) -> Callable[[], int]:
+    """The function a console script of ``[project.scripts]`` calls (``workgroup``: ``toolkit.entry:main``)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    module, _, attr = project["project"]["scripts"][name].partition(":")
+    main: Callable[[], int] = getattr(importlib.import_module(module), attr)
+    return main
+
+
 def cli(
     *args: str,
     stdin: str | bytes = b"",
     cwd: Path | str | None = None,
     env: dict[str, str] | None = None,
+    script: str = "workgroup",
 ) -> CliResult:
-    """Run ``workgroup ARGS`` in-process, the way the console script does: ``toolkit.entry.main()``
-    with ``sys.argv`` set (so the early dispatch of runtime, verify, usage and privacy scan is taken),
-    a ``SystemExit`` turned into its exit code, and stdin, stdout and stderr as byte-backed streams.
+    """Run ``workgroup ARGS`` (or another console ``script``) in-process, the way the console script
+    does: its ``main()`` with ``sys.argv`` set (so ``workgroup``'s early dispatch of runtime, verify,
+    usage and privacy scan is taken), a ``SystemExit`` turned into its exit code, and stdin, stdout
+    and stderr as byte-backed streams.
 
     The one in-process CLI helper of the suite; :func:`run_workgroup` runs a real process.
     """
-    from toolkit.entry import main
-
+    main = console_script(script)
     data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
     out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="", write_through=True)
     err = io.TextIOWrapper(
@@ -128,7 +141,7 @@ def cli(
     saved_env = {name: os.environ.get(name) for name in env or {}}
     previous = Path.cwd() if cwd is not None else None
     sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
-    sys.stdout, sys.stderr, sys.argv = out, err, ["workgroup", *args]
+    sys.stdout, sys.stderr, sys.argv = out, err, [script, *args]
     os.environ.update(env or {})
     try:
         if cwd is not None:

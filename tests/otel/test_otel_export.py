@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import cli as workgroup
 from conftest import run_workgroup
 
-from toolkit.cli import run
 from toolkit.cm import events
 
 pytest.importorskip("opentelemetry.sdk", reason="needs the otel extra (pip install -e '.[otel]')")
@@ -50,7 +50,7 @@ def cli(tmp_path: Path, *args: str, request: object = None) -> int:
         path = tmp_path / f"req-{time.monotonic_ns()}.json"
         path.write_text(json.dumps(request), encoding="utf-8")
         argv.insert(2 if args[0] == "telemetry" else 1, str(path))
-    return run(argv)
+    return workgroup(*argv).exit_code
 
 
 def cm_call(

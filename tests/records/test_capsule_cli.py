@@ -308,11 +308,7 @@ DOC_EXAMPLE = re.compile(r"```json\n(\{.*?\})\n```", re.S)
 
 
 def _help_example() -> dict[str, Any]:
-    from typer.testing import CliRunner
-
-    from toolkit.cli import build_app
-
-    out = CliRunner().invoke(build_app(), ["capsule", "seal", "--help"]).output
+    out = cli("capsule", "seal", "--help").stdout
     block = out[out.index('{"schema"') : out.index("}", out.index('"next_action"')) + 1]
     return json.loads(block)  # type: ignore[no-any-return]
 
