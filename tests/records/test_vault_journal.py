@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _sync import AT_START_LINE, StartLine
 from conftest import ROOT, GitRepo, cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -221,37 +222,44 @@ def test_stdin_input(git_repo: GitRepo) -> None:
 
 # Each worker is a real process; it imports first, then waits for a shared start signal so the
 # eight appends really contend for the journal lock (the CLI path is covered by other tests).
-_WORKER = """
-import json, os, sys, time
+_WORKER = (
+    """
+import json, os, sys
 from pathlib import Path
 from toolkit.infra.store import Layout
 from toolkit.core.timefmt import now_utc
 from toolkit.records.vault import add_delta
-workdir, common, payload, go = sys.argv[1:5]
+workdir, common, payload = sys.argv[1:4]
 request = json.loads(Path(payload).read_text())
-while not os.path.exists(go):
-    time.sleep(0.002)
+"""
+    + AT_START_LINE
+    + """
+at_start_line()
 print(json.dumps(add_delta(Layout(Path(workdir), Path(common)), request, now=now_utc())))
 """
+)
 
 
-def _race(repo: GitRepo, payloads: list[Any]) -> list[subprocess.CompletedProcess[bytes]]:
+def _race(
+    repo: GitRepo, payloads: list[Any], line: StartLine | None = None, waiting: int = 0
+) -> list[subprocess.CompletedProcess[bytes]]:
+    """One adder process per payload, released together with ``waiting`` others already at ``line``."""
     lay = layout(repo)
-    go = repo.path.parent / "go"
-    procs = []
-    for index, payload in enumerate(payloads):
-        path = repo.path.parent / f"race-{index}.json"
-        path.write_text(json.dumps(payload), encoding="utf-8")
-        procs.append(
-            subprocess.Popen(
-                [sys.executable, "-c", _WORKER, str(lay.workdir), str(lay.common_dir), str(path), str(go)],
-                cwd=repo.path,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=_env(),
+    with line or StartLine() as start:
+        procs = []
+        for index, payload in enumerate(payloads):
+            path = repo.path.parent / f"race-{index}.json"
+            path.write_text(json.dumps(payload), encoding="utf-8")
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", _WORKER, str(lay.workdir), str(lay.common_dir), str(path)],
+                    cwd=repo.path,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    **start.popen_kwargs(_env()),
+                )
             )
-        )
-    go.write_text("go")
+        start.release(len(payloads) + waiting)
     results = []
     for proc in procs:
         out, err = proc.communicate(timeout=120)
@@ -265,31 +273,36 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
-_FLUSHER = """
-import json, os, sys, time
+_FLUSHER = (
+    """
+import json, os, sys
 from pathlib import Path
 from toolkit.infra.store import Layout
 from toolkit.core.timefmt import now_utc
 from toolkit.records.vault import flush
-workdir, common, go = sys.argv[1:4]
-while not os.path.exists(go):
-    time.sleep(0.002)
+workdir, common = sys.argv[1:3]
+"""
+    + AT_START_LINE
+    + """
+at_start_line()
 print(json.dumps(flush(Layout(Path(workdir), Path(common)), now=now_utc(), deliver=lambda b: None)))
 """
+)
 
 
 def test_racing_flushes_hand_out_each_entry_once(git_repo: GitRepo) -> None:
     lay = layout(git_repo)
-    go = git_repo.path.parent / "go"
+    line = StartLine()  # four flushers and four adders leave it together
     flushers = [
         subprocess.Popen(
-            [sys.executable, "-c", _FLUSHER, str(lay.workdir), str(lay.common_dir), str(go)],
+            [sys.executable, "-c", _FLUSHER, str(lay.workdir), str(lay.common_dir)],
             stdout=subprocess.PIPE,
-            env=_env(),
+            **line.popen_kwargs(_env()),
         )
         for _ in range(4)
     ]
-    adders = _race(git_repo, [{"delta": {"title": f"Item {i}", "content": f"Body {i}."}} for i in range(4)])
+    payloads = [{"delta": {"title": f"Item {i}", "content": f"Body {i}."}} for i in range(4)]
+    adders = _race(git_repo, payloads, line, waiting=len(flushers))
     assert all(r.returncode == 0 for r in adders)
     taken = [e["seq"] for p in flushers for e in json.loads(p.communicate(timeout=120)[0])["entries"]]
     from toolkit.core.timefmt import now_utc
