@@ -4,15 +4,19 @@
 writes one byte on a shared "ready" pipe once it has imported everything, then blocks reading a
 shared "go" pipe; the parent counts the ready bytes and closes the one write end of "go", so
 every child's read returns at the same instant. ``wait_until`` polls a condition against a
-deadline, for states no event announces (a file another process writes, a lock it releases).
+deadline, for states no event announces (a file another process writes); ``wait_for_unlock``
+blocks on a lock another process holds until it lets go.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import select
+import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 
 START_LINE_ENV = "WORKGROUP_TEST_START_LINE"
@@ -102,3 +106,27 @@ def read_line(fd: int, timeout: float) -> bytes:
             return line
         line += byte
     return line
+
+
+def wait_for_unlock(lock: Path, timeout: float) -> bool:
+    """True once no process holds the ``flock`` on ``lock`` (or there is no such file).
+
+    A helper thread blocks on the lock itself and lets go at once, so the answer comes the moment
+    the holder releases it; False after ``timeout``.
+    """
+    try:
+        fd = os.open(lock, os.O_RDWR)
+    except FileNotFoundError:
+        return True
+    free = threading.Event()
+
+    def take_and_release() -> None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            free.set()
+        finally:
+            os.close(fd)
+
+    threading.Thread(target=take_and_release, daemon=True).start()
+    return free.wait(timeout)
