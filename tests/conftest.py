@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -121,13 +121,14 @@ def cli(
     *args: str,
     stdin: str | bytes = b"",
     cwd: Path | str | None = None,
-    env: dict[str, str] | None = None,
+    env: Mapping[str, str | None] | None = None,
     script: str = "workgroup",
 ) -> CliResult:
     """Run ``workgroup ARGS`` (or another console ``script``) in-process, the way the console script
     does: its ``main()`` with ``sys.argv`` set (so ``workgroup``'s early dispatch of runtime, verify,
     usage and privacy scan is taken), a ``SystemExit`` turned into its exit code, and stdin, stdout
-    and stderr as byte-backed streams.
+    and stderr as byte-backed streams. ``env`` sets variables for the run (``None`` unsets one);
+    the environment, the working directory and the streams are restored afterwards.
 
     The one in-process CLI helper of the suite; :func:`run_workgroup` runs a real process.
     """
@@ -138,11 +139,15 @@ def cli(
         io.BytesIO(), encoding="utf-8", errors="backslashreplace", newline="", write_through=True
     )
     saved = (sys.stdin, sys.stdout, sys.stderr, sys.argv)
-    saved_env = {name: os.environ.get(name) for name in env or {}}
+    saved_env = dict(os.environ)  # a console script may change its environment (the adapter drops keys)
     previous = Path.cwd() if cwd is not None else None
     sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
     sys.stdout, sys.stderr, sys.argv = out, err, [script, *args]
-    os.environ.update(env or {})
+    for name, value in (env or {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     try:
         if cwd is not None:
             os.chdir(cwd)
@@ -155,10 +160,10 @@ def cli(
     finally:
         if previous is not None:
             os.chdir(previous)
+        for name in set(os.environ) - set(saved_env):
+            del os.environ[name]
         for name, value in saved_env.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
+            if os.environ.get(name) != value:
                 os.environ[name] = value
         sys.stdin, sys.stdout, sys.stderr, sys.argv = saved
     return CliResult(code, _text(out), _text(err))

@@ -14,8 +14,6 @@ import pytest
 from conftest import GitRepo, cli
 
 from toolkit.core.errors import InvalidInput
-from toolkit.hooks import privacy as privacy_hook
-from toolkit.hooks import privacy_all as privacy_all_hook
 from toolkit.privacy.allowlist import fingerprint, parse_allowlist
 
 KEY = "sk_" + "live_" + "4eC39HqLyjWD4rjtT1zdp7dcFAKE"  # synthetic, non-working
@@ -108,15 +106,15 @@ def test_context_is_chosen_by_path(git_repo: GitRepo) -> None:
     assert len(forced) == 2
 
 
-def test_hooks_main_report_file_line_rule(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_hooks_main_report_file_line_rule(git_repo: GitRepo) -> None:
     git_repo.write(CAPSULE, '{\n  "objective": "x",\n  "next_action": "' + KEY + '"\n}\n')
     git_repo.write("ok.json", '{"objective": "x"}\n')
-    assert privacy_hook.main([CAPSULE]) == 1
-    out = capsys.readouterr().out
+    code, out, _ = cli(CAPSULE, script="workgroup-privacy-hook")
+    assert code == 1
     assert f"{CAPSULE}:3:" in out and "stripe-secret-key" in out and KEY not in out
-    assert privacy_hook.main(["ok.json"]) == 0
-    assert privacy_all_hook.main(["ok.json", CAPSULE]) == 1
-    assert privacy_hook.main([]) == 0
+    assert cli("ok.json", script="workgroup-privacy-hook").exit_code == 0
+    assert cli("ok.json", CAPSULE, script="workgroup-privacy-all-hook").exit_code == 1
+    assert cli(script="workgroup-privacy-hook").exit_code == 0
 
 
 def test_allow_command_writes_a_fingerprint_that_works_in_every_clone(
