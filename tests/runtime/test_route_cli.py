@@ -1,4 +1,4 @@
-"""`workgroup route` and `workgroup owners`: in-process through the CLI's own entry (``cli.run``),
+"""`workgroup route` and `workgroup owners`: in-process through the shared helper (the console script's entry),
 plus end-to-end subprocesses for the paths users and skills take."""
 
 from __future__ import annotations
@@ -7,25 +7,21 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_workgroup
-
-from toolkit.cli import run
+from conftest import CliResult, run_workgroup
+from conftest import cli as workgroup
 
 
 @pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str], tmp_path: Path):  # type: ignore[no-untyped-def]
+def cli(tmp_path: Path):  # type: ignore[no-untyped-def]
     """Run ``workgroup ARGS`` in-process in the current directory: (exit, stdout, stderr)."""
 
-    def call(*args: str, request: object = None) -> tuple[int, str, str]:
+    def call(*args: str, request: object = None) -> CliResult:
         argv = list(args)
-        if request is not None:
+        if request is not None:  # the request goes in as a file named after the verb
             req = tmp_path / "request.json"
             req.write_text(json.dumps(request), encoding="utf-8")
             argv.insert(1, str(req))
-        capsys.readouterr()
-        code = run(argv)
-        out, err = capsys.readouterr()
-        return code, out, err
+        return workgroup(*argv)
 
     return call
 
