@@ -1,14 +1,18 @@
-"""Shared fixtures: a real throwaway git repository, an isolated HOME, subprocess helpers."""
+"""Shared fixtures: a real throwaway git repository, an isolated HOME, the CLI in-process and as a subprocess."""
 
 from __future__ import annotations
 
+import functools
+import importlib
+import io
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import tomllib
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pygit2
 import pytest
@@ -94,6 +98,82 @@ def git_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[GitRep
     repo = GitRepo(repo_dir)
     monkeypatch.chdir(repo_dir)
     yield repo
+
+
+class CliResult(NamedTuple):
+    """What one in-process ``workgroup`` run answered: unpacks as ``code, out, err``."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+@functools.cache
+def console_script(name: str) -> Callable[[], int]:
+    """The function a console script of ``[project.scripts]`` calls (``workgroup``: ``toolkit.entry:main``)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    module, _, attr = project["project"]["scripts"][name].partition(":")
+    main: Callable[[], int] = getattr(importlib.import_module(module), attr)
+    return main
+
+
+def cli(
+    *args: str,
+    stdin: str | bytes = b"",
+    cwd: Path | str | None = None,
+    env: Mapping[str, str | None] | None = None,
+    script: str = "workgroup",
+) -> CliResult:
+    """Run ``workgroup ARGS`` (or another console ``script``) in-process, the way the console script
+    does: its ``main()`` with ``sys.argv`` set (so ``workgroup``'s early dispatch of runtime, verify,
+    usage and privacy scan is taken), a ``SystemExit`` turned into its exit code, and stdin, stdout
+    and stderr as byte-backed streams. ``env`` sets variables for the run (``None`` unsets one);
+    the environment, the working directory and the streams are restored afterwards.
+
+    The one in-process CLI helper of the suite; :func:`run_workgroup` runs a real process.
+    """
+    main = console_script(script)
+    data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="", write_through=True)
+    err = io.TextIOWrapper(
+        io.BytesIO(), encoding="utf-8", errors="backslashreplace", newline="", write_through=True
+    )
+    saved = (sys.stdin, sys.stdout, sys.stderr, sys.argv)
+    saved_env = dict(os.environ)  # a console script may change its environment (the adapter drops keys)
+    previous = Path.cwd() if cwd is not None else None
+    sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+    sys.stdout, sys.stderr, sys.argv = out, err, [script, *args]
+    for name, value in (env or {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        try:
+            code = main()
+        except SystemExit as exc:  # argparse's own exit, as the interpreter would turn it into a status
+            if isinstance(exc.code, str):
+                err.write(exc.code + "\n")
+            code = 1 if isinstance(exc.code, str) else int(exc.code or 0)
+    finally:
+        if previous is not None:
+            os.chdir(previous)
+        for name in set(os.environ) - set(saved_env):
+            del os.environ[name]
+        for name, value in saved_env.items():
+            if os.environ.get(name) != value:
+                os.environ[name] = value
+        sys.stdin, sys.stdout, sys.stderr, sys.argv = saved
+    return CliResult(code, _text(out), _text(err))
+
+
+def _text(stream: io.TextIOWrapper) -> str:
+    stream.flush()
+    raw = stream.buffer
+    assert isinstance(raw, io.BytesIO)
+    return raw.getvalue().decode("utf-8", errors="backslashreplace")
 
 
 def run_workgroup(

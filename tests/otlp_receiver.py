@@ -2,15 +2,16 @@
 
 It accepts ``POST /v1/traces`` and ``/v1/metrics`` with protobuf bodies (gzip or not), decodes
 them with the ``opentelemetry-proto`` message classes, and keeps both the raw bytes (for canary
-searches) and flattened spans and metric points. ``delay`` makes it slow, ``fail_next`` answers
-that many requests with ``status`` (503 by default) before accepting.
+searches) and flattened spans and metric points. ``delay`` makes it slow (a collector that
+answers late is what such a test is about; ``release_slow`` ends the wait), ``fail_next`` answers
+that many requests with ``status`` (503 by default) before accepting. Tests wait on its
+condition (``wait_for_spans``, ``wait_idle``), never for a fixed time.
 """
 
 from __future__ import annotations
 
 import gzip
 import threading
-import time
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -49,6 +50,9 @@ class Receiver:
         self.fail_next = 0
         self.status = 503
         self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)  # notified when something is stored or a request ends
+        self.active = 0  # requests being handled
+        self.fast = threading.Event()  # set: a slow receiver stops waiting
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -56,7 +60,14 @@ class Receiver:
                 pass
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                receiver.handle(self)
+                with receiver.changed:
+                    receiver.active += 1
+                try:
+                    receiver.handle(self)
+                finally:
+                    with receiver.changed:
+                        receiver.active -= 1
+                        receiver.changed.notify_all()
 
         self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
@@ -70,7 +81,7 @@ class Receiver:
         length = int(handler.headers.get("Content-Length") or 0)
         body = handler.rfile.read(length)
         if self.delay:
-            time.sleep(self.delay)
+            self.fast.wait(self.delay)  # not a barrier: the slowness of the collector under test
         with self.lock:
             failing = self.fail_next > 0
             if failing:
@@ -127,6 +138,7 @@ class Receiver:
                 self.received.raw.append(body)
                 self.received.spans.extend(spans)
                 self.received.requests["traces"] = self.received.requests.get("traces", 0) + 1
+                self.changed.notify_all()
             return reply
         if path == "/v1/metrics":
             request = metrics_service_pb2.ExportMetricsServiceRequest()
@@ -160,6 +172,7 @@ class Receiver:
                 self.received.raw.append(body)
                 self.received.points.extend(points)
                 self.received.requests["metrics"] = self.received.requests.get("metrics", 0) + 1
+                self.changed.notify_all()
             return reply
         return None
 
@@ -172,14 +185,20 @@ class Receiver:
         self.server.server_close()
 
     def wait_for_spans(self, count: int, timeout: float = 20.0) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self.lock:
-                if len(self.received.spans) >= count:
-                    return list(self.received.spans)
-            time.sleep(0.05)
-        with self.lock:
+        """The spans once at least ``count`` arrived (fewer when ``timeout`` passes first)."""
+        with self.changed:
+            self.changed.wait_for(lambda: len(self.received.spans) >= count, timeout)
             return list(self.received.spans)
+
+    def release_slow(self) -> None:
+        """From now on answer at once, and let the requests being delayed go on."""
+        self.delay = 0.0
+        self.fast.set()
+
+    def wait_idle(self, timeout: float = 20.0) -> bool:
+        """True once no request is being handled (what the slow ones decoded is stored by then)."""
+        with self.changed:
+            return self.changed.wait_for(lambda: self.active == 0, timeout)
 
 
 @contextmanager

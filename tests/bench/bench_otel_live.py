@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests/ folder
+from _sync import wait_for_unlock  # noqa: E402
 from otlp_receiver import receiving  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,21 +94,7 @@ def describe(label: str, times: list[float]) -> str:
 
 
 def wait_idle(otel_dir: Path, timeout: float = 30.0) -> None:
-    import fcntl
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        lock = otel_dir / "flusher.lock"
-        if not lock.exists():
-            return
-        fd = os.open(lock, os.O_RDWR)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except OSError:
-            time.sleep(0.1)
-        finally:
-            os.close(fd)
+    wait_for_unlock(otel_dir / "flusher.lock", timeout)  # the detached flusher is done
 
 
 def main() -> int:

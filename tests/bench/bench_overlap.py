@@ -26,9 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from toolkit import owners  # noqa: E402
 from toolkit.infra.git import commit_all, discover, init_repository  # noqa: E402
 from toolkit.infra.store import write_json_atomic  # noqa: E402
+from toolkit.records import owners  # noqa: E402
 from toolkit.runtime.protocol import RuntimeContext  # noqa: E402
 from toolkit.runtime.router import op_route, route_task  # noqa: E402
 
@@ -72,9 +72,11 @@ def main() -> int:
     for n in SIZES:
         active = [{"lineage_id": f"w{w}", "owned_files": writer_paths(w)} for w in range(n)]
         facts = {**proposed, "active_writers": active}
-        decision = route_task(facts, workspace_root=str(root))
+        decision = route_task(facts, workspace_root=str(root), ctx=RuntimeContext())
         assert decision["mode"] == "fresh-capsule", decision  # no overlap: every path was checked
-        t_route = best_of(3, lambda facts=facts: route_task(facts, workspace_root=str(root)))
+        t_route = best_of(
+            3, lambda facts=facts: route_task(facts, workspace_root=str(root), ctx=RuntimeContext())
+        )
 
         rows = [
             {
@@ -106,7 +108,9 @@ def main() -> int:
             flush=True,
         )
     conflict = {"is_writer": True, "owned_files": ["./services/pkg3/mod3"], "active_writers": active}
-    assert route_task(conflict, workspace_root=str(root))["reason_codes"] == ["WRITER_OWNERSHIP_CONFLICT"]
+    assert route_task(conflict, workspace_root=str(root), ctx=RuntimeContext())["reason_codes"] == [
+        "WRITER_OWNERSHIP_CONFLICT"
+    ]
     return 0
 
 

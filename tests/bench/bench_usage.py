@@ -203,6 +203,31 @@ def measure(cmd: list[str], env: dict[str, str]) -> dict[str, object]:
     return result
 
 
+def _memory_note(run: dict[str, object], mb: float) -> None:
+    """What memory is made of: the largest session, plus a fixed digest pair per kept Claude call.
+
+    The digests are measured by building the same index (``dedup.Seen``) here, for as many calls.
+    """
+    import tracemalloc
+
+    from toolkit.usage.dedup import Seen, digest
+
+    report = json.loads(str(run["out"]))
+    calls = report["totals"]["calls"]
+    seen = Seen()
+    tracemalloc.start()
+    for n in range(calls):
+        seen.keys[digest(f"msg_{n}\x00req_{n}")] = 0
+        seen.ids.add(digest(f"msg_{n}") & ~1)
+    size = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    print(
+        f"memory: {calls:,} kept calls in {mb:,.0f} MB; the cross-session dedup digests of that many "
+        f"Claude calls take {size / 1e6:,.1f} MB ({size / max(calls, 1):,.0f} bytes per call, an upper "
+        f"bound: Codex calls keep none); peak RSS {int(run['rss_kb']) / 1024:,.0f} MB"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -265,6 +290,7 @@ def main() -> int:
                     r["period"]: (r["inputTokens"], r["outputTokens"], r["cacheReadTokens"])
                     for r in out["daily"]
                 }
+        _memory_note(runs["workgroup usage"][0], mb)
         if args.ccusage:
             same = all(d == days["workgroup usage"] for d in days.values())
             print(f"per-day totals (input, output, cache read) equal across the tools: {same}")

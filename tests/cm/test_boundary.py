@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolkit.cli import run
 from toolkit.cm.boundary import (
     BOUNDARIES,
     Decision,
@@ -28,13 +28,6 @@ from toolkit.cm.boundary import (
 )
 from toolkit.core.errors import InvalidInput
 from toolkit.infra.resources import template_text
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = run(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
 
 BOUNDARY_CASES = [(wf, ev) for wf, events in BOUNDARIES.items() for ev in sorted(events)]
 
@@ -187,10 +180,10 @@ GOLDEN = [
 @pytest.mark.parametrize(
     ("args", "zh", "en"), GOLDEN, ids=["fresh", "fresh-unknown", "continue", "stay", "compact"]
 )
-def test_golden_zh_and_en(capsys: pytest.CaptureFixture[str], args: list[str], zh: str, en: str) -> None:
-    code, out, err = cli(capsys, "boundary", *args)
+def test_golden_zh_and_en(args: list[str], zh: str, en: str) -> None:
+    code, out, err = cli("boundary", *args)
     assert (code, out, err) == (0, "", zh)
-    code, out, err = cli(capsys, "boundary", *args, "--lang", "en")
+    code, out, err = cli("boundary", *args, "--lang", "en")
     assert (code, out, err) == (0, "", en)
 
 
@@ -202,9 +195,8 @@ def test_golden_bytes_through_a_real_process(tmp_path: Path) -> None:
     assert proc.stderr == GOLDEN[0][1].encode("utf-8")
 
 
-def test_json_is_the_same_decision(capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_is_the_same_decision() -> None:
     code, out, err = cli(
-        capsys,
         "boundary",
         "cm-prd",
         "--at",
@@ -223,9 +215,9 @@ def test_json_is_the_same_decision(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["reason"] == "用户不换新会话"
 
 
-def test_mid_run_cli_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli(capsys, "boundary", "cm-fix", "--at", "mid_run") == (0, "", "")
-    code, out, _ = cli(capsys, "boundary", "cm-ai", "--at", "run_done", "--in-batch", "--json")
+def test_mid_run_cli_prints_nothing() -> None:
+    assert cli("boundary", "cm-fix", "--at", "mid_run") == (0, "", "")
+    code, out, _ = cli("boundary", "cm-ai", "--at", "run_done", "--in-batch", "--json")
     data = json.loads(out)
     assert code == 0 and data["boundary"] is False and data["no_verdict"] == "inside_batch"
 
@@ -241,8 +233,8 @@ def test_mid_run_cli_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
         ["cm-ai", "--at", "run_done", "--next-command", "/x", "--specs-dir", "a", "--archive-dir", "b"],
     ],
 )
-def test_bad_cli_input_exits_2_without_traceback(capsys: pytest.CaptureFixture[str], args: list[str]) -> None:
-    code, out, err = cli(capsys, "boundary", *args)
+def test_bad_cli_input_exits_2_without_traceback(args: list[str]) -> None:
+    code, out, err = cli("boundary", *args)
     assert code == 2 and out == ""
     assert "Traceback" not in err and "error[" in err
 

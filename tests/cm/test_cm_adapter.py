@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import cli
 
 from toolkit.cm import adapter
 
@@ -196,7 +196,6 @@ def call(
 
 
 def call_inproc(
-    capfdbinary: pytest.CaptureFixture[bytes],
     project: dict[str, Path],
     url: str,
     call_id: str = "call-0001",
@@ -210,12 +209,16 @@ def call_inproc(
 ) -> subprocess.CompletedProcess[bytes]:
     """The same entry point in-process (fast), for the many refusal cases."""
     data = stdin if stdin is not None else json.dumps(packet()).encode("utf-8")
-    capfdbinary.readouterr()
-    code = adapter.invoke(
-        _argv(project, call_id, specs, run_id, extra), environ=_env(url, env, drop), stdin=io.BytesIO(data)
+    wanted = _env(url, env, drop)
+    changes: dict[str, str | None] = {k: v for k, v in wanted.items() if os.environ.get(k) != v}
+    changes.update((k, None) for k in os.environ if k not in wanted)
+    code, out, err = cli(
+        *_argv(project, call_id, specs, run_id, extra),
+        stdin=data,
+        env=changes,
+        script="cm-openai-compatible-call",
     )
-    out, err = capfdbinary.readouterr()
-    return subprocess.CompletedProcess([], code, out, err)
+    return subprocess.CompletedProcess([], code, out.encode(), err.encode())
 
 
 def rows(path: Path) -> list[dict[str, Any]]:
@@ -279,9 +282,7 @@ def test_happy_path_exact_stdout_path_bearer_and_usage(
     ]
 
 
-def test_anthropic_style_usage_fields(
-    serve: Callable[[Responder], Server], project: dict[str, Path], capfdbinary: pytest.CaptureFixture[bytes]
-) -> None:
+def test_anthropic_style_usage_fields(serve: Callable[[Responder], Server], project: dict[str, Path]) -> None:
     server = serve(
         ok_reply(
             {
@@ -293,7 +294,7 @@ def test_anthropic_style_usage_fields(
             }
         )
     )
-    assert call_inproc(capfdbinary, project, server.url).returncode == 0
+    assert call_inproc(project, server.url).returncode == 0
     usage = project_rows(project)[-1]
     assert [
         usage[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -326,11 +327,9 @@ def test_usage_mapping_table(usage: Any, expected: tuple[str, dict[str, int]]) -
     assert adapter.extract_usage({"usage": usage}) == expected
 
 
-def test_missing_usage_is_unavailable(
-    serve: Callable[[Responder], Server], project: dict[str, Path], capfdbinary: pytest.CaptureFixture[bytes]
-) -> None:
+def test_missing_usage_is_unavailable(serve: Callable[[Responder], Server], project: dict[str, Path]) -> None:
     server = serve(ok_reply(None, text="NO_USAGE_OK"))
-    proc = call_inproc(capfdbinary, project, server.url)
+    proc = call_inproc(project, server.url)
     assert proc.returncode == 0 and proc.stdout == b"NO_USAGE_OK\n"
     usage = project_rows(project)[-1]
     assert usage["usage_state"] == "unavailable"
@@ -376,9 +375,7 @@ def test_dropped_connection_exit_1(serve: Callable[[Responder], Server], project
     assert project_rows(project)[-1]["outcome"] == "error"
 
 
-def test_deeply_nested_reply_exit_1(
-    serve: Callable[[Responder], Server], project: dict[str, Path], capfdbinary: pytest.CaptureFixture[bytes]
-) -> None:
+def test_deeply_nested_reply_exit_1(serve: Callable[[Responder], Server], project: dict[str, Path]) -> None:
     deep = (
         b'{"model":"deep-model","choices":[{"message":{"content":"DEEP"}}],"extra":'
         + b"[" * 256
@@ -387,32 +384,28 @@ def test_deeply_nested_reply_exit_1(
         + b"}"
     )
     server = serve(lambda h, _: _send_json(h, 200, deep))
-    proc = call_inproc(capfdbinary, project, server.url)
+    proc = call_inproc(project, server.url)
     assert proc.returncode == 1 and b"DEEP" not in proc.stdout
     assert b"nesting depth" in proc.stderr
 
 
 def test_very_deep_reply_does_not_crash(
-    serve: Callable[[Responder], Server], project: dict[str, Path], capfdbinary: pytest.CaptureFixture[bytes]
+    serve: Callable[[Responder], Server], project: dict[str, Path]
 ) -> None:
     deep = b"[" * 200_000 + b"]" * 200_000
     server = serve(lambda h, _: _send_json(h, 200, deep))
-    proc = call_inproc(capfdbinary, project, server.url)
+    proc = call_inproc(project, server.url)
     assert proc.returncode == 1 and b"Traceback" not in proc.stderr
 
 
-def test_oversized_reply_exit_1(
-    serve: Callable[[Responder], Server], project: dict[str, Path], capfdbinary: pytest.CaptureFixture[bytes]
-) -> None:
+def test_oversized_reply_exit_1(serve: Callable[[Responder], Server], project: dict[str, Path]) -> None:
     big = b'{"choices":[{"message":{"content":"' + b"x" * (8 * 1024 * 1024) + b'"}}]}'
     server = serve(lambda h, _: _send_json(h, 200, big))
-    proc = call_inproc(capfdbinary, project, server.url)
+    proc = call_inproc(project, server.url)
     assert proc.returncode == 1 and b"exceeds 8 MiB" in proc.stderr and proc.stdout == b""
 
 
-def test_reply_without_text_exit_1(
-    serve: Callable[[Responder], Server], project: dict[str, Path], capfdbinary: pytest.CaptureFixture[bytes]
-) -> None:
+def test_reply_without_text_exit_1(serve: Callable[[Responder], Server], project: dict[str, Path]) -> None:
     server = serve(
         lambda h, _: _send_json(
             h,
@@ -423,7 +416,7 @@ def test_reply_without_text_exit_1(
             },
         )
     )
-    proc = call_inproc(capfdbinary, project, server.url)
+    proc = call_inproc(project, server.url)
     assert proc.returncode == 1
     usage = project_rows(project)[-1]
     # the provider reported usage for a failed response: it is recorded as observed, never guessed
@@ -520,14 +513,13 @@ def _no_claim_no_request(
 def test_malformed_packet_exit_2(
     serve: Callable[[Responder], Server],
     project: dict[str, Path],
-    capfdbinary: pytest.CaptureFixture[bytes],
     dynamic: dict[str, Any],
 ) -> None:
     server = serve(ok_reply({}))
     _no_claim_no_request(
         server,
         project,
-        call_inproc(capfdbinary, project, server.url, stdin=json.dumps(packet(**dynamic)).encode()),
+        call_inproc(project, server.url, stdin=json.dumps(packet(**dynamic)).encode()),
     )
 
 
@@ -548,22 +540,17 @@ def test_malformed_packet_exit_2(
 def test_malformed_stdin_exit_2(
     serve: Callable[[Responder], Server],
     project: dict[str, Path],
-    capfdbinary: pytest.CaptureFixture[bytes],
     raw: bytes,
 ) -> None:
     server = serve(ok_reply({}))
-    _no_claim_no_request(server, project, call_inproc(capfdbinary, project, server.url, stdin=raw))
+    _no_claim_no_request(server, project, call_inproc(project, server.url, stdin=raw))
 
 
-def test_missing_dynamic_field_exit_2(
-    serve: Callable[[Responder], Server], project: dict[str, Path], capfdbinary: pytest.CaptureFixture[bytes]
-) -> None:
+def test_missing_dynamic_field_exit_2(serve: Callable[[Responder], Server], project: dict[str, Path]) -> None:
     body = packet()
     del body["dynamic_packet"]["expected_output"]
     server = serve(ok_reply({}))
-    _no_claim_no_request(
-        server, project, call_inproc(capfdbinary, project, server.url, stdin=json.dumps(body).encode())
-    )
+    _no_claim_no_request(server, project, call_inproc(project, server.url, stdin=json.dumps(body).encode()))
 
 
 @pytest.mark.parametrize(
@@ -588,7 +575,6 @@ def test_missing_dynamic_field_exit_2(
 def test_bad_settings_exit_2(
     serve: Callable[[Responder], Server],
     project: dict[str, Path],
-    capfdbinary: pytest.CaptureFixture[bytes],
     env: dict[str, str],
     drop: tuple[str, ...],
     url: str | None,
@@ -596,7 +582,7 @@ def test_bad_settings_exit_2(
     server = serve(ok_reply({}))
     if url is not None:
         env = {**env, "CM_OPENAI_COMPATIBLE_BASE_URL": url}
-    proc = call_inproc(capfdbinary, project, server.url, env=env, drop=drop)
+    proc = call_inproc(project, server.url, env=env, drop=drop)
     _no_claim_no_request(server, project, proc)
     assert API_KEY.encode() not in proc.stderr
 
@@ -616,14 +602,11 @@ def test_bad_settings_exit_2(
 def test_bad_arguments_exit_2(
     serve: Callable[[Responder], Server],
     project: dict[str, Path],
-    capfdbinary: pytest.CaptureFixture[bytes],
     kwargs: dict[str, Any],
     extra: list[str],
 ) -> None:
     server = serve(ok_reply({}))
-    _no_claim_no_request(
-        server, project, call_inproc(capfdbinary, project, server.url, extra=extra, **kwargs)
-    )
+    _no_claim_no_request(server, project, call_inproc(project, server.url, extra=extra, **kwargs))
 
 
 def test_https_is_required_but_loopback_names_pass() -> None:
@@ -643,11 +626,11 @@ def test_https_is_required_but_loopback_names_pass() -> None:
 
 
 def test_call_id_reuse_refused_before_http(
-    serve: Callable[[Responder], Server], project: dict[str, Path], capfdbinary: pytest.CaptureFixture[bytes]
+    serve: Callable[[Responder], Server], project: dict[str, Path]
 ) -> None:
     server = serve(ok_reply({"prompt_tokens": 1, "completion_tokens": 1}))
-    assert call_inproc(capfdbinary, project, server.url).returncode == 0
-    again = call_inproc(capfdbinary, project, server.url)
+    assert call_inproc(project, server.url).returncode == 0
+    again = call_inproc(project, server.url)
     assert again.returncode == 2 and b"already completed" in again.stderr
     assert len(server.seen) == 1
 
@@ -902,7 +885,6 @@ PRIVATE_ITEMS = [
 
 @pytest.mark.parametrize(("key", "value"), PRIVATE_ITEMS)
 def test_private_packet_is_rejected_before_any_request(
-    capfdbinary: pytest.CaptureFixture[bytes],
     serve: Callable[[Responder], Server],
     project: dict[str, Path],
     key: str,
@@ -910,7 +892,7 @@ def test_private_packet_is_rejected_before_any_request(
 ) -> None:
     server = serve(ok_reply({"prompt_tokens": 1, "completion_tokens": 1}))
     data = json.dumps(packet(**{key: value})).encode("utf-8")
-    proc = call_inproc(capfdbinary, project, server.url, stdin=data)
+    proc = call_inproc(project, server.url, stdin=data)
     assert proc.returncode == 2, proc.stderr
     assert b"PACKET_PRIVATE" in proc.stderr
     assert server.seen == []  # the endpoint received nothing

@@ -13,12 +13,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CliResult, cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from toolkit.cm import events
 from toolkit.models.cm_event import UsageEvent
+
+
+def log_event(argv: list[str]) -> CliResult:
+    """``cm-log-event ARGV`` in-process, through the suite's one CLI helper."""
+    return cli(*argv, script="cm-log-event")
+
 
 RUN = "usage-fixture-0001"
 CLAIM = {
@@ -48,7 +55,6 @@ def home() -> Path:
 
 
 def write(
-    capsys: pytest.CaptureFixture[str],
     data: dict[str, Any] | str,
     *,
     event: str = "model_usage",
@@ -80,14 +86,12 @@ def write(
         argv += ["--specs-dir", str(specs)]
     if root is not None:
         argv += ["--project-root", str(root)]
-    capsys.readouterr()
-    code = events.main(argv)
-    out, err = capsys.readouterr()
+    code, out, err = log_event(argv)
     return code, (json.loads(out) if out.strip() else None), err
 
 
-def claim(capsys: pytest.CaptureFixture[str], data: dict[str, Any], **kw: Any) -> tuple[int, Any, str]:
-    return write(capsys, data, event="model_call", phase="claimed", detail="planner model call claimed", **kw)
+def claim(data: dict[str, Any], **kw: Any) -> tuple[int, Any, str]:
+    return write(data, event="model_call", phase="claimed", detail="planner model call claimed", **kw)
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
@@ -104,8 +108,8 @@ def specs(tmp_path: Path) -> Path:
 # ---------------------------------------------------------------- envelope, files, dedup
 
 
-def test_envelope_global_log_index_and_stdout_shape(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = write(capsys, USAGE)
+def test_envelope_global_log_index_and_stdout_shape() -> None:
+    code, out, err = write(USAGE)
     assert code == 0 and err == ""
     assert out is not None
     assert list(out) == [
@@ -148,23 +152,22 @@ def test_envelope_global_log_index_and_stdout_shape(capsys: pytest.CaptureFixtur
     assert stat.S_IMODE((home() / "index.jsonl").stat().st_mode) == 0o600
 
 
-def test_exact_retry_deduplicates_changed_payload_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    first = write(capsys, USAGE, extra=["--at", "2026-08-06T10:00:00+00:00"])
-    retry = write(capsys, USAGE, extra=["--at", "2026-08-06T10:05:00+00:00"])  # `at` is not identity
+def test_exact_retry_deduplicates_changed_payload_refused() -> None:
+    first = write(USAGE, extra=["--at", "2026-08-06T10:00:00+00:00"])
+    retry = write(USAGE, extra=["--at", "2026-08-06T10:05:00+00:00"])  # `at` is not identity
     assert first[1] and retry[1]
     assert (first[1]["deduplicated"], retry[1]["deduplicated"]) == (False, True)
     assert first[1]["event_id"] == retry[1]["event_id"]
     log = Path(first[1]["global_log"])
     assert len(lines(log)) == 1
-    changed = write(capsys, {**USAGE, "output_tokens": 301})
+    changed = write({**USAGE, "output_tokens": 301})
     assert changed[0] == 2 and "call_id already used with different payload" in changed[2]
     assert len(lines(log)) == 1
 
 
-def test_project_log_pointer_and_run_reuse(capsys: pytest.CaptureFixture[str], specs: Path) -> None:
+def test_project_log_pointer_and_run_reuse(specs: Path) -> None:
     root = specs.parent
     code, out, _ = write(
-        capsys,
         {},
         event="run_start",
         phase="start",
@@ -179,7 +182,7 @@ def test_project_log_pointer_and_run_reuse(capsys: pytest.CaptureFixture[str], s
     assert pointer["run_id"] == run_id and pointer["status"] == "running"
     assert not Path(pointer["global_log"]).is_absolute()  # no home path in the specs dir
     # later events without --run-id join the running run
-    code, out2, _ = claim(capsys, CLAIM, run_id=None, specs=specs, root=root)
+    code, out2, _ = claim(CLAIM, run_id=None, specs=specs, root=root)
     assert code == 0 and out2 is not None and out2["run_id"] == run_id
     project = lines(specs / "运行日志.jsonl")
     assert [r["event"] for r in project] == ["run_start", "model_call"]
@@ -187,13 +190,13 @@ def test_project_log_pointer_and_run_reuse(capsys: pytest.CaptureFixture[str], s
     assert project[0]["project"] == "proj"
     assert lines(Path(out2["global_log"])) == project  # the mirror holds the same rows
     code, out3, _ = write(
-        capsys, {}, event="run_done", phase=None, run_id=None, specs=specs, root=root, detail="run done"
+        {}, event="run_done", phase=None, run_id=None, specs=specs, root=root, detail="run done"
     )
     assert out3 is not None and out3["run_id"] == run_id
     assert json.loads((specs / ".cm-run.json").read_text(encoding="utf-8"))["status"] == "done"
     assert [r["status"] for r in lines(home() / "index.jsonl")] == ["running", "done"]
     code, out4, _ = write(
-        capsys, {}, event="run_start", phase="start", run_id=None, specs=specs, root=root, detail="next run"
+        {}, event="run_start", phase="start", run_id=None, specs=specs, root=root, detail="next run"
     )
     assert out4 is not None and out4["run_id"] != run_id
 
@@ -201,18 +204,17 @@ def test_project_log_pointer_and_run_reuse(capsys: pytest.CaptureFixture[str], s
 # ---------------------------------------------------------------- identity rules (exit 2)
 
 
-def test_lifecycle_refusals(capsys: pytest.CaptureFixture[str]) -> None:
-    assert write(capsys, USAGE)[0] == 0
-    late = claim(capsys, CLAIM)
+def test_lifecycle_refusals() -> None:
+    assert write(USAGE)[0] == 0
+    late = claim(CLAIM)
     assert late[0] == 2 and "call_id already completed" in late[2]
     other = {**CLAIM, "call_id": "planner-identity-mismatch"}
-    assert claim(capsys, other)[0] == 0
-    again = claim(capsys, other)
+    assert claim(other)[0] == 0
+    again = claim(other)
     assert again[0] == 0 and again[1] and again[1]["deduplicated"] is True  # exact retry of the claim
-    changed = claim(capsys, {**other, "requested_model": "other-model"})
+    changed = claim({**other, "requested_model": "other-model"})
     assert changed[0] == 2 and "already claimed" in changed[2]
     mismatch = write(
-        capsys,
         {
             **other,
             "stage": "other_stage",
@@ -226,7 +228,7 @@ def test_lifecycle_refusals(capsys: pytest.CaptureFixture[str]) -> None:
         },
     )
     assert mismatch[0] == 2 and "identity does not match model_call claim" in mismatch[2]
-    runtime_mismatch = events.main(
+    runtime_mismatch = log_event(
         [
             "--workflow",
             "cm-prd",
@@ -243,10 +245,9 @@ def test_lifecycle_refusals(capsys: pytest.CaptureFixture[str]) -> None:
             "--data-json",
             json.dumps({**other, "usage_state": "unavailable", "outcome": "error"}),
         ]
-    )
+    ).exit_code
     assert runtime_mismatch == 2  # runtime is part of the identity
     managed = write(
-        capsys,
         {
             **CLAIM,
             "call_id": "managed-without-claim",
@@ -258,9 +259,7 @@ def test_lifecycle_refusals(capsys: pytest.CaptureFixture[str]) -> None:
         },
     )
     assert managed[0] == 2 and "requires a prior model_call claim" in managed[2]
-    matching = write(
-        capsys, {**other, "usage_state": "unavailable", "duration_ms": 700, "outcome": "success"}
-    )
+    matching = write({**other, "usage_state": "unavailable", "duration_ms": 700, "outcome": "success"})
     assert matching[0] == 0
 
 
@@ -294,28 +293,28 @@ SECRET_VALUE = "must-not-log-8e1f"
         ("[" * 3000 + "]" * 3000, "JSON object"),
     ],
 )
-def test_usage_refusals(capsys: pytest.CaptureFixture[str], data: Any, needle: str) -> None:
-    code, out, err = write(capsys, data)
+def test_usage_refusals(data: Any, needle: str) -> None:
+    code, out, err = write(data)
     assert code == 2 and out is None and needle in err
     assert SECRET_VALUE not in err
     assert not (home() / "runs").exists()
 
 
-def test_claim_refusals(capsys: pytest.CaptureFixture[str]) -> None:
-    incomplete = claim(capsys, {"call_id": "planner-incomplete-claim", "role": "planner"})
+def test_claim_refusals() -> None:
+    incomplete = claim({"call_id": "planner-incomplete-claim", "role": "planner"})
     assert incomplete[0] == 2 and "requires a non-empty stage" in incomplete[2]
-    extra = claim(capsys, {**CLAIM, "usage_state": "observed"})
+    extra = claim({**CLAIM, "usage_state": "observed"})
     assert extra[0] == 2 and "unsupported fields" in extra[2]
-    phase = write(capsys, CLAIM, event="model_call", phase="complete")
+    phase = write(CLAIM, event="model_call", phase="complete")
     assert phase[0] == 2 and "phase claimed" in phase[2]
 
 
-def test_nested_sensitive_key_and_generic_events(capsys: pytest.CaptureFixture[str]) -> None:
-    nested = write(capsys, {"outer": [{"Authorization": SECRET_VALUE}]}, event="note", phase=None)
+def test_nested_sensitive_key_and_generic_events() -> None:
+    nested = write({"outer": [{"Authorization": SECRET_VALUE}]}, event="note", phase=None)
     assert nested[0] == 2 and "sensitive" in nested[2] and SECRET_VALUE not in nested[2]
-    token_key = write(capsys, {"input_tokens": 5}, event="note", phase=None)
+    token_key = write({"input_tokens": 5}, event="note", phase=None)
     assert token_key[0] == 2  # the token-count exemption is for model_usage only
-    ok = write(capsys, {"route": {"mode": "local"}, "count": 3}, event="route", phase="decided")
+    ok = write({"route": {"mode": "local"}, "count": 3}, event="route", phase="decided")
     assert ok[0] == 0
 
 
@@ -336,30 +335,29 @@ def test_nested_sensitive_key_and_generic_events(capsys: pytest.CaptureFixture[s
         ["--project", "a\nb"],
     ],
 )
-def test_envelope_refusals(capsys: pytest.CaptureFixture[str], argv_patch: list[str]) -> None:
+def test_envelope_refusals(argv_patch: list[str]) -> None:
     argv = {"--workflow": "cm-prd", "--event": "note", "--runtime": "codex", "--detail": "d", "--run-id": RUN}
     argv[argv_patch[0]] = argv_patch[1]
-    capsys.readouterr()
-    assert events.main([x for pair in argv.items() for x in pair]) == 2
-    out, err = capsys.readouterr()
+    code, out, err = log_event([x for pair in argv.items() for x in pair])
+    assert code == 2
     assert out == "" and "Traceback" not in err
     assert not (home() / "runs").exists()
 
 
-def test_missing_argument_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert events.main(["--workflow", "cm-prd"]) == 2
+def test_missing_argument_is_exit_2() -> None:
+    assert log_event(["--workflow", "cm-prd"]).exit_code == 2
 
 
 # ---------------------------------------------------------------- failures: degrade, exit 1
 
 
 def test_global_mirror_failure_degrades_with_project_log(
-    capsys: pytest.CaptureFixture[str], specs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    specs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x", encoding="utf-8")
     monkeypatch.setenv("CM_WORKFLOW_LOG_HOME", str(blocker / "logs"))
-    code, out, err = claim(capsys, CLAIM, specs=specs)
+    code, out, err = claim(CLAIM, specs=specs)
     assert code == 0 and out is not None
     assert out["degraded"] is True and out["global_written"] is False
     assert "global mirror unavailable" in err
@@ -368,35 +366,33 @@ def test_global_mirror_failure_degrades_with_project_log(
     assert rows[1]["phase"] == "global_log" and rows[1]["error_type"]
 
 
-def test_global_only_failure_is_exit_1(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_global_only_failure_is_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x", encoding="utf-8")
     monkeypatch.setenv("CM_WORKFLOW_LOG_HOME", str(blocker / "logs"))
-    code, out, err = write(capsys, USAGE)
+    code, out, err = write(USAGE)
     assert code == 1 and out is None and "lock failed" in err
 
 
-def test_authoritative_write_failure_is_exit_1(capsys: pytest.CaptureFixture[str], specs: Path) -> None:
+def test_authoritative_write_failure_is_exit_1(specs: Path) -> None:
     (specs / "运行日志.jsonl").mkdir()  # unwritable even for root
-    code, out, _ = claim(capsys, CLAIM, specs=specs)
+    code, out, _ = claim(CLAIM, specs=specs)
     assert code == 1 and out is None
 
 
-def test_pointer_failure_degrades(capsys: pytest.CaptureFixture[str], specs: Path) -> None:
+def test_pointer_failure_degrades(specs: Path) -> None:
     (specs / ".cm-run.json").mkdir()  # the atomic rename onto a directory fails
-    code, out, err = claim(capsys, CLAIM, specs=specs)
+    code, out, err = claim(CLAIM, specs=specs)
     assert code == 0 and out is not None and out["pointer_written"] is False and out["degraded"] is True
     assert [r["phase"] for r in lines(specs / "运行日志.jsonl")] == ["claimed", "run_pointer"]
     assert "pointer unavailable" in err
 
 
-def test_torn_last_line_never_corrupts_later_appends(capsys: pytest.CaptureFixture[str], specs: Path) -> None:
+def test_torn_last_line_never_corrupts_later_appends(specs: Path) -> None:
     log = specs / "运行日志.jsonl"
     log.write_bytes(b'{"schema_version":1,"run_id":"' + RUN.encode() + b'","event":"model_us')
-    assert claim(capsys, CLAIM, specs=specs)[0] == 0
-    assert write(capsys, {**CLAIM, "usage_state": "unavailable", "outcome": "error"}, specs=specs)[0] == 0
+    assert claim(CLAIM, specs=specs)[0] == 0
+    assert write({**CLAIM, "usage_state": "unavailable", "outcome": "error"}, specs=specs)[0] == 0
     raw = log.read_bytes().split(b"\n")
     assert raw[0].endswith(b"model_us") and raw[-1] == b""
     assert [json.loads(x)["event"] for x in raw[1:-1]] == ["model_call", "model_usage"]
@@ -560,10 +556,8 @@ def test_writer_and_model_agree(changes: dict[str, Any], claim_event: bool) -> N
         ("run note", {"session_id": "sess-3f9a"}, "identifier"),
     ],
 )
-def test_privacy_engine_guards_event_text(
-    capsys: pytest.CaptureFixture[str], detail: str, data: dict[str, Any], category: str
-) -> None:
-    code, out, err = write(capsys, data, event="note", phase=None, detail=detail)
+def test_privacy_engine_guards_event_text(detail: str, data: dict[str, Any], category: str) -> None:
+    code, out, err = write(data, event="note", phase=None, detail=detail)
     assert code == 2 and out is None
     assert "private content" in err and category in err
     for value in (detail, *map(str, data.values())):

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import cli
 from pydantic import ValidationError
 
-from toolkit.cm import events, lifecycle
+from toolkit.cm import lifecycle
 from toolkit.cm.lifecycle import Invocations, Refused, Resources, RunLifecycle, Unverifiable
 from toolkit.models.cm_event import UsageEvent
 
@@ -439,7 +440,6 @@ def test_abandonment_rules() -> None:
 
 
 def log_event(
-    capsys: pytest.CaptureFixture[str],
     event: str,
     *,
     specs: Path | None,
@@ -458,9 +458,7 @@ def log_event(
         argv += ["--specs-dir", str(specs)]
     if data is not None:
         argv += ["--data-json", json.dumps(data)]
-    capsys.readouterr()
-    code = events.main(argv)
-    out, err = capsys.readouterr()
+    code, out, err = cli(*argv, script="cm-log-event")
     return code, (json.loads(out) if out.strip() else None), err
 
 
@@ -479,30 +477,28 @@ ACQUIRE = {"resource_id": "profile-1", "resource_kind": "test_profile", "cleanup
 RELEASE = {"resource_id": "profile-1", "resource_kind": "test_profile"}
 
 
-def test_writer_resource_lifecycle_with_specs_dir(capsys: pytest.CaptureFixture[str], specs: Path) -> None:
+def test_writer_resource_lifecycle_with_specs_dir(specs: Path) -> None:
     log = specs / "运行日志.jsonl"
-    assert log_event(capsys, "resource", specs=specs, phase="acquired", data=ACQUIRE)[0] == 0
-    retry = log_event(capsys, "resource", specs=specs, phase="acquired", data=ACQUIRE)
+    assert log_event("resource", specs=specs, phase="acquired", data=ACQUIRE)[0] == 0
+    retry = log_event("resource", specs=specs, phase="acquired", data=ACQUIRE)
     assert retry[0] == 0 and retry[1] and retry[1]["deduplicated"] is True
     second = {**ACQUIRE, "operation_id": "second-live"}
-    live = log_event(capsys, "resource", specs=specs, phase="acquired", data=second)
+    live = log_event("resource", specs=specs, phase="acquired", data=second)
     assert live[0] == 2 and "active resource_id already has an acquisition" in live[2]
-    blocked = log_event(capsys, "task_done", specs=specs)
+    blocked = log_event("task_done", specs=specs)
     assert blocked[0] == 2 and "completion blocked by unclosed resources: profile-1" in blocked[2]
-    wrong = log_event(
-        capsys, "resource", specs=specs, phase="released", data={**RELEASE, "resource_kind": "p"}
-    )
+    wrong = log_event("resource", specs=specs, phase="released", data={**RELEASE, "resource_kind": "p"})
     assert wrong[0] == 2 and "resource_kind does not match" in wrong[2]
     assert len(rows(log)) == 1  # every refusal left the log as it was
-    assert log_event(capsys, "resource", specs=specs, phase="released", data=RELEASE)[0] == 0
-    assert log_event(capsys, "task_done", specs=specs)[0] == 0
-    reuse = log_event(capsys, "resource", specs=specs, phase="acquired", data=second)
+    assert log_event("resource", specs=specs, phase="released", data=RELEASE)[0] == 0
+    assert log_event("task_done", specs=specs)[0] == 0
+    reuse = log_event("resource", specs=specs, phase="acquired", data=second)
     assert reuse[0] == 2 and "resource_id cannot be reused" in reuse[2]
     other = {**ACQUIRE, "resource_id": "profile-2"}
-    assert log_event(capsys, "resource", specs=specs, phase="acquired", data=other)[0] == 0
-    late = log_event(capsys, "task_done", specs=specs)  # an exact retry of the earlier completion
+    assert log_event("resource", specs=specs, phase="acquired", data=other)[0] == 0
+    late = log_event("task_done", specs=specs)  # an exact retry of the earlier completion
     assert late[0] == 0 and late[1] and late[1]["deduplicated"] is True
-    refused = log_event(capsys, "run_done", specs=specs, detail="new completion")
+    refused = log_event("run_done", specs=specs, detail="new completion")
     assert refused[0] == 2 and "unclosed resources: profile-2" in refused[2]
     assert [(r["event"], r.get("phase")) for r in rows(log)] == [
         ("resource", "acquired"),
@@ -512,24 +508,22 @@ def test_writer_resource_lifecycle_with_specs_dir(capsys: pytest.CaptureFixture[
     ]
 
 
-def test_writer_resource_shape_refused_before_anything_is_written(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_writer_resource_shape_refused_before_anything_is_written(tmp_path: Path) -> None:
     home = Path(os.environ["CM_WORKFLOW_LOG_HOME"])
     bad = {"resource_kind": "process", "cleanup_required": True}
-    code, _, err = log_event(capsys, "resource", specs=None, phase="acquired", data=bad, run_id=RUN)
+    code, _, err = log_event("resource", specs=None, phase="acquired", data=bad, run_id=RUN)
     assert code == 2 and "require a valid resource_id" in err
     assert not home.exists()
 
 
-def test_writer_global_only_run_with_run_id(capsys: pytest.CaptureFixture[str]) -> None:
+def test_writer_global_only_run_with_run_id() -> None:
     kw: dict[str, Any] = {"specs": None, "run_id": RUN, "workflow": "external-expert"}
-    assert log_event(capsys, "run_start", **kw)[0] == 0
-    assert log_event(capsys, "resource", phase="acquired", data=ACQUIRE, **kw)[0] == 0
-    blocked = log_event(capsys, "run_done", **kw)
+    assert log_event("run_start", **kw)[0] == 0
+    assert log_event("resource", phase="acquired", data=ACQUIRE, **kw)[0] == 0
+    blocked = log_event("run_done", **kw)
     assert blocked[0] == 2 and "completion blocked by unclosed resources" in blocked[2]
-    assert log_event(capsys, "resource", phase="released", data=RELEASE, **kw)[0] == 0
-    code, result, _ = log_event(capsys, "run_done", **kw)
+    assert log_event("resource", phase="released", data=RELEASE, **kw)[0] == 0
+    code, result, _ = log_event("run_done", **kw)
     assert code == 0 and result is not None
     assert [r["event"] for r in rows(Path(result["global_log"]))] == [
         "run_start",
@@ -539,24 +533,24 @@ def test_writer_global_only_run_with_run_id(capsys: pytest.CaptureFixture[str]) 
     ]
 
 
-def test_writer_unverifiable_history_is_exit_2(capsys: pytest.CaptureFixture[str], specs: Path) -> None:
+def test_writer_unverifiable_history_is_exit_2(specs: Path) -> None:
     log = specs / "运行日志.jsonl"
     orphan = {"run_id": "20260729T120000Z-orphan01", "event": "resource", "phase": "released", **RELEASE}
     log.write_text(json.dumps(orphan) + "\n", encoding="utf-8")
-    code, _, err = log_event(capsys, "run_done", specs=specs)
+    code, _, err = log_event("run_done", specs=specs)
     assert code == 2 and "resource state cannot be verified" in err
     assert rows(log) == [orphan]
-    code, _, err = log_event(capsys, "resource", specs=specs, phase="acquired", data=ACQUIRE)
+    code, _, err = log_event("resource", specs=specs, phase="acquired", data=ACQUIRE)
     assert code == 2 and "resource state cannot be verified" in err
 
 
 @pytest.mark.skipif(os.name == "nt" or os.geteuid() == 0, reason="root reads files whatever their mode")
-def test_writer_unreadable_log_is_exit_2(capsys: pytest.CaptureFixture[str], specs: Path) -> None:
-    assert log_event(capsys, "resource", specs=specs, phase="acquired", data=ACQUIRE)[0] == 0
+def test_writer_unreadable_log_is_exit_2(specs: Path) -> None:
+    assert log_event("resource", specs=specs, phase="acquired", data=ACQUIRE)[0] == 0
     log = specs / "运行日志.jsonl"
     log.chmod(0o200)
     try:
-        code, _, err = log_event(capsys, "run_done", specs=specs)
+        code, _, err = log_event("run_done", specs=specs)
     finally:
         log.chmod(0o600)
     assert code == 2 and "resource state cannot be verified" in err
@@ -604,29 +598,29 @@ def _can_drop_privileges() -> bool:
         return False
 
 
-def test_writer_qa_invocation_blocks_completion(capsys: pytest.CaptureFixture[str], specs: Path) -> None:
-    assert log_event(capsys, "run_start", specs=specs)[0] == 0
-    assert log_event(capsys, "test_run", specs=specs, phase="start")[0] == 0
-    assert log_event(capsys, "test_run", specs=specs, phase="case_start", data={"case_id": "TC-1"})[0] == 0
-    open_case = log_event(capsys, "run_done", specs=specs)
+def test_writer_qa_invocation_blocks_completion(specs: Path) -> None:
+    assert log_event("run_start", specs=specs)[0] == 0
+    assert log_event("test_run", specs=specs, phase="start")[0] == 0
+    assert log_event("test_run", specs=specs, phase="case_start", data={"case_id": "TC-1"})[0] == 0
+    open_case = log_event("run_done", specs=specs)
     assert open_case[0] == 2 and "completion blocked by incomplete test_run" in open_case[2]
     done_case = {"case_id": "TC-1", "result": "PASS"}
-    assert log_event(capsys, "test_run", specs=specs, phase="case_complete", data=done_case)[0] == 0
-    active = log_event(capsys, "run_done", specs=specs, detail="still active")
+    assert log_event("test_run", specs=specs, phase="case_complete", data=done_case)[0] == 0
+    active = log_event("run_done", specs=specs, detail="still active")
     assert active[0] == 2 and "active invocation" in active[2]
-    assert log_event(capsys, "test_run", specs=specs, phase="complete", data={"result": "PASS"})[0] == 0
-    assert log_event(capsys, "run_done", specs=specs, detail="closed")[0] == 0
+    assert log_event("test_run", specs=specs, phase="complete", data={"result": "PASS"})[0] == 0
+    assert log_event("run_done", specs=specs, detail="closed")[0] == 0
 
 
-def test_writer_environment_failure_supersession(capsys: pytest.CaptureFixture[str], specs: Path) -> None:
+def test_writer_environment_failure_supersession(specs: Path) -> None:
     def qa(phase: str, data: dict[str, Any]) -> int:
-        return log_event(capsys, "test_run", specs=specs, phase=phase, run_id=RUN, data={**BOUND, **data})[0]
+        return log_event("test_run", specs=specs, phase=phase, run_id=RUN, data={**BOUND, **data})[0]
 
     assert qa("start", {}) == 0
     assert qa("complete", {"result": "FAIL", "passed": 0, "failed": 1, "blocked": 1, "report": "r.md"}) == 0
     assert qa("superseded", {**ENV_FAILURE, "failed_cases": []}) == 2
     assert qa("superseded", ENV_FAILURE) == 0
-    assert log_event(capsys, "run_done", specs=specs, run_id=RUN)[0] == 2  # superseded, no new invocation
+    assert log_event("run_done", specs=specs, run_id=RUN)[0] == 2  # superseded, no new invocation
 
 
 # ---------------------------------------------------------------- rules 5, 6, 8, 10 in the writer
@@ -636,38 +630,32 @@ def pointer_status(specs: Path) -> str:
     return str(json.loads((specs / ".cm-run.json").read_text(encoding="utf-8"))["status"])
 
 
-def test_resume_and_pointer_status_from_the_log(capsys: pytest.CaptureFixture[str], specs: Path) -> None:
+def test_resume_and_pointer_status_from_the_log(specs: Path) -> None:
     run = "fixture-resume-run"
     for event in ("run_start", "run_done", "resume"):
-        assert log_event(capsys, event, specs=specs, run_id=run, workflow="cm-fix")[0] == 0
+        assert log_event(event, specs=specs, run_id=run, workflow="cm-fix")[0] == 0
     assert pointer_status(specs) == "running"
-    old = log_event(
-        capsys, "run_done", specs=specs, run_id=run, workflow="cm-fix"
-    )  # an old completion retried
+    old = log_event("run_done", specs=specs, run_id=run, workflow="cm-fix")  # an old completion retried
     assert old[1] and old[1]["deduplicated"] is True and pointer_status(specs) == "running"
     (specs / ".cm-run.json").unlink()
-    picked = log_event(capsys, "progress", specs=specs, workflow="cm-fix")
+    picked = log_event("progress", specs=specs, workflow="cm-fix")
     assert picked[1] and picked[1]["run_id"] == run  # the log, not the pointer, says the run is open
-    assert log_event(capsys, "done", specs=specs, run_id=run, workflow="cm-fix")[0] == 0
-    assert log_event(capsys, "resume", specs=specs, run_id=run, workflow="cm-fix")[1]["deduplicated"] is True  # type: ignore[index]
+    assert log_event("done", specs=specs, run_id=run, workflow="cm-fix")[0] == 0
+    assert log_event("resume", specs=specs, run_id=run, workflow="cm-fix")[1]["deduplicated"] is True  # type: ignore[index]
     assert pointer_status(specs) == "done"
 
 
-def test_retry_is_mirrored_in_the_original_month(capsys: pytest.CaptureFixture[str], specs: Path) -> None:
+def test_retry_is_mirrored_in_the_original_month(specs: Path) -> None:
     home = Path(os.environ["CM_WORKFLOW_LOG_HOME"])
     home.parent.mkdir(parents=True, exist_ok=True)
     home.write_text("blocks the first mirror write", encoding="utf-8")
     data = {"operation_id": "mirror-recovery-1", "attempt": 1}
-    first = log_event(
-        capsys, "progress", specs=specs, phase="checkpoint", data=data, at="2026-06-30T23:00:00-07:00"
-    )
+    first = log_event("progress", specs=specs, phase="checkpoint", data=data, at="2026-06-30T23:00:00-07:00")
     assert first[1] and first[1]["degraded"] is True and first[1]["global_written"] is False
     (specs / ".cm-run.json").unlink()
     home.unlink()
     home.mkdir()
-    again = log_event(
-        capsys, "progress", specs=specs, phase="checkpoint", data=data, at="2026-07-31T23:00:00-07:00"
-    )
+    again = log_event("progress", specs=specs, phase="checkpoint", data=data, at="2026-07-31T23:00:00-07:00")
     assert again[1] and again[1]["deduplicated"] is True and again[1]["event_id"] == first[1]["event_id"]
     mirrored = Path(again[1]["global_log"])
     assert mirrored.parent.name == "2026-06"
@@ -690,15 +678,13 @@ USAGE = {
 CLAIM = {k: USAGE[k] for k in ("call_id", "stage", "role", "adapter", "requested_model", "source", "purpose")}
 
 
-def test_native_usage_needs_a_claim_and_reasoning_tokens_are_an_output_subset(
-    capsys: pytest.CaptureFixture[str], specs: Path
-) -> None:
+def test_native_usage_needs_a_claim_and_reasoning_tokens_are_an_output_subset(specs: Path) -> None:
     def usage(data: dict[str, Any]) -> tuple[int, dict[str, Any] | None, str]:
-        return log_event(capsys, "model_usage", specs=specs, phase="complete", run_id=RUN, data=data)
+        return log_event("model_usage", specs=specs, phase="complete", run_id=RUN, data=data)
 
     unclaimed = usage({**USAGE, "reasoning_tokens": 5})
     assert unclaimed[0] == 2 and "requires a prior model_call claim" in unclaimed[2]
-    assert log_event(capsys, "model_call", specs=specs, phase="claimed", run_id=RUN, data=CLAIM)[0] == 0
+    assert log_event("model_call", specs=specs, phase="claimed", run_id=RUN, data=CLAIM)[0] == 0
     too_many = usage({**USAGE, "reasoning_tokens": 21})
     assert too_many[0] == 2 and "output subset" in too_many[2]
     negative = usage({**USAGE, "reasoning_tokens": -1})
@@ -720,13 +706,13 @@ def fake_key() -> str:
     return "sk-proj-" + "".join(secrets.choice(alphabet) for _ in range(48))
 
 
-def test_secret_run_id_refused_and_nothing_written(capsys: pytest.CaptureFixture[str], specs: Path) -> None:
+def test_secret_run_id_refused_and_nothing_written(specs: Path) -> None:
     key = fake_key()
-    code, _, err = log_event(capsys, "run_start", specs=specs, run_id=key)
+    code, _, err = log_event("run_start", specs=specs, run_id=key)
     assert code == 2 and "private content (secret)" in err and key not in err
     home = Path(os.environ["CM_WORKFLOW_LOG_HOME"])
     assert list(specs.iterdir()) == [] and not home.exists()
-    code, _, err = log_event(capsys, "run_start", specs=specs, workflow="sk-" + key[8:])
+    code, _, err = log_event("run_start", specs=specs, workflow="sk-" + key[8:])
     assert code == 2 and "secret" in err
 
 
@@ -768,16 +754,16 @@ def test_secret_run_id_refused_by_the_adapter(tmp_path: Path, specs: Path) -> No
 # ---------------------------------------------------------------- hostile files the writer reads
 
 
-def test_hostile_pointer_and_rows_are_not_parsed(capsys: pytest.CaptureFixture[str], specs: Path) -> None:
+def test_hostile_pointer_and_rows_are_not_parsed(specs: Path) -> None:
     """A deep or huge pointer is treated as absent; deep or huge rows of other runs are skipped."""
     deep = b"[" * 100_000 + b"]" * 100_000
     (specs / ".cm-run.json").write_bytes(b'{"run_id":"pointed-run-01","status":"running","x":' + deep + b"}")
     log = specs / "运行日志.jsonl"
     log.write_bytes(b'{"run_id":"other-run-0001","x":' + deep + b"}\n" + b'{"x":"' + b"a" * 400_000 + b'"}\n')
-    code, result, err = log_event(capsys, "run_start", specs=specs)
+    code, result, err = log_event("run_start", specs=specs)
     assert code == 0, err
     assert result is not None and result["run_id"] != "pointed-run-01"
     big = {"run_id": "pointed-run-01", "status": "running", "pad": "x" * 70_000}
     (specs / ".cm-run.json").write_text(json.dumps(big), encoding="utf-8")
-    code, result, err = log_event(capsys, "progress", specs=specs)
+    code, result, err = log_event("progress", specs=specs)
     assert code == 0 and result is not None and result["run_id"] != "pointed-run-01"

@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 import pytest
+from conftest import cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -222,15 +223,8 @@ def test_fuzz_mutated_packets(key: str, field: str, value: Any) -> None:
 
 from pathlib import Path  # noqa: E402
 
-from toolkit.cli import run  # noqa: E402
 from toolkit.cm.compact import ROLES, check_output  # noqa: E402
 from toolkit.cm.packet import ROLE_ITEMS, missing_items  # noqa: E402
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = run(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def base(role: str) -> list[str]:
@@ -257,23 +251,23 @@ def all_items(role: str) -> list[str]:
 
 @pytest.mark.parametrize("role", ROLES)
 def test_each_role_builds_with_its_items_and_reports_each_missing_one(
-    role: str, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    role: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    code, out, err = cli(capsys, *base(role), *all_items(role))
+    code, out, err = cli(*base(role), *all_items(role))
     assert code == 0, err
     packet = json.loads(out)
     validate_adapter_input(packet, workflow="cm-ai", stage="s1", role=role)
     assert set(packet["dynamic_packet"]["context"]) == {"artifact_refs", *ROLE_ITEMS[role]}
     for key in ROLE_ITEMS[role]:
         items = [a for k in ROLE_ITEMS[role] if k != key for a in ("--item", f"{k}=v")]
-        code, out, err = cli(capsys, *base(role), *items)
+        code, out, err = cli(*base(role), *items)
         assert (code, out) == (1, "")
         assert f"error[MISSING_ITEMS]: missing required items: {key}" in err
 
 
-def test_missing_common_fields_are_listed_not_filled(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = cli(capsys, "packet", "build", "analyst", "--workflow", "cm-prd", "--stage", "s")
+def test_missing_common_fields_are_listed_not_filled() -> None:
+    code, out, err = cli("packet", "build", "analyst", "--workflow", "cm-prd", "--stage", "s")
     assert (code, out) == (1, "")
     assert (
         "missing required items: objective, identifiers, artifact_refs, current_requirement, "
@@ -281,24 +275,23 @@ def test_missing_common_fields_are_listed_not_filled(capsys: pytest.CaptureFixtu
     ) in err
 
 
-def test_explicitly_empty_items_count_as_stated(capsys: pytest.CaptureFixture[str]) -> None:
+def test_explicitly_empty_items_count_as_stated() -> None:
     items = [a for k in ROLE_ITEMS["analyst"] for a in ("--item-json", f"{k}=[]")]
-    code, out, _ = cli(capsys, *base("analyst"), *items)
+    code, out, _ = cli(*base("analyst"), *items)
     assert code == 0 and json.loads(out)["dynamic_packet"]["context"]["unresolved_questions"] == []
 
 
-def test_tester_retry_needs_failure_evidence(capsys: pytest.CaptureFixture[str]) -> None:
+def test_tester_retry_needs_failure_evidence() -> None:
     args = [*base("tester"), *all_items("tester"), "--id", "attempt=2"]
-    code, _, err = cli(capsys, *args)
+    code, _, err = cli(*args)
     assert code == 1 and "missing required items: failure_evidence" in err
-    code, out, _ = cli(capsys, *args, "--item", "failure_evidence=exit 1: test_login AssertionError; log.txt")
+    code, out, _ = cli(*args, "--item", "failure_evidence=exit 1: test_login AssertionError; log.txt")
     assert code == 0 and "failure_evidence" in json.loads(out)["dynamic_packet"]["context"]
 
 
-def test_escalation_records_reason_and_added_scope(capsys: pytest.CaptureFixture[str]) -> None:
+def test_escalation_records_reason_and_added_scope() -> None:
     args = [*base("coder"), *all_items("coder")]
     code, out, _ = cli(
-        capsys,
         *args,
         "--escalate",
         "shared_contract_change",
@@ -320,41 +313,41 @@ def test_escalation_records_reason_and_added_scope(capsys: pytest.CaptureFixture
         ["--escalate", "dependency", "--added-scope", "x"],
         ["--escalate", "dependency", "--escalation-reason", "r"],
     ):
-        code, out, err = cli(capsys, *args, *bad)
+        code, out, err = cli(*args, *bad)
         assert (code, out) == (2, "") and "escalation" in err
 
 
-def test_bad_build_options(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_bad_build_options(tmp_path: Path) -> None:
     items = all_items("coder")
-    assert cli(capsys, *base("poet"))[0] == 2
-    assert cli(capsys, *base("coder"), *items, "--item", "UPPER-case=x")[0] == 2
-    assert cli(capsys, *base("coder"), *items, "--item-json", "x=NaN")[0] == 2
-    assert cli(capsys, *base("coder"), *items, "--item", "novel_key=x")[0] == 2
-    assert cli(capsys, *base("coder"), *items, "--ref", "../outside")[0] == 2
-    assert cli(capsys, *base("coder"), *items, "--ref", "/etc/hosts")[0] == 2
-    assert cli(capsys, *base("coder"), *items, "--prefix-file", "banner=x")[0] == 2
+    assert cli(*base("poet"))[0] == 2
+    assert cli(*base("coder"), *items, "--item", "UPPER-case=x")[0] == 2
+    assert cli(*base("coder"), *items, "--item-json", "x=NaN")[0] == 2
+    assert cli(*base("coder"), *items, "--item", "novel_key=x")[0] == 2
+    assert cli(*base("coder"), *items, "--ref", "../outside")[0] == 2
+    assert cli(*base("coder"), *items, "--ref", "/etc/hosts")[0] == 2
+    assert cli(*base("coder"), *items, "--prefix-file", "banner=x")[0] == 2
 
 
-def test_packet_check(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, _ = cli(capsys, *base("reviewer"), *all_items("reviewer"))
+def test_packet_check(tmp_path: Path) -> None:
+    code, out, _ = cli(*base("reviewer"), *all_items("reviewer"))
     path = tmp_path / "p.json"
     path.write_text(out, encoding="utf-8")
-    code, out, err = cli(capsys, "packet", "check", str(path), "--json")
+    code, out, err = cli("packet", "check", str(path), "--json")
     data = json.loads(out)
     assert (
         code == 0
         and data["ok"]
         and data["prefix_digest"] == prefix_digest(json.loads(path.read_text())["stable_prefix"])
     )
-    assert cli(capsys, "packet", "check", str(path), "--role", "coder")[0] == 2  # identity must match
+    assert cli("packet", "check", str(path), "--role", "coder")[0] == 2  # identity must match
     packet = json.loads(path.read_text())
     del packet["dynamic_packet"]["context"]["task_diff"]
     path.write_text(json.dumps(packet), encoding="utf-8")
-    code, out, err = cli(capsys, "packet", "check", str(path), "--json")
+    code, out, err = cli("packet", "check", str(path), "--json")
     assert code == 1 and json.loads(out)["missing"] == ["task_diff"]
     path.write_text("{not json", encoding="utf-8")
-    assert cli(capsys, "packet", "check", str(path))[0] == 2
-    assert cli(capsys, "packet", "check", str(tmp_path / "absent.json"))[0] == 2
+    assert cli("packet", "check", str(path))[0] == 2
+    assert cli("packet", "check", str(tmp_path / "absent.json"))[0] == 2
 
 
 def test_missing_items_counts_only_absent_keys() -> None:
@@ -457,21 +450,21 @@ def test_broken_compact_answers_name_the_rule(role: str, change: Any, rule: str)
     assert rule in {f.rule for f in findings}
 
 
-def test_reviewer_findings_first_via_cli(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_reviewer_findings_first_via_cli(tmp_path: Path) -> None:
     path = tmp_path / "a.json"
     answer = GOOD_ANSWERS["reviewer"]
     path.write_text(json.dumps(answer), encoding="utf-8")
-    assert cli(capsys, "packet", "check-output", "reviewer", str(path))[0] == 0
+    assert cli("packet", "check-output", "reviewer", str(path))[0] == 0
     reordered = {"verdict": answer["verdict"], **{k: v for k, v in answer.items() if k != "verdict"}}
     path.write_text(json.dumps(reordered), encoding="utf-8")
-    code, out, err = cli(capsys, "packet", "check-output", "reviewer", str(path), "--json")
+    code, out, err = cli("packet", "check-output", "reviewer", str(path), "--json")
     assert code == 1 and json.loads(out)["findings"][0]["rule"] == "order"
     path.write_text(json.dumps({"secret": "sk-proj-Zk3pQ9rT5vW8yB2dF6hJ1mN4sX7cL0aE"}), encoding="utf-8")
-    code, out, err = cli(capsys, "packet", "check-output", "coder", str(path))
+    code, out, err = cli("packet", "check-output", "coder", str(path))
     assert code == 1 and "sk-proj" not in err + out
     path.write_text("[]", encoding="utf-8")
-    assert cli(capsys, "packet", "check-output", "coder", str(path))[0] == 1
-    assert cli(capsys, "packet", "check-output", "poet", str(path))[0] == 2
+    assert cli("packet", "check-output", "coder", str(path))[0] == 1
+    assert cli("packet", "check-output", "poet", str(path))[0] == 2
 
 
 @settings(max_examples=200, deadline=None)
@@ -481,9 +474,9 @@ def test_fuzz_check_output_never_crashes(role: str, value: Any) -> None:
         assert finding.rule and finding.message
 
 
-def test_build_out_writes_the_file_atomically(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_build_out_writes_the_file_atomically(tmp_path: Path) -> None:
     target = tmp_path / "packets" / "coder.json"
-    code, out, err = cli(capsys, *base("coder"), *all_items("coder"), "--out", str(target))
+    code, out, err = cli(*base("coder"), *all_items("coder"), "--out", str(target))
     assert (code, out) == (0, "") and err.startswith("prefix sha256:")
     packet = json.loads(target.read_text(encoding="utf-8"))
     assert list(packet) == ["stable_prefix", "dynamic_packet"]
@@ -496,30 +489,28 @@ def test_build_out_writes_the_file_atomically(capsys: pytest.CaptureFixture[str]
 LEAK = "sk-proj-" + "Qw1Er2Ty3Ui4Op5As6Df7Gh8Jk9Lz0Xc1Vb2N"
 
 
-def test_packet_build_refuses_a_credential_and_prints_nothing(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_packet_build_refuses_a_credential_and_prints_nothing(tmp_path: Path) -> None:
     args = [*base("planner"), *all_items("planner")]
-    code, out, err = cli(capsys, *args)
+    code, out, err = cli(*args)
     assert code == 0 and out, err  # the clean packet builds
     target = tmp_path / "p.json"
     key = ROLE_ITEMS["planner"][0]  # the credential rides in one of the role's own items
     leaking = [a if a != f"{key}=value of {key}" else f"{key}=token {LEAK}" for a in args]
-    code, out, err = cli(capsys, *leaking, "--out", str(target))
+    code, out, err = cli(*leaking, "--out", str(target))
     assert code == 1 and "PACKET_PRIVATE" in err
     assert out == "" and not target.exists()  # nothing printed, nothing written
     assert LEAK not in err
 
 
-def test_packet_check_refuses_private_content(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_packet_check_refuses_private_content(tmp_path: Path) -> None:
     clean = good()
     path = tmp_path / "p.json"
     path.write_text(json.dumps(clean), encoding="utf-8")
-    code, _, _ = cli(capsys, "packet", "check", str(path))
+    code, _, _ = cli("packet", "check", str(path))
     assert code in (0, 1)  # the fixture's role items decide; privacy is what is tested next
     leaky = good()
     leaky["dynamic_packet"]["objective"] = f"email bob.builder@acme-corp.io with {LEAK}"
     path.write_text(json.dumps(leaky), encoding="utf-8")
-    code, out, err = cli(capsys, "packet", "check", str(path), "--json")
+    code, out, err = cli("packet", "check", str(path), "--json")
     assert code == 1 and "PACKET_PRIVATE" in err
     assert LEAK not in err + out and "bob.builder" not in err + out

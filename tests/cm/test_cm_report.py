@@ -10,10 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CliResult, cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolkit.cm import events, report
+from toolkit.cm import report
+
+
+def usage_report(argv: list[str]) -> CliResult:
+    """``cm-usage-report ARGV`` in-process, through the suite's one CLI helper."""
+    return cli(*argv, script="cm-usage-report")
+
 
 RUN1 = "usage-fixture-0001"
 RUN2 = "usage-fixture-0002"
@@ -24,12 +31,12 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]], tail: bytes = b"") -> No
     path.write_bytes(b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in rows) + tail)
 
 
-def golden_home(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+def golden_home(tmp_path: Path) -> Path:
     """An equivalent of the reference's fixture, plus a torn last line; built partly by our writer."""
     home = tmp_path / "logs"
     os.environ["CM_WORKFLOW_LOG_HOME"] = str(home)
-    code = events.main(
-        [
+    code, out, _ = cli(
+        *[
             "--workflow",
             "cm-prd",
             "--event",
@@ -62,10 +69,11 @@ def golden_home(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
                     "outcome": "success",
                 }
             ),
-        ]
+        ],
+        script="cm-log-event",
     )
     assert code == 0
-    run_log = Path(json.loads(capsys.readouterr().out)["global_log"])
+    run_log = Path(json.loads(out)["global_log"])
     (event,) = [json.loads(x) for x in run_log.read_text(encoding="utf-8").splitlines()]
     conflicting_duplicate = {**event, "event_id": "conflicting-call-event", "output_tokens": 301}
     unavailable = {
@@ -261,8 +269,8 @@ def run_report(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_golden_totals_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    home = golden_home(tmp_path, capsys)
+def test_golden_totals_json(tmp_path: Path) -> None:
+    home = golden_home(tmp_path)
     proc = run_report(home, "--last", "2", "--json")
     assert proc.returncode == 0
     out = json.loads(proc.stdout)
@@ -341,8 +349,8 @@ def test_golden_totals_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert str(tmp_path) not in proc.stderr  # locations are relative to the log home
 
 
-def test_golden_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    home = golden_home(tmp_path, capsys)
+def test_golden_text(tmp_path: Path) -> None:
+    home = golden_home(tmp_path)
     proc = run_report(home, "--last", "2")
     assert proc.returncode == 0
     assert proc.stdout.splitlines() == [
@@ -362,21 +370,22 @@ def test_golden_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert "未推测缺失用量，也未换算费用" in proc.stdout
 
 
-def test_last_selects_newest_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    home = golden_home(tmp_path, capsys)
+def test_last_selects_newest_runs(tmp_path: Path) -> None:
+    home = golden_home(tmp_path)
     out = json.loads(run_report(home, "--last", "1", "--json").stdout)
     s = out["summary"]
     assert (s["runs"], s["observed_calls"], s["unavailable_calls"], s["invalid_calls"]) == (1, 0, 2, 7)
 
 
-def test_in_process_matches_subprocess(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    home = golden_home(tmp_path, capsys)
-    assert report.main(["--log-home", str(home), "--json"]) == 0
-    inproc = json.loads(capsys.readouterr().out)
+def test_in_process_matches_subprocess(tmp_path: Path) -> None:
+    home = golden_home(tmp_path)
+    code, out, _ = usage_report(["--log-home", str(home), "--json"])
+    assert code == 0
+    inproc = json.loads(out)
     assert inproc == json.loads(run_report(home, "--json").stdout)
 
 
-def test_index_rules_and_unsafe_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_index_rules_and_unsafe_paths(tmp_path: Path) -> None:
     home = tmp_path / "logs"
     row = {
         "schema_version": 1,
@@ -396,19 +405,19 @@ def test_index_rules_and_unsafe_paths(tmp_path: Path, capsys: pytest.CaptureFixt
         tail=b"{torn",
     )
     (tmp_path / "outside.jsonl").write_text("{}\n", encoding="utf-8")
-    capsys.readouterr()
-    assert report.main(["--log-home", str(home), "--json"]) == 0
-    out, err = capsys.readouterr()
+    code, out, err = usage_report(["--log-home", str(home), "--json"])
+    assert code == 0
     assert json.loads(out)["summary"]["runs"] == 2  # the row without a valid time is skipped
     assert "outside log home" in err and "missing run log for run-missing-01" in err
     assert "invalid JSON at index.jsonl:5" in err
 
 
-def test_empty_home_and_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert report.main(["--log-home", str(tmp_path / "none")]) == 0
-    assert "CM API Usage（最近 0 次运行）" in capsys.readouterr().out
+def test_empty_home_and_bad_arguments(tmp_path: Path) -> None:
+    code, out, _ = usage_report(["--log-home", str(tmp_path / "none")])
+    assert code == 0
+    assert "CM API Usage（最近 0 次运行）" in out
     for bad in (["--last", "0"], ["--last", "x"], ["--bogus"]):
-        assert report.main(bad) == 2
+        assert usage_report(bad).exit_code == 2
 
 
 def test_done_status_is_sticky_and_latest_time_wins(tmp_path: Path) -> None:
@@ -468,11 +477,11 @@ def test_usage_row_errors(row: dict[str, Any], reason: str) -> None:
     assert report.usage_row_error({**good, **row}) == reason
 
 
-def test_workgroup_cm_reaches_the_same_mains(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_workgroup_cm_reaches_the_same_mains(tmp_path: Path) -> None:
     """`workgroup cm usage-report|log-event|call` pass arguments and exit codes through unchanged."""
     from tests.conftest import run_workgroup
 
-    home = golden_home(tmp_path, capsys)
+    home = golden_home(tmp_path)
     via_cli = run_workgroup("cm", "usage-report", "--log-home", str(home), "--json")
     assert via_cli.returncode == 0
     assert json.loads(via_cli.stdout) == json.loads(run_report(home, "--json").stdout)
@@ -585,15 +594,15 @@ def test_fast_usage_check_matches_the_plain_rules(changes: dict[str, Any]) -> No
         assert compact[0] == row["call_id"] and compact[2] == row["usage_state"]
 
 
-def test_parallel_fold_equals_sequential(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_parallel_fold_equals_sequential(tmp_path: Path) -> None:
     """--jobs 2 folds runs in worker processes; the JSON and the warnings are identical."""
-    home = golden_home(tmp_path, capsys)
+    home = golden_home(tmp_path)
     sequential = run_report(home, "--json", "--jobs", "1")
     parallel = run_report(home, "--json", "--jobs", "2")
     assert parallel.returncode == sequential.returncode == 0
     assert json.loads(parallel.stdout) == json.loads(sequential.stdout)
     assert parallel.stderr == sequential.stderr
-    assert report.main(["--log-home", str(home), "--jobs", "-1"]) == 2
+    assert usage_report(["--log-home", str(home), "--jobs", "-1"]).exit_code == 2
 
 
 def test_native_cli_usage_needs_its_claim(tmp_path: Path) -> None:

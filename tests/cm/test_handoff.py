@@ -9,20 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import GitRepo, cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import GitRepo
-from toolkit.cli import run
 from toolkit.cm.handoff import HandoffError, compose, parse_tasks, relativize
 
 TASKS = "# Tasks\n\n- [x] T1 login form\n- [ ] T2 logout\n* [X] T3 docs\n1. [ ] T4 audit\nnot a task [ ]\n"
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = run(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 @pytest.fixture
@@ -43,11 +36,8 @@ def test_parse_tasks_checkboxes() -> None:
     assert tasks.open == ("T2 logout", "T4 audit")
 
 
-def test_cm_ai_run_done_writes_the_handoff_and_the_fourth_line(
-    project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_cm_ai_run_done_writes_the_handoff_and_the_fourth_line(project: Path) -> None:
     code, _, err = cli(
-        capsys,
         "boundary",
         "cm-ai",
         "--at",
@@ -74,14 +64,12 @@ def test_cm_ai_run_done_writes_the_handoff_and_the_fourth_line(
     assert str(project) not in text
 
 
-def test_cm_fix_writes_under_the_archive_and_overwrites(
-    project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_cm_fix_writes_under_the_archive_and_overwrites(project: Path) -> None:
     (project / "defects" / "D-7").mkdir(parents=True)
     base = ["boundary", "cm-fix", "--at", "run_done", "--archive-dir", "defects/D-7"]
-    assert cli(capsys, *base, "--next-command", "/cm-fix D-8")[0] == 0
+    assert cli(*base, "--next-command", "/cm-fix D-8")[0] == 0
     first = handoff_file(project, "defects/D-7").read_text(encoding="utf-8")
-    code, _, err = cli(capsys, *base, "--lang", "en", "--declined", "--done", "second run")
+    code, _, err = cli(*base, "--lang", "en", "--declined", "--done", "second run")
     assert code == 0
     assert err.splitlines() == [
         "Session boundary: stay in this session (the user declined a fresh session).",
@@ -103,22 +91,19 @@ def test_cm_fix_writes_under_the_archive_and_overwrites(
     ],
 )
 def test_no_handoff_outside_a_single_runs_end(
-    project: Path, capsys: pytest.CaptureFixture[str], workflow: str, event: str, extra: list[str]
+    project: Path, workflow: str, event: str, extra: list[str]
 ) -> None:
     code, _, err = cli(
-        capsys, "boundary", workflow, "--at", event, "--specs-dir", "specs", "--next-command", "/next", *extra
+        "boundary", workflow, "--at", event, "--specs-dir", "specs", "--next-command", "/next", *extra
     )
     assert code == 0 and "交接摘要" not in err
     assert not (project / "specs" / ".reviews").exists()
 
 
-def test_reviews_is_a_file_gives_the_failure_line_and_exit_0(
-    project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_reviews_is_a_file_gives_the_failure_line_and_exit_0(project: Path) -> None:
     # Root ignores permission bits, so the target is made unwritable by a regular file in the way.
     (project / "specs" / ".reviews").write_text("not a directory", encoding="utf-8")
     code, _, err = cli(
-        capsys,
         "boundary",
         "cm-ai",
         "--at",
@@ -133,7 +118,6 @@ def test_reviews_is_a_file_gives_the_failure_line_and_exit_0(
     assert lines[3] == "交接摘要：未写成（目录不可写）"
     assert (project / "specs" / ".reviews").read_text(encoding="utf-8") == "not a directory"
     code, out, err = cli(
-        capsys,
         "boundary",
         "cm-ai",
         "--at",
@@ -164,27 +148,24 @@ def test_reviews_is_a_file_gives_the_failure_line_and_exit_0(
     ],
 )
 def test_failed_writes_print_their_reason_and_write_nothing(
-    project: Path, capsys: pytest.CaptureFixture[str], args: list[str], line: str
+    project: Path, args: list[str], line: str
 ) -> None:
-    code, _, err = cli(capsys, "boundary", "cm-ai", "--at", "run_done", "--next-command", "/n", *args)
+    code, _, err = cli("boundary", "cm-ai", "--at", "run_done", "--next-command", "/n", *args)
     assert code == 0 and err.splitlines()[-1] == line
     assert len(err.splitlines()) == 4
     assert not handoff_file(project).exists()
 
 
-def test_a_leak_never_replaces_a_good_handoff(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_leak_never_replaces_a_good_handoff(project: Path) -> None:
     base = ["boundary", "cm-ai", "--at", "run_done", "--specs-dir", "specs", "--next-command", "/n"]
-    assert cli(capsys, *base)[0] == 0
+    assert cli(*base)[0] == 0
     good = handoff_file(project).read_bytes()
-    cli(capsys, *base, "--done", "key sk-proj-Zk3pQ9rT5vW8yB2dF6hJ1mN4sX7cL0aE")
+    cli(*base, "--done", "key sk-proj-Zk3pQ9rT5vW8yB2dF6hJ1mN4sX7cL0aE")
     assert handoff_file(project).read_bytes() == good
 
 
-def test_absolute_paths_inside_the_root_become_relative(
-    project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_absolute_paths_inside_the_root_become_relative(project: Path) -> None:
     code, _, _ = cli(
-        capsys,
         "boundary",
         "cm-ai",
         "--at",
@@ -229,27 +210,23 @@ def many(label: str) -> list[str]:
     return [part for i in range(40) for part in ("--done", f"{label} {i} " + label * 50)]
 
 
-def test_two_concurrent_boundaries_leave_one_whole_file(
-    project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_two_concurrent_boundaries_leave_one_whole_file(project: Path) -> None:
     """Real processes race to overwrite; the result is always exactly one writer's whole file."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     texts = {}
     for label in ("alpha", "beta"):
         assert (
-            run(
-                [
-                    "boundary",
-                    "cm-ai",
-                    "--at",
-                    "run_done",
-                    "--specs-dir",
-                    "specs",
-                    "--next-command",
-                    f"/cm-ai run --task {label}",
-                    *many(label),
-                ]
-            )
+            cli(
+                "boundary",
+                "cm-ai",
+                "--at",
+                "run_done",
+                "--specs-dir",
+                "specs",
+                "--next-command",
+                f"/cm-ai run --task {label}",
+                *many(label),
+            ).exit_code
             == 0
         )
         texts[label] = handoff_file(project).read_bytes()
@@ -285,29 +262,27 @@ def test_two_concurrent_boundaries_leave_one_whole_file(
         assert os.listdir(project / "specs" / ".reviews") == ["session-handoff.md"]
 
 
-def test_handoff_show(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli(capsys, "handoff", "show", "specs")[0] == 1  # nothing yet: an error without --mode
-    code, out, err = cli(capsys, "handoff", "show", "specs", "--mode", "create")
+def test_handoff_show(project: Path) -> None:
+    assert cli("handoff", "show", "specs")[0] == 1  # nothing yet: an error without --mode
+    code, out, err = cli("handoff", "show", "specs", "--mode", "create")
     assert (code, out) == (0, "") and "no session handoff yet" in err
-    cli(
-        capsys, "boundary", "cm-ai", "--at", "run_done", "--specs-dir", "specs", "--next-command", "/cm-ai T2"
-    )
+    cli("boundary", "cm-ai", "--at", "run_done", "--specs-dir", "specs", "--next-command", "/cm-ai T2")
     written = handoff_file(project).read_text(encoding="utf-8")
-    code, out, _ = cli(capsys, "handoff", "show", "specs", "--mode", "create")
+    code, out, _ = cli("handoff", "show", "specs", "--mode", "create")
     assert code == 0 and out == written
-    code, out, _ = cli(capsys, "handoff", "show", "specs")
+    code, out, _ = cli("handoff", "show", "specs")
     assert code == 0 and out == written
     # a resumed run continues from its own records; the handoff is not shown
-    code, out, _ = cli(capsys, "handoff", "show", "specs", "--mode", "resume")
+    code, out, _ = cli("handoff", "show", "specs", "--mode", "resume")
     assert (code, out) == (0, "")
-    code, out, _ = cli(capsys, "handoff", "show", "specs", "--json")
+    code, out, _ = cli("handoff", "show", "specs", "--json")
     data = json.loads(out)
     assert (
         data["shown"] is True
         and data["text"] == written
         and data["path"] == "specs/.reviews/session-handoff.md"
     )
-    assert cli(capsys, "handoff", "show", "specs", "--mode", "later")[0] == 2
+    assert cli("handoff", "show", "specs", "--mode", "later")[0] == 2
 
 
 @settings(max_examples=200, deadline=None)

@@ -6,17 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import cli
 
-from toolkit.cli import run
 from toolkit.cm.compact import ROLES
 from toolkit.cm.packet import STABLE_PREFIX_KEYS, prefix_digest, system_message
 from toolkit.cm.prefix import build_prefix
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = run(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 @pytest.mark.parametrize("role", ROLES)
@@ -86,13 +80,13 @@ def coder_args(attempt: str, task: str) -> list[str]:
 
 
 def test_cli_prefix_is_stable_across_a_run_and_dynamic_goes_after(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "rules.md").write_text("Use ruff.\n", encoding="utf-8")
-    code, out1, err1 = cli(capsys, *coder_args("1", "T1"))
+    code, out1, err1 = cli(*coder_args("1", "T1"))
     assert code == 0, err1
-    code, out2, err2 = cli(capsys, *coder_args("2", "T2"))
+    code, out2, err2 = cli(*coder_args("2", "T2"))
     assert code == 0, err2
     p1, p2 = json.loads(out1), json.loads(out2)
     # the prefix stays byte-identical although attempt ids and task text changed
@@ -104,19 +98,19 @@ def test_cli_prefix_is_stable_across_a_run_and_dynamic_goes_after(
         assert dynamic not in prefix_text
     # a changed source changes the digest
     (tmp_path / "rules.md").write_text("Use ruff and mypy.\n", encoding="utf-8")
-    code, out3, _ = cli(capsys, *coder_args("1", "T1"))
+    code, out3, _ = cli(*coder_args("1", "T1"))
     assert code == 0
     assert prefix_digest(json.loads(out3)["stable_prefix"]) != prefix_digest(p1["stable_prefix"])
     assert json.loads(out3)["dynamic_packet"] == p1["dynamic_packet"]
 
 
-def test_packet_prefix_command_prints_the_digest(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = cli(capsys, "packet", "prefix", "reviewer", "--workflow", "cm-prd", "--stage", "review")
+def test_packet_prefix_command_prints_the_digest() -> None:
+    code, out, _ = cli("packet", "prefix", "reviewer", "--workflow", "cm-prd", "--stage", "review")
     assert code == 0
     assert out.strip() == prefix_digest(build_prefix("reviewer", "cm-prd", "review"))
     code, out, err = cli(
-        capsys, "packet", "prefix", "reviewer", "--workflow", "cm-prd", "--stage", "review", "--show"
+        "packet", "prefix", "reviewer", "--workflow", "cm-prd", "--stage", "review", "--show"
     )
     assert out == system_message(build_prefix("reviewer", "cm-prd", "review")) + "\n"
     assert err.strip().startswith("sha256:")
-    assert cli(capsys, "packet", "prefix", "bard", "--workflow", "cm-prd", "--stage", "review")[0] == 2
+    assert cli("packet", "prefix", "bard", "--workflow", "cm-prd", "--stage", "review")[0] == 2

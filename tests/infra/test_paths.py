@@ -1,4 +1,5 @@
-"""Owned-path canonicalization, the overlap index and owned globs (toolkit/infra/paths.py)."""
+"""Owned-path canonicalization, the overlap index and owned globs (toolkit/core/ownership.py,
+toolkit/infra/paths.py)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolkit.infra.paths import (
-    Canonicalizer,
+from toolkit.core.ownership import (
     OverlapIndex,
     OwnershipPathError,
-    canonical_path,
     check_globs,
     expand_globs,
     fold,
     glob_literal_prefix,
     overlaps,
 )
+from toolkit.infra.paths import Canonicalizer, canonical_path
 
 
 @pytest.fixture
@@ -287,7 +287,7 @@ def test_legitimate_unicode_names_are_still_ownable(root: Path) -> None:
 def test_no_accepted_path_escapes_or_hides(root: Path, value: str) -> None:
     import unicodedata
 
-    from toolkit.infra.paths import hidden_character
+    from toolkit.core.ownership import hidden_character
 
     canon = Canonicalizer(str(root))
     try:

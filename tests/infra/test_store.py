@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _sync import AT_START_LINE, StartLine
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput
 from toolkit.infra.store import (
@@ -80,33 +81,34 @@ def test_concurrent_reader_sees_old_or_new_never_part(tmp_path: Path) -> None:
     assert seen <= set(versions) and leftovers(tmp_path) == []
 
 
-RACE = """
-import sys, time
+RACE = (
+    """
+import os, sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
 from toolkit.infra.store import create_exclusive
-go = Path({go!r})
-Path(str(go) + ".ready." + sys.argv[1]).write_text("ready")  # imported, at the start line
-while not go.exists():
-    time.sleep(0.001)
+"""
+    + AT_START_LINE
+    + """
+at_start_line()  # imported: wait for the others
 print(create_exclusive(Path({claim!r}), "claimed by %s\\n" % sys.argv[1]))
 """
+)
 
 
 def test_create_exclusive_sixteen_racing_processes_one_winner(tmp_path: Path) -> None:
-    go, claim = tmp_path / "go", tmp_path / "claims" / "call-1.json"
-    code = RACE.format(root=str(ROOT), go=str(go), claim=str(claim))
-    procs = [
-        subprocess.Popen([sys.executable, "-c", code, str(i)], stdout=subprocess.PIPE, text=True)
-        for i in range(16)
-    ]
-    # a ready-file barrier, not a fixed sleep: under load a sleep can end before every process
-    # has imported, and then the racers run one after another and nothing races
-    deadline = time.monotonic() + 120
-    while len(list(tmp_path.glob("go.ready.*"))) < 16 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert len(list(tmp_path.glob("go.ready.*"))) == 16, "not every racer reached the start line"
-    go.touch()
+    claim = tmp_path / "claims" / "call-1.json"
+    code = RACE.format(root=str(ROOT), claim=str(claim))
+    # a start-line barrier: under load the racers would otherwise import one after another and
+    # nothing would race
+    with StartLine() as line:
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", code, str(i)], stdout=subprocess.PIPE, text=True, **line.popen_kwargs()
+            )
+            for i in range(16)
+        ]
+        line.release(16)
     results = [p.communicate(timeout=60)[0].strip() for p in procs]
     assert all(p.returncode == 0 for p in procs)
     assert results.count("True") == 1 and results.count("False") == 15
@@ -149,7 +151,7 @@ from pathlib import Path
 from toolkit.infra.store import file_lock
 with file_lock(Path({lock!r})):
     print("held", flush=True)
-    time.sleep(30)
+    sys.stdin.read()  # hold the lock until the test is done with it (it kills this process)
 """
 
 
@@ -157,6 +159,7 @@ def test_file_lock_timeout_is_exit_three(tmp_path: Path) -> None:
     lock = tmp_path / "locks" / "x.lock"
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER.format(root=str(ROOT), lock=str(lock))],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )

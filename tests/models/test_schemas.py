@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from conftest import cli
 
-from toolkit.commands.schemas import export, render_schema, schemas_dir
 from toolkit.models.registry import SCHEMA_MODELS
+from toolkit.models.schema_export import export, render_schema, schemas_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,14 +46,10 @@ def test_export_writes_then_check_passes(tmp_path: Path) -> None:
 
 
 def test_cli_check_exit_codes(tmp_path: Path) -> None:
-    from toolkit.cli import build_app
-
-    runner = CliRunner()
-    app = build_app()
-    result = runner.invoke(app, ["schemas", "export", "--check", "--out", str(tmp_path)])
+    result = cli("schemas", "export", "--check", "--out", str(tmp_path))
     assert result.exit_code == 1 and "differs: agent-lineage.schema.json" in result.stderr
-    runner.invoke(app, ["schemas", "export", "--out", str(tmp_path)])
-    result = runner.invoke(app, ["schemas", "export", "--check", "--out", str(tmp_path)])
+    cli("schemas", "export", "--out", str(tmp_path))
+    result = cli("schemas", "export", "--check", "--out", str(tmp_path))
     missing = [line for line in result.stderr.splitlines() if line.startswith("missing model")]
     assert result.exit_code == (1 if missing else 0)
 

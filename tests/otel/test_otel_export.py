@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import cli as workgroup
 from conftest import run_workgroup
 
-from toolkit.cli import run
 from toolkit.cm import events
 
 pytest.importorskip("opentelemetry.sdk", reason="needs the otel extra (pip install -e '.[otel]')")
@@ -50,7 +50,7 @@ def cli(tmp_path: Path, *args: str, request: object = None) -> int:
         path = tmp_path / f"req-{time.monotonic_ns()}.json"
         path.write_text(json.dumps(request), encoding="utf-8")
         argv.insert(2 if args[0] == "telemetry" else 1, str(path))
-    return run(argv)
+    return workgroup(*argv).exit_code
 
 
 def cm_call(
@@ -275,8 +275,8 @@ def test_slow_collector_times_out_then_a_retry_counts_once(records: Path) -> Non
         rx.delay = 3.0
         code, _summary, err = export(records, rx.url, "--timeout", "1")
         assert code == 3, err
-        rx.delay = 0.0
-        time.sleep(3.5)  # let the slow handlers finish (they still store what they decoded)
+        rx.release_slow()
+        assert rx.wait_idle()  # the slow handlers finished (they still store what they decoded)
         late = {(s["trace_id"], s["span_id"]) for s in rx.received.spans}
         assert export(records, rx.url)[0] == 0
         ids = [(s["trace_id"], s["span_id"]) for s in rx.received.spans]

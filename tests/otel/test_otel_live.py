@@ -3,7 +3,6 @@ flusher sends to a real OTLP/HTTP receiver on loopback; the runtime path imports
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import subprocess
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _sync import wait_for_unlock, wait_until
 from conftest import run_workgroup
 
 pytest.importorskip("opentelemetry.sdk", reason="needs the otel extra (pip install -e '.[otel]')")
@@ -34,20 +34,7 @@ def live_repo(git_repo) -> Path:  # type: ignore[no-untyped-def]
 
 def wait_for_flusher(otel_dir: Path, timeout: float = 30.0) -> bool:
     """True once no flusher holds its lock (the flusher is a detached process of its own)."""
-    lock = otel_dir / "flusher.lock"
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not lock.exists():
-            return True
-        fd = os.open(lock, os.O_RDWR)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except OSError:
-            time.sleep(0.1)
-        finally:
-            os.close(fd)
-    return False
+    return wait_for_unlock(otel_dir / "flusher.lock", timeout)
 
 
 def env_for(url: str, **extra: str) -> dict[str, str]:
@@ -300,9 +287,7 @@ def test_a_flusher_that_cannot_send_keeps_the_spool_and_its_lock(live_repo: Path
     otel_dir = live_repo / ".git" / "workgroup" / "otel"
     env = env_for("ftp://not-otlp", OTEL_BSP_EXPORT_TIMEOUT="3000")  # a broken endpoint variable
     route(live_repo, env)
-    deadline = time.monotonic() + 20
-    while not (otel_dir / "status.json").exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    assert wait_until((otel_dir / "status.json").exists, timeout=20)  # the flusher has tried and failed
     status = json.loads((otel_dir / "status.json").read_text(encoding="utf-8"))
     assert status["ok"] is False and status["error"] == "OTLP_ENDPOINT_INVALID"
     holder = (otel_dir / "flusher.lock").read_text(encoding="utf-8")

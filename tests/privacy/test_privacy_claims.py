@@ -6,9 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import CliResult, cli
 
-from toolkit.hooks import docs_claims
 from toolkit.privacy.claims import find_claims
+
+
+def claims_hook(*files: str) -> CliResult:
+    """``workgroup-docs-claims-hook FILES`` in-process, through the suite's one CLI helper."""
+    return cli(*files, script="workgroup-docs-claims-hook")
+
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,22 +62,22 @@ def test_position_and_inline_allow() -> None:
     assert find_claims(allowed) == []
 
 
-def test_hook_main(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_hook_main(tmp_path: Path) -> None:
     bad = tmp_path / "bad.md"
     bad.write_text("Caching removes context tokens.\n", encoding="utf-8")
     good = tmp_path / "good.md"
     good.write_text("Cache reads are billed at a lower rate.\n", encoding="utf-8")
     binary = tmp_path / "b.md"
     binary.write_bytes(b"\x00cache removes context tokens")
-    assert docs_claims.main([str(good), str(binary)]) == 0
-    assert docs_claims.main([str(bad), str(good)]) == 1
-    captured = capsys.readouterr()
-    out = captured.out
+    assert claims_hook(str(good), str(binary)).exit_code == 0
+    captured = claims_hook(str(bad), str(good))
+    assert captured.exit_code == 1
+    out = captured.stdout
     assert f"{bad}:1:1: docs-cache-token-claim blanket claim" in out and str(good) not in out
     assert "  fix: describe cache reads as lower billed cost" in out
-    assert "docs-claims: 1 finding (1 error, 0 warnings) in 2 files" in captured.err
+    assert "docs-claims: 1 finding (1 error, 0 warnings) in 2 files" in captured.stderr
 
 
 def test_our_own_documentation_passes() -> None:
     docs = [ROOT / "README.md", *sorted((ROOT / "templates").glob("**/*.md"))]
-    assert docs_claims.main([str(p) for p in docs if p.is_file()]) == 0
+    assert claims_hook(*[str(p) for p in docs if p.is_file()]).exit_code == 0

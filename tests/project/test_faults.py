@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from _hostile import snapshot, tried
+from _sync import read_line
 from conftest import ROOT, GitRepo, run_workgroup
 
 from toolkit.infra.git import discover
@@ -40,7 +41,7 @@ WRITER = """
 import json, os, sys, time
 from pathlib import Path
 sys.path.insert(0, {root!r})
-kind, workdir, common, ready = sys.argv[1:5]
+kind, workdir, common = sys.argv[1:4]
 from toolkit.infra.store import Layout, append_jsonl, atomic_write, write_json_atomic
 layout = Layout(Path(workdir), Path(common))
 big = "x" * 200_000  # large records: a kill lands inside a write, not between them
@@ -60,7 +61,7 @@ while True:
         from toolkit.cm.runptr import append_line
         append_line(Path(workdir) / "specs" / "log.jsonl", {{"n": i, "pad": big}}, private=False)
     if i == 3:
-        Path(ready).write_text("ready")
+        print("writing", flush=True)  # three whole records down: the parent may kill from now on
 """
 
 KILL_TARGETS = {
@@ -74,7 +75,6 @@ KILL_TARGETS = {
 
 def _kill_mid_write(kind: str, repo: GitRepo, tmp_path: Path, delay: float) -> Path:
     lay = discover(str(repo.path)).layout
-    ready = tmp_path / f"ready-{kind}"
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -83,14 +83,13 @@ def _kill_mid_write(kind: str, repo: GitRepo, tmp_path: Path, delay: float) -> P
             kind,
             str(lay.workdir),
             str(lay.common_dir),
-            str(ready),
         ],
         env=_env(),
+        stdout=subprocess.PIPE,
     )
-    deadline = time.monotonic() + 60
-    while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.005)
-    assert ready.exists(), "the writer never got going"
+    assert proc.stdout is not None
+    assert read_line(proc.stdout.fileno(), timeout=60) == b"writing\n", "the writer never got going"
+    # not a barrier: the writer runs on regardless; the delay moves where in its writes the kill lands
     time.sleep(delay)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)

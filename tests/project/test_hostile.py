@@ -8,8 +8,8 @@ Each case must end with a coded exit and leave the repository and its local stat
 was; a FIFO must never block (a watchdog turns a hang into a failure). The tally of inputs per
 entry point is printed in the terminal summary.
 
-Everything runs in-process (the typer app, the cm scripts' ``main``, the runtime's
-``run_single``); the size rule is exercised with ``WORKGROUP_MAX_READ_BYTES`` lowered to 4 KiB.
+Everything runs in-process (every console script through the suite's one CLI helper,
+``conftest.cli``, and the runtime's ``run_single``); the size rule is exercised with ``WORKGROUP_MAX_READ_BYTES`` lowered to 4 KiB.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from _hostile import (
     tried,
     watchdog,
 )
-from conftest import GitRepo
+from conftest import GitRepo, cli, console_script
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lineage_fixtures import HOT_NOW
@@ -65,48 +65,11 @@ class Outcome:
     err: str
 
 
-_APP: list[Any] = []
-
-
-def _cached_app() -> Any:
-    """The click command of the typer app, built once: building it costs ~0.3 s per call."""
-    import typer
-
-    from toolkit import cli
-
-    if not _APP:
-        _APP.append(typer.main.get_command(cli.build_app()))
-    return _APP[0]
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], argv: list[str]) -> Outcome:
-    """``toolkit.cli.run`` (its one error-to-exit-code map) over the app built once."""
-    from toolkit import cli
-
-    app = _cached_app()
-    capsys.readouterr()
-    original = cli.build_app
-    cli.build_app = lambda: app  # type: ignore[assignment,return-value]
-    try:
-        with watchdog():
-            code = cli.run(argv)
-    finally:
-        cli.build_app = original
-    captured = capsys.readouterr()
-    return Outcome(code, captured.out, captured.err)
-
-
-def run_main(
-    capsys: pytest.CaptureFixture[str], main: Callable[[list[str]], int], argv: list[str]
-) -> Outcome:
-    capsys.readouterr()
+def run_cli(argv: list[str], script: str = "workgroup") -> Outcome:
+    """A console script in-process through the suite's one CLI helper, under the watchdog."""
     with watchdog():
-        try:
-            code = main(argv)
-        except SystemExit as exc:  # argparse's own exit
-            code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return Outcome(code, captured.out, captured.err)
+        code, out, err = cli(*argv, script=script)
+    return Outcome(code, out, err)
 
 
 @dataclass
@@ -382,7 +345,7 @@ def _good_route(root: Path) -> None:
     )
 
 
-def _check_case(capsys: pytest.CaptureFixture[str], repo: GitRepo, entry: Entry, hostile: str) -> str | None:
+def _check_case(repo: GitRepo, entry: Entry, hostile: str) -> str | None:
     """None when the entry answered ``hostile`` right, else what went wrong."""
     root = repo.path
     target = entry.target(root)
@@ -393,7 +356,7 @@ def _check_case(capsys: pytest.CaptureFixture[str], repo: GitRepo, entry: Entry,
     tried(entry.name)
     try:
         with lowered_cap(hostile):
-            outcome = run_cli(capsys, argv)
+            outcome = run_cli(argv)
     except BaseException as exc:  # noqa: BLE001 - the point: nothing may escape
         return f"{hostile}: raised {type(exc).__name__}"
     finally:
@@ -423,15 +386,11 @@ def _check_case(capsys: pytest.CaptureFixture[str], repo: GitRepo, entry: Entry,
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
-def test_every_file_reader_refuses_every_hostile_input(
-    entry: Entry, git_repo: GitRepo, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_every_file_reader_refuses_every_hostile_input(entry: Entry, git_repo: GitRepo) -> None:
     leak = "OPENAI_API_KEY=sk-proj-" + "Ab3dE5gH7jK9mN1pQ3rS5tU7vW9xY1zA3cE5\n"
     git_repo.commit("init", {"README.md": "# project\n", "src/a.py": "x = 1\n", "leak.env": leak})
     _good_route(git_repo.path)
-    failures = [
-        problem for hostile in HOSTILE_NAMES if (problem := _check_case(capsys, git_repo, entry, hostile))
-    ]
+    failures = [problem for hostile in HOSTILE_NAMES if (problem := _check_case(git_repo, entry, hostile))]
     assert not failures, "\n".join(failures)
 
 
@@ -456,11 +415,7 @@ def _event_argv(specs: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("which", [".cm-run.json", "运行日志.jsonl"])
-def test_cm_log_event_never_blocks_or_tracebacks_on_hostile_state(
-    which: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from toolkit.cm import events
-
+def test_cm_log_event_never_blocks_or_tracebacks_on_hostile_state(which: str, tmp_path: Path) -> None:
     specs = tmp_path / "proj" / "specs"
     specs.mkdir(parents=True)
     failures = []
@@ -471,7 +426,7 @@ def test_cm_log_event_never_blocks_or_tracebacks_on_hostile_state(
         tried(f"cm-log-event ({which})")
         try:
             with lowered_cap(hostile):
-                outcome = run_main(capsys, events.main, _event_argv(specs))
+                outcome = run_cli(_event_argv(specs), "cm-log-event")
         except BaseException as exc:  # noqa: BLE001
             failures.append(f"{hostile}: raised {type(exc).__name__}")
             remove(target)
@@ -496,9 +451,7 @@ def test_cm_log_event_never_blocks_or_tracebacks_on_hostile_state(
     assert not failures, "\n".join(failures)
 
 
-def test_cm_usage_report_skips_hostile_run_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from toolkit.cm import report
-
+def test_cm_usage_report_skips_hostile_run_files(tmp_path: Path) -> None:
     home = tmp_path / "home"
     (home / "runs").mkdir(parents=True)
     failures = []
@@ -521,7 +474,7 @@ def test_cm_usage_report_skips_hostile_run_files(tmp_path: Path, capsys: pytest.
         tried("cm-usage-report (run file)")
         try:
             with lowered_cap(hostile):
-                outcome = run_main(capsys, report.main, ["--log-home", str(home), "--json"])
+                outcome = run_cli(["--log-home", str(home), "--json"], "cm-usage-report")
         except BaseException as exc:  # noqa: BLE001
             failures.append(f"{hostile}: raised {type(exc).__name__}")
         else:
@@ -533,7 +486,7 @@ def test_cm_usage_report_skips_hostile_run_files(tmp_path: Path, capsys: pytest.
         tried("cm-usage-report (index)")
         try:
             with lowered_cap(hostile):
-                outcome = run_main(capsys, report.main, ["--log-home", str(home), "--json"])
+                outcome = run_cli(["--log-home", str(home), "--json"], "cm-usage-report")
         except BaseException as exc:  # noqa: BLE001
             failures.append(f"index {hostile}: raised {type(exc).__name__}")
         else:
@@ -670,15 +623,13 @@ hostile_bytes = st.one_of(
 
 @settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(raw=hostile_bytes, which=st.integers(min_value=0, max_value=len(STATE_COMMANDS) - 1))
-def test_state_file_bytes_never_traceback(
-    raw: bytes, which: int, git_repo: GitRepo, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_state_file_bytes_never_traceback(raw: bytes, which: int, git_repo: GitRepo) -> None:
     name, target_of, argv = STATE_COMMANDS[which]
     target = target_of(git_repo.path)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(raw)
     tried(name)
-    outcome = run_cli(capsys, argv)
+    outcome = run_cli(argv)
     assert "Traceback" not in outcome.err
     assert outcome.code in (0, 1, 2, 3)
     if outcome.code:
@@ -752,12 +703,11 @@ def test_hooks_never_hang_or_crash_on_hostile_files(
     where: Callable[[Path], Path],
     codes: frozenset[int],
     git_repo: GitRepo,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     import importlib
 
     git_repo.commit("init", {"README.md": "# p\n"})
-    main = importlib.import_module(module).main
+    assert console_script(hook) is importlib.import_module(module).main  # the table names the script's code
     target = where(git_repo.path)
     rel = str(target.relative_to(git_repo.path))
     failures = []
@@ -767,7 +717,7 @@ def test_hooks_never_hang_or_crash_on_hostile_files(
         tried(hook)
         try:
             with lowered_cap(hostile):
-                outcome = run_main(capsys, main, [rel])
+                outcome = run_cli([rel], hook)
         except BaseException as exc:  # noqa: BLE001
             failures.append(f"{hostile}: raised {type(exc).__name__}")
             remove(target)

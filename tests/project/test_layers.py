@@ -104,3 +104,133 @@ def test_core_does_no_io() -> None:
             if target.split(".")[0] in forbidden or target in forbidden:
                 offenders.append(f"{path.relative_to(ROOT)}:{line}: {target}")
     assert offenders == []
+
+
+# --- the pure runtime -----------------------------------------------------------------------------
+# toolkit/runtime/adapter.py does every read of the clock, the environment, the disk and git that
+# an operation needs (RuntimeContext); protocol.py is the stdin/stdout entry. Every other runtime
+# module is a decision: plain values and the context in, no I/O of its own.
+RUNTIME_IO_MODULES = {"adapter.py", "protocol.py"}
+IO_MODULES = {
+    "os",
+    "posixpath",
+    "ntpath",
+    "pathlib",
+    "io",
+    "sys",
+    "glob",
+    "fcntl",
+    "shutil",
+    "tempfile",
+    "subprocess",
+    "socket",
+    "select",
+    "http",
+    "urllib.request",
+    "pygit2",
+    "time",
+}
+# the privacy engine is pure; these privacy modules read files, the environment or git
+PRIVACY_IO = {"files", "filters", "gate", "selection", "allowlist", "command"}
+# the clock and the file readers, by the name they are called with
+IO_CALLS = {"now", "utcnow", "today", "time", "time_ns", "monotonic", "perf_counter", "now_utc"}
+IO_CALLS |= {"open", "read_text", "read_bytes", "write_text", "write_bytes", "getenv", "getcwd"}
+IO_CALLS |= {"listdir", "scandir", "realpath", "stat", "lstat", "exists", "is_file", "is_dir", "input"}
+
+
+def _privacy_io(target: str) -> bool:
+    parts = target.split(".")
+    return parts[:2] == ["toolkit", "privacy"] and len(parts) > 2 and parts[2] in PRIVACY_IO
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+
+
+def _io_offences(source: str) -> list[str]:
+    """What a decision module's source does that is I/O: imports of I/O modules or of toolkit.infra
+    (outside ``if TYPE_CHECKING:`` blocks, lazy imports included) and calls of clock or file readers."""
+    tree = ast.parse(source)
+    type_only: set[int] = set()
+    for node in ast.walk(tree):
+        if _is_type_checking(node):
+            type_only |= {id(inner) for stmt in node.body for inner in ast.walk(stmt)}
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            targets = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            targets += [alias.name for alias in node.names if alias.name in IO_CALLS]
+        for target in targets:
+            if target.split(".")[0] in IO_MODULES or target in IO_MODULES or target in IO_CALLS:
+                found.append(f"{node.lineno}: imports {target}")
+            elif target.startswith("toolkit.infra"):
+                found.append(f"{node.lineno}: imports {target} (infra reads disk, git and environment)")
+            elif target.startswith(("toolkit.runtime.adapter", "toolkit.runtime.protocol")):
+                found.append(f"{node.lineno}: imports {target} (the context is handed in, never built)")
+            elif _privacy_io(target):
+                found.append(f"{node.lineno}: imports {target} (a privacy module that reads files)")
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (
+                isinstance(func, ast.Attribute)
+                and isinstance(func.value, ast.Name)
+                and func.value.id == "ctx"
+            ):
+                continue  # the context's readers: the adapter's I/O, handed in
+            name = (
+                func.attr
+                if isinstance(func, ast.Attribute)
+                else func.id
+                if isinstance(func, ast.Name)
+                else ""
+            )
+            if name in IO_CALLS:
+                found.append(f"{node.lineno}: calls {name}()")
+    return sorted(set(found))
+
+
+def test_runtime_decision_modules_do_no_io() -> None:
+    decisions = sorted(p for p in (PACKAGE / "runtime").glob("*.py") if p.name not in RUNTIME_IO_MODULES)
+    assert len(decisions) > 10 and (PACKAGE / "runtime" / "router.py") in decisions
+    offenders = [
+        f"{path.relative_to(ROOT)}:{offence}"
+        for path in decisions
+        for offence in _io_offences(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+
+
+def test_runtime_adapter_is_where_the_io_is() -> None:
+    # the check finds the reads it forbids elsewhere: the adapter itself is full of them
+    offences = _io_offences((PACKAGE / "runtime" / "adapter.py").read_text(encoding="utf-8"))
+    assert any("imports os" in o for o in offences) and any("now_utc" in o for o in offences)
+    assert any("toolkit.infra" in o for o in offences) and any("listdir" in o for o in offences)
+
+
+BAD_DECISIONS = {
+    "clock": "from datetime import UTC, datetime\n\ndef decide():\n    return datetime.now(UTC)\n",
+    "clock helper": "def decide():\n    from toolkit.core.timefmt import now_utc\n\n    return now_utc()\n",
+    "wall time": "import time\n\ndef decide():\n    return time.time()\n",
+    "file read": "def decide(path):\n    with open(path) as fh:\n        return fh.read()\n",
+    "pathlib read": "def decide(p):\n    return p.read_text()\n",
+    "realpath": "def decide(ctx, path):\n    return ctx.cwd.realpath(path)\n",
+    "os": "def decide():\n    import os\n\n    return os.environ\n",
+    "infra": "def decide(cwd):\n    from toolkit.infra.localstate import find_git\n\n    return find_git(cwd)\n",
+    "git": "import pygit2\n",
+    "subprocess": "from subprocess import run\n",
+    "a context built inside": "def decide():\n    from toolkit.runtime.adapter import RuntimeContext\n\n    return RuntimeContext()\n",
+    "privacy file reader": "from toolkit.privacy.files import read_candidates\n",
+}
+
+
+def test_the_runtime_purity_check_can_fail() -> None:
+    for what, source in BAD_DECISIONS.items():
+        assert _io_offences(source), what
+    typed = "TYPE_CHECKING = False\nif TYPE_CHECKING:\n    from toolkit.infra.paths import Canonicalizer\n"
+    assert _io_offences(typed) == []
+    assert _io_offences("def decide(ctx):\n    return ctx.now(), ctx.env('X')\n") == []

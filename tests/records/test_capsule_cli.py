@@ -9,21 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GitRepo, run_workgroup
+from conftest import GitRepo, cli, run_workgroup
 from test_capsule_support import overflow_capsule, tree_snapshot, valid_capsule
 
 from toolkit.core.canonical import canonical_bytes, capsule_digest
 
 CAPSULE_REL = ".workgroup/workgroups/kc-feat-auth-20260730-080000/capsules/task-auth-1.json"
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """The real CLI in-process (same exit-code map as the console script)."""
-    from toolkit.cli import run
-
-    code = run(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def put(repo: GitRepo, capsule: Any, name: str = "input/capsule.json") -> str:
@@ -37,11 +28,9 @@ def committed(git_repo: GitRepo) -> GitRepo:
     return git_repo
 
 
-def test_seal_binds_head_and_prints_the_sealed_capsule(
-    committed: GitRepo, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_seal_binds_head_and_prints_the_sealed_capsule(committed: GitRepo) -> None:
     head = str(committed.raw.head.target)
-    code, out, err = cli(capsys, "capsule", "seal", put(committed, valid_capsule()))
+    code, out, err = cli("capsule", "seal", put(committed, valid_capsule()))
     assert code == 0, err
     sealed = json.loads(out)
     assert sealed["checkpoint_sha"] == head
@@ -50,24 +39,18 @@ def test_seal_binds_head_and_prints_the_sealed_capsule(
     assert not (committed.path / ".workgroup").exists()  # no --write: nothing stored
 
 
-def test_seal_checkpoint_option_resolves_any_rev(
-    committed: GitRepo, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_seal_checkpoint_option_resolves_any_rev(committed: GitRepo) -> None:
     first = str(committed.raw.head.target)
     committed.commit("second", {"src/b.py": "x = 1\n"})
-    code, out, _ = cli(
-        capsys, "capsule", "seal", put(committed, valid_capsule()), "--checkpoint", "HEAD~1", "--json"
-    )
+    code, out, _ = cli("capsule", "seal", put(committed, valid_capsule()), "--checkpoint", "HEAD~1", "--json")
     assert code == 0
     assert json.loads(out)["checkpoint_sha"] == first
-    code, out, _ = cli(capsys, "capsule", "seal", "input/capsule.json", "--checkpoint", first[:10], "--json")
+    code, out, _ = cli("capsule", "seal", "input/capsule.json", "--checkpoint", first[:10], "--json")
     assert json.loads(out)["capsule"]["checkpoint_sha"] == first  # abbreviations become full SHAs
 
 
-def test_write_stores_atomically_at_the_capsule_path(
-    committed: GitRepo, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, _ = cli(capsys, "capsule", "seal", put(committed, valid_capsule()), "--write", "--json")
+def test_write_stores_atomically_at_the_capsule_path(committed: GitRepo) -> None:
+    code, out, _ = cli("capsule", "seal", put(committed, valid_capsule()), "--write", "--json")
     assert code == 0
     result = json.loads(out)
     assert result["written"] == CAPSULE_REL
@@ -77,9 +60,7 @@ def test_write_stores_atomically_at_the_capsule_path(
     assert leftovers == []
 
 
-def test_write_with_overflow_stores_the_content_addressed_artifact(
-    committed: GitRepo, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_write_with_overflow_stores_the_content_addressed_artifact(committed: GitRepo) -> None:
     args = (
         "capsule",
         "seal",
@@ -91,7 +72,7 @@ def test_write_with_overflow_stores_the_content_addressed_artifact(
         "--write",
         "--json",
     )
-    code, out, err = cli(capsys, *args)
+    code, out, err = cli(*args)
     assert code == 0, err
     result = json.loads(out)
     ref = result["artifact"]["path"]
@@ -105,31 +86,27 @@ def test_write_with_overflow_stores_the_content_addressed_artifact(
     assert len(canonical_bytes(result["capsule"])) <= 1450
 
 
-def test_unborn_head_is_a_clear_error(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = cli(capsys, "capsule", "seal", put(git_repo, valid_capsule()), "--write")
+def test_unborn_head_is_a_clear_error(git_repo: GitRepo) -> None:
+    code, out, err = cli("capsule", "seal", put(git_repo, valid_capsule()), "--write")
     assert code == 2 and out == ""
     assert "error[UNBORN_HEAD]" in err
     assert not (git_repo.path / ".workgroup").exists()
 
 
 @pytest.mark.parametrize("rev", ["no-such-branch", "0" * 40, "HEAD~5", "HEAD^{tree}x"])
-def test_unknown_rev_is_a_clear_error(
-    committed: GitRepo, capsys: pytest.CaptureFixture[str], rev: str
-) -> None:
-    code, out, err = cli(
-        capsys, "capsule", "seal", put(committed, valid_capsule()), "--checkpoint", rev, "--write"
-    )
+def test_unknown_rev_is_a_clear_error(committed: GitRepo, rev: str) -> None:
+    code, out, err = cli("capsule", "seal", put(committed, valid_capsule()), "--checkpoint", rev, "--write")
     assert code == 2 and out == ""
     assert "error[UNKNOWN_REVISION]" in err and rev not in err
     assert not (committed.path / ".workgroup").exists()
 
 
 def test_outside_a_repository_is_an_environment_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.json").write_text(json.dumps(valid_capsule()))
-    code, _, err = cli(capsys, "capsule", "seal", "c.json")
+    code, _, err = cli("capsule", "seal", "c.json")
     assert code == 3 and "NOT_A_GIT_REPOSITORY" in err
 
 
@@ -189,7 +166,6 @@ CLI_REFUSALS: list[tuple[str, dict[str, Any], tuple[str, ...], str, int]] = [
 )
 def test_pipeline_refusals_are_coded_and_write_nothing(
     committed: GitRepo,
-    capsys: pytest.CaptureFixture[str],
     name: str,
     change: dict[str, Any],
     extra: tuple[str, ...],
@@ -198,22 +174,20 @@ def test_pipeline_refusals_are_coded_and_write_nothing(
 ) -> None:
     source = put(committed, {**valid_capsule(), **change})
     before = tree_snapshot(committed.path)
-    status, out, err = cli(capsys, "capsule", "seal", source, "--write", *extra)
+    status, out, err = cli("capsule", "seal", source, "--write", *extra)
     assert (status, out) == (exit_code, "")
     assert f"error[{code}]" in err
     assert "ghp_" not in err and "alice" not in err
     assert tree_snapshot(committed.path) == before
 
 
-def test_overflow_roots_are_explicit_in_the_cli(
-    committed: GitRepo, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_overflow_roots_are_explicit_in_the_cli(committed: GitRepo) -> None:
     source = put(committed, overflow_capsule())
     base = ("capsule", "seal", source, "--max-bytes", "1450", "--write")
-    status, _, err = cli(capsys, *base)  # no --artifact-path: evidence may not leave
+    status, _, err = cli(*base)  # no --artifact-path: evidence may not leave
     assert status == 1 and "CAPSULE_MANDATORY_OVERFLOW" in err
     path = ("--artifact-path", "knowzcode/artifacts/ev/e.json")
-    status, _, err = cli(capsys, *base, *path, "--artifact-root", "knowzcode/artifacts/other")
+    status, _, err = cli(*base, *path, "--artifact-root", "knowzcode/artifacts/other")
     assert status == 1 and "CAPSULE_ARTIFACT_REF_UNAUTHORIZED" in err
     for root, code in (
         ("knowzcode/artifacts/.git", "CAPSULE_ARTIFACT_REF_UNAUTHORIZED"),  # .git never
@@ -221,92 +195,78 @@ def test_overflow_roots_are_explicit_in_the_cli(
         ("src", "CAPSULE_ARTIFACT_REF_UNAUTHORIZED"),  # outside the boundary
         ("/knowzcode/artifacts", "CAPSULE_ARTIFACT_REF_INVALID"),  # not portable
     ):
-        status, _, err = cli(capsys, *base, *path, "--artifact-root", root)
+        status, _, err = cli(*base, *path, "--artifact-root", root)
         assert f"error[{code}]" in err, root
     assert not (committed.path / ".workgroup").exists() and not (committed.path / "knowzcode").exists()
-    status, _, err = cli(capsys, *base, *path, "--artifact-root", "knowzcode/artifacts/ev")
+    status, _, err = cli(*base, *path, "--artifact-root", "knowzcode/artifacts/ev")
     assert status == 0, err
 
 
 # ---------------------------------------------------------------- bad input files
 
 
-def test_truncated_json(committed: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_truncated_json(committed: GitRepo) -> None:
     text = json.dumps(valid_capsule())[:-20]
-    status, _, err = cli(capsys, "capsule", "seal", put(committed, text), "--write")
+    status, _, err = cli("capsule", "seal", put(committed, text), "--write")
     assert status == 2 and "error[INVALID_JSON]" in err
     assert not (committed.path / ".workgroup").exists()
 
 
 @pytest.mark.parametrize("payload", ["[1, 2]", '"text"', "null", "3", "NaN", b"\xff\xfe{}"])
-def test_wrong_top_level_types(
-    committed: GitRepo, capsys: pytest.CaptureFixture[str], payload: str | bytes
-) -> None:
-    status, _, err = cli(capsys, "capsule", "seal", put(committed, payload), "--write")
+def test_wrong_top_level_types(committed: GitRepo, payload: str | bytes) -> None:
+    status, _, err = cli("capsule", "seal", put(committed, payload), "--write")
     assert status == 2 and ("CAPSULE_SCHEMA_INVALID" in err or "INVALID_JSON" in err)
     assert not (committed.path / ".workgroup").exists()
 
 
-def test_ten_megabyte_file_is_refused_without_reading_it_all(
-    committed: GitRepo, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_ten_megabyte_file_is_refused_without_reading_it_all(committed: GitRepo) -> None:
     capsule = valid_capsule()
     capsule["objective"] = "x" * (10 * 1024 * 1024)
-    status, _, err = cli(capsys, "capsule", "seal", put(committed, capsule), "--write")
+    status, _, err = cli("capsule", "seal", put(committed, capsule), "--write")
     assert status == 2 and "error[FILE_TOO_LARGE]" in err
     assert not (committed.path / ".workgroup").exists()
 
 
-def test_symlink_pointing_outside_the_repository(
-    committed: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_symlink_pointing_outside_the_repository(committed: GitRepo, tmp_path: Path) -> None:
     outside = tmp_path / "outside.json"
     outside.write_text(json.dumps(valid_capsule()))
     link = committed.path / "input" / "link.json"
     link.parent.mkdir(parents=True, exist_ok=True)
     os.symlink(outside, link)
-    status, _, err = cli(capsys, "capsule", "seal", "input/link.json", "--write")
+    status, _, err = cli("capsule", "seal", "input/link.json", "--write")
     assert status == 2 and "error[SYMLINK_OUTSIDE_REPOSITORY]" in err
     assert str(tmp_path) not in err
     assert not (committed.path / ".workgroup").exists()
 
 
-def test_symlink_inside_the_repository_is_fine(
-    committed: GitRepo, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_symlink_inside_the_repository_is_fine(committed: GitRepo) -> None:
     put(committed, valid_capsule(), "input/real.json")
     os.symlink(committed.path / "input" / "real.json", committed.path / "input" / "alias.json")
-    status, _, _ = cli(capsys, "capsule", "seal", "input/alias.json")
+    status, _, _ = cli("capsule", "seal", "input/alias.json")
     assert status == 0
 
 
-def test_missing_file_and_directory(committed: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
-    status, _, err = cli(capsys, "capsule", "seal", "nope.json")
+def test_missing_file_and_directory(committed: GitRepo) -> None:
+    status, _, err = cli("capsule", "seal", "nope.json")
     assert status == 2 and "FILE_NOT_FOUND" in err
-    status, _, err = cli(capsys, "capsule", "seal", "src")
+    status, _, err = cli("capsule", "seal", "src")
     assert status == 2 and "NOT_A_FILE" in err
 
 
 @pytest.mark.parametrize("field", ["workgroup_id", "task_id"])
 @pytest.mark.parametrize("value", ["../escape", "a/b", "..", "with space"])
-def test_unsafe_ids_are_refused_before_writing(
-    committed: GitRepo, capsys: pytest.CaptureFixture[str], field: str, value: str
-) -> None:
-    status, _, err = cli(
-        capsys, "capsule", "seal", put(committed, {**valid_capsule(), field: value}), "--write"
-    )
+def test_unsafe_ids_are_refused_before_writing(committed: GitRepo, field: str, value: str) -> None:
+    status, _, err = cli("capsule", "seal", put(committed, {**valid_capsule(), field: value}), "--write")
     assert status == 2 and "UNSAFE_SEGMENT" in err
     assert not (committed.path / ".workgroup").exists()
 
 
-def test_symlinked_destination_directory_is_refused(
-    committed: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_symlinked_destination_directory_is_refused(committed: GitRepo, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (committed.path / ".workgroup").mkdir()
     os.symlink(elsewhere, committed.path / ".workgroup" / "workgroups")
-    status, _, err = cli(capsys, "capsule", "seal", put(committed, valid_capsule()), "--write")
+    status, _, err = cli("capsule", "seal", put(committed, valid_capsule()), "--write")
     assert status == 2 and "UNSAFE_DESTINATION" in err
     assert list(elsewhere.iterdir()) == []
 
@@ -320,9 +280,7 @@ def test_seal_as_a_subprocess(committed: GitRepo) -> None:
     assert proc.returncode == 2 and b"Traceback" not in proc.stderr and proc.stdout == b""
 
 
-def test_every_path_and_privacy_refusal_through_the_cli(
-    committed: GitRepo, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_every_path_and_privacy_refusal_through_the_cli(committed: GitRepo) -> None:
     """The op's full refusal tables, replayed through `capsule seal --write` (nothing written)."""
     from test_capsule_op import BAD_PATHS, PRIVATE_VALUES
 
@@ -336,7 +294,7 @@ def test_every_path_and_privacy_refusal_through_the_cli(
     before = tree_snapshot(committed.path)
     for change, code in cases:
         source = put(committed, {**valid_capsule(), **change})
-        status, out, err = cli(capsys, "capsule", "seal", source, "--write")
+        status, out, err = cli("capsule", "seal", source, "--write")
         assert f"error[{code}]" in err, (change, err)
         assert out == "" and status in (1, 2)
     after = tree_snapshot(committed.path)
@@ -350,35 +308,27 @@ DOC_EXAMPLE = re.compile(r"```json\n(\{.*?\})\n```", re.S)
 
 
 def _help_example() -> dict[str, Any]:
-    from typer.testing import CliRunner
-
-    from toolkit.cli import build_app
-
-    out = CliRunner().invoke(build_app(), ["capsule", "seal", "--help"]).output
+    out = cli("capsule", "seal", "--help").stdout
     block = out[out.index('{"schema"') : out.index("}", out.index('"next_action"')) + 1]
     return json.loads(block)  # type: ignore[no-any-return]
 
 
-def test_the_examples_in_the_help_and_the_docs_seal(
-    committed: GitRepo, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_examples_in_the_help_and_the_docs_seal(committed: GitRepo) -> None:
     docs = (Path(__file__).resolve().parents[2] / "docs" / "capsules-verify.md").read_text("utf-8")
     examples = [_help_example(), json.loads(DOC_EXAMPLE.search(docs).group(1))]  # type: ignore[union-attr]
     assert examples[0] == examples[1]
-    code, out, err = cli(capsys, "capsule", "seal", put(committed, examples[0]))
+    code, out, err = cli("capsule", "seal", put(committed, examples[0]))
     assert code == 0, err
     assert json.loads(out)["checkpoint_sha"] == str(committed.raw.head.target)
 
 
-def test_a_natural_first_capsule_is_refused_with_the_fields_and_rules(
-    committed: GitRepo, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_natural_first_capsule_is_refused_with_the_fields_and_rules(committed: GitRepo) -> None:
     secret = "sk_" + "live_" + "4eC39HqLyjWD4rjtT1zdp7dcFAKE"
     capsule = {**_help_example(), "phase": "build", "owned_files": ["a.py", "a.py"], "notes": secret}
     del capsule["node_ids"]
     capsule["specs"] = [{"path": "specs/a.md"}]
     capsule["ZZ" + secret] = 1  # an unknown field whose name looks like a credential
-    code, out, err = cli(capsys, "capsule", "seal", put(committed, capsule), "--write")
+    code, out, err = cli("capsule", "seal", put(committed, capsule), "--write")
     assert code == 2 and out == ""
     assert "error[CAPSULE_SCHEMA_INVALID]" in err
     for line in (
@@ -393,7 +343,7 @@ def test_a_natural_first_capsule_is_refused_with_the_fields_and_rules(
     assert secret not in err and "build" not in err  # values are never echoed
     assert "checkpoint_sha" not in err and "capsule_hash" not in err  # filled in by sealing
     assert not (committed.path / ".workgroup").exists()
-    code, out, err = cli(capsys, "capsule", "seal", "input/capsule.json", "--json")
+    code, out, err = cli("capsule", "seal", "input/capsule.json", "--json")
     error = json.loads(out)["error"]
     assert code == 2 and error["code"] == "CAPSULE_SCHEMA_INVALID" and error["path"] == "input/capsule.json"
     assert "$.phase: must be one of" in error["message"] and secret not in out

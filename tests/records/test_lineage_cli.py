@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GitRepo, run_workgroup
+from conftest import GitRepo, cli, run_workgroup
 
 from toolkit.infra.git import discover
 from toolkit.records.verify import verify
@@ -66,14 +66,6 @@ def lineage(sha: str, **changes: Any) -> dict[str, Any]:
     return record
 
 
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    from toolkit.cli import run
-
-    code = run(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.fixture
 def head(git_repo: GitRepo) -> str:
     return git_repo.commit("initial", {"src/auth/token.py": "TTL = 60\n"})
@@ -84,23 +76,17 @@ def put(repo: GitRepo, value: Any, name: str = "input/lineage.json") -> str:
     return name
 
 
-def test_record_validates_binds_and_stores(
-    git_repo: GitRepo, head: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, err = cli(capsys, "lineage", "record", put(git_repo, lineage(head)), "--json")
+def test_record_validates_binds_and_stores(git_repo: GitRepo, head: str) -> None:
+    code, out, err = cli("lineage", "record", put(git_repo, lineage(head)), "--json")
     assert code == 0, err
     assert json.loads(out)["written"] == LINEAGE_REL
     assert json.loads((git_repo.path / LINEAGE_REL).read_text()) == lineage(head)
     assert verify(discover(git_repo.path)).ok
 
 
-def test_real_handle_is_replaced_by_a_keyed_pseudonym(
-    git_repo: GitRepo, head: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_real_handle_is_replaced_by_a_keyed_pseudonym(git_repo: GitRepo, head: str) -> None:
     handle = "claude-session-1a2b3c4d5e6f7a8b"
-    code, out, err = cli(
-        capsys, "lineage", "record", put(git_repo, lineage(head, platform_handle=handle)), "--json"
-    )
+    code, out, err = cli("lineage", "record", put(git_repo, lineage(head, platform_handle=handle)), "--json")
     assert code == 0, err
     stored_text = (git_repo.path / LINEAGE_REL).read_text()
     stored = json.loads(stored_text)
@@ -113,7 +99,7 @@ def test_real_handle_is_replaced_by_a_keyed_pseudonym(
     assert layout.pseudonyms.stat().st_mode & 0o077 == 0
     assert str(layout.pseudonyms).startswith(str(git_repo.path / ".git"))  # local state, never committed
     # the same handle maps to the same pseudonym (a stable key in local state)
-    cli(capsys, "lineage", "record", put(git_repo, lineage(head, platform_handle=handle, lineage_id="lin-2")))
+    cli("lineage", "record", put(git_repo, lineage(head, platform_handle=handle, lineage_id="lin-2")))
     again = json.loads((git_repo.path / ".workgroup/workgroups/wg-auth/lineages/lin-2.json").read_text())
     assert again["platform_handle"] == pseudonym
     assert verify(discover(git_repo.path)).ok
@@ -151,33 +137,29 @@ def test_pseudonyms_differ_between_repositories(tmp_path: Path, monkeypatch: pyt
     ],
 )
 def test_record_refusals_write_nothing(
-    git_repo: GitRepo, head: str, capsys: pytest.CaptureFixture[str], change: dict[str, Any], code: str
+    git_repo: GitRepo, head: str, change: dict[str, Any], code: str
 ) -> None:
-    status, out, err = cli(capsys, "lineage", "record", put(git_repo, lineage(head, **change)))
+    status, out, err = cli("lineage", "record", put(git_repo, lineage(head, **change)))
     assert status == 2 and out == "" and f"error[{code}]" in err
     assert not (git_repo.path / ".workgroup").exists()
 
 
-def test_private_values_are_refused(git_repo: GitRepo, head: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_private_values_are_refused(git_repo: GitRepo, head: str) -> None:
     status, _, err = cli(
-        capsys, "lineage", "record", put(git_repo, lineage(head, scope="token ghp_FAKEEXAMPLE1234567890"))
+        "lineage", "record", put(git_repo, lineage(head, scope="token ghp_FAKEEXAMPLE1234567890"))
     )
     assert status == 1 and "LINEAGE_PRIVATE_CONTENT" in err and "ghp_" not in err
     assert not (git_repo.path / ".workgroup").exists()
 
 
 @pytest.mark.parametrize("payload", ["{truncated", "[]", '"x"'])
-def test_bad_lineage_files(
-    git_repo: GitRepo, head: str, capsys: pytest.CaptureFixture[str], payload: str
-) -> None:
-    status, _, err = cli(capsys, "lineage", "record", put(git_repo, payload))
+def test_bad_lineage_files(git_repo: GitRepo, head: str, payload: str) -> None:
+    status, _, err = cli("lineage", "record", put(git_repo, payload))
     assert status == 2 and ("INVALID_JSON" in err or "LINEAGE_SCHEMA_INVALID" in err)
 
 
-def test_record_unborn_repository_has_no_commit_to_bind(
-    git_repo: GitRepo, capsys: pytest.CaptureFixture[str]
-) -> None:
-    status, _, err = cli(capsys, "lineage", "record", put(git_repo, lineage("4" * 40)))
+def test_record_unborn_repository_has_no_commit_to_bind(git_repo: GitRepo) -> None:
+    status, _, err = cli("lineage", "record", put(git_repo, lineage("4" * 40)))
     assert status == 2 and "CHECKPOINT_NOT_A_COMMIT" in err
 
 
@@ -191,22 +173,18 @@ def current_for(record: dict[str, Any], **changes: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-def recorded(git_repo: GitRepo, head: str, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+def recorded(git_repo: GitRepo, head: str) -> dict[str, Any]:
     record = lineage(head)
-    assert cli(capsys, "lineage", "record", put(git_repo, record))[0] == 0
+    assert cli("lineage", "record", put(git_repo, record))[0] == 0
     return record
 
 
-def test_check_hot_and_cold(
-    git_repo: GitRepo, recorded: dict[str, Any], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_check_hot_and_cold(git_repo: GitRepo, recorded: dict[str, Any]) -> None:
     cur = put(git_repo, current_for(recorded), "input/current.json")
-    code, out, _ = cli(
-        capsys, "lineage", "check", "lin-builder-1", "--current", cur, "--now", "2026-12-01T10:05:00Z"
-    )
+    code, out, _ = cli("lineage", "check", "lin-builder-1", "--current", cur, "--now", "2026-12-01T10:05:00Z")
     assert (code, out.strip()) == (0, "HOT")
     code, out, _ = cli(
-        capsys, "lineage", "check", LINEAGE_REL, "--current", cur, "--now", "2026-12-01T11:00:00Z", "--json"
+        "lineage", "check", LINEAGE_REL, "--current", cur, "--now", "2026-12-01T11:00:00Z", "--json"
     )
     assert code == 0 and json.loads(out) == {
         "state": "COLD_VALID",
@@ -215,12 +193,9 @@ def test_check_hot_and_cold(
     }
 
 
-def test_check_reconcile_is_exit_1(
-    git_repo: GitRepo, recorded: dict[str, Any], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_check_reconcile_is_exit_1(git_repo: GitRepo, recorded: dict[str, Any]) -> None:
     cur = put(git_repo, current_for(recorded, capsule_hash="sha256:" + "f" * 64), "input/current.json")
     code, out, _ = cli(
-        capsys,
         "lineage",
         "check",
         "lin-builder-1",
@@ -233,9 +208,7 @@ def test_check_reconcile_is_exit_1(
     assert code == 1 and json.loads(out)["state"] == "RECONCILE_REQUIRED"
 
 
-def test_invalidating_check_releases_the_holders_lease(
-    git_repo: GitRepo, recorded: dict[str, Any], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_invalidating_check_releases_the_holders_lease(git_repo: GitRepo, recorded: dict[str, Any]) -> None:
     from toolkit.core.timefmt import now_utc
     from toolkit.records import owners
 
@@ -246,7 +219,6 @@ def test_invalidating_check_releases_the_holders_lease(
         git_repo, current_for(recorded, role="reviewer", independent_reviewer=True), "input/current.json"
     )
     code, out, err = cli(
-        capsys,
         "lineage",
         "check",
         "lin-builder-1",
@@ -263,24 +235,22 @@ def test_invalidating_check_releases_the_holders_lease(
     assert owners.list_leases(layout, now=now_utc()) == []
 
 
-def test_check_bad_inputs(
-    git_repo: GitRepo, recorded: dict[str, Any], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_check_bad_inputs(git_repo: GitRepo, recorded: dict[str, Any]) -> None:
     cur = put(git_repo, current_for(recorded), "input/current.json")
     status, _, err = cli(
-        capsys, "lineage", "check", "lin-builder-1", "--current", cur, "--now", "2026-02-31T00:00:00Z"
+        "lineage", "check", "lin-builder-1", "--current", cur, "--now", "2026-02-31T00:00:00Z"
     )
     assert status == 2 and "INVALID_DATE_TIME" in err
-    status, _, err = cli(capsys, "lineage", "check", "no-such-lineage", "--current", cur)
+    status, _, err = cli("lineage", "check", "no-such-lineage", "--current", cur)
     assert status == 2 and "LINEAGE_NOT_FOUND" in err
     status, _, err = cli(
-        capsys, "lineage", "check", "lin-builder-1", "--current", put(git_repo, "[1]", "input/c2.json")
+        "lineage", "check", "lin-builder-1", "--current", put(git_repo, "[1]", "input/c2.json")
     )
     assert status == 2 and "INVALID_REQUEST" in err
     missing = current_for(recorded)
     del missing["capsule_hash"]  # 16 keys are required: unknown provenance
     cur = put(git_repo, missing, "input/c3.json")
-    code, out, _ = cli(capsys, "lineage", "check", "lin-builder-1", "--current", cur, "--json")
+    code, out, _ = cli("lineage", "check", "lin-builder-1", "--current", cur, "--json")
     assert code == 1 and json.loads(out)["invalidations"] == ["UNKNOWN_PROVENANCE"]
 
 
@@ -350,8 +320,8 @@ def test_racing_recorders_share_one_key_and_lose_no_pseudonym(git_repo: GitRepo,
     ],
 )
 def test_schema_errors_name_the_json_path_and_rule(
-    git_repo: GitRepo, head: str, capsys: pytest.CaptureFixture[str], change: dict[str, Any], line: str
+    git_repo: GitRepo, head: str, change: dict[str, Any], line: str
 ) -> None:
-    status, _, err = cli(capsys, "lineage", "record", put(git_repo, lineage(head, **change)))
+    status, _, err = cli("lineage", "record", put(git_repo, lineage(head, **change)))
     assert status == 2 and "error[LINEAGE_SCHEMA_INVALID]" in err and line in err, err
     assert "gemini" not in err and "4eC39" not in err and "yes" not in err.split(":", 1)[1]  # no values

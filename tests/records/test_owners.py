@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from _sync import AT_START_LINE, StartLine
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -181,23 +181,25 @@ def test_corrupt_registry_is_an_environment_error(layout: Layout, content: str) 
     assert layout.owners_registry.read_text(encoding="utf-8") == content  # left for inspection
 
 
-RACER = """
-import os, sys, time
+RACER = (
+    """
+import os, sys
 from datetime import datetime, UTC
 from pathlib import Path
 from toolkit.records import owners
 from toolkit.infra.store import Layout
 layout = Layout(Path(sys.argv[1]), Path(sys.argv[1]) / ".git")
-go = sys.argv[2]
-Path(go + "." + sys.argv[3]).write_text("ready")
-while not os.path.exists(go):
-    time.sleep(0.001)
+"""
+    + AT_START_LINE
+    + """
+at_start_line()
 try:
-    owners.acquire(layout, sys.argv[3], [sys.argv[4]], now=datetime.now(UTC))
+    owners.acquire(layout, sys.argv[2], [sys.argv[3]], now=datetime.now(UTC))
 except owners.OwnershipConflict:
     sys.exit(1)
 sys.exit(0)
 """
+)
 
 
 def test_sixteen_processes_race_for_overlapping_scopes(layout: Layout, tmp_path: Path) -> None:
@@ -215,7 +217,6 @@ def test_sixteen_processes_race_for_overlapping_scopes(layout: Layout, tmp_path:
         for w in range(50)
     ]
     write_json_atomic(layout.owners_registry, {"schema": owners.SCHEMA, "writers": background})
-    go = tmp_path / "go"
     # every pair of these overlaps (equal file through an alias, or containment)
     aliases = [
         "src",
@@ -227,19 +228,18 @@ def test_sixteen_processes_race_for_overlapping_scopes(layout: Layout, tmp_path:
         "src//api.py",
         "src\\api.py",
     ]
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", RACER, str(layout.workdir), str(go), f"racer{i}", aliases[i % 8]],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        for i in range(16)
-    ]
-    deadline = time.monotonic() + 120
-    while len(list(tmp_path.glob("go.racer*"))) < 16 and time.monotonic() < deadline:
-        time.sleep(0.01)  # every process has imported and reached the start line
-    go.write_text("go", encoding="utf-8")
+    with StartLine() as line:
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", RACER, str(layout.workdir), f"racer{i}", aliases[i % 8]],
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                **line.popen_kwargs(),
+            )
+            for i in range(16)
+        ]
+        line.release(16)  # every process has imported and reached the start line
     codes = [proc.wait(timeout=120) for proc in procs]
     assert sorted(codes) == [0] + [1] * 15, [p.stderr.read() for p in procs if p.stderr]  # type: ignore[union-attr]
     data = registry(layout)  # still valid JSON

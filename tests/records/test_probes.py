@@ -10,11 +10,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from conftest import ROOT, GitRepo
+from conftest import cli as workgroup
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import ROOT, GitRepo
-from toolkit.cli import run
 from toolkit.core.timefmt import format_utc, parse_rfc3339
 from toolkit.infra.git import discover
 from toolkit.records.probes import PHASES, decide, describe_age, read_cache, ttl_from_config
@@ -78,14 +78,12 @@ def test_ttl_from_config(config: Any, ttl: int) -> None:
     assert ttl_from_config(config) == ttl
 
 
-def cli(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, Any, str]:
-    capsys.readouterr()
-    code = run(list(args))
-    captured = capsys.readouterr()
-    return code, (json.loads(captured.out) if captured.out.strip() else None), captured.err
+def cli(*args: str) -> tuple[int, Any, str]:
+    code, out, err = workgroup(*args)
+    return code, (json.loads(out) if out.strip() else None), err
 
 
-def test_cli_flow_with_exit_codes(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_flow_with_exit_codes(git_repo: GitRepo) -> None:
     code, out, _ = cli(
         "probe",
         "check",
@@ -95,7 +93,6 @@ def test_cli_flow_with_exit_codes(git_repo: GitRepo, capsys: pytest.CaptureFixtu
         "--json",
         "--now",
         "2026-03-01T10:00:00Z",
-        capsys=capsys,
     )
     assert (code, out["decision"], out["reason"]) == (0, "probe", "NO_RESULT")
     assert (
@@ -108,7 +105,6 @@ def test_cli_flow_with_exit_codes(git_repo: GitRepo, capsys: pytest.CaptureFixtu
             "1A",
             "--now",
             "2026-03-01T10:00:00Z",
-            capsys=capsys,
         )[0]
         == 0
     )
@@ -121,7 +117,6 @@ def test_cli_flow_with_exit_codes(git_repo: GitRepo, capsys: pytest.CaptureFixtu
         "--json",
         "--now",
         "2026-03-01T10:30:00Z",
-        capsys=capsys,
     )
     assert (code, out["decision"]) == (1, "wait") and "30 min 0 s ago" in err
     code, out, _ = cli(
@@ -133,7 +128,6 @@ def test_cli_flow_with_exit_codes(git_repo: GitRepo, capsys: pytest.CaptureFixtu
         "--json",
         "--now",
         "2026-03-01T10:31:00Z",
-        capsys=capsys,
     )
     assert (code, out["decision"], out["reason"]) == (0, "probe", "RETRY_AT_LATER_PHASE")
     cli(
@@ -145,7 +139,6 @@ def test_cli_flow_with_exit_codes(git_repo: GitRepo, capsys: pytest.CaptureFixtu
         "1B",
         "--now",
         "2026-03-01T10:32:00Z",
-        capsys=capsys,
     )
     code, out, err = cli(
         "probe",
@@ -156,7 +149,6 @@ def test_cli_flow_with_exit_codes(git_repo: GitRepo, capsys: pytest.CaptureFixtu
         "--json",
         "--now",
         "2026-03-01T10:40:30Z",
-        capsys=capsys,
     )
     assert (code, out["decision"], out["age_seconds"]) == (0, "reuse", 510)
     assert "8 min 30 s ago" in err and "TTL 15 min" in err
@@ -169,12 +161,11 @@ def test_cli_flow_with_exit_codes(git_repo: GitRepo, capsys: pytest.CaptureFixtu
         "--json",
         "--now",
         "2026-03-01T10:47:00Z",
-        capsys=capsys,
     )
     assert (out["decision"], out["reason"]) == ("probe", "EXPIRED")
 
 
-def test_config_ttl_and_override(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_config_ttl_and_override(git_repo: GitRepo) -> None:
     git_repo.write(".workgroup/config.yml", "context_efficiency:\n  mcp_health_ttl_minutes: 2\n")
     cli(
         "probe",
@@ -185,11 +176,8 @@ def test_config_ttl_and_override(git_repo: GitRepo, capsys: pytest.CaptureFixtur
         "1A",
         "--now",
         "2026-03-01T10:00:00Z",
-        capsys=capsys,
     )
-    _, out, _ = cli(
-        "probe", "check", "vault", "--phase", "1A", "--json", "--now", "2026-03-01T10:03:00Z", capsys=capsys
-    )
+    _, out, _ = cli("probe", "check", "vault", "--phase", "1A", "--json", "--now", "2026-03-01T10:03:00Z")
     assert (out["decision"], out["ttl_minutes"]) == ("probe", 2)
     _, out, _ = cli(
         "probe",
@@ -202,7 +190,6 @@ def test_config_ttl_and_override(git_repo: GitRepo, capsys: pytest.CaptureFixtur
         "2026-03-01T10:03:00Z",
         "--ttl-minutes",
         "5",
-        capsys=capsys,
     )
     assert (out["decision"], out["ttl_minutes"]) == ("reuse", 5)
 
@@ -217,32 +204,28 @@ def test_config_ttl_and_override(git_repo: GitRepo, capsys: pytest.CaptureFixtur
         ("probe", "record", "x", "--healthy", "--phase", "1a"),
     ],
 )
-def test_bad_input_exit_2_writes_nothing(
-    git_repo: GitRepo, capsys: pytest.CaptureFixture[str], args: tuple[str, ...]
-) -> None:
-    assert cli(*args, capsys=capsys)[0] == 2
+def test_bad_input_exit_2_writes_nothing(git_repo: GitRepo, args: tuple[str, ...]) -> None:
+    assert cli(*args)[0] == 2
     assert not discover(str(git_repo.path)).layout.probe_cache.exists()
 
 
-def test_corrupt_cache_means_probe_again(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_corrupt_cache_means_probe_again(git_repo: GitRepo) -> None:
     lay = discover(str(git_repo.path)).layout
     lay.probe_cache.parent.mkdir(parents=True, exist_ok=True)
     lay.probe_cache.write_text(
         '{"schema": "workgroup.probe-cache/v1", "probes": {"a": {"status": "healthy"', "utf-8"
     )
-    code, out, _ = cli("probe", "check", "a", "--phase", "1A", "--json", capsys=capsys)
+    code, out, _ = cli("probe", "check", "a", "--phase", "1A", "--json")
     assert (code, out["reason"]) == (0, "NO_RESULT")
     # recording repairs it
-    assert cli("probe", "record", "a", "--healthy", "--phase", "1A", capsys=capsys)[0] == 0
+    assert cli("probe", "record", "a", "--healthy", "--phase", "1A")[0] == 0
     assert set(read_cache(lay)) == {"a"}
 
 
-def test_no_repository_is_exit_3(
-    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_no_repository_is_exit_3(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
-    assert cli("probe", "check", "a", "--phase", "1A", capsys=capsys)[0] == 3
+    assert cli("probe", "check", "a", "--phase", "1A")[0] == 3
 
 
 _WORKER = (

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from _promotion_data import NOW, pairs
 from conftest import GitRepo, run_workgroup
+from conftest import cli as workgroup
 
 from toolkit.core.timefmt import format_utc
 from toolkit.infra.resources import data_dir
@@ -22,21 +23,10 @@ EXPECT_ARGS = ["--expected-candidate-version", "candidate-v1", "--expected-corpu
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
-    """Run ``workgroup ARGS`` in-process (the machine is shared: subprocesses only where they matter)."""
-    import contextlib
-    import io
-
-    from toolkit.cli import run
-
-    out, err = io.StringIO(), io.StringIO()
-    previous = Path.cwd()
-    os.chdir(cwd)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = run(list(args))
-    finally:
-        os.chdir(previous)
-    return subprocess.CompletedProcess(list(args), code, out.getvalue().encode(), err.getvalue().encode())
+    """``workgroup ARGS`` in-process (the machine is shared: subprocesses only where they matter),
+    answered in the shape of :func:`run_workgroup`, which the end-to-end tests here use."""
+    code, out, err = workgroup(*args, cwd=cwd)
+    return subprocess.CompletedProcess(list(args), code, out.encode(), err.encode())
 
 
 def _ok(proc: subprocess.CompletedProcess[bytes], code: int = 0) -> str:

@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import GitRepo, cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import GitRepo
-from toolkit.cli import run
 from toolkit.core.errors import ToolkitError
 from toolkit.records.results import decision_from_policy
 
@@ -48,7 +47,7 @@ def files(
 
 
 def store(
-    policy: Path, summary: Path, raw: Path | None, capsys: pytest.CaptureFixture[str], *extra: str
+    policy: Path, summary: Path, raw: Path | None, *extra: str, stdin: bytes = b""
 ) -> tuple[int, Any, str]:
     args = [
         "result",
@@ -66,10 +65,8 @@ def store(
     ]
     if raw is not None:
         args += ["--raw", str(raw)]
-    capsys.readouterr()
-    code = run(args)
-    out = capsys.readouterr()
-    return code, (json.loads(out.out) if out.out.strip() else None), out.err
+    code, out, err = cli(*args, stdin=stdin)
+    return code, (json.loads(out) if out.strip() else None), err
 
 
 WRITES = ("handoff", "artifact", "vault", "settings", "workgroup")
@@ -143,11 +140,9 @@ def test_write_prohibited_leaves_tree_byte_identical(git_repo: GitRepo, tmp_path
     assert out["summary"] == "2 tests failed; first error: E1\n"  # the bounded result goes back to the caller
 
 
-def test_large_raw_output_is_an_artifact_with_bounded_summary(
-    git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_large_raw_output_is_an_artifact_with_bounded_summary(git_repo: GitRepo, tmp_path: Path) -> None:
     pol, summ, raw = files(tmp_path, {"input": {"large_raw_output": True, "material": True}}, raw=RAW)
-    code, out, err = store(pol, summ, raw, capsys)
+    code, out, err = store(pol, summ, raw)
     assert code == 0
     digest = hashlib.sha256(RAW).hexdigest()
     artifact = f"knowzcode/artifacts/sha256-{digest}.log"
@@ -158,26 +153,22 @@ def test_large_raw_output_is_an_artifact_with_bounded_summary(
     assert text.startswith("2 tests failed") and artifact in text and len(text.encode()) < 1000
     assert out["written"] == [artifact, out["summary_path"]] and "wrote" in err
     # storing the same raw output again is a no-op on the artifact (content-addressed)
-    code, again, _ = store(pol, summ, raw, capsys)
+    code, again, _ = store(pol, summ, raw)
     assert again["artifact_path"] == artifact
     assert len(list((git_repo.path / "knowzcode/artifacts").iterdir())) == 1
 
 
-def test_artifact_only_returns_summary(
-    git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_artifact_only_returns_summary(git_repo: GitRepo, tmp_path: Path) -> None:
     pol, summ, raw = files(tmp_path, {"input": {"large_raw_output": True}}, raw=b"x" * 10)
-    code, out, _ = store(pol, summ, raw, capsys)
+    code, out, _ = store(pol, summ, raw)
     assert code == 0 and out["summary_path"] is None and out["summary"].startswith("2 tests")
     assert not (git_repo.path / ".workgroup").exists()
     assert (git_repo.path / out["artifact_path"]).read_bytes() == b"x" * 10
 
 
-def test_durable_result_writes_only_the_handoff(
-    git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_durable_result_writes_only_the_handoff(git_repo: GitRepo, tmp_path: Path) -> None:
     pol, summ, raw = files(tmp_path, {"input": {"writer": True, "requested_mode": "ephemeral"}}, raw=b"log")
-    code, out, err = store(pol, summ, raw, capsys)
+    code, out, err = store(pol, summ, raw)
     assert (
         code == 0
         and out["mode"] == "durable"
@@ -189,9 +180,7 @@ def test_durable_result_writes_only_the_handoff(
     assert (git_repo.path / out["summary_path"]).is_file()
 
 
-def test_runtime_frame_is_accepted(
-    git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_runtime_frame_is_accepted(git_repo: GitRepo, tmp_path: Path) -> None:
     frame = {
         "ok": True,
         "operation": "result-policy",
@@ -208,19 +197,17 @@ def test_runtime_frame_is_accepted(
         },
     }
     pol, summ, _ = files(tmp_path, frame)
-    assert store(pol, summ, None, capsys)[0] == 0
+    assert store(pol, summ, None)[0] == 0
 
 
-def test_always_threshold_from_config(
-    git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_always_threshold_from_config(git_repo: GitRepo, tmp_path: Path) -> None:
     git_repo.write(".workgroup/config.yml", "context_efficiency:\n  disk_handoff_threshold: always\n")
     pol, summ, _ = files(tmp_path, {"input": {}})
-    code, out, _ = store(pol, summ, None, capsys)
+    code, out, _ = store(pol, summ, None)
     assert code == 0 and out["summary_path"] is not None
     # write-prohibited still wins over the config
     pol, summ, _ = files(tmp_path, {"input": {"write_prohibited": True}})
-    assert store(pol, summ, None, capsys)[1]["written"] == []
+    assert store(pol, summ, None)[1]["written"] == []
 
 
 @pytest.mark.parametrize(
@@ -288,7 +275,6 @@ def test_always_threshold_from_config(
 def test_refusals_write_nothing(
     git_repo: GitRepo,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
     policy: Any,
     summary: str,
     raw: bytes | None,
@@ -297,7 +283,7 @@ def test_refusals_write_nothing(
 ) -> None:
     pol, summ, raw_path = files(tmp_path, policy, summary, raw)
     before = snapshot(git_repo.path)
-    got, out, err = store(pol, summ, raw_path, capsys)
+    got, out, err = store(pol, summ, raw_path)
     # --json: the refusal is also the JSON error object on stdout (docs/output.md)
     assert got == exit_code and out["error"]["code"] == code and list(out) == ["error"]
     assert err.startswith(f"error[{code}]")
@@ -311,11 +297,8 @@ def test_refusals_write_nothing(
         ("--task", "a/b"),
     ],
 )
-def test_unsafe_ids_refused(
-    git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, str]
-) -> None:
+def test_unsafe_ids_refused(git_repo: GitRepo, tmp_path: Path, args: tuple[str, str]) -> None:
     pol, summ, _ = files(tmp_path, {"input": {"material": True}})
-    capsys.readouterr()
     base = [
         "result",
         "store",
@@ -330,15 +313,13 @@ def test_unsafe_ids_refused(
     ]
     index = base.index(args[0])
     base[index + 1] = args[1]
-    assert run(base) == 2
+    assert cli(*base).exit_code == 2
     assert not (git_repo.path / ".workgroup").exists()
 
 
-def test_missing_raw_file_writes_nothing(
-    git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_missing_raw_file_writes_nothing(git_repo: GitRepo, tmp_path: Path) -> None:
     pol, summ, _ = files(tmp_path, {"input": {"large_raw_output": True, "material": True}})
-    code, _, err = store(pol, summ, tmp_path / "absent.log", capsys)
+    code, _, err = store(pol, summ, tmp_path / "absent.log")
     assert code == 2 and "FILE_NOT_FOUND" in err
     assert not (git_repo.path / "knowzcode").exists() and not (git_repo.path / ".workgroup").exists()
 
@@ -403,36 +384,23 @@ def test_fuzz_policy_parsing(policy: Any) -> None:
         assert decision["mode"] == "artifact"
 
 
-def test_summary_from_stdin(
-    git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import io
-
+def test_summary_from_stdin(git_repo: GitRepo, tmp_path: Path) -> None:
     pol, _, _ = files(tmp_path, {"input": {"material": True}})
-
-    class _Stdin:
-        buffer = io.BytesIO("résumé: 1 failure\n".encode())
-
-    monkeypatch.setattr(sys, "stdin", _Stdin())
-    code, out, _ = store(pol, Path("-"), None, capsys)
+    code, out, _ = store(pol, Path("-"), None, stdin="résumé: 1 failure\n".encode())
     assert code == 0
     assert (git_repo.path / out["summary_path"]).read_text("utf-8") == "résumé: 1 failure\n"
 
 
 @pytest.mark.parametrize("data", [b"\xff\xfe bad", b"  \n", b"a\x00b"])
-def test_summary_must_be_utf8_text(
-    git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], data: bytes
-) -> None:
+def test_summary_must_be_utf8_text(git_repo: GitRepo, tmp_path: Path, data: bytes) -> None:
     pol, summ, _ = files(tmp_path, {"input": {"material": True}})
     summ.write_bytes(data)
-    code, _, err = store(pol, summ, None, capsys)
+    code, _, err = store(pol, summ, None)
     assert code == 2 and err.startswith("error[SUMMARY_INVALID]")
     assert not (git_repo.path / ".workgroup").exists()
 
 
-def test_private_summary_is_refused_before_any_write(
-    git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_private_summary_is_refused_before_any_write(git_repo: GitRepo, tmp_path: Path) -> None:
     secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O50Zb5Hm"  # checksum-valid (synthetic)
     pol, summ, raw = files(
         tmp_path,
@@ -440,14 +408,14 @@ def test_private_summary_is_refused_before_any_write(
         summary=f"deploy failed with token {secret}\n",
         raw=b"log",
     )
-    code, out, err = store(pol, summ, raw, capsys)
+    code, out, err = store(pol, summ, raw)
     assert code == 1 and out == {"error": {"code": "PRIVATE_CONTENT", "message": out["error"]["message"]}}
     assert err.startswith("error[PRIVATE_CONTENT]")
     assert secret not in err
     assert not (git_repo.path / ".workgroup").exists() and not (git_repo.path / "knowzcode").exists()
     # an ephemeral result is returned to the caller only, so it is not blocked
     pol, summ, _ = files(tmp_path, {"input": {"write_prohibited": True}}, summary="token ok\n")
-    assert store(pol, summ, None, capsys)[0] == 0
+    assert store(pol, summ, None)[0] == 0
 
 
 def test_summary_bound_is_exact() -> None:

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _sync import AT_START_LINE, StartLine
+from conftest import ROOT, GitRepo, cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import ROOT, GitRepo
-from toolkit.cli import run
 from toolkit.infra.git import discover
 
 NOW = "2026-03-01T10:00:00Z"
@@ -23,14 +23,10 @@ def layout(repo: GitRepo) -> Any:
     return discover(str(repo.path)).layout
 
 
-def add(
-    repo: GitRepo, payload: Any, capsys: pytest.CaptureFixture[str], name: str = "d.json"
-) -> tuple[int, Any]:
+def add(repo: GitRepo, payload: Any, name: str = "d.json") -> tuple[int, Any]:
     path = repo.path.parent / name
     path.write_text(json.dumps(payload), encoding="utf-8")
-    capsys.readouterr()
-    code = run(["vault", "add", str(path), "--json", "--now", NOW])
-    out = capsys.readouterr().out
+    code, out, _ = cli("vault", "add", str(path), "--json", "--now", NOW)
     return code, (json.loads(out) if out.strip() else None)
 
 
@@ -39,18 +35,18 @@ def journal_bytes(repo: GitRepo) -> bytes:
     return path.read_bytes() if path.exists() else b""
 
 
-def flush(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    capsys.readouterr()
-    assert run(["vault", "flush", "--now", NOW]) == 0
-    batch: dict[str, Any] = json.loads(capsys.readouterr().out)
+def flush() -> dict[str, Any]:
+    flushed = cli("vault", "flush", "--now", NOW)
+    assert flushed.exit_code == 0
+    batch: dict[str, Any] = json.loads(flushed.stdout)
     return batch
 
 
 DELTA = {"category": "pattern", "title": "Retry budget", "content": "Three retries with jitter."}
 
 
-def test_batch_is_pending_until_flushed_once(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out = add(git_repo, {"delta": DELTA}, capsys)
+def test_batch_is_pending_until_flushed_once(git_repo: GitRepo) -> None:
+    code, out = add(git_repo, {"delta": DELTA})
     assert code == 0
     assert out == {
         "action": "batch",
@@ -61,23 +57,21 @@ def test_batch_is_pending_until_flushed_once(git_repo: GitRepo, capsys: pytest.C
     }
     # nothing outside the local journal: the work tree has no new file
     assert not (git_repo.path / ".workgroup").exists()
-    capsys.readouterr()
-    assert run(["vault", "list", "--json"]) == 0
-    listing = json.loads(capsys.readouterr().out)
+    listed = cli("vault", "list", "--json")
+    assert listed.exit_code == 0
+    listing = json.loads(listed.stdout)
     assert listing["pending"] == 1 and listing["entries"][0]["state"] == "pending"
 
-    batch = flush(capsys)
+    batch = flush()
     assert batch["schema"] == "workgroup.vault-batch/v1" and batch["batch_id"].startswith("batch-")
     assert [e["seq"] for e in batch["entries"]] == [1]
     assert batch["entries"][0]["delta"] == DELTA
     # a second flush prints an empty batch and appends nothing
     before = journal_bytes(git_repo)
-    again = flush(capsys)
+    again = flush()
     assert again["entries"] == [] and again["batch_id"] is None
     assert journal_bytes(git_repo) == before
-    capsys.readouterr()
-    run(["vault", "list", "--json"])
-    rows = json.loads(capsys.readouterr().out)["entries"]
+    rows = json.loads(cli("vault", "list", "--json").stdout)["entries"]
     assert rows[0]["state"] == "flushed" and rows[0]["batch_id"] == batch["batch_id"]
 
 
@@ -89,40 +83,32 @@ def test_batch_is_pending_until_flushed_once(git_repo: GitRepo, capsys: pytest.C
         {"delta": {**DELTA, "title": "RETRY budget!!"}},  # duplicate of the journaled delta
     ],
 )
-def test_skip_appends_nothing(git_repo: GitRepo, capsys: pytest.CaptureFixture[str], payload: Any) -> None:
-    add(git_repo, {"delta": DELTA}, capsys)
+def test_skip_appends_nothing(git_repo: GitRepo, payload: Any) -> None:
+    add(git_repo, {"delta": DELTA})
     before = journal_bytes(git_repo)
-    code, out = add(git_repo, payload, capsys, "skip.json")
+    code, out = add(git_repo, payload, "skip.json")
     assert code == 0 and out["action"] == "skip" and out["journaled"] is False and out["seq"] is None
     assert journal_bytes(git_repo) == before
 
 
-def test_duplicate_of_a_flushed_entry_is_still_skipped(
-    git_repo: GitRepo, capsys: pytest.CaptureFixture[str]
-) -> None:
-    add(git_repo, {"delta": DELTA}, capsys)
-    flush(capsys)
-    _, out = add(git_repo, {"delta": DELTA}, capsys)
+def test_duplicate_of_a_flushed_entry_is_still_skipped(git_repo: GitRepo) -> None:
+    add(git_repo, {"delta": DELTA})
+    flush()
+    _, out = add(git_repo, {"delta": DELTA})
     assert out["reason"] == "SEMANTIC_DUPLICATE"
 
 
-def test_amend_chain_keeps_one_target(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
-    add(git_repo, {"delta": {**DELTA, "semantic_key": "retry-budget", "KnowledgeId": "K-1"}}, capsys)
-    _, first = add(
-        git_repo, {"delta": {**DELTA, "content": "Five retries.", "semantic_key": "Retry budget"}}, capsys
-    )
+def test_amend_chain_keeps_one_target(git_repo: GitRepo) -> None:
+    add(git_repo, {"delta": {**DELTA, "semantic_key": "retry-budget", "KnowledgeId": "K-1"}})
+    _, first = add(git_repo, {"delta": {**DELTA, "content": "Five retries.", "semantic_key": "Retry budget"}})
     assert (first["action"], first["KnowledgeId"]) == ("amend", "K-1")
     # the second amendment targets the same record, not "two records with this key"
-    _, second = add(
-        git_repo, {"delta": {**DELTA, "content": "Six retries.", "semantic_key": "retry_budget"}}, capsys
-    )
+    _, second = add(git_repo, {"delta": {**DELTA, "content": "Six retries.", "semantic_key": "retry_budget"}})
     assert (second["action"], second["KnowledgeId"], second["seq"]) == ("amend", "K-1", 3)
     # going back to the first amendment's content is an amendment again, not a duplicate
-    _, back = add(
-        git_repo, {"delta": {**DELTA, "content": "Five retries.", "semantic_key": "retry budget"}}, capsys
-    )
+    _, back = add(git_repo, {"delta": {**DELTA, "content": "Five retries.", "semantic_key": "retry budget"}})
     assert back["action"] == "amend"
-    batch = flush(capsys)
+    batch = flush()
     assert [(e["action"], e.get("KnowledgeId")) for e in batch["entries"]] == [
         ("batch", None),
         ("amend", "K-1"),
@@ -131,22 +117,20 @@ def test_amend_chain_keeps_one_target(git_repo: GitRepo, capsys: pytest.CaptureF
     ]
 
 
-def test_update_by_supersedes(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
-    add(git_repo, {"delta": {**DELTA, "knowledge_id": "K-7"}}, capsys)
+def test_update_by_supersedes(git_repo: GitRepo) -> None:
+    add(git_repo, {"delta": {**DELTA, "knowledge_id": "K-7"}})
     _, out = add(
         git_repo,
         {"delta": {"category": "pattern", "title": "Retry v2", "content": "Two.", "supersedes": "K-7"}},
-        capsys,
     )
     assert (out["action"], out["reason"], out["KnowledgeId"]) == ("update", "SUPERSESSION_CHANGED", "K-7")
 
 
-def test_caller_prior_records_count(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+def test_caller_prior_records_count(git_repo: GitRepo) -> None:
     prior = [{**DELTA, "semantic_key": "k", "KnowledgeId": "K-3"}]
     _, out = add(
         git_repo,
         {"delta": {**DELTA, "content": "new", "semantic_key": "k"}, "previous_deltas": prior},
-        capsys,
     )
     assert out["KnowledgeId"] == "K-3"
 
@@ -180,16 +164,12 @@ def test_caller_prior_records_count(git_repo: GitRepo, capsys: pytest.CaptureFix
         ({"delta": {"title": 3}}, 2, "INVALID_REQUEST"),
     ],
 )
-def test_refusals_write_nothing(
-    git_repo: GitRepo, capsys: pytest.CaptureFixture[str], payload: Any, exit_code: int, code: str
-) -> None:
+def test_refusals_write_nothing(git_repo: GitRepo, payload: Any, exit_code: int, code: str) -> None:
     path = git_repo.path.parent / "bad.json"
     path.write_text(json.dumps(payload), encoding="utf-8")
-    capsys.readouterr()
-    code_ = run(["vault", "add", str(path), "--json", "--now", NOW])
-    captured = capsys.readouterr()
-    assert code_ == exit_code and json.loads(captured.out)["error"]["code"] == code  # --json error object
-    assert captured.err.startswith(f"error[{code}]")
+    code_, out, err = cli("vault", "add", str(path), "--json", "--now", NOW)
+    assert code_ == exit_code and json.loads(out)["error"]["code"] == code  # --json error object
+    assert err.startswith(f"error[{code}]")
     assert not layout(git_repo).vault_journal.exists()
 
 
@@ -206,27 +186,25 @@ def test_refusal_message_is_coded(git_repo: GitRepo) -> None:
     assert b"sk-secretvalue123" not in proc.stderr + proc.stdout and b"Traceback" not in proc.stderr
 
 
-def test_flush_due_for_high_risk(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
-    _, out = add(git_repo, {"delta": DELTA, "severity": "critical"}, capsys)
+def test_flush_due_for_high_risk(git_repo: GitRepo) -> None:
+    _, out = add(git_repo, {"delta": DELTA, "severity": "critical"})
     assert (out["action"], out["reason"], out["flush_due"], out["journaled"]) == (
         "flush",
         "HIGH_RISK",
         True,
         True,
     )
-    assert flush(capsys)["entries"][0]["severity"] == "CRITICAL"
+    assert flush()["entries"][0]["severity"] == "CRITICAL"
 
 
-def test_torn_last_line_is_fenced_off(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
-    add(git_repo, {"delta": DELTA}, capsys)
+def test_torn_last_line_is_fenced_off(git_repo: GitRepo) -> None:
+    add(git_repo, {"delta": DELTA})
     path = layout(git_repo).vault_journal
     with open(path, "ab") as handle:
         handle.write(b'{"type":"delta","seq":2,"del')  # a writer died mid-line
-    _, out = add(git_repo, {"delta": {**DELTA, "title": "Other"}}, capsys)
+    _, out = add(git_repo, {"delta": {**DELTA, "title": "Other"}})
     assert out["seq"] == 2
-    capsys.readouterr()
-    run(["vault", "list", "--json"])
-    listing = json.loads(capsys.readouterr().out)
+    listing = json.loads(cli("vault", "list", "--json").stdout)
     assert [e["seq"] for e in listing["entries"]] == [1, 2] and listing["unreadable_lines"] == 1
 
 
@@ -244,37 +222,44 @@ def test_stdin_input(git_repo: GitRepo) -> None:
 
 # Each worker is a real process; it imports first, then waits for a shared start signal so the
 # eight appends really contend for the journal lock (the CLI path is covered by other tests).
-_WORKER = """
-import json, os, sys, time
+_WORKER = (
+    """
+import json, os, sys
 from pathlib import Path
 from toolkit.infra.store import Layout
 from toolkit.core.timefmt import now_utc
 from toolkit.records.vault import add_delta
-workdir, common, payload, go = sys.argv[1:5]
+workdir, common, payload = sys.argv[1:4]
 request = json.loads(Path(payload).read_text())
-while not os.path.exists(go):
-    time.sleep(0.002)
+"""
+    + AT_START_LINE
+    + """
+at_start_line()
 print(json.dumps(add_delta(Layout(Path(workdir), Path(common)), request, now=now_utc())))
 """
+)
 
 
-def _race(repo: GitRepo, payloads: list[Any]) -> list[subprocess.CompletedProcess[bytes]]:
+def _race(
+    repo: GitRepo, payloads: list[Any], line: StartLine | None = None, waiting: int = 0
+) -> list[subprocess.CompletedProcess[bytes]]:
+    """One adder process per payload, released together with ``waiting`` others already at ``line``."""
     lay = layout(repo)
-    go = repo.path.parent / "go"
-    procs = []
-    for index, payload in enumerate(payloads):
-        path = repo.path.parent / f"race-{index}.json"
-        path.write_text(json.dumps(payload), encoding="utf-8")
-        procs.append(
-            subprocess.Popen(
-                [sys.executable, "-c", _WORKER, str(lay.workdir), str(lay.common_dir), str(path), str(go)],
-                cwd=repo.path,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=_env(),
+    with line or StartLine() as start:
+        procs = []
+        for index, payload in enumerate(payloads):
+            path = repo.path.parent / f"race-{index}.json"
+            path.write_text(json.dumps(payload), encoding="utf-8")
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", _WORKER, str(lay.workdir), str(lay.common_dir), str(path)],
+                    cwd=repo.path,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    **start.popen_kwargs(_env()),
+                )
             )
-        )
-    go.write_text("go")
+        start.release(len(payloads) + waiting)
     results = []
     for proc in procs:
         out, err = proc.communicate(timeout=120)
@@ -288,31 +273,36 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
-_FLUSHER = """
-import json, os, sys, time
+_FLUSHER = (
+    """
+import json, os, sys
 from pathlib import Path
 from toolkit.infra.store import Layout
 from toolkit.core.timefmt import now_utc
 from toolkit.records.vault import flush
-workdir, common, go = sys.argv[1:4]
-while not os.path.exists(go):
-    time.sleep(0.002)
+workdir, common = sys.argv[1:3]
+"""
+    + AT_START_LINE
+    + """
+at_start_line()
 print(json.dumps(flush(Layout(Path(workdir), Path(common)), now=now_utc(), deliver=lambda b: None)))
 """
+)
 
 
 def test_racing_flushes_hand_out_each_entry_once(git_repo: GitRepo) -> None:
     lay = layout(git_repo)
-    go = git_repo.path.parent / "go"
+    line = StartLine()  # four flushers and four adders leave it together
     flushers = [
         subprocess.Popen(
-            [sys.executable, "-c", _FLUSHER, str(lay.workdir), str(lay.common_dir), str(go)],
+            [sys.executable, "-c", _FLUSHER, str(lay.workdir), str(lay.common_dir)],
             stdout=subprocess.PIPE,
-            env=_env(),
+            **line.popen_kwargs(_env()),
         )
         for _ in range(4)
     ]
-    adders = _race(git_repo, [{"delta": {"title": f"Item {i}", "content": f"Body {i}."}} for i in range(4)])
+    payloads = [{"delta": {"title": f"Item {i}", "content": f"Body {i}."}} for i in range(4)]
+    adders = _race(git_repo, payloads, line, waiting=len(flushers))
     assert all(r.returncode == 0 for r in adders)
     taken = [e["seq"] for p in flushers for e in json.loads(p.communicate(timeout=120)[0])["entries"]]
     from toolkit.core.timefmt import now_utc
@@ -389,8 +379,8 @@ def test_fuzz_add_never_crashes(tmp_path_factory: pytest.TempPathFactory, payloa
     assert len(state.entries) == (1 if outcome["journaled"] else 0) and state.problems == 0
 
 
-def test_journal_lives_in_local_state(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
-    add(git_repo, {"delta": DELTA}, capsys)
+def test_journal_lives_in_local_state(git_repo: GitRepo) -> None:
+    add(git_repo, {"delta": DELTA})
     path = layout(git_repo).vault_journal
     assert path.is_relative_to(Path(git_repo.raw.path).resolve()) or ".git" in path.parts
 
@@ -423,25 +413,21 @@ def _closed_stdout_flush(repo: GitRepo) -> subprocess.CompletedProcess[bytes]:
     )
 
 
-def test_flush_with_closed_stdout_records_nothing_and_offers_again(
-    git_repo: GitRepo, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert add(git_repo, {"delta": DELTA}, capsys)[0] == 0
+def test_flush_with_closed_stdout_records_nothing_and_offers_again(git_repo: GitRepo) -> None:
+    assert add(git_repo, {"delta": DELTA})[0] == 0
     before = journal_bytes(git_repo)
     proc = _closed_stdout_flush(git_repo)
     assert proc.returncode == 3, proc.stderr
     assert b"OUTPUT_UNWRITABLE" in proc.stderr and b"Traceback" not in proc.stderr
     assert journal_bytes(git_repo) == before  # no flush record: the entry was not delivered
-    batch = flush(capsys)
+    batch = flush()
     assert [e["seq"] for e in batch["entries"]] == [1]  # offered again
 
 
-def test_flush_into_a_closed_pipe_records_nothing(
-    git_repo: GitRepo, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_flush_into_a_closed_pipe_records_nothing(git_repo: GitRepo) -> None:
     import os
 
-    assert add(git_repo, {"delta": DELTA}, capsys)[0] == 0
+    assert add(git_repo, {"delta": DELTA})[0] == 0
     before = journal_bytes(git_repo)
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before anything is written: EPIPE on write
@@ -452,17 +438,15 @@ def test_flush_into_a_closed_pipe_records_nothing(
     assert proc.returncode == 3, proc.stderr
     assert b"Traceback" not in proc.stderr
     assert journal_bytes(git_repo) == before
-    assert [e["seq"] for e in flush(capsys)["entries"]] == [1]
+    assert [e["seq"] for e in flush()["entries"]] == [1]
 
 
-def test_flush_to_a_full_device_records_nothing(
-    git_repo: GitRepo, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_flush_to_a_full_device_records_nothing(git_repo: GitRepo) -> None:
     from pathlib import Path as _P
 
     if not _P("/dev/full").exists():
         pytest.skip("no /dev/full here")
-    assert add(git_repo, {"delta": DELTA}, capsys)[0] == 0
+    assert add(git_repo, {"delta": DELTA})[0] == 0
     before = journal_bytes(git_repo)
     with open("/dev/full", "wb") as full:
         proc = _flush_with_stdout(git_repo, full)
@@ -470,33 +454,33 @@ def test_flush_to_a_full_device_records_nothing(
     assert journal_bytes(git_repo) == before
 
 
-def test_held_batch_is_offered_until_acknowledged(
-    git_repo: GitRepo, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert add(git_repo, {"delta": DELTA}, capsys)[0] == 0
-    capsys.readouterr()
-    assert run(["vault", "flush", "--hold", "--now", NOW]) == 0
-    held = json.loads(capsys.readouterr().out)
+def test_held_batch_is_offered_until_acknowledged(git_repo: GitRepo) -> None:
+    assert add(git_repo, {"delta": DELTA})[0] == 0
+    offered = cli("vault", "flush", "--hold", "--now", NOW)
+    assert offered.exit_code == 0
+    held = json.loads(offered.stdout)
     assert held["ack_required"] is True and [e["seq"] for e in held["entries"]] == [1]
-    run(["vault", "list", "--json"])
-    listing = json.loads(capsys.readouterr().out)
+    listing = json.loads(cli("vault", "list", "--json").stdout)
     assert listing["entries"][0]["state"] == "offered" and listing["pending"] == 1
     # a second entry arrives; the next flush offers the un-acknowledged entry again with it
-    assert add(git_repo, {"delta": {"title": "Second", "content": "Another fact."}}, capsys, "e.json")[0] == 0
-    capsys.readouterr()
-    assert run(["vault", "flush", "--hold", "--now", "2026-03-01T10:05:00Z"]) == 0
-    again = json.loads(capsys.readouterr().out)
+    assert add(git_repo, {"delta": {"title": "Second", "content": "Another fact."}}, "e.json")[0] == 0
+    offered = cli("vault", "flush", "--hold", "--now", "2026-03-01T10:05:00Z")
+    assert offered.exit_code == 0
+    again = json.loads(offered.stdout)
     assert [e["seq"] for e in again["entries"]] == [1, 2]
     # acknowledging the first batch delivers entry 1 only; entry 2 stays held in the second
-    assert run(["vault", "flush", "--ack", held["batch_id"], "--now", NOW]) == 0
-    assert json.loads(capsys.readouterr().out)["acknowledged"] == [1]
-    assert run(["vault", "flush", "--ack", again["batch_id"], "--now", NOW]) == 0
-    assert json.loads(capsys.readouterr().out)["acknowledged"] == [2]
+    acked = cli("vault", "flush", "--ack", held["batch_id"], "--now", NOW)
+    assert acked.exit_code == 0
+    assert json.loads(acked.stdout)["acknowledged"] == [1]
+    acked = cli("vault", "flush", "--ack", again["batch_id"], "--now", NOW)
+    assert acked.exit_code == 0
+    assert json.loads(acked.stdout)["acknowledged"] == [2]
     before = journal_bytes(git_repo)
-    assert run(["vault", "flush", "--ack", again["batch_id"], "--now", NOW]) == 0  # twice: a no-op
-    assert json.loads(capsys.readouterr().out)["already"] is True
+    acked = cli("vault", "flush", "--ack", again["batch_id"], "--now", NOW)  # twice: a no-op
+    assert acked.exit_code == 0
+    assert json.loads(acked.stdout)["already"] is True
     assert journal_bytes(git_repo) == before
-    assert flush(capsys)["entries"] == []
+    assert flush()["entries"] == []
 
 
 @pytest.mark.parametrize(
@@ -507,10 +491,8 @@ def test_held_batch_is_offered_until_acknowledged(
         (["--ack", "batch-1", "--hold"], 2),  # contradictory options
     ],
 )
-def test_bad_ack_is_coded_and_writes_nothing(
-    git_repo: GitRepo, capsys: pytest.CaptureFixture[str], args: list[str], code: int
-) -> None:
-    assert add(git_repo, {"delta": DELTA}, capsys)[0] == 0
+def test_bad_ack_is_coded_and_writes_nothing(git_repo: GitRepo, args: list[str], code: int) -> None:
+    assert add(git_repo, {"delta": DELTA})[0] == 0
     before = journal_bytes(git_repo)
-    assert run(["vault", "flush", *args, "--now", NOW]) == code
+    assert cli("vault", "flush", *args, "--now", NOW).exit_code == code
     assert journal_bytes(git_repo) == before

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GitRepo, run_workgroup
+from conftest import GitRepo, cli, run_workgroup
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_capsule_support import overflow_capsule, valid_capsule
@@ -337,12 +337,13 @@ def test_empty_repository_state_passes(git_repo: GitRepo) -> None:
 
 
 def test_hook_runs_verify_and_ignores_file_names(sealed_repo: GitRepo) -> None:
-    from toolkit.hooks.verify import main
+    def hook(*files: str) -> int:
+        return cli(*files, script="workgroup-verify-hook").exit_code
 
-    assert main([]) == 0
-    assert main(["some/file.py"]) == 0
+    assert hook() == 0
+    assert hook("some/file.py") == 0
     squash_onto(discover(sealed_repo.path), "HEAD~2", "rewrite")
-    assert main([]) == 1
+    assert hook() == 1
 
 
 def test_hook_console_script_and_manifest_entry() -> None:

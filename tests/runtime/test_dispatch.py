@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import runtime_call
+from conftest import cli, runtime_call
 from lineage_fixtures import HOT_NOW, hot_current, hot_lineage
 
 from toolkit.runtime.codes import RuntimeOpError
@@ -345,31 +345,6 @@ def test_subprocess_frame(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- the CLI ---------------
 
 
-class CliResult:
-    def __init__(self, exit_code: int, stdout: str, stderr: str) -> None:
-        self.exit_code, self.stdout, self.stderr = exit_code, stdout, stderr
-
-
-@pytest.fixture
-def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Any:
-    """Run ``workgroup ARGS`` in-process through ``toolkit.cli.run`` (the real exit-code map)."""
-    import io
-    import sys
-
-    from toolkit.cli import run
-
-    def invoke(*args: str, stdin: str = "") -> CliResult:
-        monkeypatch.setattr(
-            sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8")
-        )
-        capsys.readouterr()
-        code = run(list(args))
-        captured = capsys.readouterr()
-        return CliResult(code, captured.out, captured.err)
-
-    return invoke
-
-
 DISPATCH_REQUEST = {
     "routing": {"input": {"role": "builder", "owned_files": ["src/api.py"], "task_id": "t-1", "phase": "2A"}},
     "lineage": {"lineage": hot_lineage(), "current": hot_current(), "now": HOT_NOW},
@@ -383,7 +358,7 @@ def telemetry_rows(repo: Any) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def test_cli_fills_rollout_stage_from_config(cli: Any, git_repo: Any) -> None:
+def test_cli_fills_rollout_stage_from_config(git_repo: Any) -> None:
     git_repo.commit(
         "init", {"src/api.py": "x = 1\n", ".workgroup/config.yml": "context_efficiency:\n  rollout: shadow\n"}
     )
@@ -400,7 +375,7 @@ def test_cli_fills_rollout_stage_from_config(cli: Any, git_repo: Any) -> None:
     )
 
 
-def test_cli_config_fills_routing_limits(cli: Any, git_repo: Any) -> None:
+def test_cli_config_fills_routing_limits(git_repo: Any) -> None:
     git_repo.commit("init", {".workgroup/config.yml": "context_efficiency:\n  max_nesting_depth: 1\n"})
     request = {"routing": {"nesting_depth": 1}}
     decided = json.loads(cli("dispatch", "--json", stdin=json.dumps(request)).stdout)
@@ -411,7 +386,7 @@ def test_cli_config_fills_routing_limits(cli: Any, git_repo: Any) -> None:
     )
 
 
-def test_cli_disabled_answers_local_and_records_nothing(cli: Any, git_repo: Any) -> None:
+def test_cli_disabled_answers_local_and_records_nothing(git_repo: Any) -> None:
     git_repo.commit(
         "init", {".workgroup/config.yml": "context_efficiency:\n  enabled: false\n  rollout: on\n"}
     )
@@ -428,7 +403,7 @@ def test_cli_disabled_answers_local_and_records_nothing(cli: Any, git_repo: Any)
     assert cli("dispatch", stdin=json.dumps(bad)).exit_code == 1
 
 
-def test_cli_record_appends_evidence_with_lineage_result(cli: Any, git_repo: Any) -> None:
+def test_cli_record_appends_evidence_with_lineage_result(git_repo: Any) -> None:
     git_repo.commit("init", {"src/api.py": "x = 1\n"})
     request = {
         **DISPATCH_REQUEST,
@@ -445,13 +420,13 @@ def test_cli_record_appends_evidence_with_lineage_result(cli: Any, git_repo: Any
     assert row["invalidation_result"] == {"state": "INVALID", "invalidations": ["CHECKPOINT_MISMATCH"]}
 
 
-def test_cli_record_respects_telemetry_off(cli: Any, git_repo: Any) -> None:
+def test_cli_record_respects_telemetry_off(git_repo: Any) -> None:
     git_repo.commit("init", {".workgroup/config.yml": "context_efficiency:\n  telemetry: off\n"})
     result = cli("dispatch", "--record", stdin=json.dumps(DISPATCH_REQUEST))
     assert result.exit_code == 0 and telemetry_rows(git_repo) == []
 
 
-def test_cli_errors_and_exit_codes(cli: Any, git_repo: Any, tmp_path: Path) -> None:
+def test_cli_errors_and_exit_codes(git_repo: Any, tmp_path: Path) -> None:
     git_repo.commit("init", {"README.md": "x\n"})
     mismatch = {**DISPATCH_REQUEST, "routing": {"role": "reviewer"}}
     result = cli("dispatch", stdin=json.dumps(mismatch))
@@ -469,7 +444,7 @@ def test_cli_errors_and_exit_codes(cli: Any, git_repo: Any, tmp_path: Path) -> N
 
 
 def test_cli_record_outside_repository_is_environment_error(
-    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     result = cli("dispatch", "--record", stdin=json.dumps(DISPATCH_REQUEST))
@@ -478,7 +453,7 @@ def test_cli_record_outside_repository_is_environment_error(
     assert result.exit_code == 0 and json.loads(result.stdout)["routing"]["mode"] == "resume"
 
 
-def test_cli_config_canary_share_fills_a_canary_rollout(cli: Any, git_repo: Any) -> None:
+def test_cli_config_canary_share_fills_a_canary_rollout(git_repo: Any) -> None:
     config = "context_efficiency:\n  rollout: canary\n  canary_percent: 100\n"
     git_repo.commit("init", {".workgroup/config.yml": config})
     request = {

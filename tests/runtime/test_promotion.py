@@ -499,3 +499,22 @@ def test_fuzz_promotion_op(
 
 
 ENVELOPE_CACHE: dict[str, Any] = {}
+
+
+def test_gate_table_is_one_named_rule_per_gate() -> None:
+    from toolkit.runtime.promotion import GATES
+
+    result = _evaluate(pairs())
+    assert [name for name, _ in GATES] == list(result["gates"])
+    assert len({rule for _, rule in GATES}) == len(GATES)  # no rule serves two gates
+    # each rule alone answers its row: the same metrics give the same row as the evaluation
+    metrics, limits = result["metrics"], result["thresholds"]
+    for (name, rule), row in zip(GATES, result["gate_details"], strict=True):
+        passed, value, threshold, comparison = rule(metrics, limits, True)
+        assert (name, bool(passed), threshold, comparison) == (
+            row["gate"],
+            row["passed"],
+            row["threshold"],
+            row["comparison"],
+        )
+        assert value == row["value"]

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import cli
 
 from toolkit.runtime.codes import MESSAGES
 from toolkit.runtime.deep_query import op_should_deep_query, should_deep_query
@@ -19,7 +20,6 @@ from toolkit.runtime.protocol import (
     OPERATIONS,
     RuntimeContext,
     execute,
-    main,
     read_limited,
     render_frame,
     run_batch,
@@ -256,16 +256,11 @@ def test_closed_stdin_is_one_coded_line() -> None:
     assert proc.returncode == 1 and json.loads(proc.stdout)["code"] == "INVALID_REQUEST"
 
 
-def test_main_in_process_exit_codes(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    class Stdin:
-        buffer = io.BytesIO(b'{"question": "what happens here, exactly?"}')
-
-    monkeypatch.setattr(sys, "stdin", Stdin())
-    assert main(["should-deep-query"]) == 0
-    assert json.loads(capsys.readouterr().out)["result"]["should_deep_query"] is True
-    assert main(["-h"]) == 0
+def test_main_in_process_exit_codes() -> None:
+    answer = cli("runtime", "should-deep-query", stdin=b'{"question": "what happens here, exactly?"}')
+    assert answer.exit_code == 0
+    assert json.loads(answer.stdout)["result"]["should_deep_query"] is True
+    assert cli("runtime", "-h").exit_code == 0
 
 
 # ---------------------------------------------------------------- batch ----------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import runtime_call
+from conftest import cli, runtime_call
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -231,15 +231,8 @@ def test_fuzz_rollout_op_never_crashes(
 
 
 def _cli(*args: str) -> tuple[int, str]:
-    import contextlib
-    import io
-
-    from toolkit.cli import run
-
-    err = io.StringIO()
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-        code = run(list(args))
-    return code, err.getvalue()
+    code, _, err = cli(*args)
+    return code, err
 
 
 def _climb(*steps: tuple[str, ...]) -> list[int]:

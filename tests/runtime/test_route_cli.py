@@ -1,4 +1,4 @@
-"""`workgroup route` and `workgroup owners`: in-process through the CLI's own entry (``cli.run``),
+"""`workgroup route` and `workgroup owners`: in-process through the shared helper (the console script's entry),
 plus end-to-end subprocesses for the paths users and skills take."""
 
 from __future__ import annotations
@@ -7,25 +7,21 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_workgroup
-
-from toolkit.cli import run
+from conftest import CliResult, run_workgroup
+from conftest import cli as workgroup
 
 
 @pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str], tmp_path: Path):  # type: ignore[no-untyped-def]
+def cli(tmp_path: Path):  # type: ignore[no-untyped-def]
     """Run ``workgroup ARGS`` in-process in the current directory: (exit, stdout, stderr)."""
 
-    def call(*args: str, request: object = None) -> tuple[int, str, str]:
+    def call(*args: str, request: object = None) -> CliResult:
         argv = list(args)
-        if request is not None:
+        if request is not None:  # the request goes in as a file named after the verb
             req = tmp_path / "request.json"
             req.write_text(json.dumps(request), encoding="utf-8")
             argv.insert(1, str(req))
-        capsys.readouterr()
-        code = run(argv)
-        out, err = capsys.readouterr()
-        return code, out, err
+        return workgroup(*argv)
 
     return call
 
@@ -172,6 +168,7 @@ def test_owners_outside_a_repository_is_an_environment_error(
 def test_cli_decision_equals_the_runtime_decision(git_repo, cli) -> None:  # type: ignore[no-untyped-def]
     from test_router import ROWS
 
+    from toolkit.runtime.adapter import RuntimeContext
     from toolkit.runtime.router import route_task
 
     _repo(git_repo)
@@ -180,7 +177,7 @@ def test_cli_decision_equals_the_runtime_decision(git_repo, cli) -> None:  # typ
         assert code == 0, err
         assert (
             json.loads(out)
-            == route_task(facts, workspace_root=str(git_repo.path))
+            == route_task(facts, workspace_root=str(git_repo.path), ctx=RuntimeContext())
             == {
                 "mode": mode,
                 "reason_codes": reasons,

@@ -312,7 +312,10 @@ ROWS: list[tuple[dict[str, Any], str, list[str]]] = [
 
 @pytest.mark.parametrize(("facts", "mode", "reasons"), ROWS)
 def test_router_rules(tmp_path: Path, facts: dict[str, Any], mode: str, reasons: list[str]) -> None:
-    assert route_task(facts, workspace_root=str(tmp_path)) == {"mode": mode, "reason_codes": reasons}
+    assert route_task(facts, workspace_root=str(tmp_path), ctx=RuntimeContext()) == {
+        "mode": mode,
+        "reason_codes": reasons,
+    }
 
 
 def test_every_reason_code_and_mode_is_exercised() -> None:
@@ -380,9 +383,11 @@ def test_symlink_alias_and_escape_through_workspace_root(tmp_path: Path) -> None
         "workspace_root": str(ws),
         "active_writers": [{"owned_files": ["src/api.py"]}],
     }
-    assert route_task(facts, workspace_root="/nonexistent")["reason_codes"] == ["WRITER_OWNERSHIP_CONFLICT"]
+    assert route_task(facts, workspace_root="/nonexistent", ctx=RuntimeContext())["reason_codes"] == [
+        "WRITER_OWNERSHIP_CONFLICT"
+    ]
     with pytest.raises(RuntimeOpError) as caught:
-        route_task({**facts, "owned_files": ["out/x"]}, workspace_root="/nonexistent")
+        route_task({**facts, "owned_files": ["out/x"]}, workspace_root="/nonexistent", ctx=RuntimeContext())
     assert caught.value.code == "INVALID_OWNERSHIP_PATH"
 
 
@@ -390,9 +395,9 @@ def test_overlap_check_does_not_compare_all_pairs(tmp_path: Path) -> None:
     # 400 active writers x 50 paths against 50 proposed: answered through the index
     active = [{"owned_files": [f"pkg{w}/f{j}.py" for j in range(50)]} for w in range(400)]
     facts = {"is_writer": True, "owned_files": [f"new/f{j}.py" for j in range(50)], "active_writers": active}
-    assert route_task(facts, workspace_root=str(tmp_path))["mode"] == "fresh-capsule"
+    assert route_task(facts, workspace_root=str(tmp_path), ctx=RuntimeContext())["mode"] == "fresh-capsule"
     facts["owned_files"].append("pkg399")
-    assert route_task(facts, workspace_root=str(tmp_path))["mode"] == "local"
+    assert route_task(facts, workspace_root=str(tmp_path), ctx=RuntimeContext())["mode"] == "local"
 
 
 # --- the persistent registry ---------------------------------------------------------------
@@ -639,7 +644,7 @@ _keys = st.sampled_from(
 @given(facts=st.dictionaries(_keys, _json, max_size=8))
 def test_router_fuzz_only_coded_refusals(tmp_path: Path, facts: dict[str, Any]) -> None:
     try:
-        result = route_task(facts, workspace_root=str(tmp_path))
+        result = route_task(facts, workspace_root=str(tmp_path), ctx=RuntimeContext())
     except RuntimeOpError as exc:
         assert exc.code in {"INVALID_REQUEST", "INVALID_OWNERSHIP_PATH", "WRITER_SCOPE_REQUIRED"}
         return

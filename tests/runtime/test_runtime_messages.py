@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import cli
 from lineage_fixtures import HOT_NOW, hot_current, hot_lineage
 from test_runtime_fuzz import CAPSULE  # one valid capsule for the runtime tests
 
@@ -169,12 +170,8 @@ def test_each_code_answers_the_reference_frame(
     monkeypatch.chdir(tmp_path)  # no repository: nothing read from a registry
     op, stdin = CASES[code]
     if code == "UNSUPPORTED_OPERATION":
-        from toolkit.runtime.protocol import main
-
-        out = io.StringIO()
-        monkeypatch.setattr(sys, "stdout", out)
-        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
-        status, frame = main([op]), json.loads(out.getvalue())
+        answer = cli("runtime", op, stdin=stdin)
+        status, frame = answer.exit_code, json.loads(answer.stdout)
     else:
         status, frame = ours(op, stdin, tmp_path)
     assert status == 1

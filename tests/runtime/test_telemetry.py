@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import runtime_call
+from conftest import cli, runtime_call
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -308,17 +308,10 @@ def test_shared_privacy_engine_adds_families_the_reference_misses() -> None:
 
 
 def _record(repo_path: Any, event: Any, *extra: str) -> tuple[int, str, str]:
-    import contextlib
-    import io
     import json
 
-    from toolkit.cli import run
-
     (repo_path / "event.json").write_text(json.dumps(event), encoding="utf-8")
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = run(["telemetry", "record", "event.json", *extra])
-    return code, out.getvalue(), err.getvalue()
+    return cli("telemetry", "record", "event.json", *extra)
 
 
 def _log(repo_path: Any) -> Any:

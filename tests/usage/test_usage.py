@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import cli
 from usage_fixtures import CANARY, build
 
-from toolkit.cli import run
 from toolkit.usage.fold import By, LocalDays, read_logs, resolve_tz
 from toolkit.usage.report import build as build_report
 from toolkit.usage.sources import discover, hashed
@@ -21,17 +21,6 @@ def logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     return env
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
-    def call(*args: str) -> tuple[int, str, str]:
-        capsys.readouterr()
-        code = run(list(args))
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return call
 
 
 def _report(env: dict[str, str], by: By = By.SESSION, tz: str = "UTC", source: str = "all") -> dict:  # type: ignore[type-arg]
@@ -73,7 +62,7 @@ def test_carried_history_resets_at_compaction(logs: dict[str, str]) -> None:
     assert row["carried_history"] == 797 + 490
 
 
-def test_resumed_copy_counts_once_and_is_marked(logs: dict[str, str], cli) -> None:  # type: ignore[no-untyped-def]
+def test_resumed_copy_counts_once_and_is_marked(logs: dict[str, str]) -> None:
     row = _rows(_report(logs, source="claude"))["s-bbbb"]
     assert row["calls"] == 2 and row["output"] == 300 + 90
     assert row["carried_history"] == 18600 - (20 + 900 + 17500)
@@ -123,7 +112,7 @@ def test_codex_fork_replay_adds_nothing_and_archive_is_ignored(logs: dict[str, s
     assert "0000eeee" not in rows  # no token counts: not counted, but said
 
 
-def test_codex_without_usage_is_reported_not_guessed(logs: dict[str, str], cli) -> None:  # type: ignore[no-untyped-def]
+def test_codex_without_usage_is_reported_not_guessed(logs: dict[str, str]) -> None:
     code, out, err = cli("usage", "--source", "codex", "--timezone", "UTC", "--json")
     assert code == 0
     assert json.loads(out)["notes"]["codex_files_without_usage"] == 1
@@ -133,7 +122,7 @@ def test_codex_without_usage_is_reported_not_guessed(logs: dict[str, str], cli) 
 # -- command ----------------------------------------------------------------------------------------------
 
 
-def test_table_and_json_agree(logs: dict[str, str], cli) -> None:  # type: ignore[no-untyped-def]
+def test_table_and_json_agree(logs: dict[str, str]) -> None:
     code, out, _ = cli("usage", "--timezone", "UTC", "--by", "model", "--json")
     data = json.loads(out)
     assert code == 0 and data["schema"] == "workgroup.usage-report/v1"
@@ -143,7 +132,7 @@ def test_table_and_json_agree(logs: dict[str, str], cli) -> None:  # type: ignor
     assert f"{data['totals']['input']:,}" in text.splitlines()[-1]
 
 
-def test_filters_since_until_and_project(logs: dict[str, str], cli) -> None:  # type: ignore[no-untyped-def]
+def test_filters_since_until_and_project(logs: dict[str, str]) -> None:
     _, out, _ = cli("usage", "--timezone", "UTC", "--since", "2026-01-07", "--until", "20260107", "--json")
     data = json.loads(out)
     assert [r["key"] for r in data["rows"]] == ["2026-01-07"] and data["totals"]["calls"] == 2
@@ -162,12 +151,12 @@ def test_filters_since_until_and_project(logs: dict[str, str], cli) -> None:  # 
         (("--by", "hour"), 2, ""),  # not a grouping (click's usage error)
     ],
 )
-def test_bad_options_are_usage_errors(logs: dict[str, str], cli, args, code, error) -> None:  # type: ignore[no-untyped-def]
+def test_bad_options_are_usage_errors(logs: dict[str, str], args, code, error) -> None:  # type: ignore[no-untyped-def]
     got, out, err = cli("usage", *args)
     assert got == code and out == "" and "Traceback" not in err and error in err
 
 
-def test_bad_environment_and_unknown_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli) -> None:  # type: ignore[no-untyped-def]
+def test_bad_environment_and_unknown_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "nowhere"))
     code, out, err = cli("usage", "--source", "claude")
     assert code == 2 and "USAGE_NO_LOG_DIR" in err and str(tmp_path) not in err
@@ -177,14 +166,14 @@ def test_bad_environment_and_unknown_session(tmp_path: Path, monkeypatch: pytest
     assert code == 1 and "USAGE_NO_SESSION" in err
 
 
-def test_empty_home_reports_zero(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli) -> None:  # type: ignore[no-untyped-def]
+def test_empty_home_reports_zero(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.delenv("CODEX_HOME", raising=False)
     code, out, _ = cli("usage", "--json")
     assert code == 0 and json.loads(out)["totals"]["calls"] == 0
 
 
-def test_session_view_folds_subagents_and_judges_boundaries(logs: dict[str, str], cli) -> None:  # type: ignore[no-untyped-def]
+def test_session_view_folds_subagents_and_judges_boundaries(logs: dict[str, str]) -> None:
     code, out, _ = cli("usage", "session", "s-aaaa", "--timezone", "UTC", "--json")
     view = json.loads(out)
     assert code == 0
@@ -200,7 +189,7 @@ def test_session_view_folds_subagents_and_judges_boundaries(logs: dict[str, str]
     assert code == 0 and "subagent 1" in text and "'fresh'" in text
 
 
-def test_canary_never_reaches_any_output(logs: dict[str, str], cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_canary_never_reaches_any_output(logs: dict[str, str], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     outputs = []
     for args in (
         ("usage", "--timezone", "UTC"),
@@ -237,7 +226,7 @@ def test_price_lookup(model: str, priced_as: str | None) -> None:
     assert rates_for(model, models) is (models[priced_as] if priced_as else None)
 
 
-def test_cost_is_a_labelled_estimate_apart_from_counts(logs: dict[str, str], cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cost_is_a_labelled_estimate_apart_from_counts(logs: dict[str, str], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     _, plain, _ = cli("usage", "--timezone", "UTC", "--json")
     prices = tmp_path / "prices.json"
     prices.write_text(
@@ -268,7 +257,7 @@ def test_cost_is_a_labelled_estimate_apart_from_counts(logs: dict[str, str], cli
     assert code == 2 and out == "" and "USAGE_BAD_PRICES" in err
 
 
-def test_events_pass_the_telemetry_gate(logs: dict[str, str], cli, git_repo) -> None:  # type: ignore[no-untyped-def]
+def test_events_pass_the_telemetry_gate(logs: dict[str, str], git_repo) -> None:  # type: ignore[no-untyped-def]
     events = git_repo.path / "events.jsonl"
     code, _, err = cli("usage", "--timezone", "UTC", "--emit-events", str(events))
     assert code == 0 and "wrote 7 efficiency event(s)" in err
@@ -290,7 +279,7 @@ def test_events_pass_the_telemetry_gate(logs: dict[str, str], cli, git_repo) -> 
     assert json.loads(out)["event"] == records[0]["event"] and json.loads(out)["dropped_keys"] == []
 
 
-def test_html_is_self_contained(logs: dict[str, str], cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_html_is_self_contained(logs: dict[str, str], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     pytest.importorskip("plotly")
     import re
 
@@ -327,7 +316,7 @@ def test_lean_parser_accepts_the_typer_options() -> None:
     assert (opts(top), opts(sess)) == _typer_options()
 
 
-def test_console_script_path_skips_typer_and_matches(logs: dict[str, str], cli) -> None:  # type: ignore[no-untyped-def]
+def test_console_script_path_skips_typer_and_matches(logs: dict[str, str]) -> None:
     import subprocess
     import sys
 
@@ -399,7 +388,7 @@ def test_default_locations_merge_and_overrides_take_comma_lists(tmp_path: Path) 
     assert codex_roots(env2) == [other]
 
 
-def test_worker_processes_give_the_same_ledger(logs: dict[str, str], cli) -> None:  # type: ignore[no-untyped-def]
+def test_worker_processes_give_the_same_ledger(logs: dict[str, str]) -> None:
     from toolkit.usage.fold import load
 
     one, two = load("all", logs, 1), load("all", logs, 2)
@@ -415,8 +404,8 @@ def test_worker_processes_give_the_same_ledger(logs: dict[str, str], cli) -> Non
 
 
 def test_codex_resume_in_the_same_rollout_is_marked_and_keeps_the_context(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli
-) -> None:  # type: ignore[no-untyped-def]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from usage_fixtures import _meta, _tc, _turn
 
     day = tmp_path / "codex" / "sessions" / "2026" / "02" / "01"
@@ -441,7 +430,7 @@ def test_codex_resume_in_the_same_rollout_is_marked_and_keeps_the_context(
     assert code == 0 and [b["kind"] for b in json.loads(out)["boundaries"]] == ["resume"]
 
 
-def test_html_without_the_extra_asks_for_it(logs: dict[str, str], cli, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_html_without_the_extra_asks_for_it(logs: dict[str, str], tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import sys
 
     monkeypatch.setitem(sys.modules, "plotly", None)  # as if the [report] extra were not installed
@@ -452,9 +441,7 @@ def test_html_without_the_extra_asks_for_it(logs: dict[str, str], cli, tmp_path:
     assert not page.exists() and not events.exists() and out == ""  # nothing written
 
 
-def test_an_unwritable_output_fails_before_anything_is_written(
-    logs: dict[str, str], cli, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+def test_an_unwritable_output_fails_before_anything_is_written(logs: dict[str, str], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     events = tmp_path / "events.jsonl"
     code, out, err = cli("usage", "--emit-events", str(events), "--html", str(tmp_path / "no" / "r.html"))
     assert code == 2 and "USAGE_BAD_OUTPUT" in err and out == "" and not events.exists()

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from _promotion_data import NOW
+from conftest import cli
 
 from toolkit.infra.resources import data_dir
 from toolkit.models.promotion import PairedResults
@@ -19,18 +20,6 @@ from toolkit.workflow.evaluate import corpus_problems, evaluate_corpus, load_sce
 CORPUS = data_dir("corpus")
 SCENARIOS = load_scenarios(CORPUS)
 PAIRED = json.loads((CORPUS / "paired-results.json").read_text(encoding="utf-8"))
-
-
-def _cli(*args: str) -> tuple[int, str, str]:
-    import contextlib
-    import io
-
-    from toolkit.cli import run
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = run(list(args))
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_size_and_strata_mix() -> None:
@@ -131,7 +120,7 @@ def test_corpus_problems_detect_imbalance() -> None:
 
 
 def test_eval_command_passes_on_shipped_corpus() -> None:
-    code, out, err = _cli("eval", "--json")
+    code, out, err = cli("eval", "--json")
     data = json.loads(out)
     assert code == 0 and data["ok"] is True and data["total"] == len(SCENARIOS)
     assert "40/40" in err or f"{len(SCENARIOS)}/{len(SCENARIOS)}" in err  # progress on stderr
@@ -144,7 +133,7 @@ def test_eval_command_exits_1_on_a_miss(tmp_path: Path) -> None:
     scenario = json.loads(target.read_text(encoding="utf-8"))
     scenario["oracle"] = {"status": "success", "match": {"mode": "resume"}}
     target.write_text(json.dumps(scenario), encoding="utf-8")
-    code, out, _ = _cli("eval", str(copy))
+    code, out, _ = cli("eval", str(copy))
     assert code == 1
     assert "small-tier2-01" in out and "MISS" in out and "39/40" in out
 
@@ -153,7 +142,7 @@ def test_eval_command_refuses_invalid_scenarios(tmp_path: Path) -> None:
     copy = tmp_path / "corpus"
     shutil.copytree(CORPUS, copy)
     (copy / "scenarios" / "small-tier2-02.json").write_text('{"id": "x"}', encoding="utf-8")
-    code, _, err = _cli("eval", str(copy))
+    code, _, err = cli("eval", str(copy))
     assert code == 2 and "CORPUS_INVALID" in err
-    code, _, err = _cli("eval", str(tmp_path / "missing"))
+    code, _, err = cli("eval", str(tmp_path / "missing"))
     assert code == 2 and "CORPUS_NOT_FOUND" in err

@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import run_workgroup
 
-from toolkit.workflow.fanout import PlanError, check_plan
+from toolkit.workflow.fanout import FANOUT_CODES, PlanError, check_plan
 
 GOOD_STAGE0 = {"stage": "0", "indexed": True, "workers": [{"role": "analyst", "scope": "."}]}
 
@@ -94,6 +94,71 @@ def test_profile_limits() -> None:
     assert rules(
         {"stage": "2A", "workers": [{"role": "builder", "writer": True, "context": "resume"}] * 2}, "economy"
     ) == ["INHERITED_WRITER_CAP"]
+
+
+# one plan that breaks every rule (economy profile: every limit is exceeded too)
+EVERY_RULE_BROKEN = {
+    "stage": "0",
+    "workers": [
+        {"role": "scanner"},
+        {"role": "architect"},
+        {"role": "security"},
+        {"role": "test"},
+        {"role": "discovery", "scope": "src"},
+        {"role": "discovery", "scope": "src/api", "read_only": True},
+        {"role": "builder", "writer": True, "context": "resume"},
+        {"role": "scanner", "independent_slice": True},
+        {"role": "discovery", "scope": "lib", "read_only": True, "independently_useful": True},
+        {"role": "builder", "writer": True, "context": "inherit-full"},
+    ],
+}
+
+
+def test_findings_come_rule_by_rule_in_a_fixed_order() -> None:
+    found = [(f.rule, f.worker) for f in check_plan(EVERY_RULE_BROKEN, {"profile": "economy"})[1]]
+    assert found == [
+        ("STAGE0_ONE_ANALYST", None),
+        ("STAGE0_INDEX_FIRST", None),
+        ("SCANNER_UNJUSTIFIED", 0),
+        ("SCANNER_LIMIT", None),
+        ("ARCHITECT_BEFORE_CHANGE_SET", 1),
+        ("SPECIALIST_UNREQUIRED", 2),
+        ("SPECIALIST_UNREQUIRED", 3),
+        ("SPECIALIST_LIMIT", None),
+        # discovery worker by worker: each worker's findings together
+        ("DISCOVERY_NOT_READ_ONLY", 4),
+        ("DISCOVERY_SCOPE_NOT_USEFUL", 4),
+        ("DISCOVERY_SCOPE_NOT_USEFUL", 5),
+        ("DISCOVERY_SCOPE_OVERLAP", 5),
+        ("DISCOVERY_LIMIT", None),
+        ("WORKER_LIMIT", None),
+        ("INHERITED_WRITER_CAP", None),
+    ]
+    assert {code for code, _ in found} == set(FANOUT_CODES)
+
+
+def test_each_named_rule_reports_its_own_codes() -> None:
+    from toolkit.workflow.fanout import RULES, _read_plan
+
+    facts = _read_plan(EVERY_RULE_BROKEN, {"profile": "economy"})
+    codes = {rule.__name__: sorted({f.rule for f in rule(facts)}) for rule in RULES}
+    assert codes == {
+        "stage0_one_analyst": ["STAGE0_ONE_ANALYST"],
+        "stage0_index_first": ["STAGE0_INDEX_FIRST"],
+        "scanner_justified": ["SCANNER_UNJUSTIFIED"],
+        "scanner_limit": ["SCANNER_LIMIT"],
+        "architect_after_change_set": ["ARCHITECT_BEFORE_CHANGE_SET"],
+        "specialist_required": ["SPECIALIST_UNREQUIRED"],
+        "specialist_limit": ["SPECIALIST_LIMIT"],
+        "discovery_workers": [
+            "DISCOVERY_NOT_READ_ONLY",
+            "DISCOVERY_SCOPE_NOT_USEFUL",
+            "DISCOVERY_SCOPE_OVERLAP",
+        ],
+        "discovery_limit": ["DISCOVERY_LIMIT"],
+        "worker_limit": ["WORKER_LIMIT"],
+        "inherited_writer_cap": ["INHERITED_WRITER_CAP"],
+    }
 
 
 @pytest.mark.parametrize(

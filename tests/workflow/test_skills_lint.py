@@ -5,9 +5,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import run_workgroup
+from conftest import cli, run_workgroup
 
 from toolkit.workflow.skills import LintConfig, lint
+
+
+def skills_hook(*files: str) -> int:
+    """``workgroup-skills-hook FILES`` in-process (the suite's one CLI helper): its exit code."""
+    return cli(*files, script="workgroup-skills-hook").exit_code
+
 
 GOOD_SKILL = """---
 name: deploy
@@ -157,14 +163,12 @@ def test_cli_json_and_exit_codes(git_repo) -> None:  # type: ignore[no-untyped-d
 
 
 def test_hook_main_lints_given_files(git_repo) -> None:  # type: ignore[no-untyped-def]
-    from toolkit.hooks.skills import main
-
     git_repo.write("agents/bad.md", "---\nname: bad\n---\nbody\n")
     git_repo.write("agents/good.md", "---\nname: good\ndescription: Use when reviewing a diff.\n---\nbody\n")
     git_repo.commit("agents")
-    assert main(["agents/good.md"]) == 0
-    assert main(["agents/bad.md"]) == 1
-    assert main([]) == 0
+    assert skills_hook("agents/good.md") == 0
+    assert skills_hook("agents/bad.md") == 1
+    assert skills_hook() == 0
 
 
 # --- every file argument that cannot be linted is reported (issue 15) ---
@@ -222,7 +226,6 @@ UNLINTABLE_KINDS = [
 def test_unlintable_argument_is_an_error_finding(git_repo, kind: str) -> None:  # type: ignore[no-untyped-def]
     import os
 
-    from toolkit.hooks.skills import main
     from toolkit.workflow.skills_files import UNLINTABLE, lint_paths
 
     if kind == "unreadable" and os.geteuid() == 0:
@@ -230,7 +233,7 @@ def test_unlintable_argument_is_an_error_finding(git_repo, kind: str) -> None:  
     rel = _make_bad(kind, git_repo)
     findings = lint_paths([rel], LintConfig())
     assert [(f.path, f.rule, f.severity) for f in findings] == [(rel, UNLINTABLE, "error")]
-    assert main([rel]) == 1  # the pre-commit hook fails instead of passing in silence
+    assert skills_hook(rel) == 1  # the pre-commit hook fails instead of passing in silence
 
 
 def test_unlintable_argument_via_cli_exits_1_and_lints_the_rest(git_repo) -> None:  # type: ignore[no-untyped-def]

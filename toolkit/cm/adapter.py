@@ -37,7 +37,6 @@ from toolkit.cm import events
 from toolkit.cm.packet import (
     PRIVATE_CODE,
     PacketError,
-    json_depth_exceeds,
     parse_packet_bytes,
     private_categories,
     system_message,
@@ -45,6 +44,9 @@ from toolkit.cm.packet import (
     validate_adapter_input,
 )
 from toolkit.core.errors import InvalidInput, Refused, ToolkitError
+from toolkit.core.identifiers import CM_RUN_ID
+from toolkit.core.strictjson import json_depth_exceeds, loads_strict
+from toolkit.infra.argparser import QuietArgumentParser
 
 PROG = "cm-openai-compatible-call"
 ENV_ENABLED = "CM_OPENAI_COMPATIBLE_ENABLED"
@@ -58,7 +60,6 @@ ADAPTER = "openai-compatible"
 IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,63}$")
 CALL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/+@-]{0,127}$")
-RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{7,127}$")
 _CHUNK = 64 * 1024
 
 
@@ -162,7 +163,7 @@ def validate_args(args: CallArgs) -> tuple[Path, Path | None]:
         raise Rejected("--requested-model is not a valid model alias")
     if not CALL_ID.fullmatch(args.call_id):
         raise Rejected("--call-id is not valid")
-    if args.run_id is not None and not RUN_ID.fullmatch(args.run_id):
+    if args.run_id is not None and not CM_RUN_ID.fullmatch(args.run_id):
         raise Rejected("--run-id is not valid")
     if not 1 <= args.timeout_seconds <= 600:
         raise Rejected("--timeout-seconds must be between 1 and 600")
@@ -271,14 +272,11 @@ def _depth_ok(value: Any) -> bool:
 
 
 def parse_response(raw: bytes) -> dict[str, Any]:
-    def _no_constants(_: str) -> Any:
-        raise ValueError("non-standard constant")
-
     if json_depth_exceeds(raw, MAX_JSON_DEPTH):
         raise CallFailed("provider response exceeds the maximum JSON nesting depth")
     try:
-        value = json.loads(raw.decode("utf-8"), parse_constant=_no_constants)
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        value = loads_strict(raw)
+    except ValueError:
         raise CallFailed("provider response is not valid strict UTF-8 JSON") from None
     if not _depth_ok(value):
         raise CallFailed("provider response exceeds the maximum JSON nesting depth")
@@ -602,17 +600,10 @@ def _err(message: str) -> None:
         pass
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that never echoes a rejected value and exits 2."""
-
-    def error(self, message: str) -> Any:
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"{self.prog}: error: invalid or missing arguments\n")
-        raise SystemExit(2)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=PROG, description="Call an OpenAI-compatible model with a CM role packet.")
+    parser = QuietArgumentParser(
+        prog=PROG, description="Call an OpenAI-compatible model with a CM role packet."
+    )
     for name in ("--workflow", "--stage", "--role", "--requested-model", "--call-id", "--project-root"):
         parser.add_argument(name, required=True)
     parser.add_argument("--runtime", required=True, choices=("codex", "claude", "unknown"))

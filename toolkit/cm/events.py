@@ -36,7 +36,10 @@ from typing import Any
 
 from toolkit.cm import runptr
 from toolkit.core.errors import ToolkitError
+from toolkit.core.identifiers import CM_RUN_ID
+from toolkit.core.strictjson import loads_strict
 from toolkit.core.timefmt import parse_rfc3339
+from toolkit.infra.argparser import QuietArgumentParser
 
 PROG = "cm-log-event"
 IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,63}$")
@@ -153,10 +156,6 @@ def _encodable(text: str) -> None:
         raise EventError("event text must be valid Unicode") from None
 
 
-def _reject_constant(_: str) -> Any:
-    raise ValueError("non-standard JSON constant")
-
-
 def parse_data(raw: str, event: str) -> dict[str, Any]:
     """``--data-json``: a strict JSON object of at most 8 KiB, merged flat into the envelope."""
     try:
@@ -166,8 +165,8 @@ def parse_data(raw: str, event: str) -> dict[str, Any]:
     if size > MAX_DATA_BYTES:
         raise EventError("--data-json cannot exceed 8192 UTF-8 bytes")
     try:
-        value = json.loads(raw, parse_constant=_reject_constant)
-    except (ValueError, RecursionError):
+        value = loads_strict(raw)
+    except ValueError:
         raise EventError("--data-json must be a JSON object") from None
     if not isinstance(value, dict):
         raise EventError("--data-json must be a JSON object")
@@ -443,7 +442,7 @@ def validate(args: EventArgs, now: datetime) -> _Plan:
         lifecycle.check_event(args.event, args.phase, data)
     except lifecycle.LifecycleError as exc:
         raise EventError(exc.message, code=exc.code) from None
-    if args.run_id is not None and not runptr.RUN_ID.fullmatch(args.run_id):
+    if args.run_id is not None and not CM_RUN_ID.fullmatch(args.run_id):
         raise EventError("invalid --run-id")
     at, moment = _timestamp(args.at, now)
     root = _directory("--project-root", args.project_root)
@@ -497,17 +496,68 @@ def _emit_live(plan: _Plan, written: WriteResult) -> None:
         pass
 
 
+@dataclass(frozen=True)
+class _Target:
+    """Where the event goes: its run, the authoritative log, and (global-only) the global log."""
+
+    run_id: str
+    pointer: dict[str, Any] | None
+    project_log: Path | None
+    global_log: Path | None  # with a project log, chosen after the append (step 5)
+
+    @property
+    def authoritative(self) -> Path:
+        log = self.project_log or self.global_log
+        assert log is not None
+        return log
+
+
 def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | None) -> WriteResult:
+    """The write under the locks, step by step: each step a named function below."""
     from toolkit.cm import lifecycle  # on the write path only: `--help` stays light
 
-    args, specs = plan.args, plan.specs_dir
-    guarded = lifecycle.is_guarded(args.event, args.phase)
+    guarded = lifecycle.is_guarded(plan.args.event, plan.args.phase)
+    target = _select_target(plan, home, guarded)  # 1. the run and its logs
+    event = _compose_event(plan, target.run_id)  # 2. the row, with its content-derived id
+    facts = _check_against_log(plan, event, target, guarded)  # 3. call identity and lifecycle, from the log
+    out = WriteResult({})
+    global_log = target.global_log
+    if target.project_log is not None:
+        event = _append_authoritative(target.project_log, event, facts)  # 4. the project log
+        global_log, global_lock_error = _mirror_location(plan, event, home, target, global_lock_error)  # 5.
+    assert global_log is not None
+    global_written, global_duplicate, degraded = _mirror_or_degrade(  # 6. the private global mirror
+        plan, event, home, global_log, target, facts, global_lock_error, out
+    )
+    pointer_written: bool | None = None
+    if plan.specs_dir is not None and target.project_log is not None:  # 7. the active-run pointer
+        pointer_written = _update_pointer(
+            plan, event, home, global_log, global_written, out, target.project_log
+        )
+        degraded = degraded or not pointer_written
+    out.row = event
+    out.result = {
+        "event_id": event["event_id"],
+        "run_id": target.run_id,
+        "project_log": str(target.project_log) if target.project_log else None,
+        "global_log": str(global_log),
+        "global_written": global_written,
+        "pointer_written": pointer_written,
+        "deduplicated": facts.duplicate is not None if target.project_log else global_duplicate,
+        "degraded": degraded,
+    }
+    return out
+
+
+def _select_target(plan: _Plan, home: Path, guarded: bool) -> _Target:
+    """Step 1: the run id (explicit, the pointer's, or a new one) and, global-only, its log."""
+    specs = plan.specs_dir
     pointer = runptr.load_pointer(specs)
     project_log = specs / runptr.PROJECT_LOG_NAME if specs else None
     try:
         run_id, _new_run = runptr.select_run_id(
-            explicit=args.run_id,
-            event=args.event,
+            explicit=plan.args.run_id,
+            event=plan.args.event,
             pointer=pointer,
             project=runptr.project_runs(project_log),
             now=plan.at_moment,
@@ -520,7 +570,13 @@ def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | No
     except runptr.RunSelectionError as exc:
         raise EventError(exc.message) from None
     except OSError:
-        raise _unreadable(guarded, args.event) from None
+        raise _unreadable(guarded, plan.args.event) from None
+    return _Target(run_id, pointer, project_log, global_log)
+
+
+def _compose_event(plan: _Plan, run_id: str) -> dict[str, Any]:
+    """Step 2: the row as written, its ``event_id`` derived from its content."""
+    args = plan.args
     event: dict[str, Any] = {
         "schema_version": runptr.SCHEMA_VERSION,
         "run_id": run_id,
@@ -535,71 +591,78 @@ def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | No
         event["phase"] = args.phase
     event.update(plan.data)
     event["event_id"] = event_id_for(event)
-    authoritative = project_log or global_log
-    assert authoritative is not None
-    call_id = plan.data.get("call_id") if args.event in ("model_call", "model_usage") else None
+    return event
+
+
+def _check_against_log(plan: _Plan, event: dict[str, Any], target: _Target, guarded: bool) -> _CallFacts:
+    """Step 3: what the authoritative log holds for this event and call, and the rules it decides."""
+    call_id = plan.data.get("call_id") if plan.args.event in ("model_call", "model_usage") else None
     try:
-        facts = _scan(authoritative, run_id, event["event_id"], call_id)
+        facts = _scan(target.authoritative, target.run_id, event["event_id"], call_id)
     except OSError:
-        raise _unreadable(guarded, args.event) from None
+        raise _unreadable(guarded, plan.args.event) from None
     _check_call(event, facts)
     if guarded and facts.duplicate is None:
-        _check_lifecycle(authoritative, run_id, event)
-    out = WriteResult({})
-    project_duplicate = facts.duplicate is not None and project_log is not None
-    if project_log is not None:
-        if facts.duplicate is not None:
-            event = facts.duplicate  # an exact retry keeps the first write's timestamp
-        else:
-            try:
-                runptr.append_line(project_log, event, private=False)
-            except OSError:
-                raise EventError(
-                    "authoritative project log write failed", exit_code=1, code="LOG_WRITE_FAILED"
-                ) from None
-        # a retry is mirrored where its original row belongs: the month of the first write's `at`
-        try:
-            global_log = runptr.select_global_log(
-                home=home, run_id=run_id, at=_moment_of(event, plan.at_moment), pointer=pointer
-            )
-        except runptr.RunSelectionError as exc:
-            global_lock_error = global_lock_error or exc
-            global_log = home / "runs" / plan.at_moment.strftime("%Y-%m") / f"{run_id}.jsonl"
-        except OSError as exc:
-            global_lock_error = global_lock_error or exc
-            global_log = home / "runs" / plan.at_moment.strftime("%Y-%m") / f"{run_id}.jsonl"
-    assert global_log is not None
-    global_written, global_duplicate, degraded = False, facts.duplicate is not None, False
+        _check_lifecycle(target.authoritative, target.run_id, event)
+    return facts
+
+
+def _append_authoritative(project_log: Path, event: dict[str, Any], facts: _CallFacts) -> dict[str, Any]:
+    """Step 4: append to the project log; an exact retry keeps the first write's row (and timestamp)."""
+    if facts.duplicate is not None:
+        return facts.duplicate
+    try:
+        runptr.append_line(project_log, event, private=False)
+    except OSError:
+        raise EventError(
+            "authoritative project log write failed", exit_code=1, code="LOG_WRITE_FAILED"
+        ) from None
+    return event
+
+
+def _mirror_location(
+    plan: _Plan, event: dict[str, Any], home: Path, target: _Target, global_lock_error: BaseException | None
+) -> tuple[Path, BaseException | None]:
+    """Step 5: the global log a project event is mirrored to (a retry: the month of the first write).
+
+    When it cannot be chosen, this month's file is named and the failure kept: the mirror then
+    degrades (step 6) instead of failing a write the project log already holds.
+    """
+    at = _moment_of(event, plan.at_moment)
+    try:
+        chosen = runptr.select_global_log(home=home, run_id=target.run_id, at=at, pointer=target.pointer)
+    except (runptr.RunSelectionError, OSError) as exc:
+        fallback = home / "runs" / plan.at_moment.strftime("%Y-%m") / f"{target.run_id}.jsonl"
+        return fallback, global_lock_error or exc
+    return chosen, global_lock_error
+
+
+def _mirror_or_degrade(
+    plan: _Plan,
+    event: dict[str, Any],
+    home: Path,
+    global_log: Path,
+    target: _Target,
+    facts: _CallFacts,
+    global_lock_error: BaseException | None,
+    out: WriteResult,
+) -> tuple[bool, bool, bool]:
+    """Step 6: (written, duplicate, degraded). Global-only, a failed mirror fails the write; with a
+    project log it is recorded there as a ``degrade`` event and the write stands."""
     try:
         if global_lock_error is not None:
             raise global_lock_error
-        global_duplicate = _mirror(plan, event, home, global_log, run_id, project_log is None, facts)
-        global_written = True
+        duplicate = _mirror(plan, event, home, global_log, target.run_id, target.project_log is None, facts)
+        return True, duplicate, False
     except (OSError, ValueError, ToolkitError) as exc:
-        if project_log is None:
+        if target.project_log is None:
             raise EventError("global-only log write failed", exit_code=1, code="LOG_WRITE_FAILED") from None
-        degraded = True
         _record_degrade(
-            project_log,
+            target.project_log,
             _degrade_event(event, "global_log", "全局日志镜像写入失败，项目日志继续作为权威来源", exc),
         )
         out.notes.append("global mirror unavailable; project log retained")
-    pointer_written: bool | None = None
-    if specs is not None and project_log is not None:
-        pointer_written = _update_pointer(plan, event, home, global_log, global_written, out, project_log)
-        degraded = degraded or not pointer_written
-    out.row = event
-    out.result = {
-        "event_id": event["event_id"],
-        "run_id": run_id,
-        "project_log": str(project_log) if project_log else None,
-        "global_log": str(global_log),
-        "global_written": global_written,
-        "pointer_written": pointer_written,
-        "deduplicated": project_duplicate if project_log else global_duplicate,
-        "degraded": degraded,
-    }
-    return out
+        return False, facts.duplicate is not None, True
 
 
 def _unreadable(guarded: bool, event: str) -> EventError:
@@ -736,17 +799,10 @@ def _update_pointer(
 # ---------------------------------------------------------------- CLI
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that never echoes a rejected value (it could be a secret) and exits 2."""
-
-    def error(self, message: str) -> Any:
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"{self.prog}: error: invalid or missing arguments\n")
-        raise SystemExit(2)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=PROG, description="Write one CM Workflow event to the project and global logs.")
+    parser = QuietArgumentParser(
+        prog=PROG, description="Write one CM Workflow event to the project and global logs."
+    )
     for name in ("--workflow", "--event", "--runtime", "--detail"):
         parser.add_argument(name, required=True)
     for name in ("--phase", "--project", "--project-root", "--specs-dir", "--run-id", "--at"):

@@ -38,8 +38,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolkit.cm.packet import json_depth_exceeds
 from toolkit.core.errors import InvalidInput
+from toolkit.core.strictjson import json_depth_exceeds
 
 RESOURCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,63}$")

@@ -14,9 +14,7 @@ import math
 from typing import Any
 
 from toolkit.core.errors import InvalidInput
-from toolkit.infra.boundedio import (
-    json_depth_exceeds as json_depth_exceeds,  # the one depth check, re-exported
-)
+from toolkit.core.strictjson import json_depth_exceeds, loads_strict
 
 STABLE_PREFIX_KEYS: tuple[str, ...] = ("safety", "workflow", "project_rules", "role", "output_schema")
 DYNAMIC_REQUIRED: tuple[str, ...] = (
@@ -142,13 +140,9 @@ def parse_packet_bytes(raw: bytes, label: str = "packet") -> object:
     if json_depth_exceeds(raw, MAX_JSON_DEPTH):
         raise PacketError(f"{label} exceeds the maximum JSON nesting depth")
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        return loads_strict(raw)
+    except ValueError:
         raise PacketError("role packet is not valid strict UTF-8 JSON") from None
-
-
-def _reject_constant(_: str) -> object:
-    raise ValueError("non-standard JSON constant")
 
 
 def system_message(stable_prefix: dict[str, str]) -> str:

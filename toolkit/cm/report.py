@@ -39,7 +39,9 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 from toolkit.cm.runptr import log_home
-from toolkit.infra.boundedio import FileRefused, json_depth_exceeds, json_line, open_regular
+from toolkit.core.strictjson import json_depth_exceeds
+from toolkit.infra.argparser import QuietArgumentParser
+from toolkit.infra.boundedio import FileRefused, json_line, open_regular
 
 PROG = "cm-usage-report"
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -650,13 +652,6 @@ def render_text(report: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"{self.prog}: error: invalid or missing arguments\n")
-        raise SystemExit(2)
-
-
 def _positive(value: str) -> int:
     parsed = int(value)
     if parsed < 1:
@@ -672,7 +667,7 @@ def _non_negative(value: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=PROG, description="Show verified model usage for recent CM runs.")
+    parser = QuietArgumentParser(prog=PROG, description="Show verified model usage for recent CM runs.")
     parser.add_argument("--last", type=_positive, default=10)
     parser.add_argument("--log-home", help="Override CM_WORKFLOW_LOG_HOME.")
     parser.add_argument("--json", action="store_true", help="Print machine-readable JSON.")

@@ -24,13 +24,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from toolkit.cm.packet import json_depth_exceeds
 from toolkit.core.errors import InvalidInput
+from toolkit.core.identifiers import CM_RUN_ID
+from toolkit.core.strictjson import json_depth_exceeds
 from toolkit.infra.boundedio import FileRefused, open_regular, read_json_bounded
 from toolkit.infra.store import atomic_write, file_lock
 
 SCHEMA_VERSION = 1
-RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{7,127}$")
 TERMINAL_EVENTS = frozenset({"done", "run_done"})
 POINTER_NAME = ".cm-run.json"
 RUN_LOCK_NAME = ".cm-run.lock"
@@ -114,7 +114,7 @@ def project_runs(project_log: Path | None) -> ProjectRuns:
     states: dict[str, str] = {}
     for row in iter_json_lines(project_log, b'"run_id"'):
         run_id, event = row.get("run_id"), row.get("event")
-        if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id) or not isinstance(event, str):
+        if not isinstance(run_id, str) or not CM_RUN_ID.fullmatch(run_id) or not isinstance(event, str):
             continue
         latest = run_id
         if event in ("run_start", "resume"):
@@ -139,7 +139,7 @@ def load_pointer(specs_dir: Path | None) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         return None
     run_id = value.get("run_id")
-    if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
+    if not isinstance(run_id, str) or not CM_RUN_ID.fullmatch(run_id):
         return None
     return value
 
@@ -149,7 +149,7 @@ def select_run_id(
 ) -> tuple[str, bool]:
     """(run_id, is_new_run) following the reference's precedence."""
     if explicit is not None:
-        if not RUN_ID.fullmatch(explicit):
+        if not CM_RUN_ID.fullmatch(explicit):
             raise RunSelectionError("invalid --run-id")
         return explicit, event == "run_start"
     if pointer is not None:

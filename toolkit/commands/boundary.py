@@ -4,14 +4,9 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import Annotated, TypeVar
 
 import typer
-
-from toolkit.core.errors import ToolkitError
-
-if TYPE_CHECKING:
-    from toolkit.cm.boundary import Facts, Lang
 
 E = TypeVar("E", bound=Enum)
 
@@ -87,6 +82,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Print the session-boundary verdict on stderr; at a single run's end, write the handoff."""
         from toolkit.cm.boundary import Event, Facts, Lang, Workflow
+        from toolkit.cm.session_boundary import run_boundary
+        from toolkit.commands._common import emit_json, say
 
         facts = Facts(
             workflow=_enum(Workflow, workflow, "WORKFLOW"),
@@ -100,7 +97,7 @@ def register(app: typer.Typer) -> None:
             original_command=original_command,
             reason=reason,
         )
-        run_boundary(
+        lines, report = run_boundary(
             facts,
             lang=_enum(Lang, lang, "--lang"),
             specs_dir=specs_dir,
@@ -108,8 +105,11 @@ def register(app: typer.Typer) -> None:
             tasks=tasks,
             done=done or [],
             project_root=project_root,
-            json_out=json_out,
         )
+        for line in lines:
+            say(line)
+        if json_out:
+            emit_json(report)
 
 
 def _enum(kind: type[E], value: str, what: str) -> E:
@@ -120,81 +120,3 @@ def _enum(kind: type[E], value: str, what: str) -> E:
     except ValueError:
         choices = ", ".join(str(member.value) for member in kind)
         raise InvalidInput("INVALID_OPTION", f"{what} must be one of: {choices}") from None
-
-
-def _project_root(given: Path | None) -> Path:
-    if given is not None:
-        return given.resolve()
-    try:
-        from toolkit.infra.git import discover
-
-        return discover().workdir.resolve()
-    except ToolkitError:  # not a repository: the current directory is the project root
-        return Path.cwd().resolve()
-
-
-def _leaks(text: str) -> bool:
-    """True when the privacy engine finds anything a handoff must not carry."""
-    try:
-        from toolkit.privacy import Context, scan_text
-    except ImportError:  # no engine, no write: fail closed rather than commit unchecked text
-        return True
-    return bool(scan_text(text, Context.HANDOFF))
-
-
-def run_boundary(
-    facts: Facts,
-    *,
-    lang: Lang,
-    specs_dir: Path | None,
-    archive_dir: Path | None,
-    tasks: Path | None,
-    done: list[str],
-    project_root: Path | None,
-    json_out: bool,
-) -> None:
-    """Decide, print the verdict lines on stderr, write the handoff when due, print its line last."""
-    from toolkit.cm import handoff as ho
-    from toolkit.cm.boundary import decide, reason_text, render, verdict_texts
-    from toolkit.commands._common import emit_json, say
-    from toolkit.core.errors import InvalidInput
-    from toolkit.infra.resources import template_text
-
-    if specs_dir is not None and archive_dir is not None:
-        raise InvalidInput("CONFLICTING_OPTIONS", "give --specs-dir or --archive-dir, not both")
-    for item in done:
-        if not item.strip() or "\n" in item or "\r" in item or len(item) > ho.MAX_ITEM_CHARS:
-            raise InvalidInput("INVALID_TEXT", "--done must be one non-empty line of at most 300 characters")
-    decision = decide(facts)
-    texts = verdict_texts(lang)
-    lines = render(decision, facts, texts)
-    handoff: dict[str, object] | None = None
-    if decision.writes_handoff:
-        root = _project_root(project_root)
-        # cm-ai writes under its specs dir, cm-fix under its defect archive; either option names it.
-        directory = specs_dir if specs_dir is not None else archive_dir
-        try:
-            parsed = ho.read_tasks(tasks) if tasks is not None else None
-            text = ho.compose(
-                template_text("handoff.md"),
-                workflow=facts.workflow.value,
-                event=facts.event.value,
-                verdict=decision.verdict.value if decision.verdict else "none",
-                done=done or [],
-                tasks=parsed,
-                command=decision.command,
-                command_known=decision.command_known,
-            )
-            target = ho.write_handoff(directory, text, root=root, leaks=_leaks)
-        except ho.HandoffError as exc:
-            lines.append(texts["handoff_failed"].format(reason=texts[exc.key]))
-            handoff = {"written": False, "path": None, "reason": exc.key.removeprefix("fail_")}
-        else:
-            shown = ho.display_path(target, root)
-            lines.append(texts["handoff_written"].format(path=shown))
-            handoff = {"written": True, "path": shown, "reason": None}
-    for line in lines:
-        say(line)
-    if json_out:
-        data = {**decision.as_dict(), "reason": reason_text(decision, facts, texts)}
-        emit_json({**data, "lang": lang.value, "lines": lines, "handoff": handoff})

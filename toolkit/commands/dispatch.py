@@ -1,113 +1,17 @@
 """``workgroup dispatch [FILE|-] [--record] [--json]``: the combined dispatch, with config filling.
 
-The decision is the runtime's (``toolkit.runtime.dispatch``). On top of it, from
-``.workgroup/config.yml`` (request values always win, config fills absent fields):
-
-* the rollout stage and canary share when the request names none;
-* ``max_active_inherited`` / ``max_nesting_depth`` in the routing facts;
-* ``enabled: false``: routing answers ``local`` with ``CAPABILITY_FALLBACK``, rollout is ``off``
-  and nothing is written; lineage, reviewer isolation and write prohibition still fail closed.
-
-``--record`` appends the seed's routing evidence (with the lineage candidate and its
-invalidation result) to the local telemetry log, exactly like ``workgroup route --record``.
+The decision is the runtime's (``toolkit.runtime.dispatch``); config filling, ``enabled: false``
+and ``--record`` (the routing evidence with the lineage candidate and its invalidation result) are
+``toolkit.workflow.delegation.dispatch``.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from toolkit.commands._common import MAX_INPUT_FILE_BYTES, emit_json, read_json_file, say
-from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
-
-DISABLED = {"mode": "local", "reason_codes": ["CAPABILITY_FALLBACK"]}
-# refusals of a well-formed request (exit 1); every other runtime code is invalid input (exit 2)
-REFUSALS = {"DISPATCH_FACT_MISMATCH", "RESULT_HANDOFF_NOT_AUTHORIZED", "RESULT_ARTIFACT_NOT_AUTHORIZED"}
-
-
-def _read_request(source: str) -> Any:
-    if source != "-":
-        return read_json_file(Path(source), what="dispatch request")
-
-    raw = sys.stdin.buffer.read(MAX_INPUT_FILE_BYTES + 1)
-    if len(raw) > MAX_INPUT_FILE_BYTES:
-        raise InvalidInput("FILE_TOO_LARGE", f"dispatch request exceeds {MAX_INPUT_FILE_BYTES} bytes")
-    from toolkit.infra.boundedio import loads_bounded
-
-    return loads_bounded(raw, what="dispatch request", strict=False)
-
-
-def _section(request: dict[str, Any], name: str) -> dict[str, Any] | None:
-    """The facts of ``request[name]`` (``{input: {...}}`` or the facts themselves), or None."""
-    value = request.get(name)
-    inner = value.get("input") if isinstance(value, dict) else None
-    value = value if inner is None else inner
-    return dict(value) if isinstance(value, dict) else None
-
-
-def fill_request(request: dict[str, Any], config: dict[str, Any], *, enabled: bool) -> dict[str, Any]:
-    """The request with config-filled routing and rollout facts (request values win)."""
-    from toolkit.infra.config import fill_absent, rollout_defaults, routing_defaults
-
-    filled = dict(request)
-    routing = _section(request, "routing")
-    if routing is not None:
-        filled["routing"] = {"input": fill_absent(routing, routing_defaults(config))}
-    rollout = _section(request, "rollout") if request.get("rollout") is not None else {}
-    if rollout is not None:
-        # disabled: no measurement stage may execute anything
-        stage = {"rollout": "off"} if not enabled else rollout_defaults(config)
-        filled["rollout"] = {"input": {**rollout, **stage} if not enabled else fill_absent(rollout, stage)}
-    return filled
-
-
-def decide(request: dict[str, Any], *, enabled: bool) -> tuple[dict[str, Any], dict[str, Any]]:
-    from toolkit.runtime.codes import MESSAGES, RuntimeOpError
-    from toolkit.runtime.dispatch import dispatch_with_facts
-    from toolkit.runtime.protocol import RuntimeContext
-
-    router = (
-        None if enabled else (lambda facts, ctx: dict(DISABLED, reason_codes=list(DISABLED["reason_codes"])))
-    )
-    try:
-        return dispatch_with_facts(request, RuntimeContext(cwd=os.getcwd()), router)
-    except RuntimeOpError as exc:
-        if exc.code == "ENVIRONMENT_ERROR":
-            raise EnvironmentFailure(exc.code, MESSAGES[exc.code]) from None
-        if exc.code in REFUSALS:
-            raise Refused(exc.code, MESSAGES[exc.code]) from None
-        raise InvalidInput(exc.code, MESSAGES[exc.code]) from None
-
-
-def evidence_facts(facts: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
-    """Routing facts plus the lineage candidate's invalidation result, for the evidence record."""
-    lineage = result["lineage"]
-    if lineage is None:
-        return facts
-    prior = facts.get("lineage")
-    return {**facts, "lineage": {**(prior if isinstance(prior, dict) else {}), **lineage}}
-
-
-def describe(result: dict[str, Any]) -> list[str]:
-    routing, rollout, lineage, policy = (
-        result[k] for k in ("routing", "rollout", "lineage", "result_policy")
-    )
-    lines = [f"routing: {routing['mode']}  ({', '.join(routing['reason_codes'])})"]
-    if lineage is not None:
-        lines.append(
-            f"lineage: {lineage['state']}"
-            + (f"  ({', '.join(lineage['invalidations'])})" if lineage["invalidations"] else "")
-        )
-    executes = "executes the recommendation" if rollout["execute_recommendation"] else "records only"
-    lines.append(f"rollout: {rollout['rollout']}, selected {rollout['selected_mode']} ({executes})")
-    if policy is not None:
-        writes = ", ".join(name for name, allowed in policy["writes"].items() if allowed) or "none"
-        lines.append(f"result policy: {policy['mode']}, writes: {writes}")
-    return lines
+from toolkit.commands._common import emit_json, read_json_request, say
 
 
 def register(app: typer.Typer) -> None:
@@ -122,34 +26,11 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """Dispatch one delegation: lineage first, then routing, rollout and result policy."""
-        from toolkit.commands.route import _record
-        from toolkit.infra.config import load_config
-        from toolkit.infra.git import NotARepository, discover
+        from toolkit.workflow.delegation import describe, dispatch
 
-        request = _read_request(file)
-        if not isinstance(request, dict):
-            raise InvalidInput("INVALID_REQUEST", "the dispatch request must be one JSON object")
-        try:
-            layout = discover().layout
-        except NotARepository:
-            layout = None
-        if record and layout is None:
-            raise NotARepository()
-        config = load_config(layout if layout is not None else Path.cwd())
-        block = config["context_efficiency"]
-        enabled = bool(block["enabled"])
-        result, facts = decide(fill_request(request, config, enabled=enabled), enabled=enabled)
-        if record and not enabled:
-            say("context efficiency is disabled (enabled: false): nothing recorded")
-        elif record and block["telemetry"] == "off":
-            say("telemetry is off in .workgroup/config.yml: nothing recorded")
-        elif record:
-            _record(layout, evidence_facts(facts, result), result["routing"])
-            say("routing evidence recorded in the local telemetry log")
-        if block["telemetry"] == "otlp" and layout is not None:
-            from toolkit.otel.live import emit_decision
-
-            emit_decision(str(layout.workdir), "dispatch", result, 0.0)
+        result, notes = dispatch(read_json_request(file, what="dispatch request"), record=record)
+        for note in notes:
+            say(note)
         if as_json:
             emit_json(result)
         else:

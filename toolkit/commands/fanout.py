@@ -30,7 +30,8 @@ def register(app: typer.Typer) -> None:
         import yaml
 
         from toolkit.core.errors import InvalidInput, ToolkitError
-        from toolkit.infra.boundedio import json_depth_exceeds, read_regular
+        from toolkit.core.strictjson import json_depth_exceeds
+        from toolkit.infra.boundedio import read_regular
         from toolkit.workflow.fanout import PlanError, check_plan
         from toolkit.workflow.profiles import ProfileError
 

@@ -38,9 +38,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Write a signed knowzcode.measurement-envelope/v2 for PAIRS."""
-        from toolkit.commands._common import say
-        from toolkit.core.errors import InvalidInput
-        from toolkit.core.timefmt import now_utc, parse_rfc3339
+        from toolkit.commands._common import moment_or_now, say
         from toolkit.infra.store import atomic_write
         from toolkit.records.promotions import new_run_id, read_pairs_file, read_private_key, sign_pairs
         from toolkit.records.promotions import runtime_digest as installed_digest
@@ -49,9 +47,7 @@ def register(app: typer.Typer) -> None:
         key_bytes, exposed = read_private_key(key)
         if exposed:
             say("warning: the private key file is readable by other users (chmod 600 it)")
-        when = now_utc() if measured_at is None else parse_rfc3339(measured_at)
-        if when is None:
-            raise InvalidInput("INVALID_DATE_TIME", "--measured-at is not strict RFC 3339")
+        when = moment_or_now(measured_at, "--measured-at")
         envelope = sign_pairs(
             pairs=pair_list,
             synthetic=synthetic,

@@ -11,19 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from toolkit.commands._common import emit_json, repository, say
-
-
-def _now(value: str | None) -> Any:
-    from toolkit.core.errors import InvalidInput
-    from toolkit.core.timefmt import now_utc, parse_rfc3339
-
-    if value is None:
-        return now_utc()
-    moment = parse_rfc3339(value)
-    if moment is None:
-        raise InvalidInput("INVALID_DATE_TIME", "--now must be a strict RFC 3339 date-time")
-    return moment
+from toolkit.commands._common import emit_json, moment_or_now, repository, say
 
 
 def _message(d: dict[str, Any]) -> str:
@@ -79,7 +67,7 @@ def register(app: typer.Typer) -> None:
         from toolkit.records.probes import check, check_phase, ttl_from_config
 
         check_phase(phase)
-        moment = _now(now)
+        moment = moment_or_now(now)
         repo = repository()
         ttl = ttl_minutes if ttl_minutes is not None else ttl_from_config(load_config(repo.layout))
         decision = check(repo.layout, name, phase=phase, now=moment, ttl_minutes=ttl).as_dict()
@@ -106,7 +94,7 @@ def register(app: typer.Typer) -> None:
         if healthy is None:
             raise InvalidInput("OUTCOME_REQUIRED", "give --healthy or --failed")
         check_phase(phase)
-        entry = record(repository().layout, name, healthy=healthy, phase=phase, now=_now(now))
+        entry = record(repository().layout, name, healthy=healthy, phase=phase, now=moment_or_now(now))
         if as_json:
             emit_json(entry)
         say(f"{name}: recorded {entry['status']} at phase {phase}")

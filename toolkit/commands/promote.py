@@ -72,18 +72,14 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
     ) -> None:
         """Decide a promotion from signed paired results; exit 0 promote, 1 refused."""
-        from toolkit.commands._common import emit_json, read_json_file, repository, say
-        from toolkit.core.errors import InvalidInput
-        from toolkit.core.timefmt import now_utc, parse_rfc3339
+        from toolkit.commands._common import emit_json, moment_or_now, read_json_file, repository, say
         from toolkit.records.promotions import decide, load_trusted_keys, read_pairs_file
         from toolkit.records.promotions import runtime_digest as installed_digest
 
         pair_list, synthetic = read_pairs_file(pairs)
         env = read_json_file(envelope, what="envelope file")
         keys = load_trusted_keys(trusted_keys)
-        when = now_utc() if now is None else parse_rfc3339(now)
-        if when is None:
-            raise InvalidInput("INVALID_DATE_TIME", "--now is not strict RFC 3339")
+        when = moment_or_now(now)
         limits = None if thresholds is None else read_json_file(thresholds, what="thresholds file")
         # Without an explicit expectation nothing matches: a missing version never passes silently.
         repo = repository()

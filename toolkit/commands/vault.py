@@ -2,46 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from toolkit.commands._common import (
-    MAX_INPUT_FILE_BYTES,
-    emit_json,
-    read_json_file,
-    repository,
-    say,
-    write_out,
-)
-
-
-def _now(value: str | None) -> Any:
-    from toolkit.core.errors import InvalidInput
-    from toolkit.core.timefmt import now_utc, parse_rfc3339
-
-    if value is None:
-        return now_utc()
-    moment = parse_rfc3339(value)
-    if moment is None:
-        raise InvalidInput("INVALID_DATE_TIME", "--now must be a strict RFC 3339 date-time")
-    return moment
-
-
-def _read_input(source: str) -> Any:
-    from toolkit.core.errors import InvalidInput
-
-    if source != "-":
-        return read_json_file(Path(source), what="vault delta file")
-    raw = sys.stdin.buffer.read(MAX_INPUT_FILE_BYTES + 1)
-    if len(raw) > MAX_INPUT_FILE_BYTES:
-        raise InvalidInput("FILE_TOO_LARGE", f"the vault delta input exceeds {MAX_INPUT_FILE_BYTES} bytes")
-    from toolkit.infra.boundedio import loads_bounded
-
-    return loads_bounded(raw, what="the vault delta input", strict=False)
-
+from toolkit.commands._common import emit_json, moment_or_now, read_json_request, repository, say, write_out
 
 NOW_OPT = typer.Option("--now", help="Decision time, strict RFC 3339 (default: the clock).")
 
@@ -66,8 +31,8 @@ def register(app: typer.Typer) -> None:
         """Decide a delta against the journal; a kept delta is appended as pending, a skip appends nothing."""
         from toolkit.records.vault import add_delta
 
-        request = _read_input(source)
-        moment = _now(now)
+        request = read_json_request(source, what="vault delta file", stdin_what="the vault delta input")
+        moment = moment_or_now(now)
         outcome = add_delta(repository().layout, request, now=moment)
         if as_json:
             emit_json(outcome)
@@ -110,7 +75,7 @@ def register(app: typer.Typer) -> None:
         if ack is not None:
             if hold:
                 raise InvalidInput("USAGE", "--ack and --hold cannot be combined")
-            outcome = ack_batch(repository().layout, safe_segment(ack, "BATCH_ID"), now=_now(now))
+            outcome = ack_batch(repository().layout, safe_segment(ack, "BATCH_ID"), now=moment_or_now(now))
             write_out(outcome)
             count = len(outcome["acknowledged"])
             say(
@@ -118,7 +83,7 @@ def register(app: typer.Typer) -> None:
                 + (" (already)" if outcome["already"] else "")
             )
             return
-        batch = flush(repository().layout, now=_now(now), deliver=write_out, hold=hold)
+        batch = flush(repository().layout, now=moment_or_now(now), deliver=write_out, hold=hold)
         verb = "offered" if hold else "flushed"
         say(
             f"{verb} {len(batch['entries'])} entr{'y' if len(batch['entries']) == 1 else 'ies'}"

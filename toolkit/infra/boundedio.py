@@ -20,10 +20,10 @@ from __future__ import annotations
 import errno
 import json
 import os
-import re
 import stat
 
 from toolkit.core.errors import ExitCode, ToolkitError
+from toolkit.core.strictjson import MAX_JSON_DEPTH, json_depth_exceeds, loads_strict
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing stays off the runtime path, which reads the registry through this module
@@ -31,7 +31,6 @@ if TYPE_CHECKING:  # typing stays off the runtime path, which reads the registry
 
 MAX_FILE_BYTES = 1_048_576
 MAX_LOG_BYTES = 64 * 1_048_576
-MAX_JSON_DEPTH = 256
 # Lowers (never raises) every cap: the tests of the size rule use it instead of writing huge files.
 CAP_ENV = "WORKGROUP_MAX_READ_BYTES"
 
@@ -42,9 +41,6 @@ TOO_LARGE = "FILE_TOO_LARGE"
 INVALID_JSON = "INVALID_JSON"
 TOO_DEEP = "JSON_TOO_DEEP"
 NOT_UTF8 = "NOT_UTF8"
-
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
 
 
 class FileRefused(ToolkitError):
@@ -194,26 +190,6 @@ def json_line(raw: bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
         raise ValueError("not UTF-8 JSON") from None
 
 
-def json_depth_exceeds(raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> bool:
-    """True when the brackets outside strings nest deeper than ``max_depth`` (linear, no recursion)."""
-    if raw.count(b"[") + raw.count(b"{") <= max_depth:
-        return False  # cannot nest deeper than the number of openers
-    brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKET)
-    depth = 0
-    for byte in brackets:
-        if byte in (0x5B, 0x7B):  # [ {
-            depth += 1
-            if depth > max_depth:
-                return True
-        else:
-            depth -= 1
-    return False
-
-
-def _reject_constant(_: str) -> Any:
-    raise ValueError("non-standard JSON constant")
-
-
 def loads_bounded(
     raw: bytes | str, *, what: str = "input file", max_depth: int = MAX_JSON_DEPTH, strict: bool = True
 ) -> Any:
@@ -225,10 +201,9 @@ def loads_bounded(
     if json_depth_exceeds(data, max_depth):
         raise FileRefused(TOO_DEEP, f"{what} nests JSON deeper than {max_depth} levels")
     try:
-        text = data.decode("utf-8")
         if strict:
-            return json.loads(text, parse_constant=_reject_constant)
-        return json.loads(text)
+            return loads_strict(data)
+        return json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise FileRefused(INVALID_JSON, f"{what} is not valid UTF-8 JSON") from None
 

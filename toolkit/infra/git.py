@@ -8,7 +8,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from toolkit.core.errors import EnvironmentFailure, InvalidInput
+from toolkit.core.errors import EnvironmentFailure, InvalidInput, ToolkitError
 from toolkit.infra.store import Layout
 
 if TYPE_CHECKING:
@@ -174,6 +174,14 @@ class Repo:
 
 def discover(start: str | os.PathLike[str] | None = None) -> Repo:
     return Repo.discover(start)
+
+
+def project_root() -> Path:
+    """The git work tree containing the current directory, else the current directory (resolved)."""
+    try:
+        return discover().workdir.resolve()
+    except ToolkitError:  # not a repository (or no usable one): the directory is the root
+        return Path.cwd().resolve()
 
 
 DEMO_SIGNATURE = ("workgroup demo", "demo@example.invalid")

@@ -1,204 +1,28 @@
-"""Repository-relative owned paths: canonical comparison keys, the overlap index, owned globs.
-
-Standard library only (the runtime imports it on every delegation); ``pathspec`` is imported
-lazily, and only when globs are expanded.
-
-Rules (the reference's canonicalization, with the deliberate changes listed in the README):
-
-* refused with ``INVALID_OWNERSHIP_PATH``: non-strings, empty or padded strings, NUL and other
-  control characters, a leading ``/``, a drive (``C:``), a URL scheme (``https:``), any path
-  whose ``..`` climbs out of the workspace root, and any path whose real location (symlinks
-  resolved through the deepest existing ancestor) is outside the root;
-* ``\\`` becomes ``/``; empty and ``.`` segments vanish; ``..`` is resolved physically (after the
-  symlinks before it), so ``link/../x`` means what the file system means;
-* a ``:`` is allowed anywhere except in the first segment. The reference bans ``:`` everywhere
-  and so refuses legal POSIX names such as ``docs/notes:v2.md``; the first segment is where a
-  drive or a scheme would sit, so it stays banned there;
-* NFKC and case folding are applied only to the comparison key, never to a stored path. The
-  escape checks run on the NFKC form too, before anything else: ``．．/x`` (full-width dots) and
-  ``‥/x`` (two-dot leader) normalize to ``../x`` and are refused like it; a path whose NFKC form
-  has other separators or dot segments than the path as typed is refused;
-* refused: invisible and format characters (Unicode ``Cf``: bidi overrides and isolates,
-  zero-width joiners, soft hyphens, the BOM), C1 controls (``U+0085`` included), line and
-  paragraph separators, Hangul fillers, and lone surrogates: they make two different paths
-  look alike in review;
-* nothing under ``.git`` is ownable (any segment whose folded form is ``.git``, and any path whose
-  real location is inside one, through a symlink for example).
-
-Overlap is equality or ``/``-containment. ``OverlapIndex`` answers it in time linear in the total
-path length: a dict of keys plus a dict of every key's ancestors, never all pairs.
+"""Owned paths against the file system: ``Canonicalizer`` resolves symlinks (``realpath``, one
+``scandir`` per directory, cached) under a workspace root. The pure rules (validation, comparison
+keys, the overlap index, globs) are ``toolkit.core.ownership``.
 """
 
 from __future__ import annotations
 
 import os
-import re
 
-from toolkit.core.errors import InvalidInput
+from toolkit.core.ownership import (
+    MAX_PATH_CHARS,
+    PAD,
+    SIMPLE_PATH,
+    CanonicalPath,
+    OverlapIndex,
+    OwnershipPathError,
+    fold,
+    git_segment,
+    lexical_segments,
+)
 
 # on every ``workgroup runtime route``: no typing or dataclasses (inspect) at import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
-
-INVALID_OWNERSHIP_PATH = "INVALID_OWNERSHIP_PATH"
-INVALID_OWNERSHIP_GLOB = "INVALID_OWNERSHIP_GLOB"
-
-# Linux's PATH_MAX; also bounds the per-directory caches a hostile request could grow.
-MAX_PATH_CHARS = 4096
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-# What JavaScript's ``trim`` removes (the reference's padding test), plus Python's other spaces.
-_PAD = (
-    " \t\n\v\f\r\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
-    "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
-# A drive (``C:``) or a URL scheme (``https:``) in the first segment.
-_FIRST_SEGMENT_COLON = re.compile(r"^[^/]*:")
-
-
-class OwnershipPathError(InvalidInput):
-    """A path that cannot be a canonical repository-relative owned path (exit 2 in the CLI)."""
-
-    def __init__(self, reason: str, code: str = INVALID_OWNERSHIP_PATH) -> None:
-        super().__init__(code, reason)
-
-
-_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
-_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u180e")
-
-
-def hidden_character(text: str) -> str | None:
-    """Why ``text`` holds a character that must not be in a path or an id, or None.
-
-    Controls (C0 and C1), format characters (bidi overrides, zero-width), separators, fillers
-    and lone surrogates: each can make two different strings look the same.
-    """
-    if text.isascii():
-        return "a control character" if _CONTROL.search(text) else None
-    import unicodedata  # only non-ASCII text pays for it
-
-    for char in text:
-        category = unicodedata.category(char)
-        if category == "Cs":
-            return "a lone surrogate"
-        if category in _INVISIBLE_CATEGORIES or char in _FILLERS:
-            return "an invisible, format or control character"
-    return None
-
-
-def _git_segment(segments: Iterable[str]) -> bool:
-    return any(fold(seg) == ".git" for seg in segments if seg[:1] == "." or not seg.isascii())
-
-
-def fold(text: str) -> str:
-    """The comparison form: NFKC, case-folded, NFKC again (so folding is idempotent)."""
-    if text.isascii():  # NFKC is the identity on ASCII, and casefold is lower
-        return text.lower()
-    import unicodedata  # only non-ASCII paths pay for it
-
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-
-
-# Already-canonical relative paths (no control chars, ``\``, empty, ``.``-leading segments, or a
-# colon in the first segment) skip the general validation: this is the common case.
-_SIMPLE = re.compile(
-    r"[^/\x00-\x1f\x7f\\:.][^/\x00-\x1f\x7f\\:]*(?:/[^/\x00-\x1f\x7f\\.][^/\x00-\x1f\x7f\\]*)*"
-)
-
-
-def lexical_segments(value: object) -> list[str]:
-    """Validate ``value`` and return its segments (``\\`` -> ``/``, empty and ``.`` dropped).
-
-    ``..`` segments are kept: they are resolved against the real file system later.
-    """
-    if (
-        isinstance(value, str)
-        and len(value) <= MAX_PATH_CHARS
-        and value.isascii()
-        and _SIMPLE.fullmatch(value)
-        and value.strip(_PAD) == value
-    ):
-        return value.split("/")
-    if not isinstance(value, str) or not value or value.strip(_PAD) != value:
-        raise OwnershipPathError("an owned path must be a non-empty, unpadded string")
-    if len(value) > MAX_PATH_CHARS:
-        raise OwnershipPathError(f"an owned path must be at most {MAX_PATH_CHARS} characters")
-    if _CONTROL.search(value):
-        raise OwnershipPathError("an owned path must not contain NUL or control characters")
-    hidden = hidden_character(value)
-    if hidden is not None:
-        raise OwnershipPathError(f"an owned path must not contain {hidden}")
-    if not value.isascii():
-        import unicodedata  # only non-ASCII paths pay for it
-
-        # normalization first: the escape checks below must see what NFKC-folded keys will see
-        normal = unicodedata.normalize("NFKC", value)
-        if normal != value:
-            literal = _segments(value)
-            normal_segments = _segments(normal)
-            if len(normal_segments) != len(literal) or any(
-                norm in (".", "..") and norm != seg
-                for norm, seg in zip(normal_segments, literal, strict=True)
-            ):
-                raise OwnershipPathError(
-                    "an owned path must not normalize (NFKC) to other separators or dot segments"
-                )
-            _lexical_checks(normal)
-    segments = _lexical_checks(value)
-    if _git_segment(segments):
-        raise OwnershipPathError("nothing under .git can be owned")
-    return segments
-
-
-def _segments(value: str) -> list[str]:
-    return [seg for seg in value.replace("\\", "/").split("/") if seg]
-
-
-def _lexical_checks(value: str) -> list[str]:
-    """Absolute, drive/scheme and climbing checks; the segments without empty and ``.`` ones."""
-    if _CONTROL.search(value):
-        raise OwnershipPathError("an owned path must not contain NUL or control characters")
-    portable = value.replace("\\", "/")
-    if portable.startswith("/"):
-        raise OwnershipPathError("an owned path must be repository-relative, not absolute")
-    if _FIRST_SEGMENT_COLON.match(portable):
-        raise OwnershipPathError("an owned path must not start with a drive or a URL scheme")
-    segments = [seg for seg in portable.split("/") if seg and seg != "."]
-    depth = 0
-    for seg in segments:
-        if depth == 0 and ":" in seg:  # a drive or scheme hidden behind ``./`` or ``a/..``
-            raise OwnershipPathError("an owned path must not start with a drive or a URL scheme")
-        depth = depth - 1 if seg == ".." else depth + 1
-        if depth < 0:
-            raise OwnershipPathError("an owned path must not climb out of the workspace root")
-    return segments
-
-
-class CanonicalPath:
-    """``rel``: the real path relative to the workspace root ("" is the root itself);
-    ``key``: the absolute comparison key (folded), shared by every alias of the same file.
-
-    A small value class rather than a dataclass: dataclasses imports inspect, a large part of
-    the start-up of every ``workgroup runtime route``.
-    """
-
-    __slots__ = ("key", "rel")
-
-    def __init__(self, rel: str, key: str) -> None:
-        self.rel = rel
-        self.key = key
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, CanonicalPath):
-            return NotImplemented
-        return (self.rel, self.key) == (other.rel, other.key)
-
-    def __hash__(self) -> int:
-        return hash((self.rel, self.key))
-
-    def __repr__(self) -> str:
-        return f"CanonicalPath(rel={self.rel!r}, key={self.key!r})"
 
 
 class Canonicalizer:
@@ -291,7 +115,7 @@ class Canonicalizer:
         root = self._real_root
         if real != root and not real.startswith(self._root_slash) and root != "/":
             raise OwnershipPathError("an owned path resolves outside the workspace root")
-        if _git_segment(real[len(root) :].split("/")):  # a symlink into .git, for example
+        if git_segment(real[len(root) :].split("/")):  # a symlink into .git, for example
             raise OwnershipPathError("nothing under .git can be owned")
         return real
 
@@ -301,7 +125,7 @@ class Canonicalizer:
         if info is None:
             real, exists = self._dir_state(head)
             inside = real == self._real_root or real.startswith(self._root_slash) or self._real_root == "/"
-            if inside and _git_segment(real[len(self._real_root) :].split("/")):
+            if inside and git_segment(real[len(self._real_root) :].split("/")):
                 inside = False  # a directory reached through a symlink into .git: never ownable
             prefix = (fold(real).rstrip("/") + "/") if inside else None
             info = (prefix, self._symlinks_in(real) if exists else frozenset())
@@ -314,8 +138,8 @@ class Canonicalizer:
             type(value) is str
             and len(value) <= MAX_PATH_CHARS
             and value.isascii()
-            and _SIMPLE.fullmatch(value)
-            and value.strip(_PAD) == value
+            and SIMPLE_PATH.fullmatch(value)
+            and value.strip(PAD) == value
         ):
             # hot path: an already-canonical path whose last segment is not a symlink
             head, _, name = value.rpartition("/")
@@ -338,7 +162,7 @@ class Canonicalizer:
         Computes each key and looks it up in one pass (the router's hot loop). Every value is
         still validated, even after a hit: an invalid path is refused whatever its neighbours do.
         """
-        simple = _SIMPLE.fullmatch
+        simple = SIMPLE_PATH.fullmatch
         heads = self._heads
         exact_get = index.exact.get
         below_get = index.below.get
@@ -349,7 +173,7 @@ class Canonicalizer:
                 and len(value) <= MAX_PATH_CHARS
                 and value.isascii()
                 and simple(value)
-                and value.strip(_PAD) == value
+                and value.strip(PAD) == value
             ):
                 head, _, name = value.rpartition("/")
                 info = heads.get(head) or self._dir_info(head)
@@ -374,7 +198,7 @@ class Canonicalizer:
         """Deduplicated comparison keys of ``values`` (order of first appearance)."""
         # ``key`` inlined: this loop runs for every path of every active writer
         out: dict[str, None] = {}
-        simple = _SIMPLE.fullmatch
+        simple = SIMPLE_PATH.fullmatch
         heads = self._heads
         for value in values:
             if (
@@ -382,7 +206,7 @@ class Canonicalizer:
                 and len(value) <= MAX_PATH_CHARS
                 and value.isascii()
                 and simple(value)
-                and value.strip(_PAD) == value
+                and value.strip(PAD) == value
             ):
                 head, _, name = value.rpartition("/")
                 info = heads.get(head) or self._dir_info(head)
@@ -396,168 +220,3 @@ class Canonicalizer:
 def canonical_path(value: object, workspace_root: str) -> CanonicalPath:
     """One-off canonicalization (use a ``Canonicalizer`` for many paths)."""
     return Canonicalizer(workspace_root).canonical(value)
-
-
-def overlaps(left: str, right: str) -> bool:
-    """Equality or ``/``-containment of two comparison keys."""
-    return left == right or left.startswith(right + "/") or right.startswith(left + "/")
-
-
-class OverlapIndex:
-    """Keys of held scopes, answering "does this key overlap a held one, and whose?".
-
-    ``exact`` maps a key to its holder; ``below`` maps every proper ancestor of a held key to
-    (holder, held key) of something under it. A query looks its key up in both maps and walks
-    its own ancestors through ``exact``: O(depth) per query, O(total length) to build.
-    Keys are absolute (they start with ``/``).
-    """
-
-    def __init__(self) -> None:
-        self.exact: dict[str, str] = {}
-        self.below: dict[str, tuple[str, str]] = {}
-        # directory -> held ancestor-or-self (or None): many queried keys share a directory
-        self._memo: dict[str, tuple[str, str] | None] = {}
-
-    def add_all(self, keys: Iterable[str], holder: str) -> None:
-        """``add`` for many keys of one holder."""
-        self._memo.clear()
-        exact = self.exact
-        below = self.below
-        for key in keys:
-            if key not in exact:
-                exact[key] = holder
-            cut = key.rfind("/")
-            while cut > 0:
-                key_up = key[:cut]
-                if key_up in below:
-                    break
-                below[key_up] = (holder, key)
-                cut = key_up.rfind("/")
-
-    def add(self, key: str, holder: str) -> None:
-        self._memo.clear()
-        exact = self.exact
-        if key not in exact:
-            exact[key] = holder
-        below = self.below
-        cut = key.rfind("/")
-        while cut > 0:
-            key_up = key[:cut]
-            if key_up in below:
-                break  # its ancestors are already recorded
-            below[key_up] = (holder, key)
-            cut = key_up.rfind("/")
-
-    def first_overlap(self, keys: Iterable[str]) -> tuple[str, str] | None:
-        """``find`` over many keys; the first hit or None (the hot loop of the router)."""
-        exact_get = self.exact.get
-        below_get = self.below.get
-        memo = self._memo
-        for key in keys:
-            holder = exact_get(key)
-            if holder is not None:
-                return holder, key
-            under = below_get(key)
-            if under is not None:
-                return under
-            directory = key[: key.rfind("/")]
-            hit = memo[directory] if directory in memo else self.find(key)
-            if hit is not None:
-                return hit
-        return None
-
-    def directory_hit(self, prefix: str) -> tuple[str, str] | None:
-        """(holder, held key) of a held key equal to or containing the directory ``prefix``
-        (a key ending in ``/``), memoized per directory."""
-        directory = prefix[:-1]
-        memo = self._memo
-        if directory in memo:
-            return memo[directory]
-        found = None
-        exact = self.exact
-        probe = directory
-        while probe:
-            holder = exact.get(probe)
-            if holder is not None:
-                found = (holder, probe)
-                break
-            cut = probe.rfind("/")
-            if cut <= 0:
-                break
-            probe = probe[:cut]
-        memo[directory] = found
-        return found
-
-    def find(self, key: str) -> tuple[str, str] | None:
-        """(holder, held key) of one held key overlapping ``key``, or None."""
-        holder = self.exact.get(key)
-        if holder is not None:
-            return holder, key
-        under = self.below.get(key)
-        if under is not None:
-            return under
-        if key == "/" and self.exact:  # the file-system root contains everything
-            first = next(iter(self.exact.items()))
-            return first[1], first[0]
-        cut = key.rfind("/")
-        if cut <= 0:
-            return None
-        return self.directory_hit(key[: cut + 1])  # an ancestor directory held: same memoized walk
-
-
-def check_globs(globs: object) -> list[str]:
-    """Validate owned globs: a list of non-empty strings, no ``!`` negation, no absolute/escape."""
-    if not isinstance(globs, list):
-        raise OwnershipPathError("owned_globs must be a list of strings", INVALID_OWNERSHIP_GLOB)
-    out: list[str] = []
-    for glob in globs:
-        if not isinstance(glob, str) or not glob or glob.strip(_PAD) != glob or _CONTROL.search(glob):
-            raise OwnershipPathError(
-                "an owned glob must be a non-empty, unpadded string", INVALID_OWNERSHIP_GLOB
-            )
-        if glob.startswith("!"):
-            raise OwnershipPathError("negated owned globs ('!') are refused", INVALID_OWNERSHIP_GLOB)
-        hidden = hidden_character(glob)
-        if hidden is not None:
-            raise OwnershipPathError(f"an owned glob must not contain {hidden}", INVALID_OWNERSHIP_GLOB)
-        portable = glob.replace("\\", "/")
-        # the same rules for the NFKC form (full-width dots and slashes), and nothing under .git
-        forms = {portable}
-        if not portable.isascii():
-            import unicodedata  # only non-ASCII globs pay for it
-
-            forms.add(unicodedata.normalize("NFKC", portable).replace("\\", "/"))
-        for form in forms:
-            parts = form.split("/")
-            if form.startswith("/") or _FIRST_SEGMENT_COLON.match(form) or ".." in parts:
-                raise OwnershipPathError("an owned glob must be repository-relative", INVALID_OWNERSHIP_GLOB)
-            if _git_segment(parts):
-                raise OwnershipPathError("nothing under .git can be owned", INVALID_OWNERSHIP_GLOB)
-        out.append(portable)
-    return out
-
-
-def glob_spec(globs: Sequence[str]) -> object:
-    """A pathspec ``PathSpec`` (gitignore style) for validated globs."""
-    import pathspec  # lazy: only glob users pay for it
-
-    return pathspec.PathSpec.from_lines("gitignore", globs)
-
-
-def expand_globs(globs: Sequence[str], tracked_files: Iterable[str]) -> list[str]:
-    """Tracked files matched by ``globs`` (validated first), sorted."""
-    valid = check_globs(list(globs))
-    if not valid:
-        return []
-    spec = glob_spec(valid)
-    return sorted(path for path in tracked_files if spec.match_file(path))  # type: ignore[attr-defined]
-
-
-def glob_literal_prefix(glob: str) -> str:
-    """The directory part of ``glob`` before its first wildcard (``src/api`` for ``src/api/**``)."""
-    parts: list[str] = []
-    for seg in glob.replace("\\", "/").strip("/").split("/"):
-        if any(ch in seg for ch in "*?["):
-            break
-        parts.append(seg)
-    return "/".join(parts)

@@ -282,3 +282,17 @@ def read_jsonl(
 def read_json_file(path: Path, *, limit: int = MAX_INPUT_FILE_BYTES, what: str = "input file") -> Any:
     """A JSON file given by the user: regular file, size cap, depth cap; coded errors (exit 2)."""
     return read_json_bounded(path, limit=limit, what=what)
+
+
+def read_json_request(source: str, *, what: str, stdin_what: str | None = None) -> Any:
+    """A command's JSON request: the file ``source``, or stdin for ``-`` (at most
+    ``MAX_INPUT_FILE_BYTES``, ``FILE_TOO_LARGE`` beyond; ``stdin_what`` names it in messages)."""
+    if source != "-":
+        return read_json_file(Path(source), what=what)
+    import sys
+
+    label = what if stdin_what is None else stdin_what
+    raw = sys.stdin.buffer.read(MAX_INPUT_FILE_BYTES + 1)
+    if len(raw) > MAX_INPUT_FILE_BYTES:
+        raise InvalidInput("FILE_TOO_LARGE", f"{label} exceeds {MAX_INPUT_FILE_BYTES} bytes")
+    return loads_bounded(raw, what=label, strict=False)

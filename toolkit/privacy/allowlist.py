@@ -113,7 +113,8 @@ def parse_allowlist(data: Any) -> list[AllowEntry]:
 def load_allowlist(root: Path) -> list[AllowEntry]:
     """Entries of ``<root>/.workgroup/privacy-allowlist.yml`` (none when the file is absent)."""
     path = root / ALLOWLIST_REL
-    from toolkit.infra.boundedio import FileRefused, json_depth_exceeds, read_regular
+    from toolkit.core.strictjson import json_depth_exceeds
+    from toolkit.infra.boundedio import FileRefused, read_regular
 
     try:
         raw = read_regular(path, limit=_MAX_BYTES, what=ALLOWLIST_REL, missing_ok=True, allow_over=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
+from toolkit.core.identifiers import FULL_SHA, PSEUDONYM
 from toolkit.infra.store import atomic_write, create_exclusive, file_lock
 from toolkit.records.capsules import read_record, safe_destination
 
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
     from toolkit.infra.git import Repo
     from toolkit.infra.store import Layout
 
-FULL_SHA = re.compile(r"^[0-9a-f]{40}\Z")
-PSEUDONYM = re.compile(r"^anon-[0-9a-f]{16,64}\Z")
 PSEUDONYM_KEY_FILE = "lineage-pseudonym-key"
 ACCEPTED_STATES = ("HOT", "COLD_VALID")
 

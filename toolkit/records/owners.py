@@ -28,9 +28,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
-from toolkit.core.timefmt import format_utc, parse_rfc3339
-from toolkit.infra.paths import (
-    Canonicalizer,
+from toolkit.core.ownership import (
     OverlapIndex,
     check_globs,
     expand_globs,
@@ -38,6 +36,8 @@ from toolkit.infra.paths import (
     glob_spec,
     overlaps,
 )
+from toolkit.core.timefmt import format_utc, parse_rfc3339
+from toolkit.infra.paths import Canonicalizer
 from toolkit.infra.store import Layout, file_lock, safe_segment, write_json_atomic
 
 SCHEMA = "workgroup.owners/v1"

@@ -95,18 +95,12 @@ def read_pairs_file(path: Path) -> tuple[list[Any], bool]:
 
 def consumed_run_ids(layout: Layout) -> list[str]:
     """Run ids already decided: the local ledger plus committed promotion records."""
-    from toolkit.runtime.envelope import RUN_ID
+    from toolkit.runtime.promotion import consumed_ids
 
-    ids: set[str] = set()
     rows, _problems = read_jsonl(layout.replay_ledger)  # a torn last line is skipped, never fatal
-    for row in rows:
-        value = row.value.get("measurement_run_id") if isinstance(row.value, dict) else None
-        if isinstance(value, str) and RUN_ID.match(value):
-            ids.add(value)
     promotions = layout.workgroup / "promotions"
-    if promotions.is_dir():
-        ids.update(p.stem for p in promotions.glob("*.json") if RUN_ID.match(p.stem))
-    return sorted(ids)
+    names = [p.name for p in promotions.glob("*.json")] if promotions.is_dir() else []
+    return consumed_ids([row.value for row in rows], names)
 
 
 def decide(
@@ -229,12 +223,12 @@ def sign_pairs(
 ) -> dict[str, Any]:
     """A signed envelope for ``pairs``. Synthetic or non-measured pairs are signed with
     ``promotion_authorized: false``, so the signature is honest and the data still cannot promote."""
+    from toolkit.core.identifiers import MEASUREMENT_RUN_ID
     from toolkit.core.timefmt import format_utc
     from toolkit.runtime.codes import RuntimeOpError
     from toolkit.runtime.envelope import (
         ENVELOPE_SCHEMA,
         KEY_ID,
-        RUN_ID,
         SHA256,
         VERSION_ID,
         corpus_digest,
@@ -244,7 +238,7 @@ def sign_pairs(
 
     checks = (
         (signer_key_id, KEY_ID, "key id"),
-        (run_id, RUN_ID, "run id"),
+        (run_id, MEASUREMENT_RUN_ID, "run id"),
         (candidate_version, VERSION_ID, "candidate version"),
         (corpus_version, VERSION_ID, "corpus version"),
         (runtime_digest_value, SHA256, "runtime digest"),

@@ -21,15 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, ToolkitError
+from toolkit.core.identifiers import FULL_SHA, MEASUREMENT_RUN_ID, PSEUDONYM
 from toolkit.infra.store import WORKGROUP_DIR
 
 if TYPE_CHECKING:
     from toolkit.infra.git import Repo
 
-FULL_SHA = re.compile(r"^[0-9a-f]{40}\Z")
 CONTENT_ADDRESSED = re.compile(r"^sha256-([0-9a-f]{64})\.json\Z")
-PSEUDONYM = re.compile(r"^anon-[0-9a-f]{16,64}\Z")
-RUN_ID = re.compile(r"^measurement-[a-f0-9]{16,64}\Z")
 SHALLOW_FIX = (
     "this clone is shallow, so checkpoint ancestry cannot be proven: fetch full history "
     "(git fetch --unshallow, or fetch-depth: 0 in actions/checkout) and run verify again"
@@ -303,7 +301,7 @@ class _Verifier:
             run_id = signed
         if signed is not None and signed != run_id:
             self.add(rec.rel, "run-id", "the record's measurement_run_id differs from its signed envelope's")
-        if not isinstance(run_id, str) or not RUN_ID.match(run_id):
+        if not isinstance(run_id, str) or not MEASUREMENT_RUN_ID.match(run_id):
             self.add(rec.rel, "run-id", "the record carries no valid measurement_run_id")
         else:
             run_ids.setdefault(run_id, []).append(rec.rel)

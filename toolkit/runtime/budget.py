@@ -27,7 +27,7 @@ TYPE_CHECKING = False  # typing costs start-up on every runtime call; type check
 if TYPE_CHECKING:
     from typing import Any
 
-    from toolkit.runtime.protocol import RuntimeContext
+    from toolkit.runtime.adapter import RuntimeContext
 
 BUDGET_STATES: tuple[str, ...] = ("UNBOUNDED", "NORMAL", "SOFT", "CHECKPOINT", "HARD")
 BUDGET_KINDS: tuple[str, ...] = ("efficiency", "safety", "authentication")

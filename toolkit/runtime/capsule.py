@@ -42,7 +42,7 @@ TYPE_CHECKING = False  # typing costs start-up on every runtime call; type check
 if TYPE_CHECKING:
     from typing import Any
 
-    from toolkit.runtime.protocol import RuntimeContext
+    from toolkit.runtime.adapter import RuntimeContext
 
 DEFAULT_MAX_BYTES = 12_288
 EVIDENCE_ARTIFACT_SCHEMA = "workgroup.capsule-evidence/v1"

@@ -63,7 +63,7 @@ def _is_id(value: Any) -> bool:
     The reference accepts any string here; a control, format or separator character (``U+0085``,
     a bidi override) or a lone surrogate would let two ids look the same, so they are refused.
     """
-    from toolkit.infra.paths import hidden_character
+    from toolkit.core.ownership import hidden_character
 
     return _is_str(value, 1, 128) and hidden_character(value) is None
 

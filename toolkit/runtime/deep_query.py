@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from toolkit.runtime.adapter import RuntimeContext
+
 MIN_QUESTION_LENGTH = 12
 
 
@@ -58,7 +60,7 @@ def should_deep_query(question: Any) -> bool:
     return deep_query_decision({"question": question})[0]
 
 
-def op_should_deep_query(request: dict[str, Any], ctx: Any) -> dict[str, Any]:
+def op_should_deep_query(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
     """``workgroup runtime should-deep-query``: ``{question, ...}`` -> ``{should_deep_query, reason}``."""
     decided, reason = deep_query_decision(request)
     return {"should_deep_query": decided, "reason": reason.value}

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
+    from toolkit.runtime.adapter import RuntimeContext
+
 FACT_FIELDS: tuple[str, ...] = ("role", "sensitivity")
 HOT = "HOT"
 
@@ -89,7 +91,7 @@ def reconcile_routing_input(
     return reconciled
 
 
-def _route(routing_input: dict[str, Any], ctx: Any) -> dict[str, Any]:
+def _route(routing_input: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
     from toolkit.runtime.router import op_route
 
     result: dict[str, Any] = op_route({"input": routing_input}, ctx)
@@ -111,8 +113,8 @@ def _result_policy(policy_input: dict[str, Any]) -> dict[str, Any]:
 
 def dispatch_with_facts(
     request: Mapping[str, Any],
-    ctx: Any,
-    router: Callable[[dict[str, Any], Any], dict[str, Any]] | None = None,
+    ctx: RuntimeContext,
+    router: Callable[[dict[str, Any], RuntimeContext], dict[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The dispatch result and the routing facts it was decided on (for routing evidence).
 
@@ -124,7 +126,7 @@ def dispatch_with_facts(
     evaluated: dict[str, Any] | None = None
     if lineage_request is not None:
         parts = lineage_request if isinstance(lineage_request, dict) else {}
-        record, current, now = lineage_request_parts(parts)
+        record, current, now = lineage_request_parts(parts, ctx)
         check_facts(routing_input, current)
         evaluated = evaluate_lineage(record, current, now)
         routing_input = reconcile_routing_input(routing_input, record, current, evaluated)
@@ -136,11 +138,11 @@ def dispatch_with_facts(
     return result, routing_input
 
 
-def dispatch(request: Mapping[str, Any], ctx: Any) -> dict[str, Any]:
+def dispatch(request: Mapping[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
     """Evaluate one combined dispatch request (see the module docstring for the rules)."""
     return dispatch_with_facts(request, ctx)[0]
 
 
-def op_dispatch(request: dict[str, Any], ctx: Any) -> dict[str, Any]:
+def op_dispatch(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
     """``workgroup runtime dispatch``."""
     return dispatch(request, ctx)

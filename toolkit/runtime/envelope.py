@@ -17,6 +17,7 @@ import json
 import re
 from datetime import datetime, timedelta
 
+from toolkit.core.identifiers import MEASUREMENT_RUN_ID
 from toolkit.core.timefmt import parse_rfc3339
 
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
@@ -38,7 +39,6 @@ ENVELOPE_KEYS: tuple[str, ...] = (
     "signature",
     "signer_key_id",
 )
-RUN_ID = re.compile(r"^measurement-[a-f0-9]{16,64}\Z")
 KEY_ID = re.compile(r"^measurement-key-[a-z0-9._-]{1,64}\Z")
 SHA256 = re.compile(r"^sha256:[a-f0-9]{64}\Z")
 VERSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}\Z")
@@ -107,7 +107,9 @@ def verify_signature(pem: str, message: bytes, signature: bytes) -> bool:
 
 def _expectation_failures(consumed: Any, candidate: Any, corpus: Any, runtime: Any) -> list[str]:
     failures = []
-    if not isinstance(consumed, list) or not all(isinstance(v, str) and RUN_ID.match(v) for v in consumed):
+    if not isinstance(consumed, list) or not all(
+        isinstance(v, str) and MEASUREMENT_RUN_ID.match(v) for v in consumed
+    ):
         failures.append("CONSUMED_RUN_IDS_INVALID")
     if not (isinstance(candidate, str) and VERSION_ID.match(candidate)):
         failures.append("EXPECTED_CANDIDATE_VERSION_INVALID")
@@ -121,7 +123,11 @@ def _expectation_failures(consumed: Any, candidate: Any, corpus: Any, runtime: A
 def _field_failures(envelope: dict[str, Any]) -> list[str]:
     checks = (
         ("schema", lambda v: v == ENVELOPE_SCHEMA, "SCHEMA_INVALID"),
-        ("measurement_run_id", lambda v: isinstance(v, str) and RUN_ID.match(v), "RUN_ID_INVALID"),
+        (
+            "measurement_run_id",
+            lambda v: isinstance(v, str) and MEASUREMENT_RUN_ID.match(v),
+            "RUN_ID_INVALID",
+        ),
         ("signer_key_id", lambda v: isinstance(v, str) and KEY_ID.match(v), "KEY_ID_INVALID"),
         (
             "candidate_version",

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
+    from toolkit.runtime.adapter import RuntimeContext
+
 LINEAGE_SCHEMA = "knowzcode.agent-lineage/v1"
 
 
@@ -254,10 +256,10 @@ def reference_now(moment: datetime) -> str:
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
-def lineage_request_parts(request: Mapping[str, Any]) -> tuple[Any, dict[str, Any], Any]:
+def lineage_request_parts(request: Mapping[str, Any], ctx: RuntimeContext) -> tuple[Any, dict[str, Any], Any]:
     """``(lineage, current, now)`` of a ``{lineage, current, now?}`` request.
 
-    ``current`` must be an object (``INVALID_REQUEST``); an absent ``now`` is the clock's now.
+    ``current`` must be an object (``INVALID_REQUEST``); an absent ``now`` is the context's clock.
     """
     current = request.get("current")
     if not isinstance(current, dict):
@@ -265,13 +267,11 @@ def lineage_request_parts(request: Mapping[str, Any]) -> tuple[Any, dict[str, An
     if "now" in request:
         now = request["now"]
     else:
-        from toolkit.core.timefmt import now_utc  # the shell reads the clock, never the decision
-
-        now = reference_now(now_utc())
+        now = reference_now(ctx.now())
     return request.get("lineage"), current, now
 
 
-def op_lineage(request: dict[str, Any], ctx: Any) -> dict[str, Any]:
+def op_lineage(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
     """``workgroup runtime lineage``: ``{lineage, current, now?}`` -> ``{state, invalidations}``."""
-    lineage, current, now = lineage_request_parts(request)
+    lineage, current, now = lineage_request_parts(request, ctx)
     return evaluate_lineage(lineage, current, now)

@@ -32,7 +32,7 @@ TYPE_CHECKING = False  # typing costs start-up on every runtime call; type check
 if TYPE_CHECKING:
     from typing import Any
 
-    from toolkit.runtime.protocol import RuntimeContext
+    from toolkit.runtime.adapter import RuntimeContext
 
 DEFAULT_THRESHOLDS: dict[str, Any] = {
     "minimum_sample_size": 40,
@@ -116,96 +116,108 @@ def compute_metrics(pairs: list[Pair]) -> dict[str, Any]:
     }
 
 
+# --- the gate table: one named rule per gate, in the contract's order -----------------------------
+# Each rule reads the metrics ``m`` and the effective thresholds ``t`` and returns
+# ``(passed, value, threshold, comparison)``; the table row adds its name. ``strata`` also needs
+# whether every required stratum reached its minimum (``strata_ok``), computed once by the caller.
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    GateResult = tuple[object, Any, Any, str]
+    GateRule = Callable[[dict[str, Any], dict[str, Any], bool], GateResult]
+
+
+def _at_least(value: Any, floor: Any) -> GateResult:
+    return value >= floor, value, floor, ">="
+
+
+def _at_most(value: Any, ceiling: Any) -> GateResult:
+    return value <= ceiling, value, ceiling, "<="
+
+
+def gate_provenance(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    """Measured pairs under a trusted measurement envelope."""
+    trusted = m["measured_pair_provenance"] and m["trusted_measurement_envelope"]
+    return trusted, trusted, True, "is"
+
+
+def gate_sample_size(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    return _at_least(m["sample_size"], t["minimum_sample_size"])
+
+
+def gate_strata(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    """Every required stratum has its minimum; the value is the smallest required stratum."""
+    smallest = min((m["stratum_counts"].get(s, 0) for s in t["required_strata"]), default=0)
+    return strata_ok, smallest, t["minimum_per_stratum"], ">="
+
+
+def gate_median_cost(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    return _at_least(m["median_cost_reduction"], t["median_cost_reduction"])
+
+
+def gate_p75_cost(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    return _at_least(m["p75_cost_reduction"], t["p75_cost_reduction"])
+
+
+def gate_p95_cost(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    return _at_most(m["p95_cost_regression"], t["max_p95_regression"])
+
+
+def gate_median_wall_time(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    return _at_least(m["median_wall_time_reduction"], t["median_wall_time_reduction"])
+
+
+def gate_quality(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    return _at_most(m["quality_drop_points"], t["max_quality_drop_points"])
+
+
+def gate_rework(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    return _at_most(m["rework_relative_regression"], t["max_rework_relative_regression"])
+
+
+def gate_security(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    """No new high or critical escape."""
+    return not m["new_high_critical_escape"], m["new_high_critical_escape"], False, "is"
+
+
+def gate_reconciliation(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+    """Every pair's provider accounting present, and the largest error within the tolerance."""
+    error = m["max_provider_reconciliation_error"]
+    tolerance = t["provider_reconciliation_tolerance"]
+    ok = m["provider_accounting_complete"] and error is not None and error <= tolerance
+    return ok, error, tolerance, "<="
+
+
+GATES: tuple[tuple[str, GateRule], ...] = (
+    ("provenance", gate_provenance),
+    ("sample_size", gate_sample_size),
+    ("strata", gate_strata),
+    ("median_cost", gate_median_cost),
+    ("p75_cost", gate_p75_cost),
+    ("p95_cost", gate_p95_cost),
+    ("median_wall_time", gate_median_wall_time),
+    ("quality", gate_quality),
+    ("rework", gate_rework),
+    ("security", gate_security),
+    ("reconciliation", gate_reconciliation),
+)
+
+
 def _gate_table(metrics: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> list[dict[str, Any]]:
-    m = metrics
-    reconciliation_ok = (
-        m["provider_accounting_complete"]
-        and m["max_provider_reconciliation_error"] is not None
-        and m["max_provider_reconciliation_error"] <= t["provider_reconciliation_tolerance"]
-    )
-    rows = [
-        (
-            "provenance",
-            m["measured_pair_provenance"] and m["trusted_measurement_envelope"],
-            m["measured_pair_provenance"] and m["trusted_measurement_envelope"],
-            True,
-            "is",
-        ),
-        (
-            "sample_size",
-            m["sample_size"] >= t["minimum_sample_size"],
-            m["sample_size"],
-            t["minimum_sample_size"],
-            ">=",
-        ),
-        (
-            "strata",
-            strata_ok,
-            min((m["stratum_counts"].get(s, 0) for s in t["required_strata"]), default=0),
-            t["minimum_per_stratum"],
-            ">=",
-        ),
-        (
-            "median_cost",
-            m["median_cost_reduction"] >= t["median_cost_reduction"],
-            m["median_cost_reduction"],
-            t["median_cost_reduction"],
-            ">=",
-        ),
-        (
-            "p75_cost",
-            m["p75_cost_reduction"] >= t["p75_cost_reduction"],
-            m["p75_cost_reduction"],
-            t["p75_cost_reduction"],
-            ">=",
-        ),
-        (
-            "p95_cost",
-            m["p95_cost_regression"] <= t["max_p95_regression"],
-            m["p95_cost_regression"],
-            t["max_p95_regression"],
-            "<=",
-        ),
-        (
-            "median_wall_time",
-            m["median_wall_time_reduction"] >= t["median_wall_time_reduction"],
-            m["median_wall_time_reduction"],
-            t["median_wall_time_reduction"],
-            ">=",
-        ),
-        (
-            "quality",
-            m["quality_drop_points"] <= t["max_quality_drop_points"],
-            m["quality_drop_points"],
-            t["max_quality_drop_points"],
-            "<=",
-        ),
-        (
-            "rework",
-            m["rework_relative_regression"] <= t["max_rework_relative_regression"],
-            m["rework_relative_regression"],
-            t["max_rework_relative_regression"],
-            "<=",
-        ),
-        ("security", not m["new_high_critical_escape"], m["new_high_critical_escape"], False, "is"),
-        (
-            "reconciliation",
-            bool(reconciliation_ok),
-            m["max_provider_reconciliation_error"],
-            t["provider_reconciliation_tolerance"],
-            "<=",
-        ),
-    ]
-    return [
-        {
-            "gate": name,
-            "passed": bool(passed),
-            "value": _json_number(value),
-            "threshold": threshold,
-            "comparison": comparison,
-        }
-        for name, passed, value, threshold, comparison in rows
-    ]
+    rows = []
+    for name, rule in GATES:
+        passed, value, threshold, comparison = rule(metrics, t, strata_ok)
+        rows.append(
+            {
+                "gate": name,
+                "passed": bool(passed),
+                "value": _json_number(value),
+                "threshold": threshold,
+                "comparison": comparison,
+            }
+        )
+    return rows
 
 
 def _json_number(value: Any) -> Any:
@@ -284,45 +296,19 @@ def evaluate_promotion(
     }
 
 
-def repository_consumed_ids(cwd: str) -> list[str]:
-    """Run ids consumed in the repository containing ``cwd`` (local ledger + committed records); read only."""
-    import os
+def consumed_ids(ledger_rows: list[object], record_names: list[str]) -> list[str]:
+    """Run ids already decided: the ``measurement_run_id`` of each replay-ledger row plus each
+    committed promotion record (``<run id>.json``); anything not shaped like a run id is ignored."""
+    from toolkit.core.identifiers import MEASUREMENT_RUN_ID
 
-    from toolkit.infra.localstate import find_git
-    from toolkit.runtime.envelope import RUN_ID
-
-    location = find_git(cwd)
-    if location is None:
-        return []
     ids: set[str] = set()
-    from toolkit.infra.boundedio import MAX_LOG_BYTES, FileRefused, loads_bounded, read_regular
-
-    try:
-        raw = read_regular(
-            os.path.join(location.local_state, "replay-ledger.jsonl"),
-            limit=MAX_LOG_BYTES,
-            what="the replay ledger",
-            follow_symlinks=False,
-            missing_ok=True,
-        )
-    except FileRefused:
-        # a ledger that cannot be read must not read as "nothing consumed": that would allow a replay
-        raise RuntimeOpError("ENVIRONMENT_ERROR") from None
-    for line in (raw or b"").split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            row = loads_bounded(line, what="a replay ledger line", strict=False)
-        except FileRefused:
-            continue  # a torn, foreign or too deeply nested line is skipped, never fatal
+    for row in ledger_rows:
         value = row.get("measurement_run_id") if isinstance(row, dict) else None
-        if isinstance(value, str) and RUN_ID.match(value):
+        if isinstance(value, str) and MEASUREMENT_RUN_ID.match(value):
             ids.add(value)
-    try:
-        names = os.listdir(os.path.join(location.workdir, ".workgroup", "promotions"))
-    except OSError:
-        names = []
-    ids.update(name[:-5] for name in names if name.endswith(".json") and RUN_ID.match(name[:-5]))
+    ids.update(
+        name[:-5] for name in record_names if name.endswith(".json") and MEASUREMENT_RUN_ID.match(name[:-5])
+    )
     return sorted(ids)
 
 
@@ -347,9 +333,7 @@ def op_promotion(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]
     options = _options(request)
     raw_now = options.get("now")
     if raw_now is None:
-        from toolkit.core.timefmt import now_utc  # the op is the shell of this decision: it reads the clock
-
-        now = now_utc()
+        now = ctx.now()
     else:
         parsed = parse_rfc3339(raw_now) if isinstance(raw_now, str) else None
         if parsed is None:
@@ -358,12 +342,12 @@ def op_promotion(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]
     consumed = options.get("consumed_measurement_run_ids")
     if isinstance(consumed, list):
         # Beyond the reference: the repository's own ledger counts too, so a forgotten id is still a replay.
-        consumed = [*consumed, *repository_consumed_ids(ctx.cwd)]
+        consumed = [*consumed, *consumed_ids(*ctx.replay_state())]
     keys = options.get("trusted_measurement_public_keys")
     trusted = (
         parse_trusted_keys(keys)
         if keys is not None
-        else parse_trusted_keys(ctx.environ.get("KNOWZCODE_TRUSTED_MEASUREMENT_KEYS"), from_json=True)
+        else parse_trusted_keys(ctx.env("KNOWZCODE_TRUSTED_MEASUREMENT_KEYS"), from_json=True)
     )
     return evaluate_promotion(
         request.get("pairs"),

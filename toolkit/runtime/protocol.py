@@ -15,18 +15,21 @@ import sys
 import time
 
 from toolkit.core.errors import ExitCode, ToolkitError
+from toolkit.core.strictjson import loads_strict
+from toolkit.runtime.adapter import RuntimeContext
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 
 TYPE_CHECKING = False  # typing itself costs start-up time; type checkers treat this as True
 if TYPE_CHECKING:
     import re
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
     from typing import IO, Any
 
 MAX_REQUEST_BYTES = 1_048_576
 LIVE_OPS = frozenset({"route", "dispatch"})  # decisions that live mode (telemetry: otlp) emits
 
-# op name -> "module:function"; each function is fn(request: dict, ctx: RuntimeContext) -> dict
+# op name -> "module:function"; each function is fn(request: dict, ctx: RuntimeContext) -> dict.
+# RuntimeContext (toolkit.runtime.adapter) does every read the ops need; the ops themselves do none.
 OPERATIONS: dict[str, str] = {
     "route": "toolkit.runtime.router:op_route",
     "lineage": "toolkit.runtime.lineage:op_lineage",
@@ -43,61 +46,21 @@ OPERATIONS: dict[str, str] = {
 }
 
 
-class RuntimeContext:
-    """Ambient facts handed to decision functions (never read inside them).
-
-    ``cache``: per-process caches shared by the requests of one --batch run (e.g. the writer
-    registry). ``observer`` is told about each decision of LIVE_OPS (op, result, milliseconds,
-    cwd): the entry point injects live OTLP mode here, so the runtime layer never imports the
-    telemetry export. A plain class: a dataclass would import dataclasses and inspect on every call.
-    """
-
-    __slots__ = ("cache", "cwd", "environ", "observer")
-
-    def __init__(
-        self,
-        cwd: str | None = None,
-        environ: Mapping[str, str] | None = None,
-        cache: dict[str, Any] | None = None,
-        observer: Callable[[str, dict[str, Any], float, str], None] | None = None,
-    ) -> None:
-        self.cwd: str = os.getcwd() if cwd is None else cwd
-        self.environ: Mapping[str, str] = dict(os.environ) if environ is None else environ
-        self.cache: dict[str, Any] = {} if cache is None else cache
-        self.observer = observer
-
-    def __repr__(self) -> str:
-        return f"RuntimeContext(cwd={self.cwd!r})"
-
-
 class _TooLarge(ToolkitError):
     def __init__(self) -> None:
         super().__init__("REQUEST_TOO_LARGE", "Request exceeds the one-megabyte stdin limit.")
 
 
-def _reject_constant(_: str) -> Any:
-    raise ValueError("non-standard JSON constant")
-
-
-def _finite_float(text: str) -> float:
-    # "1e999" would parse as infinity, which has no JSON form for the answer line
-    value = float(text)
-    if value - value != 0.0:  # infinite (inf - inf is NaN); NaN never reaches here
-        raise ValueError("number out of range")
-    return value
-
-
-# built once: json.loads/json.dumps with options construct a new coder on every call
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+# built once: json.dumps with options constructs a new encoder on every call
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def parse_request(raw: bytes) -> dict[str, Any]:
     """Decode one request: UTF-8, standard JSON (no NaN/Infinity), an object; else INVALID_REQUEST."""
     try:
-        text = raw.decode("utf-8")
-        value = _DECODER.decode(text)
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        # finite: "1e999" would parse as infinity, which has no JSON form for the answer line
+        value = loads_strict(raw, finite=True)
+    except ValueError:
         raise RuntimeOpError("INVALID_REQUEST") from None
     if not isinstance(value, dict):
         raise RuntimeOpError("INVALID_REQUEST")

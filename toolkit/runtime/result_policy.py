@@ -26,7 +26,7 @@ TYPE_CHECKING = False  # typing costs start-up on every runtime call; type check
 if TYPE_CHECKING:
     from typing import Any
 
-    from toolkit.runtime.protocol import RuntimeContext
+    from toolkit.runtime.adapter import RuntimeContext
 
 RESULT_MODES: tuple[str, ...] = ("ephemeral", "durable", "artifact")
 WRITE_KINDS: tuple[str, ...] = ("handoff", "artifact", "vault", "settings", "workgroup")

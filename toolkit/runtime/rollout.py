@@ -21,7 +21,7 @@ TYPE_CHECKING = False  # typing costs start-up on every runtime call; type check
 if TYPE_CHECKING:
     from typing import Any
 
-    from toolkit.runtime.protocol import RuntimeContext
+    from toolkit.runtime.adapter import RuntimeContext
 
 ROLLOUT_STATES: tuple[str, ...] = ("off", "observe", "shadow", "canary", "on")
 ANONYMOUS_CORPUS_ID = re.compile(r"^(?:anon-[a-f0-9]{16,64}|(?:" + "|".join(STRATA) + r")-[0-9]{2})\Z")

@@ -20,17 +20,18 @@ truthiness (``trivial``, ``blocking``, ``recent_*``, ``full_supported``) are tru
 same request gives the same decision. Unknown input fields are ignored.
 
 When a request names no active writers, ``op_route`` reads the persistent registry written by
-``workgroup owners`` (once per process, so ``--batch`` pays for it once). The runtime never writes.
+``workgroup owners`` (once per process, so ``--batch`` pays for it once). Every read (the
+registry, the clock, tracked files, ``realpath``) goes through the context
+(``toolkit.runtime.adapter``); this module does no I/O itself. The runtime never writes.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import re
 
 from toolkit.core.jscompat import js_truthy
-from toolkit.infra.paths import Canonicalizer, OverlapIndex, OwnershipPathError
+from toolkit.core.ownership import OverlapIndex, OwnershipPathError
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.vocabulary import MODES, REASON_CODES
 
@@ -41,13 +42,14 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any, TypeGuard
 
+    from toolkit.infra.paths import Canonicalizer
+    from toolkit.runtime.adapter import RuntimeContext
+
 _REASON_ORDER = {code: index for index, code in enumerate(REASON_CODES)}
 _WRITER_ROLE = re.compile(r"(?:^|[-_])(builder|writer|implementer)(?:$|[-_])")
 _REGISTRY_CACHE_KEY = "router.owners_registry"
-_CANON_CACHE_KEY = "router.canonicalizers"
 _KEYS_CACHE_KEY = "router.registry_keys"
 _SEEN_KEY = "router.registry_requests"
-_MAX_REGISTRY_BYTES = 64 * 1024 * 1024
 
 
 def decision(mode: str, reasons: Sequence[str]) -> dict[str, Any]:
@@ -231,31 +233,22 @@ def _int_field(inp: dict[str, Any], name: str, default: int, minimum: int) -> in
     return int(value)
 
 
-def _canonicalizer(root: str, cache: dict[str, Canonicalizer] | None) -> Canonicalizer:
-    if cache is None:
-        return Canonicalizer(root)
-    found = cache.get(root)
-    if found is None:
-        found = cache[root] = Canonicalizer(root)
-    return found
-
-
 def route_task(
     input: dict[str, Any],
     *,
     workspace_root: str,
+    ctx: RuntimeContext,
     active_writers: object = None,
     active_root: str | None = None,
     from_registry: bool = False,
-    canonicalizers: dict[str, Canonicalizer] | None = None,
     key_cache: dict[Any, list[str]] | None = None,
 ) -> dict[str, Any]:
-    """Decide the mode of one delegation (pure apart from ``realpath`` lookups).
+    """Decide the mode of one delegation.
 
     ``active_writers`` defaults to the request's ``active_writers``/``active_writer_scopes``;
     ``active_root`` is the root their paths are relative to (default ``workspace_root``).
-    ``canonicalizers`` (root -> ``Canonicalizer``) lets the requests of one ``--batch`` share
-    their per-directory ``realpath`` cache.
+    Paths are resolved by ``ctx.canonicalizer(root)`` (the adapter's ``realpath`` lookups, shared
+    by the requests of one ``--batch``).
     Raises ``RuntimeOpError`` with the reference's codes.
     """
     inp = input
@@ -265,14 +258,14 @@ def route_task(
     if root is None:
         root = workspace_root
     try:
-        canon = _canonicalizer(root, canonicalizers) if isinstance(root, str) else None
+        canon = ctx.canonicalizer(root) if isinstance(root, str) else None
         if canon is None:
             raise RuntimeOpError("INVALID_OWNERSHIP_PATH")
         if active_writers is None:
             active_writers = inp.get("active_writers")
             if active_writers is None:
                 active_writers = inp.get("active_writer_scopes")
-        active_canon = canon if active_root is None else _canonicalizer(active_root, canonicalizers)
+        active_canon = canon if active_root is None else ctx.canonicalizer(active_root)
         if _writer_conflict(inp, canon, active_writers, active_canon, from_registry, key_cache):
             return decision("local", ["WRITER_OWNERSHIP_CONFLICT"])
     except OwnershipPathError:
@@ -499,40 +492,22 @@ def routing_evidence(facts: dict[str, Any], result: dict[str, Any], *, recorded_
     }
 
 
-# --- the shell side of the op: the persistent registry and owned globs -----------------------
+# --- the op: the persistent registry and owned globs, read through the context ---------------
 
 
-def _load_registry(cwd: str, ctx_cache: dict[str, Any]) -> tuple[str, list[dict[str, Any]]] | None:
-    """(work tree, registry writers) of the repository containing ``cwd``, read once per process."""
-    if _REGISTRY_CACHE_KEY in ctx_cache:
-        cached: tuple[str, list[dict[str, Any]]] | None = ctx_cache[_REGISTRY_CACHE_KEY]
+def _load_registry(ctx: RuntimeContext) -> tuple[str, list[dict[str, Any]]] | None:
+    """(work tree, registry writers) of the repository containing ``ctx.cwd``, read once per process."""
+    if _REGISTRY_CACHE_KEY in ctx.cache:
+        cached: tuple[str, list[dict[str, Any]]] | None = ctx.cache[_REGISTRY_CACHE_KEY]
         return cached
-    from toolkit.infra.localstate import find_git
-
-    loaded: tuple[str, list[dict[str, Any]]] | None = None
-    location = find_git(cwd)
-    if location is not None:
-        loaded = (location.workdir, _read_registry_file(location.owners_registry))
-    ctx_cache[_REGISTRY_CACHE_KEY] = loaded
+    found = ctx.writer_registry()
+    loaded = None if found is None else (found[0], registry_writers(found[1]))
+    ctx.cache[_REGISTRY_CACHE_KEY] = loaded
     return loaded
 
 
-def _read_registry_file(path: str) -> list[dict[str, Any]]:
-    """Writers of an atomically written registry file (no lock needed to read it)."""
-    from toolkit.infra.boundedio import FileRefused, read_json_bounded
-
-    try:
-        data = read_json_bounded(
-            path,
-            limit=_MAX_REGISTRY_BYTES,
-            what="the writer registry",
-            follow_symlinks=False,
-            missing_ok=True,
-            strict=False,
-            default={"writers": []},
-        )
-    except FileRefused:
-        raise RuntimeOpError("ENVIRONMENT_ERROR") from None
+def registry_writers(data: object) -> list[dict[str, Any]]:
+    """The writers of a decoded registry file; a malformed one is ``ENVIRONMENT_ERROR``."""
     writers = data.get("writers") if isinstance(data, dict) else None
     if not isinstance(writers, list) or not all(_valid_entry(w) for w in writers):
         raise RuntimeOpError("ENVIRONMENT_ERROR")
@@ -569,35 +544,20 @@ def live_registry_writers(
     return live
 
 
-def _expand_owned_globs(inp: dict[str, Any], root: str) -> dict[str, Any]:
+def _expand_owned_globs(inp: dict[str, Any], root: str, ctx: RuntimeContext) -> dict[str, Any]:
     """Rarely used: ``owned_globs`` expanded against the tracked files into ``resolved_owned_files``."""
     globs = inp.get("owned_globs")
     if globs is None or globs == []:
         return inp
-    from toolkit.core.errors import ToolkitError
-    from toolkit.infra.paths import check_globs, expand_globs
+    from toolkit.core.ownership import check_globs
 
     try:
         check_globs(globs)  # a bad glob is the request's fault, whatever the environment
     except OwnershipPathError:
         raise RuntimeOpError("INVALID_OWNERSHIP_GLOB") from None
-    try:
-        from toolkit.infra.git import discover
-
-        repo = discover(root)
-        matched = expand_globs(globs, repo.tracked_files())
-        repo_root = str(repo.workdir)
-    except OwnershipPathError:
-        raise RuntimeOpError("INVALID_OWNERSHIP_GLOB") from None
-    except ToolkitError:
-        raise RuntimeOpError("ENVIRONMENT_ERROR") from None
-    real_root = os.path.realpath(root)
     resolved = _path_list(inp.get("resolved_owned_files"))
     # relative to the workspace root; a match outside it is refused later as INVALID_OWNERSHIP_PATH
-    extra = [
-        os.path.relpath(os.path.join(repo_root, path), real_root).replace(os.sep, "/") for path in matched
-    ]
-    return {**inp, "resolved_owned_files": resolved + extra}
+    return {**inp, "resolved_owned_files": resolved + ctx.owned_glob_matches(globs, root)}
 
 
 def _apply_held_globs(
@@ -605,7 +565,7 @@ def _apply_held_globs(
     live: list[dict[str, Any]],
     root: object,
     workdir: str,
-    canonicalizers: dict[str, Canonicalizer],
+    ctx: RuntimeContext,
 ) -> list[dict[str, Any]]:
     """Rarely used: a held glob also covers new, untracked files it matches.
 
@@ -614,10 +574,10 @@ def _apply_held_globs(
     """
     if not isinstance(root, str) or not root.strip():
         return live
-    from toolkit.infra.paths import glob_spec
+    from toolkit.core.ownership import glob_spec
 
-    canon = _canonicalizer(root, canonicalizers)
-    real_workdir = os.path.realpath(workdir).rstrip("/") + "/"
+    canon = ctx.canonicalizer(root)
+    real_workdir = ctx.realpath(workdir).rstrip("/") + "/"
     lineage = _obj(inp.get("lineage"))
     raw: list[object] = []
     for source in [
@@ -653,7 +613,7 @@ def _apply_held_globs(
     return out
 
 
-def op_route(request: dict[str, Any], ctx: Any) -> dict[str, Any]:
+def op_route(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
     """``workgroup runtime route``: ``{input}`` -> ``{mode, reason_codes}``."""
     inp = request.get("input")
     if not isinstance(inp, dict):
@@ -662,35 +622,31 @@ def op_route(request: dict[str, Any], ctx: Any) -> dict[str, Any]:
     root = inp.get("workspace_root")
     root = cwd if root is None else root
     if isinstance(root, str) and root.strip():
-        inp = _expand_owned_globs(inp, root)
-    canonicalizers = ctx.cache.setdefault(_CANON_CACHE_KEY, {})
+        inp = _expand_owned_globs(inp, root, ctx)
     if inp.get("active_writers") is not None or inp.get("active_writer_scopes") is not None:
-        return route_task(inp, workspace_root=cwd, canonicalizers=canonicalizers)
-    loaded = _load_registry(cwd, ctx.cache)
+        return route_task(inp, workspace_root=cwd, ctx=ctx)
+    loaded = _load_registry(ctx)
     if loaded is None:
-        return route_task(inp, workspace_root=cwd, active_writers=[], canonicalizers=canonicalizers)
+        return route_task(inp, workspace_root=cwd, ctx=ctx, active_writers=[])
     workdir, writers = loaded
     proposed_lineage = inp.get("lineage_id")
     if proposed_lineage is None:
         proposed_lineage = _obj(inp.get("lineage")).get("lineage_id")
     live: list[dict[str, Any]] = []
-    if writers:
-        from datetime import UTC, datetime  # only a registry with leases needs the clock
-
-        live = live_registry_writers(writers, datetime.now(UTC), proposed_lineage)
-    canonicalizers = ctx.cache.setdefault(_CANON_CACHE_KEY, {})
+    if writers:  # only a registry with leases needs the clock
+        live = live_registry_writers(writers, ctx.now(), proposed_lineage)
     # memoize registry keys from the second request of a batch on: a single call is faster without
     seen = ctx.cache.get(_SEEN_KEY, 0)
     ctx.cache[_SEEN_KEY] = seen + 1
     key_cache = ctx.cache.setdefault(_KEYS_CACHE_KEY, {}) if seen else None
     if any(writer.get("owned_globs") for writer in live):
-        live = _apply_held_globs(inp, live, root, workdir, canonicalizers)
+        live = _apply_held_globs(inp, live, root, workdir, ctx)
     return route_task(
         inp,
         workspace_root=cwd,
+        ctx=ctx,
         active_writers=live,
         active_root=workdir,
         from_registry=True,
-        canonicalizers=canonicalizers,
         key_cache=key_cache,
     )

@@ -24,7 +24,7 @@ TYPE_CHECKING = False  # typing costs start-up on every runtime call; type check
 if TYPE_CHECKING:
     from typing import Any
 
-    from toolkit.runtime.protocol import RuntimeContext
+    from toolkit.runtime.adapter import RuntimeContext
 
 SCHEMA = "knowzcode.efficiency-event/v1"
 EVENTS: tuple[str, ...] = (

@@ -23,7 +23,7 @@ TYPE_CHECKING = False  # typing costs start-up on every runtime call; type check
 if TYPE_CHECKING:
     from typing import Any
 
-    from toolkit.runtime.protocol import RuntimeContext
+    from toolkit.runtime.adapter import RuntimeContext
 
 TIERS: tuple[str, ...] = ("tdd", "microtask", "gate3", "audit-fix")
 CONSOLIDATED_CHECKS: tuple[str, ...] = ("full-tests", "static-analysis", "build", "package", "install-smoke")

@@ -15,7 +15,7 @@ from sys import intern
 
 import msgspec
 
-from toolkit.usage.model import Boundary, Call, FileLog, replaces
+from toolkit.usage.model import Boundary, Call, FileLog
 from toolkit.usage.sources import LogFile, hashed
 
 _UNSET = msgspec.UNSET
@@ -145,8 +145,30 @@ def _candidates(data: bytes, out: FileLog) -> Iterator[_Line]:
             out.skipped_lines += 1
 
 
+class _Pick:
+    """The best line so far of one call in this file (built into a ``Call`` once the file is read)."""
+
+    __slots__ = ("line", "owner", "sidechain", "tokens")
+
+    def __init__(self, line: _Line, owner: str, tokens: int) -> None:
+        self.line = line
+        self.owner = owner
+        self.tokens = tokens
+        self.sidechain = line.isSidechain is True
+
+    def take(self, line: _Line, owner: str, tokens: int) -> None:
+        """Another line of the same call: the non-sidechain one wins, else the larger token total."""
+        sidechain = line.isSidechain is True
+        if (self.sidechain and not sidechain) or (sidechain == self.sidechain and tokens > self.tokens):
+            self.line, self.owner, self.tokens, self.sidechain = line, owner, tokens, sidechain
+
+
 def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
-    """Parse one Claude Code log file into calls and compaction markers (file order)."""
+    """Parse one Claude Code log file into calls and compaction markers (file order).
+
+    The same call again in this file (streaming partials, one line per content block) keeps one
+    line; only that line becomes a ``Call``, after the whole file is read.
+    """
     if data is None:
         data = log.path.read_bytes()
     session, subagent = _placement(log)
@@ -156,50 +178,47 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
     decoded = _all_lines(data, out)
     lines: Iterable[_Line] = decoded if decoded is not None else _candidates(data, out)
     project = ""
-    items = out.items
-    first: dict[int, int] = {}  # key -> position in items of this file's copy
+    picks: list[_Pick | Boundary] = []
+    first: dict[str, _Pick] = {}
     for line in lines:
         message = line.message
-        if line.subtype != "compact_boundary" and (message is None or message.usage is None):
+        if line.subtype == "compact_boundary":
+            if not project and isinstance(line.cwd, str):
+                project = hashed(line.cwd)
+            if _valid_ts(line.timestamp):
+                meta = line.compactMetadata or _CompactMeta()
+                picks.append(Boundary(line.timestamp or "", "compaction", meta.trigger, meta.preTokens))
+            continue
+        if message is None or message.usage is None:
             continue  # not a model call (a tool result may carry its own usage object)
         if not project and isinstance(line.cwd, str):
             project = hashed(line.cwd)
-        if line.subtype == "compact_boundary":
-            if _valid_ts(line.timestamp):
-                meta = line.compactMetadata or _CompactMeta()
-                items.append(Boundary(line.timestamp or "", "compaction", meta.trigger, meta.preTokens))
-            continue
-        call = _call(line, session, subagent, path_hash, index)
-        if call is None:
+        if not _usable(line, message, message.usage):
             out.skipped_lines += 1
             continue
-        if not session and call.session:
-            session = call.session
-        if call.key is not None:
-            # the same call again in this file: keep one (the global pass does the same across files)
-            at = first.get(call.key)
-            if at is not None:
-                out.duplicates += 1
-                if replaces(call, items[at]):  # type: ignore[arg-type]
-                    items[at] = call
-                continue
-            first[call.key] = len(items)
-        items.append(call)
+        line_session = line.sessionId if isinstance(line.sessionId, str) else ""
+        owner = session = session or line_session
+        key = _key(line, message, line_session or owner)
+        if key is None:
+            picks.append(_Pick(line, owner, 0))
+            continue
+        pick = first.get(key)
+        if pick is not None:
+            out.duplicates += 1
+            pick.take(line, owner, _tokens(message.usage))
+            continue
+        pick = first[key] = _Pick(line, owner, _tokens(message.usage))
+        picks.append(pick)
     out.session = session or log.path.stem
     out.project = project or hashed(folder)
-    for item in items:
-        if isinstance(item, Call):
-            item.project = out.project
-            item.session = out.session
+    out.items = [
+        item if isinstance(item, Boundary) else _call(item, out, subagent, path_hash, index) for item in picks
+    ]
     return out
 
 
-def _call(line: _Line, session: str, subagent: bool, path_hash: str, index: int) -> Call | None:
-    message = line.message
-    if message is None or message.usage is None:
-        return None
-    usage = message.usage
-    # ccusage's rules for a usable line: no explicit null ids, a semver version, no empty ids
+def _usable(line: _Line, message: _Message, usage: _Usage) -> bool:
+    """ccusage's rules for a usable line: no explicit null ids, a semver version, no empty ids."""
     if (
         message.id is None
         or message.model is None
@@ -210,38 +229,63 @@ def _call(line: _Line, session: str, subagent: bool, path_hash: str, index: int)
         or usage.speed is None
         or usage.cache_creation_input_tokens is None
         or usage.cache_read_input_tokens is None
-        or not _valid_ts(line.timestamp)
     ):
-        return None
-    if isinstance(line.version, str) and not _semver_prefix(line.version):
-        return None
-    msg_id = message.id if isinstance(message.id, str) else None
-    request_id = line.requestId if isinstance(line.requestId, str) else None
-    line_session = line.sessionId if isinstance(line.sessionId, str) else ""
-    model = message.model if isinstance(message.model, str) else ""
-    if msg_id == "" or request_id == "" or line.sessionId == "" or model == "":
-        return None
-    if usage.speed == "fast" and model and model != "<synthetic>":
-        model += "-fast"
+        return False
+    ts = line.timestamp
+    if ts is None or len(ts) < 20 or ts[4] != "-" or ts[10] != "T" or ts[-1] != "Z":
+        return False  # RFC 3339 in UTC as Claude Code writes it, or not a verified call time
+    version = line.version
+    if isinstance(version, str) and not (_SEMVER.get(version) or _semver_prefix(version)):
+        return False
+    return not (message.id == "" or line.requestId == "" or line.sessionId == "" or message.model == "")
+
+
+def _cache_write(usage: _Usage) -> tuple[int, int]:
+    """(all cache writes, the 1 h part): the ``ephemeral_*`` split when present, else the flat field."""
     created = usage.cache_creation
     if created is not None:
-        cache_write = created.ephemeral_5m_input_tokens + created.ephemeral_1h_input_tokens
-        write_1h = created.ephemeral_1h_input_tokens
+        return (
+            created.ephemeral_5m_input_tokens + created.ephemeral_1h_input_tokens,
+            created.ephemeral_1h_input_tokens,
+        )
+    return usage.cache_creation_input_tokens or 0, 0
+
+
+def _tokens(usage: _Usage) -> int:
+    created = usage.cache_creation
+    if created is not None:
+        write = created.ephemeral_5m_input_tokens + created.ephemeral_1h_input_tokens
     else:
-        cache_write, write_1h = usage.cache_creation_input_tokens, 0
-    sidechain = line.isSidechain is True
-    owner = session or line_session
-    key = digest = None
-    if msg_id is not None:
-        # 64-bit hashes instead of the id strings: the dedup index lives for the whole run (two
-        # different calls would have to collide in 64 bits, about 1e-9 at a million calls)
-        digest = hash(msg_id)
-        key = hash((msg_id, request_id) if request_id is not None else (msg_id, None, line_session or owner))
-    read_tokens = usage.cache_read_input_tokens
+        write = usage.cache_creation_input_tokens or 0
+    return usage.input_tokens + write + (usage.cache_read_input_tokens or 0) + usage.output_tokens
+
+
+def _key(line: _Line, message: _Message, session: str) -> str | None:
+    """Message id and request id (or, without one, the session), NUL-joined; None without a message id."""
+    msg_id = message.id
+    if not isinstance(msg_id, str):
+        return None
+    request_id = line.requestId
+    # the strings themselves inside a session; only kept calls get a digest (``dedup.Seen``)
+    return msg_id + "\x00" + (request_id if isinstance(request_id, str) else "\x01" + session)
+
+
+def _call(pick: _Pick, out: FileLog, subagent: bool, path_hash: str, index: int) -> Call:
+    line = pick.line
+    message = line.message
+    assert message is not None and message.usage is not None
+    usage = message.usage
+    model = message.model if isinstance(message.model, str) else ""
+    if usage.speed == "fast" and model and model != "<synthetic>":
+        model += "-fast"
+    cache_write, write_1h = _cache_write(usage)
+    sidechain = pick.sidechain
+    line_session = line.sessionId if isinstance(line.sessionId, str) else ""
+    read_tokens = usage.cache_read_input_tokens or 0
     return Call(
         source="claude",
-        session=owner,
-        project="",
+        session=out.session,
+        project=out.project,
         thread=path_hash + ("#side" if sidechain and not subagent else ""),
         subagent=subagent or sidechain,
         ts=line.timestamp or "",
@@ -254,8 +298,8 @@ def _call(line: _Line, session: str, subagent: bool, path_hash: str, index: int)
         context=usage.input_tokens + cache_write + read_tokens,
         final=message.stop_reason is not None,
         cache_write_1h=write_1h,
-        key=key,
-        msg_id=digest,
+        key=_key(line, message, line_session or pick.owner),
+        msg_id=message.id if isinstance(message.id, str) else None,
         sidechain=sidechain,
         log=index,
     )

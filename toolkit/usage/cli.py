@@ -11,9 +11,16 @@ import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolkit.core.errors import ToolkitError, exit_code_for
+
+if TYPE_CHECKING:
+    from toolkit.usage.cost import Estimate
+    from toolkit.usage.events import Events
+    from toolkit.usage.fold import By, Ledger, LocalDays
+    from toolkit.usage.html import Page
+    from toolkit.usage.report import Extra
 
 SOURCES = ("claude", "codex", "all")
 GROUPINGS = ("day", "week", "month", "session", "project", "model")
@@ -62,63 +69,102 @@ def report_command(
     html: Path | None = None,
     jobs: int = 1,
 ) -> int:
-    from toolkit.usage.fold import By, LocalDays, load, parse_day, resolve_tz
-    from toolkit.usage.render import report_table
-    from toolkit.usage.report import build, warnings
+    from toolkit.usage.fold import By, Ledger, LocalDays, parse_day, resolve_tz, selector, sessions
+    from toolkit.usage.report import Fold
 
     zone = resolve_tz(timezone)
+    _check_outputs(emit_events, html)
+    first = parse_day(since, "--since") if since else None
+    last = parse_day(until, "--until") if until else None
+    days = LocalDays(zone)
+    grouping = By(by)
+    ledger = Ledger()
+    outputs = _Outputs(ledger, grouping, days, cost or prices is not None, prices, emit_events, html)
+    fold = Fold(grouping, days, selector(days, first, last, project_filter(project)), outputs.extras)
+    for calls in sessions(source, environ, ledger, _jobs(jobs)):
+        fold.add_all(calls)  # each session's calls are folded and dropped before the next is read
+    data = fold.data(ledger, timezone or "local")
+    outputs.finish(data)
+    _print_report(data, by, as_json)
+    return 0
+
+
+def _check_outputs(emit_events: Path | None, html: Path | None) -> None:
+    """``--html`` needs plotly and both files need an existing folder: checked before anything is read."""
     if html is not None:
         from toolkit.usage.html import require_plotly
 
-        require_plotly()  # before anything is read or written
+        require_plotly()
     for target, flag in ((emit_events, "--emit-events"), (html, "--html")):
         if target is not None and not target.resolve().parent.is_dir():
             from toolkit.core.errors import InvalidInput
 
             raise InvalidInput("USAGE_BAD_OUTPUT", f"the folder of {flag} does not exist")
-    first = parse_day(since, "--since") if since else None
-    last = parse_day(until, "--until") if until else None
-    table_prices = None
-    if cost or prices is not None:
-        from toolkit.usage.cost import load_prices
 
-        table_prices = load_prices(prices)
-    days = LocalDays(zone)
-    ledger = load(source, environ, _jobs(jobs))
-    grouping = By(by)
-    data, calls = build(
-        ledger,
-        by=grouping,
-        days=days,
-        timezone=timezone or "local",
-        since=first,
-        until=last,
-        project=project_filter(project),
-    )
-    if table_prices is not None:
-        from toolkit.usage.cost import estimate
 
-        data["estimate"] = estimate(calls, table_prices, by=grouping, days=days)
-    if emit_events is not None:
-        from toolkit.usage.events import write_events
+class _Outputs:
+    """The extra folds asked for (cost estimate, efficiency events, HTML page) and their writing."""
 
-        _say(f"wrote {write_events(emit_events, calls, ledger)} efficiency event(s)")
-    if html is not None:
-        from toolkit.usage.html import write_html
+    def __init__(
+        self,
+        ledger: Ledger,
+        grouping: By,
+        days: LocalDays,
+        cost: bool,
+        prices: Path | None,
+        emit_events: Path | None,
+        html: Path | None,
+    ) -> None:
+        self.extras: list[Extra] = []
+        self.estimate: Estimate | None = None
+        self.events: Events | None = None
+        self.page: Page | None = None
+        self.events_path, self.html_path = emit_events, html
+        if cost:
+            from toolkit.usage.cost import Estimate, load_prices
+            from toolkit.usage.fold import key_function
 
-        write_html(html, calls, days)
-        _say("wrote the HTML report")
+            self.estimate = Estimate(load_prices(prices), key_function(grouping, days))
+            self.extras.append(self.estimate)
+        if emit_events is not None:
+            from toolkit.usage.events import Events
+
+            self.events = Events(ledger)
+            self.extras.append(self.events)
+        if html is not None:
+            from toolkit.usage.html import Page
+
+            self.page = Page(days)
+            self.extras.append(self.page)
+
+    def finish(self, data: dict[str, Any]) -> None:
+        if self.estimate is not None:
+            data["estimate"] = self.estimate.result()
+        if self.events is not None and self.events_path is not None:
+            from toolkit.usage.events import write_events
+
+            _say(f"wrote {write_events(self.events_path, self.events)} efficiency event(s)")
+        if self.page is not None and self.html_path is not None:
+            from toolkit.usage.html import write_html
+
+            write_html(self.html_path, self.page)
+            _say("wrote the HTML report")
+
+
+def _print_report(data: dict[str, Any], by: str, as_json: bool) -> None:
+    from toolkit.usage.render import report_table
+    from toolkit.usage.report import warnings
+
     for line in warnings(data):
         _say("note: " + line)
     if as_json:
         _emit(data)
-        return 0
+        return
     sys.stdout.write(report_table(by, data["rows"], data["totals"]))
     if "estimate" in data:
         from toolkit.usage.cost import estimate_table
 
         sys.stdout.write(estimate_table(data["estimate"]))
-    return 0
 
 
 def session_command(
@@ -131,11 +177,14 @@ def session_command(
     as_json: bool = False,
     jobs: int = 1,
 ) -> int:
-    from toolkit.usage.fold import LocalDays, load, resolve_tz
-    from toolkit.usage.session import find_session, session_table, session_view
+    from toolkit.usage.fold import Ledger, LocalDays, resolve_tz, sessions
+    from toolkit.usage.session import find_session, named, session_table, session_view
 
     zone = resolve_tz(timezone)
-    ledger = load(source, environ, _jobs(jobs))
+    ledger = Ledger()
+    wanted = named(session_id)
+    for calls in sessions(source, environ, ledger, _jobs(jobs)):
+        ledger.calls.extend(c for c in calls if wanted(c.session))  # only the sessions the id can name
     name = find_session(ledger, session_id)
     view = session_view(ledger, name, LocalDays(zone), zone, workflow)
     if as_json:

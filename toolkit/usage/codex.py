@@ -12,6 +12,7 @@ replay their parent's events: those are recognised by the parent's totals and sk
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from operator import sub
 from sys import intern
 from typing import Any
 
@@ -35,9 +36,6 @@ class _Counts(msgspec.Struct, gc=False):
     output_tokens: int = 0
     reasoning_output_tokens: int = 0
     total_tokens: int = 0
-
-    def as_tuple(self) -> tuple[int, int, int, int, int]:
-        return astuple(self)
 
 
 class _Info(msgspec.Struct, gc=False):
@@ -134,10 +132,14 @@ Totals = tuple[int, int, int, int, int]
 
 
 class Registry(msgspec.Struct):
-    """Running totals seen per thread id, so a child's replay of its parent can be recognised."""
+    """Running totals seen per thread id, so a child's replay of its parent can be recognised.
+
+    Only the ids in ``wanted`` (threads that have forks or spawned threads among the files) are
+    recorded, and a registry lives for one family (a rollout with its descendants).
+    """
 
     totals: dict[str, set[Totals]] = msgspec.field(default_factory=dict)
-    sessions: set[str] = msgspec.field(default_factory=set)  # ids read from sessions/ (archived copies lose)
+    wanted: set[str] = msgspec.field(default_factory=set)
 
 
 class Head(msgspec.Struct):
@@ -241,20 +243,16 @@ def _note_meta(info: Head, meta: _MetaLine) -> None:
             info.parent, info.subagent = spawn.parent_thread_id, True
 
 
-def read(log: LogFile, index: int, registry: Registry, data: bytes | None = None) -> FileLog | None:
-    """Parse one rollout; None when it is an archived copy of a session already read."""
+def read(log: LogFile, index: int, registry: Registry, data: bytes | None = None) -> FileLog:
+    """Parse one rollout (archived copies of live sessions are left out before, in ``fold``)."""
     if data is None:
         data = log.path.read_bytes()
     info = head(data)
     session = info.session or log.path.stem
-    if log.archived and session in registry.sessions:
-        return None
-    if not log.archived:
-        registry.sessions.add(session)
     path_hash = hashed(str(log.path), "f-")
     group = info.parent if info.subagent and info.parent else session
     out = FileLog("codex", path_hash, group, hashed(info.cwd) if info.cwd else "")
-    _calls(out, _lines(data, out), info, session, registry, index)
+    _calls(out, _lines(data, out), info, session, registry)
     if not out.project:
         out.project = hashed(log.path.parent.name)
     for item in out.items:
@@ -273,11 +271,11 @@ class _State(msgspec.Struct):
     token_events: int = 0
 
 
-def _all_lines(data: bytes, out: FileLog) -> list[tuple[int, Any]] | None:
+def _all_lines(data: bytes, out: FileLog) -> list[Any] | None:
     """Every line through the combined typed decoder in one call; None if one does not fit."""
     end = data.rfind(b"\n") + 1
     try:
-        lines = _LINES.decode_lines(memoryview(data)[:end]) if end else []
+        lines: list[Any] = _LINES.decode_lines(memoryview(data)[:end]) if end else []
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     tail = data[end:]
@@ -287,65 +285,68 @@ def _all_lines(data: bytes, out: FileLog) -> list[tuple[int, Any]] | None:
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             if b'"token_count"' in tail:
                 out.skipped_lines += 1
-    pairs: list[tuple[int, Any]] = []
-    for line in lines:
-        kind = line.type
-        if kind == "event_msg":
-            if line.payload is not None and line.payload.type == "token_count":
-                pairs.append((0, line))
-        elif kind in _KIND_OF:
-            pairs.append((_KIND_OF[kind], line))
-    return pairs
+    return lines
 
 
-_KIND_OF = {"turn_context": 1, "session_meta": 2, "compacted": 3}
 _SLOW = (_TOKEN, _TURN, _META, _TOP)
+_TYPE_OF = ("event_msg", "turn_context", "session_meta", "compacted")
 
 
-def _candidates(data: bytes, out: FileLog) -> Iterator[tuple[int, Any]]:
-    """The slow path: the candidate lines found by ``_spans``, decoded one by one."""
+def _candidates(data: bytes, out: FileLog) -> Iterator[Any]:
+    """The slow path: the candidate lines found by ``_spans``, decoded one by one (a line is used
+    only as the kind its marker said, as the fast path reads it by its own type)."""
     view = memoryview(data)
     for start, end, kind in _spans(data):
         try:
-            yield kind, _SLOW[kind].decode(view[start:end])
+            line = _SLOW[kind].decode(view[start:end])
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             out.skipped_lines += 1
+            continue
+        if line.type == _TYPE_OF[kind]:
+            yield line
 
 
-def _lines(data: bytes, out: FileLog) -> Iterable[tuple[int, Any]]:
-    pairs = _all_lines(data, out)
-    return pairs if pairs is not None else _candidates(data, out)
+def _lines(data: bytes, out: FileLog) -> Iterable[Any]:
+    lines = _all_lines(data, out)
+    return lines if lines is not None else _candidates(data, out)
 
 
 def _calls(
     out: FileLog,
-    lines: Iterable[tuple[int, Any]],
+    lines: Iterable[Any],
     info: Head,
     session: str,
     registry: Registry,
-    index: int,
 ) -> None:
     state = _State(replaying=info.parent is not None)
     parent_totals = registry.totals.get(info.parent or "", set()) if info.parent else set()
-    own_totals = registry.totals.setdefault(session, set())
+    own_totals = registry.totals.setdefault(session, set()) if session in registry.wanted else None
     metas = 0
-    for kind, line in lines:
-        if kind == 0:
-            _token(out, line, state, info, parent_totals, own_totals, index)
-        elif kind == 1:
-            if line.type == "turn_context" and line.payload is not None:
-                state.turns += 1
-                state.model = line.payload.model or state.model
-                if not out.project and line.payload.cwd:
-                    out.project = hashed(line.payload.cwd)
-        elif kind == 2:
-            if line.type == "session_meta":
-                metas += 1
-                if metas > max(info.metas, 1) and any(isinstance(i, Call) for i in out.items):
-                    out.items.append(_resume_marker(line.timestamp))
-        elif line.type == "compacted" and _valid_ts(line.timestamp):
+    for line in lines:
+        kind = line.type
+        if kind == "event_msg":
+            payload = line.payload
+            if payload is not None and payload.type == "token_count" and payload.info is not None:
+                _token(out, line, state, info, parent_totals, own_totals)
+        elif kind == "turn_context":
+            if line.payload is not None:
+                _turn(out, line.payload, state)
+        elif kind == "session_meta":
+            metas += 1
+            if metas > max(info.metas, 1) and any(isinstance(i, Call) for i in out.items):
+                out.items.append(_resume_marker(line.timestamp))
+        elif kind == "compacted" and _valid_ts(line.timestamp):
             out.items.append(Boundary(line.timestamp or "", "compaction"))
     out.no_usage = state.turns > 0 and state.token_events == 0
+
+
+def _turn(out: FileLog, payload: _TurnPayload | _Payload, state: _State) -> None:
+    """A turn: the model of the calls that follow (interned once), the project if not known yet."""
+    state.turns += 1
+    if payload.model:
+        state.model = intern(payload.model)
+    if not out.project and payload.cwd:
+        out.project = hashed(payload.cwd)
 
 
 def _resume_marker(ts: str | None) -> Boundary:
@@ -359,24 +360,25 @@ def _token(
     state: _State,
     info: Head,
     parent_totals: set[Totals],
-    own_totals: set[Totals],
-    index: int,
+    own_totals: set[Totals] | None,
 ) -> None:
-    payload = line.payload
-    if line.type != "event_msg" or payload is None or payload.type != "token_count" or payload.info is None:
-        return
-    if not _valid_ts(line.timestamp):
+    """A ``token_count`` event with ``info``: a call when its running total moved."""
+    ts = line.timestamp
+    if ts is None or len(ts) < 20 or ts[4] != "-" or ts[10] != "T":
         out.skipped_lines += 1
         return
-    ts = line.timestamp or ""
+    payload = line.payload
+    assert payload is not None and payload.info is not None
     state.token_events += 1
     meta = payload.info
-    total = meta.total_token_usage.as_tuple() if meta.total_token_usage is not None else None
+    counts = meta.total_token_usage
+    total = astuple(counts) if counts is not None else None
     last = meta.last_token_usage
     key = payload.rate_limits.limit_id if payload.rate_limits is not None else None
     if total is not None:
-        own_totals.add(total)
-        if total[:4] == (0, 0, 0, 0) and total[4] > 0:
+        if own_totals is not None:
+            own_totals.add(total)
+        if total[4] > 0 and total[:4] == (0, 0, 0, 0):
             return  # fill_to_context_window: a synthetic total with empty buckets is no call
         if state.replaying:
             if total in parent_totals or (not parent_totals and _same_second(state, ts)):
@@ -387,29 +389,36 @@ def _token(
         return
     else:
         state.replaying = False
-    delta = _delta(total, state.prev.get(key), last)
+    prev = state.prev.get(key)
+    delta: tuple[int, ...] | None
+    if total is not None and prev is not None and total != prev:
+        delta = tuple(map(sub, total, prev))  # the common case: the running total moved
+        if min(delta) < 0:
+            delta = _delta(total, prev, last)
+    else:
+        delta = _delta(total, prev, last)
     if total is not None:
         state.prev[key] = total
     if delta is None or delta[:4] == (0, 0, 0, 0):
         return
-    used_in, cached, used_out, reasoning = delta[0], min(delta[1], delta[0]), delta[2], delta[3]
-    context = last.input_tokens if last is not None else used_in
+    used_in, used_out = delta[0], delta[2]
+    cached = delta[1] if delta[1] < used_in else used_in
+    model = state.model or (intern(payload.model or meta.model or "unknown"))
     out.items.append(
         Call(
-            source="codex",
-            session=out.session,
-            project="",
-            thread=out.path_hash,
-            subagent=info.subagent,
-            ts=ts,
-            model=intern(state.model or payload.model or meta.model or "unknown"),
-            input=used_in - cached,
-            output=used_out,
-            cache_write=0,
-            cache_read=cached,
-            reasoning=reasoning,
-            context=context,
-            log=index,
+            "codex",
+            out.session,
+            "",
+            out.path_hash,
+            info.subagent,
+            ts,
+            model,
+            used_in - cached,
+            used_out,
+            0,
+            cached,
+            delta[3],
+            last.input_tokens if last is not None else used_in,
         )
     )
 
@@ -423,23 +432,12 @@ def _same_second(state: _State, ts: str) -> bool:
 
 def _delta(total: Totals | None, prev: Totals | None, last: _Counts | None) -> Totals | None:
     if total is None:
-        return last.as_tuple() if last is not None else None
+        return astuple(last) if last is not None else None
     if prev is None:
         return total
     if total == prev:
         return None  # a re-emitted total: no new call
-    if (
-        total[0] < prev[0]
-        or total[1] < prev[1]
-        or total[2] < prev[2]
-        or total[3] < prev[3]
-        or total[4] < prev[4]
-    ):
-        return last.as_tuple() if last is not None else None
-    return (
-        total[0] - prev[0],
-        total[1] - prev[1],
-        total[2] - prev[2],
-        total[3] - prev[3],
-        total[4] - prev[4],
-    )
+    delta = tuple(map(sub, total, prev))
+    if min(delta) < 0:
+        return astuple(last) if last is not None else None  # the total dropped: a new counter
+    return delta

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -127,29 +127,51 @@ def call_cost(call: Call, rates: Mapping[str, float]) -> float:
     ) / 1_000_000
 
 
+class Estimate:
+    """The list-price fold: an amount per group, the carried history's amount, unpriced calls by model."""
+
+    def __init__(self, prices: dict[str, Any], key: Callable[[Call], str]) -> None:
+        self.prices = prices
+        self.key = key
+        self.rates: dict[str, Mapping[str, float] | None] = {}  # model -> its rates, looked up once
+        self.rows: dict[str, float] = {}
+        self.unpriced: dict[str, int] = {}
+        self.carried = 0.0
+
+    def add_all(self, calls: Iterable[Call]) -> None:
+        models: dict[str, Any] = self.prices["models"]
+        for call in calls:
+            if call.model not in self.rates:
+                self.rates[call.model] = rates_for(call.model, models)
+            rates = self.rates[call.model]
+            name = self.key(call)
+            self.rows.setdefault(name, 0.0)
+            if rates is None:
+                self.unpriced[call.model] = self.unpriced.get(call.model, 0) + 1
+                continue
+            self.rows[name] += call_cost(call, rates)
+            self.carried += call.carried * rates.get("cache_read", 0.0) / 1_000_000
+
+    def result(self) -> dict[str, Any]:
+        prices = self.prices
+        return {
+            "label": "list-price estimate (not a bill; verified counts are the rows above)",
+            "price_table": {
+                "source": prices["source"],
+                "date": prices["date"],
+                "currency": prices["currency"],
+            },
+            "rows": [{"key": k, "amount": round(v, 6)} for k, v in sorted(self.rows.items())],
+            "total": round(sum(self.rows.values()), 6),
+            "carried_history_amount": round(self.carried, 6),
+            "unpriced_calls_by_model": dict(sorted(self.unpriced.items())),
+        }
+
+
 def estimate(calls: list[Call], prices: dict[str, Any], *, by: By, days: LocalDays) -> dict[str, Any]:
-    key = key_function(by, days)
-    models: dict[str, Any] = prices["models"]
-    rows: dict[str, float] = {}
-    unpriced: dict[str, int] = {}
-    carried = 0.0
-    for call in calls:
-        rates = rates_for(call.model, models)
-        name = key(call)
-        rows.setdefault(name, 0.0)
-        if rates is None:
-            unpriced[call.model] = unpriced.get(call.model, 0) + 1
-            continue
-        rows[name] += call_cost(call, rates)
-        carried += call.carried * rates.get("cache_read", 0.0) / 1_000_000
-    return {
-        "label": "list-price estimate (not a bill; verified counts are the rows above)",
-        "price_table": {"source": prices["source"], "date": prices["date"], "currency": prices["currency"]},
-        "rows": [{"key": k, "amount": round(v, 6)} for k, v in sorted(rows.items())],
-        "total": round(sum(rows.values()), 6),
-        "carried_history_amount": round(carried, 6),
-        "unpriced_calls_by_model": dict(sorted(unpriced.items())),
-    }
+    fold = Estimate(prices, key_function(by, days))
+    fold.add_all(calls)
+    return fold.result()
 
 
 def estimate_table(data: dict[str, Any]) -> str:

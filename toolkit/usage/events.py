@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -34,77 +35,123 @@ def model_label(model: str) -> str:
     return "anon-model-" + _digest("model", model)[:16]
 
 
-def session_event(source: str, session: str, calls: list[Call], resumed: bool) -> dict[str, Any]:
-    models: dict[str, int] = {}
-    for call in calls:
-        models[call.model] = models.get(call.model, 0) + call.tokens
-    main_model = max(models, key=lambda m: models[m])
+class SessionSums:
+    """One session's event figures, added up a call at a time."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.models: dict[str, int] = {}  # model -> tokens
+        self.first = ""
+        self.last = ""
+        self.largest_prompt = 0
+        self.compactions = 0
+        self.input = 0
+        self.cache_write = 0
+        self.cache_read = 0
+        self.output = 0
+        self.resume = False
+        self.logs: set[str] = set()
+
+    def add(self, call: Call, log: str) -> None:
+        self.calls += 1
+        self.models[call.model] = self.models.get(call.model, 0) + call.tokens
+        self.first = min(self.first, call.ts) if self.first else call.ts
+        self.last = max(self.last, call.ts)
+        self.largest_prompt = max(self.largest_prompt, call.prompt)
+        self.compactions += call.compactions + call.compactions_after
+        self.input += call.input
+        self.cache_write += call.cache_write
+        self.cache_read += call.cache_read
+        self.output += call.output
+        self.resume = self.resume or call.resume
+        self.logs.add(log)
+
+
+def session_event(source: str, session: str, sums: SessionSums, resumed: bool) -> dict[str, Any]:
+    main_model = max(sums.models, key=lambda m: sums.models[m])
     return {
         "schema": "knowzcode.efficiency-event/v1",
         "event": "worker_usage",
-        "observed_at": max(call.ts for call in calls),
+        "observed_at": sums.last,
         "task_corpus_id": "anon-" + _digest(source, session)[:32],
         "provider": source,
         "runtime": "cli",
         "model": model_label(main_model),
         "mode": "resume" if resumed else None,
         "logical": {
-            "estimated_context_occupancy": max(call.prompt for call in calls),
-            "compaction_count": sum(c.compactions + c.compactions_after for c in calls),
+            "estimated_context_occupancy": sums.largest_prompt,
+            "compaction_count": sums.compactions,
         },
         "billed": {
-            "uncached_input_tokens": sum(c.input for c in calls),
-            "cache_creation_input_tokens": sum(c.cache_write for c in calls),
-            "cache_read_input_tokens": sum(c.cache_read for c in calls),
-            "output_tokens": sum(c.output for c in calls),
+            "uncached_input_tokens": sums.input,
+            "cache_creation_input_tokens": sums.cache_write,
+            "cache_read_input_tokens": sums.cache_read,
+            "output_tokens": sums.output,
             "accounting_source": "provider-reported",
         },
     }
 
 
+class Events:
+    """The events fold: per session sums; ``ledger`` names each call's log file by its path hash."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.sessions: dict[tuple[str, str], SessionSums] = {}
+
+    def add_all(self, calls: Iterable[Call]) -> None:
+        logs = self.ledger.logs
+        for call in calls:
+            sums = self.sessions.get((call.source, call.session))
+            if sums is None:
+                sums = self.sessions[(call.source, call.session)] = SessionSums()
+            sums.add(call, logs[call.log].path_hash)
+
+    def build(self) -> list[dict[str, Any]]:
+        from toolkit.runtime.codes import RuntimeOpError
+        from toolkit.runtime.telemetry import normalize_event
+
+        out = []
+        for (source, session), sums in sorted(self.sessions.items()):
+            raw = session_event(source, session, sums, session in self.ledger.resumed_from or sums.resume)
+            try:
+                event, _dropped = normalize_event(raw)
+            except RuntimeOpError as exc:  # pragma: no cover - our own events are built to pass the gate
+                raise InvalidInput(
+                    exc.code, "an efficiency event built from the logs failed the privacy gate"
+                ) from None
+            out.append(
+                {
+                    "event": event,
+                    "provenance": {
+                        "reader": "workgroup usage",
+                        "source": source,
+                        "log_files": sorted(
+                            sums.logs
+                        ),  # sha256 of each log path, shortened: which logs, not where
+                        "calls": sums.calls,
+                        "first_call_at": sums.first,
+                        "last_call_at": event["observed_at"],
+                        "counts": "verified from the log's usage records",
+                    },
+                }
+            )
+        return out
+
+
 def build_events(calls: list[Call], ledger: Ledger) -> list[dict[str, Any]]:
-    from toolkit.runtime.codes import RuntimeOpError
-    from toolkit.runtime.telemetry import normalize_event
-
-    sessions: dict[tuple[str, str], list[Call]] = {}
-    for call in calls:
-        sessions.setdefault((call.source, call.session), []).append(call)
-    out = []
-    for (source, session), group in sorted(sessions.items()):
-        raw = session_event(
-            source, session, group, session in ledger.resumed_from or any(c.resume for c in group)
-        )
-        try:
-            event, _dropped = normalize_event(raw)
-        except RuntimeOpError as exc:  # pragma: no cover - our own events are built to pass the gate
-            raise InvalidInput(
-                exc.code, "an efficiency event built from the logs failed the privacy gate"
-            ) from None
-        logs = sorted({ledger.logs[c.log].path_hash for c in group})
-        out.append(
-            {
-                "event": event,
-                "provenance": {
-                    "reader": "workgroup usage",
-                    "source": source,
-                    "log_files": logs,  # sha256 of each log path, shortened: which logs, not where
-                    "calls": len(group),
-                    "first_call_at": min(c.ts for c in group),
-                    "last_call_at": event["observed_at"],
-                    "counts": "verified from the log's usage records",
-                },
-            }
-        )
-    return out
+    fold = Events(ledger)
+    fold.add_all(calls)
+    return fold.build()
 
 
-def write_events(path: Path, calls: list[Call], ledger: Ledger) -> int:
+def write_events(path: Path, events: Events) -> int:
     from toolkit.infra.store import atomic_write
 
-    events = build_events(calls, ledger)
-    text = "".join(json.dumps(e, separators=(",", ":"), sort_keys=True) + "\n" for e in events)
+    records = events.build()
+    text = "".join(json.dumps(e, separators=(",", ":"), sort_keys=True) + "\n" for e in records)
     try:
         atomic_write(path, text)
     except FileNotFoundError:
         raise InvalidInput("USAGE_BAD_OUTPUT", "the folder of --emit-events does not exist") from None
-    return len(events)
+    return len(records)

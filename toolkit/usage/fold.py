@@ -1,16 +1,20 @@
-"""From log files to one verified record per model call, then to groups.
+"""From log files to one verified record per model call, a session at a time, then to groups.
 
-Order of work: read every file (Claude by modification time then path, so a resumed copy comes after
-its original; Codex parents before their forks and subagents), drop duplicate Claude calls across
-all files (the reference note's rules), then walk each context thread in file order to compute the
-carried history, and finally filter and group.
+Order of work: the files are planned into sessions (Claude: a session file with its ``subagents/``
+files; Codex: a rollout with its forks and spawned threads, parents first), sessions oldest first
+(Claude by modification time, so a resumed copy comes after its original). Each session is read
+whole, its duplicate Claude calls dropped (``dedup``: the full rules inside it, digests across
+sessions), each context thread walked in file order for the carried history, and its kept calls
+handed on (``stream``) before the next session is read. Nothing per call outlives its session but
+the dedup digests, so memory follows the largest session, not the history.
 """
 
 from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from enum import StrEnum
 from typing import assert_never
@@ -18,7 +22,8 @@ from typing import assert_never
 import msgspec
 
 from toolkit.usage import claude, codex
-from toolkit.usage.model import Boundary, Call, FileLog, replaces
+from toolkit.usage.dedup import Seen, dedup_session
+from toolkit.usage.model import Boundary, Call, FileLog
 from toolkit.usage.sources import LogFile, discover
 
 
@@ -32,7 +37,10 @@ class By(StrEnum):
 
 
 class Ledger(msgspec.Struct):
-    """Every kept call (file order within a file), the logs they came from, and what could not be verified."""
+    """What a run read: the counts always; the kept calls only when collected (``read_logs``).
+
+    ``logs`` keeps one small record per file (its calls are dropped once its session is done).
+    """
 
     calls: list[Call] = msgspec.field(default_factory=list)
     logs: list[FileLog] = msgspec.field(default_factory=list)
@@ -46,26 +54,103 @@ class Ledger(msgspec.Struct):
     )  # session -> the session its history came from
 
 
-# -- reading -----------------------------------------------------------------------------------------
+class Unit(msgspec.Struct):
+    """One session's files, read and folded together: every file a call of the session can be in."""
+
+    source: str
+    files: list[LogFile]
+    wanted: set[str] = msgspec.field(default_factory=set)  # Codex ids whose totals the unit's forks need
 
 
-def _depth(head: codex.Head, by_id: Mapping[str, codex.Head]) -> int:
-    level, seen = 0, set()
-    while head.parent and head.parent in by_id and head.parent not in seen and level < 64:
-        seen.add(head.parent)
-        head, level = by_id[head.parent], level + 1
-    return level
+# -- planning: which files make a session, in which order ----------------------------------------------
 
 
-def _add(ledger: Ledger, log: LogFile, parsed: FileLog | None) -> None:
-    if parsed is None:
-        return
-    ledger.files += 1
-    ledger.bytes += log.size
-    ledger.skipped_lines += parsed.skipped_lines
-    ledger.duplicates += parsed.duplicates
-    ledger.files_without_usage += parsed.no_usage
-    ledger.logs.append(parsed)
+def _claude_units(files: list[LogFile]) -> list[Unit]:
+    """A session's file and its subagent files (same session id, any root); older ``agent-*`` files alone."""
+    groups: dict[str, list[LogFile]] = {}
+    for log in sorted(files, key=lambda f: (f.mtime, str(f.path))):
+        session = claude.session_of(log.path, log.root)
+        name = log.path.stem
+        key = str(log.path) if name.startswith("agent-") and session == name else session
+        groups.setdefault(key, []).append(log)
+    units = [Unit("claude", group) for group in groups.values()]
+    # a session is as old as its newest file: a resumed copy is newer than everything it copied
+    units.sort(key=lambda u: (max(f.mtime for f in u.files), min(str(f.path) for f in u.files)))
+    return units
+
+
+def _head_of(log: LogFile) -> codex.Head:
+    """The leading ``session_meta`` lines of a rollout, read without reading the whole file."""
+    try:
+        with open(log.path, "rb") as handle:
+            data = handle.read(1 << 16)
+            while data.count(b"\n") < 3 and len(data) < (1 << 24):
+                more = handle.read(1 << 20)
+                if not more:
+                    break
+                data += more
+    except OSError:
+        return codex.Head()
+    return codex.head(data)
+
+
+def _codex_units(files: list[LogFile]) -> list[Unit]:
+    """Families: a rollout, then its forks and spawned threads (depth first), so a child finds its
+    parent's totals and the totals are dropped with the family. ``sessions/`` beats an archived copy."""
+    ordered = sorted(files, key=lambda f: (f.archived, str(f.path)))
+    heads = {log: _head_of(log) for log in ordered}
+    ids = {log: heads[log].session or log.path.stem for log in ordered}
+    live = {ids[f] for f in ordered if not f.archived}
+    ordered = [f for f in ordered if not (f.archived and ids[f] in live)]
+    by_id: dict[str, list[LogFile]] = {}
+    for log in ordered:
+        by_id.setdefault(ids[log], []).append(log)
+    kids: dict[str, list[str]] = {}
+    parent_of: dict[str, str] = {}
+    for sid, logs in by_id.items():
+        parent = heads[logs[0]].parent
+        if parent and parent != sid and parent in by_id:
+            parent_of[sid] = parent
+            kids.setdefault(parent, []).append(sid)
+    units: list[Unit] = []
+    visited: set[str] = set()
+    roots = [sid for sid in by_id if sid not in parent_of]
+    leftovers = [sid for sid in by_id if sid in parent_of]  # only reached this way in a cycle
+    for root in [*roots, *leftovers]:
+        if root in visited:
+            continue
+        family: list[LogFile] = []
+        members: set[str] = set()
+        stack = [root]
+        while stack:
+            sid = stack.pop()
+            if sid in visited:
+                continue
+            visited.add(sid)
+            members.add(sid)
+            family.extend(by_id[sid])
+            stack.extend(reversed(kids.get(sid, [])))
+        units.append(Unit("codex", family, {sid for sid in members if sid in kids}))
+    return units
+
+
+def plan(files: Iterable[LogFile]) -> list[Unit]:
+    """Every session's files, Claude sessions first (oldest first), then Codex families."""
+    every = list(files)
+    return [
+        *_claude_units([f for f in every if f.source == "claude"]),
+        *_codex_units([f for f in every if f.source == "codex"]),
+    ]
+
+
+def auto_jobs(files: list[LogFile]) -> int:
+    """Worker processes for ``--jobs 0``: up to 4 (one per CPU) when there is enough to share."""
+    if sum(f.size for f in files) < (64 << 20) or not hasattr(os, "fork"):
+        return 1
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+# -- parsing a unit (here or in worker processes) -------------------------------------------------------
 
 
 def _read(log: LogFile) -> bytes | None:
@@ -89,81 +174,6 @@ def _read(log: LogFile) -> bytes | None:
         os.close(fd)
 
 
-def read_logs(files: Iterable[LogFile], jobs: int = 1) -> Ledger:
-    """Read every file once (a fork or subagent rollout twice: it waits for its parent's totals).
-
-    ``jobs`` > 1 parses the files in that many worker processes (fork, where the platform has it);
-    the result is the same as with one, since deduplication and threads run here afterwards.
-    """
-    # hundreds of thousands of small acyclic records: the cyclic collector would only rescan them
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        return _read_logs(list(files), jobs)
-    finally:
-        if paused:
-            gc.enable()
-
-
-def _head_of(log: LogFile) -> codex.Head:
-    """The leading ``session_meta`` lines of a rollout, read without reading the whole file."""
-    try:
-        with open(log.path, "rb") as handle:
-            data = handle.read(1 << 16)
-            while data.count(b"\n") < 3 and len(data) < (1 << 24):
-                more = handle.read(1 << 20)
-                if not more:
-                    break
-                data += more
-    except OSError:
-        return codex.Head()
-    return codex.head(data)
-
-
-def auto_jobs(files: list[LogFile]) -> int:
-    """Worker processes for ``--jobs 0``: up to 4 (one per CPU) when there is enough to share."""
-    if sum(f.size for f in files) < (64 << 20) or not hasattr(os, "fork"):
-        return 1
-    return max(1, min(4, os.cpu_count() or 1))
-
-
-def _read_logs(files: list[LogFile], jobs: int) -> Ledger:
-    ledger = Ledger()
-    claude_files = sorted((f for f in files if f.source == "claude"), key=lambda f: (f.mtime, str(f.path)))
-    codex_files = sorted((f for f in files if f.source == "codex"), key=lambda f: (f.archived, str(f.path)))
-    heads = {log: _head_of(log) for log in codex_files}
-    live = {heads[f].session or f.path.stem for f in codex_files if not f.archived}
-    # an archived copy of a session that is still in sessions/ adds nothing
-    codex_files = [f for f in codex_files if not (f.archived and (heads[f].session or f.path.stem) in live)]
-    plain = [f for f in codex_files if not heads[f].parent]
-    children = [f for f in codex_files if heads[f].parent]
-    wanted = {heads[f].parent or "" for f in children}
-    work = [*claude_files, *plain]
-    if jobs == 0:
-        jobs = auto_jobs(work)
-    parsed, totals = _parse(work, wanted, jobs)
-    for log, result in zip(work, parsed, strict=True):
-        _add(ledger, log, result)
-    registry = codex.Registry(totals={k: set(v) for k, v in totals.items()})
-    by_id = {h.session: h for h in heads.values() if h.session}
-    for log in sorted(children, key=lambda f: (_depth(heads[f], by_id), f.archived, str(f.path))):
-        data = _read(log)
-        if data is not None:
-            _add(ledger, log, codex.read(log, 0, registry, data))
-    for index, entry in enumerate(ledger.logs):
-        for item in entry.items:
-            if isinstance(item, Call):
-                item.log = index
-    _dedup_claude(ledger)
-    _threads(ledger)
-    return ledger
-
-
-_WORK: list[LogFile] = []  # the files a forked worker reads (set before the fork; workers only read it)
-_WANTED: set[str] = set()
-Parsed = tuple[list[FileLog | None], dict[str, list[tuple[int, int, int, int, int]]]]
-
-
 def _parse_one(log: LogFile, registry: codex.Registry) -> FileLog | None:
     data = _read(log)
     if data is None:
@@ -171,132 +181,172 @@ def _parse_one(log: LogFile, registry: codex.Registry) -> FileLog | None:
     return claude.read(log, 0, data) if log.source == "claude" else codex.read(log, 0, registry, data)
 
 
-def _parse(work: list[LogFile], wanted: set[str], jobs: int) -> Parsed:
-    if jobs <= 1 or len(work) < 2:
-        registry = codex.Registry()
-        done = [_parse_one(log, registry) for log in work]
-        return done, {k: list(v) for k, v in registry.totals.items() if k in wanted}
+def _parse_unit(unit: Unit) -> list[FileLog | None]:
+    registry = codex.Registry(wanted=unit.wanted)  # one family's totals, dropped with it
+    return [_parse_one(log, registry) for log in unit.files]
+
+
+_UNITS: list[Unit] = []  # the units forked workers read (set before the fork; workers only read it)
+_Parsed = list[FileLog | None]
+
+
+def _work(index: int) -> bytes:
+    """Worker: parse one unit; return its file logs as msgpack."""
+    return msgspec.msgpack.encode(_parse_unit(_UNITS[index]))
+
+
+def _parsed(units: list[Unit], jobs: int) -> Iterator[tuple[Unit, _Parsed]]:
+    """Each unit's parsed files, in plan order; with ``jobs`` > 1 from worker processes, a bounded
+    number of units ahead (so the parsed-but-not-yet-folded sessions stay few)."""
+    if jobs <= 1 or len(units) < 2:
+        for unit in units:
+            yield unit, _parse_unit(unit)
+        return
     import multiprocessing
 
-    global _WORK, _WANTED
-    _WORK, _WANTED = work, wanted
-    # balance by size: biggest files first, dealt round-robin into several chunks per worker
-    order = sorted(range(len(work)), key=lambda i: -work[i].size)
-    chunks = [order[k :: jobs * 4] for k in range(jobs * 4) if order[k :: jobs * 4]]
-    results: list[FileLog | None] = [None] * len(work)
-    totals: dict[str, list[tuple[int, int, int, int, int]]] = {}
+    global _UNITS
+    _UNITS = units
+    decode = msgspec.msgpack.Decoder(_Parsed).decode
     try:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            for blob in pool.imap_unordered(_work, chunks):
-                pairs, part = msgspec.msgpack.decode(blob, type=_Chunk)
-                for index, result in pairs:
-                    results[index] = result
-                for key, values in part.items():
-                    totals.setdefault(key, []).extend(values)
+            window: deque[tuple[Unit, multiprocessing.pool.AsyncResult[bytes]]] = deque()
+            for index, unit in enumerate(units):
+                window.append((unit, pool.apply_async(_work, (index,))))
+                if len(window) >= jobs * 4:
+                    done, result = window.popleft()
+                    yield done, decode(result.get())
+            while window:
+                done, result = window.popleft()
+                yield done, decode(result.get())
     finally:
-        _WORK, _WANTED = [], set()
-    return results, totals
+        _UNITS = []
 
 
-_Chunk = tuple[list[tuple[int, FileLog]], dict[str, list[tuple[int, int, int, int, int]]]]
+# -- one session: deduplication, threads and carried history ------------------------------------------------
 
 
-def _work(indexes: list[int]) -> bytes:
-    """Worker: parse the given files; return them (and the totals forks will need) as msgpack."""
-    registry = codex.Registry()
-    out = []
-    for index in indexes:
-        result = _parse_one(_WORK[index], registry)
+class _Walk:
+    """One file's context threads in file order: carried history is the cache read beyond the base
+    context B of its segment, B the prompt of the first call after the thread starts, after a
+    compaction, or (Claude) after a resumed file's copied history; carried = max(0, cache read - B)."""
+
+    def __init__(self, log: FileLog, resumed: bool) -> None:
+        self.log = log
+        self.resumed = resumed  # the session's history was copied from another session
+        self.base: dict[str, int] = {}
+        self.pending = 0  # compactions not yet attached to a call
+        self.pending_resume = False  # a resume marker (Codex, same rollout) waiting for the next call
+        self.copied = False  # copied history (dropped duplicates) waiting for the first own call
+        self.last: Call | None = None
+
+    def boundary(self, item: Boundary) -> None:
+        """A compaction starts a new segment of the main thread; a resume marks the next call."""
+        if item.kind == "compaction":
+            self.pending += 1
+            self.base.pop(self.log.path_hash, None)
+        else:
+            self.pending_resume = True
+
+    def dropped(self, item: Call) -> None:
+        """A duplicate: in a resumed session, copied history that the next own call follows."""
+        self.copied = self.copied or (self.resumed and not item.sidechain)
+
+    def call(self, item: Call) -> None:
+        """A kept call: its carried history, the compactions before it, whether it resumes."""
+        carried = item.cache_read - self.base.setdefault(item.thread, item.context)
+        if carried > 0:
+            item.carried = carried
+        if self.pending and (item.thread == self.log.path_hash or item.source == "codex"):
+            item.compactions, self.pending = item.compactions + self.pending, 0
+        if (self.copied or self.pending_resume) and not item.subagent:
+            item.resume, self.copied, self.pending_resume = True, False, False
+        self.last = item
+
+    def finish(self) -> None:
+        """Compactions after the last call belong to it (nothing followed them)."""
+        if self.pending and self.last is not None:
+            self.last.compactions_after += self.pending
+
+
+def _walk(log: FileLog, resumed: bool, out: list[Call]) -> None:
+    walk = _Walk(log, resumed)
+    call, append = walk.call, out.append
+    for item in log.items:
+        if isinstance(item, Boundary):
+            walk.boundary(item)
+        elif item.dropped:
+            walk.dropped(item)
+        else:
+            call(item)
+            append(item)
+    walk.finish()
+    log.items = []  # the calls go on to the caller; the file keeps only its counts
+
+
+def _note(ledger: Ledger, log: LogFile, parsed: FileLog) -> None:
+    """A file read: its counts join the run's; its calls point back at it."""
+    index = len(ledger.logs)
+    ledger.files += 1
+    ledger.bytes += log.size
+    ledger.skipped_lines += parsed.skipped_lines
+    ledger.duplicates += parsed.duplicates
+    ledger.files_without_usage += parsed.no_usage
+    ledger.logs.append(parsed)
+    for item in parsed.items:
+        if isinstance(item, Call):
+            item.log = index
+
+
+def _session(unit: Unit, parsed: _Parsed, ledger: Ledger, seen: Seen) -> list[Call]:
+    logs: list[FileLog] = []
+    for source, result in zip(unit.files, parsed, strict=True):
         if result is not None:
-            out.append((index, result))
-    totals = {k: list(v) for k, v in registry.totals.items() if k in _WANTED}
-    return msgspec.msgpack.encode((out, totals))
+            _note(ledger, source, result)
+            logs.append(result)
+    if unit.source == "claude" and logs:
+        ledger.duplicates += dedup_session(logs, seen, ledger.resumed_from)
+    kept: list[Call] = []
+    for log in logs:
+        _walk(log, log.session in ledger.resumed_from, kept)
+    return kept
+
+
+def stream(files: Iterable[LogFile], ledger: Ledger, jobs: int = 1) -> Iterator[list[Call]]:
+    """Each session's kept calls as soon as the session is read; ``ledger`` gets the run's counts.
+
+    ``jobs`` > 1 parses sessions in that many worker processes (fork, where the platform has it);
+    the result is the same as with one, since deduplication and threads run here, in plan order.
+    """
+    units = plan(files)
+    if jobs == 0:
+        jobs = auto_jobs([f for u in units for f in u.files])
+    seen = Seen()
+    # many small acyclic records: the cyclic collector would only rescan them
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        for unit, parsed in _parsed(units, jobs):
+            yield _session(unit, parsed, ledger, seen)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def read_logs(files: Iterable[LogFile], jobs: int = 1) -> Ledger:
+    """Every kept call of every session, collected (``stream`` folds them instead)."""
+    ledger = Ledger()
+    for calls in stream(files, ledger, jobs):
+        ledger.calls.extend(calls)
+    return ledger
 
 
 def load(source: str, environ: Mapping[str, str], jobs: int = 1) -> Ledger:
     return read_logs(discover(source, environ), jobs)
 
 
-# -- deduplication -------------------------------------------------------------------------------------
-
-
-def _dedup_claude(ledger: Ledger) -> None:
-    exact: dict[int, Call] = {}
-    by_id: dict[int, list[Call]] = {}
-    for log in ledger.logs:
-        if log.source != "claude":
-            continue
-        for item in log.items:
-            if not isinstance(item, Call) or item.key is None or item.msg_id is None:
-                continue
-            existing = exact.get(item.key)
-            if existing is None:
-                # /btw sidechain replays reuse a parent's message id with a new request id
-                for other in by_id.get(item.msg_id, ()):
-                    if item.sidechain or other.sidechain:
-                        existing = other
-                        break
-            if existing is None:
-                exact[item.key] = item
-                by_id.setdefault(item.msg_id, []).append(item)
-                continue
-            ledger.duplicates += 1
-            loser, winner = (existing, item) if replaces(item, existing) else (item, existing)
-            loser.dropped = True
-            if winner is item:
-                exact[item.key] = item
-                if existing.key is not None:
-                    exact[existing.key] = item
-                peers = by_id.setdefault(item.msg_id, [])
-                peers[:] = [item if c is existing else c for c in peers]
-            if loser.session != winner.session and not loser.sidechain and not winner.sidechain:
-                later = ledger.logs[max(loser.log, winner.log)].session
-                earlier = ledger.logs[min(loser.log, winner.log)].session
-                if later != earlier:
-                    ledger.resumed_from.setdefault(later, earlier)
-
-
-# -- threads and carried history --------------------------------------------------------------------------
-
-
-def _threads(ledger: Ledger) -> None:
-    """Carried history per context thread: read beyond the base context B of its segment.
-
-    B is the prompt of the first call after the thread starts, after a compaction, or (Claude) after
-    a resumed file's copied history; carried = max(0, cache read - B).
-    """
-    for log in ledger.logs:
-        kept: list[Call | Boundary] = []
-        base: dict[str, int] = {}
-        pending = 0
-        pending_resume = False
-        last: Call | None = None
-        copied = False
-        for item in log.items:
-            if isinstance(item, Boundary):
-                kept.append(item)
-                if item.kind == "compaction":
-                    pending += 1
-                    base.pop(log.path_hash, None)
-                else:
-                    pending_resume = True
-                continue
-            if item.dropped:
-                copied = copied or (log.session in ledger.resumed_from and not item.sidechain)
-                continue
-            if item.thread not in base:
-                base[item.thread] = item.context
-            item.carried = max(0, item.cache_read - base[item.thread])
-            if item.thread == log.path_hash or item.source == "codex":
-                item.compactions, pending = item.compactions + pending, 0
-            if (copied or pending_resume) and not item.subagent:
-                item.resume, copied, pending_resume = True, False, False
-            ledger.calls.append(item)
-            kept.append(item)
-            last = item
-        if pending and last is not None:
-            last.compactions_after += pending
-        log.items = kept  # duplicates are no longer needed: memory follows the kept calls
+def sessions(source: str, environ: Mapping[str, str], ledger: Ledger, jobs: int = 1) -> Iterator[list[Call]]:
+    """``stream`` over the logs of ``source`` found from ``environ``."""
+    return stream(discover(source, environ), ledger, jobs)
 
 
 # -- filtering and grouping ---------------------------------------------------------------------------------
@@ -355,6 +405,28 @@ def parse_day(value: str, what: str) -> date:
         raise InvalidInput("USAGE_BAD_DATE", f"{what} must be a date as YYYY-MM-DD or YYYYMMDD") from None
 
 
+def selector(
+    days: LocalDays,
+    since: date | None = None,
+    until: date | None = None,
+    project: str | None = None,
+) -> Callable[[Call], bool] | None:
+    """The ``--since``/``--until``/``--project`` test for one call; None when nothing is filtered."""
+    if project is None and since is None and until is None:
+        return None
+
+    def keep(call: Call) -> bool:
+        if project is not None and call.project != project:
+            return False
+        if since is not None or until is not None:
+            day = days(call.ts)
+            if (since is not None and day < since) or (until is not None and day > until):
+                return False
+        return True
+
+    return keep
+
+
 def select(
     ledger: Ledger,
     days: LocalDays,
@@ -362,18 +434,8 @@ def select(
     until: date | None = None,
     project: str | None = None,
 ) -> list[Call]:
-    if project is None and since is None and until is None:
-        return ledger.calls
-    out = []
-    for call in ledger.calls:
-        if project is not None and call.project != project:
-            continue
-        if since is not None or until is not None:
-            day = days(call.ts)
-            if (since is not None and day < since) or (until is not None and day > until):
-                continue
-        out.append(call)
-    return out
+    keep = selector(days, since, until, project)
+    return ledger.calls if keep is None else [call for call in ledger.calls if keep(call)]
 
 
 def key_function(by: By, days: LocalDays) -> Callable[[Call], str]:
@@ -405,7 +467,6 @@ class Totals(msgspec.Struct):
     compactions: int = 0
     subagent_tokens: int = 0
     not_final: int = 0
-    sources: set[str] = msgspec.field(default_factory=set)
 
     def add(self, call: Call) -> None:
         self.calls += 1
@@ -420,7 +481,34 @@ class Totals(msgspec.Struct):
         if call.subagent:
             self.subagent_tokens += call.tokens
         self.not_final += not call.final
-        self.sources.add(call.source)
+
+    def add_calls(self, calls: list[Call]) -> None:
+        """``add`` for many calls, summed in locals first."""
+        inp = out = write = read = carried = compactions = sub = not_final = 0
+        reasoning: int | None = None
+        for call in calls:
+            inp += call.input
+            out += call.output
+            write += call.cache_write
+            read += call.cache_read
+            if call.reasoning is not None:
+                reasoning = (reasoning or 0) + call.reasoning
+            carried += call.carried
+            compactions += call.compactions + call.compactions_after
+            if call.subagent:
+                sub += call.input + call.cache_write + call.cache_read + call.output
+            not_final += not call.final
+        self.calls += len(calls)
+        self.input += inp
+        self.output += out
+        self.cache_write += write
+        self.cache_read += read
+        if reasoning is not None:
+            self.reasoning = (self.reasoning or 0) + reasoning
+        self.carried += carried
+        self.compactions += compactions
+        self.subagent_tokens += sub
+        self.not_final += not_final
 
     @property
     def prompt(self) -> int:
@@ -442,16 +530,53 @@ class Totals(msgspec.Struct):
             "calls_without_final_usage": self.not_final,
         }
 
+    def merge(self, other: Totals) -> None:
+        """Add another group's totals (the report's total row)."""
+        self.calls += other.calls
+        self.input += other.input
+        self.output += other.output
+        self.cache_write += other.cache_write
+        self.cache_read += other.cache_read
+        if other.reasoning is not None:
+            self.reasoning = (self.reasoning or 0) + other.reasoning
+        self.carried += other.carried
+        self.compactions += other.compactions
+        self.subagent_tokens += other.subagent_tokens
+        self.not_final += other.not_final
+
+
+class Groups:
+    """Totals per group key, filled one call at a time."""
+
+    def __init__(self, key: Callable[[Call], str]) -> None:
+        self.key = key
+        self.totals: dict[str, Totals] = {}
+
+    def add_all(self, calls: Iterable[Call]) -> None:
+        """Bucket the calls by key, then add each bucket at once (a session's calls share few keys)."""
+        key = self.key
+        buckets: dict[str, list[Call]] = {}
+        for call in calls:
+            name = key(call)
+            bucket = buckets.get(name)
+            if bucket is None:
+                buckets[name] = [call]
+            else:
+                bucket.append(call)
+        for name, bucket in buckets.items():
+            found = self.totals.get(name)
+            if found is None:
+                found = self.totals[name] = Totals()
+            found.add_calls(bucket)
+
+    def by_key(self) -> dict[str, Totals]:
+        return dict(sorted(self.totals.items()))
+
 
 def group(calls: Iterable[Call], key: Callable[[Call], str]) -> dict[str, Totals]:
-    groups: dict[str, Totals] = {}
-    for call in calls:
-        name = key(call)
-        totals = groups.get(name)
-        if totals is None:
-            totals = groups[name] = Totals()
-        totals.add(call)
-    return dict(sorted(groups.items()))
+    groups = Groups(key)
+    groups.add_all(calls)
+    return groups.by_key()
 
 
 def total(calls: Iterable[Call]) -> Totals:

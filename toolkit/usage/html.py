@@ -11,16 +11,28 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput
-from toolkit.usage.fold import By, LocalDays, group, key_function
+from toolkit.usage.fold import By, Groups, LocalDays, Totals, key_function
 from toolkit.usage.model import Call
 
 TOP = 15
 
 
-def _figures(calls: list[Call], days: LocalDays) -> list[Any]:
+class Page:
+    """The page's fold: totals per local day and per session."""
+
+    def __init__(self, days: LocalDays) -> None:
+        self.per_day = Groups(key_function(By.DAY, days))
+        self.per_session = Groups(key_function(By.SESSION, days))
+
+    def add_all(self, calls: list[Call]) -> None:
+        self.per_day.add_all(calls)
+        self.per_session.add_all(calls)
+
+
+def _figures(page: Page) -> list[Any]:
     import plotly.graph_objects as go
 
-    per_day = group(calls, key_function(By.DAY, days))
+    per_day: dict[str, Totals] = page.per_day.by_key()
     x = list(per_day)
     kinds = (
         ("input", "input"),
@@ -33,7 +45,7 @@ def _figures(calls: list[Call], days: LocalDays) -> list[Any]:
     )
     tokens.update_layout(barmode="stack", title="Tokens by kind per day", yaxis_title="tokens")
 
-    per_session = group(calls, key_function(By.SESSION, days))
+    per_session = page.per_session.by_key()
     shares = sorted(
         ((name, t.cache_read / t.prompt) for name, t in per_session.items() if t.prompt), key=lambda p: -p[1]
     )
@@ -62,13 +74,13 @@ def require_plotly() -> None:
         ) from None
 
 
-def render_html(calls: list[Call], days: LocalDays) -> str:
+def render_html(page: Page) -> str:
     require_plotly()
     import plotly.io as pio
 
     parts = [
         pio.to_html(fig, full_html=False, include_plotlyjs=(index == 0), include_mathjax=False)
-        for index, fig in enumerate(_figures(calls, days))
+        for index, fig in enumerate(_figures(page))
     ]
     title = _html.escape("workgroup usage: tokens, re-read share, carried history")
     return (
@@ -79,11 +91,11 @@ def render_html(calls: list[Call], days: LocalDays) -> str:
     )
 
 
-def write_html(path: Path, calls: list[Call], days: LocalDays) -> None:
+def write_html(path: Path, page: Page) -> None:
     from toolkit.infra.store import atomic_write
 
-    page = render_html(calls, days)
+    text = render_html(page)
     try:
-        atomic_write(path, page)
+        atomic_write(path, text)
     except FileNotFoundError:
         raise InvalidInput("USAGE_BAD_OUTPUT", "the folder of --html does not exist") from None

@@ -10,7 +10,7 @@ import msgspec
 
 
 class Call(msgspec.Struct, gc=False, tag="call"):
-    """One model call after the reader's own rules (deduplication across files happens in ``fold``).
+    """One model call after the reader's own rules (deduplication across files happens in ``dedup``).
 
     ``input`` is uncached input, so ``input + cache_write + cache_read`` is the whole prompt for both
     sources. ``context`` is the prompt size the carried-history base is taken from.
@@ -31,15 +31,15 @@ class Call(msgspec.Struct, gc=False, tag="call"):
     context: int
     final: bool = True  # False: the log has no final usage for this call (output may be low)
     cache_write_1h: int = 0
-    key: int | None = None  # Claude dedup key: hash of (message id, request id or session)
-    msg_id: int | None = None  # hash of the message id (the /btw sidechain rule)
+    key: str | None = None  # Claude dedup key: message id and request id (or session), NUL-joined
+    msg_id: str | None = None  # the message id (the /btw sidechain rule)
     sidechain: bool = False
     dropped: bool = False
     carried: int = 0
     compactions: int = 0  # compaction boundaries just before this call
     compactions_after: int = 0  # compactions after the last call of its file (nothing followed them)
     resume: bool = False  # first own call of a resumed session
-    log: int = 0  # index of the FileLog it came from
+    log: int = 0  # index of the FileLog it came from (``Ledger.logs``)
 
     @property
     def prompt(self) -> int:

@@ -1,46 +1,80 @@
-"""The data behind ``workgroup usage``: verified counts per group, notes on what was not verifiable."""
+"""The data behind ``workgroup usage``: verified counts per group, notes on what was not verifiable.
+
+The report's fold, rule by rule: a call is selected (``--since``/``--until``/``--project``), keyed
+(``--by``) and added to its group's totals, and handed to the extra folds asked for (cost, events,
+page); the rows are the groups in key order, the total row their sum, the notes the run's counts.
+Calls arrive a session at a time (``fold.stream``) and are not kept.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import date
-from typing import Any
+from typing import Any, Protocol
 
-from toolkit.usage.fold import By, Ledger, LocalDays, Totals, group, key_function, select
+from toolkit.usage.fold import By, Groups, Ledger, LocalDays, Totals, key_function, select
 from toolkit.usage.model import Call
 
 SCHEMA = "workgroup.usage-report/v1"
 
 
+class Extra(Protocol):
+    """Another fold fed the same selected calls (cost estimate, efficiency events, HTML page)."""
+
+    def add_all(self, calls: list[Call]) -> None: ...
+
+
 def _sum(groups: Iterable[Totals]) -> Totals:
     out = Totals()
     for part in groups:
-        out.calls += part.calls
-        out.input += part.input
-        out.output += part.output
-        out.cache_write += part.cache_write
-        out.cache_read += part.cache_read
-        if part.reasoning is not None:
-            out.reasoning = (out.reasoning or 0) + part.reasoning
-        out.carried += part.carried
-        out.compactions += part.compactions
-        out.subagent_tokens += part.subagent_tokens
-        out.not_final += part.not_final
-        out.sources |= part.sources
+        out.merge(part)
     return out
 
 
-def notes(ledger: Ledger, calls: list[Call]) -> dict[str, Any]:
+def notes(ledger: Ledger, totals: Totals) -> dict[str, Any]:
     """What the logs could not verify, said plainly instead of guessed."""
-    not_final = sum(1 for c in calls if not c.final)
     return {
         "files_read": ledger.files,
         "bytes_read": ledger.bytes,
         "duplicate_lines_dropped": ledger.duplicates,
         "unreadable_lines_skipped": ledger.skipped_lines,
-        "calls_without_final_usage": not_final,
+        "calls_without_final_usage": totals.not_final,
         "codex_files_without_usage": ledger.files_without_usage,
     }
+
+
+class Fold:
+    """Selected calls into group totals as they arrive, and into the extra folds."""
+
+    def __init__(
+        self,
+        by: By,
+        days: LocalDays,
+        keep: Callable[[Call], bool] | None = None,
+        extras: Iterable[Extra] = (),
+    ) -> None:
+        self.by = by
+        self.keep = keep
+        self.groups = Groups(key_function(by, days))
+        self.extras = list(extras)
+
+    def add_all(self, calls: list[Call]) -> None:
+        chosen = calls if self.keep is None else [c for c in calls if self.keep(c)]
+        self.groups.add_all(chosen)
+        for extra in self.extras:
+            extra.add_all(chosen)
+
+    def data(self, ledger: Ledger, timezone: str) -> dict[str, Any]:
+        groups = self.groups.by_key()
+        totals = _sum(groups.values())
+        return {
+            "schema": SCHEMA,
+            "by": self.by.value,
+            "timezone": timezone,
+            "rows": [{"key": name, **part.as_dict()} for name, part in groups.items()],
+            "totals": totals.as_dict(),
+            "notes": notes(ledger, totals),
+        }
 
 
 def build(
@@ -53,20 +87,11 @@ def build(
     until: date | None = None,
     project: str | None = None,
 ) -> tuple[dict[str, Any], list[Call]]:
+    """The report of a collected ledger (the command folds the sessions as they are read instead)."""
     calls = select(ledger, days, since, until, project)
-    groups = group(calls, key_function(by, days))
-    rows = [{"key": name, **totals.as_dict()} for name, totals in groups.items()]
-    return (
-        {
-            "schema": SCHEMA,
-            "by": by.value,
-            "timezone": timezone,
-            "rows": rows,
-            "totals": _sum(groups.values()).as_dict(),
-            "notes": notes(ledger, calls),
-        },
-        calls,
-    )
+    fold = Fold(by, days)
+    fold.add_all(calls)
+    return fold.data(ledger, timezone), calls
 
 
 def warnings(data: dict[str, Any]) -> list[str]:

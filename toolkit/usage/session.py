@@ -9,6 +9,7 @@ not have re-read.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, tzinfo
 from typing import Any
 
@@ -18,6 +19,13 @@ from toolkit.usage.model import Call
 from toolkit.usage.render import cell, table
 
 _CLOSING_EVENT = {"cm-ai": "run_done", "cm-prd": "review_stop", "cm-fix": "run_done"}
+
+
+def named(wanted: str) -> Callable[[str], bool]:
+    """Whether a session id is one ``wanted`` can name (itself, or a prefix of 4 or more characters)."""
+    if len(wanted) >= 4:
+        return lambda name: name.startswith(wanted)
+    return lambda name: name == wanted
 
 
 def find_session(ledger: Ledger, wanted: str) -> str:

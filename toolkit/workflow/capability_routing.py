@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolkit.runtime.adapter import RuntimeContext
 from toolkit.runtime.router import route_task
 from toolkit.workflow.capabilities import fill_route_input
 
@@ -23,7 +24,12 @@ def route_for_provider(
     lineage the provider cannot resume is the one case it cannot see, so it is added here.
     """
     filled, lacking = fill_route_input(route_input, provider)
-    decision = route_task(filled, workspace_root=workspace_root, active_writers=active_writers or [])
+    decision = route_task(
+        filled,
+        workspace_root=workspace_root,
+        ctx=RuntimeContext(cwd=workspace_root),
+        active_writers=active_writers or [],
+    )
     if lacking and decision["mode"] == "fresh-capsule" and _ORDER_TAIL not in decision["reason_codes"]:
         decision = {**decision, "reason_codes": [*decision["reason_codes"], _ORDER_TAIL]}
     return decision

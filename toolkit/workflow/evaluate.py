@@ -191,7 +191,8 @@ def _expected(oracle: dict[str, Any]) -> str:
 
 def run_scenario(scenario: dict[str, Any]) -> ScenarioResult:
     """Run one scenario in its own virtual repository and compare with its oracle."""
-    from toolkit.runtime.protocol import RuntimeContext, execute
+    from toolkit.runtime.adapter import RuntimeContext
+    from toolkit.runtime.protocol import execute
 
     with tempfile.TemporaryDirectory(prefix="wg-eval-") as tmp:
         _materialize(Path(tmp), scenario["repository"])

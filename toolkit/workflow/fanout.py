@@ -9,6 +9,7 @@ independently useful (non-overlapping) scopes; the profile's limits hold.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -69,10 +70,190 @@ def _overlaps(a: str, b: str) -> bool:
     return a == b or a.startswith(b + "/") or b.startswith(a + "/") or a == "" or b == ""
 
 
-def check_plan(
-    plan: Any, config_block: dict[str, Any] | None = None
-) -> tuple[dict[str, Any], list[FanoutFinding]]:
-    """Return (effective profile settings, findings). Pure."""
+@dataclass(frozen=True)
+class _Plan:
+    """The facts every rule reads: the plan, its workers by role, the active controls, the limits."""
+
+    plan: dict[str, Any]
+    stage: str
+    workers: list[dict[str, Any]]
+    by_role: dict[str, list[int]]
+    controls: frozenset[str]
+    settings: dict[str, Any]
+
+    def role(self, name: str) -> list[int]:
+        return self.by_role.get(name, [])
+
+    def specialists(self) -> list[int]:
+        return [i for i, w in enumerate(self.workers) if w["role"] in SPECIALISTS]
+
+
+Findings = Iterator[FanoutFinding]
+
+
+# --- Stage 0 -------------------------------------------------------------------------------------
+
+
+def stage0_one_analyst(p: _Plan) -> Findings:
+    """Stage 0 starts with exactly one analyst."""
+    analysts = p.role("analyst")
+    if p.stage == "0" and len(analysts) != 1:
+        yield FanoutFinding(
+            "STAGE0_ONE_ANALYST", None, f"Stage 0 starts with exactly one analyst (plan has {len(analysts)})"
+        )
+
+
+def stage0_index_first(p: _Plan) -> Findings:
+    """Stage 0 begins with the deterministic index."""
+    if p.stage == "0" and p.plan.get("indexed") is not True:
+        yield FanoutFinding(
+            "STAGE0_INDEX_FIRST",
+            None,
+            "Stage 0 begins with the deterministic index (`workgroup index`); set indexed: true after running it",
+        )
+
+
+# --- scanners, architect, specialists -----------------------------------------------------------
+
+
+def scanner_justified(p: _Plan) -> Findings:
+    """A scanner only for an independent slice or material uncertainty."""
+    for i in p.role("scanner"):
+        w = p.workers[i]
+        if not (w.get("independent_slice") is True or w.get("material_uncertainty") is True):
+            yield FanoutFinding(
+                "SCANNER_UNJUSTIFIED", i, "a scanner needs an independent slice or material uncertainty"
+            )
+
+
+def scanner_limit(p: _Plan) -> Findings:
+    count, limit = len(p.role("scanner")), p.settings["max_scanners"]
+    if count > limit:
+        yield FanoutFinding("SCANNER_LIMIT", None, f"{count} scanners exceed the profile's {limit}")
+
+
+def architect_after_change_set(p: _Plan) -> Findings:
+    """An architect after the Change Set, unless architecture ambiguity prevents it."""
+    if p.plan.get("change_set_approved") is True or p.plan.get("architecture_ambiguous") is True:
+        return
+    for i in p.role("architect"):
+        yield FanoutFinding(
+            "ARCHITECT_BEFORE_CHANGE_SET",
+            i,
+            "an architect joins after the Change Set unless architecture ambiguity prevents it",
+        )
+
+
+def specialist_required(p: _Plan) -> Findings:
+    """A specialist only when the scope or an active control requires it."""
+    for i in p.specialists():
+        w = p.workers[i]
+        required = w.get("required_by")
+        by_control = isinstance(required, list) and any(
+            isinstance(r, str) and r in p.controls for r in required
+        )
+        if not by_control and w.get("scope_requires") is not True:
+            yield FanoutFinding(
+                "SPECIALIST_UNREQUIRED",
+                i,
+                f"the {w['role']} specialist is not required by the scope or an active control",
+            )
+
+
+def specialist_limit(p: _Plan) -> Findings:
+    count, limit = len(p.specialists()), p.settings["max_specialists"]
+    if count > limit:
+        yield FanoutFinding("SPECIALIST_LIMIT", None, f"{count} specialists exceed the profile's {limit}")
+
+
+# --- extra read-only discovery (checked worker by worker, each worker's findings together) ------
+
+
+def discovery_read_only(p: _Plan, n: int, i: int) -> Findings:
+    if p.workers[i].get("read_only") is not True:
+        yield FanoutFinding("DISCOVERY_NOT_READ_ONLY", i, "extra discovery workers are read-only")
+
+
+def discovery_scope_useful(p: _Plan, n: int, i: int) -> Findings:
+    w = p.workers[i]
+    if w.get("independently_useful") is not True or not w.get("scope"):
+        yield FanoutFinding(
+            "DISCOVERY_SCOPE_NOT_USEFUL", i, "extra discovery needs an independently useful scope"
+        )
+
+
+def discovery_scope_independent(p: _Plan, n: int, i: int) -> Findings:
+    """No two discovery scopes overlap (each worker is compared with the ones before it)."""
+    scope = p.workers[i].get("scope")
+    for j in p.role("discovery")[:n]:
+        other = p.workers[j].get("scope")
+        if scope and other and _overlaps(scope, other):
+            yield FanoutFinding(
+                "DISCOVERY_SCOPE_OVERLAP",
+                i,
+                f"scope overlaps worker {j}: discovery scopes must be independent",
+            )
+
+
+DISCOVERY_WORKER_RULES: tuple[Callable[[_Plan, int, int], Findings], ...] = (
+    discovery_read_only,
+    discovery_scope_useful,
+    discovery_scope_independent,
+)
+
+
+def discovery_workers(p: _Plan) -> Findings:
+    for n, i in enumerate(p.role("discovery")):
+        for rule in DISCOVERY_WORKER_RULES:
+            yield from rule(p, n, i)
+
+
+def discovery_limit(p: _Plan) -> Findings:
+    count, limit = len(p.role("discovery")), p.settings["max_read_only_discovery"]
+    if count > limit:
+        yield FanoutFinding(
+            "DISCOVERY_LIMIT", None, f"{count} discovery workers exceed the profile's {limit}"
+        )
+
+
+# --- the profile's limits on the whole fan-out --------------------------------------------------
+
+
+def worker_limit(p: _Plan) -> Findings:
+    count, limit = len(p.workers), p.settings["max_parallel_workers"]
+    if count > limit:
+        yield FanoutFinding("WORKER_LIMIT", None, f"{count} workers exceed the profile's {limit}")
+
+
+def inherited_writer_cap(p: _Plan) -> Findings:
+    """Writers that inherit or resume a context are capped by the profile."""
+    count = sum(
+        1
+        for w in p.workers
+        if w.get("writer") is True and w.get("context") in ("inherit-full", "inherit-recent", "resume")
+    )
+    limit = p.settings["max_active_inherited"]
+    if count > limit:
+        yield FanoutFinding("INHERITED_WRITER_CAP", None, f"{count} inherited/resumed writers exceed {limit}")
+
+
+# The rules in the order their findings are reported.
+RULES: tuple[Callable[[_Plan], Findings], ...] = (
+    stage0_one_analyst,
+    stage0_index_first,
+    scanner_justified,
+    scanner_limit,
+    architect_after_change_set,
+    specialist_required,
+    specialist_limit,
+    discovery_workers,
+    discovery_limit,
+    worker_limit,
+    inherited_writer_cap,
+)
+
+
+def _read_plan(plan: Any, config_block: dict[str, Any] | None) -> _Plan:
     if not isinstance(plan, dict):
         raise PlanError("the plan must be a JSON/YAML object")
     stage = str(plan.get("stage", ""))
@@ -83,129 +264,16 @@ def check_plan(
         block["profile"] = plan["profile"]
     settings = effective_settings(block)
     workers = _workers(plan)
-    controls = {c for c in plan.get("active_controls", []) if isinstance(c, str)}
-    out: list[FanoutFinding] = []
     by_role: dict[str, list[int]] = {}
     for i, w in enumerate(workers):
         by_role.setdefault(w["role"], []).append(i)
+    controls = frozenset(c for c in plan.get("active_controls", []) if isinstance(c, str))
+    return _Plan(plan, stage, workers, by_role, controls, settings)
 
-    if stage == "0":
-        analysts = by_role.get("analyst", [])
-        if len(analysts) != 1:
-            out.append(
-                FanoutFinding(
-                    "STAGE0_ONE_ANALYST",
-                    None,
-                    f"Stage 0 starts with exactly one analyst (plan has {len(analysts)})",
-                )
-            )
-        if plan.get("indexed") is not True:
-            out.append(
-                FanoutFinding(
-                    "STAGE0_INDEX_FIRST",
-                    None,
-                    "Stage 0 begins with the deterministic index (`workgroup index`); "
-                    "set indexed: true after running it",
-                )
-            )
-    scanners = by_role.get("scanner", [])
-    for i in scanners:
-        w = workers[i]
-        if not (w.get("independent_slice") is True or w.get("material_uncertainty") is True):
-            out.append(
-                FanoutFinding(
-                    "SCANNER_UNJUSTIFIED", i, "a scanner needs an independent slice or material uncertainty"
-                )
-            )
-    if len(scanners) > settings["max_scanners"]:
-        out.append(
-            FanoutFinding(
-                "SCANNER_LIMIT",
-                None,
-                f"{len(scanners)} scanners exceed the profile's {settings['max_scanners']}",
-            )
-        )
-    for i in by_role.get("architect", []):
-        if plan.get("change_set_approved") is not True and plan.get("architecture_ambiguous") is not True:
-            out.append(
-                FanoutFinding(
-                    "ARCHITECT_BEFORE_CHANGE_SET",
-                    i,
-                    "an architect joins after the Change Set unless architecture ambiguity prevents it",
-                )
-            )
-    specialists = [i for i, w in enumerate(workers) if w["role"] in SPECIALISTS]
-    for i in specialists:
-        w = workers[i]
-        required = w.get("required_by")
-        if (
-            not (isinstance(required, list) and any(isinstance(r, str) and r in controls for r in required))
-            and w.get("scope_requires") is not True
-        ):
-            out.append(
-                FanoutFinding(
-                    "SPECIALIST_UNREQUIRED",
-                    i,
-                    f"the {w['role']} specialist is not required by the scope or an active control",
-                )
-            )
-    if len(specialists) > settings["max_specialists"]:
-        out.append(
-            FanoutFinding(
-                "SPECIALIST_LIMIT",
-                None,
-                f"{len(specialists)} specialists exceed the profile's {settings['max_specialists']}",
-            )
-        )
-    discovery = by_role.get("discovery", [])
-    for n, i in enumerate(discovery):
-        w = workers[i]
-        if w.get("read_only") is not True:
-            out.append(FanoutFinding("DISCOVERY_NOT_READ_ONLY", i, "extra discovery workers are read-only"))
-        if w.get("independently_useful") is not True or not w.get("scope"):
-            out.append(
-                FanoutFinding(
-                    "DISCOVERY_SCOPE_NOT_USEFUL", i, "extra discovery needs an independently useful scope"
-                )
-            )
-        for j in discovery[:n]:
-            if w.get("scope") and workers[j].get("scope") and _overlaps(w["scope"], workers[j]["scope"]):
-                out.append(
-                    FanoutFinding(
-                        "DISCOVERY_SCOPE_OVERLAP",
-                        i,
-                        f"scope overlaps worker {j}: discovery scopes must be independent",
-                    )
-                )
-    if len(discovery) > settings["max_read_only_discovery"]:
-        out.append(
-            FanoutFinding(
-                "DISCOVERY_LIMIT",
-                None,
-                f"{len(discovery)} discovery workers exceed the profile's "
-                f"{settings['max_read_only_discovery']}",
-            )
-        )
-    if len(workers) > settings["max_parallel_workers"]:
-        out.append(
-            FanoutFinding(
-                "WORKER_LIMIT",
-                None,
-                f"{len(workers)} workers exceed the profile's {settings['max_parallel_workers']}",
-            )
-        )
-    inherited_writers = [
-        i
-        for i, w in enumerate(workers)
-        if w.get("writer") is True and w.get("context") in ("inherit-full", "inherit-recent", "resume")
-    ]
-    if len(inherited_writers) > settings["max_active_inherited"]:
-        out.append(
-            FanoutFinding(
-                "INHERITED_WRITER_CAP",
-                None,
-                f"{len(inherited_writers)} inherited/resumed writers exceed "
-                f"{settings['max_active_inherited']}",
-            )
-        )
-    return settings, out
+
+def check_plan(
+    plan: Any, config_block: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], list[FanoutFinding]]:
+    """Return (effective profile settings, findings), one rule of ``RULES`` after the other. Pure."""
+    facts = _read_plan(plan, config_block)
+    return facts.settings, [finding for rule in RULES for finding in rule(facts)]

@@ -214,7 +214,7 @@ def load_cached(raw: bytes, key: str) -> Inventory | None:
 
     Checking the digest over the stored bytes (no JSON parse) keeps the warm path cheap.
     """
-    from toolkit.infra.boundedio import json_depth_exceeds
+    from toolkit.core.strictjson import json_depth_exceeds
 
     raw = raw.rstrip(b"\n")
     if json_depth_exceeds(raw, 16):  # ours nests 4 deep; a deeper cache is not ours: recompute

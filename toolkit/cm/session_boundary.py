@@ -1,0 +1,72 @@
+"""The session-boundary step of ``workgroup boundary``: the verdict (``toolkit.cm.boundary``), and at
+a single run's end the handoff file (``toolkit.cm.handoff``) in the specs dir or defect archive.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from toolkit.cm.boundary import Facts, Lang, decide, reason_text, render, verdict_texts
+from toolkit.core.errors import InvalidInput
+from toolkit.infra.git import project_root as git_project_root
+
+
+def _leaks(text: str) -> bool:
+    """True when the privacy engine finds anything a handoff must not carry."""
+    try:
+        from toolkit.privacy import Context, scan_text
+    except ImportError:  # no engine, no write: fail closed rather than commit unchecked text
+        return True
+    return bool(scan_text(text, Context.HANDOFF))
+
+
+def run_boundary(
+    facts: Facts,
+    *,
+    lang: Lang,
+    specs_dir: Path | None,
+    archive_dir: Path | None,
+    tasks: Path | None,
+    done: list[str],
+    project_root: Path | None,
+) -> tuple[list[str], dict[str, Any]]:
+    """Decide, write the handoff when due; ``(verdict lines, the handoff's line last; the JSON report)``."""
+    from toolkit.cm import handoff as ho
+    from toolkit.infra.resources import template_text
+
+    if specs_dir is not None and archive_dir is not None:
+        raise InvalidInput("CONFLICTING_OPTIONS", "give --specs-dir or --archive-dir, not both")
+    for item in done:
+        if not item.strip() or "\n" in item or "\r" in item or len(item) > ho.MAX_ITEM_CHARS:
+            raise InvalidInput("INVALID_TEXT", "--done must be one non-empty line of at most 300 characters")
+    decision = decide(facts)
+    texts = verdict_texts(lang)
+    lines = render(decision, facts, texts)
+    handoff: dict[str, object] | None = None
+    if decision.writes_handoff:
+        root = project_root.resolve() if project_root is not None else git_project_root()
+        # cm-ai writes under its specs dir, cm-fix under its defect archive; either option names it.
+        directory = specs_dir if specs_dir is not None else archive_dir
+        try:
+            parsed = ho.read_tasks(tasks) if tasks is not None else None
+            text = ho.compose(
+                template_text("handoff.md"),
+                workflow=facts.workflow.value,
+                event=facts.event.value,
+                verdict=decision.verdict.value if decision.verdict else "none",
+                done=done or [],
+                tasks=parsed,
+                command=decision.command,
+                command_known=decision.command_known,
+            )
+            target = ho.write_handoff(directory, text, root=root, leaks=_leaks)
+        except ho.HandoffError as exc:
+            lines.append(texts["handoff_failed"].format(reason=texts[exc.key]))
+            handoff = {"written": False, "path": None, "reason": exc.key.removeprefix("fail_")}
+        else:
+            shown = ho.display_path(target, root)
+            lines.append(texts["handoff_written"].format(path=shown))
+            handoff = {"written": True, "path": shown, "reason": None}
+    data = {**decision.as_dict(), "reason": reason_text(decision, facts, texts)}
+    return lines, {**data, "lang": lang.value, "lines": lines, "handoff": handoff}

@@ -1,0 +1,138 @@
+"""Claude Code calls counted once: the reference note's rules, scoped so memory follows one session.
+
+Inside a session (its own file and its ``subagents/`` files, read together) every rule applies in
+full, with the id strings themselves: the same (message id, request id) again is one call, a
+sidechain line sharing a message id with another call is a ``/btw`` replay of it, and of two copies
+the non-sidechain one wins, else the larger token total (streaming partials, one line per content
+block). Across sessions a call can only reappear as copied history (``--resume``/``--continue``
+copy the original lines verbatim, partials and finals alike), so there is nothing to choose
+between: the copy in the session read first is kept and a later session's copy is dropped. What
+crosses from one session to the next is therefore only ``Seen``: a 60-bit digest per kept call of
+its key and of its message id, stable across runs (blake2b, not the per-process salted ``hash``).
+"""
+
+from __future__ import annotations
+
+from hashlib import blake2b
+
+import msgspec
+
+from toolkit.usage.model import Call, FileLog, replaces
+
+
+def digest(text: str) -> int:
+    """60 bits of blake2b (an int of two 30-bit digits: the smallest int object above 30 bits)."""
+    raw = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(raw, "little") >> 4
+
+
+class Seen(msgspec.Struct):
+    """What every earlier session leaves for the later ones: fixed-size digests, nothing per call else."""
+
+    keys: dict[int, int] = msgspec.field(default_factory=dict)  # key digest -> session number * 2 + sidechain
+    ids: set[int] = msgspec.field(default_factory=set)  # message-id digest, low bit: a sidechain call
+    sessions: list[str] = msgspec.field(default_factory=list)  # session number -> name (one per session)
+
+    def remember(self, session: str, kept: dict[str, Call], known: dict[str, int]) -> None:
+        """Fold a finished session's kept calls (by every key that names them) into the digests
+        (``known``: digests already computed, by text)."""
+        number = len(self.sessions) * 2
+        self.sessions.append(session)
+        codes = (number, number + 1)  # one int object per session and flag, shared by its calls
+        keys, ids = self.keys, self.ids
+        for key, call in kept.items():
+            if call.dropped:
+                continue
+            keys.setdefault(known.get(key) or digest(key), codes[call.sidechain])
+            if call.key == key and call.msg_id is not None:
+                ids.add(((known.get(call.msg_id) or digest(call.msg_id)) & ~1) | call.sidechain)
+
+
+class _Session:
+    """The full rules inside one session: every kept call by key, and by message id."""
+
+    def __init__(self) -> None:
+        self.exact: dict[str, Call] = {}
+        self.by_id: dict[str, list[Call]] = {}
+        self.duplicates = 0
+        self.digests: dict[str, int] = {}  # key or message id -> its digest, computed once
+
+    def digest(self, text: str) -> int:
+        found = self.digests.get(text)
+        if found is None:
+            found = self.digests[text] = digest(text)
+        return found
+
+
+def _btw_replay(item: Call, peers: list[Call]) -> Call | None:
+    """A ``/btw`` sidechain replay reuses a parent's message id with a new request id: the same call."""
+    for other in peers:
+        if item.sidechain or other.sidechain:
+            return other
+    return None
+
+
+def _copied_before(item: Call, seen: Seen, state: _Session) -> int | None:
+    """The code of an earlier session's copy of this call (``-1``: a ``/btw`` match), else None."""
+    assert item.key is not None and item.msg_id is not None
+    code = seen.keys.get(state.digest(item.key))
+    if code is not None:
+        return code
+    mid = state.digest(item.msg_id) & ~1
+    if (mid | 1) in seen.ids or (item.sidechain and mid in seen.ids):
+        return -1
+    return None
+
+
+def _note_resume(item: Call, code: int, seen: Seen, resumed_from: dict[str, str]) -> None:
+    """A main-chain call already counted in another session: this session resumed that one."""
+    earlier = seen.sessions[code >> 1]
+    if not item.sidechain and not code & 1 and earlier != item.session:
+        resumed_from.setdefault(item.session, earlier)
+
+
+def _settle(existing: Call, item: Call, state: _Session) -> None:
+    """Two copies of one call in this session: the loser is dropped, the winner takes both keys."""
+    state.duplicates += 1
+    loser, winner = (existing, item) if replaces(item, existing) else (item, existing)
+    loser.dropped = True
+    if winner is item:
+        assert item.key is not None and item.msg_id is not None
+        state.exact[item.key] = item
+        if existing.key is not None:
+            state.exact[existing.key] = item
+        peers = state.by_id.setdefault(item.msg_id, [])
+        peers[:] = [item if c is existing else c for c in peers]
+
+
+def _admit(item: Call, state: _Session, seen: Seen, resumed_from: dict[str, str]) -> None:
+    assert item.key is not None and item.msg_id is not None
+    existing = state.exact.get(item.key)
+    if existing is None:
+        existing = _btw_replay(item, state.by_id.get(item.msg_id, ()))  # type: ignore[arg-type]
+    if existing is not None:
+        _settle(existing, item, state)
+        return
+    code = _copied_before(item, seen, state)
+    if code is not None:
+        state.duplicates += 1
+        item.dropped = True
+        if code >= 0:
+            _note_resume(item, code, seen, resumed_from)
+        return
+    state.exact[item.key] = item
+    state.by_id.setdefault(item.msg_id, []).append(item)
+
+
+def dedup_session(logs: list[FileLog], seen: Seen, resumed_from: dict[str, str]) -> int:
+    """Mark the duplicate calls of one session's files (file order) as dropped; returns how many.
+
+    Then the session's kept calls join ``seen`` for the sessions read after it.
+    """
+    state = _Session()
+    for log in logs:
+        for item in log.items:
+            if isinstance(item, Call) and item.key is not None and item.msg_id is not None:
+                _admit(item, state, seen, resumed_from)
+    seen.remember(logs[0].session if logs else "", state.exact, state.digests)
+    return state.duplicates
