@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
 from toolkit.privacy.providers import PROVIDER_RULES
-from toolkit.privacy.rules import ALNUM, WORD, Rule, lazy, lead
+from toolkit.privacy.rules import ALNUM, WORD, Rule, ScanText, lazy, lead
 from toolkit.privacy.types import Category
 
 S = Category.SECRET
@@ -72,6 +72,9 @@ _PAIR = lazy(
     r"(?i:login|user(?:name)?|account)[ \t]*+[:=][ \t]*+[^\s/,;|]{1,64}+[ \t]*+(?:/|,|;|\||(?i:and))[ \t]*+"
     r"(?i:password|passwd|pass|pwd)[ \t]*+[:=][ \t]*+[\"'`]?([^\s\"'`,;|]{3,128}+)"
 )
+_RUN_CLASS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
+_MIN_ENTROPY_RUN = 24
+# what the high-entropy rule reads (its runs are found by ``token_runs``, same result)
 _ENTROPY_RUN = lazy(r"[A-Za-z0-9+/_-]{24,}+={0,2}+")
 _CONSTANT_NAME = lazy(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _WORD_SLUG = lazy(r"^[A-Za-z]+(?:[-_][A-Za-z]+){2,}$")
@@ -227,8 +230,9 @@ def _assign_span_group(match: re.Match[str]) -> str:
 class _AssignRule(Rule):
     """``password = "..."``: the reported span is the value, quoted or not."""
 
-    def spans(self, text: str, low: str | None = None) -> Iterator[tuple[int, int]]:
-        for match in self.matches(text, low):
+    def spans(self, view: ScanText) -> Iterator[tuple[int, int]]:
+        text = view.text
+        for match in self.matches(view):
             if not self.starts_token(text, match.start()):
                 continue
             if self.check is not None and not self.check(match):
@@ -323,17 +327,41 @@ def entropy_candidate(value: str) -> bool:
     return not (len(segments) > 2 and sum(1 for s in segments if s.isalpha()) > len(segments) // 2)
 
 
+# token characters (the high-entropy rule's run class) -> "a", everything else -> " "
+_RUN_MARKS = bytes(97 if chr(i) in _RUN_CLASS else 32 for i in range(256))
+_RUN_SEED = b"a" * _MIN_ENTROPY_RUN
+
+
+def token_runs(view: ScanText) -> Iterator[tuple[int, int]]:
+    """(start, end) of every maximal run of at least 24 token characters plus up to two ``=``:
+    the matches of ``_ENTROPY_RUN``, found without a regex. The ASCII view is translated to
+    one mark per character (a table lookup in C), then a 24-mark needle is searched with the
+    substring search, which skips ahead through ordinary words instead of trying a run at
+    each of their letters."""
+    marks = view.ascii.translate(_RUN_MARKS)
+    text = view.text
+    at = marks.find(_RUN_SEED)
+    while at != -1:
+        end = marks.find(b" ", at + _MIN_ENTROPY_RUN)
+        end = len(marks) if end == -1 else end
+        for _ in range(2):  # ={0,2}+
+            if text.startswith("=", end):
+                end += 1
+        yield at, end
+        at = marks.find(_RUN_SEED, end)
+
+
 class _EntropyRule(Rule):
     """High-entropy strings: maximal token runs found in one linear pass, judged in Python."""
 
-    def spans(self, text: str, low: str | None = None) -> Iterator[tuple[int, int]]:
-        for match in self.pattern.finditer(text):
-            start, end = match.span()
+    def spans(self, view: ScanText) -> Iterator[tuple[int, int]]:
+        text = view.text
+        for start, end in token_runs(view):
             if end - start > _MAX_ENTROPY_RUN + 2:
                 continue  # a blob (embedded image, bundle), not a credential
             if start and text[start - 1] in _RUN_BOUNDARY:
                 continue  # the tail of a dotted name or a JWT part
-            if not entropy_candidate(match.group()):
+            if not entropy_candidate(text[start:end]):
                 continue
             before = text[max(0, start - 40) : start]
             if _DIGEST_LABEL.search(before) or before.endswith(("sha256-", "sha512-", "sha384-", "sha1-")):
@@ -359,6 +387,8 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         anchor=lazy(
             r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key|secretaccesskey)[\"']?[ \t]*+(?::=|=>|[:=])"
         ),
+        seeds=("secret",),
+        near=(0, 4),  # aws_secret: "secret" 3-4 characters into the anchor
     ),
     Rule(
         "azure-connection-string",
@@ -366,11 +396,11 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         _AZURE,
         1,
         lambda m: f.looks_random(m.group(1), min_entropy=3.5),
-        ("accountkey", "sharedaccesskey", "sharedsecretvalue", "primarykey", "secondarykey"),
         priority=90,
+        literals=("AccountKey", "SharedAccessKey", "SharedSecretValue", "PrimaryKey", "SecondaryKey"),
     ),
-    Rule("private-key", S, _PEM, 1, _pem_check, ("private key",), priority=95),
-    Rule("jwt", S, _JWT, 1, _jwt_check, ("eyj",), priority=80),
+    Rule("private-key", S, _PEM, 1, _pem_check, priority=95, literals=("PRIVATE KEY",)),
+    Rule("jwt", S, _JWT, 1, _jwt_check, priority=80, literals=("eyJ",)),
     Rule(
         "authorization-header",
         S,
@@ -385,7 +415,17 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         ),
         heuristic=True,
     ),
-    Rule("bearer-token", S, _BEARER, 1, _bearer_check, ("bearer",), priority=70, heuristic=True),
+    Rule(
+        "bearer-token",
+        S,
+        _BEARER,
+        1,
+        _bearer_check,
+        ("bearer",),
+        priority=70,
+        heuristic=True,
+        seeds=("bearer",),
+    ),
     Rule("url-credentials", S, _URL_CREDS, 2, _url_check, ("://",), priority=75),
     Rule(
         "basic-auth-credentials",
@@ -397,6 +437,8 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         priority=70,
         anchor=lazy("-u|--user"),
         heuristic=True,
+        seeds=("-u",),
+        near=(0, 1),
     ),
     Rule(
         "sql-password",
@@ -444,6 +486,7 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         anchor=lazy(r"(?:login|user(?:name)?|account)[ \t]*+[:=]"),
         boundary=WORD,
         heuristic=True,
+        seeds=("login", "user", "account"),
     ),
     _AssignRule(
         "password-assignment",
@@ -456,6 +499,9 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         # the label and its separator, over the lower-cased text: hits only where a value follows
         anchor=lazy(_LABEL + r"[\"']?[ \t]*+(?::=|=>|[:=])"),
         heuristic=True,
+        # every label holds one of these at most 8 characters in (private_key, refresh-token)
+        seeds=("pass", "pwd", "secret", "key", "token"),
+        near=(0, 8),
     ),
     _AssignRule(
         "password-assignment",
