@@ -76,11 +76,11 @@ class Rule:
         allow; with an ``anchor`` (a case-sensitive regex of lower-case literals run over the
         lower-cased text) the full pattern is matched only where the anchor matches.
         """
-        starts = self._seed_starts(view) if self.seeds and view.plain else None
+        starts = self._seed_starts(view) if self.seeds else None
         if starts is not None:
-            yield from self._match_at(view, starts)
-        elif self.anchor is not None and (view.plain or len(view.low) == len(view.text)):
-            yield from self._match_at(view, self._anchor_starts(view))
+            yield from self._match_at(view, starts, seeded=True)
+        elif self.anchor is not None:
+            yield from self._match_at(view, self._anchor_starts(view), seeded=False)
         else:
             yield from self.pattern.finditer(view.text)
 
@@ -104,19 +104,16 @@ class Rule:
 
     def _anchor_starts(self, view: ScanText) -> Iterator[int]:
         assert self.anchor is not None
-        if view.plain:
-            for byte_hit in self.anchor.bytes_compiled.finditer(view.low_ascii):
-                yield byte_hit.start()
-        else:
-            for hit in self.anchor.finditer(view.low):
-                yield hit.start()
+        for hit in self.anchor.bytes_compiled.finditer(view.low_ascii):
+            yield hit.start()
 
-    def _match_at(self, view: ScanText, starts: Iterable[int]) -> Iterator[re.Match[str]]:
+    def _match_at(self, view: ScanText, starts: Iterable[int], *, seeded: bool) -> Iterator[re.Match[str]]:
+        """Matches of the pattern at ``starts`` (ascending), skipping starts inside the previous
+        match; ``seeded`` starts are candidates for the anchor, which is matched there first
+        (skipping candidates inside the previous anchor match, as ``finditer`` does)."""
         text = view.text
         compiled = self.pattern.compiled
-        anchor = None
-        if self.anchor is not None and self.seeds and view.plain:
-            anchor = self.anchor.bytes_compiled
+        anchor = self.anchor.bytes_compiled if seeded and self.anchor is not None else None
         anchor_end = 0
         last_end = 0
         for start in starts:
@@ -160,44 +157,45 @@ class ScanText:
 
     ``ascii`` is the text with every non-ASCII character replaced by ``?``: one byte per
     character, so byte offsets are character offsets, and every needle, anchor and ASCII
-    pattern can search bytes (at memory speed) even in a text Python stores at 2-4 bytes a
-    character. ``low_ascii`` is its lower-cased copy. ``plain`` is false only for a text
-    holding U+0130 or U+212A, the two characters whose lower case is ASCII (or changes the
-    length): there the lower-cased ``str`` is used instead, as before.
+    pattern searches bytes (at memory speed) even in a text Python stores at 2-4 bytes a
+    character. ``low_ascii`` is its lower-cased copy in which the four non-ASCII letters that
+    ``re`` matches case-insensitively to an ASCII letter (``İ`` and ``ı`` to i, ``ſ`` to s, the
+    Kelvin sign to k) are that letter, so a lower-case anchor or keyword is found wherever a
+    case-insensitive label in a pattern could match, in every text alike.
     """
 
-    __slots__ = ("text", "ascii", "low_ascii", "plain", "_low", "_present")
+    __slots__ = ("text", "ascii", "low_ascii", "_present")
 
     def __init__(self, text: str) -> None:
         self.text = text
         if text.isascii():
             self.ascii = text.encode("ascii")
-            self.plain = True
+            self.low_ascii = self.ascii.lower()
         else:
             self.ascii = text.encode("ascii", "replace")
-            self.plain = "\u0130" not in text and "\u212a" not in text
-        self.low_ascii = self.ascii.lower()
-        self._low: str | None = None
+            folded = text
+            for char, letter in _CASE_FOLDS:
+                if char in folded:
+                    folded = folded.replace(char, letter)
+            self.low_ascii = (self.ascii if folded is text else folded.encode("ascii", "replace")).lower()
         self._present: frozenset[str] | None = None
 
-    @property
-    def low(self) -> str:
-        """The lower-cased text (only texts that are not ``plain`` need it)."""
-        if self._low is None:
-            self._low = self.text.lower()
-        return self._low
-
     def has_keyword(self, words: tuple[str, ...]) -> bool:
-        if self.plain:
-            return any(w in self.low_ascii for w in _encoded(words))
-        return any(w in self.low for w in words)
+        """Whether one of the lower-case ``words`` occurs in the lower-cased text."""
+        return any(w in self.low_ascii for w in _encoded(words))
 
     def has_literal(self, words: tuple[str, ...]) -> bool:
+        """Whether one of the case-sensitive ``words`` occurs (every rule literal is found in one
+        combined prefilter, the first time any rule asks)."""
         if self._present is None:
             from toolkit.privacy.needles import present_literals
 
             self._present = present_literals(self.ascii)
         return not self._present.isdisjoint(words)
+
+
+# the non-ASCII characters re's IGNORECASE matches to an ASCII letter (and nothing else does)
+_CASE_FOLDS = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"), ("\u212a", "k"))
 
 
 _ENCODED: dict[tuple[str, ...], tuple[bytes, ...]] = {}
