@@ -31,7 +31,7 @@ _PPM = (
 )  # fmt: skip
 _FREQUENCY = dict(zip(_RARITY, _PPM, strict=True))
 _COMMON = 100_000  # space, newline and anything not listed
-_PASS_COST = 3000  # the fixed cost of one more pass, in the same unit (ppm of hits)
+_PASS_COST = 15000  # the fixed cost of one more pass, in the same unit (ppm of hits)
 
 
 def choose_triggers(needles: list[str]) -> dict[str, list[str]]:
@@ -41,7 +41,9 @@ def choose_triggers(needles: list[str]) -> dict[str, list[str]]:
     while uncovered:
         counts: dict[str, int] = {}
         for needle in uncovered:
-            for char in set(needle):
+            # not the last character (unless it is the only one): the rest of the needle then
+            # follows the trigger, and re rejects an alternative on its first literal at once
+            for char in set(needle[:-1] or needle):
                 counts[char] = counts.get(char, 0) + 1
         best = min(
             counts,
@@ -51,29 +53,35 @@ def choose_triggers(needles: list[str]) -> dict[str, list[str]]:
                 c,
             ),
         )
-        members = sorted(n for n in uncovered if best in n)
+        members = sorted(n for n in uncovered if best in (n[:-1] or n))
         groups[best] = members
         uncovered.difference_update(members)
     return groups
 
 
 def _pass_pattern(trigger: str, members: list[str]) -> re.Pattern[bytes]:
-    """``T(?:(?<=before)(?=after)()|...)``: the trigger, then each needle around it; the empty
-    group at the end of an alternative names the needle that matched (``lastindex``)."""
+    """``T(?=after(?<=needle)()|...)``: the trigger, then, without consuming them, the rest of
+    each needle and (when the trigger is not its first character) the whole needle behind; the
+    empty group at the end of an alternative names the needle that matched (``lastindex``).
+    Each alternative starts with a literal, which ``re`` compares before entering it."""
     parts = []
     for needle in members:
-        index = needle.index(trigger)
-        before, after = needle[: index + 1], needle[index + 1 :]
-        part = f"(?<={re.escape(before)})" if len(before) > 1 else ""
-        part += f"(?={re.escape(after)})" if after else ""
+        index = _trigger_index(needle, trigger)
+        after = needle[index + 1 :]
+        part = re.escape(after) + (f"(?<={re.escape(needle)})" if index else "")
         parts.append(part + "()")
-    return re.compile(f"{re.escape(trigger)}(?:{'|'.join(parts)})".encode("ascii"))
+    return re.compile(f"{re.escape(trigger)}(?={'|'.join(parts)})".encode("ascii"))
+
+
+def _trigger_index(needle: str, trigger: str) -> int:
+    """Where a needle's trigger is: its first occurrence before the last character."""
+    return (needle[:-1] or needle).index(trigger)
 
 
 def _compatible(a: str, b: str, trigger: str) -> bool:
     """Whether ``a`` and ``b`` can both occur around one occurrence of ``trigger`` (aligned at
     their triggers, their overlapping characters agree): ``sk-`` and ``sk-ant-`` can."""
-    shift = a.index(trigger) - b.index(trigger)
+    shift = _trigger_index(a, trigger) - _trigger_index(b, trigger)
     return all(a[k + shift] == char for k, char in enumerate(b) if 0 <= k + shift < len(a))
 
 
@@ -86,7 +94,7 @@ class _Pass:
     def __init__(self, trigger: str, members: list[str]) -> None:
         self.pattern = _pass_pattern(trigger, members)
         self.members = [m.encode("ascii") for m in members]
-        self.offsets = [m.index(trigger) for m in members]
+        self.offsets = [_trigger_index(m, trigger) for m in members]
         self.companions = [
             [j for j, other in enumerate(members) if j != i and _compatible(member, other, trigger)]
             for i, member in enumerate(members)
