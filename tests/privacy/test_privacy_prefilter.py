@@ -209,3 +209,19 @@ def test_every_label_is_seeded_where_the_anchor_starts(rule: Rule, label: str) -
     for text in (f"{label} = '{value}'", f"x.{label.upper()}: {value}"):
         view = ScanText(text)
         assert [m.span() for m in rule.matches(view)] == _reference(rule, view), text
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_run_precheck_only_drops_runs_the_entropy_judge_drops(seed: int) -> None:
+    from toolkit.privacy.secrets import entropy_candidate, mixed_run
+
+    rng = random.Random(seed)
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/_-"
+    kept = 0
+    for _ in range(3000):
+        pool = rng.choice([alphabet, alphabet[:26] + "0123456789", alphabet[26:], alphabet[:52], alphabet])
+        run = "".join(rng.choice(pool) for _ in range(rng.randrange(24, 60))) + "=" * rng.randrange(3)
+        if entropy_candidate(run):
+            kept += 1
+            assert mixed_run(run.encode("ascii")), run
+    assert kept > 100  # the check was exercised on runs the judge keeps

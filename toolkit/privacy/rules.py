@@ -173,11 +173,17 @@ class ScanText:
             self.low_ascii = self.ascii.lower()
         else:
             self.ascii = text.encode("ascii", "replace")
-            folded = text
-            for char, letter in _CASE_FOLDS:
-                if char in folded:
-                    folded = folded.replace(char, letter)
-            self.low_ascii = (self.ascii if folded is text else folded.encode("ascii", "replace")).lower()
+            low = self.ascii.lower()
+            folds = [(char, letter) for char, letter in _CASE_FOLDS if char in text]
+            if folds:  # rare: patch those characters' places (encoding the text again costs more)
+                patched = bytearray(low)
+                for char, letter in folds:
+                    at = text.find(char)
+                    while at != -1:
+                        patched[at] = ord(letter)
+                        at = text.find(char, at + 1)
+                low = bytes(patched)
+            self.low_ascii = low
         self._present: frozenset[str] | None = None
 
     def has_keyword(self, words: tuple[str, ...]) -> bool:

@@ -351,6 +351,15 @@ def token_runs(view: ScanText) -> Iterator[tuple[int, int]]:
         at = marks.find(_RUN_SEED, end)
 
 
+_NOT_DIGITS = bytes(c for c in range(256) if not 48 <= c <= 57)
+
+
+def mixed_run(run: bytes) -> bool:
+    """Lower case, upper case and at least two digits: what ``entropy_candidate`` asks first,
+    answered with byte methods in C (most long runs are identifiers that fail it)."""
+    return run.upper() != run and run.lower() != run and len(run.translate(None, _NOT_DIGITS)) >= 2
+
+
 class _EntropyRule(Rule):
     """High-entropy strings: maximal token runs found in one linear pass, judged in Python."""
 
@@ -361,7 +370,7 @@ class _EntropyRule(Rule):
                 continue  # a blob (embedded image, bundle), not a credential
             if start and text[start - 1] in _RUN_BOUNDARY:
                 continue  # the tail of a dotted name or a JWT part
-            if not entropy_candidate(text[start:end]):
+            if not mixed_run(view.ascii[start:end]) or not entropy_candidate(text[start:end]):
                 continue
             before = text[max(0, start - 40) : start]
             if _DIGEST_LABEL.search(before) or before.endswith(("sha256-", "sha512-", "sha384-", "sha1-")):
