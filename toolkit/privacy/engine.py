@@ -61,10 +61,14 @@ _DATA_URI = lazy(
 
 
 def _line_starts(text: str) -> list[int]:
+    """Offset of each line's first character. Every step runs in C (split, map, accumulate): a
+    per-line Python expression was a visible share of a scan with any finding in a large text.
+    Line i starts at the summed lengths of the lines before it plus i newlines."""
     from itertools import accumulate
+    from operator import add
 
-    # split and accumulate run in C: a per-line Python loop is a visible share of a large scan
-    return list(accumulate((len(line) + 1 for line in text.split("\n")), initial=0))[:-1]
+    lines = text.split("\n")
+    return list(map(add, accumulate(map(len, lines), initial=0), range(len(lines))))
 
 
 def _allowed_rules(lines: list[str]) -> dict[int, frozenset[str]]:
