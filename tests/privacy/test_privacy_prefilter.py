@@ -72,7 +72,9 @@ def test_prefilter_reports_exactly_the_literals_that_occur(seed: int) -> None:
     rng = random.Random(seed)
     text = _soup(rng, LITERALS, 400)
     data = ScanText(text).ascii
-    assert present_literals(data) == frozenset(w for w in LITERALS if w in text)
+    expected = frozenset(w for w in LITERALS if w in text)
+    assert present_literals(data) == expected  # substring searches (a small text)
+    assert NeedleFinder(LITERALS).present(data) == expected  # the trigger passes
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -225,3 +227,21 @@ def test_the_run_precheck_only_drops_runs_the_entropy_judge_drops(seed: int) -> 
             kept += 1
             assert mixed_run(run.encode("ascii")), run
     assert kept > 100  # the check was exercised on runs the judge keeps
+
+
+def test_small_texts_use_substring_searches_until_the_passes_are_compiled() -> None:
+    from toolkit.privacy import needles
+
+    needles.present_literals(b"")
+    finder = needles._FINDER[0]
+    saved = finder._passes
+    try:
+        finder._passes = None
+        small = b"x ghp_ AKIA sk-ant- y"
+        assert needles.present_literals(small) == frozenset(w for w in LITERALS if w.encode() in small)
+        assert finder._passes is None  # a small text did not compile the passes
+        large = small + b" " * needles.SMALL_TEXT
+        assert needles.present_literals(large) == frozenset(w for w in LITERALS if w.encode() in large)
+        assert finder._passes is not None
+    finally:
+        finder._passes = saved

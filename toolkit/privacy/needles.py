@@ -120,6 +120,7 @@ class NeedleFinder:
 
     def __init__(self, needles: list[str] | tuple[str, ...]) -> None:
         self.needles = tuple(sorted(set(needles)))
+        self.encoded = tuple(n.encode("ascii") for n in self.needles)
         self._passes: list[_Pass] | None = None
 
     def passes(self) -> list[_Pass]:
@@ -137,6 +138,9 @@ class NeedleFinder:
 
 
 _FINDER: list[NeedleFinder] = []
+# Below this size, and until a larger text has paid for compiling the passes, one substring
+# search per literal is cheaper: a hook or a scan of one small file starts faster.
+SMALL_TEXT = 64 * 1024
 
 
 def present_literals(data: bytes) -> frozenset[str]:
@@ -145,4 +149,7 @@ def present_literals(data: bytes) -> frozenset[str]:
         from toolkit.privacy.engine import RULES
 
         _FINDER.append(NeedleFinder([w for rule in RULES for w in rule.literals]))
-    return _FINDER[0].present(data)
+    finder = _FINDER[0]
+    if finder._passes is None and len(data) < SMALL_TEXT:
+        return frozenset(w for w, b in zip(finder.needles, finder.encoded, strict=True) if b in data)
+    return finder.present(data)
