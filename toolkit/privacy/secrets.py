@@ -15,9 +15,10 @@ from collections.abc import Iterator
 from toolkit.privacy import filters as f
 from toolkit.privacy.providers import PROVIDER_RULES
 from toolkit.privacy.rules import ALNUM, WORD, Rule, ScanText, lazy, lead
-from toolkit.privacy.types import Category
+from toolkit.privacy.types import ARTIFACT_CONTEXTS, Category, Context
 
 S = Category.SECRET
+SOURCE_ONLY = frozenset({Context.SOURCE})
 
 _AWS_SECRET = lazy(
     r"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key|SecretAccessKey)[\"']?[ \t]*+(?::=|=>|[:=])[ \t]*+"
@@ -42,6 +43,10 @@ _AUTH_HEADER = lazy(
     r"(?:Basic|Token|ApiKey|Api-Key|Digest|SSWS|token)[ \t]++([A-Za-z0-9._~+/=-]{8,}+)"
 )
 # starts at "://" (re jumps to the literal); the scheme before it is checked in Python
+# starts with its literal, so re jumps to it; "proxy-authorization" ends in it too
+_AUTH_ANCHOR = lazy(
+    r"authorization[\"']?[ \t]*+[:=][ \t]*+[\"']?(?:basic|token|apikey|api-key|digest|ssws)[ \t]"
+)
 _URL_CREDS = lazy(r"://([^\s:/@\"'<>]{1,64}+):([^\s@/\"'<>]{1,128}+)@([A-Za-z0-9.-]{1,253}+)")
 _SCHEME = lazy(r"[a-z][a-z0-9+.-]{1,20}$")
 _CURL_USER = lazy(r"(?<![^ \t\n])(?:-u|--user)[ \t]++[\"']?([^\s:\"']{1,64}+):([^\s@\"']{3,128}+)")
@@ -140,6 +145,25 @@ def _auth_check(match: re.Match[str]) -> bool:
     return _token_ok(value)
 
 
+def _source_auth_check(match: re.Match[str]) -> bool:
+    """In source and docs, the basic-not-credentials filter too: a ``Basic`` value carries
+    base64 of ``user:password`` (RFC 7617), so one that does not decode to it is a test of a
+    malformed header, not a credential. Workflow artifacts keep refusing any such value."""
+    import base64
+    import binascii
+
+    if not _auth_check(match):
+        return False
+    if not match.string[match.start() : match.start(1)].rstrip().endswith("Basic"):
+        return True
+    value = match.group(1)
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return False
+    return ":" in decoded and decoded.isprintable()
+
+
 _PW_PLACEHOLDERS = frozenset(
     {"password", "passwd", "pass", "pwd", "secret", "token", "user", "username", "x"}
 )
@@ -159,7 +183,15 @@ def _url_check(match: re.Match[str]) -> bool:
         return False
     if any(c in password for c in "{}<>") or "%" in user + password:
         return False  # a template ({PASSWORD}) or percent-encoded URL-parsing test data
+    if any(c in _NOT_USERINFO for c in user + password):
+        return False  # the invalid-userinfo filter: no URL parser accepts these there unescaped
     return not f.is_email_placeholder_domain(host)
+
+
+# RFC 3986 userinfo is unreserved characters, sub-delims, ":" and percent-escapes. Square
+# brackets there make URL parsers fail ("Invalid IPv6 URL"), and quotes, backquotes and control
+# characters end or break a URL: a URL holding them unescaped is URL-parser test data
+_NOT_USERINFO = frozenset('[]"`') | frozenset(chr(c) for c in range(32)) | {"\x7f"}
 
 
 def _curl_check(match: re.Match[str]) -> bool:
@@ -410,19 +442,20 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
     ),
     Rule("private-key", S, _PEM, 1, _pem_check, priority=95, literals=("PRIVATE KEY",)),
     Rule("jwt", S, _JWT, 1, _jwt_check, priority=80, literals=("eyJ",)),
-    Rule(
-        "authorization-header",
-        S,
-        _AUTH_HEADER,
-        1,
-        _auth_check,
-        ("authorization",),
-        priority=75,
-        anchor=lazy(
-            # starts with its literal, so re jumps to it; "proxy-authorization" ends in it too
-            r"authorization[\"']?[ \t]*+[:=][ \t]*+[\"']?(?:basic|token|apikey|api-key|digest|ssws)[ \t]"
-        ),
-        heuristic=True,
+    *(
+        Rule(
+            "authorization-header",
+            S,
+            _AUTH_HEADER,
+            1,
+            check,
+            ("authorization",),
+            contexts,
+            priority=75,
+            anchor=_AUTH_ANCHOR,
+            heuristic=True,
+        )
+        for check, contexts in ((_source_auth_check, SOURCE_ONLY), (_auth_check, ARTIFACT_CONTEXTS))
     ),
     Rule(
         "bearer-token",
