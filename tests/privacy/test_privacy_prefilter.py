@@ -245,3 +245,10 @@ def test_small_texts_use_substring_searches_until_the_passes_are_compiled() -> N
         assert finder._passes is not None
     finally:
         finder._passes = saved
+
+
+def test_dense_trigger_hits_end_in_substring_searches_with_the_same_answer() -> None:
+    finder = NeedleFinder(LITERALS)
+    for text in ("A" * 200_000 + " AKIA ghp_", "sk-" * 100_000 + "sk-ant-", "AKIA" * 50_000):
+        data = text.encode("ascii")
+        assert finder.present(data) == frozenset(w for w in LITERALS if w in text)

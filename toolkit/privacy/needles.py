@@ -103,7 +103,11 @@ class _Pass:
     def scan(self, data: bytes, found: set[str]) -> None:
         seen: set[int] = set()
         total = len(self.members)
-        for hit in self.pattern.finditer(data):
+        dense = 256 + len(data) // 256  # hits past this are hostile input (a run of one needle)
+        for count, hit in enumerate(self.pattern.finditer(data)):
+            if count > dense:  # bounded work: one substring search per needle not seen yet
+                seen.update(i for i, member in enumerate(self.members) if i not in seen and member in data)
+                break
             index = (hit.lastindex or 1) - 1
             seen.add(index)
             at = hit.start()
