@@ -269,11 +269,9 @@ def scan_paths(paths: list[Path], root: Path, context: Context | None = None) ->
     order: dict[str, int] = {}
     for path in iter_files(paths, root, report.notices):
         rel = relative_to_root(path, root)
-        if not path.exists():
-            report.notices.append(f"{rel}: skipped (does not exist)")
-            continue
-        text, reason = read_text(path)
+        text, reason = read_text(path)  # a missing file is asked about only when reading fails
         if text is None:
+            reason = "does not exist" if not path.exists() else reason
             report.notices.append(f"{rel}: skipped ({reason})")
             continue
         report.files_scanned += 1
