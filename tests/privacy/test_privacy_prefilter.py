@@ -252,3 +252,41 @@ def test_dense_trigger_hits_end_in_substring_searches_with_the_same_answer() -> 
     for text in ("A" * 200_000 + " AKIA ghp_", "sk-" * 100_000 + "sk-ant-", "AKIA" * 50_000):
         data = text.encode("ascii")
         assert finder.present(data) == frozenset(w for w in LITERALS if w in text)
+
+
+def test_relative_paths_without_pathlib_equal_pathlib(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    from pathlib import Path
+
+    from toolkit.privacy.files import relative_to_root
+
+    def by_pathlib(path: Path, root: Path) -> str:
+        try:
+            return Path(os.path.abspath(path)).relative_to(root).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    monkeypatch.chdir(str(tmp_path))
+    here = str(tmp_path)
+    roots = [
+        Path(here),
+        Path("/"),
+        Path(here + "/"),
+        Path("rel"),
+        Path(here + "/../" + Path(here).name),
+        Path("//x"),
+    ]
+    paths = [
+        Path(here + "/a/b.txt"),
+        Path("a/b"),
+        Path(here),
+        Path(here + "x/a"),
+        Path("./x/../y"),
+        Path("/"),
+    ]
+    paths += [Path(here + "/a b/\u00e9.md"), Path("//tmp/a")]
+    for root in roots:
+        for path in paths:
+            assert relative_to_root(path, root) == by_pathlib(path, root), (root, path)

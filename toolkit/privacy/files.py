@@ -131,9 +131,19 @@ def file_kind(rel_path: str, text: str) -> FileKind:
 
 def relative_to_root(path: Path, root: Path) -> str:
     """``path`` relative to ``root`` as POSIX text (the absolute path only when outside root)."""
-    absolute = Path(os.path.abspath(path))
+    absolute = os.path.abspath(path)
+    base = str(root)
+    prefix = base.rstrip("/") + "/"
+    if (
+        os.sep == "/"
+        and base == os.path.abspath(base)
+        and absolute.startswith(prefix)
+        and absolute != prefix
+        and not absolute.startswith("//")
+    ):
+        return absolute[len(prefix) :]  # the common case, without pathlib's parsing
     try:
-        return absolute.relative_to(root).as_posix()
+        return Path(absolute).relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
 
