@@ -98,6 +98,12 @@ POSITIVES: list[tuple[str, str]] = [
     ("credential-pair", "login: admin / password: bluebird"),
     ("credential-pair", "Use username=ops, pass=riverstone to sign in."),
     ("url-credentials", "postgresql://app:Kx82mPqz4R@db.internal:5432/app"),
+    ("url-credentials", "postgres://app:p^ss|Kx82m@db.internal/app"),  # odd but accepted by URL parsers
+    (
+        "authorization-header",
+        'headers = {"Authorization": "Basic YWRtaW46czNjcjN0UGFzcw=="}',
+    ),  # admin:s3cr3tPass
+    ("authorization-header", 'headers = {"Authorization": "Token notabase64token"}'),  # not Basic: a token
 ]
 
 # (near, text): nothing may fire (in source context)
@@ -146,6 +152,12 @@ LOOK_ALIKES: list[tuple[str, str]] = [
     ("credential-pair", "login: admin / password: <password>"),
     ("credential-pair", "user: alice, password: hunter2"),  # the classic example value
     ("url-credentials", "postgres://user:password@localhost/db"),
+    # basic-not-credentials: fastapi's test of a malformed Basic header
+    ("authorization-header", 'client.get("/users/me", headers={"Authorization": "Basic notabase64token"})'),
+    # invalid-userinfo: WHATWG URL-parser test vectors (brackets, quotes, control characters)
+    ("url-credentials", '"input": "http://&a:foo(b]c@d:2/",'),
+    ("url-credentials", '"input": "https://user:pass[\\u007F@foo/bar",'),
+    ("url-credentials", "http://user:pa\tss1word@host/"),
 ]
 
 # Issue 13's examples of code that handles a secret without containing one.
@@ -210,3 +222,12 @@ def test_every_family_rule_has_positives_and_look_alikes() -> None:
     shapes = {"sql-password", "command-line-password", "credential-pair"}
     assert families | shapes <= {r for r, _ in POSITIVES}
     assert families | shapes <= {n for n, _ in LOOK_ALIKES}
+
+
+def test_a_malformed_basic_header_is_still_refused_in_workflow_artifacts() -> None:
+    # basic-not-credentials applies to source and docs only: a capsule or a handoff holds no
+    # authorization value at all, real or made up
+    text = 'headers={"Authorization": "Basic notabase64token"}'
+    assert scan_text(text, Context.SOURCE) == []
+    for context in (Context.GENERIC, Context.CAPSULE, Context.HANDOFF):
+        assert [f.rule for f in scan_text(text, context)] == ["authorization-header"]

@@ -17,7 +17,6 @@ never written here.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +45,8 @@ _DOMAIN = b"workgroup-privacy-allow/v2"
 
 def fingerprint(rule: str, path: str, value: str) -> str:
     """The fingerprint of one finding (``sha256:<hex>``), the same in every clone."""
+    import hashlib  # only when an allowlist is read or written: not on every scan's start
+
     digest = hashlib.sha256()
     for part in (_DOMAIN, rule.encode("utf-8"), path.encode("utf-8"), value.encode("utf-8")):
         digest.update(part)

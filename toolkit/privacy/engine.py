@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from toolkit.privacy.identity import IDENTITY_RULES
 from toolkit.privacy.keys import key_findings
-from toolkit.privacy.rules import LOWER_BYTES, LineRule, Rule, lazy
+from toolkit.privacy.rules import LineRule, Rule, ScanText, lazy
 from toolkit.privacy.secrets import SECRET_RULES
 from toolkit.privacy.strict import STRICT_RULES
 from toolkit.privacy.transcripts import TRANSCRIPT_LINE_RULES, TRANSCRIPT_RULES
@@ -61,10 +61,14 @@ _DATA_URI = lazy(
 
 
 def _line_starts(text: str) -> list[int]:
+    """Offset of each line's first character. Every step runs in C (split, map, accumulate): a
+    per-line Python expression was a visible share of a scan with any finding in a large text.
+    Line i starts at the summed lengths of the lines before it plus i newlines."""
     from itertools import accumulate
+    from operator import add
 
-    # split and accumulate run in C: a per-line Python loop is a visible share of a large scan
-    return list(accumulate((len(line) + 1 for line in text.split("\n")), initial=0))[:-1]
+    lines = text.split("\n")
+    return list(map(add, accumulate(map(len, lines), initial=0), range(len(lines))))
 
 
 def _allowed_rules(lines: list[str]) -> dict[int, frozenset[str]]:
@@ -111,9 +115,10 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
     return sorted(kept, key=lambda x: (x.line, x.start, x.rule))
 
 
-def data_uri_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of the base64 bodies of ``data:`` URIs: an embedded file, never a secret."""
-    if "base64," not in text:
+def data_uri_spans(text: str, view: bytes | None = None) -> list[tuple[int, int]]:
+    """(start, end) of the base64 bodies of ``data:`` URIs: an embedded file, never a secret.
+    ``view``, the text's ASCII view (``ScanText.ascii``), makes the pre-check a byte search."""
+    if (b"base64," not in view) if view is not None else ("base64," not in text):
         return []
     return [m.span(1) for m in _DATA_URI.finditer(text)]
 
@@ -140,70 +145,120 @@ def scan_text_with_values(
 
     Internal to the toolkit (allowlist): the value must never be printed or stored. ``cap``
     overrides ``MAX_FINDINGS_PER_RULE`` (a batch of many files allows as many per file).
+
+    The scan in named steps: prepare the text once (``ScanText``: an ASCII view every needle
+    and anchor searches), collect the spans of the rules that apply (``_rule_spans``), of the
+    line rules and of JSON field names, then keep the most specific finding per span and drop
+    what inline comments allow (``_finish``). Lines and columns are computed only for findings.
     """
-    limit = cap or MAX_FINDINGS_PER_RULE
     if not isinstance(text, str) or not text:
         return []
-    low = text.lower()
-    starts: list[int] = []  # line starts, computed on the first finding (most texts have none)
-    # the keyword pre-checks search bytes: a substring search over UTF-8 runs at memory speed
-    # where one over a text holding any non-Latin-1 character (4 bytes a character) does not
-    text_bytes = text.encode("utf-8", "surrogatepass")
-    low_raw = low.encode("utf-8", "surrogatepass")
-    LOWER_BYTES[0], LOWER_BYTES[1] = low, low_raw
-    wanted = CATEGORIES[context]
-    embedded = data_uri_spans(text)
-    raw: list[tuple[Finding, str]] = []
+    view = ScanText(text)
+    found = _Collector(text, data_uri_spans(text, view.ascii))
+    limit = cap or MAX_FINDINGS_PER_RULE
+    _rule_spans(view, context, kind, limit, found)
+    lines = _line_rule_spans(view, context, limit, found)
+    if context not in (Context.GENERIC, Context.SOURCE):
+        _json_key_spans(text, context, found)
+    return _finish(found.raw, view, lines)
 
-    def add(offset: int, end: int, rule_id: str, category: Category) -> None:
-        if embedded and not _outside(embedded, offset, end):
-            return
-        if not starts:
-            starts.extend(_line_starts(text))
+
+class _Collector:
+    """Findings as they are found: offsets turned into (line, column) with a bisect over the
+    line starts, which are computed on the first finding (most texts have none)."""
+
+    __slots__ = ("text", "embedded", "starts", "raw")
+
+    def __init__(self, text: str, embedded: list[tuple[int, int]]) -> None:
+        self.text = text
+        self.embedded = embedded
+        self.starts: list[int] = []
+        self.raw: list[tuple[Finding, str]] = []
+
+    def line_starts(self) -> list[int]:
+        if not self.starts:
+            self.starts.extend(_line_starts(self.text))
+        return self.starts
+
+    def add(self, offset: int, end: int, rule_id: str, category: Category) -> None:
+        if self.embedded and not _outside(self.embedded, offset, end):
+            return  # inside the base64 body of a data: URI (the data-uri filter)
+        starts = self.line_starts()
         line = bisect.bisect_right(starts, offset) - 1
         col = offset - starts[line]
-        stop = min(end, starts[line + 1] - 1 if line + 1 < len(starts) else len(text))
-        value = text[offset:stop]
-        raw.append((Finding(line + 1, col, col + len(value), category, rule_id, mask(value)), value))
+        stop = min(end, starts[line + 1] - 1 if line + 1 < len(starts) else len(self.text))
+        value = self.text[offset:stop]
+        self.raw.append((Finding(line + 1, col, col + len(value), category, rule_id, mask(value)), value))
 
-    for rule in RULES:
-        if context not in rule.contexts or rule.category not in wanted:
+
+def rules_for(context: Context, kind: FileKind) -> tuple[Rule, ...]:
+    """The regex rules that run in ``context`` on a file of ``kind`` (cached: a scan of many
+    files asks the same question for each)."""
+    key = (context, kind)
+    rules = _RULES_FOR.get(key)
+    if rules is None:
+        wanted = CATEGORIES[context]
+        rules = _RULES_FOR[key] = tuple(
+            rule
+            for rule in RULES
+            if context in rule.contexts
+            and rule.category in wanted
+            and not (rule.heuristic and kind is FileKind.DATA)
+        )
+    return rules
+
+
+_RULES_FOR: dict[tuple[Context, FileKind], tuple[Rule, ...]] = {}
+
+
+def _rule_spans(view: ScanText, context: Context, kind: FileKind, limit: int, found: _Collector) -> None:
+    """Every span of the rules that apply and whose keywords and literals occur in the text."""
+    for rule in rules_for(context, kind):
+        if not rule.applies(view):
             continue
-        if rule.heuristic and kind is FileKind.DATA:
-            continue
-        if rule.keywords and not any(k in low_raw for k in rule.keyword_bytes):
-            continue
-        if rule.literals and not any(k in text_bytes for k in rule.literal_bytes):
-            continue
-        for count, (start, end) in enumerate(rule.spans(text, low)):
+        for count, (start, end) in enumerate(rule.spans(view)):
             if count >= limit:
                 break
-            add(start, end, rule.id, rule.category)
+            found.add(start, end, rule.id, rule.category)
+
+
+def _line_rule_spans(view: ScanText, context: Context, limit: int, found: _Collector) -> list[str] | None:
+    """Spans of the rules that read whole lines; the split lines, when they were needed."""
     lines: list[str] | None = None
+    wanted = CATEGORIES[context]
     for line_rule in LINE_RULES:
         if (
             context not in line_rule.contexts
             or line_rule.category not in wanted
-            or (line_rule.keywords and not any(k.encode() in low_raw for k in line_rule.keywords))
+            or (line_rule.keywords and not view.has_keyword(line_rule.keywords))
         ):
             continue
-        lines = lines if lines is not None else text.split("\n")
+        lines = lines if lines is not None else view.text.split("\n")
         for count, (index, start, end) in enumerate(line_rule.find(lines)):
             if count >= limit:
                 break
-            if not starts:
-                starts.extend(_line_starts(text))
-            add(starts[index] + start, starts[index] + end, line_rule.id, line_rule.category)
-    if context not in (Context.GENERIC, Context.SOURCE):
-        for match in _JSON_KEY.finditer(text):
-            for key_rule in key_findings(match.group(1), context):
-                add(match.start(1), match.end(1), key_rule.id, key_rule.category)
+            starts = found.line_starts()
+            found.add(starts[index] + start, starts[index] + end, line_rule.id, line_rule.category)
+    return lines
+
+
+def _json_key_spans(text: str, context: Context, found: _Collector) -> None:
+    """Private field names (``"session_id":``) in structured contexts."""
+    for match in _JSON_KEY.finditer(text):
+        for key_rule in key_findings(match.group(1), context):
+            found.add(match.start(1), match.end(1), key_rule.id, key_rule.category)
+
+
+def _finish(
+    raw: list[tuple[Finding, str]], view: ScanText, lines: list[str] | None
+) -> list[tuple[Finding, str]]:
+    """The most specific finding per span, less what ``workgroup: allow`` comments allow."""
     if not raw:
         return []
     values = {(f.line, f.start, f.end, f.rule): v for f, v in raw}
     kept = _dedupe([f for f, _ in raw])
-    if "workgroup:" in text:
-        allowed = _allowed_rules(lines if lines is not None else text.split("\n"))
+    if b"workgroup:" in view.ascii:
+        allowed = _allowed_rules(lines if lines is not None else view.text.split("\n"))
         kept = [f for f in kept if not _is_allowed(f, allowed.get(f.line - 1))]
     return [(f, values[(f.line, f.start, f.end, f.rule)]) for f in kept]
 

@@ -131,9 +131,19 @@ def file_kind(rel_path: str, text: str) -> FileKind:
 
 def relative_to_root(path: Path, root: Path) -> str:
     """``path`` relative to ``root`` as POSIX text (the absolute path only when outside root)."""
-    absolute = Path(os.path.abspath(path))
+    absolute = os.path.abspath(path)
+    base = str(root)
+    prefix = base.rstrip("/") + "/"
+    if (
+        os.sep == "/"
+        and base == os.path.abspath(base)
+        and absolute.startswith(prefix)
+        and absolute != prefix
+        and not absolute.startswith("//")
+    ):
+        return absolute[len(prefix) :]  # the common case, without pathlib's parsing
     try:
-        return absolute.relative_to(root).as_posix()
+        return Path(absolute).relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
 
@@ -258,13 +268,28 @@ def scan_batch(items: list[tuple[str, str, str]], context: Context | None = None
 
 
 def scan_paths(paths: list[Path], root: Path, context: Context | None = None) -> ScanReport:
-    """Scan files and directories under ``root``; notices for everything skipped."""
+    """Scan files and directories under ``root``; notices for everything skipped.
+
+    Small files are scanned in batches (``scan_batch``), as ``privacy scan`` does, so the hooks
+    pay the engine's fixed cost per megabyte rather than per file; findings come back in the
+    order of the files, each file's sorted by (line, start, rule), as one scan per file gives.
+    """
     report = ScanReport()
+    small: list[tuple[str, str, str]] = []
+    order: dict[str, int] = {}
     for path in iter_files(paths, root, report.notices):
-        found, notice = scan_file(path, root, context)
-        if notice:
-            report.notices.append(notice)
+        rel = relative_to_root(path, root)
+        text, reason = read_text(path)  # a missing file is asked about only when reading fails
+        if text is None:
+            reason = "does not exist" if not path.exists() else reason
+            report.notices.append(f"{rel}: skipped ({reason})")
             continue
         report.files_scanned += 1
-        report.findings.extend(found)
+        order.setdefault(rel, len(order))
+        if len(text) <= BATCH_FILE_LIMIT and "\x00" not in text:
+            small.append((text, rel, rel))
+        else:
+            report.findings.extend(scan_loaded(text, rel, rel, context))
+    report.findings.extend(scan_batch(small, context))
+    report.findings.sort(key=lambda x: (order[x.path], x.finding.line, x.finding.start, x.finding.rule))
     return report

@@ -330,4 +330,8 @@ FILTERS: dict[str, str] = {
     "files get only the fixed-format provider rules (files.file_kind)",
     "failed-checksum": "a ghp_/npm_ token whose built-in CRC32 does not match is made up (is_failed_checksum)",
     "public-pem": "certificate and public-key bodies are public (secrets._inside_public_pem)",
+    "basic-not-credentials": "an Authorization: Basic value that is not base64 of user:password is not "
+    "a Basic credential (a test of a malformed header); other schemes keep the token checks",
+    "invalid-userinfo": "a URL whose user or password holds [ ] quotes, backquotes or control "
+    "characters unescaped is URL-parser test data: no client accepts it (secrets._url_check)",
 }

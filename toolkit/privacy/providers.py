@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
-from toolkit.privacy.rules import Check, Rule, lazy, lead
+from toolkit.privacy.rules import Check, Rule, ScanText, lazy, lead
 from toolkit.privacy.types import Category
 
 S = Category.SECRET
@@ -93,10 +93,11 @@ class _DiscordRule(Rule):
     """Discord bot tokens have no literal prefix; their middle part (a dot, six characters, a
     dot) is rare in other text, so it is found first and the token matched from 24-26 before."""
 
-    def spans(self, text: str, low: str | None = None) -> Iterator[tuple[int, int]]:
+    def spans(self, view: ScanText) -> Iterator[tuple[int, int]]:
+        text = view.text
         compiled = self.pattern.compiled
         last = 0
-        for hit in _DISCORD_MIDDLE.finditer(text):
+        for hit in _DISCORD_MIDDLE.bytes_compiled.finditer(view.ascii):
             for back in (24, 25, 26):
                 start = hit.start() - back
                 if start < last or start < 0 or not self.starts_token(text, start):
@@ -126,12 +127,20 @@ def _rule(
 ) -> Rule:
     """A provider rule: ``lead(prefixes)`` + ``body`` (possessive) + ``end``, group 1 the token."""
     pattern = lazy("(" + lead(prefixes, before) + body + ")" + end, flags)
-    # One prefix is pre-checked as bytes (engine): as cheap as the pattern's own pass over ASCII
-    # text and cheaper over text stored at 2-4 bytes a character. Several prefixes are not: one
-    # pass of the pattern (re tries its alternation only where a first character fits) costs
-    # about what a single substring search does, so checking each prefix first costs more.
-    literals = prefixes if len(prefixes) == 1 else ()
-    return Rule(rule_id, S, pattern, 1, check or value_ok(), (), priority=priority, literals=literals)
+    # The prefixes are the rule's literals (the combined prefilter tells whether any occurs)
+    # and its seeds: a match starts at an occurrence of one, so the pattern is tried only there.
+    return Rule(
+        rule_id,
+        S,
+        pattern,
+        1,
+        check or value_ok(),
+        (),
+        priority=priority,
+        literals=prefixes,
+        seeds=prefixes,
+        seed_case=True,
+    )
 
 
 PROVIDER_RULES: tuple[Rule, ...] = (
@@ -260,8 +269,8 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         lazy(r"(?<![A-Za-z0-9])([A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}+)(?![A-Za-z0-9_=-])"),
         1,
         value_ok(),
-        (".atlasv1.",),
         priority=90,
+        literals=(".atlasv1.",),
     ),
     _DiscordRule(
         "discord-bot-token",
@@ -282,5 +291,8 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         (),
         priority=85,
         literals=("AAAAAAAAAA",),
+        seeds=("AAAAAAAAAA",),
+        seed_case=True,
+        near=(11, 11),  # eleven characters, then the ten A's
     ),
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from toolkit.privacy.types import ALL_CONTEXTS, Category, Context
@@ -17,10 +17,18 @@ class Rule:
 
     ``group`` names the part of the match that is reported (and masked, and fingerprinted);
     ``check`` rejects look-alikes; ``keywords`` (lower case) are a cheap pre-filter over the
-    whole text; ``priority`` decides which of two overlapping findings is kept. A ``heuristic``
-    rule (entropy, assignments, flags) has no fixed format and does not run on generated data
-    files (``FileKind.DATA``). ``literals`` are case-sensitive pre-checks over the original text
-    (one fast substring search each), for rules whose pattern cannot start with one literal.
+    lower-cased text; ``priority`` decides which of two overlapping findings is kept. A
+    ``heuristic`` rule (entropy, assignments, flags) has no fixed format and does not run on
+    generated data files (``FileKind.DATA``). ``literals`` are case-sensitive pre-checks: the
+    rule runs only when one of them occurs in the text, and the engine finds which occur for
+    every rule at once (``toolkit/privacy/needles.py``), not one search per literal.
+
+    ``seeds`` locate where a match can start, so the pattern is tried only there instead of at
+    every position: each match (each ``anchor`` match when the rule has an anchor) starts
+    ``near[0]`` to ``near[1]`` characters before an occurrence of a seed. Seeds are searched in
+    the original text when ``seed_case`` is true (provider prefixes), in the lower-cased text
+    otherwise (labels such as ``password``). Where seeds are dense (hostile input), the rule
+    falls back to one pass of its pattern, which is linear too.
 
     Linear time: every pattern is written so that no position is tried more than a bounded
     number of times: bodies use possessive quantifiers (``{20,200}+``), a token that must start
@@ -41,28 +49,81 @@ class Rule:
     anchor: LazyPattern | None = None
     heuristic: bool = False
     literals: tuple[str, ...] = ()
+    seeds: tuple[str, ...] = ()
+    seed_case: bool = False
+    near: tuple[int, int] = (0, 0)
 
-    @property
-    def keyword_bytes(self) -> tuple[bytes, ...]:
-        return _encoded(self.keywords)
+    def __post_init__(self) -> None:
+        for word in (*self.keywords, *self.literals, *self.seeds):
+            # needles are searched in an ASCII view of the text where every other character is "?"
+            if not word.isascii() or "?" in word or not word:
+                raise ValueError(f"{self.id}: needle {word!r} must be ASCII without '?'")
+        if any(w != w.lower() for w in self.keywords) or (
+            not self.seed_case and any(w != w.lower() for w in self.seeds)
+        ):
+            raise ValueError(f"{self.id}: keywords and lower-case seeds must be lower case")
 
-    @property
-    def literal_bytes(self) -> tuple[bytes, ...]:
-        return _encoded(self.literals)
+    def applies(self, view: ScanText) -> bool:
+        """Whether the rule can match ``view`` at all: one of its keywords and literals occurs."""
+        if self.keywords and not view.has_keyword(self.keywords):
+            return False
+        return not self.literals or view.has_literal(self.literals)
 
-    def matches(self, text: str, low: str | None = None) -> Iterator[re.Match[str]]:
-        """Non-overlapping matches; with an ``anchor`` only where it occurs.
+    def matches(self, view: ScanText) -> Iterator[re.Match[str]]:
+        """Non-overlapping matches, leftmost first, exactly as ``finditer`` would give them.
 
-        ``anchor`` is a case-sensitive regex of lower-case literals run over the lower-cased
-        text: ``re`` skips ahead to a literal far faster than it tries a case-insensitive
-        alternation at every position. The full pattern is then matched at each anchor.
+        With ``seeds`` the pattern (or its ``anchor``) is tried only at the positions the seeds
+        allow; with an ``anchor`` (a case-sensitive regex of lower-case literals run over the
+        lower-cased text) the full pattern is matched only where the anchor matches.
         """
-        if self.anchor is None or low is None or len(low) != len(text):
-            yield from self.pattern.finditer(text)
-            return
+        starts = self._seed_starts(view) if self.seeds else None
+        if starts is not None:
+            yield from self._match_at(view, starts, seeded=True)
+        elif self.anchor is not None:
+            yield from self._match_at(view, self._anchor_starts(view), seeded=False)
+        else:
+            yield from self.pattern.finditer(view.text)
+
+    def _seed_starts(self, view: ScanText) -> list[int] | None:
+        """Sorted candidate starts, or None when the seeds are too dense to be worth it."""
+        haystack = view.ascii if self.seed_case else view.low_ascii
+        low, high = self.near
+        limit = len(haystack) // 16 + 64
+        found: set[int] = set()
+        hits = 0
+        for seed in self.seeds:
+            needle = seed.encode("ascii")
+            at = haystack.find(needle)
+            while at != -1:
+                hits += 1
+                if hits > limit:
+                    return None
+                found.update(range(max(0, at - high), at - low + 1))
+                at = haystack.find(needle, at + 1)
+        return sorted(found)
+
+    def _anchor_starts(self, view: ScanText) -> Iterator[int]:
+        assert self.anchor is not None
+        for hit in self.anchor.bytes_compiled.finditer(view.low_ascii):
+            yield hit.start()
+
+    def _match_at(self, view: ScanText, starts: Iterable[int], *, seeded: bool) -> Iterator[re.Match[str]]:
+        """Matches of the pattern at ``starts`` (ascending), skipping starts inside the previous
+        match; ``seeded`` starts are candidates for the anchor, which is matched there first
+        (skipping candidates inside the previous anchor match, as ``finditer`` does)."""
+        text = view.text
         compiled = self.pattern.compiled
+        anchor = self.anchor.bytes_compiled if seeded and self.anchor is not None else None
+        anchor_end = 0
         last_end = 0
-        for start in self.anchor_hits(low):
+        for start in starts:
+            if anchor is not None:
+                if start < anchor_end:
+                    continue  # inside the previous anchor match, as finditer would skip it
+                hit = anchor.match(view.low_ascii, start)
+                if hit is None:
+                    continue
+                anchor_end = hit.end()
             if start < last_end:
                 continue
             match = compiled.match(text, start)
@@ -70,27 +131,10 @@ class Rule:
                 last_end = max(match.end(), start + 1)
                 yield match
 
-    def anchor_hits(self, low: str) -> Iterator[int]:
-        """Offsets of the anchor in ``low``. A text holding a non-ASCII character is stored at
-        two or four bytes a character, where ``re`` runs several times slower; its anchor is
-        then searched in the UTF-8 bytes (the engine encodes them once, ``LOWER_BYTES``) and
-        byte offsets are turned back into character offsets incrementally."""
-        assert self.anchor is not None
-        cached = LOWER_BYTES[1]
-        encoded = cached if LOWER_BYTES[0] is low and isinstance(cached, bytes) else None
-        if encoded is None or low.isascii():
-            for hit in self.anchor.finditer(low):
-                yield hit.start()
-            return
-        byte_at, char_at = 0, 0
-        for byte_hit in self.anchor.bytes_compiled.finditer(encoded):
-            char_at += len(encoded[byte_at : byte_hit.start()].decode("utf-8", "surrogatepass"))
-            byte_at = byte_hit.start()
-            yield char_at
-
-    def spans(self, text: str, low: str | None = None) -> Iterator[tuple[int, int]]:
-        """Absolute (start, end) offsets of every accepted match in ``text``."""
-        for match in self.matches(text, low):
+    def spans(self, view: ScanText) -> Iterator[tuple[int, int]]:
+        """Absolute (start, end) offsets of every accepted match in the text."""
+        text = view.text
+        for match in self.matches(view):
             if not self.starts_token(text, match.start()):
                 continue
             if self.check is not None and not self.check(match):
@@ -106,6 +150,58 @@ class Rule:
         pattern's first literal or character class, which makes scanning several times slower.
         """
         return not self.boundary or start == 0 or text[start - 1] not in self.boundary
+
+
+class ScanText:
+    """One text as the rules read it, prepared once per scan.
+
+    ``ascii`` is the text with every non-ASCII character replaced by ``?``: one byte per
+    character, so byte offsets are character offsets, and every needle, anchor and ASCII
+    pattern searches bytes (at memory speed) even in a text Python stores at 2-4 bytes a
+    character. ``low_ascii`` is its lower-cased copy in which the four non-ASCII letters that
+    ``re`` matches case-insensitively to an ASCII letter (``İ`` and ``ı`` to i, ``ſ`` to s, the
+    Kelvin sign to k) are that letter, so a lower-case anchor or keyword is found wherever a
+    case-insensitive label in a pattern could match, in every text alike.
+    """
+
+    __slots__ = ("text", "ascii", "low_ascii", "_present")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        if text.isascii():
+            self.ascii = text.encode("ascii")
+            self.low_ascii = self.ascii.lower()
+        else:
+            self.ascii = text.encode("ascii", "replace")
+            low = self.ascii.lower()
+            folds = [(char, letter) for char, letter in _CASE_FOLDS if char in text]
+            if folds:  # rare: patch those characters' places (encoding the text again costs more)
+                patched = bytearray(low)
+                for char, letter in folds:
+                    at = text.find(char)
+                    while at != -1:
+                        patched[at] = ord(letter)
+                        at = text.find(char, at + 1)
+                low = bytes(patched)
+            self.low_ascii = low
+        self._present: frozenset[str] | None = None
+
+    def has_keyword(self, words: tuple[str, ...]) -> bool:
+        """Whether one of the lower-case ``words`` occurs in the lower-cased text."""
+        return any(w in self.low_ascii for w in _encoded(words))
+
+    def has_literal(self, words: tuple[str, ...]) -> bool:
+        """Whether one of the case-sensitive ``words`` occurs (every rule literal is found in one
+        combined prefilter, the first time any rule asks)."""
+        if self._present is None:
+            from toolkit.privacy.needles import present_literals
+
+            self._present = present_literals(self.ascii)
+        return not self._present.isdisjoint(words)
+
+
+# the non-ASCII characters re's IGNORECASE matches to an ASCII letter (and nothing else does)
+_CASE_FOLDS = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"), ("\u212a", "k"))
 
 
 _ENCODED: dict[tuple[str, ...], tuple[bytes, ...]] = {}
@@ -133,11 +229,6 @@ class LineRule:
 
 WORD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 ALNUM = WORD - {"_"}
-
-
-# (lower-cased text, its UTF-8 bytes) of the scan in progress, set by the engine (one scan at
-# a time per process), so anchors can search bytes without each rule encoding the text again.
-LOWER_BYTES: list[object] = [None, None]
 
 
 class LazyPattern:

@@ -14,10 +14,11 @@ from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
 from toolkit.privacy.providers import PROVIDER_RULES
-from toolkit.privacy.rules import ALNUM, WORD, Rule, lazy, lead
-from toolkit.privacy.types import Category
+from toolkit.privacy.rules import ALNUM, WORD, Rule, ScanText, lazy, lead
+from toolkit.privacy.types import ARTIFACT_CONTEXTS, Category, Context
 
 S = Category.SECRET
+SOURCE_ONLY = frozenset({Context.SOURCE})
 
 _AWS_SECRET = lazy(
     r"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key|SecretAccessKey)[\"']?[ \t]*+(?::=|=>|[:=])[ \t]*+"
@@ -42,6 +43,10 @@ _AUTH_HEADER = lazy(
     r"(?:Basic|Token|ApiKey|Api-Key|Digest|SSWS|token)[ \t]++([A-Za-z0-9._~+/=-]{8,}+)"
 )
 # starts at "://" (re jumps to the literal); the scheme before it is checked in Python
+# starts with its literal, so re jumps to it; "proxy-authorization" ends in it too
+_AUTH_ANCHOR = lazy(
+    r"authorization[\"']?[ \t]*+[:=][ \t]*+[\"']?(?:basic|token|apikey|api-key|digest|ssws)[ \t]"
+)
 _URL_CREDS = lazy(r"://([^\s:/@\"'<>]{1,64}+):([^\s@/\"'<>]{1,128}+)@([A-Za-z0-9.-]{1,253}+)")
 _SCHEME = lazy(r"[a-z][a-z0-9+.-]{1,20}$")
 _CURL_USER = lazy(r"(?<![^ \t\n])(?:-u|--user)[ \t]++[\"']?([^\s:\"']{1,64}+):([^\s@\"']{3,128}+)")
@@ -72,6 +77,9 @@ _PAIR = lazy(
     r"(?i:login|user(?:name)?|account)[ \t]*+[:=][ \t]*+[^\s/,;|]{1,64}+[ \t]*+(?:/|,|;|\||(?i:and))[ \t]*+"
     r"(?i:password|passwd|pass|pwd)[ \t]*+[:=][ \t]*+[\"'`]?([^\s\"'`,;|]{3,128}+)"
 )
+_RUN_CLASS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
+_MIN_ENTROPY_RUN = 24
+# what the high-entropy rule reads (its runs are found by ``token_runs``, same result)
 _ENTROPY_RUN = lazy(r"[A-Za-z0-9+/_-]{24,}+={0,2}+")
 _CONSTANT_NAME = lazy(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _WORD_SLUG = lazy(r"^[A-Za-z]+(?:[-_][A-Za-z]+){2,}$")
@@ -137,6 +145,25 @@ def _auth_check(match: re.Match[str]) -> bool:
     return _token_ok(value)
 
 
+def _source_auth_check(match: re.Match[str]) -> bool:
+    """In source and docs, the basic-not-credentials filter too: a ``Basic`` value carries
+    base64 of ``user:password`` (RFC 7617), so one that does not decode to it is a test of a
+    malformed header, not a credential. Workflow artifacts keep refusing any such value."""
+    import base64
+    import binascii
+
+    if not _auth_check(match):
+        return False
+    if not match.string[match.start() : match.start(1)].rstrip().endswith("Basic"):
+        return True
+    value = match.group(1)
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return False
+    return ":" in decoded and decoded.isprintable()
+
+
 _PW_PLACEHOLDERS = frozenset(
     {"password", "passwd", "pass", "pwd", "secret", "token", "user", "username", "x"}
 )
@@ -156,7 +183,15 @@ def _url_check(match: re.Match[str]) -> bool:
         return False
     if any(c in password for c in "{}<>") or "%" in user + password:
         return False  # a template ({PASSWORD}) or percent-encoded URL-parsing test data
+    if any(c in _NOT_USERINFO for c in user + password):
+        return False  # the invalid-userinfo filter: no URL parser accepts these there unescaped
     return not f.is_email_placeholder_domain(host)
+
+
+# RFC 3986 userinfo is unreserved characters, sub-delims, ":" and percent-escapes. Square
+# brackets there make URL parsers fail ("Invalid IPv6 URL"), and quotes, backquotes and control
+# characters end or break a URL: a URL holding them unescaped is URL-parser test data
+_NOT_USERINFO = frozenset('[]"`') | frozenset(chr(c) for c in range(32)) | {"\x7f"}
 
 
 def _curl_check(match: re.Match[str]) -> bool:
@@ -227,8 +262,9 @@ def _assign_span_group(match: re.Match[str]) -> str:
 class _AssignRule(Rule):
     """``password = "..."``: the reported span is the value, quoted or not."""
 
-    def spans(self, text: str, low: str | None = None) -> Iterator[tuple[int, int]]:
-        for match in self.matches(text, low):
+    def spans(self, view: ScanText) -> Iterator[tuple[int, int]]:
+        text = view.text
+        for match in self.matches(view):
             if not self.starts_token(text, match.start()):
                 continue
             if self.check is not None and not self.check(match):
@@ -323,17 +359,50 @@ def entropy_candidate(value: str) -> bool:
     return not (len(segments) > 2 and sum(1 for s in segments if s.isalpha()) > len(segments) // 2)
 
 
+# token characters (the high-entropy rule's run class) -> "a", everything else -> " "
+_RUN_MARKS = bytes(97 if chr(i) in _RUN_CLASS else 32 for i in range(256))
+_RUN_SEED = b"a" * _MIN_ENTROPY_RUN
+
+
+def token_runs(view: ScanText) -> Iterator[tuple[int, int]]:
+    """(start, end) of every maximal run of at least 24 token characters plus up to two ``=``:
+    the matches of ``_ENTROPY_RUN``, found without a regex. The ASCII view is translated to
+    one mark per character (a table lookup in C), then a 24-mark needle is searched with the
+    substring search, which skips ahead through ordinary words instead of trying a run at
+    each of their letters."""
+    marks = view.ascii.translate(_RUN_MARKS)
+    text = view.text
+    at = marks.find(_RUN_SEED)
+    while at != -1:
+        end = marks.find(b" ", at + _MIN_ENTROPY_RUN)
+        end = len(marks) if end == -1 else end
+        for _ in range(2):  # ={0,2}+
+            if text.startswith("=", end):
+                end += 1
+        yield at, end
+        at = marks.find(_RUN_SEED, end)
+
+
+_NOT_DIGITS = bytes(c for c in range(256) if not 48 <= c <= 57)
+
+
+def mixed_run(run: bytes) -> bool:
+    """Lower case, upper case and at least two digits: what ``entropy_candidate`` asks first,
+    answered with byte methods in C (most long runs are identifiers that fail it)."""
+    return run.upper() != run and run.lower() != run and len(run.translate(None, _NOT_DIGITS)) >= 2
+
+
 class _EntropyRule(Rule):
     """High-entropy strings: maximal token runs found in one linear pass, judged in Python."""
 
-    def spans(self, text: str, low: str | None = None) -> Iterator[tuple[int, int]]:
-        for match in self.pattern.finditer(text):
-            start, end = match.span()
+    def spans(self, view: ScanText) -> Iterator[tuple[int, int]]:
+        text = view.text
+        for start, end in token_runs(view):
             if end - start > _MAX_ENTROPY_RUN + 2:
                 continue  # a blob (embedded image, bundle), not a credential
             if start and text[start - 1] in _RUN_BOUNDARY:
                 continue  # the tail of a dotted name or a JWT part
-            if not entropy_candidate(match.group()):
+            if not mixed_run(view.ascii[start:end]) or not entropy_candidate(text[start:end]):
                 continue
             before = text[max(0, start - 40) : start]
             if _DIGEST_LABEL.search(before) or before.endswith(("sha256-", "sha512-", "sha384-", "sha1-")):
@@ -359,6 +428,8 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         anchor=lazy(
             r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key|secretaccesskey)[\"']?[ \t]*+(?::=|=>|[:=])"
         ),
+        seeds=("secret",),
+        near=(0, 4),  # aws_secret: "secret" 3-4 characters into the anchor
     ),
     Rule(
         "azure-connection-string",
@@ -366,26 +437,37 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         _AZURE,
         1,
         lambda m: f.looks_random(m.group(1), min_entropy=3.5),
-        ("accountkey", "sharedaccesskey", "sharedsecretvalue", "primarykey", "secondarykey"),
         priority=90,
+        literals=("AccountKey", "SharedAccessKey", "SharedSecretValue", "PrimaryKey", "SecondaryKey"),
     ),
-    Rule("private-key", S, _PEM, 1, _pem_check, ("private key",), priority=95),
-    Rule("jwt", S, _JWT, 1, _jwt_check, ("eyj",), priority=80),
+    Rule("private-key", S, _PEM, 1, _pem_check, priority=95, literals=("PRIVATE KEY",)),
+    Rule("jwt", S, _JWT, 1, _jwt_check, priority=80, literals=("eyJ",)),
+    *(
+        Rule(
+            "authorization-header",
+            S,
+            _AUTH_HEADER,
+            1,
+            check,
+            ("authorization",),
+            contexts,
+            priority=75,
+            anchor=_AUTH_ANCHOR,
+            heuristic=True,
+        )
+        for check, contexts in ((_source_auth_check, SOURCE_ONLY), (_auth_check, ARTIFACT_CONTEXTS))
+    ),
     Rule(
-        "authorization-header",
+        "bearer-token",
         S,
-        _AUTH_HEADER,
+        _BEARER,
         1,
-        _auth_check,
-        ("authorization",),
-        priority=75,
-        anchor=lazy(
-            # starts with its literal, so re jumps to it; "proxy-authorization" ends in it too
-            r"authorization[\"']?[ \t]*+[:=][ \t]*+[\"']?(?:basic|token|apikey|api-key|digest|ssws)[ \t]"
-        ),
+        _bearer_check,
+        ("bearer",),
+        priority=70,
         heuristic=True,
+        seeds=("bearer",),
     ),
-    Rule("bearer-token", S, _BEARER, 1, _bearer_check, ("bearer",), priority=70, heuristic=True),
     Rule("url-credentials", S, _URL_CREDS, 2, _url_check, ("://",), priority=75),
     Rule(
         "basic-auth-credentials",
@@ -397,6 +479,8 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         priority=70,
         anchor=lazy("-u|--user"),
         heuristic=True,
+        seeds=("-u",),
+        near=(0, 1),
     ),
     Rule(
         "sql-password",
@@ -444,6 +528,7 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         anchor=lazy(r"(?:login|user(?:name)?|account)[ \t]*+[:=]"),
         boundary=WORD,
         heuristic=True,
+        seeds=("login", "user", "account"),
     ),
     _AssignRule(
         "password-assignment",
@@ -456,6 +541,9 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         # the label and its separator, over the lower-cased text: hits only where a value follows
         anchor=lazy(_LABEL + r"[\"']?[ \t]*+(?::=|=>|[:=])"),
         heuristic=True,
+        # every label holds one of these at most 8 characters in (private_key, refresh-token)
+        seeds=("pass", "pwd", "secret", "key", "token"),
+        near=(0, 8),
     ),
     _AssignRule(
         "password-assignment",

@@ -12,7 +12,6 @@ cold start lean (no pygit2).
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +43,8 @@ class Target:
 
 def git_toplevel(cwd: Path) -> Path | None:
     """The work tree root containing ``cwd``, or None outside a repository (or without git)."""
+    import subprocess
+
     try:
         done = subprocess.run(
             ["git", "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True, text=True, check=False
@@ -57,6 +58,8 @@ def git_toplevel(cwd: Path) -> Path | None:
 def git_files(paths: list[str], cwd: Path) -> list[str] | None:
     """Tracked plus untracked-not-ignored files under ``paths``, relative to ``cwd``; None when
     git cannot answer (not a repository)."""
+    import subprocess  # a scan of named files never starts git
+
     try:
         done = subprocess.run(
             [

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from toolkit.privacy.rules import LineRule, Rule, lazy
+from toolkit.privacy.rules import LineRule, Rule, ScanText, lazy
 from toolkit.privacy.types import Category
 
 T = Category.TRANSCRIPT
@@ -52,7 +52,8 @@ class _InlineDumpRule(Rule):
     previous search (its hit, or how far it got), so repeated turns cost linear time.
     """
 
-    def spans(self, text: str, low: str | None = None) -> Iterator[tuple[int, int]]:
+    def spans(self, view: ScanText) -> Iterator[tuple[int, int]]:
+        text = view.text
         hit, searched = -1, 0
         model = _MODEL_TURN.compiled
         for match in _HUMAN_TURN.finditer(text):
