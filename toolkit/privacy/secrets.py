@@ -10,6 +10,7 @@ backtrack) and judges each run in Python.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
@@ -309,9 +310,30 @@ def _sql_password_check(match: re.Match[str]) -> bool:
     return bool(_SQL_USER.search(_line_of(match.string, match.start()))) and _password_ok(match.group(2))
 
 
+class _Clients:
+    """The client names of the last text a ``-p`` was judged in. One pass per text instead of one
+    search per ``-p`` keeps a line of ``mysql -p`` repeated at a small constant per MB."""
+
+    text: str | None = None
+    ends: list[int] = []  # noqa: RUF012 - replaced whole, never mutated
+    starts: list[int] = []  # noqa: RUF012
+
+
+def _client_before(text: str, offset: int, reach: int = 160) -> bool:
+    """Whether a MySQL/MariaDB client name lies wholly on the line before ``offset``, at most
+    ``reach`` characters back (the window ``_line_of`` gives)."""
+    if _Clients.text is not text:
+        found = [(m.end(), m.start()) for m in _MYSQL_CMD.finditer(text)]
+        _Clients.text, _Clients.ends, _Clients.starts = text, [e for e, _ in found], [b for _, b in found]
+    last = bisect_right(_Clients.ends, offset) - 1  # names never overlap: the last to end starts last
+    if last < 0:
+        return False
+    floor = max(text.rfind("\n", max(0, offset - reach), offset) + 1, offset - reach)
+    return _Clients.starts[last] >= floor
+
+
 def _mysql_check(match: re.Match[str]) -> bool:
-    value = match.group(1)
-    return bool(_MYSQL_CMD.search(_line_of(match.string, match.start()))) and _password_ok(value)
+    return _client_before(match.string, match.start()) and _password_ok(match.group(1))
 
 
 def _sshpass_check(match: re.Match[str]) -> bool:
