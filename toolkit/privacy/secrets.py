@@ -315,8 +315,8 @@ class _Clients:
     search per ``-p`` keeps a line of ``mysql -p`` repeated at a small constant per MB."""
 
     text: str | None = None
-    ends: list[int] = []  # noqa: RUF012 - replaced whole, never mutated
-    starts: list[int] = []  # noqa: RUF012
+    ends: list[int] = []  # replaced whole, never mutated
+    starts: list[int] = []
 
 
 def _client_before(text: str, offset: int, reach: int = 160) -> bool:
