@@ -100,7 +100,9 @@ class Layout:
 
     @property
     def replay_ledger(self) -> Path:
-        return self.local / "replay-ledger.jsonl"
+        from toolkit.infra.ledger import LEDGER_NAME
+
+        return self.local / LEDGER_NAME
 
     @property
     def probe_cache(self) -> Path:

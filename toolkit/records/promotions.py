@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import InvalidInput, Refused
-from toolkit.infra.store import Layout, append_jsonl, create_exclusive, file_lock, read_jsonl
+from toolkit.infra.store import Layout, append_jsonl, create_exclusive, file_lock
 
 DECISION_SCHEMA = "workgroup.promotion-decision/v1"
 LEDGER_LOCK = "replay-ledger"
@@ -95,12 +95,10 @@ def read_pairs_file(path: Path) -> tuple[list[Any], bool]:
 
 def consumed_run_ids(layout: Layout) -> list[str]:
     """Run ids already decided: the local ledger plus committed promotion records."""
+    from toolkit.infra.ledger import read_replay_state
     from toolkit.runtime.promotion import consumed_ids
 
-    rows, _problems = read_jsonl(layout.replay_ledger)  # a torn last line is skipped, never fatal
-    promotions = layout.workgroup / "promotions"
-    names = [p.name for p in promotions.glob("*.json")] if promotions.is_dir() else []
-    return consumed_ids([row.value for row in rows], names)
+    return consumed_ids(*read_replay_state(layout.replay_ledger, layout.workgroup / "promotions"))
 
 
 def decide(

@@ -167,28 +167,13 @@ class RuntimeContext:
         location = find_git(self.cwd)
         if location is None:
             return [], []
-        from toolkit.infra.boundedio import MAX_LOG_BYTES, FileRefused, loads_bounded, read_regular
+        from toolkit.infra.boundedio import FileRefused
+        from toolkit.infra.ledger import LEDGER_NAME, read_replay_state
 
         try:
-            raw = read_regular(
-                os.path.join(location.local_state, "replay-ledger.jsonl"),
-                limit=MAX_LOG_BYTES,
-                what="the replay ledger",
-                follow_symlinks=False,
-                missing_ok=True,
+            return read_replay_state(
+                os.path.join(location.local_state, LEDGER_NAME),
+                os.path.join(location.workdir, ".workgroup", "promotions"),
             )
         except FileRefused:
             raise RuntimeOpError("ENVIRONMENT_ERROR") from None
-        rows: list[object] = []
-        for line in (raw or b"").split(b"\n"):
-            if not line.strip():
-                continue
-            try:
-                rows.append(loads_bounded(line, what="a replay ledger line", strict=False))
-            except FileRefused:
-                continue
-        try:
-            names = os.listdir(os.path.join(location.workdir, ".workgroup", "promotions"))
-        except OSError:
-            names = []
-        return rows, names
