@@ -40,7 +40,13 @@ from toolkit.core.timefmt import format_utc
 from toolkit.infra.boundedio import FileRefused
 from toolkit.infra.store import Layout, append_jsonl, file_lock, read_jsonl
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
-from toolkit.runtime.vault_delta import ID_FIELDS, delta_hash, evaluate_vault_delta, stable_knowledge_id
+from toolkit.runtime.vault_delta import (
+    ID_FIELDS,
+    delta_hash,
+    evaluate_vault_delta,
+    parse_severity,
+    stable_knowledge_id,
+)
 
 BATCH_SCHEMA = "workgroup.vault-batch/v1"
 JOURNAL_LOCK = "vault-journal"
@@ -174,17 +180,13 @@ def add_delta(layout: Layout, request: Mapping[str, Any], *, now: datetime) -> d
             "seq": seq,
             "at": format_utc(now),
             **decision,
-            "severity": _severity(request.get("severity")),
+            "severity": parse_severity(request.get("severity")),  # checked by the decision above
             "hash": delta_hash(delta),
             "delta": delta,
         }
         append_jsonl(layout.vault_journal, record)
     outcome.update(seq=seq, journaled=True)
     return outcome
-
-
-def _severity(value: Any) -> str | None:
-    return value.strip().upper() if isinstance(value, str) else None
 
 
 def _batch_id(seqs: list[int], at: str) -> str:

@@ -157,7 +157,9 @@ def _mutation(action: str, reason: str, matches: list[dict[str, Any]]) -> dict[s
     return {"action": action, "reason": reason, "KnowledgeId": identities.pop()}
 
 
-def _severity(value: Any) -> str | None:
+def parse_severity(value: Any) -> str | None:
+    """A vault severity (one of SEVERITIES, any case, surrounding blanks ignored) or None;
+    INVALID_SEVERITY otherwise. The one severity parser: the journal stores what it returns."""
     if value is None:
         return None
     if not isinstance(value, str):
@@ -188,7 +190,7 @@ def evaluate_vault_delta(input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
     """Decide what to do with one knowledge delta (pure; raises RuntimeOpError)."""
     if not isinstance(input, dict):
         raise RuntimeOpError("INVALID_REQUEST")
-    severity = _severity(input.get("severity"))
+    severity = parse_severity(input.get("severity"))
     explicit_save = _flag(input, "explicit_save")
     interruption_sensitive = _flag(input, "interruption_sensitive")
     delta = _check_delta(input.get("delta"))
