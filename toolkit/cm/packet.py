@@ -8,11 +8,11 @@ equal the CLI's). Error reasons are short fixed texts that never echo the input.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from typing import Any
 
+from toolkit.core.canonical import sha256_digest
 from toolkit.core.errors import InvalidInput
 from toolkit.core.strictjson import json_depth_exceeds, loads_strict
 
@@ -159,7 +159,7 @@ def user_message(dynamic_packet: dict[str, Any]) -> str:
 
 def prefix_digest(stable_prefix: dict[str, str]) -> str:
     """``sha256:`` + hex digest of the exact system message the adapter sends."""
-    return "sha256:" + hashlib.sha256(system_message(stable_prefix).encode("utf-8")).hexdigest()
+    return sha256_digest(system_message(stable_prefix).encode("utf-8"))
 
 
 # --- Minimal role packets: role-specific items live in dynamic_packet.context under fixed keys. ---

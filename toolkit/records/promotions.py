@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from toolkit.core.canonical import sha256_digest
 from toolkit.core.errors import InvalidInput, Refused
 from toolkit.infra.store import Layout, append_jsonl, create_exclusive, file_lock
 
@@ -40,7 +41,7 @@ def runtime_digest(runtime_dir: Path | None = None) -> str:
         f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.name}\n"
         for path in sorted(runtime_dir.glob("*.py"), key=lambda p: p.name)
     )
-    return "sha256:" + hashlib.sha256(manifest.encode("utf-8")).hexdigest()
+    return sha256_digest(manifest.encode("utf-8"))
 
 
 def _read_small(path: Path, what: str, limit: int = MAX_KEY_BYTES) -> bytes:

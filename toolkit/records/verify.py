@@ -136,14 +136,14 @@ def sealed_digest(capsule: dict[str, Any]) -> str:
     """
     import json
 
-    from toolkit.core.canonical import capsule_digest
+    from toolkit.core.canonical import capsule_digest, sha256_digest
 
     body = {key: value for key, value in capsule.items() if key != "capsule_hash"}
     try:
         data = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         return capsule_digest(capsule)
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    return sha256_digest(data)
 
 
 def record_files(workdir: Path) -> dict[str, list[Path]]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 
-from toolkit.core.canonical import canonical_bytes, capsule_digest
+from toolkit.core.canonical import canonical_bytes, capsule_digest, sha256_digest
 from toolkit.runtime.capsule_rules import (
     ARTIFACT_BOUNDARY,
     assert_artifact_path,
@@ -68,7 +68,7 @@ class Prepared:
     def artifact_digest(self) -> str | None:
         if self.artifact_bytes is None:
             return None
-        return "sha256:" + hashlib.sha256(self.artifact_bytes).hexdigest()
+        return sha256_digest(self.artifact_bytes)
 
 
 def evidence_artifact_bytes(capsule: dict[str, Any]) -> bytes:

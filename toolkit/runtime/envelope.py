@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 import re
 from datetime import datetime, timedelta
@@ -53,9 +52,9 @@ MAX_KEYS_JSON = 65_536
 
 def corpus_digest(pairs: Any) -> str:
     """``sha256:`` over the RFC 8785 bytes of the pairs array, as measured."""
-    from toolkit.core.canonical import signing_bytes
+    from toolkit.core.canonical import sha256_digest, signing_bytes
 
-    return "sha256:" + hashlib.sha256(signing_bytes(pairs)).hexdigest()
+    return sha256_digest(signing_bytes(pairs))
 
 
 def envelope_signing_bytes(envelope: dict[str, Any]) -> bytes:
