@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from toolkit.core.timefmt import now_utc
+from toolkit.infra.clock import now_utc
 from toolkit.infra.store import Layout
 from toolkit.records.probes import check, record
 from toolkit.records.results import StoreRequest, store_result

@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from toolkit.core.timefmt import format_utc, is_rfc3339, now_utc, parse_rfc3339
+from toolkit.core.timefmt import format_utc, is_rfc3339, parse_rfc3339
+from toolkit.infra.clock import now_utc
 
 VALID = [
     ("2024-02-29T00:00:00Z", datetime(2024, 2, 29, tzinfo=UTC)),  # leap year

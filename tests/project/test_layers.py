@@ -103,7 +103,30 @@ def test_core_does_no_io() -> None:
         for line, target in _imports(path):
             if target.split(".")[0] in forbidden or target in forbidden:
                 offenders.append(f"{path.relative_to(ROOT)}:{line}: {target}")
+        offenders += [f"{path.relative_to(ROOT)}:{line}: reads the clock" for line in _clock_reads(path)]
     assert offenders == []
+
+
+CLOCK_READS = {"now", "utcnow", "today", "time", "time_ns", "monotonic", "perf_counter"}
+
+
+def _clock_reads(path: Path) -> list[int]:
+    """Lines calling a clock reader (``datetime.now()``, ``time.time()``, ...): the clock lives in
+    toolkit/infra/clock.py and the runtime adapter, never in core."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute | ast.Name)
+        and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) in CLOCK_READS
+    ]
+
+
+def test_the_core_clock_check_can_fail(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("from datetime import UTC, datetime\n\ndef f():\n    return datetime.now(UTC)\n")
+    assert _clock_reads(sample) == [4]
 
 
 # --- the pure runtime -----------------------------------------------------------------------------
@@ -214,7 +237,7 @@ def test_runtime_adapter_is_where_the_io_is() -> None:
 
 BAD_DECISIONS = {
     "clock": "from datetime import UTC, datetime\n\ndef decide():\n    return datetime.now(UTC)\n",
-    "clock helper": "def decide():\n    from toolkit.core.timefmt import now_utc\n\n    return now_utc()\n",
+    "clock helper": "def decide():\n    from toolkit.infra.clock import now_utc\n\n    return now_utc()\n",
     "wall time": "import time\n\ndef decide():\n    return time.time()\n",
     "file read": "def decide(path):\n    with open(path) as fh:\n        return fh.read()\n",
     "pathlib read": "def decide(p):\n    return p.read_text()\n",

@@ -22,7 +22,8 @@ HOMES = {
     "reject_constant": "toolkit/core/strictjson.py",
     "json_depth_exceeds": "toolkit/core/strictjson.py",
     "read_json_request": "toolkit/infra/store.py",
-    "moment_or_now": "toolkit/core/timefmt.py",
+    "moment_or_now": "toolkit/infra/clock.py",
+    "now_utc": "toolkit/infra/clock.py",
 }
 RETIRED = {"_read_request", "_read_input", "_now", "_reject_constant", "_no_constants", "_reject", "_Parser"}
 

@@ -209,7 +209,7 @@ def test_check_reconcile_is_exit_1(git_repo: GitRepo, recorded: dict[str, Any]) 
 
 
 def test_invalidating_check_releases_the_holders_lease(git_repo: GitRepo, recorded: dict[str, Any]) -> None:
-    from toolkit.core.timefmt import now_utc
+    from toolkit.infra.clock import now_utc
     from toolkit.records import owners
 
     layout = discover(git_repo.path).layout

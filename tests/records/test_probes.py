@@ -230,7 +230,7 @@ def test_no_repository_is_exit_3(tmp_path: Any, monkeypatch: pytest.MonkeyPatch)
 
 _WORKER = (
     "import sys; from pathlib import Path; from toolkit.infra.store import Layout;"
-    "from toolkit.records.probes import record; from toolkit.core.timefmt import now_utc;"
+    "from toolkit.records.probes import record; from toolkit.infra.clock import now_utc;"
     "lay = Layout(Path(sys.argv[1]), Path(sys.argv[2]));"
     "record(lay, sys.argv[3], healthy=True, phase='1A', now=now_utc())"
 )

@@ -101,7 +101,7 @@ RAW = b"FAILED tests/test_x.py::test_y - AssertionError\n" * 5000
 def test_write_prohibited_leaves_tree_byte_identical(git_repo: GitRepo, tmp_path: Path, policy: Any) -> None:
     git_repo.commit("init", {"src/app.py": "print('hi')\n"})
     # local state already exists (so "nothing written" covers the state dir, locks included)
-    from toolkit.core.timefmt import now_utc
+    from toolkit.infra.clock import now_utc
     from toolkit.infra.git import discover
     from toolkit.records.probes import record
 

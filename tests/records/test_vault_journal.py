@@ -227,7 +227,7 @@ _WORKER = (
 import json, os, sys
 from pathlib import Path
 from toolkit.infra.store import Layout
-from toolkit.core.timefmt import now_utc
+from toolkit.infra.clock import now_utc
 from toolkit.records.vault import add_delta
 workdir, common, payload = sys.argv[1:4]
 request = json.loads(Path(payload).read_text())
@@ -278,7 +278,7 @@ _FLUSHER = (
 import json, os, sys
 from pathlib import Path
 from toolkit.infra.store import Layout
-from toolkit.core.timefmt import now_utc
+from toolkit.infra.clock import now_utc
 from toolkit.records.vault import flush
 workdir, common = sys.argv[1:3]
 """
@@ -305,7 +305,7 @@ def test_racing_flushes_hand_out_each_entry_once(git_repo: GitRepo) -> None:
     adders = _race(git_repo, payloads, line, waiting=len(flushers))
     assert all(r.returncode == 0 for r in adders)
     taken = [e["seq"] for p in flushers for e in json.loads(p.communicate(timeout=120)[0])["entries"]]
-    from toolkit.core.timefmt import now_utc
+    from toolkit.infra.clock import now_utc
     from toolkit.records.vault import flush as flush_now
 
     taken += [e["seq"] for e in flush_now(lay, now=now_utc(), deliver=lambda b: None)["entries"]]

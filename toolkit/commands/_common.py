@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any
 
-from toolkit.core.timefmt import moment_or_now as moment_or_now  # --now, re-exported for commands
+from toolkit.infra.clock import moment_or_now as moment_or_now  # --now, re-exported for commands
 from toolkit.infra.output import silence_stdout
 from toolkit.infra.store import MAX_INPUT_FILE_BYTES as MAX_INPUT_FILE_BYTES  # re-exported for commands
 from toolkit.infra.store import read_json_file as read_json_file

@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """Take a lease on a scope; refused (exit 1) when it overlaps a live lease, naming the holder."""
-        from toolkit.core.timefmt import now_utc
+        from toolkit.infra.clock import now_utc
         from toolkit.records import owners
 
         repo = repository()
@@ -88,7 +88,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
     ) -> None:
         """Release the lease of LINEAGE_ID (no error when it holds none)."""
-        from toolkit.core.timefmt import now_utc
+        from toolkit.infra.clock import now_utc
         from toolkit.records import owners
 
         layout = repository().layout
@@ -103,7 +103,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print the live leases as JSON.")] = False,
     ) -> None:
         """List the live leases (expired ones are dropped)."""
-        from toolkit.core.timefmt import now_utc
+        from toolkit.infra.clock import now_utc
         from toolkit.records import owners
 
         leases = owners.list_leases(repository().layout, now=now_utc())

@@ -30,7 +30,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Move the rollout one step (or back); refuses skipped stages and several families at once."""
         from toolkit.commands._common import emit_json, repository, say
-        from toolkit.core.timefmt import format_utc, now_utc
+        from toolkit.core.timefmt import format_utc
+        from toolkit.infra.clock import now_utc
         from toolkit.records.rollouts import apply_advance, parse_target
 
         result = apply_advance(

@@ -78,7 +78,7 @@ def register(group: typer.Typer) -> None:
         from toolkit.cm.runptr import log_home
         from toolkit.commands._common import emit_json, repository, say
         from toolkit.core.errors import InvalidInput
-        from toolkit.core.timefmt import now_utc
+        from toolkit.infra.clock import now_utc
         from toolkit.infra.git import root_commit_ids
         from toolkit.infra.store import safe_segment
         from toolkit.otel.export import ExportRequest, export

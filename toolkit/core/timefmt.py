@@ -49,20 +49,3 @@ def is_rfc3339(value: object) -> bool:
 def format_utc(moment: datetime) -> str:
     """Whole-second UTC with ``Z``, the form every file we write uses."""
     return moment.astimezone(UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def now_utc() -> datetime:
-    return datetime.now(UTC)
-
-
-def moment_or_now(value: str | None, option: str = "--now") -> datetime:
-    """A command's ``--now``: the clock when absent, else a strict RFC 3339 date-time
-    (``INVALID_DATE_TIME``, exit 2, otherwise)."""
-    if value is None:
-        return now_utc()
-    moment = parse_rfc3339(value)
-    if moment is None:
-        from toolkit.core.errors import InvalidInput
-
-        raise InvalidInput("INVALID_DATE_TIME", f"{option} must be a strict RFC 3339 date-time")
-    return moment

@@ -218,7 +218,7 @@ class Checked:
 
 def check_lineage(repo: Repo, ref: str, current_file: Path, now: str | None) -> Checked:
     """Evaluate a recorded lineage against the current facts; an invalid holder loses its lease."""
-    from toolkit.core.timefmt import now_utc
+    from toolkit.infra.clock import now_utc
     from toolkit.runtime.codes import RuntimeOpError
     from toolkit.runtime.lineage import evaluate_lineage, reference_now
 

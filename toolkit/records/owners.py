@@ -264,7 +264,7 @@ def release(layout: Layout, lineage_id: str, *, now: datetime | None = None) -> 
 
 def release_lineage(layout: Layout, lineage_id: str) -> bool:
     """Called when a lineage check invalidates the holder: its lease is released."""
-    from toolkit.core.timefmt import now_utc
+    from toolkit.infra.clock import now_utc
 
     return release(layout, lineage_id, now=now_utc())
 

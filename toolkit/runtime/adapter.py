@@ -79,7 +79,7 @@ class RuntimeContext:
         """The current time, timezone-aware UTC (datetime is imported only by the ops that ask)."""
         if self._clock is not None:
             return self._clock()
-        from toolkit.core.timefmt import now_utc
+        from toolkit.infra.clock import now_utc
 
         return now_utc()
 

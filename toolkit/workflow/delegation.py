@@ -66,7 +66,8 @@ def _emit_live(block: dict[str, Any], layout: Any, op: str, result: dict[str, An
 
 def record_evidence(layout: Any, facts: dict[str, Any], result: dict[str, Any]) -> None:
     """Append the routing evidence of ``facts`` -> ``result``; ``PRIVATE_CONTENT`` refuses it."""
-    from toolkit.core.timefmt import format_utc, now_utc
+    from toolkit.core.timefmt import format_utc
+    from toolkit.infra.clock import now_utc
     from toolkit.infra.store import append_jsonl, file_lock
     from toolkit.privacy import Context, scan_value
     from toolkit.runtime.router import routing_evidence

@@ -6,7 +6,8 @@ import re
 from typing import Any
 
 from toolkit.core.errors import InvalidInput
-from toolkit.core.timefmt import format_utc, now_utc
+from toolkit.core.timefmt import format_utc
+from toolkit.infra.clock import now_utc
 from toolkit.infra.store import append_jsonl, atomic_write, file_lock
 from toolkit.workflow.profiles import (
     DEFAULT_PROFILE,

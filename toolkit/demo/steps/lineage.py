@@ -76,7 +76,7 @@ def _dispatch(demo: Demo, record: dict[str, Any], current: dict[str, Any]) -> No
 
 
 def run(demo: Demo) -> None:
-    from toolkit.core.timefmt import now_utc
+    from toolkit.infra.clock import now_utc
     from toolkit.infra.git import commit_all, discover
 
     demo.heading("Lineage: may a worker's context be resumed?")
