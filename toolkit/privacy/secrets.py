@@ -310,26 +310,26 @@ def _sql_password_check(match: re.Match[str]) -> bool:
     return bool(_SQL_USER.search(_line_of(match.string, match.start()))) and _password_ok(match.group(2))
 
 
-class _Clients:
-    """The client names of the last text a ``-p`` was judged in. One pass per text instead of one
-    search per ``-p`` keeps a line of ``mysql -p`` repeated at a small constant per MB."""
-
-    text: str | None = None
-    ends: list[int] = []  # replaced whole, never mutated
-    starts: list[int] = []
+# The client names of the last text a ``-p`` was judged in: (text, name ends, name starts), swapped
+# in as one tuple. One pass per text instead of one search per ``-p`` keeps a line of ``mysql -p``
+# repeated at a small constant per MB.
+_clients: tuple[str | None, list[int], list[int]] = (None, [], [])
 
 
 def _client_before(text: str, offset: int, reach: int = 160) -> bool:
     """Whether a MySQL/MariaDB client name lies wholly on the line before ``offset``, at most
     ``reach`` characters back (the window ``_line_of`` gives)."""
-    if _Clients.text is not text:
+    global _clients
+    seen, ends, starts = _clients
+    if seen is not text:
         found = [(m.end(), m.start()) for m in _MYSQL_CMD.finditer(text)]
-        _Clients.text, _Clients.ends, _Clients.starts = text, [e for e, _ in found], [b for _, b in found]
-    last = bisect_right(_Clients.ends, offset) - 1  # names never overlap: the last to end starts last
+        ends, starts = [e for e, _ in found], [b for _, b in found]
+        _clients = (text, ends, starts)
+    last = bisect_right(ends, offset) - 1  # names never overlap: the last to end starts last
     if last < 0:
         return False
     floor = max(text.rfind("\n", max(0, offset - reach), offset) + 1, offset - reach)
-    return _Clients.starts[last] >= floor
+    return starts[last] >= floor
 
 
 def _mysql_check(match: re.Match[str]) -> bool:
