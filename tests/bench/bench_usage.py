@@ -8,9 +8,9 @@ counts), then runs ``workgroup usage --json`` in a fresh child process and print
 time, MB/s per CPU second and peak RSS (``resource.getrusage`` of the child), next to the size of
 the largest session file (the memory bound). With ccusage (``--ccusage``, ``CCUSAGE_BIN`` or on PATH)
 it runs ``ccusage daily`` (all agents) on the same files, once with its default parallel loading and
-once with ``--single-thread``, beside ``workgroup usage`` on one core (the default) and with
-``--jobs 0`` (worker processes, one per CPU), interleaved ``--repeat`` times, and checks that the
-per-day totals agree.
+once with ``--single-thread``, beside ``workgroup usage`` as it runs by default (worker processes,
+one per CPU up to 4, above 64 MB of logs) and with ``--jobs 1`` (one core), interleaved ``--repeat``
+times, and checks that the per-day totals agree.
 CPU time is quoted beside wall time because a shared machine stretches wall time.
 """
 
@@ -262,7 +262,7 @@ def main() -> int:
         print(f"logs: {mb:,.0f} MB, largest file {largest / 1e6:,.1f} MB")
         runs: dict[str, list[dict[str, object]]] = {}
         ours = [sys.executable, "-m", "toolkit", "usage", "--json", "--timezone", "UTC"]
-        commands = {"workgroup usage": ours, "workgroup usage --jobs 0": [*ours, "--jobs", "0"]}
+        commands = {"workgroup usage": ours, "workgroup usage --jobs 1": [*ours, "--jobs", "1"]}
         if args.ccusage:
             base = [args.ccusage, "daily", "--json", "--offline", "--timezone", "UTC"]
             commands["ccusage daily (parallel, its default)"] = base
@@ -290,7 +290,7 @@ def main() -> int:
                     r["period"]: (r["inputTokens"], r["outputTokens"], r["cacheReadTokens"])
                     for r in out["daily"]
                 }
-        _memory_note(runs["workgroup usage"][0], mb)
+        _memory_note(runs["workgroup usage --jobs 1"][0], mb)
         if args.ccusage:
             same = all(d == days["workgroup usage"] for d in days.values())
             print(f"per-day totals (input, output, cache read) equal across the tools: {same}")

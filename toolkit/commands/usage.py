@@ -45,7 +45,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="JSON on stdout.")]
 JobsOpt = Annotated[
     int,
     typer.Option(
-        "--jobs", help="Worker processes for parsing (1: none, the default; 0: one per CPU, up to 4)."
+        "--jobs",
+        help="Worker processes (0, the default: one per CPU, up to 4, once the logs pass 64 MB; 1: none).",
     ),
 ]
 
@@ -79,7 +80,7 @@ def register(app: typer.Typer) -> None:
         html: Annotated[
             Path | None, typer.Option("--html", help="Write a self-contained HTML report.")
         ] = None,
-        jobs: JobsOpt = 1,
+        jobs: JobsOpt = 0,
     ) -> None:
         """Usage per day, week, month, session, project or model; counts verified from the logs."""
         if ctx.invoked_subcommand is not None:
@@ -111,7 +112,7 @@ def register(app: typer.Typer) -> None:
             Workflow, typer.Option("--workflow", help="CM workflow whose boundary rules judge each point.")
         ] = Workflow.CM_AI,
         as_json: JsonOpt = False,
-        jobs: JobsOpt = 1,
+        jobs: JobsOpt = 0,
     ) -> None:
         """One session call by call, with compaction and resume points and their boundary verdicts."""
         from toolkit.usage.cli import session_command

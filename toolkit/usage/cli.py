@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 from toolkit.core.errors import ToolkitError, exit_code_for
 
 if TYPE_CHECKING:
-    from toolkit.usage.cost import Estimate
-    from toolkit.usage.events import Events
+    from collections.abc import Callable
+
     from toolkit.usage.fold import By, Ledger, LocalDays
-    from toolkit.usage.html import Page
-    from toolkit.usage.report import Extra
+    from toolkit.usage.model import Call
+    from toolkit.usage.report import Extra, Fold
 
 SOURCES = ("claude", "codex", "all")
 GROUPINGS = ("day", "week", "month", "session", "project", "model")
@@ -67,24 +67,23 @@ def report_command(
     prices: Path | None = None,
     emit_events: Path | None = None,
     html: Path | None = None,
-    jobs: int = 1,
+    jobs: int = 0,
 ) -> int:
-    from toolkit.usage.fold import By, Ledger, LocalDays, parse_day, resolve_tz, selector, sessions
-    from toolkit.usage.report import Fold
+    from toolkit.usage.fold import By, Ledger, LocalDays, fold_logs, parse_day, resolve_tz, selector
+    from toolkit.usage.sources import discover
 
     zone = resolve_tz(timezone)
     _check_outputs(emit_events, html)
     first = parse_day(since, "--since") if since else None
     last = parse_day(until, "--until") if until else None
     days = LocalDays(zone)
-    grouping = By(by)
+    keep = selector(days, first, last, project_filter(project))
+    outputs = _Outputs(By(by), days, keep, cost or prices is not None, prices, emit_events, html)
     ledger = Ledger()
-    outputs = _Outputs(ledger, grouping, days, cost or prices is not None, prices, emit_events, html)
-    fold = Fold(grouping, days, selector(days, first, last, project_filter(project)), outputs.extras)
-    for calls in sessions(source, environ, ledger, _jobs(jobs)):
-        fold.add_all(calls)  # each session's calls are folded and dropped before the next is read
+    # each session's calls are folded and dropped before the next is read (here or in workers)
+    fold = fold_logs(discover(source, environ), ledger, outputs.fold, _jobs(jobs))
     data = fold.data(ledger, timezone or "local")
-    outputs.finish(data)
+    outputs.finish(fold, ledger, data)
     _print_report(data, by, as_json)
     return 0
 
@@ -103,52 +102,64 @@ def _check_outputs(emit_events: Path | None, html: Path | None) -> None:
 
 
 class _Outputs:
-    """The extra folds asked for (cost estimate, efficiency events, HTML page) and their writing."""
+    """The report's fold with the extra folds asked for (cost estimate, efficiency events, HTML page),
+    made afresh for each process that folds (``fold``), and the writing of the merged result."""
 
     def __init__(
         self,
-        ledger: Ledger,
         grouping: By,
         days: LocalDays,
+        keep: Callable[[Call], bool] | None,
         cost: bool,
         prices: Path | None,
         emit_events: Path | None,
         html: Path | None,
     ) -> None:
-        self.extras: list[Extra] = []
-        self.estimate: Estimate | None = None
-        self.events: Events | None = None
-        self.page: Page | None = None
-        self.events_path, self.html_path = emit_events, html
+        self.grouping, self.days, self.keep = grouping, days, keep
+        self.prices: dict[str, Any] | None = None
         if cost:
-            from toolkit.usage.cost import Estimate, load_prices
+            from toolkit.usage.cost import load_prices
+
+            self.prices = load_prices(prices)
+        self.events_path, self.html_path = emit_events, html
+
+    def fold(self, ledger: Ledger) -> Fold:
+        """A fresh fold (``ledger``: the one its calls' file indexes point into)."""
+        from toolkit.usage.report import Fold
+
+        extras: list[Extra] = []
+        if self.prices is not None:
+            from toolkit.usage.cost import Estimate
             from toolkit.usage.fold import key_function
 
-            self.estimate = Estimate(load_prices(prices), key_function(grouping, days))
-            self.extras.append(self.estimate)
-        if emit_events is not None:
+            extras.append(Estimate(self.prices, key_function(self.grouping, self.days)))
+        if self.events_path is not None:
             from toolkit.usage.events import Events
 
-            self.events = Events(ledger)
-            self.extras.append(self.events)
-        if html is not None:
+            extras.append(Events(ledger))
+        if self.html_path is not None:
             from toolkit.usage.html import Page
 
-            self.page = Page(days)
-            self.extras.append(self.page)
+            extras.append(Page(self.days))
+        return Fold(self.grouping, self.days, self.keep, extras)
 
-    def finish(self, data: dict[str, Any]) -> None:
-        if self.estimate is not None:
-            data["estimate"] = self.estimate.result()
-        if self.events is not None and self.events_path is not None:
-            from toolkit.usage.events import write_events
+    def finish(self, fold: Fold, ledger: Ledger, data: dict[str, Any]) -> None:
+        from toolkit.usage.cost import Estimate
+        from toolkit.usage.events import Events
+        from toolkit.usage.html import Page
 
-            _say(f"wrote {write_events(self.events_path, self.events)} efficiency event(s)")
-        if self.page is not None and self.html_path is not None:
-            from toolkit.usage.html import write_html
+        for extra in fold.extras:
+            if isinstance(extra, Estimate):
+                data["estimate"] = extra.result()
+            elif isinstance(extra, Events) and self.events_path is not None:
+                from toolkit.usage.events import write_events
 
-            write_html(self.html_path, self.page)
-            _say("wrote the HTML report")
+                _say(f"wrote {write_events(self.events_path, extra)} efficiency event(s)")
+            elif isinstance(extra, Page) and self.html_path is not None:
+                from toolkit.usage.html import write_html
+
+                write_html(self.html_path, extra)
+                _say("wrote the HTML report")
 
 
 def _print_report(data: dict[str, Any], by: str, as_json: bool) -> None:
@@ -175,16 +186,23 @@ def session_command(
     timezone: str | None = None,
     workflow: str = "cm-ai",
     as_json: bool = False,
-    jobs: int = 1,
+    jobs: int = 0,
 ) -> int:
-    from toolkit.usage.fold import Ledger, LocalDays, resolve_tz, sessions
+    from toolkit.usage.fold import Collect, Ledger, LocalDays, fold_logs, resolve_tz
     from toolkit.usage.session import find_session, named, session_table, session_view
+    from toolkit.usage.sources import discover
 
     zone = resolve_tz(timezone)
     ledger = Ledger()
     wanted = named(session_id)
-    for calls in sessions(source, environ, ledger, _jobs(jobs)):
-        ledger.calls.extend(c for c in calls if wanted(c.session))  # only the sessions the id can name
+    # only the calls of the sessions the id can name are kept
+    keep = Collect(ledger.calls, lambda c: wanted(c.session))
+    fold_logs(
+        discover(source, environ),
+        ledger,
+        lambda led: keep if led is ledger else Collect(None, keep.wanted),
+        _jobs(jobs),
+    )
     name = find_session(ledger, session_id)
     view = session_view(ledger, name, LocalDays(zone), zone, workflow)
     if as_json:
@@ -209,14 +227,14 @@ def parser() -> Any:
     top.add_argument("--prices", type=Path)
     top.add_argument("--emit-events", type=Path, dest="emit_events")
     top.add_argument("--html", type=Path)
-    top.add_argument("--jobs", type=int, default=1)
+    top.add_argument("--jobs", type=int, default=0)
     session = argparse.ArgumentParser(prog="workgroup usage session")
     session.add_argument("session_id", metavar="ID")
     session.add_argument("--source", choices=SOURCES, default="all")
     session.add_argument("--timezone")
     session.add_argument("--workflow", choices=WORKFLOWS, default="cm-ai")
     session.add_argument("--json", action="store_true", dest="as_json")
-    session.add_argument("--jobs", type=int, default=1)
+    session.add_argument("--jobs", type=int, default=0)
     return top, session
 
 

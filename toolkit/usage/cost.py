@@ -116,44 +116,69 @@ def rates_for(model: str, models: Mapping[str, Mapping[str, float]]) -> Mapping[
     return models[best] if best is not None else None
 
 
-def call_cost(call: Call, rates: Mapping[str, float]) -> float:
-    write_5m = call.cache_write - call.cache_write_1h
-    return (
-        call.input * rates.get("input", 0.0)
-        + write_5m * rates.get("cache_write_5m", 0.0)
-        + call.cache_write_1h * rates.get("cache_write_1h", 0.0)
-        + call.cache_read * rates.get("cache_read", 0.0)
-        + call.output * rates.get("output", 0.0)
-    ) / 1_000_000
-
-
 class Estimate:
-    """The list-price fold: an amount per group, the carried history's amount, unpriced calls by model."""
+    """The list-price fold: an amount per group, the carried history's amount, unpriced calls by model.
+
+    Tokens are summed per group and model as integers (exact, in any order, so parts read in
+    other processes merge to the same figures); money is computed once, in ``result``.
+    """
 
     def __init__(self, prices: dict[str, Any], key: Callable[[Call], str]) -> None:
         self.prices = prices
         self.key = key
-        self.rates: dict[str, Mapping[str, float] | None] = {}  # model -> its rates, looked up once
-        self.rows: dict[str, float] = {}
-        self.unpriced: dict[str, int] = {}
-        self.carried = 0.0
+        # (group, model) -> [calls, input, cache write 5 m, cache write 1 h, cache read, output, carried]
+        self.sums: dict[tuple[str, str], list[int]] = {}
 
     def add_all(self, calls: Iterable[Call]) -> None:
-        models: dict[str, Any] = self.prices["models"]
+        key, sums = self.key, self.sums
         for call in calls:
-            if call.model not in self.rates:
-                self.rates[call.model] = rates_for(call.model, models)
-            rates = self.rates[call.model]
-            name = self.key(call)
-            self.rows.setdefault(name, 0.0)
-            if rates is None:
-                self.unpriced[call.model] = self.unpriced.get(call.model, 0) + 1
-                continue
-            self.rows[name] += call_cost(call, rates)
-            self.carried += call.carried * rates.get("cache_read", 0.0) / 1_000_000
+            name = (key(call), call.model)
+            found = sums.get(name)
+            if found is None:
+                found = sums[name] = [0, 0, 0, 0, 0, 0, 0]
+            found[0] += 1
+            found[1] += call.input
+            found[2] += call.cache_write - call.cache_write_1h
+            found[3] += call.cache_write_1h
+            found[4] += call.cache_read
+            found[5] += call.output
+            found[6] += call.carried
+
+    def take(self) -> dict[tuple[str, str], list[int]]:
+        taken, self.sums = self.sums, {}
+        return taken
+
+    def merge(self, state: dict[tuple[str, str], list[int]]) -> None:
+        for name, part in state.items():
+            found = self.sums.get(name)
+            if found is None:
+                self.sums[name] = part
+            else:
+                found[:] = [a + b for a, b in zip(found, part, strict=True)]
 
     def result(self) -> dict[str, Any]:
         prices = self.prices
+        models: dict[str, Any] = prices["models"]
+        rows: dict[str, float] = {}
+        unpriced: dict[str, int] = {}
+        carried = 0.0
+        looked_up: dict[str, Mapping[str, float] | None] = {}
+        for (group, model), (calls, inp, write_5m, write_1h, read, out, carry) in sorted(self.sums.items()):
+            rows.setdefault(group, 0.0)
+            if model not in looked_up:
+                looked_up[model] = rates_for(model, models)
+            rates = looked_up[model]
+            if rates is None:
+                unpriced[model] = unpriced.get(model, 0) + calls
+                continue
+            rows[group] += (
+                inp * rates.get("input", 0.0)
+                + write_5m * rates.get("cache_write_5m", 0.0)
+                + write_1h * rates.get("cache_write_1h", 0.0)
+                + read * rates.get("cache_read", 0.0)
+                + out * rates.get("output", 0.0)
+            ) / 1_000_000
+            carried += carry * rates.get("cache_read", 0.0) / 1_000_000
         return {
             "label": "list-price estimate (not a bill; verified counts are the rows above)",
             "price_table": {
@@ -161,10 +186,10 @@ class Estimate:
                 "date": prices["date"],
                 "currency": prices["currency"],
             },
-            "rows": [{"key": k, "amount": round(v, 6)} for k, v in sorted(self.rows.items())],
-            "total": round(sum(self.rows.values()), 6),
-            "carried_history_amount": round(self.carried, 6),
-            "unpriced_calls_by_model": dict(sorted(self.unpriced.items())),
+            "rows": [{"key": k, "amount": round(v, 6)} for k, v in sorted(rows.items())],
+            "total": round(sum(rows.values()), 6),
+            "carried_history_amount": round(carried, 6),
+            "unpriced_calls_by_model": dict(sorted(unpriced.items())),
         }
 
 

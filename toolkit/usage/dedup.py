@@ -36,16 +36,60 @@ class Seen(msgspec.Struct):
     def remember(self, session: str, kept: dict[str, Call], known: dict[str, int]) -> None:
         """Fold a finished session's kept calls (by every key that names them) into the digests
         (``known``: digests already computed, by text)."""
-        number = len(self.sessions) * 2
-        self.sessions.append(session)
-        codes = (number, number + 1)  # one int object per session and flag, shared by its calls
-        keys, ids = self.keys, self.ids
+        keys: list[tuple[int, bool]] = []
+        ids: list[int] = []
         for key, call in kept.items():
             if call.dropped:
                 continue
-            keys.setdefault(known.get(key) or digest(key), codes[call.sidechain])
+            keys.append((known.get(key) or digest(key), call.sidechain))
             if call.key == key and call.msg_id is not None:
-                ids.add(((known.get(call.msg_id) or digest(call.msg_id)) & ~1) | call.sidechain)
+                ids.append(((known.get(call.msg_id) or digest(call.msg_id)) & ~1) | call.sidechain)
+        self.absorb(session, keys, ids)
+
+    def absorb(self, session: str, keys: list[tuple[int, bool]], ids: list[int]) -> None:
+        """A session's kept calls as digests: (key digest, sidechain) each, and message-id digests."""
+        number = len(self.sessions) * 2
+        self.sessions.append(session)
+        codes = (number, number + 1)  # one int object per session and flag, shared by its calls
+        setdefault = self.keys.setdefault
+        for key, sidechain in keys:
+            setdefault(key, codes[sidechain])
+        self.ids.update(ids)
+
+    def copied(self, key: int, mid: int, sidechain: bool) -> int | None:
+        """The code of an earlier session's copy of a call (by its key and message-id digests;
+        ``-1``: a ``/btw`` match), else None."""
+        code = self.keys.get(key)
+        if code is not None:
+            return code
+        mid &= ~1
+        if (mid | 1) in self.ids or (sidechain and mid in self.ids):
+            return -1
+        return None
+
+
+class Probe(Seen):
+    """A session read ahead of its turn (a worker process, before the earlier sessions are known):
+    every question it would ask the earlier sessions is noted and answered "not seen", and what it
+    would leave for the later ones is kept for ``Seen.absorb``. The answers were right, and so is
+    the whole session's result, exactly when ``Seen.answers_none`` holds for ``asked`` once the
+    earlier sessions are in."""
+
+    asked: list[tuple[int, int, bool]] = msgspec.field(default_factory=list)
+    left: tuple[str, list[tuple[int, bool]], list[int]] | None = None
+
+    def copied(self, key: int, mid: int, sidechain: bool) -> int | None:
+        self.asked.append((key, mid, sidechain))
+        return None
+
+    def absorb(self, session: str, keys: list[tuple[int, bool]], ids: list[int]) -> None:
+        self.left = (session, keys, ids)
+
+
+def answers_none(seen: Seen, asked: list[tuple[int, int, bool]]) -> bool:
+    """Whether every question a ``Probe`` noted gets "not seen" from ``seen`` too."""
+    copied = Seen.copied
+    return all(copied(seen, key, mid, sidechain) is None for key, mid, sidechain in asked)
 
 
 class _Session:
@@ -75,13 +119,7 @@ def _btw_replay(item: Call, peers: list[Call]) -> Call | None:
 def _copied_before(item: Call, seen: Seen, state: _Session) -> int | None:
     """The code of an earlier session's copy of this call (``-1``: a ``/btw`` match), else None."""
     assert item.key is not None and item.msg_id is not None
-    code = seen.keys.get(state.digest(item.key))
-    if code is not None:
-        return code
-    mid = state.digest(item.msg_id) & ~1
-    if (mid | 1) in seen.ids or (item.sidechain and mid in seen.ids):
-        return -1
-    return None
+    return seen.copied(state.digest(item.key), state.digest(item.msg_id), item.sidechain)
 
 
 def _note_resume(item: Call, code: int, seen: Seen, resumed_from: dict[str, str]) -> None:

@@ -66,9 +66,25 @@ class SessionSums:
         self.resume = self.resume or call.resume
         self.logs.add(log)
 
+    def merge(self, other: SessionSums) -> None:
+        """Another part of the same session (read in another process): as if its calls came here."""
+        self.calls += other.calls
+        for model, tokens in other.models.items():
+            self.models[model] = self.models.get(model, 0) + tokens
+        self.first = min(self.first, other.first) if self.first and other.first else self.first or other.first
+        self.last = max(self.last, other.last)
+        self.largest_prompt = max(self.largest_prompt, other.largest_prompt)
+        self.compactions += other.compactions
+        self.input += other.input
+        self.cache_write += other.cache_write
+        self.cache_read += other.cache_read
+        self.output += other.output
+        self.resume = self.resume or other.resume
+        self.logs |= other.logs
+
 
 def session_event(source: str, session: str, sums: SessionSums, resumed: bool) -> dict[str, Any]:
-    main_model = max(sums.models, key=lambda m: sums.models[m])
+    main_model = max(sums.models, key=lambda m: (sums.models[m], m))  # a tie goes to the later name
     return {
         "schema": "knowzcode.efficiency-event/v1",
         "event": "worker_usage",
@@ -106,6 +122,18 @@ class Events:
             if sums is None:
                 sums = self.sessions[(call.source, call.session)] = SessionSums()
             sums.add(call, logs[call.log].path_hash)
+
+    def take(self) -> dict[tuple[str, str], SessionSums]:
+        taken, self.sessions = self.sessions, {}
+        return taken
+
+    def merge(self, state: dict[tuple[str, str], SessionSums]) -> None:
+        for name, part in state.items():
+            found = self.sessions.get(name)
+            if found is None:
+                self.sessions[name] = part
+            else:
+                found.merge(part)
 
     def build(self) -> list[dict[str, Any]]:
         from toolkit.runtime.codes import RuntimeOpError

@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import gc
 import os
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from enum import StrEnum
-from typing import assert_never
+from typing import Any, Protocol, TypeVar, assert_never
 
 import msgspec
 
 from toolkit.usage import claude, codex
-from toolkit.usage.dedup import Seen, dedup_session
+from toolkit.usage.dedup import Probe, Seen, answers_none, dedup_session
 from toolkit.usage.model import Boundary, Call, FileLog
 from toolkit.usage.sources import LogFile, discover
 
@@ -150,7 +150,7 @@ def auto_jobs(files: list[LogFile]) -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-# -- parsing a unit (here or in worker processes) -------------------------------------------------------
+# -- parsing a unit ----------------------------------------------------------------------------------------
 
 
 def _read(log: LogFile) -> bytes | None:
@@ -186,40 +186,7 @@ def _parse_unit(unit: Unit) -> list[FileLog | None]:
     return [_parse_one(log, registry) for log in unit.files]
 
 
-_UNITS: list[Unit] = []  # the units forked workers read (set before the fork; workers only read it)
 _Parsed = list[FileLog | None]
-
-
-def _work(index: int) -> bytes:
-    """Worker: parse one unit; return its file logs as msgpack."""
-    return msgspec.msgpack.encode(_parse_unit(_UNITS[index]))
-
-
-def _parsed(units: list[Unit], jobs: int) -> Iterator[tuple[Unit, _Parsed]]:
-    """Each unit's parsed files, in plan order; with ``jobs`` > 1 from worker processes, a bounded
-    number of units ahead (so the parsed-but-not-yet-folded sessions stay few)."""
-    if jobs <= 1 or len(units) < 2:
-        for unit in units:
-            yield unit, _parse_unit(unit)
-        return
-    import multiprocessing
-
-    global _UNITS
-    _UNITS = units
-    decode = msgspec.msgpack.Decoder(_Parsed).decode
-    try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            window: deque[tuple[Unit, multiprocessing.pool.AsyncResult[bytes]]] = deque()
-            for index, unit in enumerate(units):
-                window.append((unit, pool.apply_async(_work, (index,))))
-                if len(window) >= jobs * 4:
-                    done, result = window.popleft()
-                    yield done, decode(result.get())
-            while window:
-                done, result = window.popleft()
-                yield done, decode(result.get())
-    finally:
-        _UNITS = []
 
 
 # -- one session: deduplication, threads and carried history ------------------------------------------------
@@ -311,42 +278,163 @@ def _session(unit: Unit, parsed: _Parsed, ledger: Ledger, seen: Seen) -> list[Ca
     return kept
 
 
-def stream(files: Iterable[LogFile], ledger: Ledger, jobs: int = 1) -> Iterator[list[Call]]:
-    """Each session's kept calls as soon as the session is read; ``ledger`` gets the run's counts.
+class Sink(Protocol):
+    """Where kept calls go: a fold whose state can be taken out in one process and merged in another.
 
-    ``jobs`` > 1 parses sessions in that many worker processes (fork, where the platform has it);
-    the result is the same as with one, since deduplication and threads run here, in plan order.
+    ``merge`` must give what ``add_all`` of the same calls would have given (``first_log``: where the
+    merged unit's files start in the receiving ledger's ``logs``, for calls that point at them).
     """
-    units = plan(files)
-    if jobs == 0:
-        jobs = auto_jobs([f for u in units for f in u.files])
-    seen = Seen()
-    # many small acyclic records: the cyclic collector would only rescan them
+
+    def add_all(self, calls: list[Call]) -> None: ...
+
+    def take(self) -> Any: ...
+
+    def merge(self, state: Any, first_log: int) -> None: ...
+
+
+S = TypeVar("S", bound=Sink)
+
+
+class Collect:
+    """The sink that keeps the calls themselves (optionally only those ``wanted``) in ``calls``."""
+
+    def __init__(self, calls: list[Call] | None = None, wanted: Callable[[Call], bool] | None = None) -> None:
+        self.calls: list[Call] = [] if calls is None else calls
+        self.wanted = wanted
+
+    def add_all(self, calls: list[Call]) -> None:
+        wanted = self.wanted
+        self.calls.extend(calls if wanted is None else [c for c in calls if wanted(c)])
+
+    def take(self) -> list[Call]:
+        taken, self.calls = self.calls, []
+        return taken
+
+    def merge(self, state: list[Call], first_log: int) -> None:
+        for call in state:
+            call.log += first_log
+        self.calls.extend(state)
+
+
+@contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Many small acyclic records: the cyclic collector would only rescan them."""
     paused = gc.isenabled()
     gc.disable()
     try:
-        for unit, parsed in _parsed(units, jobs):
-            yield _session(unit, parsed, ledger, seen)
+        yield
     finally:
         if paused:
             gc.enable()
 
 
+def stream(files: Iterable[LogFile], ledger: Ledger) -> Iterator[list[Call]]:
+    """Each session's kept calls as soon as the session is read, in this process; ``ledger`` gets
+    the run's counts."""
+    seen = Seen()
+    with _no_cyclic_gc():
+        for unit in plan(files):
+            yield _session(unit, _parse_unit(unit), ledger, seen)
+
+
+def fold_logs(files: Iterable[LogFile], ledger: Ledger, sink_for: Callable[[Ledger], S], jobs: int = 1) -> S:
+    """Every session's kept calls into ``sink_for(ledger)``; the sink is returned.
+
+    With ``jobs`` > 1 (0: ``auto_jobs``) sessions are read ahead in that many worker processes
+    (fork, where the platform has it): each worker reads a whole session, deduplicates it and
+    walks its threads, folds its calls into a sink of its own and sends back only that sink's
+    state, the counts, and the dedup questions it asked. Here, in plan order, a session's result
+    is merged when the earlier sessions answer every one of its questions "not seen" (always, for
+    Codex families and for sessions that copy no history); otherwise the session is read again
+    here, in its turn, with everything before it known. The result equals ``jobs=1``.
+    """
+    units = plan(files)
+    if jobs == 0:
+        jobs = auto_jobs([f for u in units for f in u.files])
+    sink = sink_for(ledger)
+    seen = Seen()
+    with _no_cyclic_gc():
+        if jobs <= 1 or len(units) < 2 or not hasattr(os, "fork"):
+            for unit in units:
+                sink.add_all(_session(unit, _parse_unit(unit), ledger, seen))
+        else:
+            _fold_ahead(units, ledger, sink, sink_for, seen, jobs)
+    return sink
+
+
+class _Ahead(msgspec.Struct):
+    """What a worker sends back for one session read ahead."""
+
+    counts: Ledger  # its files' counts and small records (no calls)
+    asked: list[tuple[int, int, bool]]  # the dedup questions its session put to the earlier ones
+    left: tuple[str, list[tuple[int, bool]], list[int]] | None  # what it leaves for later sessions
+    state: Any  # its sink's state
+
+
+_AHEAD: tuple[list[Unit], Callable[[Ledger], Any]] | None = None  # set before the fork, read by workers
+
+
+def _read_ahead(index: int) -> _Ahead:
+    """Worker: one unit read, deduplicated as if no session came before it, and folded."""
+    assert _AHEAD is not None
+    units, sink_for = _AHEAD
+    counts = Ledger()
+    probe = Probe()
+    sink = sink_for(counts)
+    sink.add_all(_session(units[index], _parse_unit(units[index]), counts, probe))
+    return _Ahead(counts, probe.asked, probe.left, sink.take())
+
+
+def _still_right(ahead: _Ahead, ledger: Ledger, seen: Seen) -> bool:
+    """Whether a session read ahead came out as it would in its turn: no earlier session holds a
+    call it asked about, and none marked it resumed (which changes its walk)."""
+    if any(log.session in ledger.resumed_from for log in ahead.counts.logs):
+        return False
+    return answers_none(seen, ahead.asked)
+
+
+def _merge_counts(ledger: Ledger, part: Ledger) -> None:
+    ledger.files += part.files
+    ledger.bytes += part.bytes
+    ledger.skipped_lines += part.skipped_lines
+    ledger.duplicates += part.duplicates
+    ledger.files_without_usage += part.files_without_usage
+    ledger.logs.extend(part.logs)
+    for session, earlier in part.resumed_from.items():
+        ledger.resumed_from.setdefault(session, earlier)
+
+
+def _fold_ahead(
+    units: list[Unit], ledger: Ledger, sink: Sink, sink_for: Callable[[Ledger], Any], seen: Seen, jobs: int
+) -> None:
+    import multiprocessing
+
+    global _AHEAD
+    _AHEAD = (units, sink_for)
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            for unit, ahead in zip(units, pool.imap(_read_ahead, range(len(units))), strict=True):
+                if not _still_right(ahead, ledger, seen):
+                    sink.add_all(_session(unit, _parse_unit(unit), ledger, seen))  # again, in its turn
+                    continue
+                first = len(ledger.logs)
+                _merge_counts(ledger, ahead.counts)
+                if ahead.left is not None:
+                    seen.absorb(*ahead.left)
+                sink.merge(ahead.state, first)
+    finally:
+        _AHEAD = None
+
+
 def read_logs(files: Iterable[LogFile], jobs: int = 1) -> Ledger:
-    """Every kept call of every session, collected (``stream`` folds them instead)."""
+    """Every kept call of every session, collected in ``ledger.calls``."""
     ledger = Ledger()
-    for calls in stream(files, ledger, jobs):
-        ledger.calls.extend(calls)
+    fold_logs(files, ledger, lambda led: Collect(led.calls), jobs)
     return ledger
 
 
 def load(source: str, environ: Mapping[str, str], jobs: int = 1) -> Ledger:
     return read_logs(discover(source, environ), jobs)
-
-
-def sessions(source: str, environ: Mapping[str, str], ledger: Ledger, jobs: int = 1) -> Iterator[list[Call]]:
-    """``stream`` over the logs of ``source`` found from ``environ``."""
-    return stream(discover(source, environ), ledger, jobs)
 
 
 # -- filtering and grouping ---------------------------------------------------------------------------------
@@ -571,6 +659,18 @@ class Groups:
 
     def by_key(self) -> dict[str, Totals]:
         return dict(sorted(self.totals.items()))
+
+    def take(self) -> dict[str, Totals]:
+        taken, self.totals = self.totals, {}
+        return taken
+
+    def merge(self, state: dict[str, Totals]) -> None:
+        for name, part in state.items():
+            found = self.totals.get(name)
+            if found is None:
+                self.totals[name] = part
+            else:
+                found.merge(part)
 
 
 def group(calls: Iterable[Call], key: Callable[[Call], str]) -> dict[str, Totals]:

@@ -28,6 +28,13 @@ class Page:
         self.per_day.add_all(calls)
         self.per_session.add_all(calls)
 
+    def take(self) -> tuple[dict[str, Totals], dict[str, Totals]]:
+        return self.per_day.take(), self.per_session.take()
+
+    def merge(self, state: tuple[dict[str, Totals], dict[str, Totals]]) -> None:
+        self.per_day.merge(state[0])
+        self.per_session.merge(state[1])
+
 
 def _figures(page: Page) -> list[Any]:
     import plotly.graph_objects as go

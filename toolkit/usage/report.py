@@ -19,9 +19,14 @@ SCHEMA = "workgroup.usage-report/v1"
 
 
 class Extra(Protocol):
-    """Another fold fed the same selected calls (cost estimate, efficiency events, HTML page)."""
+    """Another fold fed the same selected calls (cost estimate, efficiency events, HTML page),
+    whose state can be taken out of a worker process and merged here (``fold.Sink``)."""
 
     def add_all(self, calls: list[Call]) -> None: ...
+
+    def take(self) -> Any: ...
+
+    def merge(self, state: Any) -> None: ...
 
 
 def _sum(groups: Iterable[Totals]) -> Totals:
@@ -63,6 +68,15 @@ class Fold:
         self.groups.add_all(chosen)
         for extra in self.extras:
             extra.add_all(chosen)
+
+    def take(self) -> tuple[dict[str, Totals], list[Any]]:
+        return self.groups.take(), [extra.take() for extra in self.extras]
+
+    def merge(self, state: tuple[dict[str, Totals], list[Any]], first_log: int = 0) -> None:
+        groups, extras = state
+        self.groups.merge(groups)
+        for extra, part in zip(self.extras, extras, strict=True):
+            extra.merge(part)
 
     def data(self, ledger: Ledger, timezone: str) -> dict[str, Any]:
         groups = self.groups.by_key()
