@@ -145,22 +145,22 @@ def agent_spans(environ: Mapping[str, str], workdir: Path | None, skipped: Skipp
     --project``); without it, every call of the machine's logs. A call's key is the digest of its
     session, thread, time, model and counts, numbered among equals (the readers have deduplicated).
     """
-    from toolkit.usage.fold import load
-    from toolkit.usage.sources import hashed
+    from toolkit.usage.fold import Ledger, stream
+    from toolkit.usage.sources import discover, hashed
 
-    ledger = load("all", environ)
-    skipped.reasons.update(
-        {"unreadable agent-log line": ledger.skipped_lines} if ledger.skipped_lines else {}
-    )
     project = None if workdir is None else hashed(str(workdir.resolve()))
     occurrences = Occurrences()
-    for call in ledger.calls:
-        if project is not None and call.project != project:
-            continue
-        # the span id comes from what the log says about the call, never from the reader's in-process
-        # dedup key (a salted hash that differs between runs): a re-export sends the same ids
-        parts = (call.source, call.session, call.thread, call.ts, call.model, call.input, call.output)
-        key = occurrences.key(content_key({"call": [str(part) for part in parts]}))
-        span = agent_span(call, key, skipped)
-        if span is not None:
-            yield span
+    ledger = Ledger()
+    for calls in stream(discover("all", environ), ledger):  # a session at a time, none kept
+        for call in calls:
+            if project is not None and call.project != project:
+                continue
+            # the span id comes from what the log says about the call, never from the reader's
+            # in-process dedup key: a re-export sends the same ids
+            parts = (call.source, call.session, call.thread, call.ts, call.model, call.input, call.output)
+            key = occurrences.key(content_key({"call": [str(part) for part in parts]}))
+            span = agent_span(call, key, skipped)
+            if span is not None:
+                yield span
+    if ledger.skipped_lines:
+        skipped.reasons["unreadable agent-log line"] = ledger.skipped_lines
