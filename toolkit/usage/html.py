@@ -86,7 +86,13 @@ def render_html(page: Page) -> str:
     import plotly.io as pio
 
     parts = [
-        pio.to_html(fig, full_html=False, include_plotlyjs=(index == 0), include_mathjax=False)
+        pio.to_html(
+            fig,
+            full_html=False,
+            include_plotlyjs=(index == 0),
+            include_mathjax=False,
+            div_id=f"usage-figure-{index + 1}",  # not a random id: the same logs give the same page
+        )
         for index, fig in enumerate(_figures(page))
     ]
     title = _html.escape("workgroup usage: tokens, re-read share, carried history")

@@ -1,0 +1,252 @@
+"""``workgroup usage`` with worker processes: sessions read ahead must come out as if read in turn.
+
+A worker reads a session before the earlier ones are known, so its cross-session dedup questions
+are noted and answered "not seen"; the parent merges the result only when the earlier sessions
+give the same answers, and reads the session again otherwise. These tests run real worker
+processes (fork) over real log files and compare every output with one process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+from pathlib import Path
+
+import pytest
+from conftest import cli
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from usage_fixtures import _usage, _write, assistant, build, compact
+
+from toolkit.usage import fold
+from toolkit.usage.dedup import Probe, Seen, answers_none, dedup_session
+from toolkit.usage.fold import Collect, Ledger, auto_jobs, fold_logs, read_logs
+from toolkit.usage.sources import LogFile, discover
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="worker processes need fork")
+
+T0 = 1_767_000_000.0
+
+
+def _outputs(tmp: Path, jobs: int, *extra: str) -> dict[str, bytes]:
+    """stdout and every written file of one ``workgroup usage`` run."""
+    events, page = tmp / f"events-{jobs}.jsonl", tmp / f"page-{jobs}.html"
+    args = ["usage", "--timezone", "UTC", "--json", "--jobs", str(jobs), "--emit-events", str(events), *extra]
+    has_plotly = True
+    try:
+        import plotly  # noqa: F401
+    except ImportError:
+        has_plotly = False
+    if has_plotly:
+        args += ["--html", str(page)]
+    code, out, err = cli(*args)
+    assert code == 0, err
+    got = {"stdout": out.encode(), "events": events.read_bytes()}
+    if has_plotly:
+        got["page"] = page.read_bytes()
+    return got
+
+
+@pytest.mark.parametrize("by", ["day", "week", "month", "session", "project", "model"])
+def test_every_output_is_the_same_with_workers(
+    by: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in build(tmp_path / "logs").items():
+        monkeypatch.setenv(key, value)
+    one = _outputs(tmp_path, 1, "--by", by, "--cost")
+    two = _outputs(tmp_path, 2, "--by", by, "--cost")
+    assert one == two
+    report = json.loads(one["stdout"])
+    assert report["totals"]["calls"] > 0 and report["estimate"]["rows"]
+    assert one["events"].count(b"\n") >= 2
+
+
+def test_a_session_read_ahead_is_read_again_when_an_earlier_one_holds_its_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the fixture's resumed session copies an earlier session's calls: its read-ahead is refused
+    env = build(tmp_path / "logs")
+    verdicts: list[bool] = []
+    real = fold._still_right
+
+    def counted(*args: object) -> bool:
+        verdict = real(*args)  # type: ignore[arg-type]
+        verdicts.append(verdict)
+        return verdict
+
+    monkeypatch.setattr(fold, "_still_right", counted)
+    files = discover("all", env)
+    two = read_logs(files, 2)
+    assert False in verdicts and True in verdicts  # both ways were taken
+    one = read_logs(files, 1)
+    assert _calls(two) == _calls(one)
+    assert two.resumed_from == one.resumed_from != {}
+    assert (two.duplicates, two.skipped_lines, two.files, two.bytes) == (
+        one.duplicates,
+        one.skipped_lines,
+        one.files,
+        one.bytes,
+    )
+    # each call points at its own file in the merged ledger
+    assert [two.logs[c.log].path_hash for c in two.calls] == [one.logs[c.log].path_hash for c in one.calls]
+
+
+def _calls(ledger: Ledger) -> list[tuple[object, ...]]:
+    return [
+        (
+            c.session,
+            c.thread,
+            c.ts,
+            c.model,
+            c.input,
+            c.output,
+            c.cache_write,
+            c.cache_read,
+            c.carried,
+            c.compactions,
+            c.compactions_after,
+            c.resume,
+            c.subagent,
+        )
+        for c in ledger.calls
+    ]
+
+
+def test_a_probe_answers_not_seen_and_keeps_the_questions(tmp_path: Path) -> None:
+    proj = tmp_path / "claude" / "projects" / "-home-dev-x"
+    first = assistant("s-a", "2026-02-01T10:00:00.000Z", "msg_A", "req_A", _usage(3, 10, 100, 40))
+    _write(proj / "s-a.jsonl", [first], T0)
+    copied = first.replace('"sessionId":"s-a"', '"sessionId":"s-b"')
+    own = assistant("s-b", "2026-02-02T10:00:00.000Z", "msg_B", "req_B", _usage(3, 10, 200, 9))
+    _write(proj / "s-b.jsonl", [copied, own], T0 + 10)
+    units = fold.plan(discover("claude", {"CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}))
+    parsed = [[log for log in fold._parse_unit(unit) if log is not None] for unit in units]
+    seen = Seen()
+    dedup_session(parsed[0], seen, {})
+    probe = Probe()
+    resumed: dict[str, str] = {}
+    assert dedup_session(parsed[1], probe, resumed) == 0 and resumed == {}
+    assert len(probe.asked) == 2 and probe.left is not None
+    # the earlier session holds msg_A: the probe's "not seen" was wrong for s-b
+    assert not answers_none(seen, probe.asked)
+    assert answers_none(Seen(), probe.asked)
+    # what the probe would leave equals what the session leaves when read in turn
+    again = [[log for log in fold._parse_unit(unit) if log is not None] for unit in units]
+    alone = Seen()
+    dedup_session(again[1], alone, {})
+    replay = Seen()
+    replay.absorb(*probe.left)
+    assert (replay.keys, replay.ids, replay.sessions) == (alone.keys, alone.ids, alone.sessions)
+
+
+def test_automatic_jobs_wait_for_enough_logs(tmp_path: Path) -> None:
+    small = [LogFile("claude", tmp_path / "a.jsonl", tmp_path, size=1 << 20)]
+    large = [LogFile("codex", tmp_path / f"{n}.jsonl", tmp_path, size=40 << 20) for n in range(2)]
+    assert auto_jobs(small) == 1
+    assert auto_jobs(large) == max(1, min(4, os.cpu_count() or 1))
+
+
+# -- generated histories: copies across sessions, /btw replays, partials, compactions, file order ----------
+
+_ID = st.integers(0, 7)  # a small pool of message ids, so sessions copy each other's calls
+
+
+@st.composite
+def _histories(draw: st.DrawFn) -> list[list[tuple[str, int, int, bool, bool, int]]]:
+    """Sessions, each a list of lines: (kind, message id, request id, sidechain, final, output)."""
+    sessions = []
+    for _ in range(draw(st.integers(2, 5))):
+        lines = []
+        for _ in range(draw(st.integers(1, 6))):
+            kind = draw(st.sampled_from(["call", "call", "call", "compact"]))
+            lines.append(
+                (
+                    kind,
+                    draw(_ID),
+                    draw(st.integers(0, 2)),
+                    draw(st.booleans()),
+                    draw(st.booleans()),
+                    draw(st.integers(1, 90)),
+                )
+            )
+        sessions.append(lines)
+    return sessions
+
+
+def _write_histories(
+    root: Path, sessions: list[list[tuple[str, int, int, bool, bool, int]]], order: int
+) -> None:
+    proj = root / "claude" / "projects" / "-home-dev-x"
+    mtimes = list(range(len(sessions)))
+    random.Random(order).shuffle(mtimes)
+    for number, lines in enumerate(sessions):
+        sid = f"s-{number}"
+        text = []
+        for step, (kind, msg, req, side, final, out) in enumerate(lines):
+            ts = f"2026-02-{1 + number:02d}T10:{step:02d}:00.000Z"
+            if kind == "compact":
+                text.append(compact(sid, ts, 5000))
+                continue
+            usage = _usage(3, 10 * (msg + 1), 100 * (msg + 1) + step, out)
+            text.append(
+                assistant(
+                    sid,
+                    ts,
+                    f"msg_{msg}",
+                    f"req_{msg}_{req}",
+                    usage,
+                    stop="end_turn" if final else None,
+                    sidechain=side,
+                )
+            )
+        _write(proj / f"{sid}.jsonl", text, T0 + mtimes[number])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sessions=_histories(), order=st.integers(0, 1000))
+def test_workers_agree_with_one_process_on_generated_histories(
+    sessions: list[list[tuple[str, int, int, bool, bool, int]]], order: int
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        _write_histories(root, sessions, order)
+        files = discover("claude", {"CLAUDE_CONFIG_DIR": str(root / "claude")})
+        one, two = read_logs(files, 1), read_logs(files, 2)
+        assert _calls(two) == _calls(one)
+        assert (two.resumed_from, two.duplicates, two.skipped_lines) == (
+            one.resumed_from,
+            one.duplicates,
+            one.skipped_lines,
+        )
+
+
+def test_a_collecting_sink_keeps_only_the_wanted_calls_from_every_process(tmp_path: Path) -> None:
+    env = build(tmp_path / "logs")
+    files = discover("all", env)
+    every = read_logs(files, 1)
+    name = every.calls[-1].session
+    ledger_one, ledger_two = Ledger(), Ledger()
+    got_one = fold_logs(files, ledger_one, lambda led: Collect(None, lambda c: c.session == name), 1)
+    got_two = fold_logs(files, ledger_two, lambda led: Collect(None, lambda c: c.session == name), 2)
+    assert [c.ts for c in got_one.calls] == [c.ts for c in got_two.calls] != []
+    assert {c.session for c in got_two.calls} == {name}
+
+
+def test_a_session_marked_resumed_by_an_earlier_file_is_read_again(tmp_path: Path) -> None:
+    # an older build's top-level agent file names session s-b and copies s-a's call: s-b is resumed
+    # before its own unit is merged, which changes how its walk marks the resume point
+    proj = tmp_path / "claude" / "projects" / "-home-dev-x"
+    first = assistant("s-a", "2026-02-01T10:00:00.000Z", "msg_A", "req_A", _usage(3, 10, 100, 40))
+    _write(proj / "s-a.jsonl", [first], T0)
+    _write(proj / "agent-old.jsonl", [first.replace('"sessionId":"s-a"', '"sessionId":"s-b"')], T0 + 1)
+    shared = assistant("s-b", "2026-02-02T10:00:00.000Z", "msg_C", "req_C", _usage(3, 10, 200, 9))
+    own = assistant("s-b", "2026-02-02T10:05:00.000Z", "msg_D", "req_D", _usage(3, 10, 300, 9))
+    _write(proj / "s-b" / "subagents" / "agent-y.jsonl", [shared], T0 + 1.5)
+    _write(proj / "s-b.jsonl", [shared, own], T0 + 2)
+    files = discover("claude", {"CLAUDE_CONFIG_DIR": str(tmp_path / "claude")})
+    one, two = read_logs(files, 1), read_logs(files, 2)
+    assert one.resumed_from == {"s-b": "s-a"}
+    assert [c.resume for c in one.calls if c.ts.startswith("2026-02-02T10:05")] == [True]
+    assert _calls(two) == _calls(one)
