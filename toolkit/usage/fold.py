@@ -17,17 +17,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, assert_never
+from typing import Any, Protocol, TypeVar, assert_never
 
 import msgspec
 
+from toolkit.infra import forkmap
 from toolkit.usage import claude, codex
 from toolkit.usage.dedup import Probe, Seen, answers_none, dedup_session
 from toolkit.usage.model import Boundary, Call, FileLog
 from toolkit.usage.sources import LogFile, discover
-
-if TYPE_CHECKING:
-    import multiprocessing.pool
 
 
 class By(StrEnum):
@@ -357,35 +355,15 @@ def fold_logs(files: Iterable[LogFile], ledger: Ledger, sink_for: Callable[[Ledg
     sink = sink_for(ledger)
     seen = Seen()
     with _no_cyclic_gc():
-        pool = _pool(jobs, units, sink_for) if jobs > 1 and len(units) > 1 else None
-        if pool is None:
+        if jobs > 1 and len(units) > 1 and forkmap.available():
+            _fold_ahead(units, ledger, sink, sink_for, seen, jobs)
+        else:
             for unit in units:
                 sink.add_all(_session(unit, _parse_unit(unit), ledger, seen))
-        else:
-            _fold_ahead(pool, units, ledger, sink, seen)
     return sink
 
 
 _AHEAD: tuple[list[Unit], Callable[[Ledger], Any]] | None = None  # set before the fork, read by workers
-
-
-def _pool(
-    jobs: int, units: list[Unit], sink_for: Callable[[Ledger], Any]
-) -> multiprocessing.pool.Pool | None:
-    """Worker processes forked from here, which read ``units`` into sinks from ``sink_for``; None
-    where that is not possible (no fork, no semaphores, no processes left): the logs are then
-    read in this process."""
-    if not hasattr(os, "fork"):
-        return None
-    import multiprocessing
-
-    global _AHEAD
-    _AHEAD = (units, sink_for)  # the workers' copy of it is the one they read
-    try:
-        return multiprocessing.get_context("fork").Pool(jobs)
-    except (OSError, ImportError):
-        _AHEAD = None
-        return None
 
 
 class _Ahead(msgspec.Struct):
@@ -428,22 +406,23 @@ def _merge_counts(ledger: Ledger, part: Ledger) -> None:
 
 
 def _fold_ahead(
-    pool: multiprocessing.pool.Pool, units: list[Unit], ledger: Ledger, sink: Sink, seen: Seen
+    units: list[Unit], ledger: Ledger, sink: Sink, sink_for: Callable[[Ledger], Any], seen: Seen, jobs: int
 ) -> None:
-    """Merge the sessions read ahead in plan order (the pool is closed on the way out)."""
+    """Merge the sessions read ahead, in plan order; one whose read-ahead is wrong or did not
+    arrive is read here, in its turn."""
+    global _AHEAD
+    _AHEAD = (units, sink_for)  # the workers' copy of it (taken at the fork) is the one they read
     try:
-        with pool:
-            for unit, ahead in zip(units, pool.imap(_read_ahead, range(len(units))), strict=True):
-                if not _still_right(ahead, ledger, seen):
-                    sink.add_all(_session(unit, _parse_unit(unit), ledger, seen))  # again, in its turn
-                    continue
-                first = len(ledger.logs)
-                _merge_counts(ledger, ahead.counts)
-                if ahead.left is not None:
-                    seen.absorb(*ahead.left)
-                sink.merge(ahead.state, first)
+        for unit, ahead in zip(units, forkmap.ordered_map(len(units), _read_ahead, jobs), strict=True):
+            if not isinstance(ahead, _Ahead) or not _still_right(ahead, ledger, seen):
+                sink.add_all(_session(unit, _parse_unit(unit), ledger, seen))
+                continue
+            first = len(ledger.logs)
+            _merge_counts(ledger, ahead.counts)
+            if ahead.left is not None:
+                seen.absorb(*ahead.left)
+            sink.merge(ahead.state, first)
     finally:
-        global _AHEAD
         _AHEAD = None
 
 
