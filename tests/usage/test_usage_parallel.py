@@ -250,3 +250,20 @@ def test_a_session_marked_resumed_by_an_earlier_file_is_read_again(tmp_path: Pat
     assert one.resumed_from == {"s-b": "s-a"}
     assert [c.resume for c in one.calls if c.ts.startswith("2026-02-02T10:05")] == [True]
     assert _calls(two) == _calls(one)
+
+
+def test_a_lost_worker_costs_time_not_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = build(tmp_path / "logs")
+    files = discover("all", env)
+    one = read_logs(files, 1)
+    real = fold._read_ahead
+
+    def dies_on_the_second(index: int) -> object:
+        if index == 1:
+            os._exit(9)  # the worker process is gone mid-task (killed, out of memory)
+        return real(index)
+
+    monkeypatch.setattr(fold, "_read_ahead", dies_on_the_second)
+    two = read_logs(files, 2)
+    assert _calls(two) == _calls(one)
+    assert (two.resumed_from, two.duplicates, two.files) == (one.resumed_from, one.duplicates, one.files)
