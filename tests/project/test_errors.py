@@ -25,6 +25,7 @@ BLANKET_ALLOWED = {
     ("toolkit/cli.py", "_run"): "click's usage errors and aborts arrive as plain exceptions",
     ("toolkit/runtime/protocol.py", "execute"): "the reference frame: an uncoded failure is INVALID_REQUEST",
     ("toolkit/demo/runner.py", "run_demo"): "a failing demo step is reported and the demo goes on",
+    ("toolkit/infra/forkmap.py", "_worker"): "a worker's failed task comes back MISSING; the parent does it",
 }
 
 
