@@ -3,7 +3,7 @@
     .venv/bin/python tests/bench/bench_usage.py [--mb 1024] [--dir DIR] [--keep] [--ccusage PATH] [--repeat 3]
 
 Writes about ``--mb`` megabytes of logs (half Claude Code sessions with subagents, streaming partials,
-tool results and compactions; half Codex rollouts with instructions, response items and token
+tool results and compactions, every third one resumed from the one before with its history copied; half Codex rollouts with instructions, response items and token
 counts), then runs ``workgroup usage --json`` in a fresh child process and prints wall time, CPU
 time, MB/s per CPU second and peak RSS (``resource.getrusage`` of the child), next to the size of
 the largest session file (the memory bound). With ccusage (``--ccusage``, ``CCUSAGE_BIN`` or on PATH)
@@ -27,6 +27,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+GENERATOR = 2  # 2: every third Claude session is resumed from the one before (a copied history)
 WORDS = (
     "alpha beta gamma delta build test refactor module function parser reader token cache "
     "context session commit branch review patch error value index schema field record"
@@ -42,7 +43,10 @@ def _text(rng: random.Random, size: int) -> str:
     return " ".join(out)
 
 
-def _claude_session(path: Path, rng: random.Random, sid: str, target: int, day: int) -> int:
+def _claude_session(
+    path: Path, rng: random.Random, sid: str, target: int, day: int, history: str = ""
+) -> int:
+    """A session of about ``target`` bytes of its own, after ``history`` (a resumed session's copy)."""
     cwd = f"/home/dev/project-{rng.randrange(20)}"
     common = f'"sessionId":"{sid}","cwd":"{cwd}","version":"2.1.3","gitBranch":"main","userType":"external"'
     lines: list[str] = []
@@ -90,7 +94,7 @@ def _claude_session(path: Path, rng: random.Random, sid: str, target: int, day: 
             )
             read = 12000
         size = sum(len(x) + 1 for x in lines[-8:]) + size
-    text = "\n".join(lines) + "\n"
+    text = history + "\n".join(lines) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return len(text)
@@ -154,6 +158,7 @@ def generate(root: Path, megabytes: int, seed: int = 7) -> tuple[int, int]:
     goal = megabytes * 1_000_000
     written = largest = 0
     n = 0
+    previous: Path | None = None  # the last Claude session's file: every third one is resumed from it
     while written < goal:
         n += 1
         size_target = rng.choice((200_000, 800_000, 2_000_000, 6_000_000))
@@ -161,7 +166,13 @@ def generate(root: Path, megabytes: int, seed: int = 7) -> tuple[int, int]:
         if n % 2:
             sid = f"{n:08x}-aaaa-4bbb-8ccc-{n:012x}"
             proj = root / "claude" / "projects" / f"-home-dev-project-{n % 20}"
-            size = _claude_session(proj / f"{sid}.jsonl", rng, sid, size_target, day)
+            history = ""
+            if n % 6 == 5 and previous is not None:  # --resume: the history copied with its ids
+                old_sid = previous.stem
+                history = previous.read_text().replace(f'"sessionId":"{old_sid}"', f'"sessionId":"{sid}"')
+                size_target = max(200_000, size_target - len(history))
+            previous = proj / f"{sid}.jsonl"
+            size = _claude_session(previous, rng, sid, size_target, day, history)
             if n % 5 == 1:
                 size += _claude_session(
                     proj / sid / "subagents" / f"agent-{n}.jsonl", rng, sid, size_target // 4, day
@@ -243,12 +254,21 @@ def main() -> int:
     root = args.dir or Path(tempfile.mkdtemp(prefix="bench-usage-"))
     try:
         marker = root / "generated.json"
-        if marker.exists() and json.loads(marker.read_text()).get("mb") == args.mb:
+        if marker.exists() and json.loads(marker.read_text()) | {"bytes": 0, "largest": 0} == {
+            "mb": args.mb,
+            "generator": GENERATOR,
+            "bytes": 0,
+            "largest": 0,
+        }:
             meta = json.loads(marker.read_text())
             written, largest = meta["bytes"], meta["largest"]
         else:
+            for stale in ("claude", "codex"):  # an older generator's files
+                shutil.rmtree(root / stale, ignore_errors=True)
             written, largest = generate(root, args.mb)
-            marker.write_text(json.dumps({"mb": args.mb, "bytes": written, "largest": largest}))
+            marker.write_text(
+                json.dumps({"mb": args.mb, "generator": GENERATOR, "bytes": written, "largest": largest})
+            )
         home = root / "home"
         home.mkdir(exist_ok=True)
         env = {

@@ -363,9 +363,6 @@ def fold_logs(files: Iterable[LogFile], ledger: Ledger, sink_for: Callable[[Ledg
     return sink
 
 
-_AHEAD: tuple[list[Unit], Callable[[Ledger], Any]] | None = None  # set before the fork, read by workers
-
-
 class _Ahead(msgspec.Struct):
     """What a worker sends back for one session read ahead."""
 
@@ -373,17 +370,30 @@ class _Ahead(msgspec.Struct):
     asked: list[tuple[int, int, bool]]  # the dedup questions its session put to the earlier ones
     left: tuple[str, list[tuple[int, bool]], list[int]] | None  # what it leaves for later sessions
     state: Any  # its sink's state
+    parsed: bytes | None = None  # Claude: its files as parsed (msgpack), to be folded here if need be
+
+
+_AHEAD: tuple[list[Unit], Callable[[Ledger], Any]] | None = None  # set before the fork, read by workers
+_PARSED = msgspec.msgpack.Decoder(_Parsed)
 
 
 def _read_ahead(index: int) -> _Ahead:
-    """Worker: one unit read, deduplicated as if no session came before it, and folded."""
+    """Worker: one unit read, deduplicated as if no session came before it, and folded.
+
+    A Claude session's parsed files go back too (before deduplication marks them): when an earlier
+    session turns out to hold some of its calls (a resumed session's copied history), the parent
+    folds them in turn without reading the files again.
+    """
     assert _AHEAD is not None
     units, sink_for = _AHEAD
+    unit = units[index]
     counts = Ledger()
     probe = Probe()
     sink = sink_for(counts)
-    sink.add_all(_session(units[index], _parse_unit(units[index]), counts, probe))
-    return _Ahead(counts, probe.asked, probe.left, sink.take())
+    parsed = _parse_unit(unit)
+    kept = msgspec.msgpack.encode(parsed) if unit.source == "claude" else None
+    sink.add_all(_session(unit, parsed, counts, probe))
+    return _Ahead(counts, probe.asked, probe.left, sink.take(), kept)
 
 
 def _still_right(ahead: _Ahead, ledger: Ledger, seen: Seen) -> bool:
@@ -414,8 +424,12 @@ def _fold_ahead(
     _AHEAD = (units, sink_for)  # the workers' copy of it (taken at the fork) is the one they read
     try:
         for unit, ahead in zip(units, forkmap.ordered_map(len(units), _read_ahead, jobs), strict=True):
-            if not isinstance(ahead, _Ahead) or not _still_right(ahead, ledger, seen):
+            if not isinstance(ahead, _Ahead):  # its worker is gone: read it here
                 sink.add_all(_session(unit, _parse_unit(unit), ledger, seen))
+                continue
+            if not _still_right(ahead, ledger, seen):  # fold its files here, in its turn
+                parsed = _PARSED.decode(ahead.parsed) if ahead.parsed is not None else _parse_unit(unit)
+                sink.add_all(_session(unit, parsed, ledger, seen))
                 continue
             first = len(ledger.logs)
             _merge_counts(ledger, ahead.counts)
