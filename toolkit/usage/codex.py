@@ -256,8 +256,8 @@ def read(log: LogFile, index: int, registry: Registry, data: bytes | None = None
     if not out.project:
         out.project = hashed(log.path.parent.name)
     for item in out.items:
-        if isinstance(item, Call):
-            item.project = out.project
+        if isinstance(item, Call) and item.project != out.project:
+            item.project = out.project  # calls made before the project was known
     return out
 
 
@@ -324,6 +324,8 @@ def _calls(
     metas = 0
     for line in lines:
         kind = line.type
+        if kind == "response_item":
+            continue  # the commonest line: content, never read
         if kind == "event_msg":
             payload = line.payload
             if payload is not None and payload.type == "token_count" and payload.info is not None:
@@ -390,35 +392,49 @@ def _token(
     else:
         state.replaying = False
     prev = state.prev.get(key)
-    delta: tuple[int, ...] | None
-    if total is not None and prev is not None and total != prev:
-        delta = tuple(map(sub, total, prev))  # the common case: the running total moved
-        if min(delta) < 0:
-            delta = _delta(total, prev, last)
-    else:
-        delta = _delta(total, prev, last)
     if total is not None:
         state.prev[key] = total
-    if delta is None or delta[:4] == (0, 0, 0, 0):
+    if total is not None and prev is not None and total != prev:
+        # the common case, the running total moved: the delta, unless a bucket dropped (a new counter)
+        d_in, d_cached, d_out, d_reasoning = (
+            total[0] - prev[0],
+            total[1] - prev[1],
+            total[2] - prev[2],
+            total[3] - prev[3],
+        )
+        if d_in < 0 or d_cached < 0 or d_out < 0 or d_reasoning < 0 or total[4] < prev[4]:
+            if last is None:
+                return
+            d_in, d_cached, d_out, d_reasoning = (
+                last.input_tokens,
+                last.cached_input_tokens,
+                last.output_tokens,
+                last.reasoning_output_tokens,
+            )
+    else:
+        delta = _delta(total, prev, last)
+        if delta is None:
+            return
+        d_in, d_cached, d_out, d_reasoning = delta[0], delta[1], delta[2], delta[3]
+    if not (d_in or d_cached or d_out or d_reasoning):
         return
-    used_in, used_out = delta[0], delta[2]
-    cached = delta[1] if delta[1] < used_in else used_in
+    cached = d_cached if d_cached < d_in else d_in
     model = state.model or (intern(payload.model or meta.model or "unknown"))
     out.items.append(
         Call(
             "codex",
             out.session,
-            "",
+            out.project,
             out.path_hash,
             info.subagent,
             ts,
             model,
-            used_in - cached,
-            used_out,
+            d_in - cached,
+            d_out,
             0,
             cached,
-            delta[3],
-            last.input_tokens if last is not None else used_in,
+            d_reasoning,
+            last.input_tokens if last is not None else d_in,
         )
     )
 

@@ -236,7 +236,8 @@ class _Walk:
             self.last.compactions_after += self.pending
 
 
-def _walk(log: FileLog, resumed: bool, out: list[Call]) -> None:
+def _walk(log: FileLog, index: int, resumed: bool, out: list[Call]) -> None:
+    """One file's items in order; its kept calls go to ``out``, pointing at ``ledger.logs[index]``."""
     walk = _Walk(log, resumed)
     call, append = walk.call, out.append
     for item in log.items:
@@ -245,37 +246,36 @@ def _walk(log: FileLog, resumed: bool, out: list[Call]) -> None:
         elif item.dropped:
             walk.dropped(item)
         else:
+            item.log = index
             call(item)
             append(item)
     walk.finish()
     log.items = []  # the calls go on to the caller; the file keeps only its counts
 
 
-def _note(ledger: Ledger, log: LogFile, parsed: FileLog) -> None:
-    """A file read: its counts join the run's; its calls point back at it."""
-    index = len(ledger.logs)
+def _note(ledger: Ledger, log: LogFile, parsed: FileLog) -> int:
+    """A file read: its counts join the run's; returns its index in ``ledger.logs``."""
     ledger.files += 1
     ledger.bytes += log.size
     ledger.skipped_lines += parsed.skipped_lines
     ledger.duplicates += parsed.duplicates
     ledger.files_without_usage += parsed.no_usage
     ledger.logs.append(parsed)
-    for item in parsed.items:
-        if isinstance(item, Call):
-            item.log = index
+    return len(ledger.logs) - 1
 
 
 def _session(unit: Unit, parsed: _Parsed, ledger: Ledger, seen: Seen) -> list[Call]:
     logs: list[FileLog] = []
+    indexes: list[int] = []
     for source, result in zip(unit.files, parsed, strict=True):
         if result is not None:
-            _note(ledger, source, result)
+            indexes.append(_note(ledger, source, result))
             logs.append(result)
     if unit.source == "claude" and logs:
         ledger.duplicates += dedup_session(logs, seen, ledger.resumed_from)
     kept: list[Call] = []
-    for log in logs:
-        _walk(log, log.session in ledger.resumed_from, kept)
+    for log, index in zip(logs, indexes, strict=True):
+        _walk(log, index, log.session in ledger.resumed_from, kept)
     return kept
 
 
