@@ -21,7 +21,6 @@ from typing import Any, Protocol, TypeVar, assert_never
 
 import msgspec
 
-from toolkit.infra import forkmap
 from toolkit.usage import claude, codex
 from toolkit.usage.dedup import Probe, Seen, answers_none, dedup_session
 from toolkit.usage.model import Boundary, Call, FileLog
@@ -355,7 +354,7 @@ def fold_logs(files: Iterable[LogFile], ledger: Ledger, sink_for: Callable[[Ledg
     sink = sink_for(ledger)
     seen = Seen()
     with _no_cyclic_gc():
-        if jobs > 1 and len(units) > 1 and forkmap.available():
+        if jobs > 1 and len(units) > 1 and hasattr(os, "fork"):
             _fold_ahead(units, ledger, sink, sink_for, seen, jobs)
         else:
             for unit in units:
@@ -420,6 +419,8 @@ def _fold_ahead(
 ) -> None:
     """Merge the sessions read ahead, in plan order; one whose read-ahead is wrong or did not
     arrive is read here, in its turn."""
+    from toolkit.infra import forkmap
+
     global _AHEAD
     _AHEAD = (units, sink_for)  # the workers' copy of it (taken at the fork) is the one they read
     try:
