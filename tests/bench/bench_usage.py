@@ -287,6 +287,12 @@ def main() -> int:
             base = [args.ccusage, "daily", "--json", "--offline", "--timezone", "UTC"]
             commands["ccusage daily (parallel, its default)"] = base
             commands["ccusage daily --single-thread"] = [*base, "--single-thread"]
+        # as installed: compiled bytecode (pip writes it at install; a PYTHONDONTWRITEBYTECODE set in
+        # this shell would make every run compile the sources), and one unmeasured run of each tool
+        # (bytecode written, files in the page cache)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        for cmd in commands.values():
+            assert measure(cmd, env)["rc"] == 0
         for _ in range(args.repeat):  # interleaved, so load on a shared machine hits every tool alike
             for label, cmd in commands.items():
                 got = measure(cmd, env)
