@@ -267,3 +267,24 @@ def test_a_lost_worker_costs_time_not_results(tmp_path: Path, monkeypatch: pytes
     two = read_logs(files, 2)
     assert _calls(two) == _calls(one)
     assert (two.resumed_from, two.duplicates, two.files) == (one.resumed_from, one.duplicates, one.files)
+
+
+def test_filters_and_the_session_view_are_the_same_with_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = build(tmp_path / "logs")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    every = read_logs(discover("all", env), 1)
+    project = every.calls[0].project
+    name = every.calls[-1].session
+    for args in (
+        ["usage", "--json", "--timezone", "UTC", "--since", "2025-08-01", "--until", "2026-01-31"],
+        ["usage", "--json", "--timezone", "America/New_York", "--project", project, "--by", "session"],
+        ["usage", "session", name, "--json", "--timezone", "UTC"],
+        ["usage", "session", name[:8], "--timezone", "UTC"],
+    ):
+        one, two = cli(*args, "--jobs", "1"), cli(*args, "--jobs", "2")
+        assert one == two and one[0] in (0, 1), args
+    code, out, _ = cli("usage", "session", name, "--json", "--timezone", "UTC", "--jobs", "2")
+    assert code == 0 and json.loads(out)["calls"]
