@@ -24,6 +24,7 @@ T = TypeVar("T")
 
 MISSING: Final = object()  # the task's result did not arrive: do it in this process
 _HEADER = 8  # bytes of a frame's length
+_PIPE_SIZE = 1 << 20  # the default limit for an unprivileged process (/proc/sys/fs/pipe-max-size)
 
 
 def available() -> bool:
@@ -43,6 +44,7 @@ def ordered_map(count: int, work: Callable[[int], T], jobs: int) -> Iterator[T |
         for _ in range(max(1, min(jobs, count))):
             result_read, result_write = os.pipe()
             fds.own += [result_read, result_write]
+            _widen(result_write)
             try:
                 pid = os.fork()
             except OSError:  # no process to be had: fewer workers (none: every task comes back MISSING)
@@ -78,6 +80,20 @@ class _Fds:
     def close_all(self) -> None:
         for fd in list(self.own):
             self.close(fd)
+
+
+def _widen(fd: int) -> None:
+    """A larger pipe buffer (Linux), so a worker seldom waits for the parent to read its result."""
+    try:
+        import fcntl
+    except ImportError:
+        return
+    command = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if command is not None:
+        try:
+            fcntl.fcntl(fd, command, _PIPE_SIZE)
+        except OSError:
+            pass  # the system's default size: slower, not wrong
 
 
 def _worker(

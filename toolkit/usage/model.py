@@ -9,7 +9,7 @@ from __future__ import annotations
 import msgspec
 
 
-class Call(msgspec.Struct, gc=False, tag="call"):
+class Call(msgspec.Struct, gc=False, tag="call", array_like=True, omit_defaults=True):
     """One model call after the reader's own rules (deduplication across files happens in ``dedup``).
 
     ``input`` is uncached input, so ``input + cache_write + cache_read`` is the whole prompt for both
@@ -57,7 +57,7 @@ def replaces(candidate: Call, existing: Call) -> bool:
     return candidate.tokens > existing.tokens
 
 
-class Boundary(msgspec.Struct, gc=False, tag="boundary"):
+class Boundary(msgspec.Struct, gc=False, tag="boundary", array_like=True, omit_defaults=True):
     """A context boundary inside one log: a compaction, or a resume appended to the same file."""
 
     ts: str
@@ -66,7 +66,7 @@ class Boundary(msgspec.Struct, gc=False, tag="boundary"):
     pre_tokens: int | None = None
 
 
-class FileLog(msgspec.Struct):
+class FileLog(msgspec.Struct, array_like=True, omit_defaults=True):
     """What one log file contributed: its calls and compaction markers in file order."""
 
     source: str
