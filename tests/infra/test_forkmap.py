@@ -85,3 +85,57 @@ def test_stopping_early_reaps_the_workers() -> None:
         with pytest.raises(ProcessLookupError):  # neither running nor a zombie
             os.kill(pid, 0)  # type: ignore[arg-type]
     assert _open_fds() == before
+
+
+def _taken(log: Path) -> list[int]:
+    return [int(x) for x in log.read_text().split()] if log.exists() else []
+
+
+def test_no_task_is_handed_out_beyond_the_window(tmp_path: Path) -> None:
+    from _sync import wait_until
+
+    log = tmp_path / "taken"
+    window = 8
+
+    def work(i: int) -> int:
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        os.write(fd, f"{i}\n".encode())
+        os.close(fd)
+        if i == 0:
+            # the other worker runs ahead to the window's edge, and no further while task 0 is out
+            assert wait_until(lambda: window - 1 in _taken(log), timeout=20)
+            beyond = wait_until(lambda: max(_taken(log)) >= window, timeout=0.5)
+            return -1 if beyond else max(_taken(log))
+        return i
+
+    got = list(ordered_map(200, work, 2, window=window))
+    assert got[0] == window - 1  # held back at the edge: tasks 1 .. window-1 only
+    assert got[1:] == list(range(1, 200))
+
+
+def test_a_worker_killed_before_it_reports_its_task_does_not_stall_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import signal
+
+    real = forkmap._write_all
+
+    def dies_at_three(fd: int, data: bytes) -> None:
+        if data[:5] == b"T" + (3).to_bytes(4, "little"):
+            os._exit(9)  # took task 3 and is gone before saying so: no trace of it
+        real(fd, data)
+
+    monkeypatch.setattr(forkmap, "_write_all", dies_at_three)
+
+    def timed_out(signum: int, frame: object) -> None:
+        raise TimeoutError("ordered_map stalled")
+
+    previous = signal.signal(signal.SIGALRM, timed_out)
+    signal.alarm(30)
+    try:
+        got = list(ordered_map(100, lambda i: i, 2, window=4))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert got[3] is MISSING
+    assert [r for i, r in enumerate(got) if i != 3] == [i for i in range(100) if i != 3]

@@ -4,11 +4,13 @@ A lean alternative to ``multiprocessing.Pool`` for work that is many short tasks
 small: no handler threads, no semaphores, no per-task wake-ups of a pool supervisor. Workers are
 forked once (they see the parent's memory as it was, so the work needs no pickling of its inputs),
 take task numbers from one shared pipe (4 bytes each; a read of 4 bytes from a pipe is whole), and
-send ``pickle`` frames back on a pipe of their own. The parent feeds task numbers and reads results
-through one selector and yields them in task order, holding results that arrive early.
+report on a pipe of their own: a task taken, a task's result (pickled), a task failed. The parent
+feeds task numbers at most ``window`` ahead of the oldest result not yet handed back (so results
+held early stay few), reads the reports through one selector and yields results in task order.
 
-A task whose result never comes (its worker raised, was killed, or could not pickle the result) is
-yielded as ``MISSING``; the caller does that task itself, so a lost worker costs time, not results.
+A task whose result never comes (it raised, its worker was killed, or its result could not be
+pickled) is yielded as ``MISSING``; the caller does that task itself, so a lost worker costs time,
+not results.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Final, TypeVar
 T = TypeVar("T")
 
 MISSING: Final = object()  # the task's result did not arrive: do it in this process
-_HEADER = 8  # bytes of a frame's length
+_TOOK, _RESULT, _FAILED = b"T", b"R", b"F"  # a report: kind, task number (4 bytes), [length (8), pickle]
 _PIPE_SIZE = 1 << 20  # the default limit for an unprivileged process (/proc/sys/fs/pipe-max-size)
 
 
@@ -31,8 +33,11 @@ def available() -> bool:
     return hasattr(os, "fork")
 
 
-def ordered_map(count: int, work: Callable[[int], T], jobs: int) -> Iterator[T | object]:
+def ordered_map(count: int, work: Callable[[int], T], jobs: int, window: int = 0) -> Iterator[T | object]:
     """``work(0) .. work(count - 1)`` in ``jobs`` forked processes, yielded in task order.
+
+    At most ``window`` tasks (default: 16 per worker, at least 64) are handed out beyond the
+    oldest one not yet yielded.
 
     ``work`` runs in the workers only; a result that did not arrive is ``MISSING``. Closing the
     iterator early (or an exception in the caller) stops and reaps the workers.
@@ -56,7 +61,7 @@ def ordered_map(count: int, work: Callable[[int], T], jobs: int) -> Iterator[T |
             fds.close(result_write)
             fds.workers[result_read] = pid
         fds.close(tasks_read)
-        yield from _collect(count, fds)
+        yield from _collect(count, fds, window or max(64, 16 * len(fds.workers)))
     finally:
         fds.close_all()
         _reap(fds.workers)
@@ -106,12 +111,13 @@ def _worker(
         for fd in others:
             os.close(fd)
         while len(raw := os.read(tasks, 4)) == 4:
-            index = int.from_bytes(raw, "little")
+            _write_all(results, _TOOK + raw)
             try:
-                frame = pickle.dumps((index, work(index)), protocol=pickle.HIGHEST_PROTOCOL)
+                frame = pickle.dumps(work(int.from_bytes(raw, "little")), protocol=pickle.HIGHEST_PROTOCOL)
             except Exception:  # noqa: BLE001 - the parent does this task itself
+                _write_all(results, _FAILED + raw)
                 continue
-            _write_all(results, len(frame).to_bytes(_HEADER, "little") + frame)
+            _write_all(results, _RESULT + raw + len(frame).to_bytes(8, "little") + frame)
     except BaseException:  # noqa: BLE001 - a broken pipe or an interrupt: the parent has the rest
         status = 1
     finally:
@@ -124,71 +130,95 @@ def _write_all(fd: int, data: bytes) -> None:  # pragma: no cover - runs in the 
         view = view[os.write(fd, view) :]
 
 
-def _collect(count: int, fds: _Fds) -> Iterator[object]:
-    """Feed task numbers, read frames, yield results in task order."""
-    pending = b"".join(index.to_bytes(4, "little") for index in range(count))
+class _Reports:
+    """One worker's reports as they arrive: what it holds, what it has answered."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.held: set[int] = set()  # tasks taken and not yet answered
+
+    def take(self, chunk: bytes, early: dict[int, object]) -> None:
+        """Add ``chunk``; every complete report is applied (answers go to ``early``)."""
+        buffer = self.buffer
+        buffer += chunk
+        while len(buffer) >= 5:
+            kind, index = buffer[:1], int.from_bytes(buffer[1:5], "little")
+            if kind == _RESULT:
+                if len(buffer) < 13:
+                    return
+                size = int.from_bytes(buffer[5:13], "little")
+                if len(buffer) < 13 + size:
+                    return
+                early[index] = pickle.loads(memoryview(buffer)[13 : 13 + size])
+                del buffer[: 13 + size]
+                self.held.discard(index)
+                continue
+            del buffer[:5]
+            if kind == _TOOK:
+                self.held.add(index)
+            else:
+                early[index] = MISSING
+                self.held.discard(index)
+
+    def lost(self, early: dict[int, object]) -> None:
+        """The worker is gone: what it held will not be answered."""
+        for index in self.held:
+            early.setdefault(index, MISSING)
+        self.held.clear()
+
+
+def _collect(count: int, fds: _Fds, window: int) -> Iterator[object]:
+    """Feed task numbers, read reports, yield results in task order."""
     tasks = fds.tasks
     os.set_blocking(tasks, False)
     selector = selectors.DefaultSelector()
-    buffers: dict[int, bytearray] = {}
+    reports: dict[int, _Reports] = {}
     for fd in fds.workers:
         selector.register(fd, selectors.EVENT_READ)
-        buffers[fd] = bytearray()
-    selector.register(tasks, selectors.EVENT_WRITE)
+        reports[fd] = _Reports()
     early: dict[int, object] = {}
-    done = 0
+    done = fed = 0
     try:
         while done < count:
             if done in early:
                 yield early.pop(done)
                 done += 1
                 continue
-            if not buffers:  # every worker is gone: what is left is done here
+            if not reports:  # every worker is gone: what is left is done here
                 yield MISSING
                 done += 1
                 continue
+            if fds.tasks != -1:
+                fed += _feed(tasks, fed, min(count, done + window))
+                if fed == count:  # all handed out: the workers see the end once it is drained
+                    fds.close(tasks)
             for key, _ in selector.select():
                 fd = int(key.fd)
-                if fd == tasks:
-                    pending = pending[_feed(tasks, pending) :]
-                    if not pending:  # all handed out: the workers see the end once it is drained
-                        selector.unregister(tasks)
-                        fds.close(tasks)
+                chunk = os.read(fd, _PIPE_SIZE)
+                if chunk:
+                    reports[fd].take(chunk, early)
                     continue
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    selector.unregister(fd)
-                    del buffers[fd]
-                    continue
-                buffers[fd] += chunk
-                for index, result in _frames(buffers[fd]):
-                    early[index] = result
-            if not buffers and fds.tasks != -1:  # no worker left to take the rest
-                selector.unregister(tasks)
+                selector.unregister(fd)
+                reports.pop(fd).lost(early)
+                # a worker killed between taking a number and reporting it leaves no trace: hand
+                # out everything, so the others finish and the rest comes back MISSING
+                window = count
+            if not reports and fds.tasks != -1:  # no worker left to take the rest
                 fds.close(tasks)
     finally:
         selector.close()
 
 
-def _feed(fd: int, pending: bytes) -> int:
-    """Write as many whole task numbers as the pipe takes now; how many bytes went."""
-    room = len(pending) - len(pending) % 4
+def _feed(fd: int, fed: int, upto: int) -> int:
+    """Write task numbers ``fed`` .. ``upto - 1`` as far as the pipe takes them now; how many went."""
+    if fed >= upto:
+        return 0
+    numbers = b"".join(index.to_bytes(4, "little") for index in range(fed, min(upto, fed + 1024)))
     try:
-        wrote = os.write(fd, pending[: min(room, 4096)])
+        wrote = os.write(fd, numbers)  # at most 4,096 bytes: a pipe takes it whole or not at all
     except BlockingIOError:
         return 0
-    return wrote - wrote % 4  # a pipe write of at most 4096 bytes is whole
-
-
-def _frames(buffer: bytearray) -> Iterator[tuple[int, object]]:
-    """Complete frames taken off the front of ``buffer``."""
-    while len(buffer) >= _HEADER:
-        size = int.from_bytes(buffer[:_HEADER], "little")
-        if len(buffer) < _HEADER + size:
-            return
-        index, result = pickle.loads(memoryview(buffer)[_HEADER : _HEADER + size])
-        del buffer[: _HEADER + size]
-        yield index, result
+    return wrote // 4
 
 
 def _reap(workers: dict[int, int]) -> None:
