@@ -80,7 +80,7 @@ def test_stopping_early_reaps_the_workers() -> None:
     before = _open_fds()
     results = ordered_map(10_000, work, 2)
     pids = {next(results) for _ in range(50)}  # type: ignore[misc]
-    results.close()  # type: ignore[attr-defined]
+    results.close()
     for pid in pids:
         with pytest.raises(ProcessLookupError):  # neither running nor a zombie
             os.kill(pid, 0)  # type: ignore[arg-type]

@@ -19,7 +19,7 @@ import os
 import pickle
 import selectors
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Final, TypeVar
 
 T = TypeVar("T")
@@ -33,7 +33,9 @@ def available() -> bool:
     return hasattr(os, "fork")
 
 
-def ordered_map(count: int, work: Callable[[int], T], jobs: int, window: int = 0) -> Iterator[T | object]:
+def ordered_map(
+    count: int, work: Callable[[int], T], jobs: int, window: int = 0
+) -> Generator[T | object, None, None]:
     """``work(0) .. work(count - 1)`` in ``jobs`` forked processes, yielded in task order.
 
     At most ``window`` tasks (default: 16 per worker, at least 64) are handed out beyond the

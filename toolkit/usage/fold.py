@@ -345,8 +345,9 @@ def fold_logs(files: Iterable[LogFile], ledger: Ledger, sink_for: Callable[[Ledg
     walks its threads, folds its calls into a sink of its own and sends back only that sink's
     state, the counts, and the dedup questions it asked. Here, in plan order, a session's result
     is merged when the earlier sessions answer every one of its questions "not seen" (always, for
-    Codex families and for sessions that copy no history); otherwise the session is read again
-    here, in its turn, with everything before it known. The result equals ``jobs=1``.
+    Codex families and for sessions that copy no history); otherwise its parsed files (sent along
+    for Claude sessions) are folded here, in its turn, with everything before it known. The
+    result equals ``jobs=1``.
     """
     units = plan(files)
     if jobs == 0:
@@ -423,8 +424,9 @@ def _fold_ahead(
 
     global _AHEAD
     _AHEAD = (units, sink_for)  # the workers' copy of it (taken at the fork) is the one they read
+    results = forkmap.ordered_map(len(units), _read_ahead, jobs)
     try:
-        for unit, ahead in zip(units, forkmap.ordered_map(len(units), _read_ahead, jobs), strict=True):
+        for unit, ahead in zip(units, results, strict=True):
             if not isinstance(ahead, _Ahead):  # its worker is gone: read it here
                 sink.add_all(_session(unit, _parse_unit(unit), ledger, seen))
                 continue
@@ -438,6 +440,7 @@ def _fold_ahead(
                 seen.absorb(*ahead.left)
             sink.merge(ahead.state, first)
     finally:
+        results.close()  # the workers are reaped here, also when the fold stops early
         _AHEAD = None
 
 
