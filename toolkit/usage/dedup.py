@@ -72,8 +72,8 @@ class Probe(Seen):
     """A session read ahead of its turn (a worker process, before the earlier sessions are known):
     every question it would ask the earlier sessions is noted and answered "not seen", and what it
     would leave for the later ones is kept for ``Seen.absorb``. The answers were right, and so is
-    the whole session's result, exactly when ``Seen.answers_none`` holds for ``asked`` once the
-    earlier sessions are in."""
+    the whole session's result, exactly when ``answers_none(seen, probe.asked)`` holds once the
+    earlier sessions are in ``seen``."""
 
     asked: list[tuple[int, int, bool]] = msgspec.field(default_factory=list)
     left: tuple[str, list[tuple[int, bool]], list[int]] | None = None
