@@ -24,6 +24,8 @@ HOMES = {
     "read_json_request": "toolkit/infra/store.py",
     "moment_or_now": "toolkit/infra/clock.py",
     "now_utc": "toolkit/infra/clock.py",
+    "merge_parts": "toolkit/usage/fold.py",
+    "ordered_map": "toolkit/infra/forkmap.py",
 }
 RETIRED = {"_read_request", "_read_input", "_now", "_reject_constant", "_no_constants", "_reject", "_Parser"}
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import InvalidInput
-from toolkit.usage.fold import Ledger
+from toolkit.usage.fold import Ledger, merge_parts
 from toolkit.usage.model import Call
 
 _LABELS = (("opus", "opus"), ("sonnet", "sonnet"), ("haiku", "haiku"), ("gpt-5", "gpt-5"))
@@ -128,12 +128,7 @@ class Events:
         return taken
 
     def merge(self, state: dict[tuple[str, str], SessionSums]) -> None:
-        for name, part in state.items():
-            found = self.sessions.get(name)
-            if found is None:
-                self.sessions[name] = part
-            else:
-                found.merge(part)
+        merge_parts(self.sessions, state)
 
     def build(self) -> list[dict[str, Any]]:
         from toolkit.runtime.codes import RuntimeOpError

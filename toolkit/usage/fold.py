@@ -295,6 +295,24 @@ class Sink(Protocol):
 S = TypeVar("S", bound=Sink)
 
 
+class _Mergeable(Protocol):
+    def merge(self, other: Any, /) -> None: ...
+
+
+K = TypeVar("K")
+M = TypeVar("M", bound=_Mergeable)
+
+
+def merge_parts(into: dict[K, M], parts: dict[K, M]) -> None:
+    """Add parts made in another process, key by key (a key new here takes the part itself)."""
+    for name, part in parts.items():
+        found = into.get(name)
+        if found is None:
+            into[name] = part
+        else:
+            found.merge(part)
+
+
 class Collect:
     """The sink that keeps the calls themselves (optionally only those ``wanted``) in ``calls``."""
 
@@ -683,12 +701,7 @@ class Groups:
         return taken
 
     def merge(self, state: dict[str, Totals]) -> None:
-        for name, part in state.items():
-            found = self.totals.get(name)
-            if found is None:
-                self.totals[name] = part
-            else:
-                found.merge(part)
+        merge_parts(self.totals, state)
 
 
 def group(calls: Iterable[Call], key: Callable[[Call], str]) -> dict[str, Totals]:
