@@ -235,7 +235,7 @@ def build_claude(root: Path) -> None:
 
 def _tc(
     ts: str,
-    total: tuple[int, int, int, int],
+    total: tuple[int, int, int, int] | None,
     last: tuple[int, int, int, int] | None,
     window: int | None = 272000,
     limit_id: str | None = None,
@@ -249,7 +249,9 @@ def _tc(
             "total_tokens": v[0] + v[2],
         }
 
-    info: dict[str, Any] = {"total_token_usage": counts(total), "model_context_window": window}
+    info: dict[str, Any] = {"model_context_window": window}
+    if total is not None:
+        info["total_token_usage"] = counts(total)
     if last is not None:
         info["last_token_usage"] = counts(last)
     limits: dict[str, Any] | None = (

@@ -7,41 +7,18 @@ the calls must agree field by field.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from usage_fixtures import _meta, _turn, _write
+from usage_fixtures import _meta, _tc, _turn, _write
 
 from toolkit.usage import codex
 from toolkit.usage.model import Call
 from toolkit.usage.sources import LogFile
 
 Four = tuple[int, int, int, int]
-
-
-def _counts(v: Four) -> dict[str, int]:
-    return {
-        "input_tokens": v[0],
-        "cached_input_tokens": v[1],
-        "output_tokens": v[2],
-        "reasoning_output_tokens": v[3],
-        "total_tokens": v[0] + v[2],
-    }
-
-
-def _event(ts: str, total: Four | None, last: Four | None, key: str | None) -> str:
-    info: dict[str, Any] = {"model_context_window": 272000}
-    if total is not None:
-        info["total_token_usage"] = _counts(total)
-    if last is not None:
-        info["last_token_usage"] = _counts(last)
-    limits = {"limit_id": key} if key else None
-    payload = {"type": "token_count", "info": info, "rate_limits": limits}
-    return json.dumps({"timestamp": ts, "type": "event_msg", "payload": payload}, separators=(",", ":"))
 
 
 def _model(events: list[tuple[Four | None, Four | None, str | None]]) -> list[tuple[int, ...]]:
@@ -107,7 +84,7 @@ def test_calls_follow_the_running_total_rules(
         home = Path(tmp)
         lines = [_meta("2026-02-10T09:00:00.000Z", "0000aaaa"), _turn("2026-02-10T09:00:01.000Z")]
         for n, (total, last, key) in enumerate(events):
-            lines.append(_event(f"2026-02-10T09:{n // 60:02d}:{n % 60:02d}.500Z", total, last, key))
+            lines.append(_tc(f"2026-02-10T09:{n // 60:02d}:{n % 60:02d}.500Z", total, last, limit_id=key))
         path = home / "sessions" / "2026" / "02" / "10" / "rollout-2026-02-10T09-00-00-0000aaaa.jsonl"
         _write(path, lines)
         log = codex.read(LogFile("codex", path, home), 0, codex.Registry())
