@@ -109,7 +109,7 @@ def _worker(
     """A worker's whole life: take task numbers until the pipe is empty and closed, send results."""
     status = 0
     try:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)  # the parent decides what an interrupt stops
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends a worker at once; the parent reaps it
         for fd in others:
             os.close(fd)
         while len(raw := os.read(tasks, 4)) == 4:
