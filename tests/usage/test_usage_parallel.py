@@ -288,3 +288,23 @@ def test_filters_and_the_session_view_are_the_same_with_workers(
         assert one == two and one[0] in (0, 1), args
     code, out, _ = cli("usage", "session", name, "--json", "--timezone", "UTC", "--jobs", "2")
     assert code == 0 and json.loads(out)["calls"]
+
+
+def test_an_interrupt_ends_the_run_with_130_and_no_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = build(tmp_path / "logs")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    real = fold._session
+    merged = []
+
+    def interrupted(*args: object) -> object:
+        if merged:  # the second session folded here: Ctrl-C arrives mid-run
+            raise KeyboardInterrupt
+        merged.append(1)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(fold, "_session", interrupted)
+    code, out, err = cli("usage", "--json", "--jobs", "1")
+    assert (code, out) == (130, "") and "Traceback" not in err

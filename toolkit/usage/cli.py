@@ -251,6 +251,8 @@ def run_cli(argv: list[str], environ: Mapping[str, str] | None = None) -> int:
         return report_command(env, **vars(top.parse_args(argv)))
     except SystemExit as exc:  # argparse's usage errors
         return int(exc.code) if isinstance(exc.code, int) else 2
+    except KeyboardInterrupt:  # the workers are reaped on the way out; no traceback
+        return exit_code_for(KeyboardInterrupt())
     except ToolkitError as exc:
         _say(exc.diagnostics())
         return exit_code_for(exc)
