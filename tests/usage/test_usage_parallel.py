@@ -30,6 +30,12 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="worker processe
 T0 = 1_767_000_000.0
 
 
+@pytest.fixture(autouse=True)
+def _one_session_per_task(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fixtures are small: without this every session would share one task (one worker)."""
+    monkeypatch.setattr(fold, "_TASK_UNITS", 1)
+
+
 def _outputs(tmp: Path, jobs: int, *extra: str) -> dict[str, bytes]:
     """stdout and every written file of one ``workgroup usage`` run."""
     events, page = tmp / f"events-{jobs}.jsonl", tmp / f"page-{jobs}.html"
@@ -128,7 +134,7 @@ def test_a_probe_answers_not_seen_and_keeps_the_questions(tmp_path: Path) -> Non
     probe = Probe()
     resumed: dict[str, str] = {}
     assert dedup_session(parsed[1], probe, resumed) == 0 and resumed == {}
-    assert len(probe.asked) == 2 and probe.left is not None
+    assert [len(part) for part in probe.asked] == [2, 2, 0] and probe.left is not None
     # the earlier session holds msg_A: the probe's "not seen" was wrong for s-b
     assert not answers_none(seen, probe.asked)
     assert answers_none(Seen(), probe.asked)
@@ -308,3 +314,26 @@ def test_an_interrupt_ends_the_run_with_130_and_no_traceback(
     monkeypatch.setattr(fold, "_session", interrupted)
     code, out, err = cli("usage", "--json", "--jobs", "1")
     assert (code, out) == (130, "") and "Traceback" not in err
+
+
+@pytest.mark.parametrize("per_task", [2, 3, 32])
+def test_sessions_sharing_a_task_and_a_lost_task_change_nothing(
+    per_task: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = build(tmp_path / "logs")
+    files = discover("all", env)
+    one = read_logs(files, 1)
+    monkeypatch.setattr(fold, "_TASK_UNITS", per_task)
+    assert len(fold._tasks(fold.plan(files))) > (per_task < 32)
+    assert _calls(read_logs(files, 2)) == _calls(one)
+    real = fold._read_ahead
+
+    def dies_on_the_last(task: int) -> object:
+        assert fold._AHEAD is not None
+        if task == len(fold._AHEAD[1]) - 1:
+            os._exit(9)
+        return real(task)
+
+    monkeypatch.setattr(fold, "_read_ahead", dies_on_the_last)
+    two = read_logs(files, 2)
+    assert _calls(two) == _calls(one) and two.resumed_from == one.resumed_from

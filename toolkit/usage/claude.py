@@ -9,6 +9,7 @@ through one ``decode_lines`` call; if a line does not fit, only the lines holdin
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from sys import intern
@@ -85,9 +86,17 @@ def _valid_ts(value: str | None) -> bool:
     )
 
 
+def _relative_parts(log: LogFile) -> tuple[str, ...]:
+    """The file's path below its root, as parts (string work: ``relative_to`` costs more per file)."""
+    path, root = str(log.path), str(log.root)
+    if path.startswith(root) and path[len(root) : len(root) + 1] == os.sep:
+        return tuple(path[len(root) + 1 :].split(os.sep))
+    return log.path.relative_to(log.root).parts
+
+
 def _placement(log: LogFile) -> tuple[str, bool]:
     """(session id from the path, whether the file is a subagent's)."""
-    rel = log.path.relative_to(log.root).parts
+    rel = _relative_parts(log)
     name = log.path.stem
     if len(rel) >= 4 and rel[-2] == "subagents":
         return rel[-3], True
@@ -172,7 +181,8 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
     if data is None:
         data = log.path.read_bytes()
     session, subagent = _placement(log)
-    folder = log.path.relative_to(log.root).parts[0] if log.path.parent != log.root else "unknown"
+    parts = _relative_parts(log)
+    folder = parts[0] if len(parts) > 1 else "unknown"
     path_hash = hashed(str(log.path), "f-")
     out = FileLog("claude", path_hash, session, "")
     decoded = _all_lines(data, out)

@@ -385,33 +385,53 @@ class _Ahead(msgspec.Struct):
     """What a worker sends back for one session read ahead."""
 
     counts: Ledger  # its files' counts and small records (no calls)
-    asked: list[tuple[int, int, bool]]  # the dedup questions its session put to the earlier ones
+    asked: tuple[list[int], list[int], list[int]]  # the dedup questions its session put to earlier ones
     left: tuple[str, list[tuple[int, bool]], list[int]] | None  # what it leaves for later sessions
     state: Any  # its sink's state
     parsed: bytes | None = None  # Claude: its files as parsed (msgpack), to be folded here if need be
 
 
-_AHEAD: tuple[list[Unit], Callable[[Ledger], Any]] | None = None  # set before the fork, read by workers
+# set before the fork, read by the workers: the units, the tasks (consecutive units), the sink factory
+_AHEAD: tuple[list[Unit], list[range], Callable[[Ledger], Any]] | None = None
+_TASK_BYTES = 1 << 20  # a task is consecutive units of at least this many bytes of logs...
+_TASK_UNITS = 32  # ... or this many units (small sessions share a task: fewer reports, fewer wake-ups)
 _PARSED = msgspec.msgpack.Decoder(_Parsed)
 
 
-def _read_ahead(index: int) -> _Ahead:
-    """Worker: one unit read, deduplicated as if no session came before it, and folded.
+def _tasks(units: list[Unit]) -> list[range]:
+    """The units cut into tasks of consecutive units, in plan order."""
+    tasks: list[range] = []
+    start = size = 0
+    for index, unit in enumerate(units):
+        size += sum(f.size for f in unit.files)
+        if size >= _TASK_BYTES or index + 1 - start >= _TASK_UNITS:
+            tasks.append(range(start, index + 1))
+            start, size = index + 1, 0
+    if start < len(units):
+        tasks.append(range(start, len(units)))
+    return tasks
+
+
+def _read_ahead(task: int) -> list[_Ahead]:
+    """Worker: one task's units, each read, deduplicated as if no session came before it, and folded.
 
     A Claude session's parsed files go back too (before deduplication marks them): when an earlier
     session turns out to hold some of its calls (a resumed session's copied history), the parent
     folds them in turn without reading the files again.
     """
     assert _AHEAD is not None
-    units, sink_for = _AHEAD
-    unit = units[index]
-    counts = Ledger()
-    probe = Probe()
-    sink = sink_for(counts)
-    parsed = _parse_unit(unit)
-    kept = msgspec.msgpack.encode(parsed) if unit.source == "claude" else None
-    sink.add_all(_session(unit, parsed, counts, probe))
-    return _Ahead(counts, probe.asked, probe.left, sink.take(), kept)
+    units, tasks, sink_for = _AHEAD
+    out = []
+    for index in tasks[task]:
+        unit = units[index]
+        counts = Ledger()
+        probe = Probe()
+        sink = sink_for(counts)
+        parsed = _parse_unit(unit)
+        kept = msgspec.msgpack.encode(parsed) if unit.source == "claude" else None
+        sink.add_all(_session(unit, parsed, counts, probe))
+        out.append(_Ahead(counts, probe.asked, probe.left, sink.take(), kept))
+    return out
 
 
 def _still_right(ahead: _Ahead, ledger: Ledger, seen: Seen) -> bool:
@@ -441,25 +461,32 @@ def _fold_ahead(
     from toolkit.infra import forkmap
 
     global _AHEAD
-    _AHEAD = (units, sink_for)  # the workers' copy of it (taken at the fork) is the one they read
-    results = forkmap.ordered_map(len(units), _read_ahead, jobs)
+    tasks = _tasks(units)
+    _AHEAD = (units, tasks, sink_for)  # the workers' copy of it (taken at the fork) is the one they read
+    results = forkmap.ordered_map(len(tasks), _read_ahead, jobs)
     try:
-        for unit, ahead in zip(units, results, strict=True):
-            if not isinstance(ahead, _Ahead):  # its worker is gone: read it here
-                sink.add_all(_session(unit, _parse_unit(unit), ledger, seen))
-                continue
-            if not _still_right(ahead, ledger, seen):  # fold its files here, in its turn
-                parsed = _PARSED.decode(ahead.parsed) if ahead.parsed is not None else _parse_unit(unit)
-                sink.add_all(_session(unit, parsed, ledger, seen))
-                continue
-            first = len(ledger.logs)
-            _merge_counts(ledger, ahead.counts)
-            if ahead.left is not None:
-                seen.absorb(*ahead.left)
-            sink.merge(ahead.state, first)
+        for task, result in zip(tasks, results, strict=True):
+            aheads: list[_Ahead | None] = list(result) if isinstance(result, list) else [None] * len(task)
+            for index, ahead in zip(task, aheads, strict=True):
+                _merge_unit(units[index], ahead, ledger, sink, seen)
     finally:
         results.close()  # the workers are reaped here, also when the fold stops early
         _AHEAD = None
+
+
+def _merge_unit(unit: Unit, ahead: _Ahead | None, ledger: Ledger, sink: Sink, seen: Seen) -> None:
+    """One session in its turn: its read-ahead merged when still right, else folded here."""
+    if ahead is None:  # its worker is gone or failed: read it here
+        sink.add_all(_session(unit, _parse_unit(unit), ledger, seen))
+    elif not _still_right(ahead, ledger, seen):  # fold its parsed files here, in its turn
+        parsed = _PARSED.decode(ahead.parsed) if ahead.parsed is not None else _parse_unit(unit)
+        sink.add_all(_session(unit, parsed, ledger, seen))
+    else:
+        first = len(ledger.logs)
+        _merge_counts(ledger, ahead.counts)
+        if ahead.left is not None:
+            seen.absorb(*ahead.left)
+        sink.merge(ahead.state, first)
 
 
 def read_logs(files: Iterable[LogFile], jobs: int = 1) -> Ledger:
