@@ -3,7 +3,7 @@
     .venv/bin/python tests/bench/bench_usage.py [--mb 1024] [--dir DIR] [--keep] [--ccusage PATH] [--repeat 3]
 
 Writes about ``--mb`` megabytes of logs (half Claude Code sessions with subagents, streaming partials,
-tool results and compactions, every third one resumed from the one before with its history copied; half Codex rollouts with instructions, response items and token
+tool results and compactions, every third one resumed from the one before with its history copied; `--session-kb N` makes every session about N kB, for a history of many small sessions; half Codex rollouts with instructions, response items and token
 counts), then runs ``workgroup usage --json`` in a fresh child process and prints wall time, CPU
 time, MB/s per CPU second and peak RSS (``resource.getrusage`` of the child), next to the size of
 the largest session file (the memory bound). With ccusage (``--ccusage``, ``CCUSAGE_BIN`` or on PATH)
@@ -152,7 +152,7 @@ def _codex_session(path: Path, rng: random.Random, sid: str, target: int, day: i
     return len(text)
 
 
-def generate(root: Path, megabytes: int, seed: int = 7) -> tuple[int, int]:
+def generate(root: Path, megabytes: int, seed: int = 7, session_kb: int = 0) -> tuple[int, int]:
     """Write about ``megabytes`` MB of mixed logs; returns (bytes written, largest file)."""
     rng = random.Random(seed)
     goal = megabytes * 1_000_000
@@ -161,7 +161,7 @@ def generate(root: Path, megabytes: int, seed: int = 7) -> tuple[int, int]:
     previous: Path | None = None  # the last Claude session's file: every third one is resumed from it
     while written < goal:
         n += 1
-        size_target = rng.choice((200_000, 800_000, 2_000_000, 6_000_000))
+        size_target = session_kb * 1000 or rng.choice((200_000, 800_000, 2_000_000, 6_000_000))
         day = 1 + n % 28
         if n % 2:
             sid = f"{n:08x}-aaaa-4bbb-8ccc-{n:012x}"
@@ -170,7 +170,7 @@ def generate(root: Path, megabytes: int, seed: int = 7) -> tuple[int, int]:
             if n % 6 == 5 and previous is not None:  # --resume: the history copied with its ids
                 old_sid = previous.stem
                 history = previous.read_text().replace(f'"sessionId":"{old_sid}"', f'"sessionId":"{sid}"')
-                size_target = max(200_000, size_target - len(history))
+                size_target = max(min(200_000, size_target), size_target - len(history))
             previous = proj / f"{sid}.jsonl"
             size = _claude_session(previous, rng, sid, size_target, day, history)
             if n % 5 == 1:
@@ -250,13 +250,22 @@ def main() -> int:
     parser.add_argument(
         "--repeat", type=int, default=3, help="runs per tool; medians are printed (default 3)"
     )
+    parser.add_argument(
+        "--session-kb",
+        type=int,
+        default=0,
+        help="every session about this many kB (default: a mix of 0.2, 0.8, 2 and 6 MB)",
+    )
     args = parser.parse_args()
     root = args.dir or Path(tempfile.mkdtemp(prefix="bench-usage-"))
     try:
         marker = root / "generated.json"
-        if marker.exists() and json.loads(marker.read_text()) | {"bytes": 0, "largest": 0} == {
-            "mb": args.mb,
-            "generator": GENERATOR,
+        shape = {"mb": args.mb, "generator": GENERATOR, "session_kb": args.session_kb}
+        if marker.exists() and {"session_kb": 0} | json.loads(marker.read_text()) | {
+            "bytes": 0,
+            "largest": 0,
+        } == {
+            **shape,
             "bytes": 0,
             "largest": 0,
         }:
@@ -265,10 +274,8 @@ def main() -> int:
         else:
             for stale in ("claude", "codex"):  # an older generator's files
                 shutil.rmtree(root / stale, ignore_errors=True)
-            written, largest = generate(root, args.mb)
-            marker.write_text(
-                json.dumps({"mb": args.mb, "generator": GENERATOR, "bytes": written, "largest": largest})
-            )
+            written, largest = generate(root, args.mb, session_kb=args.session_kb)
+            marker.write_text(json.dumps({**shape, "bytes": written, "largest": largest}))
         home = root / "home"
         home.mkdir(exist_ok=True)
         env = {

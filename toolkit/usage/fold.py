@@ -84,7 +84,7 @@ def _head_of(log: LogFile) -> codex.Head:
     try:
         with open(log.path, "rb") as handle:
             data = handle.read(1 << 16)
-            while data.count(b"\n") < 3 and len(data) < (1 << 24):
+            while not _has_lines(data, 3) and len(data) < (1 << 24):
                 more = handle.read(1 << 20)
                 if not more:
                     break
@@ -92,6 +92,16 @@ def _head_of(log: LogFile) -> codex.Head:
     except OSError:
         return codex.Head()
     return codex.head(data)
+
+
+def _has_lines(data: bytes, count: int) -> bool:
+    """Whether ``data`` holds ``count`` whole lines (a search to each newline, not a count of all)."""
+    end = -1
+    for _ in range(count):
+        end = data.find(b"\n", end + 1)
+        if end == -1:
+            return False
+    return True
 
 
 def _codex_units(files: list[LogFile]) -> list[Unit]:

@@ -87,24 +87,24 @@ def codex_roots(environ: Mapping[str, str]) -> list[Path]:
     return [home] if (home / "sessions").is_dir() or (home / "archived_sessions").is_dir() else []
 
 
-def _walk(folder: Path) -> list[Path]:
-    found: list[Path] = []
+def _walk(folder: Path) -> list[str]:
+    """The ``*.jsonl`` paths below ``folder`` (strings: a ``Path`` is made once per kept file)."""
+    found: list[str] = []
+    join = os.path.join
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames.sort()
-        for name in filenames:
-            if name.endswith(".jsonl"):
-                found.append(Path(dirpath) / name)
+        found.extend(join(dirpath, name) for name in filenames if name.endswith(".jsonl"))
     return found
 
 
-def _stat(source: str, path: Path, root: Path, archived: bool = False) -> LogFile | None:
+def _stat(source: str, path: str, root: Path, archived: bool = False) -> LogFile | None:
     try:
-        info = path.stat()
+        info = os.stat(path)
     except OSError:
         return None
     if not stat.S_ISREG(info.st_mode):  # a FIFO, socket or device named *.jsonl would block the read
         return None
-    return LogFile(source, path, root, archived, info.st_size, info.st_mtime)
+    return LogFile(source, Path(path), root, archived, info.st_size, info.st_mtime)
 
 
 def discover(source: str, environ: Mapping[str, str]) -> list[LogFile]:
