@@ -755,7 +755,7 @@ def _record_degrade(project_log: Path, record: dict[str, Any]) -> None:
 
 def _run_state(project_log: Path, run_id: str, event: str) -> str:
     try:
-        state = runptr.project_runs(project_log).states.get(run_id)
+        state = runptr.project_runs(project_log).state(run_id)
     except OSError:
         state = None
     return state or ("done" if event in runptr.TERMINAL_EVENTS else "running")

@@ -19,7 +19,6 @@ import re
 import stat
 import uuid
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -99,31 +98,102 @@ def iter_json_lines(path: Path, needle: bytes | None = None) -> Iterator[dict[st
                 yield value
 
 
-@dataclass(frozen=True)
-class ProjectRuns:
-    """What the project log says about runs: the latest run id and each run's state."""
+_BLOCK = 1 << 16  # bytes read at a time, from the end, by ``iter_json_lines_backward``
 
-    latest: str | None
-    states: dict[str, str]
+
+def iter_json_lines_backward(path: Path, needle: bytes | None = None) -> Iterator[dict[str, Any]]:
+    """``iter_json_lines`` from the last row to the first, reading the file from its end.
+
+    The same rows pass: each row is judged with its newline, as the forward reader sees it, so the
+    size limit is the same; a row longer than the limit is skipped without being kept whole.
+    """
+    try:
+        handle = open_regular(path, what="an event log", missing_ok=True)
+    except FileRefused as exc:
+        raise OSError(exc.code) from None  # a FIFO or a directory: unreadable, never read
+    if handle is None:
+        return
+    with handle:
+        end = handle.seek(0, os.SEEK_END)
+        row, newline, oversized = b"", b"", False  # the row being put together, from its end
+        while end > 0:
+            start = max(0, end - _BLOCK)
+            handle.seek(start)
+            pieces = handle.read(end - start).split(b"\n")
+            end = start
+            if not oversized:  # the block's last piece is the beginning-side part of that row
+                row = pieces[-1] + row
+                oversized = len(row) + len(newline) > MAX_ROW_BYTES
+            for piece in reversed(pieces[:-1]):  # each newline here completes that row
+                value = None if oversized else _row(row + newline, needle)
+                if value is not None:
+                    yield value
+                row, newline = piece, b"\n"
+                oversized = len(row) + 1 > MAX_ROW_BYTES
+        value = None if oversized else _row(row + newline, needle)
+        if value is not None:
+            yield value
+
+
+def _row(raw: bytes, needle: bytes | None) -> dict[str, Any] | None:
+    """A log row as ``iter_json_lines`` takes it, or None."""
+    if not raw or (needle is not None and needle not in raw):
+        return None
+    try:
+        value = loads_row(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+class ProjectRuns:
+    """What the project log says about runs: the latest run id and a run's state, read from the
+    log's end and only as far as the answer needs (a long-lived project log is not parsed whole on
+    every event). The answers are those of one pass from the start: the latest run is that of the
+    last row with a valid run id and event; a run is ``done`` when its last start, resume or
+    terminal row is terminal, ``running`` when it has rows, else unknown (None)."""
+
+    def __init__(self, project_log: Path | None) -> None:
+        self.project_log = project_log
+        self._latest: str | None = None
+        self._latest_read = project_log is None
+        self._states: dict[str, str | None] = {}
+
+    def _rows(self) -> Iterator[tuple[str, str]]:
+        """(run id, event) of the valid rows, last first."""
+        if self.project_log is None:
+            return
+        for row in iter_json_lines_backward(self.project_log, b'"run_id"'):
+            run_id, event = row.get("run_id"), row.get("event")
+            if isinstance(run_id, str) and CM_RUN_ID.fullmatch(run_id) and isinstance(event, str):
+                yield run_id, event
+
+    @property
+    def latest(self) -> str | None:
+        if not self._latest_read:
+            self._latest = next((run_id for run_id, _ in self._rows()), None)
+            self._latest_read = True
+        return self._latest
+
+    def state(self, run_id: str) -> str | None:
+        if run_id not in self._states:
+            found: str | None = None
+            for row_run, event in self._rows():
+                if row_run != run_id:
+                    continue
+                if event in ("run_start", "resume"):
+                    found = "running"
+                    break
+                if event in TERMINAL_EVENTS:
+                    found = "done"
+                    break
+                found = "running"  # rows of the run, but no start, resume or end after them
+            self._states[run_id] = found
+        return self._states[run_id]
 
 
 def project_runs(project_log: Path | None) -> ProjectRuns:
-    if project_log is None:
-        return ProjectRuns(None, {})
-    latest: str | None = None
-    states: dict[str, str] = {}
-    for row in iter_json_lines(project_log, b'"run_id"'):
-        run_id, event = row.get("run_id"), row.get("event")
-        if not isinstance(run_id, str) or not CM_RUN_ID.fullmatch(run_id) or not isinstance(event, str):
-            continue
-        latest = run_id
-        if event in ("run_start", "resume"):
-            states[run_id] = "running"
-        elif event in TERMINAL_EVENTS:
-            states[run_id] = "done"
-        else:
-            states.setdefault(run_id, "running")
-    return ProjectRuns(latest, states)
+    return ProjectRuns(project_log)
 
 
 def load_pointer(specs_dir: Path | None) -> dict[str, Any] | None:
@@ -154,12 +224,12 @@ def select_run_id(
         return explicit, event == "run_start"
     if pointer is not None:
         pointed = str(pointer["run_id"])
-        if pointer.get("status") == "running" and project.states.get(pointed) != "done":
+        if pointer.get("status") == "running" and project.state(pointed) != "done":
             return pointed, False
         if pointer.get("status") == "done" and event in TERMINAL_EVENTS:
             return pointed, False
     if project.latest is not None:
-        state = project.states.get(project.latest)
+        state = project.state(project.latest)
         if state == "running" or (state == "done" and event in TERMINAL_EVENTS):
             return project.latest, False
     return generated_run_id(now), True
