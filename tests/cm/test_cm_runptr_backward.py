@@ -130,3 +130,23 @@ def test_a_row_at_the_size_limit_is_judged_with_its_newline(
     forward = list(runptr.iter_json_lines(log))
     assert len(forward) == 1
     assert list(runptr.iter_json_lines_backward(log)) == forward
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=_logs(),
+    chunk=st.sampled_from([1, 5, 64, 1 << 20]),
+    limit=st.sampled_from([150, 256 * 1024]),
+    needle=st.sampled_from([b"0000000a", b'"done"', b"pad", b"zzz"]),
+)
+def test_lines_found_a_block_at_a_time_equal_a_line_by_line_read(
+    data: bytes, chunk: int, limit: int, needle: bytes
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(runptr, "_CHUNK", chunk)
+        patch.setattr(runptr, "MAX_ROW_BYTES", limit)
+        log = Path(tmp) / runptr.PROJECT_LOG_NAME
+        log.write_bytes(data)
+        with log.open("rb") as handle:
+            expected = [raw for raw in handle if needle in raw and len(raw) <= limit]
+        assert list(runptr.iter_lines_with(log, [needle, b"never-there"])) == expected

@@ -348,33 +348,22 @@ class _CallFacts:
 def _scan(log: Path, run_id: str, event_id: str, call_id: str | None) -> _CallFacts:
     facts = _CallFacts()
     needles = [event_id.encode()] + ([call_id.encode()] if call_id else [])
-    from toolkit.infra.boundedio import FileRefused, open_regular
-
-    try:
-        handle = open_regular(log, what="the event log", missing_ok=True)
-    except FileRefused as exc:
-        raise OSError(exc.code) from None  # LOG_UNREADABLE: a FIFO or a directory is never read
-    if handle is None:
-        return facts
-    with handle:
-        for raw in handle:
-            if not any(needle in raw for needle in needles):
-                continue  # cheap pre-filter: most lines concern other calls
-            try:
-                row = runptr.loads_row(raw)
-            except ValueError:
-                continue  # torn, hostile or foreign: never a row this writer made
-            if not isinstance(row, dict):
-                continue
-            if facts.duplicate is None and row.get("event_id") == event_id:
-                facts.duplicate = row
-            if call_id and row.get("run_id") == run_id and row.get("call_id") == call_id:
-                if facts.usage is None and row.get("event") == "model_usage":
-                    facts.usage = row
-                elif (
-                    facts.claim is None and row.get("event") == "model_call" and row.get("phase") == "claimed"
-                ):
-                    facts.claim = row
+    # only the lines that name the event or the call (found a block at a time; LOG_UNREADABLE: a
+    # FIFO or a directory is never read)
+    for raw in runptr.iter_lines_with(log, needles):
+        try:
+            row = runptr.loads_row(raw)
+        except ValueError:
+            continue  # torn, hostile or foreign: never a row this writer made
+        if not isinstance(row, dict):
+            continue
+        if facts.duplicate is None and row.get("event_id") == event_id:
+            facts.duplicate = row
+        if call_id and row.get("run_id") == run_id and row.get("call_id") == call_id:
+            if facts.usage is None and row.get("event") == "model_usage":
+                facts.usage = row
+            elif facts.claim is None and row.get("event") == "model_call" and row.get("phase") == "claimed":
+                facts.claim = row
     return facts
 
 

@@ -99,6 +99,48 @@ def iter_json_lines(path: Path, needle: bytes | None = None) -> Iterator[dict[st
 
 
 _BLOCK = 1 << 16  # bytes read at a time, from the end, by ``iter_json_lines_backward``
+_CHUNK = 1 << 20  # bytes read at a time by ``iter_lines_with``
+
+
+def iter_lines_with(path: Path, needles: list[bytes]) -> Iterator[bytes]:
+    """The raw lines of a log (newline kept, as a line-by-line read gives them) that hold one of
+    ``needles`` and are within the row size limit, in file order.
+
+    The file is read a megabyte at a time and each block is searched whole (in C); only a block
+    that holds a needle is cut into lines, so a long log with few matches costs little more than
+    reading it. A line longer than the limit is skipped without being kept whole.
+    """
+    try:
+        handle = open_regular(path, what="an event log", missing_ok=True)
+    except FileRefused as exc:
+        raise OSError(exc.code) from None  # a FIFO or a directory: unreadable, never read
+    if handle is None:
+        return
+    with handle:
+        carry, oversized = b"", False  # the line begun in earlier blocks, and whether it is too long
+        while chunk := handle.read(_CHUNK):
+            cut = chunk.rfind(b"\n") + 1
+            if not cut:  # no line ends in this block
+                if not oversized:
+                    carry += chunk
+                    oversized = len(carry) > MAX_ROW_BYTES
+                continue
+            ends = chunk.find(b"\n") + 1
+            if not oversized:
+                yield from _with(carry + chunk[:ends], needles)
+            body = chunk[ends:cut]
+            if any(needle in body for needle in needles):
+                for piece in body.split(b"\n")[:-1]:
+                    yield from _with(piece + b"\n", needles)
+            carry = chunk[cut:]
+            oversized = len(carry) > MAX_ROW_BYTES
+        if carry and not oversized:
+            yield from _with(carry, needles)
+
+
+def _with(raw: bytes, needles: list[bytes]) -> Iterator[bytes]:
+    if len(raw) <= MAX_ROW_BYTES and any(needle in raw for needle in needles):
+        yield raw
 
 
 def iter_json_lines_backward(path: Path, needle: bytes | None = None) -> Iterator[dict[str, Any]]:
