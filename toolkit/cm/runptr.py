@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from toolkit.core.errors import InvalidInput
 from toolkit.core.identifiers import CM_RUN_ID
@@ -80,22 +80,23 @@ def iter_json_lines(path: Path, needle: bytes | None = None) -> Iterator[dict[st
 
     ``needle`` is a cheap byte pre-filter: lines without it cannot match and are not parsed.
     """
-    try:
-        handle = open_regular(path, what="an event log", missing_ok=True)
-    except FileRefused as exc:
-        raise OSError(exc.code) from None  # a FIFO or a directory: unreadable, never read
+    handle = _open_log(path)
     if handle is None:
         return
     with handle:
         for raw in handle:
-            if needle is not None and needle not in raw:
-                continue
-            try:
-                value = loads_row(raw)
-            except ValueError:
-                continue
-            if isinstance(value, dict):
+            value = _row(raw, needle)
+            if value is not None:
                 yield value
+
+
+def _open_log(path: Path) -> IO[bytes] | None:
+    """An event log opened for reading, None when absent; ``OSError`` for a FIFO, a directory or
+    anything else that is not a regular file (unreadable, never read)."""
+    try:
+        return open_regular(path, what="an event log", missing_ok=True)
+    except FileRefused as exc:
+        raise OSError(exc.code) from None
 
 
 _BLOCK = 1 << 16  # bytes read at a time, from the end, by ``iter_json_lines_backward``
@@ -110,10 +111,7 @@ def iter_lines_with(path: Path, needles: list[bytes]) -> Iterator[bytes]:
     that holds a needle is cut into lines, so a long log with few matches costs little more than
     reading it. A line longer than the limit is skipped without being kept whole.
     """
-    try:
-        handle = open_regular(path, what="an event log", missing_ok=True)
-    except FileRefused as exc:
-        raise OSError(exc.code) from None  # a FIFO or a directory: unreadable, never read
+    handle = _open_log(path)
     if handle is None:
         return
     with handle:
@@ -149,10 +147,7 @@ def iter_json_lines_backward(path: Path, needle: bytes | None = None) -> Iterato
     The same rows pass: each row is judged with its newline, as the forward reader sees it, so the
     size limit is the same; a row longer than the limit is skipped without being kept whole.
     """
-    try:
-        handle = open_regular(path, what="an event log", missing_ok=True)
-    except FileRefused as exc:
-        raise OSError(exc.code) from None  # a FIFO or a directory: unreadable, never read
+    handle = _open_log(path)
     if handle is None:
         return
     with handle:
