@@ -17,6 +17,24 @@ LOCAL_STATE_NAME = "workgroup"
 OWNERS_FILE = "owners.json"
 
 _MAX_POINTER_BYTES = 4096
+MAX_REGISTRY_BYTES = 64 * 1024 * 1024  # the writer registry: far above any real one, bounded all the same
+
+
+def read_owners_registry(path: str, default: object) -> object:
+    """The decoded writer registry at ``path`` (``default`` when absent), read the one way both its
+    readers use: our own state file, so a symlink or a FIFO there is never ours (O_NOFOLLOW,
+    regular files only), bounded in size and depth. Raises ``boundedio.FileRefused``."""
+    from toolkit.infra.boundedio import read_json_bounded
+
+    return read_json_bounded(
+        path,
+        limit=MAX_REGISTRY_BYTES,
+        what="the writer registry",
+        follow_symlinks=False,
+        missing_ok=True,
+        strict=False,
+        default=default,
+    )
 
 
 class GitLocation:

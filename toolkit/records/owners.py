@@ -44,7 +44,6 @@ SCHEMA = "workgroup.owners/v1"
 DEFAULT_LEASE_MINUTES = 20  # the seed's warm_lease_minutes
 MAX_LEASE_MINUTES = 7 * 24 * 60
 MAX_PATHS = 10_000
-_MAX_REGISTRY_BYTES = 64 * 1024 * 1024
 
 
 class OwnershipConflict(Refused):
@@ -108,19 +107,11 @@ def _lease_from_json(row: object) -> Lease:
 
 
 def _read(layout: Layout) -> list[Lease]:
-    from toolkit.infra.boundedio import NOT_A_FILE, TOO_DEEP, TOO_LARGE, FileRefused, read_json_bounded
+    from toolkit.infra.boundedio import NOT_A_FILE, TOO_DEEP, TOO_LARGE, FileRefused
+    from toolkit.infra.localstate import read_owners_registry
 
     try:
-        # our own state file: a symlink or a FIFO there is never ours (O_NOFOLLOW, regular only)
-        data = read_json_bounded(
-            layout.owners_registry,
-            limit=_MAX_REGISTRY_BYTES,
-            what="the writer registry",
-            follow_symlinks=False,
-            missing_ok=True,
-            strict=False,
-            default={"schema": SCHEMA, "writers": []},
-        )
+        data = read_owners_registry(str(layout.owners_registry), {"schema": SCHEMA, "writers": []})
     except FileRefused as exc:
         if exc.code in (NOT_A_FILE, TOO_LARGE, TOO_DEEP) or exc.code.startswith("INVALID"):
             raise _corrupt() from None

@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 
     Observer = Callable[[str, dict[str, Any], float, str], None]
 
-MAX_REGISTRY_BYTES = 64 * 1024 * 1024
 _CANON_CACHE_KEY = "adapter.canonicalizers"
 
 
@@ -115,18 +114,11 @@ class RuntimeContext:
         location = find_git(self.cwd)
         if location is None:
             return None
-        from toolkit.infra.boundedio import FileRefused, read_json_bounded
+        from toolkit.infra.boundedio import FileRefused
+        from toolkit.infra.localstate import read_owners_registry
 
         try:
-            data = read_json_bounded(
-                location.owners_registry,
-                limit=MAX_REGISTRY_BYTES,
-                what="the writer registry",
-                follow_symlinks=False,
-                missing_ok=True,
-                strict=False,
-                default={"writers": []},
-            )
+            data = read_owners_registry(location.owners_registry, {"writers": []})
         except FileRefused:
             raise RuntimeOpError("ENVIRONMENT_ERROR") from None
         return location.workdir, data
