@@ -4,7 +4,6 @@ build and pass ``twine check`` (run by the README's test command, so CI runs the
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -12,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from _source import source_copy
 from conftest import ROOT
 
 import toolkit
@@ -37,23 +37,9 @@ def test_changelog_has_a_section_for_this_version() -> None:
     assert len(headings) == len(set(headings))
 
 
-def _source_copy(dest: Path) -> Path:
-    files = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout.decode("utf-8")
-    for rel in filter(None, files.split("\0")):
-        if (ROOT / rel).is_file():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / rel, dest / rel)
-    return dest
-
-
 @pytest.mark.slow
 def test_sdist_and_wheel_build_and_pass_twine_check(tmp_path: Path) -> None:
-    src = _source_copy(tmp_path / "src")
+    src = source_copy(tmp_path / "src")
     dist = tmp_path / "dist"
     build = subprocess.run(
         [sys.executable, "-m", "build", "--outdir", str(dist), str(src)],

@@ -13,7 +13,6 @@ import functools
 import http.server
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -24,7 +23,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, GitRepo
+from _source import source_copy
+from conftest import GitRepo
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
 from toolkit.workflow import init as init_mod
@@ -107,16 +107,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str,
     """(http URL, tagged commit, work clone) of a copy of this toolkit, tag ``release_tag()``."""
     base = tmp_path_factory.mktemp("hook-repo")
     work = base / "work"
-    files = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout.decode("utf-8")
-    for rel in filter(None, files.split("\0")):  # the working tree as it is, uncommitted edits too
-        if (ROOT / rel).is_file():
-            (work / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / rel, work / rel)
+    source_copy(work)  # the working tree as it is, uncommitted edits too
     repo = GitRepo(work)
     repo.commit("release")
     commit = str(repo.raw.head.target)
