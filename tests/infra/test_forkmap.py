@@ -10,7 +10,7 @@ import pytest
 from toolkit.infra import forkmap
 from toolkit.infra.forkmap import MISSING, ordered_map
 
-pytestmark = pytest.mark.skipif(not forkmap.available(), reason="needs fork")
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 
 
 def _open_fds() -> int:
@@ -61,6 +61,13 @@ def test_when_every_worker_dies_every_task_comes_back_missing() -> None:
         os._exit(1)
 
     assert list(ordered_map(10, work, 3)) == [MISSING] * 10
+
+
+def test_a_platform_without_fork_hands_every_task_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(os, "fork")
+    before = _open_fds()
+    assert list(ordered_map(3, lambda i: i, 2)) == [MISSING] * 3
+    assert _open_fds() == before
 
 
 def test_no_process_to_be_had_means_every_task_is_done_by_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -501,3 +501,16 @@ def test_hostile_logs_are_skipped_not_fatal(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-500:]
     assert json.loads(proc.stdout)["totals"]["calls"] == 0
+
+
+def test_without_fork_workers_asked_for_read_everything_here(
+    logs: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolkit.usage.fold import load
+
+    one = load("all", logs, 1)
+    monkeypatch.delattr(os, "fork", raising=False)  # a platform without fork (Windows)
+    two = load("all", logs, 2)
+    assert [(c.session, c.ts, c.tokens, c.carried) for c in two.calls] == [
+        (c.session, c.ts, c.tokens, c.carried) for c in one.calls
+    ]

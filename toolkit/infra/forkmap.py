@@ -29,10 +29,6 @@ _TOOK, _RESULT, _FAILED = b"T", b"R", b"F"  # a report: kind, task number (4 byt
 _PIPE_SIZE = 1 << 20  # the default limit for an unprivileged process (/proc/sys/fs/pipe-max-size)
 
 
-def available() -> bool:
-    return hasattr(os, "fork")
-
-
 def ordered_map(
     count: int, work: Callable[[int], T], jobs: int, window: int = 0
 ) -> Generator[T | object, None, None]:
@@ -54,7 +50,8 @@ def ordered_map(
             _widen(result_write)
             try:
                 pid = os.fork()
-            except OSError:  # no process to be had: fewer workers (none: every task comes back MISSING)
+            except (OSError, AttributeError):  # no process to be had (or no fork here): fewer workers,
+                # and with none every task comes back MISSING
                 fds.close(result_read)
                 fds.close(result_write)
                 break

@@ -383,7 +383,7 @@ def fold_logs(files: Iterable[LogFile], ledger: Ledger, sink_for: Callable[[Ledg
     sink = sink_for(ledger)
     seen = Seen()
     with _no_cyclic_gc():
-        if jobs > 1 and len(units) > 1 and hasattr(os, "fork"):
+        if jobs > 1 and len(units) > 1:  # where processes cannot be forked, forkmap hands every task back
             _fold_ahead(units, ledger, sink, sink_for, seen, jobs)
         else:
             for unit in units:
