@@ -196,11 +196,10 @@ def session_command(
     ledger = Ledger()
     wanted = named(session_id)
     # only the calls of the sessions the id can name are kept
-    keep = Collect(ledger.calls, lambda c: wanted(c.session))
     fold_logs(
         discover(source, environ),
         ledger,
-        lambda led: keep if led is ledger else Collect(None, keep.wanted),
+        lambda led: Collect(led.calls, lambda c: wanted(c.session)),
         _jobs(jobs),
     )
     name = find_session(ledger, session_id)
