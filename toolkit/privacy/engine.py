@@ -41,6 +41,7 @@ RULE_IDS: frozenset[str] = frozenset(_PRIORITY) | frozenset(
         "private-field-path",
         "private-field-email",
         "private-field-account",
+        "private-field-telemetry",
     }
 )
 _EXCLUSIVE = frozenset({Category.SECRET, Category.IDENTIFIER})

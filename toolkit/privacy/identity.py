@@ -15,9 +15,10 @@ person and are not reported either. GitHub noreply addresses
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
-from toolkit.privacy.rules import Rule, lazy
+from toolkit.privacy.rules import Rule, ScanText, lazy
 from toolkit.privacy.types import Category, Context
 
 IDENT, P, E = Category.IDENTIFIER, Category.PATH, Category.EMAIL
@@ -179,7 +180,7 @@ _RELATIVE = lazy(r"(?<![A-Za-z0-9._/-])(\.\.?/[A-Za-z0-9._-][^\s\"'<>]*)")
 _REPO_NAME = lazy(r"(?<![A-Za-z0-9])((?i:repo|repository|project)[-_][A-Za-z0-9][A-Za-z0-9._-]{2,}+)")
 _WIN_DRIVE = lazy(r"(?<![A-Za-z0-9])([A-Za-z]:\\[^\s\"'<>|]*+)")
 _ANY_EMAIL = lazy(r"([A-Za-z0-9._%+-]{1,64}+@[A-Za-z0-9-]{1,63}+(?:\.[A-Za-z0-9-]{1,63}+)*+)")
-_ANY_BEARER = lazy(r"(?<![A-Za-z0-9])(?:Bearer|bearer|BEARER)[ \t]++([A-Za-z0-9._~+/-]{4,}+=*+)")
+_ANY_BEARER = lazy(r"(?<![A-Za-z0-9])(?:Bearer|bearer|BEARER)[ \t]++([A-Za-z0-9._~+/-]++=*+)")
 _DASHED_ID = lazy(r"(?<![A-Za-z0-9_-])((?i:thread|session|sess|run)[_-][A-Za-z0-9-]{8,}+)")
 
 
@@ -187,9 +188,94 @@ def _has_digit(match: re.Match[str]) -> bool:
     return f.digit_count(match.group(1)) > 0
 
 
+def _bearer_check(match: re.Match[str]) -> bool:
+    from toolkit.privacy.strict import bearer_token_check
+
+    return bearer_token_check(match)
+
+
 def _any_email_check(match: re.Match[str]) -> bool:
     domain = match.group(1).rpartition("@")[2]
     return "." in domain and domain.rsplit(".", 1)[1].isalpha() and len(domain.rsplit(".", 1)[1]) >= 2
+
+
+# Telemetry leaves the machine (``workgroup telemetry export``): beyond the reference's set, any
+# home-relative or absolute path, an IPv4 address, a host with a port, a phone number and a card
+# number are withheld there. Each is a shape; the look-alikes that stay are in the checks.
+_TILDE = lazy(r"(?<![A-Za-z0-9._~/-])(~[A-Za-z0-9._-]{0,32}+/[^\s\"'<>]*+)")
+_ABSOLUTE = lazy(r"(?<![A-Za-z0-9._~/:-])(/[A-Za-z0-9._-]{1,64}+/[^\s\"'<>]*+)")
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_IPV4 = lazy(rf"(?<![0-9.])({_OCTET}(?:\.{_OCTET}){{3}})(?![0-9]|\.[0-9])")
+_PORT = lazy(r":([0-9]{2,5})(?![0-9A-Za-z])")
+_HOST = lazy(
+    r"(?:[A-Za-z0-9][A-Za-z0-9-]{0,62}\.){1,16}[A-Za-z]{2,24}|localhost|" + rf"{_OCTET}(?:\.{_OCTET}){{3}}"
+)
+_HOST_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-")
+# file:line references ("parser.py:120") are not hosts
+_SOURCE_SUFFIXES = frozenset(
+    "py pyi js mjs cjs ts tsx jsx go rs rb java kt c h cc cpp hpp cs php swift sh md rst txt json "
+    "yml yaml toml ini cfg lock log html css scss sql proto".split()
+)
+_PHONE = lazy(r"(?<![0-9A-Za-z+.-])(?<![0-9][ ().-])(\+?\(?[0-9](?:[ ().-]{0,2}+[0-9]){9,14}+)(?![0-9])")
+_PHONE_GROUPS = lazy(r"[0-9]+")
+_DATE_START = lazy(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_CARD = lazy(r"(?<![0-9.-])(?<![0-9][ -])([2-6][0-9](?:[ -]?+[0-9]){11,17}+)(?![0-9])")
+
+
+class _HostPortRule(Rule):
+    """``host:port`` with a dotted host name, ``localhost`` or an IPv4 address before the port.
+
+    Found from each ``:<digits>``: the host is read backwards over host characters only (at most
+    253), so every character is read back at most once between two colons (linear time).
+    """
+
+    def spans(self, view: ScanText) -> Iterator[tuple[int, int]]:
+        text = view.text
+        host = _HOST.compiled
+        for match in _PORT.finditer(text):
+            colon = match.start()
+            start = colon
+            while start > 0 and colon - start < 253 and text[start - 1] in _HOST_CHARS:
+                start -= 1
+            if start > 0 and (text[start - 1] in ("@", ":", "/") and text[start - 2 : start] != "//"):
+                continue  # part of something else (a URL's user info, a time of day)
+            name = text[start:colon].lstrip(".-")
+            if not name or not host.fullmatch(name):
+                continue
+            if name.rpartition(".")[2].lower() in _SOURCE_SUFFIXES:
+                continue
+            yield colon - len(name), match.end()
+
+
+def _phone_check(match: re.Match[str]) -> bool:
+    value = match.group(1)
+    if _DATE_START.compiled.match(value):
+        return False  # a date, maybe with a time
+    groups = _PHONE_GROUPS.compiled.findall(value)
+    if len(groups) < 3 and not value.startswith("+"):
+        return False  # a bare digit run is a counter or a timestamp, not a dialled number
+    if all(len(group) == 1 for group in groups[1:]):
+        return False  # 1.2.3.4.5... a version, not a number
+    return set(value) & set(" ()-") != set() or value.startswith("+")
+
+
+def luhn_valid(digits: str) -> bool:
+    total = 0
+    for index, char in enumerate(reversed(digits)):
+        value = ord(char) - 48
+        if index % 2:
+            value = value * 2 - 9 if value > 4 else value * 2
+        total += value
+    return total % 10 == 0
+
+
+def _card_check(match: re.Match[str]) -> bool:
+    value = match.group(1)
+    separators = {c for c in value if not c.isdigit()}
+    if len(separators) > 1:
+        return False
+    digits = value.replace(" ", "").replace("-", "")
+    return 13 <= len(digits) <= 19 and luhn_valid(digits)
 
 
 _TELEMETRY = frozenset({Context.TELEMETRY})
@@ -280,8 +366,23 @@ IDENTITY_RULES: tuple[Rule, ...] = (
     # the reference's telemetry set, shape alone: an efficiency event carries counters and enums
     Rule("telemetry-windows-path", P, _WIN_DRIVE, 1, None, (":\\",), _TELEMETRY, priority=20),
     Rule("telemetry-email", E, _ANY_EMAIL, 1, _any_email_check, ("@",), _TELEMETRY, priority=20),
-    Rule("telemetry-bearer", Category.SECRET, _ANY_BEARER, 1, None, ("bearer",), _TELEMETRY, priority=20),
+    Rule(
+        "telemetry-bearer",
+        Category.SECRET,
+        _ANY_BEARER,
+        1,
+        _bearer_check,
+        ("bearer",),
+        _TELEMETRY,
+        priority=20,
+    ),
     Rule(
         "telemetry-id", IDENT, _DASHED_ID, 1, _has_digit, ("thread", "sess", "run"), _TELEMETRY, priority=20
     ),
+    Rule("telemetry-home-path", P, _TILDE, 1, None, ("~",), _TELEMETRY, priority=20),
+    Rule("telemetry-absolute-path", P, _ABSOLUTE, 1, None, ("/",), _TELEMETRY, priority=19),
+    Rule("telemetry-ip-address", IDENT, _IPV4, 1, None, (".",), _TELEMETRY, priority=20),
+    _HostPortRule("telemetry-host-port", IDENT, _PORT, 0, None, (":",), _TELEMETRY, priority=20),
+    Rule("telemetry-phone", IDENT, _PHONE, 1, _phone_check, (), _TELEMETRY, priority=20),
+    Rule("telemetry-card-number", Category.SECRET, _CARD, 1, _card_check, (), _TELEMETRY, priority=21),
 )

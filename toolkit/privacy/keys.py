@@ -24,6 +24,7 @@ class KeyRule:
     category: Category
     pattern: LazyPattern
     contexts: frozenset[Context]
+    counters_exempt: bool = True  # ``prompt_bytes``-style counters and digests are fine
 
 
 _EXEMPT_SUFFIX = lazy(r"_(?:bytes|count|tokens|hash|digest|sha|length|len|size|chars|ms|bucket)$")
@@ -72,7 +73,23 @@ KEY_RULES: tuple[KeyRule, ...] = (
         lazy(r"^(?:account_id|user_id|org_id|organization_id|tenant_id|subscription_id)$"),
         frozenset({TL}),
     ),
+    # The reference's telemetry field rule, whole: any ``_``-separated part of the name, counters
+    # and digests included (``prompt_tokens``, ``session_id_hash``, ``repo_name``, ``owner_email``
+    # are refused); only the event's own ``prompt_bytes`` and ``tool_output_bytes`` are allowed.
+    KeyRule(
+        "private-field-telemetry",
+        Category.IDENTIFIER,
+        lazy(
+            r"(?:^|_)(?:prompt|source_body|source_code|log|secret|credentials?|password|passwd|api_key"
+            r"|access_token|refresh_token|auth_token|platform_handle|provider_handle|session_id|thread_id"
+            r"|agent_id|repository|repo|file_path|email|account_id|user_id|org_id|organization_id"
+            r"|tenant_id|subscription_id)(?:$|_)"
+        ),
+        frozenset({TL}),
+        counters_exempt=False,
+    ),
 )
+TELEMETRY_COUNTERS = frozenset({"prompt_bytes", "tool_output_bytes"})  # the event's own fields
 
 _CAMEL = lazy(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -85,11 +102,14 @@ def normalize_key(key: str) -> str:
 def key_findings(key: str, context: Context) -> list[KeyRule]:
     """The rules a field name breaks in ``context`` (at most one per category)."""
     name = normalize_key(key)
-    if not name or _EXEMPT_SUFFIX.search(name):
+    if not name or (context is TL and name in TELEMETRY_COUNTERS):
         return []
+    counter = _EXEMPT_SUFFIX.search(name) is not None
     hits: list[KeyRule] = []
     seen: set[Category] = set()
     for rule in KEY_RULES:
+        if (counter and rule.counters_exempt) or (hits and not rule.counters_exempt):
+            continue  # the reference's whole telemetry rule (last) adds to no other finding
         if context in rule.contexts and rule.category not in seen and rule.pattern.search(name):
             hits.append(rule)
             seen.add(rule.category)

@@ -19,6 +19,7 @@ from toolkit.privacy.types import Category, Context
 
 _RECORDS = frozenset({Context.CAPSULE, Context.TELEMETRY, Context.HANDOFF, Context.EVENT_LOG})
 _NOT_EVENTS = frozenset({Context.CAPSULE, Context.TELEMETRY, Context.HANDOFF})
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
 _TOKEN_SHAPE = lazy(
     "(?:"
@@ -41,16 +42,39 @@ _TOKEN_SHAPE = lazy(
     + r"[0-9A-Z]{16}(?![A-Za-z0-9])"
     + ")"
 )
-_BEARER_ANY = lazy(lead(("Bearer", "bearer", "BEARER"), "A-Za-z0-9") + r"[ \t]++([A-Za-z0-9._~+/-]{8,}+=*+)")
+_BEARER_ANY = lazy(lead(("Bearer", "bearer", "BEARER"), "A-Za-z0-9") + r"[ \t]++([A-Za-z0-9._~+/-]++=*+)")
 _AUTH_ANY = lazy(r"(?i:authorization)[ \t]*+:[ \t]*+(?i:basic|token|apikey)[ \t]++(\S++)")
 _URL_USERINFO = lazy(r"://([^\s/:@]{1,64}+:[^\s/@]{1,128}+)@")
 _PREFIXED_ID = lazy(
     lead(("sess_", "thread_", "agent_", "run_"), "A-Za-z0-9") + r"[A-Za-z0-9][A-Za-z0-9.:-]{7,}+"
 )
-_BULK_WORDS = lazy(
-    r"(?i:raw|full|verbatim|unredacted)[ \t]++"
-    r"(?:(?i:chat|session|agent|model|tool|claude|codex)[ \t]++)?"
-    r"(?i:transcripts?|chats?|chat[ \t]+logs?|conversations?|prompts?|logs?|tool[ _-]?outputs?)(?![A-Za-z0-9])"
+# Pasted bulk content described in words (the reference's "raw|full|verbatim within 48 characters
+# of transcript|chat|conversation|prompt|log|tool output", either order), as phrases, not as two
+# words anywhere on a line: a raw word with at most two words before the noun it qualifies ("raw
+# test log", "verbatim chat log"); "full" only with words that name whose content it is ("a full
+# system prompt", "the full prior conversation"), so "the full test suite ... the log" and "full
+# test log" stay prose; the noun first, then what was done to it within four words ("chat history
+# kept verbatim", "tool output pasted verbatim", "the logs in full", "prompt copied raw").
+_BULK_NOUN = (
+    r"(?i:transcripts?|chats?|conversations?|prompts?|logs?|tool[ _-]?outputs?|ambient[ _-]?outputs?)"
+)
+_STOP = r"(?i:and|or|but|then|the|a|an|to|of|for|with|in|on|at|by|from|before|after|so|if|when|not|no)"
+_WHOSE = (
+    r"(?i:system|user|developer|session|agent|model|chat|claude|codex|assistant|tool|worker|provider"
+    r"|ambient|terminal|console|shell|original|previous|prior|last|whole|entire|raw|verbatim|unredacted"
+    r"|unedited)"
+)
+_GAP = r"[ \t]{1,8}+"
+_BULK_FORWARD = lazy(
+    r"(?i:raw|verbatim|unredacted|unedited)(?![A-Za-z0-9])"
+    rf"(?:{_GAP}(?!{_STOP}(?![A-Za-z0-9]))[A-Za-z][A-Za-z-]{{0,24}}+){{0,2}}?{_GAP}{_BULK_NOUN}(?![A-Za-z0-9])"
+)
+_BULK_FULL = lazy(rf"(?i:full)(?:{_GAP}{_WHOSE}){{0,2}}{_GAP}{_BULK_NOUN}(?![A-Za-z0-9])")
+_BULK_AFTER = lazy(
+    rf"{_BULK_NOUN}(?![A-Za-z0-9])(?:[ \t,]{{1,8}}+[A-Za-z][A-Za-z'-]{{0,24}}+){{0,4}}?[ \t,]{{1,8}}+"
+    r"(?:(?i:verbatim|unredacted|unedited|word[ \t]for[ \t]word)|(?i:in)[ \t]{1,8}+(?i:full)"
+    r"|(?i:kept|keep|keeps|pasted|paste|pastes|copied|copy|copies|stored|store|dumped|dump|included"
+    r"|include|left|as)[ \t]{1,8}+(?i:raw|full))(?![A-Za-z0-9])"
 )
 
 _LABELLED_ID = lazy(
@@ -75,9 +99,16 @@ def _value_check(match: re.Match[str]) -> bool:
     return not value.isalpha()  # a bare word ("secret: rotate") is prose, a value mixes in more
 
 
-def _bearer_check(match: re.Match[str]) -> bool:
-    value = match.group(1)
-    return len(value) >= 16 or any(c.isdigit() for c in value)
+_SCHEME_WORDS = frozenset({"authentication", "authorization", "credentials", "credential"})
+
+
+def bearer_token_check(match: re.Match[str]) -> bool:
+    """A token after ``Bearer``, not a word of prose ("the bearer of", "Bearer authentication"):
+    anything but a short lower-case or capitalized word of letters, or a word naming the scheme."""
+    value = match.group(1).rstrip("=")
+    if not (value.isalpha() and (value.islower() or value.istitle())):
+        return True
+    return len(value) >= 8 and value.lower() not in _SCHEME_WORDS
 
 
 def _has_digit(match: re.Match[str]) -> bool:
@@ -90,7 +121,16 @@ def _id_check(match: re.Match[str]) -> bool:
 
 STRICT_RULES: tuple[Rule, ...] = (
     Rule("token-shape", Category.SECRET, _TOKEN_SHAPE, 0, None, (), _RECORDS, priority=30),
-    Rule("bearer-token", Category.SECRET, _BEARER_ANY, 1, _bearer_check, ("bearer",), _RECORDS, priority=29),
+    Rule(
+        "bearer-token",
+        Category.SECRET,
+        _BEARER_ANY,
+        1,
+        bearer_token_check,
+        ("bearer",),
+        _RECORDS,
+        priority=29,
+    ),
     Rule(
         "authorization-header", Category.SECRET, _AUTH_ANY, 1, None, ("authorization",), _RECORDS, priority=29
     ),
@@ -125,12 +165,37 @@ STRICT_RULES: tuple[Rule, ...] = (
     Rule(
         "raw-transcript",
         Category.TRANSCRIPT,
-        _BULK_WORDS,
+        _BULK_FORWARD,
         0,
         None,
-        ("raw", "full", "verbatim", "unredacted"),
+        ("raw", "verbatim", "unredacted", "unedited"),
         _NOT_EVENTS,
         priority=30,
-        boundary=frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"),
+        boundary=_ALNUM,
+        anchor=lazy("raw|verbatim|unredacted|unedited"),
+    ),
+    Rule(
+        "raw-transcript",
+        Category.TRANSCRIPT,
+        _BULK_FULL,
+        0,
+        None,
+        ("full",),
+        _NOT_EVENTS,
+        priority=30,
+        boundary=_ALNUM,
+        anchor=lazy("full"),
+    ),
+    Rule(
+        "raw-transcript",
+        Category.TRANSCRIPT,
+        _BULK_AFTER,
+        0,
+        None,
+        ("verbatim", "unredacted", "unedited", "word for word", "full", "raw"),
+        _NOT_EVENTS,
+        priority=30,
+        boundary=_ALNUM,
+        anchor=lazy("transcript|chat|conversation|prompt|log|tool|ambient"),
     ),
 )

@@ -2,9 +2,9 @@
 
 The three namespaces stay apart: ``logical`` (context occupancy and sizes), ``billed`` (what
 the provider charged, only with an authoritative or provider-reported accounting source) and
-``outcome``. The raw event is refused when a field name anywhere in it, or a value of a field
-it keeps, is private to the shared privacy engine (``PRIVATE_TELEMETRY``; the reference reads
-every string, so a large dropped note cost seconds), then projected onto the allowlist: unknown keys are dropped, missing
+``outcome``. The raw event is refused when a field name or a string value anywhere in it (dropped fields
+included, as the reference scans the raw event first) is private to the shared privacy engine
+in its telemetry context (``PRIVATE_TELEMETRY``), then projected onto the allowlist: unknown keys are dropped, missing
 counters become ``null``, reason codes are deduplicated and put in the router's order. Unlike the
 reference, the dropped keys are reported (``normalize_event`` returns them; the op returns them
 when asked with ``"report_dropped": true``) instead of vanishing silently.
@@ -148,22 +148,25 @@ def _key_is_private(key: str) -> bool:
     return verdict
 
 
-def _private_key_anywhere(value: Any) -> bool:
-    """Field names anywhere in the raw event (a private name is refused even where the field
-    would be dropped); names only, iteratively, depth-bounded."""
+def _names_and_strings(value: Any) -> tuple[bool, list[str]]:
+    """(a private field name occurs, every string value) of the raw event: the whole event,
+    dropped fields included, iteratively and depth-bounded."""
     stack: list[tuple[Any, int]] = [(value, 0)]
+    texts: list[str] = []
     while stack:
         node, depth = stack.pop()
         if depth > _MAX_DEPTH:
             raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
-        if isinstance(node, dict):
+        if isinstance(node, str):
+            texts.append(node)
+        elif isinstance(node, dict):
             for key, child in node.items():
                 if isinstance(key, str) and _key_is_private(key):
-                    return True
+                    return True, texts
                 stack.append((child, depth + 1))
         elif isinstance(node, list):
             stack.extend((child, depth + 1) for child in node)
-    return False
+    return False, texts
 
 
 def _kept_strings(event: dict[str, Any]) -> list[str]:
@@ -182,14 +185,16 @@ def _kept_strings(event: dict[str, Any]) -> list[str]:
 
 
 def assert_private_free(event: dict[str, Any]) -> None:
-    """``PRIVATE_TELEMETRY`` when a field name anywhere, or a value the projection keeps, is
-    private to the shared engine (telemetry context). Values of dropped fields are not read:
-    they never leave this function, and a 500 kB note costs nothing. Kept values are short by
-    construction, so the scan is bounded (``_MAX_KEPT_CHARS`` each)."""
-    if _private_key_anywhere(event):
+    """``PRIVATE_TELEMETRY`` when a field name or a string value anywhere in the raw event is
+    private to the shared engine (telemetry context), as the reference scans the raw event
+    before its projection drops fields: a private note in a dropped field is refused, not
+    silently dropped. The work is bounded by the request limit (1 MB) and the engine's linear
+    rules; strings are scanned as one text. Kept values are short by construction
+    (``_MAX_KEPT_CHARS`` each)."""
+    private_name, texts = _names_and_strings(event)
+    if private_name:
         raise RuntimeOpError("PRIVATE_TELEMETRY")
-    texts = _kept_strings(event)
-    if any(len(text) > _MAX_KEPT_CHARS for text in texts):
+    if any(len(text) > _MAX_KEPT_CHARS for text in _kept_strings(event)):
         raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
     if not texts:
         return
