@@ -602,11 +602,16 @@ def _append_authoritative(project_log: Path, event: dict[str, Any], facts: _Call
         return facts.duplicate
     try:
         runptr.append_line(project_log, event, private=False)
-    except OSError:
+    except OSError as exc:
         raise EventError(
-            "authoritative project log write failed", exit_code=1, code="LOG_WRITE_FAILED"
+            "authoritative project log write failed" + _cause(exc), exit_code=1, code="LOG_WRITE_FAILED"
         ) from None
     return event
+
+
+def _cause(exc: BaseException) -> str:
+    """`` (DISK_FULL)``: the code of a write the file system did not complete (nothing of it stays)."""
+    return f" ({exc.code})" if isinstance(exc, ToolkitError) else ""
 
 
 def _mirror_location(
@@ -645,7 +650,9 @@ def _mirror_or_degrade(
         return True, duplicate, False
     except (OSError, ValueError, ToolkitError) as exc:
         if target.project_log is None:
-            raise EventError("global-only log write failed", exit_code=1, code="LOG_WRITE_FAILED") from None
+            raise EventError(
+                "global-only log write failed" + _cause(exc), exit_code=1, code="LOG_WRITE_FAILED"
+            ) from None
         _record_degrade(
             target.project_log,
             _degrade_event(event, "global_log", "全局日志镜像写入失败，项目日志继续作为权威来源", exc),
@@ -738,8 +745,10 @@ def _record_degrade(project_log: Path, record: dict[str, Any]) -> None:
     try:
         if _scan(project_log, record["run_id"], record["event_id"], None).duplicate is None:
             runptr.append_line(project_log, record, private=False)
-    except OSError:
-        raise EventError("project degradation log failed", exit_code=1, code="LOG_WRITE_FAILED") from None
+    except OSError as exc:
+        raise EventError(
+            "project degradation log failed" + _cause(exc), exit_code=1, code="LOG_WRITE_FAILED"
+        ) from None
 
 
 def _run_state(project_log: Path, run_id: str, event: str) -> str:

@@ -26,6 +26,7 @@ from typing import IO, Any
 from toolkit.core.errors import InvalidInput
 from toolkit.core.identifiers import CM_RUN_ID
 from toolkit.core.strictjson import json_depth_exceeds
+from toolkit.infra.appendlog import append_whole
 from toolkit.infra.boundedio import FileRefused, open_regular, read_json_bounded
 from toolkit.infra.store import atomic_write, file_lock
 
@@ -321,9 +322,11 @@ def locked(path: Path, *, private: bool) -> Iterator[None]:
 
 
 def append_line(path: Path, record: dict[str, Any], *, private: bool) -> None:
-    """Append one compact JSON line with one write; a torn last line is fenced off first.
+    """Append one compact JSON line, whole or not at all; a torn last line is fenced off first.
 
-    The caller holds the log's lock. Private files (the global mirror) are created 0600.
+    The caller holds the log's lock. Private files (the global mirror) are created 0600. A write
+    that does not complete is taken back and raised as ``appendlog.WriteFailed`` (``DISK_FULL`` or
+    ``WRITE_INCOMPLETE``, exit 3; also an ``OSError``).
     """
     line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -333,11 +336,7 @@ def append_line(path: Path, record: dict[str, Any], *, private: bool) -> None:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "the log is not a regular file")  # a FIFO is never written
-        size = info.st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            line = b"\n" + line  # never glue a record onto a torn line
-        os.write(fd, line)
-        os.fsync(fd)
+        append_whole(fd, line, path.name)  # whole or not at all; a torn last line is fenced off
     finally:
         os.close(fd)
     if private:

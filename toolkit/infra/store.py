@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import EnvironmentFailure, ExitCode, InvalidInput
+from toolkit.infra.appendlog import append_whole, write_failed
 from toolkit.infra.boundedio import (
     MAX_LOG_BYTES,
     TOO_DEEP,
@@ -146,9 +147,11 @@ def _temp_beside(path: Path, data: bytes | str) -> str:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):  # a full device: coded (exit 3), and the old file is untouched
+            raise write_failed(exc, path.name, "the file was not changed") from None
         raise
     return tmp
 
@@ -221,7 +224,8 @@ def file_lock(path: Path, *, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[
 
 
 def append_jsonl(path: Path, record: Any) -> None:
-    """Append one JSON line. Caller holds the log's lock. A torn last line is fenced off."""
+    """Append one JSON line. Caller holds the log's lock. A torn last line is fenced off; a write
+    that does not complete is taken back and raised as ``DISK_FULL``/``WRITE_INCOMPLETE`` (exit 3)."""
     line = (json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
     # our own log: a symlink or a FIFO in its place is refused, never followed or written
@@ -232,13 +236,7 @@ def append_jsonl(path: Path, record: Any) -> None:
             raise EnvironmentFailure(
                 "LOG_NOT_A_FILE", f"{path.name} is not a regular file; nothing was appended"
             )
-        size = info.st_size
-        if size:
-            last = os.pread(fd, 1, size - 1)
-            if last != b"\n":
-                line = b"\n" + line  # never glue a record onto a torn line
-        os.write(fd, line)
-        os.fsync(fd)
+        append_whole(fd, line, path.name)  # whole or not at all; a torn last line is fenced off
     finally:
         os.close(fd)
 

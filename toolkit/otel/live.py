@@ -13,7 +13,8 @@ and rollout stage; a CM row only the fields of ``records.CM_ATTRIBUTES`` (never 
 ``project``); an efficiency event is the normalized event. The flusher maps them with
 ``toolkit.otel.records``, through the privacy engine, exactly as ``telemetry export`` does.
 
-Locking: writers hold a shared ``flock`` on the spool while appending; the flusher renames the
+Locking: writers hold an exclusive ``flock`` on the spool while appending (a record lands whole
+or is cut back, ``toolkit.infra.appendlog``); the flusher renames the
 spool to a batch file and takes an exclusive lock on it before reading, so an append that raced
 the rename lands in the batch before it is read (a writer that opened the old name re-checks the
 inode after locking). The flusher holds ``flusher.lock`` for its whole life; a writer that can
@@ -138,18 +139,21 @@ def _append(otel_dir: str, line: bytes) -> None:
     path = os.path.join(otel_dir, SPOOL)
     for _attempt in range(8):
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except FileNotFoundError:
             os.makedirs(otel_dir, mode=0o700, exist_ok=True)
             continue
         try:
-            fcntl.flock(fd, fcntl.LOCK_SH)
+            # exclusive: a failed append is cut back to the size before it, which must be ours alone
+            fcntl.flock(fd, fcntl.LOCK_EX)
             try:
                 same = os.fstat(fd).st_ino == os.stat(path).st_ino
             except FileNotFoundError:
                 same = False
             if same:  # not renamed by the flusher between our open and our lock
-                os.write(fd, line)
+                from toolkit.infra.appendlog import append_whole
+
+                append_whole(fd, line, SPOOL)  # whole or not at all
                 return
         finally:
             os.close(fd)
@@ -188,7 +192,7 @@ def emit(otel_dir: str, record: Mapping[str, Any], environ: Mapping[str, str] | 
         _append(otel_dir, line)
         if not _flusher_running(otel_dir):
             start_flusher(otel_dir, environ)
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError):  # a full device included (appendlog.WriteFailed)
         pass
 
 
