@@ -120,5 +120,9 @@ def register(group: typer.Typer) -> None:
         say(f"{verb} {summary['spans']} spans ({sources}), {summary['metric_points']} metric points")
         if skipped:
             say(f"skipped {skipped} records: " + ", ".join(f"{n} {r}" for r, n in summary["skipped"].items()))
+        say(
+            f"withheld {summary['withheld']} values that failed the telemetry privacy check"
+            " (sent as withheld:<pseudonym>)"
+        )
         if as_json:
             emit_json(summary)

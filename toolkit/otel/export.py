@@ -2,7 +2,10 @@
 
 The shell (``toolkit.commands.telemetry_export``) resolves the repository and the options and
 calls ``export``; this module collects the spans, derives the metrics of the window and sends
-both. Nothing local changes, so a failed export is simply run again: the ids are stable and the
+both. Every string that leaves (span names and attributes, metric
+attributes, resource attributes) passes the privacy engine's telemetry context first
+(``toolkit.otel.withhold``); the summary's ``withheld`` counts the values replaced by a pseudonym.
+Nothing local changes (but the pseudonym key, once), so a failed export is simply run again: the ids are stable and the
 metrics cumulative over the same window, so a retry never double counts.
 """
 
@@ -20,6 +23,7 @@ from toolkit.core.timefmt import parse_rfc3339
 from toolkit.otel.records import Skipped, SpanRecord, metrics_for, to_ns, window
 from toolkit.otel.resource import repository_id, resource_attributes
 from toolkit.otel.sources import agent_spans, cm_log_files, cm_spans, telemetry_log_spans
+from toolkit.otel.withhold import Withholder, load_key
 
 _RELATIVE = re.compile(r"^(\d{1,6})([mhd])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days"}
@@ -108,11 +112,15 @@ def export(request: ExportRequest, *, now: datetime, roots: Callable[[], list[st
     from toolkit.otel.sdk import resolve_endpoints
 
     endpoints = resolve_endpoints(request.endpoint, request.environ)
-    attrs = resource_attributes(
-        request.environ,
-        repository=repository_id(request.otel_dir, roots),
-        workgroup=request.workgroup,
-        run=request.run,
+    # everything that leaves passes the telemetry context; a value that fails is pseudonymized
+    withholder = Withholder(None if request.dry_run else load_key(request.otel_dir))
+    attrs = withholder.resource(
+        resource_attributes(
+            request.environ,
+            repository=repository_id(request.otel_dir, roots),
+            workgroup=request.workgroup,
+            run=request.run,
+        )
     )
     found = collect(
         request.telemetry_log,
@@ -124,13 +132,15 @@ def export(request: ExportRequest, *, now: datetime, roots: Callable[[], list[st
         agent_workdir=request.agent_workdir,
         environ=request.environ,
     )
-    metrics = metrics_for(found.spans)
+    found.spans = withholder.spans(found.spans)
+    metrics = withholder.metrics(metrics_for(found.spans))
     summary: dict[str, Any] = {
         "spans": len(found.spans),
         "by_source": found.by_source(),
         "metric_points": sum(len(metric.points) for metric in metrics),
         "older_than_since": found.older,
         "skipped": dict(sorted(found.skipped.reasons.items())),
+        "withheld": withholder.count,
         "exported": False,
     }
     if request.dry_run or not found.spans:

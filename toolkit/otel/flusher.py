@@ -8,7 +8,8 @@ engine) and sends them with the OTLP/HTTP exporter (endpoint and options from th
 accepted it; on failure it stays and is retried with a growing pause. After ``IDLE_SECONDS``
 without work, or after failing for ``OTEL_BSP_EXPORT_TIMEOUT`` milliseconds (default 30000), it
 exits; the next spooled record starts a new flusher, which sends the batches left behind first.
-``status.json`` says how the last attempt went.
+``status.json`` says how the last attempt went and how many values this flusher withheld (every
+string sent passes the telemetry context first; ``toolkit.otel.withhold``).
 """
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ class Flusher:
         self.dir = otel_dir
         self.sender: Any = None
         self.resource: dict[str, str] | None = None
+        self.withholder: Any = None  # toolkit.otel.withhold.Withholder, on the first batch
 
     def _connect(self) -> None:
         from toolkit.otel.resource import repository_id, resource_attributes
@@ -106,7 +108,15 @@ class Flusher:
         if self.sender is None:
             self.sender = Sender(resolve_endpoints(None, os.environ), None)
         if self.resource is None:
-            self.resource = resource_attributes(os.environ, repository=repository_id(self.dir, self._roots))
+            attrs = resource_attributes(os.environ, repository=repository_id(self.dir, self._roots))
+            self.resource = self._withholder().resource(attrs)
+
+    def _withholder(self) -> Any:
+        from toolkit.otel.withhold import Withholder, load_key
+
+        if self.withholder is None:
+            self.withholder = Withholder(load_key(self.dir))
+        return self.withholder
 
     def _roots(self) -> list[str]:
         from toolkit.infra.git import discover, root_commit_ids
@@ -121,10 +131,15 @@ class Flusher:
         if spans:
             self._connect()
             assert self.resource is not None
+            spans = self._withholder().spans(spans)  # every string passes the telemetry context
             if not self.sender.send_spans(spans, self.resource):
                 return False
         batch.unlink()
         return True
+
+    def _withheld(self) -> int:
+        """Values this flusher replaced by a pseudonym so far (status.json ``withheld``)."""
+        return 0 if self.withholder is None else int(self.withholder.count)
 
     def pending(self) -> list[Path]:
         return sorted(self.dir.glob("batch-*.jsonl"))
@@ -156,14 +171,20 @@ class Flusher:
                     return 1
                 if not ok:
                     failing_since = failing_since or time.monotonic()
-                    _status(self.dir, ok=False, error="COLLECTOR_UNAVAILABLE", pending=len(self.pending()))
+                    _status(
+                        self.dir,
+                        ok=False,
+                        error="COLLECTOR_UNAVAILABLE",
+                        pending=len(self.pending()),
+                        withheld=self._withheld(),
+                    )
                     if time.monotonic() - failing_since > give_up:
                         return 1  # the spool stays; the next spooled record starts a new flusher
                     pause = min(pause * 2, MAX_PAUSE)
                     break
             else:
-                if failing_since is not None or not (self.dir / STATUS).exists():
-                    _status(self.dir, ok=True, pending=0)
+                if failing_since is not None or not (self.dir / STATUS).exists() or self._withheld():
+                    _status(self.dir, ok=True, pending=0, withheld=self._withheld())
                 failing_since, pause = None, 0.5
 
 

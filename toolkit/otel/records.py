@@ -6,8 +6,8 @@ Three sources map to spans:
   the telemetry op's own ``normalize_event`` (its allowlist and the shared privacy engine), so
   exactly its fields can leave, and nothing else;
 * CM model calls (``model_usage`` rows of the CM logs): the usage report's validity check, then
-  the CM log's field allowlist minus the free-text ``detail`` and the ``project`` name, then the
-  privacy engine in its event-log context;
+  the CM log's field allowlist minus the free-text ``detail`` and the ``project`` name; what is
+  sent of them passes the telemetry context at the export (``toolkit.otel.withhold``);
 * runtime decisions (routing evidence of ``route``/``dispatch --record`` and live ``runtime``
   decisions): only the operation, the mode, the reason codes and the rollout stage, all
   vocabulary values.
@@ -383,10 +383,9 @@ def cm_span(row: Any, skipped: Skipped) -> SpanRecord | None:
     ):
         skipped.add("invalid model call")
         return None
+    # free text (task, feature, node, labels) is not judged here: every string of the span passes
+    # the telemetry context when it is sent (toolkit.otel.withhold), and a failing one is withheld
     kept = {name: row[name] for name in CM_ATTRIBUTES if row.get(name) is not None}
-    if not private_free(kept, "event_log"):
-        skipped.add("private content")
-        return None
     attrs: dict[str, AttrValue] = {"workgroup.record": SOURCE_CM, "gen_ai.operation.name": GEN_AI_OPERATION}
     for name, value in kept.items():
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):

@@ -7,8 +7,9 @@
   remote (remote URLs can carry credentials and are never read). Cached in local state.
 * ``workgroup.id`` and ``workgroup.run.id`` when the caller names them.
 * ``OTEL_RESOURCE_ATTRIBUTES`` (``key=value`` pairs, comma separated, values percent-decoded)
-  are added under ours; a pair that is malformed, or whose value the privacy engine flags, is
-  refused with a coded error that names neither the key's value nor the value.
+  are added under ours; a malformed pair is refused with a coded error that names no value. A
+  value the privacy engine's telemetry context flags is replaced by a pseudonym before it is sent
+  (``toolkit.otel.withhold``, applied by the export and the live flusher).
 
 Standard library only.
 """
@@ -81,17 +82,6 @@ def parse_resource_env(raw: str) -> dict[str, str]:
     return out
 
 
-def _check_private(values: Mapping[str, str]) -> None:
-    from toolkit.privacy import Context, scan_value
-
-    findings = scan_value(dict(values), Context.EVENT_LOG)
-    if findings:
-        categories = ", ".join(sorted({finding.category.value for finding in findings}))
-        raise InvalidInput(
-            "PRIVATE_RESOURCE_ATTRIBUTE", f"a resource attribute carries private content ({categories})"
-        )
-
-
 def resource_attributes(
     environ: Mapping[str, str],
     *,
@@ -110,5 +100,4 @@ def resource_attributes(
         attrs["workgroup.id"] = workgroup
     if run:
         attrs["workgroup.run.id"] = run
-    _check_private(attrs)
     return attrs
