@@ -110,19 +110,10 @@ def fast_help(args: Sequence[str]) -> str | None:
 
 
 def write_help(text: str) -> int:
-    """Print ``text`` on stdout; a stdout that refuses it is the environment (exit 3), as in the CLI."""
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except OSError as exc:
-        from toolkit.core.errors import exit_code_for
-        from toolkit.infra.output import silence_stdout
+    """Print ``text`` on stdout; a stdout that refuses it is exit 3 (``OUTPUT_UNWRITABLE``)."""
+    from toolkit.infra.output import write_stdout
 
-        silence_stdout()  # what could not be written is not retried (noisily) at exit
-        sys.stderr.write(
-            f"error[ENVIRONMENT]: {exc.__class__.__name__}: the file system refused the operation\n"
-        )
-        return exit_code_for(exc)
+    write_stdout(text)  # entry.main's guard turns a failure into the coded line and exit 3
     return 0
 
 

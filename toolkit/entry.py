@@ -28,15 +28,23 @@ def observe_decision(op: str, result: dict[str, Any], milliseconds: float, cwd: 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "runtime":
+        # its own contract: one answer frame, exit 1 when stdout is gone (docs/runtime.md)
+        from toolkit.runtime.protocol import main as runtime_main
+
+        return runtime_main(args[1:], observer=observe_decision)
+    from toolkit.infra.output import guarded
+
+    # a stdout that cannot be written is exit 3 with OUTPUT_UNWRITABLE, never a traceback
+    return guarded(lambda: _dispatch(args))
+
+
+def _dispatch(args: list[str]) -> int:
     if args == ["--version"]:
         from toolkit import __version__
 
         sys.stdout.write(f"workgroup {__version__}\n")
         return 0
-    if args and args[0] == "runtime":
-        from toolkit.runtime.protocol import main as runtime_main
-
-        return runtime_main(args[1:], observer=observe_decision)
     if args and args[0] == "verify" and not {"-h", "--help"} & set(args[1:]):
         # CI and pre-commit run verify on every change: skip loading the typer app
         from toolkit.records.verify import run_cli
@@ -61,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
 
             script_main = importlib.import_module(CM_SCRIPTS[args[1]]).main
             return int(script_main(args[2:]))
-    if args[-1:] == ["--help"] and sys.stdout is not None:
+    if args[-1:] == ["--help"]:
         # help texts rendered ahead by typer itself (toolkit/cli_help.py): no typer to load
         from toolkit.cli_help import fast_help, write_help
 

@@ -702,53 +702,55 @@ def test_writer_environment_has_no_adapter_variables() -> None:
     assert env == {"HOME": "/h"}
 
 
+def _unwritable_stdout_call(
+    how: str, unbuffered: str | None, server: Server, project: dict[str, Path]
+) -> subprocess.CompletedProcess[bytes]:
+    argv = _argv(project, "out-1", True, None, None)
+    env = _env(server.url, None, ())
+    env.pop("PYTHONUNBUFFERED", None)
+    if unbuffered is not None:
+        env["PYTHONUNBUFFERED"] = unbuffered
+    script = "import os,sys; os.close(1); from toolkit.cm.adapter import main; raise SystemExit(main(sys.argv[1:]))"
+    run = {"input": json.dumps(packet()).encode(), "stderr": subprocess.PIPE, "env": env, "timeout": 60}
+    if how == "closed after start":
+        return subprocess.run(
+            [sys.executable, "-c", script, *argv], stdout=subprocess.DEVNULL, check=False, **run
+        )
+    cmd = [sys.executable, "-m", "toolkit.cm.adapter", *argv]
+    if how == "closed":  # `cm-openai-compatible-call ... >&-`
+        return subprocess.run(["/bin/sh", "-c", 'exec "$@" >&-', "sh", *cmd], check=False, **run)
+    if how == "full":
+        with open("/dev/full", "wb") as full:
+            return subprocess.run(cmd, stdout=full, check=False, **run)
+    reader, writer = os.pipe()
+    os.close(reader)  # a pipe whose reader has exited
+    try:
+        return subprocess.run(cmd, stdout=writer, check=False, **run)
+    finally:
+        os.close(writer)
+
+
+@pytest.mark.parametrize("how", ["closed after start", "closed", "full", "gone reader"])
 @pytest.mark.parametrize("unbuffered", ["1", None], ids=["unbuffered", "block-buffered"])
-def test_stdout_failure_logs_error_outcome(
-    serve: Callable[[Responder], Server], project: dict[str, Path], unbuffered: str | None
+def test_stdout_failure_after_the_billed_call_keeps_its_usage(
+    serve: Callable[[Responder], Server], project: dict[str, Path], how: str, unbuffered: str | None
 ) -> None:
-    """A closed stdout: the text could not be delivered, so the outcome is error and the exit 1.
+    """stdout refuses the text: the usage row was logged before the print, so nothing billed is
+    lost, and the exit is 3 (the call completed; do not repeat it) with the coded line.
 
     Both stdout modes: block-buffered (a pipe, PYTHONUNBUFFERED unset) used to fail only at
     interpreter shutdown, exit 120 after logging success.
     """
-    server = serve(ok_reply({"prompt_tokens": 1, "completion_tokens": 1}))
-    cmd = [
-        sys.executable,
-        "-c",
-        "import os,sys; os.close(1); from toolkit.cm.adapter import main; "
-        "raise SystemExit(main(sys.argv[1:]))",
-        "--workflow",
-        "cm-prd",
-        "--stage",
-        "design_generation",
-        "--role",
-        "planner",
-        "--runtime",
-        "codex",
-        "--requested-model",
-        "planner-default",
-        "--call-id",
-        "out-1",
-        "--project-root",
-        str(project["root"]),
-        "--specs-dir",
-        str(project["specs"]),
-    ]
-    env = {
-        **os.environ,
-        "CM_OPENAI_COMPATIBLE_ENABLED": "true",
-        "CM_OPENAI_COMPATIBLE_BASE_URL": server.url,
-        "CM_OPENAI_COMPATIBLE_API_KEY": API_KEY,
-    }
-    env.pop("PYTHONUNBUFFERED", None)
-    if unbuffered is not None:
-        env["PYTHONUNBUFFERED"] = unbuffered
-    proc = subprocess.run(
-        cmd, input=json.dumps(packet()).encode(), capture_output=True, env=env, timeout=60, check=False
-    )
-    assert proc.returncode == 1 and b"result output failed" in proc.stderr
+    if how == "full" and not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    server = serve(ok_reply({"prompt_tokens": 7, "completion_tokens": 3}))
+    proc = _unwritable_stdout_call(how, unbuffered, server, project)
+    assert proc.returncode == 3, proc.stderr
+    assert b"error[OUTPUT_UNWRITABLE]" in proc.stderr
     assert b"Traceback" not in proc.stderr and b"Exception ignored" not in proc.stderr
-    assert [row["outcome"] for row in project_rows(project) if row["event"] == "model_usage"] == ["error"]
+    assert len(server.seen) == 1
+    usage = [row for row in project_rows(project) if row["event"] == "model_usage"]
+    assert [(r["outcome"], r["input_tokens"], r["output_tokens"]) for r in usage] == [("success", 7, 3)]
 
 
 def test_lean_imports(tmp_path: Path) -> None:

@@ -5,12 +5,14 @@ Drop-in for the public CM adapter (same arguments, environment, stdin, files and
 * 0: the model's text is on stdout and the ``model_usage`` success row is logged;
 * 1: the call failed and an error row is logged (an HTTP error prints only ``HTTP <code>``);
 * 2: rejected before any HTTP request (bad settings, packet, or a reused/concurrent call id);
-* 3: the text is on stdout but logging failed: do not repeat the call;
+* 3: the call completed (and is billed), then something local failed: the text is on stdout but
+  logging failed, or the usage row is logged but stdout refused the text (``OUTPUT_UNWRITABLE``);
+  do not repeat the call automatically;
 * 4: the call failed and could not be logged; the claim stays unresolved.
 
 Order: validate everything, then an atomic ``model_call/claimed`` event (under the writer's
 locks, so of N concurrent calls with one call id exactly one passes), then one POST, then
-exactly one ``model_usage/complete`` event. The three ``CM_OPENAI_COMPATIBLE_*`` variables are
+exactly one ``model_usage/complete`` event, and only then the text on stdout. The three ``CM_OPENAI_COMPATIBLE_*`` variables are
 read once, never logged, and removed from the environment handed to the event writer.
 
 HTTP is ``http.client`` straight to the configured host: no proxy variables are consulted (the
@@ -491,40 +493,17 @@ def log_usage(
         return False
 
 
-def write_result(text: str) -> bool:
-    """Deliver the text; False when it did not reach stdout (closed, broken pipe, full disk).
+def write_result(text: str) -> None:
+    """Deliver the text, flushed now; ``OutputUnwritable`` (exit 3 under the entry point's guard)
+    when it did not reach stdout (closed, broken pipe, full device). Called after the usage row
+    is logged, so a failed print loses no usage."""
+    from toolkit.infra.output import OutputUnwritable, write_stdout
 
-    The flush makes a block-buffered stdout (a pipe or file, PYTHONUNBUFFERED unset) fail here,
-    where the error outcome can still be logged, instead of at interpreter shutdown.
-    """
     try:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-        return True
-    except (OSError, UnicodeError, ValueError):
-        _discard_stdout()
-        return False
-
-
-def _discard_stdout() -> None:
-    """Point stdout at the null device so the undeliverable bytes still buffered cannot fail again
-    at shutdown (Python exits 120 when the final flush of stdout fails)."""
-    try:
-        fileno: int | None = sys.stdout.fileno()
-    except (OSError, ValueError, AttributeError):
-        fileno = None  # not a real file: replace the object instead
-    try:
-        null = os.open(os.devnull, os.O_WRONLY)
-    except OSError:
-        return
-    if fileno is None:
-        sys.stdout = open(null, "w", encoding="utf-8")  # noqa: SIM115 - lives until exit
-    elif null != fileno:  # a closed fd 1 is reused by the open itself
-        try:
-            os.dup2(null, fileno)
-        except OSError:
-            pass
-        os.close(null)
+        write_stdout(text + "\n")
+    except OutputUnwritable:
+        _err("the model call completed, but its text could not be written to stdout")
+        raise
 
 
 def run(args: CallArgs, *, environ: Mapping[str, str], stdin: Any) -> int:
@@ -553,13 +532,12 @@ def run(args: CallArgs, *, environ: Mapping[str, str], stdin: Any) -> int:
         return _failed(args, root, specs, env, started, None, "request failed")
     except (ValueError, KeyError, TypeError, IndexError, UnicodeError):  # a response of the wrong shape
         return _failed(args, root, specs, env, started, response, "response handling failed")
-    duration = _ms(started)
-    if not write_result(text):
-        return _failed(args, root, specs, env, started, response, "result output failed", duration)
-    if not log_usage(args, root, specs, env, outcome="success", duration_ms=duration, response=response):
+    # the usage row first: a stdout that refuses the text afterwards loses nothing billed
+    logged = log_usage(args, root, specs, env, outcome="success", duration_ms=_ms(started), response=response)
+    if not logged:
         _err("model call completed but usage log failed; do not retry the model call automatically")
-        return 3
-    return 0
+    write_result(text)
+    return 0 if logged else 3
 
 
 def _ms(started: float) -> int:
@@ -574,7 +552,6 @@ def _failed(
     started: float,
     response: Mapping[str, Any] | None,
     message: str,
-    duration: int | None = None,
 ) -> int:
     logged = log_usage(
         args,
@@ -582,7 +559,7 @@ def _failed(
         specs,
         env,
         outcome="error",
-        duration_ms=_ms(started) if duration is None else duration,
+        duration_ms=_ms(started),
         response=response,
     )
     _err(message)
@@ -635,7 +612,13 @@ def invoke(argv: Sequence[str], *, environ: Mapping[str, str], stdin: Any) -> in
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console script ``cm-openai-compatible-call``."""
+    """Console script ``cm-openai-compatible-call``, under the stdout guard (``toolkit.infra.output``)."""
+    from toolkit.infra.output import guarded
+
+    return guarded(lambda: _main(argv))
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if callable(reconfigure):

@@ -4,7 +4,9 @@ Drop-in for the public CM writer (same arguments, stdout object, exit codes and 
 
 * exit 2: invalid input, including every model-call identity refusal (reused call id, usage
   without its claim, identity mismatch, a claim after usage, a changed claim);
-* exit 1: a lock could not be taken or the authoritative log could not be written;
+* exit 1: a lock could not be taken or the authoritative log could not be written (a write the
+  device did not complete is cut back and named: ``(DISK_FULL)``);
+* exit 3: the event was written but stdout refused the answer (``OUTPUT_UNWRITABLE``);
 * exit 0: written, deduplicated (an exact retry has the same UUIDv5 ``event_id``) or degraded
   (only the global mirror failed; a ``degrade`` event goes to the project log).
 
@@ -826,7 +828,13 @@ def _args_from(ns: argparse.Namespace) -> EventArgs:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console script ``cm-log-event``."""
+    """Console script ``cm-log-event``, under the stdout guard (``toolkit.infra.output``)."""
+    from toolkit.infra.output import guarded
+
+    return guarded(lambda: _main(argv))
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     try:
         ns = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:

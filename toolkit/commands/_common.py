@@ -7,7 +7,8 @@ import sys
 from typing import Any
 
 from toolkit.infra.clock import moment_or_now as moment_or_now  # --now, re-exported for commands
-from toolkit.infra.output import silence_stdout
+from toolkit.infra.output import ClosedStream as ClosedStream  # re-exported for the CLI
+from toolkit.infra.output import OutputUnwritable, write_stdout
 from toolkit.infra.store import MAX_INPUT_FILE_BYTES as MAX_INPUT_FILE_BYTES  # re-exported for commands
 from toolkit.infra.store import read_json_file as read_json_file
 from toolkit.infra.store import read_json_request as read_json_request
@@ -23,38 +24,10 @@ def write_out(value: Any) -> None:
     For output that counts as delivered once written (a vault batch): the caller records the
     delivery only after this returned, so a closed stdout or a broken pipe loses nothing.
     """
-    from toolkit.core.errors import EnvironmentFailure
-
-    stream = sys.stdout
     try:
-        if stream is None:  # fd 1 was closed when the process started
-            raise OSError("no stdout")
-        stream.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
-        stream.flush()
-    except (OSError, ValueError):
-        silence_stdout()
-        raise EnvironmentFailure(
-            "OUTPUT_UNWRITABLE", "stdout cannot be written; nothing was recorded"
-        ) from None
-
-
-class ClosedStream:
-    """Stands in for a stdout that was closed when the process started (``cmd >&-``).
-
-    Writing to it is an OSError like writing to any dead stream, so the one error map turns it
-    into an environment error (exit 3) instead of an AttributeError traceback on ``None``.
-    """
-
-    def write(self, text: str) -> int:
-        import errno
-
-        raise OSError(errno.EBADF, "stdout is closed")
-
-    def flush(self) -> None:
-        return None
-
-    def isatty(self) -> bool:
-        return False
+        write_stdout(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
+    except OutputUnwritable as exc:
+        raise OutputUnwritable(f"{exc.message}; nothing was recorded") from None
 
 
 def say(text: str) -> None:

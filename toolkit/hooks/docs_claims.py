@@ -8,6 +8,13 @@ from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The hook under the stdout guard: a stdout that refuses the findings is exit 3, no traceback."""
+    from toolkit.infra.output import guarded
+
+    return guarded(lambda: _main(argv))
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     from toolkit.hooks.privacy import parse_filenames
 
     names = parse_filenames(

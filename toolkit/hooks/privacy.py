@@ -62,6 +62,13 @@ def run(argv: Sequence[str] | None, description: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The hook under the stdout guard: a stdout that refuses the findings is exit 3, no traceback."""
+    from toolkit.infra.output import guarded
+
+    return guarded(lambda: _main(argv))
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     return run(argv, "Privacy gate for workflow artifacts.")
 
 

@@ -8,6 +8,13 @@ from toolkit.hooks.privacy import run
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The hook under the stdout guard: a stdout that refuses the findings is exit 3, no traceback."""
+    from toolkit.infra.output import guarded
+
+    return guarded(lambda: _main(argv))
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     return run(argv, "Privacy gate for any text file.")
 
 

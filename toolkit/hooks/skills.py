@@ -8,6 +8,13 @@ from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The hook under the stdout guard: a stdout that refuses the findings is exit 3, no traceback."""
+    from toolkit.infra.output import guarded
+
+    return guarded(lambda: _main(argv))
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="workgroup-skills-hook")
     parser.add_argument("filenames", nargs="*")
     parser.add_argument("--max-body-lines", type=int, default=500)

@@ -11,6 +11,13 @@ from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The hook under the stdout guard: a stdout that refuses the findings is exit 3, no traceback."""
+    from toolkit.infra.output import guarded
+
+    return guarded(lambda: _main(argv))
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     import sys
 
     from toolkit.records.verify import run_cli

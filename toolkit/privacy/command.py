@@ -186,6 +186,13 @@ def scan_command(
 
 
 def main(argv: list[str]) -> int:
+    """``workgroup privacy scan ARGS`` without loading the CLI, under the stdout guard."""
+    from toolkit.infra.output import guarded
+
+    return guarded(lambda: _main(argv))
+
+
+def _main(argv: list[str]) -> int:
     """``workgroup privacy scan ARGS`` without loading the CLI."""
     try:
         opts = parse(argv)

@@ -390,6 +390,13 @@ def verify(repo: Repo, rev: str = "HEAD") -> Report:
 
 
 def run_cli(argv: list[str], *, prog: str = "workgroup verify") -> int:
+    """``workgroup verify`` without the typer app, under the stdout guard."""
+    from toolkit.infra.output import guarded
+
+    return guarded(lambda: _run_cli(argv, prog=prog))
+
+
+def _run_cli(argv: list[str], *, prog: str = "workgroup verify") -> int:
     """``workgroup verify [--rev REV] [--json]`` without loading the typer app (it runs in every CI
     job and pre-commit run, so start-up counts). Same output and exit codes as the typer command,
     which stays for ``--help``: 0 ok, 1 findings, 2 bad revision/usage, 3 shallow clone/no repository.
@@ -413,15 +420,6 @@ def run_cli(argv: list[str], *, prog: str = "workgroup verify") -> int:
 
             write_error_json(sys.stdout, exc.code, exc.message, getattr(exc, "path", None))
         return exit_code_for(exc)
-    try:
-        if sys.stdout is None:  # started with stdout closed
-            raise OSError("stdout is closed")
-        report.emit(as_json=args.as_json, stdout=sys.stdout, stderr=sys.stderr)
-        sys.stdout.flush()
-    except (OSError, ValueError):
-        from toolkit.infra.output import silence_stdout
-
-        silence_stdout()
-        sys.stderr.write("error[OUTPUT_UNWRITABLE]: the report cannot be written to stdout\n")
-        return 3
+    # a stdout that refuses the report: the guard of run_cli ends it with OUTPUT_UNWRITABLE (exit 3)
+    report.emit(as_json=args.as_json, stdout=sys.stdout, stderr=sys.stderr)
     return 0 if report.ok else 1

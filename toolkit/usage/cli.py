@@ -238,6 +238,13 @@ def parser() -> Any:
 
 
 def run_cli(argv: list[str], environ: Mapping[str, str] | None = None) -> int:
+    """``workgroup usage ...`` without the typer app, under the stdout guard."""
+    from toolkit.infra.output import guarded
+
+    return guarded(lambda: _run_cli(argv, environ))
+
+
+def _run_cli(argv: list[str], environ: Mapping[str, str] | None = None) -> int:
     """``workgroup usage ...`` without the typer app: same options, output and exit codes."""
     import os
 
