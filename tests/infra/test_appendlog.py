@@ -127,3 +127,18 @@ def test_atomic_write_on_a_full_device_leaves_the_old_file_and_no_temp(
     assert info.value.code == "DISK_FULL" and exit_code_for(info.value) == 3
     assert target.read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json"]
+
+
+def test_the_otlp_spool_takes_a_failed_append_back_and_never_raises(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolkit.otel import live
+
+    otel_dir = tmp_path / "otel"
+    otel_dir.mkdir()
+    spool = otel_dir / live.SPOOL
+    spool.write_bytes(b'{"kind":"decision"}\n')
+    monkeypatch.setattr(appendlog.os, "write", half_then(errno.ENOSPC))
+    live.emit(str(otel_dir), {"kind": "decision", "note": SECRET})  # telemetry never fails a decision
+    monkeypatch.undo()
+    assert spool.read_bytes() == b'{"kind":"decision"}\n'
