@@ -206,3 +206,19 @@ def test_cm_log_event_global_mode_on_a_full_device(tiny_fs: Path, tmp_path: Path
     assert_refused_and_untouched(
         log, tiny_fs, lambda: note(9999), 1, "global-only log write failed (DISK_FULL)"
     )
+
+
+def test_atomic_write_on_a_full_device_keeps_the_old_file(tiny_fs: Path) -> None:
+    from toolkit.infra.appendlog import WriteFailed
+    from toolkit.infra.store import atomic_write
+
+    folder = tiny_fs / "state"
+    folder.mkdir()
+    target = folder / "state.json"
+    target.write_text('{"old": true}\n')
+    fill(tiny_fs)
+    with pytest.raises(WriteFailed) as info:
+        atomic_write(target, json.dumps({"new": "x" * 20_000}))
+    assert info.value.code == "DISK_FULL" and info.value.exit_code == 3
+    assert target.read_text() == '{"old": true}\n'
+    assert [p.name for p in folder.iterdir()] == ["state.json"]  # no temp file left behind
