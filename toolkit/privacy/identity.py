@@ -219,6 +219,7 @@ _SOURCE_SUFFIXES = frozenset(
 _PHONE = lazy(r"(?<![0-9A-Za-z+.-])(?<![0-9][ ().-])(\+?\(?[0-9](?:[ ().-]{0,2}+[0-9]){9,14}+)(?![0-9])")
 _PHONE_GROUPS = lazy(r"[0-9]+")
 _DATE_START = lazy(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_DIGITS = tuple("0123456789")  # keywords: a text without a digit skips the number rules
 _CARD = lazy(r"(?<![0-9.-])(?<![0-9][ -])([2-6][0-9](?:[ -]?+[0-9]){11,17}+)(?![0-9])")
 
 
@@ -383,6 +384,6 @@ IDENTITY_RULES: tuple[Rule, ...] = (
     Rule("telemetry-absolute-path", P, _ABSOLUTE, 1, None, ("/",), _TELEMETRY, priority=19),
     Rule("telemetry-ip-address", IDENT, _IPV4, 1, None, (".",), _TELEMETRY, priority=20),
     _HostPortRule("telemetry-host-port", IDENT, _PORT, 0, None, (":",), _TELEMETRY, priority=20),
-    Rule("telemetry-phone", IDENT, _PHONE, 1, _phone_check, (), _TELEMETRY, priority=20),
-    Rule("telemetry-card-number", Category.SECRET, _CARD, 1, _card_check, (), _TELEMETRY, priority=21),
+    Rule("telemetry-phone", IDENT, _PHONE, 1, _phone_check, _DIGITS, _TELEMETRY, priority=20),
+    Rule("telemetry-card-number", Category.SECRET, _CARD, 1, _card_check, _DIGITS, _TELEMETRY, priority=21),
 )
