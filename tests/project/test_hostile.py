@@ -272,13 +272,15 @@ ENTRIES: list[Entry] = [
         "rollout status (rollout.json)",
         lambda root: root / ".workgroup" / "rollout.json",
         lambda r, f: ["rollout", "status"],
-        coded="error[ROLLOUT_HISTORY_INVALID]",
+        # a symlink in the repository file's place is refused by the confined layer
+        coded=("error[ROLLOUT_HISTORY_INVALID]", "error[PATH_OUTSIDE_REPOSITORY]"),
     ),
     Entry(
         "rollout advance (rollout.json)",
         lambda root: root / ".workgroup" / "rollout.json",
         lambda r, f: ["rollout", "advance", "--to", "observe", "--family", "routing"],
-        coded="error[ROLLOUT_HISTORY_INVALID]",
+        # a symlink in the repository file's place is refused by the confined layer
+        coded=("error[ROLLOUT_HISTORY_INVALID]", "error[PATH_OUTSIDE_REPOSITORY]"),
     ),
     Entry(
         "route (config.yml)",

@@ -234,7 +234,7 @@ def test_symlink_pointing_outside_the_repository(committed: GitRepo, tmp_path: P
     link.parent.mkdir(parents=True, exist_ok=True)
     os.symlink(outside, link)
     status, _, err = cli("capsule", "seal", "input/link.json", "--write")
-    assert status == 2 and "error[SYMLINK_OUTSIDE_REPOSITORY]" in err
+    assert status == 2 and "error[PATH_OUTSIDE_REPOSITORY]" in err
     assert str(tmp_path) not in err
     assert not (committed.path / ".workgroup").exists()
 
@@ -267,7 +267,7 @@ def test_symlinked_destination_directory_is_refused(committed: GitRepo, tmp_path
     (committed.path / ".workgroup").mkdir()
     os.symlink(elsewhere, committed.path / ".workgroup" / "workgroups")
     status, _, err = cli("capsule", "seal", put(committed, valid_capsule()), "--write")
-    assert status == 2 and "UNSAFE_DESTINATION" in err
+    assert status == 2 and "error[PATH_OUTSIDE_REPOSITORY]" in err
     assert list(elsewhere.iterdir()) == []
 
 

@@ -234,7 +234,7 @@ def test_symlinked_capsule_pointing_outside_is_a_finding(sealed_repo: GitRepo, t
     path.symlink_to(outside)
     report = verify(discover(sealed_repo.path))
     assert rules(report) == [(CAPSULE_REL, "unreadable")]
-    assert "SYMLINK_OUTSIDE_REPOSITORY" in report.findings[0].message
+    assert "PATH_OUTSIDE_REPOSITORY" in report.findings[0].message
 
 
 def test_capsule_in_a_symlinked_directory_outside_is_a_finding(sealed_repo: GitRepo, tmp_path: Path) -> None:

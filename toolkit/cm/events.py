@@ -455,6 +455,8 @@ def write_event(args: EventArgs, *, environ: Mapping[str, str], now: datetime | 
     """Validate and append one event; the returned ``result`` is the writer's stdout object."""
     plan = validate(args, now or datetime.now(UTC))
     home = runptr.log_home(environ)
+    if args.specs_dir is not None:
+        _confine_specs(args.specs_dir)
     with contextlib.ExitStack() as stack:
         if plan.specs_dir is not None:
             try:
@@ -472,6 +474,25 @@ def write_event(args: EventArgs, *, environ: Mapping[str, str], now: datetime | 
         written = _write_locked(plan, home, global_lock_error)
     _emit_live(plan, written)
     return written
+
+
+def _confine_specs(raw: str) -> None:
+    """The specs dir's log, run lock and pointer are the repository's files: a symlink in their
+    place, or a folder above them that leads outside the work tree, is refused before any lock or
+    read (exit 1, as a log or lock that cannot be used; ``PATH_OUTSIDE_REPOSITORY``)."""
+    from toolkit.infra import confined
+
+    specs = os.path.abspath(os.path.expanduser(raw))
+    root = confined.root_for(specs)
+    try:
+        for name, what in (
+            (runptr.PROJECT_LOG_NAME, "the project log"),
+            (runptr.RUN_LOCK_NAME, "the project run lock"),
+            (runptr.POINTER_NAME, "the run pointer"),
+        ):
+            confined.resolve_inside(root, os.path.join(specs, name), what)
+    except confined.PathOutsideRepository as exc:
+        raise EventError(f"{exc.message} ({exc.code})", exit_code=1, code=exc.code) from None
 
 
 def _emit_live(plan: _Plan, written: WriteResult) -> None:

@@ -134,8 +134,12 @@ def write_handoff(
     root: Path,
     leaks: Callable[[str], bool],
 ) -> Path:
-    """Privacy-check, relativize and atomically overwrite the handoff; HandoffError on any failure."""
-    from toolkit.infra.store import atomic_write
+    """Privacy-check, relativize and atomically overwrite the handoff; HandoffError on any failure.
+
+    The handoff and the folders above it are the repository's: a symlink that leaves ``root``
+    (or stands in the file's place) is refused as ``fail_outside_root`` and nothing is written.
+    """
+    from toolkit.infra import confined
 
     if directory is None:
         raise HandoffError("fail_no_dir")
@@ -146,19 +150,31 @@ def write_handoff(
         raise HandoffError("fail_privacy")
     target = handoff_path(directory)
     try:
-        atomic_write(target, final)
+        written = confined.atomic_write(root, os.path.abspath(target), final, what="the handoff file")
+    except confined.PathOutsideRepository:
+        raise HandoffError("fail_outside_root") from None
     except OSError:
         raise HandoffError("fail_unwritable") from None
-    return target
+    return Path(written)
 
 
-def read_tasks(path: Path) -> Tasks:
-    """Read tasks.md with a size cap; HandoffError('fail_tasks') when it cannot be read."""
+def read_tasks(path: Path, root: Path | None = None) -> Tasks:
+    """Read tasks.md with a size cap; HandoffError('fail_tasks') when it cannot be read.
+
+    A tasks.md inside ``root`` is the repository's: read through the confined layer (a symlink
+    leaving the work tree is refused, so no outside file's lines reach the committed handoff).
+    """
+    from toolkit.infra import confined
     from toolkit.infra.boundedio import FileRefused, read_regular
 
     try:
-        raw = read_regular(path, limit=MAX_TASKS_BYTES, what="tasks.md")
+        if root is not None and confined.is_under(root, path):
+            raw = confined.read_bytes(root, os.path.abspath(path), what="tasks.md", limit=MAX_TASKS_BYTES)
+        else:
+            raw = read_regular(path, limit=MAX_TASKS_BYTES, what="tasks.md")
         return parse_tasks((raw or b"").decode("utf-8"))
+    except confined.PathOutsideRepository:
+        raise HandoffError("fail_outside_root") from None
     except (FileRefused, UnicodeDecodeError):
         raise HandoffError("fail_tasks") from None
 

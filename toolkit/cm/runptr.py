@@ -330,7 +330,8 @@ def append_line(path: Path, record: dict[str, Any], *, private: bool) -> None:
     """
     line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK
+    # O_NOFOLLOW: a symlink in the log's place is never appended through (the specs dir is committed)
+    flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK | os.O_NOFOLLOW
     fd = os.open(path, flags, 0o600 if private else 0o644)
     try:
         info = os.fstat(fd)

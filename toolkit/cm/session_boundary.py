@@ -49,7 +49,7 @@ def run_boundary(
         # cm-ai writes under its specs dir, cm-fix under its defect archive; either option names it.
         directory = specs_dir if specs_dir is not None else archive_dir
         try:
-            parsed = ho.read_tasks(tasks) if tasks is not None else None
+            parsed = ho.read_tasks(tasks, root) if tasks is not None else None
             text = ho.compose(
                 template_text("handoff.md"),
                 workflow=facts.workflow.value,

@@ -43,11 +43,21 @@ def register(app: typer.Typer) -> None:
         shown_path = Path(os.path.relpath(target)).as_posix()
         text: str | None = None
         if mode != "resume":
-            from toolkit.infra.boundedio import NOT_FOUND, FileRefused, read_regular
+            from toolkit.infra import confined
+            from toolkit.infra.boundedio import NOT_FOUND, FileRefused
 
+            # the file and the folders above it are the repository's: a symlink leaving the work tree
+            # (or standing in the file's place) is refused, never printed (PATH_OUTSIDE_REPOSITORY)
+            absolute = os.path.abspath(target)
+            root = confined.root_for(directory)
             try:
-                raw = read_regular(
-                    target, limit=MAX_HANDOFF_BYTES, what="the handoff file", missing_ok=True, allow_over=True
+                raw = confined.read_bytes(
+                    root,
+                    absolute,
+                    what="the handoff file",
+                    limit=MAX_HANDOFF_BYTES,
+                    missing_ok=True,
+                    allow_over=True,
                 )
             except FileRefused as exc:
                 if exc.code != NOT_FOUND:

@@ -99,7 +99,7 @@ def register(app: typer.Typer) -> None:
         value that the committed file already holds.
         """
         from toolkit.core.errors import InvalidInput
-        from toolkit.infra.store import atomic_write
+        from toolkit.infra import confined
         from toolkit.privacy.allowlist import (
             ALLOWLIST_REL,
             AllowEntry,
@@ -122,12 +122,13 @@ def register(app: typer.Typer) -> None:
         ]
         if not hits:
             raise InvalidInput("NO_SUCH_FINDING", "no finding of that rule or category on that line")
-        existing = load_allowlist(root)
+        existing = load_allowlist(root)  # through the confined layer: a symlinked .workgroup/ is refused
         known = {(e.rule, e.path, e.fingerprint) for e in existing}
         target = root / ALLOWLIST_REL
+        current = confined.read_text(root, target, what=ALLOWLIST_REL, limit=1_048_576, missing_ok=True)
         text = (
-            target.read_text(encoding="utf-8")
-            if target.exists()
+            current
+            if current is not None
             else (
                 "# Reviewed privacy findings (workgroup privacy allow). Fingerprint = SHA-256 of\n"
                 "# (rule, path, value); the value itself is never stored here.\nallow:\n"
@@ -146,7 +147,7 @@ def register(app: typer.Typer) -> None:
             known.add((entry.rule, entry.path, entry.fingerprint))
             added += 1
         if added:
-            atomic_write(target, text)
+            confined.atomic_write(root, target, text, what=ALLOWLIST_REL)
         say(
             f"{added} entr{'y' if added == 1 else 'ies'} added to {ALLOWLIST_REL}"
             if added

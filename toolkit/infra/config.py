@@ -8,6 +8,7 @@ DESIGN.md: request values always win, config only fills fields the request leave
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,10 +27,18 @@ def _config_path(layout_or_workdir: Layout | Path | str) -> Path:
 
 
 def _read_text(path: Path) -> str | None:
-    from toolkit.infra.boundedio import NOT_FOUND, FileRefused, read_text_bounded
+    """The config through the confined layer (its work tree is ``path``'s grandparent): a
+    ``.workgroup`` or ``config.yml`` symlink leaving the work tree, or a symlinked ``config.yml``,
+    is ``PATH_OUTSIDE_REPOSITORY`` and is never read."""
+    from toolkit.infra import confined
+    from toolkit.infra.boundedio import NOT_FOUND, FileRefused
 
+    absolute = os.path.abspath(path)
+    root = os.path.dirname(os.path.dirname(absolute))
     try:
-        return read_text_bounded(path, limit=MAX_CONFIG_BYTES, what=".workgroup/config.yml", missing_ok=True)
+        return confined.read_text(
+            root, absolute, what=".workgroup/config.yml", limit=MAX_CONFIG_BYTES, missing_ok=True
+        )
     except FileRefused as exc:
         if exc.code == NOT_FOUND:  # a dangling symlink: not absent, refused like any bad file
             raise InvalidInput(CONFIG_INVALID, ".workgroup/config.yml is a symlink to nothing") from None

@@ -196,7 +196,7 @@ def create_exclusive(path: Path, data: bytes | str) -> bool:
 def file_lock(path: Path, *, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
     """Exclusive advisory lock on ``path`` (created if needed); exit-3 error on timeout."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)  # a symlinked lock is never ours
     try:
         deadline = time.monotonic() + timeout
         delay = 0.001

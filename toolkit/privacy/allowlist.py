@@ -112,13 +112,20 @@ def parse_allowlist(data: Any) -> list[AllowEntry]:
 
 
 def load_allowlist(root: Path) -> list[AllowEntry]:
-    """Entries of ``<root>/.workgroup/privacy-allowlist.yml`` (none when the file is absent)."""
+    """Entries of ``<root>/.workgroup/privacy-allowlist.yml`` (none when the file is absent).
+
+    Read through the confined layer: a symlink leaving the work tree (``.workgroup`` or the file)
+    or in the file's place is ``PATH_OUTSIDE_REPOSITORY``, never read.
+    """
     path = root / ALLOWLIST_REL
     from toolkit.core.strictjson import json_depth_exceeds
-    from toolkit.infra.boundedio import FileRefused, read_regular
+    from toolkit.infra import confined
+    from toolkit.infra.boundedio import FileRefused
 
     try:
-        raw = read_regular(path, limit=_MAX_BYTES, what=ALLOWLIST_REL, missing_ok=True, allow_over=True)
+        raw = confined.read_bytes(
+            root, path, what=ALLOWLIST_REL, limit=_MAX_BYTES, missing_ok=True, allow_over=True
+        )
     except FileRefused:
         raise InvalidInput("ALLOWLIST_UNREADABLE", f"{ALLOWLIST_REL} cannot be read") from None
     if raw is None:

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolkit.core.errors import InvalidInput, Refused, ToolkitError
-from toolkit.infra.store import atomic_write, read_json_file
+from toolkit.infra import confined
+from toolkit.infra.store import read_json_file
 from toolkit.runtime.capsule_rules import ARTIFACT_BOUNDARY, explain_schema
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 
@@ -63,24 +64,23 @@ def read_record(
 ) -> Any:
     """Parse a JSON record with a size cap; a symlink leading outside the repository is refused.
 
-    Reads at most ``limit + 1`` bytes, so a 10 MB file costs no more than a 1 MB one.
+    Reads at most ``limit + 1`` bytes, so a 10 MB file costs no more than a 1 MB one. The file
+    is named by the user, so a symlink to another file of the repository is followed; one that
+    leads outside it is ``PATH_OUTSIDE_REPOSITORY`` (``toolkit.infra.confined``).
     """
+    from toolkit.infra.confined import PathOutsideRepository
+
     if path.is_symlink() and not inside(workdir.resolve(), path.resolve()):
-        raise InvalidInput(
-            "SYMLINK_OUTSIDE_REPOSITORY", f"the {what} is a symlink that leads outside the repository"
-        )
+        raise PathOutsideRepository(f"the {what}")
     return read_json_file(path, limit=limit, what=f"the {what}")
 
 
 def safe_destination(workdir: Path, target: Path) -> Path:
-    """Refuse a write whose existing ancestors (or the file itself) lead outside the work tree."""
-    root = workdir.resolve()
-    probe = target
-    while not probe.exists() and not probe.is_symlink() and probe != probe.parent:
-        probe = probe.parent
-    if target.is_symlink() or not inside(root, probe.resolve()):
-        raise InvalidInput("UNSAFE_DESTINATION", "the destination leads outside the repository")
-    return target
+    """The checked path of a write under the work tree (``confined.resolve_inside``): a folder
+    above it that leads outside, or a symlink in its place, is ``PATH_OUTSIDE_REPOSITORY``."""
+    from toolkit.infra.confined import resolve_inside
+
+    return Path(resolve_inside(workdir, target, "the destination"))
 
 
 @dataclass(frozen=True)
@@ -158,9 +158,11 @@ def seal_file(
     written = False
     if artifact_target is not None and prepared.artifact_bytes is not None:
         if not (artifact_target.is_file() and artifact_target.read_bytes() == prepared.artifact_bytes):
-            atomic_write(artifact_target, prepared.artifact_bytes)
+            confined.atomic_write(workdir, artifact_target, prepared.artifact_bytes, what="the artifact")
             written = True
-    atomic_write(capsule_target, json.dumps(sealed, indent=2, ensure_ascii=False) + "\n")
+    confined.atomic_write(
+        workdir, capsule_target, json.dumps(sealed, indent=2, ensure_ascii=False) + "\n", what="the capsule"
+    )
     return SealOutcome(
         sealed,
         sha,

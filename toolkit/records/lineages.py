@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
 from toolkit.core.identifiers import FULL_SHA, PSEUDONYM
+from toolkit.infra import confined
 from toolkit.infra.store import atomic_write, create_exclusive, file_lock
 from toolkit.records.capsules import read_record, safe_destination
 
@@ -179,7 +180,9 @@ def record_lineage(repo: Repo, source: Path) -> Recorded:
         raise Refused("LINEAGE_PRIVATE_CONTENT", "the lineage contains private content (secrets, ids, paths)")
     if pseudonymized:
         _remember(layout, lineage["platform_handle"], lineage["platform"], handle)
-    atomic_write(target, json.dumps(lineage, indent=2, ensure_ascii=False) + "\n")
+    confined.atomic_write(
+        workdir, target, json.dumps(lineage, indent=2, ensure_ascii=False) + "\n", what="the lineage"
+    )
     return Recorded(lineage, target.relative_to(workdir).as_posix(), pseudonymized)
 
 

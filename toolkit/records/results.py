@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import InvalidInput, Refused
-from toolkit.infra.store import Layout, atomic_write, safe_segment
+from toolkit.infra import confined
+from toolkit.infra.store import Layout, safe_segment
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 from toolkit.runtime.result_policy import RESULT_MODES, WRITE_KINDS, resolve_result_policy
 
@@ -129,9 +130,15 @@ def _check_raw(raw_path: Path) -> int:
 
 
 def store_artifact(layout: Layout, raw_path: Path, boundary: str) -> Path:
-    """Copy ``raw_path`` to ``<boundary>/sha256-<hex>.<ext>``, hashing while copying; atomic."""
-    target_dir = layout.artifact_boundary(boundary)
-    target_dir.mkdir(parents=True, exist_ok=True)
+    """Copy ``raw_path`` to ``<boundary>/sha256-<hex>.<ext>``, hashing while copying; atomic.
+
+    The artifact folder is the repository's: created through the confined layer (a folder that
+    leads outside the work tree is refused), and the file's name is checked before the rename.
+    """
+    from toolkit.infra import confined
+
+    what = "the artifact folder"
+    target_dir = Path(confined.mkdirs(layout.workdir, layout.artifact_boundary(boundary), what))
     fd, tmp = tempfile.mkstemp(prefix=".artifact.", suffix=".tmp", dir=target_dir)
     digest = hashlib.sha256()
     try:
@@ -141,7 +148,8 @@ def store_artifact(layout: Layout, raw_path: Path, boundary: str) -> Path:
                 out.write(chunk)
             out.flush()
             os.fsync(out.fileno())
-        target = target_dir / f"sha256-{digest.hexdigest()}.{artifact_extension(raw_path)}"
+        name = f"sha256-{digest.hexdigest()}.{artifact_extension(raw_path)}"
+        target = Path(confined.resolve_inside(layout.workdir, target_dir / name, "the artifact"))
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)  # same bytes under the same name: replacing is harmless
     except BaseException:
@@ -190,16 +198,26 @@ def store_result(layout: Layout, request: StoreRequest) -> dict[str, Any]:
     summary_path = layout.result_path(request.workgroup_id, request.task_id)
     if handoff:
         _check_private(request.summary, summary_path.relative_to(layout.workdir).as_posix())
+        # every destination is checked before the first write (PATH_OUTSIDE_REPOSITORY)
+        confined.resolve_inside(layout.workdir, summary_path, "the result summary")
     if artifact:
         if request.raw_path is None:
             raise InvalidInput("RAW_REQUIRED", "an artifact decision needs --raw with the raw output")
         _check_raw(request.raw_path)
+        confined.resolve_dir(
+            layout.workdir, layout.artifact_boundary(request.artifact_boundary), "the artifact folder"
+        )
         target = store_artifact(layout, request.raw_path, request.artifact_boundary)
-        rel = target.relative_to(layout.workdir).as_posix()
+        rel = os.path.relpath(target, confined.real_root(layout.workdir)).replace(os.sep, "/")
         out.update(artifact_path=rel, raw_persisted=True)
         out["written"].append(rel)
     if handoff:
-        atomic_write(summary_path, render_summary(request.summary, out["artifact_path"]))
+        confined.atomic_write(
+            layout.workdir,
+            summary_path,
+            render_summary(request.summary, out["artifact_path"]),
+            what="the result summary",
+        )
         rel = summary_path.relative_to(layout.workdir).as_posix()
         out["summary_path"] = rel
         out["written"].append(rel)

@@ -14,10 +14,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import InvalidInput, Refused
-from toolkit.infra.store import Layout, atomic_write, file_lock
+from toolkit.infra.store import Layout, file_lock
 
 LADDER: tuple[tuple[str, float | None], ...] = (
     ("off", None),
@@ -102,13 +103,17 @@ def _label(index: int) -> str:
 
 
 def read_history(layout: Layout) -> dict[str, Any]:
-    from toolkit.infra.boundedio import FileRefused, read_json_bounded
+    from toolkit.infra import confined
+    from toolkit.infra.boundedio import MAX_FILE_BYTES, FileRefused, loads_bounded
 
     empty: dict[str, Any] = {"schema": HISTORY_SCHEMA, "active_family": None, "steps": []}
+    what = ".workgroup/rollout.json"
     try:
-        data = read_json_bounded(
-            layout.workgroup / "rollout.json", what=".workgroup/rollout.json", missing_ok=True, default=empty
+        # the repository's file: a symlink leaving the work tree is PATH_OUTSIDE_REPOSITORY, never read
+        raw = confined.read_bytes(
+            layout.workdir, _history_path(layout), what=what, limit=MAX_FILE_BYTES, missing_ok=True
         )
+        data = empty if raw is None else loads_bounded(raw, what=what)
     except FileRefused as exc:
         raise InvalidInput("ROLLOUT_HISTORY_INVALID", exc.message) from None
     if (
@@ -120,14 +125,23 @@ def read_history(layout: Layout) -> dict[str, Any]:
     return data
 
 
+def _history_path(layout: Layout) -> Path:
+    return layout.workgroup / "rollout.json"
+
+
 def promoted(layout: Layout, run_id: str | None) -> bool:
     """True when ``.workgroup/promotions/<run_id>.json`` records a promotion that promoted."""
     if run_id is None:
         return False
-    from toolkit.infra.boundedio import FileRefused, read_json_bounded
+    from toolkit.infra import confined
+    from toolkit.infra.boundedio import MAX_FILE_BYTES, FileRefused, loads_bounded
 
+    what = "the promotion record"
     try:
-        record = read_json_bounded(layout.promotion_path(run_id), what="the promotion record")
+        raw = confined.read_bytes(
+            layout.workdir, layout.promotion_path(run_id), what=what, limit=MAX_FILE_BYTES
+        )
+        record = loads_bounded(raw or b"", what=what)
     except FileRefused:
         return False  # no readable record of a promotion: not promoted
     return isinstance(record, dict) and record.get("promote") is True
@@ -212,8 +226,16 @@ def apply_advance(
                 "evidence": evidence_run,
             }
         )
-        atomic_write(config_path, new)
-        atomic_write(layout.workgroup / "rollout.json", json.dumps(history, indent=2) + "\n")
+        from toolkit.infra import confined
+
+        # both paths were checked when they were read above, so neither write is refused after the other
+        confined.atomic_write(layout.workdir, config_path, new, what=".workgroup/config.yml")
+        confined.atomic_write(
+            layout.workdir,
+            _history_path(layout),
+            json.dumps(history, indent=2) + "\n",
+            what=".workgroup/rollout.json",
+        )
         result["written"] = True
         return result
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolkit.core.errors import EnvironmentFailure, InvalidInput, ToolkitError
+from toolkit.core.errors import EnvironmentFailure, ToolkitError
 from toolkit.core.identifiers import FULL_SHA, MEASUREMENT_RUN_ID, PSEUDONYM
 from toolkit.infra.store import WORKGROUP_DIR
 
@@ -340,6 +340,7 @@ class _Verifier:
 
 def verify(repo: Repo, rev: str = "HEAD") -> Report:
     """Check every record; returns a report (findings), raises only for environment problems."""
+    from toolkit.infra.confined import PathOutsideRepository
     from toolkit.records.capsules import read_record
 
     report = Report(rev=None)
@@ -357,10 +358,7 @@ def verify(repo: Repo, rev: str = "HEAD") -> Report:
                 parents[path.parent] = real == root or real.startswith(root + os.sep)
             try:
                 if not parents[path.parent]:
-                    raise InvalidInput(
-                        "SYMLINK_OUTSIDE_REPOSITORY",
-                        f"the {kind} record's directory leads outside the repository",
-                    )
+                    raise PathOutsideRepository(f"the {kind} record's directory")
                 data = read_record(path, workdir, what=f"{kind} record")  # refuses a file symlink leading out
             except ToolkitError as exc:
                 verifier.add(rel, "unreadable", f"{exc.code}: {exc.message}")

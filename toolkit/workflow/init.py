@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused, ToolkitError
-from toolkit.infra.store import atomic_write
 from toolkit.workflow.hook_source import (
     InstallOrigin,
     check_rev,
@@ -336,11 +335,14 @@ def uses_cm(workdir: Path) -> bool:
     return bool(proc.stdout.strip(b"\0")) or any((workdir / m).exists() for m in CM_MARKERS)
 
 
-def _read(path: Path) -> str | None:
-    from toolkit.infra.boundedio import NOT_UTF8, FileRefused, read_text_bounded
+def _read(workdir: Path, path: Path) -> str | None:
+    """A file init merges into, read through the confined layer: its text is written back into the
+    work tree, so a symlink in its place (or a folder leading outside) is refused, never read."""
+    from toolkit.infra import confined
+    from toolkit.infra.boundedio import NOT_UTF8, FileRefused
 
     try:
-        return read_text_bounded(path, limit=_MAX_CONFIG, what=path.name, missing_ok=True)
+        return confined.read_text(workdir, path, what=path.name, limit=_MAX_CONFIG, missing_ok=True)
     except FileRefused as exc:
         code = "FILE_NOT_UTF8" if exc.code == NOT_UTF8 else exc.code
         raise InvalidInput(code, exc.message) from None
@@ -431,7 +433,8 @@ def _default_failed(exc: ToolkitError, origin: InstallOrigin | None, rev: str) -
 
 
 def initialize(workdir: Path, *, form: HookForm, install: bool = True, cm: bool | None = None) -> InitOutcome:
-    """Do every step; all three files are computed before any is written."""
+    """Do every step; all three files are computed (and their paths checked) before any is written."""
+    from toolkit.infra import confined
     from toolkit.infra.resources import template_text
 
     out = InitOutcome()
@@ -439,16 +442,18 @@ def initialize(workdir: Path, *, form: HookForm, install: bool = True, cm: bool 
     gitignore_path = workdir / ".gitignore"
     pre_commit_path = workdir / ".pre-commit-config.yaml"
     out.cm = uses_cm(workdir) if cm is None else cm
-    new_gitignore, out.gitignore = merge_gitignore(_read(gitignore_path), cm=out.cm)
-    new_pre_commit, out.pre_commit_config = merge_pre_commit_config(_read(pre_commit_path), form)
-    config_text = None if config_path.exists() else template_text("config.yml")
+    new_gitignore, out.gitignore = merge_gitignore(_read(workdir, gitignore_path), cm=out.cm)
+    new_pre_commit, out.pre_commit_config = merge_pre_commit_config(_read(workdir, pre_commit_path), form)
+    # a .workgroup/ leading outside the work tree is refused, not taken as "config exists"
+    config_there = confined.exists(workdir, config_path, what=".workgroup/config.yml")
+    config_text = None if config_there else template_text("config.yml")
     out.config = "kept" if config_text is None else "written"
     if config_text is not None:
-        atomic_write(config_path, config_text)
+        confined.atomic_write(workdir, config_path, config_text, what=".workgroup/config.yml")
     if new_gitignore is not None:
-        atomic_write(gitignore_path, new_gitignore)
+        confined.atomic_write(workdir, gitignore_path, new_gitignore, what=".gitignore")
     if new_pre_commit is not None:
-        atomic_write(pre_commit_path, new_pre_commit)
+        confined.atomic_write(workdir, pre_commit_path, new_pre_commit, what=".pre-commit-config.yaml")
     where = f"{form.kind} hooks" + (
         f" ({shown(form.repo)} @ {form.rev})" if form.kind == "remote" and form.repo else ""
     )
