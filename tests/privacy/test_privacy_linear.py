@@ -146,6 +146,18 @@ RECORD_TRIGGERS = [
     "password: a1",
     "://a:b@",
     "-----BEGIN RSA PRIVATE KEY-----",
+    # pasted raw content in either word order, and what the telemetry context withholds
+    "raw ",
+    "full system ",
+    "log kept ",
+    "chat, ",
+    "~/",
+    "/a",
+    "a.b:11 ",
+    "1.1.1.",
+    "+1 (",
+    "41 ",
+    "4",
 ]
 
 
