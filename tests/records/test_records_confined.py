@@ -158,3 +158,25 @@ def test_capsule_destination_refusal_is_the_one_code(
     code, _, err = cli("capsule", "seal", str(source), "--write")
     assert code == 2 and err.startswith(f"error[{CODE}]: "), err
     assert tree(outside) == before
+
+
+@pytest.mark.parametrize(
+    ("rel", "target"), [(".workgroup", "../outside"), (".workgroup/config.yml", "../otlp.yml")]
+)
+def test_live_mode_never_reads_a_config_through_a_symlink(
+    git_repo: GitRepo, outside: Path, rel: str, target: str
+) -> None:
+    """The runtime path's own config read (``otel.live``): a symlinked config never turns live mode on."""
+    from toolkit.otel import live
+
+    otlp = "context_efficiency:\n  telemetry: otlp\n"
+    (outside / "config.yml").write_text(otlp)
+    git_repo.commit("init", {".workgroup/otlp.yml": otlp} if rel != ".workgroup" else {"README.md": "x\n"})
+    link(git_repo, rel, target)
+    live._TARGETS.clear()
+    assert live.otel_target(str(git_repo.path)) is None
+    os.unlink(git_repo.path / rel)
+    git_repo.write(".workgroup/config.yml", otlp)  # the same text as a regular file: live mode on
+    live._TARGETS.clear()
+    assert live.otel_target(str(git_repo.path)) is not None
+    live._TARGETS.clear()

@@ -124,12 +124,22 @@ def otel_target(start: str) -> str | None:
     target: str | None = None
     dirs = _git_dirs(start)
     if dirs is not None:
+        from toolkit.core.errors import ToolkitError
+        from toolkit.infra import confined
+
         try:
-            with open(os.path.join(dirs[0], ".workgroup", "config.yml"), "rb") as handle:
-                raw = handle.read(MAX_CONFIG_BYTES + 1)
-            if len(raw) <= MAX_CONFIG_BYTES and config_says_otlp(raw.decode("utf-8", "replace")):
+            # the repository's config, through the confined layer: a symlink leaving the work tree,
+            # a FIFO or a directory in its place is never read (live mode stays off)
+            raw = confined.read_bytes(
+                dirs[0],
+                ".workgroup/config.yml",
+                what=".workgroup/config.yml",
+                limit=MAX_CONFIG_BYTES,
+                missing_ok=True,
+            )
+            if raw is not None and config_says_otlp(raw.decode("utf-8", "replace")):
                 target = os.path.join(dirs[1], *OTEL_DIR)
-        except OSError:
+        except (OSError, ToolkitError):
             target = None
     _TARGETS[start] = target
     return target
