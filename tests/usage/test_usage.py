@@ -280,15 +280,14 @@ def test_events_pass_the_telemetry_gate(logs: dict[str, str], git_repo) -> None:
 
 
 def test_html_is_self_contained(logs: dict[str, str], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    pytest.importorskip("plotly")
     import re
 
     page = tmp_path / "report.html"
     code, _, err = cli("usage", "--timezone", "UTC", "--html", str(page))
     assert code == 0, err
     text = page.read_text(encoding="utf-8")
-    assert not re.search(r"<script[^>]+src=", text) and not re.search(r"<link[^>]+href=", text)
-    for title in ("Tokens by kind per day", "Re-read share per session", "sessions by carried history"):
+    assert not re.search(r"<script", text) and not re.search(r"<link[^>]+href=", text)
+    for title in ("Tokens per day, by tool", "Tokens per day, by kind", "sessions by carried history"):
         assert title in text
     assert "s-aaaa" in text and CANARY not in text and "/home/dev" not in text
 
@@ -430,15 +429,15 @@ def test_codex_resume_in_the_same_rollout_is_marked_and_keeps_the_context(
     assert code == 0 and [b["kind"] for b in json.loads(out)["boundaries"]] == ["resume"]
 
 
-def test_html_without_the_extra_asks_for_it(logs: dict[str, str], tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_html_needs_no_optional_package(logs: dict[str, str], tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import sys
 
-    monkeypatch.setitem(sys.modules, "plotly", None)  # as if the [report] extra were not installed
+    monkeypatch.setitem(sys.modules, "plotly", None)  # the page is drawn by the toolkit itself
     monkeypatch.setitem(sys.modules, "plotly.io", None)
     page, events = tmp_path / "report.html", tmp_path / "events.jsonl"
-    code, out, err = cli("usage", "--html", str(page), "--emit-events", str(events))
-    assert code == 3 and "USAGE_NO_PLOTLY" in err and "[report]" in err and "Traceback" not in err
-    assert not page.exists() and not events.exists() and out == ""  # nothing written
+    code, _, err = cli("usage", "--html", str(page), "--emit-events", str(events))
+    assert code == 0, err
+    assert page.stat().st_size > 0 and events.stat().st_size > 0
 
 
 def test_an_unwritable_output_fails_before_anything_is_written(logs: dict[str, str], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

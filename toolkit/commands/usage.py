@@ -37,6 +37,19 @@ class Workflow(StrEnum):
     CM_FIX = "cm-fix"
 
 
+# What each command's exit codes mean, as its --help ends; docs/usage.md quotes both word for word
+# (tests/usage/test_usage_messages.py holds the three in agreement).
+REPORT_EXIT_CODES = (
+    "Exit codes: 0 report written; 2 bad option, date, zone or price table, a CLAUDE_CONFIG_DIR or "
+    "CODEX_HOME that names no log folder, or an output file whose folder does not exist; 3 a log or "
+    "output file the file system refused."
+)
+SESSION_EXIT_CODES = (
+    "Exit codes: 0 session shown; 1 no session with that id in the logs read; 2 bad option, an id "
+    "prefix shorter than 4 characters, or a prefix that more than one session starts with; 3 a log "
+    "the file system refused."
+)
+
 SourceOpt = Annotated[Source, typer.Option("--source", help="Which logs to read.")]
 TzOpt = Annotated[
     str | None, typer.Option("--timezone", help="IANA zone for days (default: this machine's zone).")
@@ -53,7 +66,8 @@ JobsOpt = Annotated[
 
 def register(app: typer.Typer) -> None:
     group = typer.Typer(
-        help="Verified token usage and carried history from Claude Code and Codex logs.",
+        help="Verified token usage and carried history from Claude Code and Codex logs.\n\n"
+        + REPORT_EXIT_CODES,
         invoke_without_command=True,
     )
 
@@ -103,9 +117,15 @@ def register(app: typer.Typer) -> None:
             jobs=jobs,
         )
 
-    @group.command("session")
+    @group.command(
+        "session",
+        help="One session call by call, with compaction and resume points and their boundary verdicts."
+        "\n\n" + SESSION_EXIT_CODES,
+    )
     def session(
-        session_id: Annotated[str, typer.Argument(metavar="ID", help="Session id (or a unique prefix).")],
+        session_id: Annotated[
+            str, typer.Argument(metavar="ID", help="Session id, or a unique prefix of at least 4 characters.")
+        ],
         source: SourceOpt = Source.ALL,
         timezone: TzOpt = None,
         workflow: Annotated[
@@ -114,7 +134,6 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
         jobs: JobsOpt = 0,
     ) -> None:
-        """One session call by call, with compaction and resume points and their boundary verdicts."""
         from toolkit.usage.cli import session_command
 
         session_command(

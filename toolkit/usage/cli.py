@@ -77,23 +77,23 @@ def report_command(
     first = parse_day(since, "--since") if since else None
     last = parse_day(until, "--until") if until else None
     days = LocalDays(zone)
-    keep = selector(days, first, last, project_filter(project))
+    hashed_project = project_filter(project)
+    keep = selector(days, first, last, hashed_project)
     outputs = _Outputs(By(by), days, keep, cost or prices is not None, prices, emit_events, html)
     ledger = Ledger()
     # each session's calls are folded and dropped before the next is read (here or in workers)
     fold = fold_logs(discover(source, environ), ledger, outputs.fold, _jobs(jobs))
     data = fold.data(ledger, timezone or "local")
+    outputs.page_context = dict(
+        zone=zone, timezone=timezone, source=source, since=first, until=last, project=hashed_project
+    )
     outputs.finish(fold, ledger, data)
     _print_report(data, by, as_json)
     return 0
 
 
 def _check_outputs(emit_events: Path | None, html: Path | None) -> None:
-    """``--html`` needs plotly and both files need an existing folder: checked before anything is read."""
-    if html is not None:
-        from toolkit.usage.html import require_plotly
-
-        require_plotly()
+    """Both files need an existing folder: checked before anything is read."""
     for target, flag in ((emit_events, "--emit-events"), (html, "--html")):
         if target is not None and not target.resolve().parent.is_dir():
             from toolkit.core.errors import InvalidInput
@@ -122,6 +122,7 @@ class _Outputs:
 
             self.prices = load_prices(prices)
         self.events_path, self.html_path = emit_events, html
+        self.page_context: dict[str, Any] = {}  # the run's options as the HTML page states them
 
     def fold(self, ledger: Ledger) -> Fold:
         """A fresh fold (``ledger``: the one its calls' file indexes point into)."""
@@ -140,7 +141,7 @@ class _Outputs:
         if self.html_path is not None:
             from toolkit.usage.html import Page
 
-            extras.append(Page(self.days))
+            extras.append(Page(self.days, self.prices))
         return Fold(self.grouping, self.days, self.keep, extras)
 
     def finish(self, fold: Fold, ledger: Ledger, data: dict[str, Any]) -> None:
@@ -156,9 +157,10 @@ class _Outputs:
 
                 _say(f"wrote {write_events(self.events_path, extra)} efficiency event(s)")
             elif isinstance(extra, Page) and self.html_path is not None:
-                from toolkit.usage.html import write_html
+                from toolkit.usage.html import Context, write_html
+                from toolkit.usage.report import warnings
 
-                write_html(self.html_path, extra)
+                write_html(self.html_path, extra, Context(**self.page_context, notes=warnings(data)))
                 _say("wrote the HTML report")
 
 

@@ -21,9 +21,12 @@ from toolkit.usage.render import cell, table
 _CLOSING_EVENT = {"cm-ai": "run_done", "cm-prd": "review_stop", "cm-fix": "run_done"}
 
 
+MIN_PREFIX = 4  # a shorter prefix would name too many sessions to be meant
+
+
 def named(wanted: str) -> Callable[[str], bool]:
     """Whether a session id is one ``wanted`` can name (itself, or a prefix of 4 or more characters)."""
-    if len(wanted) >= 4:
+    if len(wanted) >= MIN_PREFIX:
         return lambda name: name.startswith(wanted)
     return lambda name: name == wanted
 
@@ -32,7 +35,14 @@ def find_session(ledger: Ledger, wanted: str) -> str:
     names = {c.session for c in ledger.calls}
     if wanted in names:
         return wanted
-    matches = sorted(n for n in names if n.startswith(wanted)) if len(wanted) >= 4 else []
+    if len(wanted) < MIN_PREFIX:
+        # not an id of the logs read, and too short to be taken as a prefix
+        raise InvalidInput(
+            "USAGE_SHORT_PREFIX",
+            f"a session id prefix needs at least {MIN_PREFIX} characters (this one has {len(wanted)}): "
+            "give more of the id",
+        )
+    matches = sorted(n for n in names if n.startswith(wanted))
     if len(matches) == 1:
         return matches[0]
     if matches:
