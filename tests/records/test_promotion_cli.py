@@ -418,3 +418,21 @@ def test_sign_warns_about_a_readable_private_key(signed_run: dict[str, Path]) ->
         cwd=signed_run["root"],
     )
     assert proc.returncode == 0 and b"readable by other users" in proc.stderr
+
+
+def test_promote_never_records_through_a_symlinked_promotions_folder(
+    git_repo: GitRepo, signed_run: dict[str, Path]
+) -> None:
+    """A committed ``.workgroup/promotions -> outside``: refused by the confined layer
+    (PATH_OUTSIDE_REPOSITORY), nothing written outside, the run id not consumed."""
+    outside = git_repo.path.parent / "outside"
+    outside.mkdir()
+    (git_repo.path / ".workgroup").mkdir()
+    os.symlink("../../outside", git_repo.path / ".workgroup" / "promotions")
+    git_repo.commit("link")
+    refused = _promote(signed_run)
+    assert refused.returncode == 2
+    assert refused.stderr.decode().startswith("error[PATH_OUTSIDE_REPOSITORY]: the promotion record")
+    assert list(outside.iterdir()) == []
+    os.unlink(git_repo.path / ".workgroup" / "promotions")
+    assert _promote(signed_run).returncode == 0  # nothing was consumed by the refused run

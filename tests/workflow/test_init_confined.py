@@ -68,3 +68,12 @@ def test_init_follows_a_workgroup_folder_that_stays_inside(git_repo: GitRepo) ->
     assert code == 0, err
     assert (git_repo.path / "shared/wg/config.yml").is_file()
     assert (git_repo.path / ".gitignore").is_file() and not (git_repo.path / ".gitignore").is_symlink()
+
+
+def test_profile_set_never_edits_a_config_outside(git_repo: GitRepo, outside: Path) -> None:
+    (outside / "config.yml").write_text("context_efficiency:\n  profile: balanced\n")
+    link(git_repo, ".workgroup", "../outside")
+    before = tree(outside)
+    code, _, err = cli("profile", "set", "economy")
+    assert code == 2 and f"error[{CODE}]" in err, err
+    assert tree(outside) == before

@@ -159,8 +159,14 @@ def decide(
         )
     path = layout.promotion_path(run_id)
     text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+    from toolkit.infra import confined
+
     with file_lock(layout.lock(LEDGER_LOCK)):
-        if run_id in consumed_run_ids(layout) or not create_exclusive(path, text):
+        # the record is committed under .workgroup/: a folder leading outside the work tree is refused
+        claimed = run_id not in consumed_run_ids(layout) and confined.create_exclusive(
+            layout.workdir, path, text, what="the promotion record"
+        )
+        if not claimed:
             _refuse_replay(result)
             return result
         append_jsonl(

@@ -8,7 +8,7 @@ from typing import Any
 from toolkit.core.errors import InvalidInput
 from toolkit.core.timefmt import format_utc
 from toolkit.infra.clock import now_utc
-from toolkit.infra.store import append_jsonl, atomic_write, file_lock
+from toolkit.infra.store import append_jsonl, file_lock
 from toolkit.workflow.profiles import (
     DEFAULT_PROFILE,
     PROFILE_NAMES,
@@ -78,7 +78,9 @@ def set_profile(name: str, *, reason: str | None) -> dict[str, Any]:
             )
         record = change_record(old, name, at=format_utc(now_utc()), reason=reason)
         if old != name:
-            atomic_write(layout.config, text)
+            from toolkit.infra import confined
+
+            confined.atomic_write(layout.workdir, layout.config, text, what=".workgroup/config.yml")
             with file_lock(layout.lock("profile-changes")):
                 append_jsonl(layout.local / "profile-changes.jsonl", record)
     return record
