@@ -180,3 +180,16 @@ def test_live_mode_never_reads_a_config_through_a_symlink(
     live._TARGETS.clear()
     assert live.otel_target(str(git_repo.path)) is not None
     live._TARGETS.clear()
+
+
+def test_lineage_check_never_reads_a_record_through_a_folder_leading_outside(
+    git_repo: GitRepo, outside: Path, tmp_path: Path
+) -> None:
+    (outside / "workgroups" / "wg1" / "lineages").mkdir(parents=True)
+    (outside / "workgroups" / "wg1" / "lineages" / "l1.json").write_text(SECRET)
+    link(git_repo, ".workgroup", "../outside")
+    current = tmp_path / "current.json"
+    current.write_text("{}")
+    code, out, err = cli("lineage", "check", "l1", "--current", str(current))
+    assert code == 2 and err.startswith(f"error[{CODE}]: the lineage file"), err
+    assert "PRIVATE" not in out + err

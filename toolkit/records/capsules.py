@@ -9,6 +9,7 @@ its content-addressed path under the artifact boundary, both atomically.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,10 +67,13 @@ def read_record(
 
     Reads at most ``limit + 1`` bytes, so a 10 MB file costs no more than a 1 MB one. The file
     is named by the user, so a symlink to another file of the repository is followed; one that
-    leads outside it is ``PATH_OUTSIDE_REPOSITORY`` (``toolkit.infra.confined``).
+    leads outside it, or (for a file in the work tree) a folder on the way that does, is
+    ``PATH_OUTSIDE_REPOSITORY`` (``toolkit.infra.confined``).
     """
     from toolkit.infra.confined import PathOutsideRepository
 
+    if confined.is_under(workdir, path):  # in the work tree: no folder on the way may lead out
+        confined.resolve_dir(workdir, os.path.abspath(path.parent), f"the {what}")
     if path.is_symlink() and not inside(workdir.resolve(), path.resolve()):
         raise PathOutsideRepository(f"the {what}")
     return read_json_file(path, limit=limit, what=f"the {what}")
