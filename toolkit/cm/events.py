@@ -174,9 +174,72 @@ def parse_data(raw: str, event: str) -> dict[str, Any]:
         raise EventError("--data-json must be a JSON object")
     if RESERVED_FIELDS.intersection(value):
         raise EventError("--data-json cannot override reserved fields")
+    if event in MODEL_EVENT_FIELDS:
+        _check_model_fields(event, value)
     allowed = frozenset(USAGE_TOKEN_FIELDS) if event == "model_usage" else frozenset()
     _check_tree(value, allowed)
     return value
+
+
+MODEL_EVENT_FIELDS = {"model_call": frozenset(CALL_FIELDS), "model_usage": USAGE_FIELDS}
+# a name that ends in "tokens" (or "token_count") counts tokens; "token" alone names a credential
+_COUNT_NAME = re.compile(r"[A-Za-z0-9_.-]*(tokens|token_count|tokens_count)", re.IGNORECASE)
+_NAMEABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
+
+
+def _credential_word(key: str) -> str | None:
+    """The credential word a field name holds (the signal), or None for a name that only counts tokens."""
+    found = SENSITIVE_KEY.search(key)
+    if found is None:
+        return None
+    if _COUNT_NAME.fullmatch(key) and not SENSITIVE_KEY.search(re.sub("(?i)token", "", key)):
+        return None
+    return found.group(0).lower()
+
+
+def _shown(key: str) -> str:
+    """A refused field's name as a message may show it: a plain identifier the privacy engine finds
+    nothing in, else a placeholder (a pasted secret used as a key is not echoed)."""
+    if _NAMEABLE.fullmatch(key):
+        from toolkit.privacy.engine import scan_value
+        from toolkit.privacy.types import Context
+
+        try:
+            if not scan_value(key, Context.EVENT_LOG):
+                return repr(key)
+        except ValueError:  # pragma: no cover - a string is never too deep
+            pass
+    return "(a field whose name is withheld)"
+
+
+def _check_model_fields(event: str, data: dict[str, Any]) -> None:
+    """A model event's fields are a closed list: an unknown one is named with the accepted names,
+    and called sensitive only when its name holds a credential word."""
+    allowed = MODEL_EVENT_FIELDS[event]
+    unknown = sorted(set(data) - allowed)
+    if not unknown:
+        return
+    for key in unknown:
+        word = _credential_word(key)
+        if word is not None:
+            raise EventError(
+                f"sensitive log field {_shown(key)} is refused: its name contains {word!r}, which marks a "
+                "credential, and credentials are never logged"
+            )
+    import difflib
+
+    named = ", ".join(_shown(key) for key in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+    hints = [
+        f"{close[0]!r} for {key!r}"
+        for key in unknown
+        if _NAMEABLE.fullmatch(key)
+        and (close := difflib.get_close_matches(key, sorted(allowed), n=1, cutoff=0.75))
+    ]
+    hint = f"; did you mean {', '.join(hints)}?" if hints else ""
+    raise EventError(
+        f"{event} contains unsupported fields: {named}; the accepted fields are {', '.join(sorted(allowed))}"
+        + hint
+    )
 
 
 def _check_tree(data: dict[str, Any], top_allowed: frozenset[str]) -> None:
@@ -194,10 +257,24 @@ def _check_tree(data: dict[str, Any], top_allowed: frozenset[str]) -> None:
             for key, child in current.items():
                 _encodable(key)
                 if SENSITIVE_KEY.search(key) and not (current is data and key in top_allowed):
-                    raise EventError("sensitive log field is forbidden")
+                    raise _sensitive(key)
                 stack.append((child, depth + 1))
         elif isinstance(current, list):
             stack.extend((child, depth + 1) for child in current)
+
+
+def _sensitive(key: str) -> EventError:
+    """The refusal of a credential-like field name in free event data: the field, the word, the rule."""
+    word = _credential_word(key)
+    if word is None:  # a token-count name outside model_usage
+        return EventError(
+            f"--data-json field {_shown(key)} is refused: outside model_usage a name containing 'token' "
+            "marks a credential; token counts go in a model_usage event as " + ", ".join(USAGE_TOKEN_FIELDS)
+        )
+    return EventError(
+        f"sensitive log field {_shown(key)} is refused: its name contains {word!r}, which marks a "
+        "credential, and credentials are never logged"
+    )
 
 
 def _short_text(label: str, value: Any, *, required: bool) -> None:
