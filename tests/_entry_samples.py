@@ -29,6 +29,12 @@ BAD_SKILL = "---\nname: Bad Skill\n---\nbody\n"  # invalid name, no routing trig
 HOOK_SAMPLES: dict[str, tuple[str, str, str | None]] = {
     "workgroup-privacy-hook": (NOTE_PATH, CLEAN_NOTE, LEAKING_NOTE),
     "workgroup-privacy-all-hook": (NOTE_PATH, CLEAN_NOTE, LEAKING_NOTE),
+    # the commit-msg hook is given the message file git writes
+    "workgroup-privacy-commit-msg-hook": (
+        "COMMIT_EDITMSG",
+        "Add a request timeout to the API handler\n",
+        f"Add a request timeout\n\nReproduced with STRIPE_KEY={_KEY} against staging.\n",
+    ),
     "workgroup-docs-claims-hook": (DOC_PATH, CLEAN_DOC, CLAIM_DOC),
     "workgroup-skills-hook": (SKILL_PATH, GOOD_SKILL, BAD_SKILL),
     # verify takes no file names: it judges every committed record against history. Its failing

@@ -50,6 +50,7 @@ NO_GIT = CLI_AND_MODELS | {"pygit2"}
 HOOK_FORBIDDEN: dict[str, frozenset[str]] = {
     "workgroup-privacy-hook": NO_GIT,
     "workgroup-privacy-all-hook": NO_GIT,
+    "workgroup-privacy-commit-msg-hook": NO_GIT,
     "workgroup-docs-claims-hook": NO_GIT,
     "workgroup-skills-hook": CLI_AND_MODELS,  # pygit2 allowed: the tracked file set (see module docstring)
     "workgroup-verify-hook": CLI_AND_MODELS,  # pygit2 allowed: it checks history by definition

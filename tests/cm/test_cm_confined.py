@@ -192,3 +192,44 @@ def test_log_event_writes_through_a_specs_folder_that_stays_inside(git_repo: Git
     assert code == 0 and json.loads(out)["deduplicated"] is False
     rows = (git_repo.path / "docs/specs/运行日志.jsonl").read_text().splitlines()
     assert len(rows) == 1 and json.loads(rows[0])["event"] == "start"
+
+
+# --- workgroup packet build / check: files named on the command line, in the work tree ------
+
+
+def packet_args(*extra: str) -> list[str]:
+    from test_cm_packet import ROLE_ITEMS
+
+    items = [arg for key in ROLE_ITEMS["coder"] for arg in ("--item", f"{key}=value of {key}")]
+    base = ["packet", "build", "coder", "--workflow", "cm-ai", "--stage", "s1", "--objective", "o"]
+    return [*base, "--id", "task=T1", "--ref", "specs/tasks.md", *items, *extra]
+
+
+@pytest.mark.parametrize(
+    ("rel", "target", "arg"),
+    [
+        ("CLAUDE.md", "../outside/id_key", "CLAUDE.md"),  # a rules file that is a symlink out
+        ("docs", "../outside", "docs/id_key"),  # a folder on the way that leads out
+    ],
+)
+def test_packet_build_never_reads_a_rules_file_outside(
+    git_repo: GitRepo, outside: Path, rel: str, target: str, arg: str
+) -> None:
+    link(git_repo, rel, target)
+    code, out, err = cli(*packet_args("--rules", arg))
+    assert code == 2 and f"error[{CODE}]: the --rules file" in err, err
+    assert "PRIVATE KEY" not in out + err and "b3BlbnNz" not in out + err
+
+
+def test_packet_build_follows_a_rules_symlink_that_stays_inside(git_repo: GitRepo) -> None:
+    git_repo.commit("rules", {"docs/rules.md": "Keep functions small.\n"})
+    link(git_repo, "CLAUDE.md", "docs/rules.md")
+    code, out, err = cli(*packet_args("--rules", "CLAUDE.md"))
+    assert code == 0, err
+    assert "Keep functions small." in out
+
+
+def test_packet_build_reads_a_file_outside_every_work_tree(git_repo: GitRepo, outside: Path) -> None:
+    (outside / "rules.md").write_text("Rules from elsewhere.\n")  # named by the user: their business
+    code, out, err = cli(*packet_args("--rules", str(outside / "rules.md")))
+    assert code == 0 and "Rules from elsewhere." in out, err

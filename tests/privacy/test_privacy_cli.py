@@ -74,9 +74,11 @@ def test_scan_missing_path_is_usage_error(git_repo: GitRepo) -> None:
     assert code == 2 and json.loads(out)["error"]["code"] == "PATH_NOT_FOUND"
 
 
-def test_binary_huge_and_outside_symlinks_are_skipped_with_notice(git_repo: GitRepo, tmp_path: Path) -> None:
+def test_binary_and_huge_are_scanned_outside_symlinks_skipped_with_notice(
+    git_repo: GitRepo, tmp_path: Path
+) -> None:
     git_repo.write("bin.dat", b"\x00\x01" + KEY.encode())
-    git_repo.write("big.txt", "x" * (4 * 1024 * 1024 + 1) + KEY)
+    git_repo.write("big.txt", "x" * (4 * 1024 * 1024 + 1) + "\n" + KEY)
     outside = tmp_path / "outside.txt"
     outside.write_text(KEY, encoding="utf-8")
     (git_repo.path / "link.txt").symlink_to(outside)
@@ -86,8 +88,10 @@ def test_binary_huge_and_outside_symlinks_are_skipped_with_notice(git_repo: GitR
     code, out, err = cli("privacy", "scan", "--json", "--all-files", ".")
     assert code == 1
     paths = sorted({row["path"] for row in json.loads(out)["findings"]})
-    assert paths == ["inner-link.txt", "inside.txt"]  # the in-repo link is scanned, never followed out
-    assert "bin.dat: skipped (binary)" in err and "big.txt: skipped (larger than" in err
+    # binary and huge files are read whole (the gate never passes what it did not read); the
+    # in-repo link is scanned, never followed out
+    assert paths == ["big.txt", "bin.dat", "inner-link.txt", "inside.txt"]
+    assert "skipped (binary)" not in err and "larger than" not in err
     assert "link.txt: skipped (symlink to outside the repository)" in err
     code, _, err = cli("privacy", "scan", "link.txt")
     assert code == 0 and "symlink to outside" in err

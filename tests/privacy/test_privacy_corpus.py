@@ -20,7 +20,8 @@ RULE_CATEGORY = {r.id: r.category for r in (*RULES, *LINE_RULES)}
 def test_corpus_size_and_coverage() -> None:
     assert len(POSITIVE) >= 150 and len(NEGATIVE) >= 150
     categories = Counter(RULE_CATEGORY[c["expect"]] for c in POSITIVE)
-    assert set(categories) == set(Category), categories
+    # every category of the text rules (UNREADABLE is no rule's: the file reader reports it)
+    assert set(categories) == set(Category) - {Category.UNREADABLE}, categories
     # each text detector has at least one true and one false (look-alike) case
     text_rules = {r.id for r in RULES if len(r.contexts) == len(list(type(next(iter(r.contexts)))))}
     # the families added by issue 13 have their own table (tests/privacy/test_privacy_families.py)

@@ -111,7 +111,8 @@ def test_vocabularies_are_covered() -> None:
     from toolkit.privacy.keys import KEY_RULES
 
     categories = {r.category for r in (*RULES, *LINE_RULES, *KEY_RULES)}
-    assert categories == set(Category)  # every category has detectors
+    # every category has detectors, but UNREADABLE, which the file reader reports (files.unreadable)
+    assert categories == set(Category) - {Category.UNREADABLE}
     contexts = set().union(*(r.contexts for r in (*RULES, *KEY_RULES)))
     assert contexts == set(Context)  # every context selects something
     assert {r.id for r in (*RULES, *LINE_RULES, *KEY_RULES)} == RULE_IDS

@@ -48,8 +48,10 @@ def _pairs(values: Sequence[str], what: str) -> list[tuple[str, str]]:
 
 
 def _read_text(path: Path, what: str) -> str:
+    from toolkit.infra import confined
     from toolkit.infra.boundedio import NOT_UTF8, FileRefused, read_text_bounded
 
+    confined.check_named_file(path, f"the {what} file")  # its text goes into the packet
     try:
         return read_text_bounded(path, limit=MAX_ITEM_FILE_BYTES, what=what) or ""
     except FileRefused as exc:
@@ -161,8 +163,10 @@ def refuse_private(packet: object) -> None:
 
 
 def read_bytes(path: Path) -> bytes:
+    from toolkit.infra import confined
     from toolkit.infra.boundedio import FileRefused, read_regular
 
+    confined.check_named_file(path, "the file")
     try:
         # up to 1 MiB + 1 byte: the caller answers an oversized packet or answer with its own code
         return read_regular(path, limit=1024 * 1024, what="the file", allow_over=True) or b""

@@ -296,6 +296,23 @@ def is_under(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> bool
     return False
 
 
+def check_named_file(path: str | os.PathLike[str], what: str) -> None:
+    """A file named on the command line may be anywhere; one that lies in a work tree (the current
+    one, or the nearest above it as written) must stay in it: no folder on its way, and no symlink
+    in its place, may lead outside that work tree (a symlink to another file of it is followed)."""
+    from toolkit.infra.localstate import find_git
+
+    absolute = os.path.abspath(os.fspath(path))
+    here = find_git(os.getcwd())
+    tree = here.workdir if here is not None and is_under(here.workdir, absolute) else work_tree_of(absolute)
+    if tree is None:
+        return
+    root_real = real_root(tree)
+    _walk(root_real, _relative_parts(tree, os.path.dirname(absolute), root_real), what)
+    if os.path.islink(absolute) and not _inside(os.path.realpath(absolute), root_real):
+        raise PathOutsideRepository(what)
+
+
 def root_for(directory: str | os.PathLike[str]) -> str:
     """The root that files under a folder named on the command line are confined to.
 

@@ -1,10 +1,18 @@
 """Reading files for the privacy gate safely, and choosing the context of a file by its path.
 
-* binary files (a NUL byte in the first 8 KiB) and files over ``MAX_FILE_BYTES`` are skipped
-  with a notice, never crashed on;
+The gate never passes what it did not read (``load``; the reading itself is ``streams``):
+
+* text is decoded by its byte-order mark (UTF-8, UTF-16, UTF-32; BOM-less UTF-16 by its NUL
+  pattern), else as UTF-8; undecodable bytes become U+FFFD so columns stay code points;
+* a file up to ``HEAD_BYTES`` is scanned whole; a larger one in windows of whole lines with an
+  overlap (bounded memory, no size limit), findings numbered by the file's own lines;
+* binary data (NUL and control bytes) has its ASCII and UTF-16LE printable runs scanned for
+  the fixed-format secret rules; gzip, bzip2, xz and zip content is decompressed as a stream;
+* what still cannot be read (permission denied, corrupt or encrypted compressed data, a
+  decompression bomb) is an ``unreadable-file`` finding in a workflow artifact and a notice
+  elsewhere;
 * directories are walked without following symlinks (``.git`` is never entered);
-* a symlink whose target lies outside the scan root (the repository) is skipped with a notice;
-* text is decoded as UTF-8; undecodable bytes become U+FFFD so columns stay code points.
+* a symlink whose target lies outside the scan root (the repository) is skipped with a notice.
 """
 
 from __future__ import annotations
@@ -16,7 +24,15 @@ from pathlib import Path
 
 from toolkit.privacy.engine import scan_text_with_values
 from toolkit.privacy.rules import lazy
-from toolkit.privacy.types import Context, FileKind, Finding
+from toolkit.privacy.streams import HEAD_BYTES, Runs, Unreadable, sniff
+from toolkit.privacy.types import Category, Context, FileKind, Finding
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays out of the hooks' cold start
+    from collections.abc import Iterable
+    from typing import IO
+
+    from toolkit.privacy.streams import Budget
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 _SNIFF = 8192
@@ -166,6 +182,162 @@ def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> tuple[str | None, str 
     return data.decode("utf-8", errors="replace"), None
 
 
+UNREADABLE_RULE = "unreadable-file"
+_COMPRESSED_SUFFIXES = (".gz", ".gzip", ".tgz", ".bz2", ".tbz2", ".xz", ".txz")
+
+
+@dataclass
+class Loaded:
+    """What ``load`` made of a file: the whole ``text`` of a text file up to ``HEAD_BYTES``
+    (the caller scans it, in a batch when small), or the ``findings`` of a file scanned as it
+    was read (larger, binary, compressed, unreadable), or a ``notice`` for one not scanned."""
+
+    text: str | None = None
+    findings: list[FileFinding] = field(default_factory=list)
+    notice: str | None = None
+
+    @property
+    def scanned(self) -> bool:
+        return self.notice is None
+
+
+def is_artifact(rel: str, context: Context | None = None) -> bool:
+    """A workflow artifact (``context_for`` is not SOURCE, or the context given is not)."""
+    return (context if context is not None else context_for(rel)) is not Context.SOURCE
+
+
+def unreadable(shown: str, rel: str, reason: str, context: Context | None = None) -> Loaded:
+    """A file the gate could not read whole: a finding in a workflow artifact, a notice elsewhere."""
+    if is_artifact(rel, context):
+        finding = Finding(1, 0, 0, Category.UNREADABLE, UNREADABLE_RULE, reason)
+        return Loaded(findings=[FileFinding(shown, finding, "", rel)])
+    return Loaded(notice=f"{shown}: not scanned ({reason})")
+
+
+def load(path: Path, shown: str, rel: str, context: Context | None = None) -> Loaded:
+    """Read ``path`` whole in bounded memory: its text (up to ``HEAD_BYTES`` of text), or its
+    findings (anything else), or a notice (absent, not a regular file, unreadable outside
+    workflow artifacts). ``shown`` is the path reported, ``rel`` decides context and kind."""
+    from toolkit.infra.boundedio import NOT_A_FILE, NOT_FOUND, FileRefused, open_regular
+
+    try:
+        # regular files only: a FIFO among the staged paths must not hang the hook
+        handle = open_regular(path, what="the file")
+    except FileRefused as exc:
+        if exc.code == NOT_FOUND:
+            return Loaded(notice=f"{shown}: skipped (does not exist)")
+        if exc.code == NOT_A_FILE:
+            return Loaded(notice=f"{shown}: skipped ({exc.message.removeprefix('the file ').split(';')[0]})")
+        reason = "permission denied" if "permission" in exc.message else "cannot be read"
+        return unreadable(shown, rel, reason, context)
+    assert handle is not None
+    with handle:
+        try:
+            size = os.fstat(handle.fileno()).st_size
+            want = min(size, HEAD_BYTES) + 1
+            head = handle.read(want)
+        except OSError:
+            return unreadable(shown, rel, "cannot be read (I/O error)", context)
+        kind = sniff(head)
+        if len(head) < want:  # the whole file
+            if kind == "utf-8":
+                return Loaded(text=head.decode("utf-8", errors="replace"))
+            if kind not in ("binary", "gzip", "bzip2", "xz", "zip"):
+                return Loaded(text=head.decode(kind, errors="replace"))
+        from toolkit.privacy.streams import Budget, blocks_of
+
+        try:
+            return Loaded(
+                findings=scan_stream(blocks_of(handle, head), kind, shown, rel, context, Budget(), 0, handle)
+            )
+        except Unreadable as exc:
+            return unreadable(shown, rel, exc.reason, context)
+
+
+def scan_stream(
+    blocks: Iterable[bytes],
+    kind: str,
+    shown: str,
+    rel: str,
+    context: Context | None,
+    budget: Budget,
+    depth: int = 0,
+    handle: IO[bytes] | None = None,
+) -> list[FileFinding]:
+    """Findings of a stream of ``kind`` (``streams.sniff``): text in windows, binary data by
+    its printable runs, compressed data by its content (``Unreadable`` when it cannot be)."""
+    from toolkit.privacy import streams
+
+    if kind in streams.TEXT_ENCODINGS:
+        ctx = context if context is not None else context_for(rel)
+        return scan_windows(streams.decoded(iter(blocks), kind), shown, rel, ctx)
+    if kind == "binary":
+        return scan_runs(streams.Runs(iter(blocks)), shown, rel)
+    if depth >= streams.MAX_NESTING:
+        raise Unreadable("compressed data nested too deep")
+    found: list[FileFinding] = []
+    if kind == "zip":
+        if handle is None:
+            raise Unreadable("a zip archive inside compressed data")
+        for name, member in streams.zip_members(handle, budget):
+            head, again = streams.head_of(member)
+            found.extend(scan_stream(again, sniff(head), f"{shown}!{name}", rel, context, budget, depth + 1))
+        return found
+    inner = streams.expanded(kind, iter(blocks), budget)
+    head, again = streams.head_of(inner)
+    if context is None:  # x.jsonl.gz is read as x.jsonl would be
+        low = rel.lower()
+        unpacked = rel[: low.rfind(".")] if low.endswith(_COMPRESSED_SUFFIXES) else rel
+        context = context_for(unpacked + ".tar" if low.endswith((".tgz", ".tbz2", ".txz")) else unpacked)
+    return scan_stream(again, sniff(head), shown, rel, context, budget, depth + 1)
+
+
+def scan_windows(pieces: Iterable[str], shown: str, rel: str, context: Context) -> list[FileFinding]:
+    """Findings of a text of any length given in pieces, scanned in windows of whole lines
+    (``streams.windows``); a finding the overlap of two windows repeats is kept once."""
+    from toolkit.privacy.streams import windows
+
+    found: list[FileFinding] = []
+    previous: set[tuple[int, int, str]] = set()
+    for text, first, repeated in windows(iter(pieces)):
+        current: set[tuple[int, int, str]] = set()
+        for f, value in scan_text_with_values(text, context, file_kind(rel, text)):
+            line = first + f.line - 1
+            key = (line, f.start, f.rule)
+            current.add(key)
+            if f.line <= repeated and key in previous:
+                continue  # found in the previous window already
+            found.append(
+                FileFinding(shown, Finding(line, f.start, f.end, f.category, f.rule, f.masked), value, rel)
+            )
+        previous = current
+    return found
+
+
+def scan_runs(runs: Runs, shown: str, rel: str) -> list[FileFinding]:
+    """Findings of the printable runs of binary data (``streams.Runs``): the fixed-format
+    secret rules only (source context, generated data), so random bytes raise no false alarm.
+    Lines are the data's own (counted line ends), columns bytes."""
+    found: list[FileFinding] = []
+    seen: set[tuple[int, str]] = set()
+    for items in runs.blocks():
+        if not items:
+            continue
+        text = "\n".join(run for _, _, run in items)
+        current: set[tuple[int, str]] = set()
+        for f, value in scan_text_with_values(text, Context.SOURCE, FileKind.DATA):
+            offset, width, _ = items[f.line - 1]
+            at = offset + f.start * width
+            current.add((at, f.rule))
+            if (at, f.rule) in seen:
+                continue  # a run across the previous cut, found whole there already
+            line, col = runs.line_col(at)
+            local = Finding(line, col, col + (f.end - f.start) * width, f.category, f.rule, f.masked)
+            found.append(FileFinding(shown, local, value, rel))
+        seen = current
+    return found
+
+
 def _inside(path: Path, root: Path) -> bool:
     try:
         Path(os.path.realpath(path)).relative_to(os.path.realpath(root))
@@ -201,14 +373,10 @@ def _walk(top: Path, root: Path, notices: list[str]) -> Iterator[Path]:
 def scan_file(path: Path, root: Path, context: Context | None = None) -> tuple[list[FileFinding], str | None]:
     """Findings of one file (context chosen from its path unless given), or a skip notice."""
     rel = relative_to_root(path, root)
-    if not path.exists():
-        return [], f"{rel}: skipped (does not exist)"
-    text, reason = read_text(path)
-    if text is None:
-        return [], f"{rel}: skipped ({reason})"
-    ctx = context if context is not None else context_for(rel)
-    kind = file_kind(rel, text)
-    return [FileFinding(rel, f, v) for f, v in scan_text_with_values(text, ctx, kind)], None
+    loaded = load(path, rel, rel, context)
+    if loaded.text is None:
+        return loaded.findings, loaded.notice
+    return scan_loaded(loaded.text, rel, rel, context), None
 
 
 def scan_loaded(text: str, shown: str, rel: str, context: Context | None = None) -> list[FileFinding]:
@@ -279,17 +447,21 @@ def scan_paths(paths: list[Path], root: Path, context: Context | None = None) ->
     order: dict[str, int] = {}
     for path in iter_files(paths, root, report.notices):
         rel = relative_to_root(path, root)
-        text, reason = read_text(path)  # a missing file is asked about only when reading fails
-        if text is None:
-            reason = "does not exist" if not path.exists() else reason
-            report.notices.append(f"{rel}: skipped ({reason})")
+        loaded = load(path, rel, rel, context)
+        if loaded.notice is not None:
+            report.notices.append(loaded.notice)
             continue
         report.files_scanned += 1
         order.setdefault(rel, len(order))
-        if len(text) <= BATCH_FILE_LIMIT and "\x00" not in text:
+        text = loaded.text
+        if text is None:
+            report.findings.extend(loaded.findings)
+        elif len(text) <= BATCH_FILE_LIMIT and "\x00" not in text:
             small.append((text, rel, rel))
         else:
             report.findings.extend(scan_loaded(text, rel, rel, context))
     report.findings.extend(scan_batch(small, context))
-    report.findings.sort(key=lambda x: (order[x.path], x.finding.line, x.finding.start, x.finding.rule))
+    report.findings.sort(
+        key=lambda x: (order[x.repo_path], x.path, x.finding.line, x.finding.start, x.finding.rule)
+    )
     return report

@@ -20,7 +20,7 @@ from toolkit.privacy.files import (
     BATCH_FILE_LIMIT,
     FileFinding,
     ScanReport,
-    read_text,
+    load,
     relative_to_root,
     scan_batch,
     scan_loaded,
@@ -135,18 +135,29 @@ def _scan_chunk(
     small: list[tuple[str, str, str]] = []
     scanned = 0
     for target in chunk:
-        text, reason = read_text(Path(cwd) / target.shown)
-        if text is None:
-            notices.append(f"{target.shown}: skipped ({reason})")
+        loaded = load(Path(cwd) / target.shown, target.shown, target.rel, context)
+        if loaded.notice is not None:
+            notices.append(loaded.notice)
             continue
         scanned += 1
-        if len(text) <= BATCH_FILE_LIMIT and "\x00" not in text:
+        text = loaded.text
+        if text is None:
+            findings.extend(loaded.findings)
+        elif len(text) <= BATCH_FILE_LIMIT and "\x00" not in text:
             small.append((text, target.shown, target.rel))
         else:
             findings.extend(scan_loaded(text, target.shown, target.rel, context))
     findings.extend(scan_batch(small, context))
     order = {t.shown: i for i, t in enumerate(chunk)}
-    findings.sort(key=lambda x: (order.get(x.path, 0), x.finding.line, x.finding.start, x.finding.rule))
+    findings.sort(
+        key=lambda x: (
+            order.get(x.path.split("!", 1)[0], 0),
+            x.path,
+            x.finding.line,
+            x.finding.start,
+            x.finding.rule,
+        )
+    )
     return findings, notices, scanned
 
 

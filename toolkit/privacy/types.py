@@ -18,6 +18,7 @@ class Category(StrEnum):
     TRANSCRIPT = "transcript"
     PATH = "path"
     EMAIL = "email"
+    UNREADABLE = "unreadable"  # a workflow artifact the gate could not read whole (never a pass)
 
 
 class Context(StrEnum):
