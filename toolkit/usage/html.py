@@ -460,7 +460,7 @@ def render_html(page: Page, context: Context) -> str:
             bucket_money.setdefault(name, Money()).add(money_day.get(day + _SEP + source, Money()))
     names = _every_bucket(first, last, bucket_of)  # days without calls are shown too, as zero
     unit_label = {"day": "Day", "week": "Week (from Monday)", "month": "Month"}[unit]
-    axis = f"{unit_label.lower()} ({tz_short})"
+    axis = {"day": "day", "week": "week (from Monday)", "month": "month"}[unit] + f" ({tz_short})"
 
     parts = [head, _summary(per_session, sources, money_session, _estimate_header(page))]
     parts.append(
