@@ -296,15 +296,22 @@ def is_under(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> bool
     return False
 
 
-def check_named_file(path: str | os.PathLike[str], what: str) -> None:
-    """A file named on the command line may be anywhere; one that lies in a work tree (the current
-    one, or the nearest above it as written) must stay in it: no folder on its way, and no symlink
-    in its place, may lead outside that work tree (a symlink to another file of it is followed)."""
+def check_named_file(
+    path: str | os.PathLike[str], what: str, *, root: str | os.PathLike[str] | None = None
+) -> None:
+    """A file named on the command line may be anywhere; one that lies in a work tree (``root``, the
+    current one, or the nearest above it as written) must stay in it: no folder on its way, and no
+    symlink in its place, may lead outside that work tree (a symlink to another file of it is followed)."""
     from toolkit.infra.localstate import find_git
 
     absolute = os.path.abspath(os.fspath(path))
-    here = find_git(os.getcwd())
-    tree = here.workdir if here is not None and is_under(here.workdir, absolute) else work_tree_of(absolute)
+    tree: str | None
+    if root is not None and is_under(root, absolute):
+        tree = os.fspath(root)
+    else:
+        here = find_git(os.getcwd())
+        inside_here = here is not None and is_under(here.workdir, absolute)
+        tree = here.workdir if here is not None and inside_here else work_tree_of(absolute)
     if tree is None:
         return
     root_real = real_root(tree)

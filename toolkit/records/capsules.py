@@ -9,7 +9,6 @@ its content-addressed path under the artifact boundary, both atomically.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -70,12 +69,7 @@ def read_record(
     leads outside it, or (for a file in the work tree) a folder on the way that does, is
     ``PATH_OUTSIDE_REPOSITORY`` (``toolkit.infra.confined``).
     """
-    from toolkit.infra.confined import PathOutsideRepository
-
-    if confined.is_under(workdir, path):  # in the work tree: no folder on the way may lead out
-        confined.resolve_dir(workdir, os.path.abspath(path.parent), f"the {what}")
-    if path.is_symlink() and not inside(workdir.resolve(), path.resolve()):
-        raise PathOutsideRepository(f"the {what}")
+    confined.check_named_file(path, f"the {what}", root=workdir)
     return read_json_file(path, limit=limit, what=f"the {what}")
 
 
