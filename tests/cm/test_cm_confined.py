@@ -107,6 +107,14 @@ def test_boundary_never_writes_through_a_reviews_folder_leading_outside(
     assert tree(outside) == before
 
 
+def test_boundary_never_writes_through_a_dangling_reviews_folder(git_repo: GitRepo, outside: Path) -> None:
+    (git_repo.path / "specs").mkdir()
+    link(git_repo, "specs/.reviews", "../../outside/not-yet")
+    code, _, err = cli(*BOUNDARY, "--lang", "en")
+    assert code == 0 and err.splitlines()[-1].endswith("(the path is outside the project root)")
+    assert not (outside / "not-yet").exists()
+
+
 def test_boundary_never_replaces_a_symlinked_handoff(git_repo: GitRepo, outside: Path) -> None:
     (git_repo.path / "specs").mkdir()
     handoff = link(git_repo, "specs/.reviews/session-handoff.md", "../../../outside/id_key")

@@ -70,6 +70,8 @@ def store(tmp: Path) -> tuple[int, str, str]:
         (".workgroup/workgroups/wg1", "../../../outside"),  # the workgroup folder
         (".workgroup", "../outside"),
         (".workgroup/workgroups/wg1/results/t1.md", "../../../../../outside/id_key"),  # the summary itself
+        ("knowzcode/artifacts", "nowhere"),  # dangling
+        (".workgroup/workgroups/wg1", "../../nowhere"),
     ],
 )
 def test_result_store_writes_nothing_through_a_symlink(
