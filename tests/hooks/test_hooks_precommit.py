@@ -44,6 +44,7 @@ def test_manifest_console_scripts_and_readme_agree() -> None:
     assert {
         "workgroup-privacy",
         "workgroup-privacy-all",
+        "workgroup-privacy-commit-msg",
         "workgroup-verify",
         "workgroup-docs-claims",
         "workgroup-skills",
@@ -55,6 +56,12 @@ def test_manifest_console_scripts_and_readme_agree() -> None:
         assert module, target
         assert (ROOT / "toolkit" / "hooks" / f"{module.group(1)}.py").is_file()
         assert f"`{hook['id']}`" in readme, f"README does not document {hook['id']}"
+    # the privacy hooks take every staged file: pre-commit's `types: [text]` would keep binary,
+    # UTF-16 and compressed files from the gate without a word (issue 24)
+    by_id = {h["id"]: h for h in hooks}
+    for hook_id in ("workgroup-privacy", "workgroup-privacy-all"):
+        assert "types" not in by_id[hook_id] and "types_or" not in by_id[hook_id], hook_id
+    assert by_id["workgroup-privacy-commit-msg"]["stages"] == ["commit-msg"]
     hook_scripts = {name for name, target in scripts.items() if target.startswith("toolkit.hooks.")}
     assert hook_scripts == {h["entry"] for h in hooks}
     proc = subprocess.run(
@@ -272,3 +279,156 @@ def test_installed_hooks_pass_clean_allowed_and_check_docs(
     claims = _run_config(hook_repo, pre_commit_home, project, "workgroup-docs-claims", ["docs/caching.md"])
     assert claims.returncode == 1
     assert "docs/caching.md:5:" in claims.stdout and "docs/caching.md:3:" not in claims.stdout
+
+
+# --- issue 24: the gate never passes what it did not read, through real pre-commit and git ---
+
+FAIL_CLOSED_HOOKS = ("workgroup-privacy", "workgroup-privacy-all", "workgroup-privacy-commit-msg")
+
+
+def _github_token() -> str:
+    from toolkit.privacy.providers import base62_crc32
+
+    body = "Zq8Xw2Lm4Np6Rt0Vy3Bd5Fh7Jk9Mc1"
+    return "gh" + "p_" + body + base62_crc32(body)
+
+
+def _bypasses() -> dict[str, bytes]:
+    """The files the issue committed past the hooks, by name (secrets built at run time)."""
+    import gzip
+
+    token = _github_token()
+    aws = "aws_secret_" + "access_key = " + "Hq7Lm2Xw9Rt4Vy8Bd3Fh6Jk1Mc5Np0Zq2Wx7Ls4E"
+    filler = "x = 1  # ordinary source code, nothing to see here at all\n"
+    record = '{"role": "user", "content": "an ordinary message of the pasted session"}\n'
+    return {
+        "big.py": (aws + "\n" + filler * (4_700_000 // len(filler))).encode(),
+        "session.jsonl": (record * (5_100_000 // len(record))).encode(),
+        "ps.txt": f"token = {token}\r\n".encode("utf-16"),  # what PowerShell's `>` writes
+        "nul.txt": b"header\x00\ntoken = " + token.encode() + b"\n",
+        "notes.txt.gz": gzip.compress(f"token = {token}\n".encode()),
+    }
+
+
+def _install(hook_repo: Path, home: Path, project: Path) -> dict[str, str]:
+    """A project whose git runs the three privacy hooks of ``hook_repo`` on commit."""
+    rev = pygit2.Repository(str(hook_repo)).head.target
+    config = {
+        "repos": [{"repo": str(hook_repo), "rev": str(rev), "hooks": [{"id": i} for i in FAIL_CLOSED_HOOKS]}]
+    }
+    (project / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"}
+    for key in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE"):
+        env.pop(key, None)
+    git = ["git", "-c", "user.name=Test Author", "-c", "user.email=author@example.invalid"]
+    subprocess.run([*git, "add", ".pre-commit-config.yaml"], cwd=project, check=True, env=env)
+    installed = subprocess.run(
+        [PRE_COMMIT, "install", "--hook-type", "pre-commit", "--hook-type", "commit-msg"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    first = subprocess.run(
+        [*git, "commit", "-q", "-m", "add the hooks"], cwd=project, capture_output=True, text=True, env=env
+    )
+    assert first.returncode == 0, first.stdout + first.stderr  # builds the hook environment once
+    return env
+
+
+def _git_commit(project: Path, env: dict[str, str], message: str) -> subprocess.CompletedProcess[str]:
+    git = ["git", "-c", "user.name=Test Author", "-c", "user.email=author@example.invalid"]
+    return subprocess.run(
+        [*git, "commit", "-m", message], cwd=project, capture_output=True, text=True, env=env, timeout=900
+    )
+
+
+def _head(project: Path) -> str:
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=project, capture_output=True, text=True).stdout
+
+
+@pytest.mark.slow
+def test_real_commits_of_each_bypass_are_blocked(
+    hook_repo: Path, pre_commit_home: Path, project: Path
+) -> None:
+    """Each file of the issue, in source (the all-files hook) and in ``.reviews/`` (both hooks):
+    ``git commit`` fails and HEAD does not move; each hook alone fails on it too."""
+    env = _install(hook_repo, pre_commit_home, project)
+    token = _github_token()
+    start = _head(project)
+    staged: list[str] = []
+    for name, data in _bypasses().items():
+        for folder in ("src", ".reviews"):
+            if name == "session.jsonl" and folder == "src":
+                continue  # a transcript in source code is ordinary content there
+            rel = f"{folder}/{name}"
+            (project / folder).mkdir(exist_ok=True)
+            (project / rel).write_bytes(data)
+            subprocess.run(["git", "add", rel], cwd=project, check=True, env=env)
+            done = _git_commit(project, env, f"add {rel}")
+            assert done.returncode != 0, f"{rel} was committed: {done.stdout}{done.stderr}"
+            assert f"{rel}:" in done.stdout and "skipped" not in done.stdout + done.stderr
+            assert token not in done.stdout + done.stderr and _head(project) == start
+            subprocess.run(["git", "rm", "-q", "--cached", rel], cwd=project, check=True, env=env)
+            staged.append(rel)
+    # each hook alone, over every file: the all-files hook on all of them, the artifact hook
+    # on the .reviews/ ones (its `files` pattern), one finding line at least per file
+    for hook, wanted in (
+        ("workgroup-privacy-all", staged),
+        ("workgroup-privacy", [r for r in staged if r.startswith(".reviews/")]),
+    ):
+        done = subprocess.run(
+            [PRE_COMMIT, "run", hook, "--files", *staged],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=900,
+        )
+        assert done.returncode == 1, done.stdout + done.stderr
+        for rel in wanted:
+            assert f"\n{rel}:" in done.stdout, (hook, rel, done.stdout[-3000:])
+        assert "skipped" not in done.stdout
+
+
+@pytest.mark.slow
+def test_real_commit_of_an_unreadable_artifact_is_blocked(
+    hook_repo: Path, pre_commit_home: Path, project: Path
+) -> None:
+    """A corrupt gzip in .reviews/ is an unreadable-file finding (no commit); in source it is
+    committed with a notice saying it was not scanned."""
+    env = _install(hook_repo, pre_commit_home, project)
+    corrupt = b"\x1f\x8b\x08\x00" + b"not really deflate data" * 10
+    (project / ".reviews").mkdir()
+    (project / ".reviews" / "log.gz").write_bytes(corrupt)
+    subprocess.run(["git", "add", ".reviews/log.gz"], cwd=project, check=True, env=env)
+    start = _head(project)
+    done = _git_commit(project, env, "add the log")
+    assert done.returncode != 0 and _head(project) == start, done.stdout + done.stderr
+    assert ".reviews/log.gz:1:1: unreadable-file unreadable: gzip data is corrupt" in done.stdout
+    subprocess.run(["git", "rm", "-q", "--cached", ".reviews/log.gz"], cwd=project, check=True, env=env)
+    (project / "src").mkdir()
+    (project / "src" / "data.gz").write_bytes(corrupt)
+    subprocess.run(["git", "add", "src/data.gz"], cwd=project, check=True, env=env)
+    done = _git_commit(project, env, "add the data")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "src/data.gz: not scanned (gzip data is corrupt)" in done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_real_commit_with_a_token_in_its_message_is_blocked(
+    hook_repo: Path, pre_commit_home: Path, project: Path
+) -> None:
+    env = _install(hook_repo, pre_commit_home, project)
+    token = _github_token()
+    (project / "notes.md").write_text("# Notes\n", encoding="utf-8")
+    subprocess.run(["git", "add", "notes.md"], cwd=project, check=True, env=env)
+    start = _head(project)
+    done = _git_commit(project, env, f"use {token} for the deploy")
+    assert done.returncode != 0 and _head(project) == start, done.stdout + done.stderr
+    assert "commit message:1:5: github-token secret: ghp_********" in done.stdout
+    assert token not in done.stdout + done.stderr
+    clean = _git_commit(project, env, "add the notes")
+    assert clean.returncode == 0 and _head(project) != start, clean.stdout + clean.stderr
