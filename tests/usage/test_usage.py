@@ -235,7 +235,15 @@ def test_cost_is_a_labelled_estimate_apart_from_counts(logs: dict[str, str], tmp
                 "source": "test sheet",
                 "date": "2026-01-01",
                 "currency": "EUR",
-                "models": {"claude-opus-4-5": {"input": 1000000, "output": 0}},
+                "models": {
+                    "claude-opus-4-5": {
+                        "input": 1000000,
+                        "cache_write_5m": 0,
+                        "cache_write_1h": 0,
+                        "cache_read": 0,
+                        "output": 0,
+                    }
+                },
             }
         )
     )

@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from sys import intern
+from typing import BinaryIO
 
 import msgspec
 
@@ -54,6 +55,8 @@ class _Line(msgspec.Struct, gc=False):
     type: str | None = None
     subtype: str | None = None
     timestamp: str | None = None
+    uuid: str | None = None
+    logicalParentUuid: str | None = None  # noqa: N815
     sessionId: str | None | msgspec.UnsetType = _UNSET  # noqa: N815
     requestId: str | None | msgspec.UnsetType = _UNSET  # noqa: N815
     version: str | None | msgspec.UnsetType = _UNSET
@@ -166,10 +169,18 @@ class _Pick:
         self.sidechain = line.isSidechain is True
 
     def take(self, line: _Line, owner: str, tokens: int) -> None:
-        """Another line of the same call: the non-sidechain one wins, else the larger token total."""
+        """Another line of the same call: the non-sidechain one wins, else the larger token total, else
+        (equal totals: a content block split over lines) the one with a stop reason, the final usage."""
         sidechain = line.isSidechain is True
-        if (self.sidechain and not sidechain) or (sidechain == self.sidechain and tokens > self.tokens):
+        if (self.sidechain and not sidechain) or (
+            sidechain == self.sidechain
+            and (tokens > self.tokens or (tokens == self.tokens and _final(line) and not _final(self.line)))
+        ):
             self.line, self.owner, self.tokens, self.sidechain = line, owner, tokens, sidechain
+
+
+def _final(line: _Line) -> bool:
+    return line.message is not None and line.message.stop_reason is not None
 
 
 def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
@@ -197,7 +208,11 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
                 project = hashed(line.cwd)
             if _valid_ts(line.timestamp):
                 meta = line.compactMetadata or _CompactMeta()
-                picks.append(Boundary(line.timestamp or "", "compaction", meta.trigger, meta.preTokens))
+                picks.append(
+                    Boundary(
+                        line.timestamp or "", "compaction", meta.trigger, meta.preTokens, _boundary_key(line)
+                    )
+                )
             continue
         if message is None or message.usage is None:
             continue  # not a model call (a tool result may carry its own usage object)
@@ -225,6 +240,16 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
         item if isinstance(item, Boundary) else _call(item, out, subagent, path_hash, index) for item in picks
     ]
     return out
+
+
+def _boundary_key(line: _Line) -> str | None:
+    """What names one compaction across files: its uuid (kept by a resume's copy), else its time and
+    the message it compacted after; None when the line has neither."""
+    if isinstance(line.uuid, str) and line.uuid:
+        return "\x02" + line.uuid
+    if isinstance(line.logicalParentUuid, str) and line.logicalParentUuid:
+        return "\x03" + (line.timestamp or "") + "\x00" + line.logicalParentUuid
+    return None
 
 
 def _usable(line: _Line, message: _Message, usage: _Usage) -> bool:
@@ -313,6 +338,79 @@ def _call(pick: _Pick, out: FileLog, subagent: bool, path_hash: str, index: int)
         sidechain=sidechain,
         log=index,
     )
+
+
+class _Stamp(msgspec.Struct, gc=False):
+    timestamp: str | None = None
+
+
+_STAMP = msgspec.json.Decoder(_Stamp)
+_TS = b'"timestamp":"'
+_WINDOW = 1 << 16  # bytes read at a time from either end of a file
+_REACH = 1 << 24  # how far into a file a timestamped line is looked for before giving up
+
+
+def _stamp_of(line: bytes) -> str | None:
+    """The line's own (top-level) timestamp, when it is one Claude Code writes; nested ones are not."""
+    if _TS not in line:
+        return None
+    try:
+        ts = _STAMP.decode(line).timestamp
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+    return ts if _valid_ts(ts) else None
+
+
+def _first_stamp(handle: BinaryIO) -> str | None:
+    data, start, done = b"", 0, False
+    while not done:
+        more = handle.read(max(_WINDOW, len(data)))
+        data += more
+        done = not more or len(data) >= _REACH
+        while start < len(data):
+            end = data.find(b"\n", start)
+            if end == -1:
+                if not done:
+                    break  # the line goes on: read more of the file
+                end = len(data)
+            found = _stamp_of(data[start:end])
+            if found is not None:
+                return found
+            start = end + 1
+    return None
+
+
+def _last_stamp(handle: BinaryIO, size: int) -> str | None:
+    reach = _WINDOW
+    while True:
+        offset = max(0, size - reach)
+        handle.seek(offset)
+        data = handle.read(size - offset)
+        lines = data.split(b"\n")
+        if offset > 0:
+            lines = lines[1:]  # the first piece starts mid-line
+        for line in reversed(lines):
+            found = _stamp_of(line)
+            if found is not None:
+                return found
+        if offset == 0 or reach >= _REACH:
+            return None
+        reach *= 4
+
+
+def stamps(path: Path) -> tuple[str | None, str | None]:
+    """The first and last timestamps written in a log (top-level ``timestamp`` of its lines), read
+    from its two ends only; (None, None) when it has none there or cannot be read.
+
+    Sessions are ordered by these, not by modification times, which a copy or a restore changes.
+    """
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            first = _first_stamp(handle)
+            return (first, _last_stamp(handle, size)) if first is not None else (None, None)
+    except OSError:
+        return None, None
 
 
 def session_of(path: Path, root: Path) -> str:

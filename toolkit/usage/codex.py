@@ -143,13 +143,15 @@ class Registry(msgspec.Struct):
 
 
 class Head(msgspec.Struct):
-    """What the first ``session_meta`` lines say: own id, cwd, parent (fork or subagent)."""
+    """What the first ``session_meta`` lines say: own id, cwd, parent (fork or subagent), and when the
+    thread itself started (its own ``session_meta`` time: nothing before it is its own call)."""
 
     session: str | None = None
     cwd: str | None = None
     parent: str | None = None
     subagent: bool = False
     metas: int = 0
+    started: str | None = None
 
 
 def _scan(data: bytes) -> list[tuple[int, int, int]]:
@@ -208,8 +210,14 @@ def _valid_ts(value: str | None) -> bool:
 
 
 def head(data: bytes) -> Head:
-    """Decode the leading ``session_meta`` lines only (own, then a fork's parent), to order parents first."""
-    info = Head()
+    """Decode the leading ``session_meta`` lines only (own and a fork's parent), to order parents first.
+
+    The own line is the one that names another leading line as its parent (in whichever order they
+    come), else the first; a file that starts with two threads' lines and names no parent is a fork
+    of the other one all the same.
+    """
+    metas: list[_MetaPayload] = []
+    stamps: list[str | None] = []
     start = 0
     for _ in range(3):
         end = data.find(b"\n", start)
@@ -218,29 +226,34 @@ def head(data: bytes) -> Head:
         if data.find(b'"type":"session_meta"', start, end) == -1:
             break
         try:
-            _note_meta(info, _META.decode(data[start:end]))
+            meta = _META.decode(data[start:end])
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             break
+        if meta.type == "session_meta" and meta.payload is not None:
+            metas.append(meta.payload)
+            stamps.append(meta.timestamp)
         start = end + 1
+    info = Head(metas=len(metas))
+    if not metas:
+        return info
+    ids = {m.id for m in metas if m.id}
+    own = next((i for i, m in enumerate(metas) if _parent_of(m)[0] in ids - {m.id}), 0)
+    payload = metas[own]
+    info.session, info.cwd, info.started = payload.id, payload.cwd, stamps[own]
+    info.parent, info.subagent = _parent_of(payload)
+    if info.parent is None:
+        info.parent = next((m.id for m in metas if m.id and m.id != payload.id), None)
     return info
 
 
-def _note_meta(info: Head, meta: _MetaLine) -> None:
-    payload = meta.payload
-    if meta.type != "session_meta" or payload is None:
-        return
-    info.metas += 1
-    if info.metas > 1:
-        return  # the second session_meta of a fork is the parent's
-    info.session = payload.id
-    info.cwd = payload.cwd
-    if payload.forked_from_id:
-        info.parent = payload.forked_from_id
+def _parent_of(payload: _MetaPayload) -> tuple[str | None, bool]:
+    """(the parent thread a ``session_meta`` names, whether it is a spawned subagent's)."""
     source = payload.source
     if isinstance(source, _Source) and isinstance(source.subagent, _Subagent):
         spawn = source.subagent.thread_spawn
         if spawn is not None and spawn.parent_thread_id:
-            info.parent, info.subagent = spawn.parent_thread_id, True
+            return spawn.parent_thread_id, True
+    return payload.forked_from_id or None, False
 
 
 def read(log: LogFile, index: int, registry: Registry, data: bytes | None = None) -> FileLog:
@@ -383,11 +396,12 @@ def _token(
         if total[4] > 0 and total[:4] == (0, 0, 0, 0):
             return  # fill_to_context_window: a synthetic total with empty buckets is no call
         if state.replaying:
-            if total in parent_totals or (not parent_totals and _same_second(state, ts)):
+            same = _same_second(state, ts)  # first, so the first event of the file anchors the second
+            if total in parent_totals or _before(info, ts) or (not parent_totals and same):
                 state.prev[key] = total
                 return
             state.replaying = False
-    elif state.replaying and _same_second(state, ts) and not parent_totals:
+    elif state.replaying and ((_same_second(state, ts) and not parent_totals) or _before(info, ts)):
         return
     else:
         state.replaying = False
@@ -437,6 +451,12 @@ def _token(
             last.input_tokens if last is not None else d_in,
         )
     )
+
+
+def _before(info: Head, ts: str) -> bool:
+    """A replayed parent event that kept its own time: stamped before this thread started."""
+    started = info.started
+    return started is not None and len(started) >= 19 and ts[:19] < started[:19]
 
 
 def _same_second(state: _State, ts: str) -> bool:

@@ -85,6 +85,14 @@ def _check(table_data: Any) -> dict[str, Any]:
     for name, rates in models.items():
         if not isinstance(name, str) or not isinstance(rates, dict) or not set(rates) <= set(RATES):
             raise bad
+        missing = [rate for rate in RATES if rate not in rates]
+        if missing:
+            # a rate left out would price those tokens at 0 without a word
+            raise InvalidInput(
+                "USAGE_PRICE_MISSING_RATE",
+                f"the price table's model {_shown(name)} has no {', '.join(missing)} rate: every model needs "
+                f"all of {', '.join(RATES)} (0 where the provider charges nothing)",
+            )
         for value in rates.values():
             if (
                 isinstance(value, bool)
@@ -94,6 +102,13 @@ def _check(table_data: Any) -> dict[str, Any]:
             ):
                 raise bad
     return table_data
+
+
+def _shown(name: str) -> str:
+    """A model name from the user's table as an error names it: quoted, escaped, at most 60 characters."""
+    import json
+
+    return json.dumps(name if len(name) <= 60 else name[:57] + "...", ensure_ascii=True)
 
 
 def load_prices(path: Path | None) -> dict[str, Any]:
@@ -157,28 +172,38 @@ class Estimate:
                 found[:] = [a + b for a, b in zip(found, part, strict=True)]
 
     def result(self) -> dict[str, Any]:
+        """Amounts per group; a group whose every call with tokens is unpriced has amount None (not
+        0: unknown is not free), and each row and the total say how many calls were left unpriced.
+        Calls without a single token cost nothing at any price and are never counted as unpriced."""
         prices = self.prices
         models: dict[str, Any] = prices["models"]
-        rows: dict[str, float] = {}
+        rows: dict[str, float | None] = {}
+        row_unpriced: dict[str, int] = {}
         unpriced: dict[str, int] = {}
         carried = 0.0
         looked_up: dict[str, Mapping[str, float] | None] = {}
         for (group, model), (calls, inp, write_5m, write_1h, read, out, carry) in sorted(self.sums.items()):
-            rows.setdefault(group, 0.0)
+            rows.setdefault(group, None)
+            row_unpriced.setdefault(group, 0)
             if model not in looked_up:
                 looked_up[model] = rates_for(model, models)
             rates = looked_up[model]
             if rates is None:
-                unpriced[model] = unpriced.get(model, 0) + calls
+                if inp or write_5m or write_1h or read or out:
+                    unpriced[model] = unpriced.get(model, 0) + calls
+                    row_unpriced[group] += calls
+                else:
+                    rows[group] = rows[group] or 0.0  # no tokens: nothing to price
                 continue
-            rows[group] += (
-                inp * rates.get("input", 0.0)
-                + write_5m * rates.get("cache_write_5m", 0.0)
-                + write_1h * rates.get("cache_write_1h", 0.0)
-                + read * rates.get("cache_read", 0.0)
-                + out * rates.get("output", 0.0)
+            rows[group] = (rows[group] or 0.0) + (
+                inp * rates["input"]
+                + write_5m * rates["cache_write_5m"]
+                + write_1h * rates["cache_write_1h"]
+                + read * rates["cache_read"]
+                + out * rates["output"]
             ) / 1_000_000
-            carried += carry * rates.get("cache_read", 0.0) / 1_000_000
+            carried += carry * rates["cache_read"] / 1_000_000
+        priced = [v for v in rows.values() if v is not None]
         return {
             "label": "list-price estimate (not a bill; verified counts are the rows above)",
             "price_table": {
@@ -186,8 +211,12 @@ class Estimate:
                 "date": prices["date"],
                 "currency": prices["currency"],
             },
-            "rows": [{"key": k, "amount": round(v, 6)} for k, v in sorted(rows.items())],
-            "total": round(sum(rows.values()), 6),
+            "rows": [
+                {"key": k, "amount": None if v is None else round(v, 6), "unpriced_calls": row_unpriced[k]}
+                for k, v in sorted(rows.items())
+            ],
+            "total": round(sum(priced), 6) if priced or not unpriced else None,
+            "unpriced_calls": sum(unpriced.values()),
             "carried_history_amount": round(carried, 6),
             "unpriced_calls_by_model": dict(sorted(unpriced.items())),
         }
@@ -199,11 +228,20 @@ def estimate(calls: list[Call], prices: dict[str, Any], *, by: By, days: LocalDa
     return fold.result()
 
 
+def _amount_text(amount: float | None, unpriced: int) -> str:
+    """An amount as a row shows it: "unpriced" when nothing in it had a price, else the amount,
+    marked when some of its calls had none (the amount leaves them out)."""
+    if amount is None:
+        return "unpriced"
+    text = f"{amount:,.4f}"
+    return f"{text} + {unpriced:,} unpriced" if unpriced else text
+
+
 def estimate_table(data: dict[str, Any]) -> str:
     source = data["price_table"]
     currency = source["currency"]
-    body = [[row["key"], f"{row['amount']:,.4f}"] for row in data["rows"]]
-    body.append(["total", f"{data['total']:,.4f}"])
+    body = [[row["key"], _amount_text(row["amount"], row["unpriced_calls"])] for row in data["rows"]]
+    body.append(["total", _amount_text(data["total"], data["unpriced_calls"])])
     lines = [
         f"\n{data['label']}\n",
         f"prices: {source['source']}; dated {source['date']}; {currency}\n",
@@ -212,5 +250,9 @@ def estimate_table(data: dict[str, Any]) -> str:
     ]
     if data["unpriced_calls_by_model"]:
         names = ", ".join(f"{m} ({n})" for m, n in data["unpriced_calls_by_model"].items())
-        lines.append(f"not priced (no list price in the table): {names}\n")
+        count = data["unpriced_calls"]
+        lines.append(
+            f"{count:,} call{'' if count == 1 else 's'} not priced (no list price in the table), "
+            f"left out of the amounts: {names}\n"
+        )
     return "".join(lines)

@@ -13,6 +13,7 @@ its key and of its message id, stable across runs (blake2b, not the per-process 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from hashlib import blake2b
 
 import msgspec
@@ -33,10 +34,12 @@ class Seen(msgspec.Struct):
     ids: set[int] = msgspec.field(default_factory=set)  # message-id digest, low bit: a sidechain call
     sessions: list[str] = msgspec.field(default_factory=list)  # session number -> name (one per session)
 
-    def remember(self, session: str, kept: dict[str, Call], known: dict[str, int]) -> None:
-        """Fold a finished session's kept calls (by every key that names them) into the digests
-        (``known``: digests already computed, by text)."""
-        keys: list[tuple[int, bool]] = []
+    def remember(
+        self, session: str, kept: dict[str, Call], known: dict[str, int], boundaries: Iterable[int] = ()
+    ) -> None:
+        """Fold a finished session's kept calls (by every key that names them) and its compactions'
+        key digests into the digests (``known``: digests already computed, by text)."""
+        keys: list[tuple[int, bool]] = [(d, False) for d in boundaries]
         ids: list[int] = []
         for key, call in kept.items():
             if call.dropped:
@@ -55,6 +58,10 @@ class Seen(msgspec.Struct):
         for key, sidechain in keys:
             setdefault(key, codes[sidechain])
         self.ids.update(ids)
+
+    def boundary_copied(self, key: int) -> bool:
+        """Whether an earlier session holds this compaction (by its key digest)."""
+        return key in self.keys
 
     def copied(self, key: int, mid: int, sidechain: bool) -> int | None:
         """The code of an earlier session's copy of a call (by its key and message-id digests;
@@ -90,6 +97,10 @@ class Probe(Seen):
         if sidechain:
             side.append(mid & ~1)
         return None
+
+    def boundary_copied(self, key: int) -> bool:
+        self.asked[0].append(key)
+        return False
 
     def absorb(self, session: str, keys: list[tuple[int, bool]], ids: list[int]) -> None:
         self.left = (session, keys, ids)
@@ -178,9 +189,18 @@ def dedup_session(logs: list[FileLog], seen: Seen, resumed_from: dict[str, str])
     Then the session's kept calls join ``seen`` for the sessions read after it.
     """
     state = _Session()
+    compactions: set[int] = set()
     for log in logs:
         for item in log.items:
-            if isinstance(item, Call) and item.key is not None and item.msg_id is not None:
-                _admit(item, state, seen, resumed_from)
-    seen.remember(logs[0].session if logs else "", state.exact, state.digests)
+            if isinstance(item, Call):
+                if item.key is not None and item.msg_id is not None:
+                    _admit(item, state, seen, resumed_from)
+            elif item.key is not None:
+                # a compaction copied with the history of a resumed session happened once, earlier
+                key = state.digest(item.key)
+                if key in compactions or seen.boundary_copied(key):
+                    item.dropped = True
+                else:
+                    compactions.add(key)
+    seen.remember(logs[0].session if logs else "", state.exact, state.digests, compactions)
     return state.duplicates

@@ -2,7 +2,8 @@
 
 Order of work: the files are planned into sessions (Claude: a session file with its ``subagents/``
 files; Codex: a rollout with its forks and spawned threads, parents first), sessions oldest first
-(Claude by modification time, so a resumed copy comes after its original). Each session is read
+(Claude by the first and then the last timestamp inside its logs, so a resumed copy comes after its
+original whatever the files' modification times say). Each session is read
 whole, its duplicate Claude calls dropped (``dedup``: the full rules inside it, digests across
 sessions), each context thread walked in file order for the carried history, and its kept calls
 handed on (``stream``) before the next session is read. Nothing per call outlives its session but
@@ -74,9 +75,42 @@ def _claude_units(files: list[LogFile]) -> list[Unit]:
         key = str(log.path) if name.startswith("agent-") and session == name else session
         groups.setdefault(key, []).append(log)
     units = [Unit("claude", group) for group in groups.values()]
-    # a session is as old as its newest file: a resumed copy is newer than everything it copied
-    units.sort(key=lambda u: (max(f.mtime for f in u.files), min(str(f.path) for f in u.files)))
+    keys = {id(u): _age(u) for u in units}
+    units.sort(key=lambda u: keys[id(u)])
     return units
+
+
+def _age(unit: Unit) -> tuple[str, str, float, str]:
+    """Where a session goes in the plan: by the times written inside its logs, first then last.
+
+    A resumed session's file starts with the history it copied (same ids, same times) and goes on
+    past it, so it comes after the session it copied: its first time is no earlier, and on a tie
+    its last time is later. Modification times (which a copy or a restore changes) only break a
+    remaining tie, or stand in for a file with no timestamp at either end.
+    """
+    firsts: list[str] = []
+    lasts: list[str] = []
+    for log in unit.files:
+        first, last = claude.stamps(log.path)
+        if first is None or last is None:
+            first = last = _iso(log.mtime)
+        firsts.append(first)
+        lasts.append(last)
+    return (
+        min(firsts),
+        max(lasts),
+        max(f.mtime for f in unit.files),
+        min(str(f.path) for f in unit.files),
+    )
+
+
+def _iso(mtime: float) -> str:
+    """A modification time written as Claude Code writes its timestamps (comparable with them)."""
+    try:
+        moment = datetime.fromtimestamp(mtime, UTC)
+    except (OverflowError, OSError, ValueError):
+        moment = datetime.fromtimestamp(0, UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 def _head_of(log: LogFile) -> codex.Head:
@@ -218,6 +252,8 @@ class _Walk:
 
     def boundary(self, item: Boundary) -> None:
         """A compaction starts a new segment of the main thread; a resume marks the next call."""
+        if item.dropped:
+            return  # a copy of a compaction counted in the session it happened in
         if item.kind == "compaction":
             self.pending += 1
             self.base.pop(self.log.path_hash, None)

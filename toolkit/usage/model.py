@@ -51,10 +51,13 @@ class Call(msgspec.Struct, gc=False, tag="call", array_like=True, omit_defaults=
 
 
 def replaces(candidate: Call, existing: Call) -> bool:
-    """Keep the non-sidechain copy, else the larger token total (streaming partials, split blocks)."""
+    """Keep the non-sidechain copy, else the larger token total (streaming partials, split blocks),
+    else the copy with final usage (a content block split over lines with equal counts)."""
     if candidate.sidechain != existing.sidechain:
         return existing.sidechain
-    return candidate.tokens > existing.tokens
+    if candidate.tokens != existing.tokens:
+        return candidate.tokens > existing.tokens
+    return candidate.final and not existing.final
 
 
 class Boundary(msgspec.Struct, gc=False, tag="boundary", array_like=True, omit_defaults=True):
@@ -64,6 +67,8 @@ class Boundary(msgspec.Struct, gc=False, tag="boundary", array_like=True, omit_d
     kind: str  # "compaction" | "resume"
     trigger: str | None = None  # compaction trigger as logged ("auto", "manual"); None when absent
     pre_tokens: int | None = None
+    key: str | None = None  # Claude: the compaction line's uuid (a resumed session copies it verbatim)
+    dropped: bool = False  # a copy of a compaction already counted (copied history)
 
 
 class FileLog(msgspec.Struct, array_like=True, omit_defaults=True):
