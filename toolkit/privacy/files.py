@@ -196,10 +196,6 @@ class Loaded:
     findings: list[FileFinding] = field(default_factory=list)
     notice: str | None = None
 
-    @property
-    def scanned(self) -> bool:
-        return self.notice is None
-
 
 def is_artifact(rel: str, context: Context | None = None) -> bool:
     """A workflow artifact (``context_for`` is not SOURCE, or the context given is not)."""
