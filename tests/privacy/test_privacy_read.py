@@ -274,3 +274,43 @@ def test_sniff_tells_text_from_binary() -> None:
     assert streams.sniff("plain ascii text".encode("utf-16-le")) == "utf-16-le"
     assert streams.sniff("plain ascii text".encode("utf-32-le")) == "utf-32-le"
     assert streams.sniff(b"BZh91AY&SY") == "bzip2" and streams.sniff(b"BZh9 is just text") == "utf-8"
+
+
+PEAK = """
+import resource, sys
+from pathlib import Path
+from toolkit.privacy.files import scan_paths
+root = Path(sys.argv[1])
+report = scan_paths([root / sys.argv[2]], root)
+print(len(report.findings), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def test_memory_stays_bounded_on_a_large_file(tmp_path: Path) -> None:
+    """64 MiB of text with a secret at its end: the scan's peak memory grows by far less than
+    the file (read whole, it would hold the bytes and the text: over 128 MiB)."""
+    import subprocess
+    import sys
+
+    line = "value = compute(1, 2)  # an ordinary line of source code\n"
+    with (tmp_path / "huge.py").open("w", encoding="utf-8") as out:
+        chunk = line * (1024 * 1024 // len(line))
+        for _ in range(64):
+            out.write(chunk)
+        out.write(aws_line() + "\n")
+    (tmp_path / "small.py").write_text(line + aws_line() + "\n", encoding="utf-8")
+    root = Path(__file__).resolve().parents[2]
+    peaks = {}
+    for name in ("small.py", "huge.py"):
+        done = subprocess.run(
+            [sys.executable, "-c", PEAK, str(tmp_path), name],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=root,
+            env={**os.environ, "PYTHONPATH": str(root)},
+        )
+        found, peak_kib = map(int, done.stdout.split())
+        assert found == 1, name
+        peaks[name] = peak_kib
+    assert peaks["huge.py"] - peaks["small.py"] < 48 * 1024, peaks
