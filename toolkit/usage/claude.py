@@ -13,7 +13,6 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from sys import intern
-from typing import BinaryIO
 
 import msgspec
 
@@ -345,8 +344,8 @@ class _Stamp(msgspec.Struct, gc=False):
 
 
 _STAMP = msgspec.json.Decoder(_Stamp)
-_TS = b'"timestamp":"'
-_WINDOW = 1 << 16  # bytes read at a time from either end of a file
+_TS = b'"timestamp"'
+_WINDOW = 1 << 13  # bytes first read from either end of a file
 _REACH = 1 << 24  # how far into a file a timestamped line is looked for before giving up
 
 
@@ -361,12 +360,15 @@ def _stamp_of(line: bytes) -> str | None:
     return ts if _valid_ts(ts) else None
 
 
-def _first_stamp(handle: BinaryIO) -> str | None:
-    data, start, done = b"", 0, False
-    while not done:
-        more = handle.read(max(_WINDOW, len(data)))
+def _first_stamp(fd: int, size: int) -> str | None:
+    """The time of the file's first timestamped line (a line is read whole, up to ``_REACH``)."""
+    data, start = b"", 0
+    while len(data) < size and len(data) < _REACH:
+        more = os.pread(fd, max(_WINDOW, len(data)), len(data))
+        if not more:
+            break
         data += more
-        done = not more or len(data) >= _REACH
+        done = len(data) >= size or len(data) >= _REACH
         while start < len(data):
             end = data.find(b"\n", start)
             if end == -1:
@@ -380,37 +382,54 @@ def _first_stamp(handle: BinaryIO) -> str | None:
     return None
 
 
-def _last_stamp(handle: BinaryIO, size: int) -> str | None:
-    reach = _WINDOW
-    while True:
-        offset = max(0, size - reach)
-        handle.seek(offset)
-        data = handle.read(size - offset)
-        lines = data.split(b"\n")
-        if offset > 0:
-            lines = lines[1:]  # the first piece starts mid-line
-        for line in reversed(lines):
-            found = _stamp_of(line)
-            if found is not None:
-                return found
-        if offset == 0 or reach >= _REACH:
-            return None
-        reach *= 4
+def _last_stamp(data: bytes, whole: bool) -> str | None:
+    """The last timestamped line's time in ``data`` (the end of the file; ``whole``: all of it)."""
+    end = len(data)
+    while end > 0:
+        start = data.rfind(b"\n", 0, end - 1) + 1 if end > 1 else 0
+        if start == 0 and not whole:
+            return None  # the first piece starts mid-line
+        found = _stamp_of(data[start:end])
+        if found is not None:
+            return found
+        end = start - 1 if start > 0 else 0
+    return None
 
 
-def stamps(path: Path) -> tuple[str | None, str | None]:
-    """The first and last timestamps written in a log (top-level ``timestamp`` of its lines), read
-    from its two ends only; (None, None) when it has none there or cannot be read.
-
-    Sessions are ordered by these, not by modification times, which a copy or a restore changes.
-    """
+def first_stamp(path: Path) -> str | None:
+    """The time of a log's first timestamped line (a top-level ``timestamp``), read from its start
+    only; None when there is none there or the file cannot be read."""
     try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            first = _first_stamp(handle)
-            return (first, _last_stamp(handle, size)) if first is not None else (None, None)
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
-        return None, None
+        return None
+    try:
+        return _first_stamp(fd, os.fstat(fd).st_size)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def last_stamp(path: Path) -> str | None:
+    """The time of a log's last timestamped line, read from its end only (a torn last line, a
+    session still being written, is passed over); None when there is none there."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        size, reach = os.fstat(fd).st_size, _WINDOW
+        while True:
+            offset = max(0, size - reach)
+            last = _last_stamp(os.pread(fd, size - offset, offset), offset == 0)
+            if last is not None or offset == 0 or reach >= _REACH:
+                return last
+            reach *= 4
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def session_of(path: Path, root: Path) -> str:

@@ -75,33 +75,33 @@ def _claude_units(files: list[LogFile]) -> list[Unit]:
         key = str(log.path) if name.startswith("agent-") and session == name else session
         groups.setdefault(key, []).append(log)
     units = [Unit("claude", group) for group in groups.values()]
-    keys = {id(u): _age(u) for u in units}
-    units.sort(key=lambda u: keys[id(u)])
+    _by_age(units)
     return units
 
 
-def _age(unit: Unit) -> tuple[str, str, float, str]:
-    """Where a session goes in the plan: by the times written inside its logs, first then last.
+def _by_age(units: list[Unit]) -> None:
+    """Sessions in the order of the times written inside their logs: the first, then the last.
 
     A resumed session's file starts with the history it copied (same ids, same times) and goes on
     past it, so it comes after the session it copied: its first time is no earlier, and on a tie
-    its last time is later. Modification times (which a copy or a restore changes) only break a
-    remaining tie, or stand in for a file with no timestamp at either end.
+    its last time is later (read only for sessions whose first times tie). Modification times,
+    which a copy or a restore changes, only break a remaining tie or stand in for a log with no
+    timestamp. A session's own file speaks for it (its subagents' files when it has none).
     """
-    firsts: list[str] = []
-    lasts: list[str] = []
-    for log in unit.files:
-        first, last = claude.stamps(log.path)
-        if first is None or last is None:
-            first = last = _iso(log.mtime)
-        firsts.append(first)
-        lasts.append(last)
-    return (
-        min(firsts),
-        max(lasts),
-        max(f.mtime for f in unit.files),
-        min(str(f.path) for f in unit.files),
-    )
+    own = [[f for f in u.files if f.path.parent.name != "subagents"] or u.files for u in units]
+    firsts = [min(claude.first_stamp(f.path) or _iso(f.mtime) for f in files) for files in own]
+    count: dict[str, int] = {}
+    for first in firsts:
+        count[first] = count.get(first, 0) + 1
+    lasts = [
+        max((claude.last_stamp(f.path) or _iso(f.mtime)) for f in files) if count[first] > 1 else ""
+        for first, files in zip(firsts, own, strict=True)
+    ]
+    keys = {
+        id(unit): (first, last, max(f.mtime for f in unit.files), min(str(f.path) for f in unit.files))
+        for unit, first, last in zip(units, firsts, lasts, strict=True)
+    }
+    units.sort(key=lambda u: keys[id(u)])
 
 
 def _iso(mtime: float) -> str:
