@@ -1,7 +1,8 @@
 """The on-disk layout of ``.workgroup/`` and the local state dir, plus the write primitives.
 
-* ``atomic_write``: temp file in the same directory, fsync, rename, fsync the directory. A
-  reader sees the old file or the new one, never a part.
+* ``atomic_write``: temp file (in the local state dir inside a repository, else beside the
+  target), fsync, rename, fsync the directory. A reader sees the old file or the new one, never a
+  part, and a killed writer leaves no temp in the work tree.
 * ``file_lock``: an advisory ``flock`` on a sidecar lock file, with a timeout that raises an
   environment error (exit 3) instead of hanging.
 * ``create_exclusive``: claims with ``O_CREAT | O_EXCL``; exactly one process wins.
@@ -137,11 +138,82 @@ def _fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
-def _temp_beside(path: Path, data: bytes | str) -> str:
-    """Write ``data`` to a fsynced temp file in ``path``'s directory; returns the temp path."""
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+# Temp files (issue 24): a temp for a file inside a git repository lives in the local state dir
+# (``<git common dir>/workgroup/tmp/``), never in the work tree, so a writer killed between the
+# write and the rename leaves nothing ``git add -A`` could commit. When the rename (or hard link)
+# across to the target fails with EXDEV (a worktree on another mount), the write is redone with a
+# temp beside the target named ``.<name>.<random>.workgroup-tmp``, a pattern the writer adds to
+# the repository's ``info/exclude`` first. Files outside any repository keep a temp beside them.
+# Orphans (a temp older than ``ORPHAN_AGE_SECONDS``) are removed by the next writer that creates a
+# temp in the same folder (one bounded listing).
+TEMP_DIR_NAME = "tmp"
+TEMP_SUFFIX = ".tmp"
+BESIDE_SUFFIX = ".workgroup-tmp"
+BESIDE_EXCLUDE = "*" + BESIDE_SUFFIX
+ORPHAN_AGE_SECONDS = 60.0
+_SWEEP_LIMIT = 512  # entries looked at per sweep
+_PREFIX_CHARS = 96  # of the target's name in the temp's name (a 255-byte name would not fit)
+
+
+def _temp_dir_for(parent: Path) -> Path | None:
+    """``<git common dir>/workgroup/tmp`` of the repository holding ``parent``, or None outside any."""
+    from toolkit.infra.localstate import find_git
+
+    location = find_git(str(parent))
+    if location is None:
+        return None
+    return Path(location.common_dir) / LOCAL_STATE_NAME / TEMP_DIR_NAME
+
+
+def sweep_orphans(directory: Path, suffix: str, *, now: float | None = None) -> int:
+    """Remove temp files (``.*<suffix>``) older than ``ORPHAN_AGE_SECONDS`` in ``directory``."""
+    cutoff = (time.time() if now is None else now) - ORPHAN_AGE_SECONDS
+    removed = 0
+    with contextlib.suppress(OSError), os.scandir(directory) as entries:
+        for seen, entry in enumerate(entries):
+            if seen >= _SWEEP_LIMIT:
+                break
+            name = entry.name
+            if not (name.startswith(".") and name.endswith(suffix)):
+                continue
+            try:
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISREG(info.st_mode) and info.st_mtime < cutoff:
+                    os.unlink(entry.path)
+                    removed += 1
+            except OSError:
+                continue
+    return removed
+
+
+def _exclude_beside_temps(parent: Path) -> None:
+    """Make sure ``info/exclude`` of the repository holding ``parent`` ignores beside temps."""
+    from toolkit.infra.localstate import find_git
+
+    location = find_git(str(parent))
+    if location is None:
+        return
+    exclude = Path(location.common_dir) / "info" / "exclude"
+    with contextlib.suppress(OSError, FileRefused, UnicodeDecodeError):
+        raw = read_regular(str(exclude), limit=MAX_INPUT_FILE_BYTES, what="info/exclude", missing_ok=True)
+        text = "" if raw is None else raw.decode("utf-8")
+        if BESIDE_EXCLUDE in text.splitlines():
+            return
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        lead = "" if not text or text.endswith("\n") else "\n"
+        fd = os.open(exclude, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        try:
+            os.write(
+                fd, f"{lead}# workgroup: temp files of an interrupted write\n{BESIDE_EXCLUDE}\n".encode()
+            )
+        finally:
+            os.close(fd)
+
+
+def _write_temp(path: Path, payload: bytes, directory: Path, suffix: str) -> str:
+    directory.mkdir(parents=True, exist_ok=True)
+    sweep_orphans(directory, suffix)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:_PREFIX_CHARS]}.", suffix=suffix, dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
@@ -156,12 +228,37 @@ def _temp_beside(path: Path, data: bytes | str) -> str:
     return tmp
 
 
+def _temp_beside(path: Path, data: bytes | str, *, beside: bool = False) -> str:
+    """Write ``data`` to a fsynced temp file for ``path``; returns the temp path.
+
+    Inside a git repository the temp is in the local state dir (see above); with ``beside`` (the
+    EXDEV retry) or outside any repository it is in ``path``'s directory.
+    """
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp_dir = _temp_dir_for(path.parent)
+    if temp_dir is None:
+        return _write_temp(path, payload, path.parent, TEMP_SUFFIX)
+    if beside:
+        _exclude_beside_temps(path.parent)
+        return _write_temp(path, payload, path.parent, BESIDE_SUFFIX)
+    return _write_temp(path, payload, temp_dir, TEMP_SUFFIX)
+
+
 def atomic_write(path: Path, data: bytes | str, *, mode: int = 0o644) -> None:
     """Write ``data`` to ``path`` atomically (temp + fsync + rename + dir fsync)."""
     tmp = _temp_beside(path, data)
     try:
         os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+            os.unlink(tmp)  # the local state dir is on another file system: a temp beside instead
+            tmp = _temp_beside(path, data, beside=True)
+            os.chmod(tmp, mode)
+            os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -182,7 +279,14 @@ def create_exclusive(path: Path, data: bytes | str) -> bool:
     tmp = _temp_beside(path, data)
     try:
         try:
-            os.link(tmp, path)
+            try:
+                os.link(tmp, path)
+            except OSError as exc:
+                if exc.errno != errno.EXDEV:
+                    raise
+                os.unlink(tmp)  # another file system: link from a temp beside instead
+                tmp = _temp_beside(path, data, beside=True)
+                os.link(tmp, path)
         except FileExistsError:
             return False
         _fsync_dir(path.parent)
