@@ -62,6 +62,7 @@ def test_manifest_console_scripts_and_readme_agree() -> None:
     for hook_id in ("workgroup-privacy", "workgroup-privacy-all"):
         assert "types" not in by_id[hook_id] and "types_or" not in by_id[hook_id], hook_id
     assert by_id["workgroup-privacy-commit-msg"]["stages"] == ["commit-msg"]
+    assert "commit-msg" not in by_id["workgroup-privacy-all"]["stages"]  # not run again on the message
     hook_scripts = {name for name, target in scripts.items() if target.startswith("toolkit.hooks.")}
     assert hook_scripts == {h["entry"] for h in hooks}
     proc = subprocess.run(
@@ -441,7 +442,10 @@ def test_real_commit_with_a_token_in_its_message_is_blocked(
     start = _head(project)
     done = _git_commit(project, env, f"use {token} for the deploy")
     assert done.returncode != 0 and _head(project) == start, done.stdout + done.stderr
-    assert "commit message:1:5: github-token secret: ghp_********" in done.stdout + done.stderr
+    said = done.stdout + done.stderr
+    assert "commit message:1:5: github-token secret: ghp_********" in said
+    # the commit-msg hook blocks it; the file hooks do not run on the message file
+    assert "hook id: workgroup-privacy-commit-msg" in said and "hook id: workgroup-privacy-all" not in said
     assert token not in done.stdout + done.stderr
     clean = _git_commit(project, env, "add the notes")
     assert clean.returncode == 0 and _head(project) != start, clean.stdout + clean.stderr
