@@ -10,9 +10,9 @@ What may be loaded where:
   no typer/click/rich, no pydantic, no pygit2 and no yaml.
 - Hook entry points: no typer/click/rich and no pydantic ("the same holds for the hook entry
   points"). pygit2 is refused too for the hooks that judge file content alone (privacy, docs
-  claims). Two hooks need git facts by their nature and may load pygit2: ``workgroup-verify-hook``
-  walks history to find each record's checkpoint, and ``workgroup-skills-hook`` reads the tracked
-  file set to find blocks duplicated across the repository's skill files.
+  claims) and for ``workgroup-verify-hook``, which asks the git command for history facts
+  (toolkit/infra/gitcli.py). ``workgroup-skills-hook`` needs git facts by its nature and may load
+  pygit2: it reads the tracked file set to find blocks duplicated across the repository's skill files.
 - ``cm-*`` scripts: no typer/click/rich, no pydantic, no pygit2 (they never need a repository).
 - ``workgroup --help`` loads typer by design, but no pydantic or pygit2: every command module keeps
   its heavy imports inside its functions.
@@ -53,7 +53,7 @@ HOOK_FORBIDDEN: dict[str, frozenset[str]] = {
     "workgroup-privacy-commit-msg-hook": NO_GIT,
     "workgroup-docs-claims-hook": NO_GIT,
     "workgroup-skills-hook": CLI_AND_MODELS,  # pygit2 allowed: the tracked file set (see module docstring)
-    "workgroup-verify-hook": CLI_AND_MODELS,  # pygit2 allowed: it checks history by definition
+    "workgroup-verify-hook": NO_GIT,  # history is asked of the git command, not pygit2
 }
 CM_FORBIDDEN = NO_GIT
 HELP_FORBIDDEN = frozenset({"pydantic", "pydantic_core", "pygit2"})
@@ -296,7 +296,7 @@ def _sealed_repo(git_repo: GitRepo) -> None:
 
 
 @pytest.mark.parametrize("outcome", ["clean", "failing"])
-def test_verify_hook_loads_git_but_no_cli_or_models(outcome: str, git_repo: GitRepo, tmp_path: Path) -> None:
+def test_verify_hook_loads_no_pygit2_cli_or_models(outcome: str, git_repo: GitRepo, tmp_path: Path) -> None:
     from _entry_samples import tamper
 
     _sealed_repo(git_repo)
@@ -305,7 +305,7 @@ def test_verify_hook_loads_git_but_no_cli_or_models(outcome: str, git_repo: GitR
         record.write_text(tamper(record.read_text(encoding="utf-8")), encoding="utf-8")
     proc, loaded = run_entry(tmp_path, "workgroup-verify-hook", cwd=git_repo.path)
     assert proc.returncode == (0 if outcome == "clean" else 1), proc.stdout + proc.stderr
-    assert "pygit2" in loaded  # documented: verify needs history
+    assert "pygit2" not in loaded  # history is asked of the git command (toolkit/infra/gitcli.py)
     assert sorted(loaded & HOOK_FORBIDDEN["workgroup-verify-hook"]) == []
 
 

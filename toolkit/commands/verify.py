@@ -16,8 +16,18 @@ def register(app: typer.Typer) -> None:
             str, typer.Option("--rev", help="Commit whose history must contain every checkpoint.")
         ] = "HEAD",
         as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
+        no_cache: Annotated[
+            bool,
+            typer.Option(
+                "--no-cache",
+                help="Accepted for symmetry with the hook: `workgroup verify` never reads the hook's cache.",
+            ),
+        ] = False,
     ) -> int:
-        """Check capsules, lineages and promotion records (exit 1 on findings, 3 on a shallow clone)."""
+        """Check capsules, lineages and promotion records (exit 1 on findings, 3 on a shallow clone).
+
+        Always recomputes every record and walks the history (CI must not trust a cache it did not
+        build); only the pre-commit hook keeps a cache (``--no-cache`` there turns it off)."""
         import sys
 
         from toolkit.records.verify import verify

@@ -46,10 +46,14 @@ class CliRepo:
             raise NotARepository()
         bare, common = proc.stdout.decode("utf-8", "surrogateescape").splitlines()[:2]
         if bare.strip() == "true":
-            raise EnvironmentFailure("BARE_REPOSITORY", "this command needs a work tree, not a bare repository")
+            raise EnvironmentFailure(
+                "BARE_REPOSITORY", "this command needs a work tree, not a bare repository"
+            )
         top = _git(where, "rev-parse", "--show-toplevel")
         if top.returncode != 0:
-            raise EnvironmentFailure("BARE_REPOSITORY", "this command needs a work tree, not a bare repository")
+            raise EnvironmentFailure(
+                "BARE_REPOSITORY", "this command needs a work tree, not a bare repository"
+            )
         workdir = Path(top.stdout.decode("utf-8", "surrogateescape").rstrip("\n")).resolve()
         return cls(workdir, (Path(where) / common).resolve())
 

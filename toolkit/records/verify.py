@@ -5,10 +5,16 @@ staged ones): its checkpoint is a full SHA of a commit that is REV or one of its
 hash recomputes, its artifact references resolve (content-addressed ones to the same bytes), it
 sits at the path its ids name, nothing private is inside, and no measurement run id is used twice.
 
-Cost: REV's history is walked once into a set shared by all records, so the work grows with
-history + records, never history x records. A shallow clone cannot prove ancestry: when a
-checkpoint is not in the (cut) history the run stops with exit 3 and the fix, never with
+Cost: one ``git rev-list REV`` streams the history for all records and stops once every
+checkpoint is seen, so the work grows with history + records, never history x records, and
+memory is git's walk (no per-commit Python object). A shallow clone cannot prove ancestry: when
+a checkpoint is not in the (cut) history the run stops with exit 3 and the fix, never with
 "not an ancestor".
+
+The pre-commit hook (``workgroup-verify-hook``) keeps a cache of records it proved
+(``toolkit/records/verify_cache.py``): an unchanged record is not re-checked and its checkpoint
+not re-walked while the HEAD it was proven for stays an ancestor of the current one, so a
+commit costs what it changes. ``workgroup verify`` (CI) never reads that cache.
 """
 
 from __future__ import annotations
@@ -18,14 +24,22 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from toolkit.core.errors import EnvironmentFailure, ToolkitError
+from toolkit.core.errors import EnvironmentFailure, InvalidInput, ToolkitError
 from toolkit.core.identifiers import FULL_SHA, MEASUREMENT_RUN_ID, PSEUDONYM
 from toolkit.infra.store import WORKGROUP_DIR
 
-if TYPE_CHECKING:
-    from toolkit.infra.git import Repo
+
+class Repo(Protocol):
+    """What verify needs of a repository: ``toolkit.infra.git.Repo`` or ``gitcli.CliRepo``."""
+
+    @property
+    def workdir(self) -> Path: ...
+
+    @property
+    def common_dir(self) -> Path: ...
+
 
 CONTENT_ADDRESSED = re.compile(r"^sha256-([0-9a-f]{64})\.json\Z")
 SHALLOW_FIX = (
@@ -124,6 +138,7 @@ class _Record:
     path: Path
     rel: str
     data: Any
+    trusted: bool = False  # the cache vouches for every rule that depends on this record alone
 
 
 def sealed_digest(capsule: dict[str, Any]) -> str:
@@ -215,6 +230,11 @@ class _Verifier:
         from toolkit.runtime.codes import RuntimeOpError
 
         cap = rec.data
+        if rec.trusted:  # schema, location, hash, paths and privacy held for these exact bytes
+            self.checkpoint(rec, cap["checkpoint_sha"])
+            for ref in dict.fromkeys(artifact_paths(cap)):
+                self.artifact(rec, ref)
+            return
         if schema_problems(cap):
             problems = explain_schema(cap, sealed=True)
             self.add(
@@ -272,6 +292,11 @@ class _Verifier:
         from toolkit.runtime.lineage import lineage_schema_errors
 
         lin = rec.data
+        if rec.trusted:
+            self.checkpoint(rec, lin["checkpoint_sha"])
+            if lin["parent_lineage_id"] is not None and lin["parent_lineage_id"] not in lineage_ids:
+                self.add(rec.rel, "reference-missing", "parent_lineage_id names no recorded lineage")
+            return
         problems = lineage_schema_errors(lin)
         if problems:
             self.add(rec.rel, "schema", "not a valid knowzcode.agent-lineage/v1 record")
@@ -309,24 +334,30 @@ class _Verifier:
                 self.add(rec.rel, "location", "the file name does not match the record's measurement_run_id")
         if "checkpoint_sha" in data:
             self.checkpoint(rec, data["checkpoint_sha"])
-        self.privacy(rec, data, keys=False)
+        if not rec.trusted:
+            self.privacy(rec, data, keys=False)
 
     # -- history ---------------------------------------------------------------------------
-    def history(self, rev: str) -> None:
-        """One walk of REV's history, shared by every record's checkpoint."""
+    def history(self, rev: str, proven: set[str] | None = None) -> None:
+        """One walk of REV's history, shared by every record's checkpoint; ``proven`` are the
+        checkpoints the cache already knows to be ancestors of REV (not walked again)."""
+        from toolkit.infra import gitcli
+
         self.rev = rev
-        if not self._checkpoints and rev == "HEAD" and self.repo.head_is_unborn:
+        workdir = self.workdir
+        if not self._checkpoints and rev == "HEAD" and gitcli.head_is_unborn(workdir):
             return  # a first commit with nothing recorded yet: nothing to prove
-        head = self.repo.resolve_commit(rev)
+        head = self.report.rev or gitcli.resolve_commit(workdir, rev)
         self.report.rev = head
         if not self._checkpoints:
             return
-        reachable = self.repo.ancestors(head)
-        unproven = [(rel, sha) for rel, sha in self._checkpoints if sha not in reachable]
-        if unproven and self.repo.is_shallow:
+        wanted = {sha for _rel, sha in self._checkpoints} - (proven or set())
+        missing = gitcli.unreachable(workdir, wanted, head)
+        unproven = [(rel, sha) for rel, sha in self._checkpoints if sha in missing]
+        if unproven and gitcli.is_shallow(workdir):
             raise EnvironmentFailure("SHALLOW_CLONE", SHALLOW_FIX)
         for rel, sha in unproven:
-            if self.repo.commit_exists(sha):
+            if gitcli.commit_exists(workdir, sha):
                 self.add(
                     rel,
                     "checkpoint-not-ancestor",
@@ -338,12 +369,31 @@ class _Verifier:
                 )
 
 
-def verify(repo: Repo, rev: str = "HEAD") -> Report:
-    """Check every record; returns a report (findings), raises only for environment problems."""
+def verify(repo: Repo, rev: str = "HEAD", *, cache: bool = False) -> Report:
+    """Check every record; returns a report (findings), raises only for environment problems.
+
+    ``cache`` (the pre-commit hook only): trust and refresh ``verify_cache`` (see its docstring).
+    """
     from toolkit.infra.confined import PathOutsideRepository
     from toolkit.records.capsules import read_record
 
     report = Report(rev=None)
+    trusted: dict[str, str] = {}  # rel -> record key the cache vouches for
+    keys: dict[str, str] = {}
+    rules = ""
+    if cache:
+        from toolkit.infra import gitcli
+        from toolkit.records import verify_cache
+
+        rules = verify_cache.rules_fingerprint()
+        try:
+            report.rev = gitcli.resolve_commit(repo.workdir, rev)
+        except InvalidInput:  # an unborn HEAD (or a bad REV): history() says which, no cache
+            pass
+        if report.rev is not None:
+            loaded = verify_cache.load(repo.common_dir, repo.workdir, rules)
+            if loaded is not None and gitcli.is_ancestor_or_equal(repo.workdir, loaded[0], report.rev):
+                trusted = loaded[1]
     verifier = _Verifier(repo, report)
     workdir = repo.workdir
     root = str(workdir.resolve())
@@ -363,7 +413,9 @@ def verify(repo: Repo, rev: str = "HEAD") -> Report:
             except ToolkitError as exc:
                 verifier.add(rel, "unreadable", f"{exc.code}: {exc.message}")
                 continue
-            records.append(_Record(kind, path, rel, data))
+            if cache:
+                keys[rel] = verify_cache.record_key(data)
+            records.append(_Record(kind, path, rel, data, trusted.get(rel) == keys.get(rel, "")))
     lineage_ids = {
         r.data.get("lineage_id") for r in records if r.kind == "lineage" and isinstance(r.data, dict)
     }
@@ -382,9 +434,17 @@ def verify(repo: Repo, rev: str = "HEAD") -> Report:
                 verifier.add(
                     rel, "run-id-consumed-twice", f"measurement run {run_id} is recorded more than once"
                 )
-    verifier.history(rev)
+    proven = {sha for rel, sha in verifier._checkpoints if rel in trusted and trusted[rel] == keys.get(rel)}
+    verifier.history(rev, proven)
     report.findings.sort(key=lambda f: (f.path, f.rule))
+    if cache and report.rev is not None:
+        flagged = {f.path for f in report.findings}
+        clean = {rel: key for rel, key in keys.items() if rel not in flagged}
+        verify_cache.save(repo.common_dir, repo.workdir, rules, report.rev, clean)
     return report
+
+
+HOOK_PROG = "workgroup-verify-hook"
 
 
 def run_cli(argv: list[str], *, prog: str = "workgroup verify") -> int:
@@ -395,22 +455,26 @@ def run_cli(argv: list[str], *, prog: str = "workgroup verify") -> int:
 
 
 def _run_cli(argv: list[str], *, prog: str = "workgroup verify") -> int:
-    """``workgroup verify [--rev REV] [--json]`` without loading the typer app (it runs in every CI
-    job and pre-commit run, so start-up counts). Same output and exit codes as the typer command,
-    which stays for ``--help``: 0 ok, 1 findings, 2 bad revision/usage, 3 shallow clone/no repository.
+    """``workgroup verify [--rev REV] [--json] [--no-cache]`` without loading the typer app (it runs
+    in every CI job and pre-commit run, so start-up counts). Same output and exit codes as the typer
+    command, which stays for ``--help``: 0 ok, 1 findings, 2 bad revision/usage, 3 shallow clone/no
+    repository. Only the hook (``prog`` workgroup-verify-hook) uses the verify cache, unless
+    ``--no-cache``; ``workgroup verify`` always recomputes (``--no-cache`` is accepted, and changes
+    nothing there). The repository is asked of ``git`` (``gitcli``), so pygit2 is not imported.
     """
     import argparse
     import sys
 
     from toolkit.core.errors import exit_code_for
-    from toolkit.infra.git import discover
+    from toolkit.infra.gitcli import CliRepo
 
     parser = argparse.ArgumentParser(prog=prog)
     parser.add_argument("--rev", default="HEAD")
     parser.add_argument("--json", action="store_true", dest="as_json")
+    parser.add_argument("--no-cache", action="store_true", dest="no_cache")
     args = parser.parse_args(argv)
     try:
-        report = verify(discover(), args.rev)
+        report = verify(CliRepo.discover(), args.rev, cache=prog == HOOK_PROG and not args.no_cache)
     except ToolkitError as exc:
         sys.stderr.write(exc.diagnostics() + "\n")
         if args.as_json:

@@ -34,33 +34,31 @@ CACHE_NAME = "verify-cache.json"
 VERSION = 1
 MAX_CACHE_BYTES = 16 * 1024 * 1024
 
-# modules whose rules decide a record-local verdict (the privacy package is added whole)
-_RULE_MODULES = (
-    "records/verify.py",
-    "records/verify_cache.py",
-    "runtime/capsule_rules.py",
-    "runtime/lineage.py",
-    "core/identifiers.py",
-    "core/canonical.py",
-)
+# the packages whose code decides a record-local verdict (schema, hash, paths, privacy)
+_RULE_PACKAGES = ("core", "privacy", "records", "runtime")
 
 
 def rules_fingerprint() -> str:
-    """Toolkit version plus (name, size, mtime) of every rule module: changes with the rules."""
+    """Toolkit version plus (name, size, mtime) of every module of the rule packages: an upgraded
+    or edited rule set never meets a cache of the old one."""
     import toolkit
 
     package = Path(toolkit.__file__).parent
     parts = [str(getattr(toolkit, "__version__", ""))]
-    names = [package / rel for rel in _RULE_MODULES]
-    with contextlib.suppress(OSError):
-        names += sorted(p for p in (package / "privacy").iterdir() if p.suffix == ".py")
-    for path in names:
+    for sub in _RULE_PACKAGES:
         try:
-            st = path.stat()
+            entries = sorted(os.scandir(package / sub), key=lambda entry: entry.name)
         except OSError:
-            parts.append(f"{path.name}:absent")
+            parts.append(f"{sub}:absent")
             continue
-        parts.append(f"{path.relative_to(package).as_posix()}:{st.st_size}:{st.st_mtime_ns}")
+        for entry in entries:
+            if entry.name.endswith(".py"):
+                try:
+                    st = entry.stat()
+                except OSError:
+                    parts.append(f"{sub}/{entry.name}:absent")
+                    continue
+                parts.append(f"{sub}/{entry.name}:{st.st_size}:{st.st_mtime_ns}")
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
 
 
