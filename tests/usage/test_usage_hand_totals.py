@@ -370,3 +370,41 @@ def test_a_group_with_nothing_priced_has_no_amount(tmp_path: Path, monkeypatch: 
     assert code == 0 and estimate["rows"] == [{"key": "s-cost", "amount": None, "unpriced_calls": 3}]
     assert estimate["total"] is None and estimate["unpriced_calls"] == 3
     assert os.environ["CLAUDE_CONFIG_DIR"]  # the run read the hand-built logs, not the machine's
+
+
+def _compacted(ts: str) -> str:
+    return json.dumps(
+        {"timestamp": ts, "type": "compacted", "payload": {"message": "summary"}}, separators=(",", ":")
+    )
+
+
+@pytest.mark.parametrize("restamped", [False, True], ids=["original-times", "re-stamped"])
+def test_codex_fork_replay_of_a_compaction_adds_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, restamped: bool
+) -> None:
+    env = _env(tmp_path, monkeypatch)
+    day = tmp_path / "codex" / "sessions" / "2026" / "01" / "05"
+    compaction = _compacted("2026-01-05T15:00:30.000Z")
+    _write(day / f"rollout-2026-01-05T10-00-00-{PARENT}.jsonl", [P1, P2, P3, compaction, P4])
+    replay = [P1, P2, P3, compaction, P4]
+    if restamped:  # the replay written in the fork's first second
+        replay = [
+            P1,
+            P2,
+            P3.replace("15:00:09.000Z", "16:00:00.100Z"),
+            compaction.replace("15:00:30.000Z", "16:00:00.300Z"),
+            P4.replace("15:01:00.000Z", "16:00:00.600Z"),
+        ]
+    own_compaction = _compacted("2026-01-05T16:05:00.000Z")
+    _write(
+        day / f"rollout-2026-01-05T11-00-00-{FORK}.jsonl",
+        [_meta("2026-01-05T16:00:00.000Z", FORK, forked_from_id=PARENT), *replay, OWN, own_compaction],
+    )
+    for jobs in (1, 2):
+        rows, totals = _sessions(env, "codex", jobs)
+        # by hand: one compaction in the parent (15:00:30), one of the fork's own (16:05:00); the
+        # fork's copy of the parent's is history; calls as in the replay test above
+        assert rows[PARENT]["compactions"] == 1 and rows[FORK]["compactions"] == 1
+        assert totals["compactions"] == 2
+        assert {k: rows[FORK][k] for k in HAND_FORK} == HAND_FORK
+        assert {k: rows[PARENT][k] for k in HAND_PARENT} == HAND_PARENT

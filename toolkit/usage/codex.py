@@ -351,7 +351,8 @@ def _calls(
             if metas > max(info.metas, 1) and any(isinstance(i, Call) for i in out.items):
                 out.items.append(_resume_marker(line.timestamp))
         elif kind == "compacted" and _valid_ts(line.timestamp):
-            out.items.append(Boundary(line.timestamp or "", "compaction"))
+            if not (state.replaying and _replayed_mark(info, state, line.timestamp or "")):
+                out.items.append(Boundary(line.timestamp or "", "compaction"))
     out.no_usage = state.turns > 0 and state.token_events == 0
 
 
@@ -457,6 +458,13 @@ def _before(info: Head, ts: str) -> bool:
     """A replayed parent event that kept its own time: stamped before this thread started."""
     started = info.started
     return started is not None and len(started) >= 19 and ts[:19] < started[:19]
+
+
+def _replayed_mark(info: Head, state: _State, ts: str) -> bool:
+    """A compaction in a fork's replay (before its first own call): the parent's, timed before the
+    fork started or in the replay's second (the first replayed event's, else the fork's start)."""
+    anchor = state.replay_second or (info.started or "")[:19]
+    return _before(info, ts) or ts[:19] == anchor
 
 
 def _same_second(state: _State, ts: str) -> bool:
