@@ -46,6 +46,7 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
         "CM_OPENAI_COMPATIBLE_ENABLED",
         "CM_OPENAI_COMPATIBLE_BASE_URL",
         "CM_OPENAI_COMPATIBLE_API_KEY",
+        "GITHUB_ACTIONS",  # findings output adds workflow annotations inside a GitHub Actions job
     ):
         monkeypatch.delenv(var, raising=False)
 

@@ -14,6 +14,7 @@ from toolkit.commands._common import say
 class OutputFormat(StrEnum):
     text = "text"
     json = "json"
+    sarif = "sarif"
 
 
 class ContextChoice(StrEnum):
@@ -46,10 +47,15 @@ def register(app: typer.Typer) -> None:
             list[Path] | None,
             typer.Argument(
                 help="Files or directories (default: the current folder). In a git repository only what "
-                "git would commit is read: tracked plus untracked files that are not ignored."
+                "git would commit is read: tracked plus untracked files that are not ignored. With "
+                "--history: git revision ranges (`git rev-list` syntax; default: HEAD's history).",
+                metavar="[PATH|REVS]...",
             ),
         ] = None,
-        output: Annotated[OutputFormat, typer.Option("--format", help="text or json.")] = OutputFormat.text,
+        output: Annotated[
+            OutputFormat,
+            typer.Option("--format", help="text, json or sarif (SARIF 2.1.0, for code scanning)."),
+        ] = OutputFormat.text,
         as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
         context: Annotated[
             ContextChoice,
@@ -66,18 +72,49 @@ def register(app: typer.Typer) -> None:
         jobs: Annotated[
             int, typer.Option("--jobs", min=0, help="Processes for large scans (0: one per core).")
         ] = 0,
+        history: Annotated[
+            bool,
+            typer.Option(
+                "--history",
+                help="Scan the lines each commit of REVS added, every commit once (merges: only "
+                "lines in no parent), as commit:path:line:col; the allowlist applies.",
+            ),
+        ] = False,
+        every_ref: Annotated[
+            bool, typer.Option("--all", help="With --history: the commits of every branch and tag.")
+        ] = False,
+        progress: Annotated[
+            bool,
+            typer.Option("--progress", help="With --history: commits done on stderr (always on a terminal)."),
+        ] = False,
     ) -> None:
-        """Scan files; exit 1 when anything is found, 2 on bad input. Findings show masked values only;
-        progress appears on stderr when a scan on a terminal runs over ~2 s."""
-        from toolkit.privacy.command import scan_command
+        """Scan files, or with --history the commits of a range; exit 1 when anything is found, 2 on
+        bad input. Findings show masked values only; progress appears on stderr when a scan on a
+        terminal runs over ~2 s. In a GitHub Actions job text output adds workflow annotations."""
+        from toolkit.privacy.command import UsageError, history_command, scan_command
 
-        code = scan_command(
-            [str(p) for p in paths] if paths else ["."],
-            as_json=as_json or output is OutputFormat.json,
-            context=context.value,
-            all_files=all_files,
-            jobs=jobs,
-        )
+        fmt = "json" if as_json and output is OutputFormat.text else output.value
+        if history:
+            if all_files:
+                raise UsageError("--all-files does not go with --history")
+            code = history_command(
+                [str(p) for p in paths or []],
+                fmt=fmt,
+                context=context.value,
+                every_ref=every_ref,
+                progress=progress,
+            )
+        else:
+            if every_ref:
+                raise UsageError("--all goes with --history (every branch and tag)")
+            code = scan_command(
+                [str(p) for p in paths] if paths else ["."],
+                as_json=fmt == "json",
+                fmt=fmt,
+                context=context.value,
+                all_files=all_files,
+                jobs=jobs,
+            )
         if code:
             raise typer.Exit(code)
 

@@ -107,10 +107,22 @@ def emit(
     else:
         for f in findings:
             stdout.write(f.text() + "\n")
+        _annotate(findings, stdout)
     for notice in notices or ():
         stderr.write(f"{tool}: {notice}\n")
     if not as_json or findings:
         stderr.write(summary_line(tool, findings, checked, unit) + "\n")
+
+
+def _annotate(findings: list[Finding], stdout: IO[str]) -> None:
+    """In a GitHub Actions job, each finding again as a workflow annotation (toolkit/core/sarif.py)."""
+    import os
+
+    if findings and os.environ.get("GITHUB_ACTIONS") == "true":
+        from toolkit.core.sarif import annotation
+
+        for f in findings:
+            stdout.write(annotation(f, f.extra.get("file")) + "\n")
 
 
 def error_object(code: str, message: str, path: str | None = None) -> dict[str, Any]:

@@ -8,6 +8,7 @@ stdout, the summary on stderr, or one JSON object with ``--json``/``--format jso
 
 from __future__ import annotations
 
+import io
 import sys
 import time
 from pathlib import Path
@@ -22,9 +23,11 @@ if TYPE_CHECKING:
     from toolkit.privacy.files import ScanReport
 
 USAGE = (
-    "usage: workgroup privacy scan [--format text|json] [--json] [--context CONTEXT] [--all-files] "
-    "[--jobs N] [PATH ...]"
+    "usage: workgroup privacy scan [--format text|json|sarif] [--json] [--context CONTEXT] [--all-files] "
+    "[--jobs N] [PATH ...]\n"
+    "       workgroup privacy scan --history [--all] [--progress] [--format text|json|sarif] [REVS ...]"
 )
+FORMATS = ("text", "json", "sarif")
 CONTEXTS = ("auto", "source", "generic", "capsule", "telemetry", "event_log", "handoff")
 PROGRESS_AFTER_S = 2.0
 
@@ -38,7 +41,17 @@ class UsageError(InvalidInput):
 
 def parse(argv: list[str]) -> dict[str, object]:
     """Options of ``privacy scan`` (hand-parsed: argparse is a noticeable share of start-up)."""
-    opts: dict[str, object] = {"paths": [], "json": False, "context": "auto", "all_files": False, "jobs": 0}
+    opts: dict[str, object] = {
+        "paths": [],
+        "json": False,
+        "format": "text",
+        "context": "auto",
+        "all_files": False,
+        "jobs": 0,
+        "history": False,
+        "all": False,
+        "progress": False,
+    }
     paths: list[str] = []
     items = iter(argv)
     for arg in items:
@@ -51,9 +64,10 @@ def parse(argv: list[str]) -> dict[str, object]:
             if value is None:
                 raise UsageError(f"{name} needs a value")
             if name == "--format":
-                if value not in ("text", "json"):
-                    raise UsageError("--format must be text or json")
-                opts["json"] = opts["json"] or value == "json"
+                if value not in FORMATS:
+                    raise UsageError("--format must be text, json or sarif")
+                opts["format"] = value
+                opts["json"] = value == "json"
             elif name == "--context":
                 if value not in CONTEXTS:
                     raise UsageError("--context must be one of " + ", ".join(CONTEXTS))
@@ -64,13 +78,20 @@ def parse(argv: list[str]) -> dict[str, object]:
                 opts["jobs"] = int(value)
         elif arg == "--json":
             opts["json"] = True
+            opts["format"] = "json"
+        elif arg in ("--history", "--all", "--progress"):
+            opts[arg[2:]] = True
         elif arg == "--all-files":
             opts["all_files"] = True
         elif arg.startswith("-") and arg != "-":
             raise UsageError("unknown option")
         else:
             paths.append(arg)
-    opts["paths"] = paths or ["."]
+    if opts["all"] and not opts["history"]:
+        raise UsageError("--all goes with --history (every branch and tag)")
+    if opts["history"] and opts["all_files"]:
+        raise UsageError("--all-files does not go with --history")
+    opts["paths"] = paths if opts["history"] else paths or ["."]
     return opts
 
 
@@ -138,6 +159,7 @@ def scan_command(
     cwd: Path | None = None,
     stdout: IO[str] | None = None,
     stderr: IO[str] | None = None,
+    fmt: str | None = None,
 ) -> int:
     """Run the scan and print it; the exit code (0 clean, 1 findings, 2 usage, 3 environment)."""
     from toolkit.core.errors import InvalidInput, ToolkitError
@@ -149,6 +171,8 @@ def scan_command(
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     here = (cwd or Path.cwd()).resolve()
+    fmt = fmt or ("json" if as_json else "text")
+    as_json = fmt != "text"
     try:
         missing = [p for p in paths if not (here / p).exists() and not (here / p).is_symlink()]
         if missing:
@@ -171,6 +195,10 @@ def scan_command(
         err.write(exc.diagnostics() + "\n")
         return int(exc.exit_code)
     rows = to_findings(report)
+    if fmt == "sarif":
+        write_sarif(out, rows, [(i.finding.rule, i.repo_path, i.fingerprint_value) for i in report.findings])
+        emit("privacy", rows, as_json=True, stdout=io.StringIO(), stderr=err, notices=report.notices)
+        return 1 if rows else 0
     emit(
         "privacy",
         rows,
@@ -182,6 +210,130 @@ def scan_command(
     )
     if rows and not as_json:
         err.write(SUPPRESS_HINT + "\n")
+    return 1 if rows else 0
+
+
+def sarif_rules(rows: list[Finding]) -> dict[str, tuple[str, str]]:
+    """Each rule id found, with a short description (its category) and the way to review it."""
+    from toolkit.privacy.gate import SUPPRESS_HINT
+
+    rules: dict[str, tuple[str, str]] = {}
+    for row in rows:
+        category = str(row.extra.get("category", "secret"))
+        rules.setdefault(
+            row.code,
+            (
+                f"Private content ({category}): {row.code.replace('-', ' ')}",
+                f"A {category} that must not be committed was found (the value is masked). Remove "
+                f"it and rotate it if it was real; the history keeps it until rewritten. {SUPPRESS_HINT}",
+            ),
+        )
+    return rules
+
+
+def write_sarif(
+    out: IO[str],
+    rows: list[Finding],
+    values: list[tuple[str, str, str]],
+    *,
+    commits: list[str | None] | None = None,
+    paths: list[str] | None = None,
+) -> None:
+    """The findings as a SARIF log; ``values`` (rule, path, value) give each one's fingerprint."""
+    from toolkit.core import sarif
+    from toolkit.privacy.allowlist import fingerprint
+
+    prints: list[str | None] = [
+        fingerprint(rule, path, value) if value else None for rule, path, value in values
+    ]
+    doc = sarif.document(
+        "privacy", rows, rules=sarif_rules(rows), fingerprints=prints, commits=commits, paths=paths
+    )
+    sarif.write(out, doc)
+
+
+def history_command(
+    revs: list[str],
+    *,
+    fmt: str = "text",
+    context: str = "auto",
+    every_ref: bool = False,
+    progress: bool = False,
+    cwd: Path | None = None,
+    stdout: IO[str] | None = None,
+    stderr: IO[str] | None = None,
+) -> int:
+    """``privacy scan --history [REVS]``: the lines each commit in REVS added (default: HEAD's
+    history; ``every_ref``: every branch and tag), as ``commit:path:line:col: RULE category:
+    masked`` lines, JSON or SARIF. Exit 0 clean, 1 findings, 2 bad range, 3 no repository."""
+    from toolkit.core.errors import EnvironmentFailure, ToolkitError
+    from toolkit.core.findings import Finding as Row
+    from toolkit.core.findings import emit, write_error_json
+    from toolkit.privacy.history import SHORT, scan_history
+    from toolkit.privacy.types import Context
+
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    here = (cwd or Path.cwd()).resolve()
+    try:
+        from toolkit.privacy.selection import git_toplevel
+
+        root = git_toplevel(here)
+        if root is None:
+            raise EnvironmentFailure("NOT_A_REPOSITORY", "--history needs a git repository")
+        tty = bool(getattr(err, "isatty", lambda: False)())
+        report = scan_history(
+            root,
+            [*revs, *(["--all"] if every_ref else [])],
+            None if context == "auto" else Context(context),
+            progress=err,
+            show_progress=progress or tty,
+        )
+    except ToolkitError as exc:
+        if fmt != "text":
+            write_error_json(out, exc.code, exc.message)
+        err.write(exc.diagnostics() + "\n")
+        return int(exc.exit_code)
+    rows = []
+    for hit in report.findings:
+        f = hit.item.finding
+        rows.append(
+            Row(
+                f"{hit.commit[:SHORT]}:{hit.item.path}",
+                f.line,
+                f.start + 1,
+                f.rule,
+                f"{f.category.value}: {f.masked}",
+                extra={
+                    "commit": hit.commit,
+                    "file": hit.item.path,
+                    "category": f.category.value,
+                    "rule": f.rule,
+                    "start": f.start,
+                    "end": f.end,
+                },
+            )
+        )
+    if fmt == "sarif":
+        write_sarif(
+            out,
+            rows,
+            [(h.item.finding.rule, h.item.repo_path, h.item.fingerprint_value) for h in report.findings],
+            commits=[h.commit for h in report.findings],
+            paths=[h.item.path for h in report.findings],
+        )
+    summary = {"commits": report.commits}
+    emit(
+        "privacy",
+        rows,
+        as_json=fmt != "text",
+        stdout=out if fmt != "sarif" else io.StringIO(),
+        stderr=err,
+        checked=report.commits,
+        unit="commit",
+        summary_extra=summary,
+        notices=report.notices,
+    )
     return 1 if rows else 0
 
 
@@ -200,8 +352,17 @@ def _main(argv: list[str]) -> int:
         sys.stderr.write(f"{USAGE}\n{exc.diagnostics()}\n")
         return 2
     try:
+        if opts["history"]:
+            return history_command(
+                opts["paths"],  # type: ignore[arg-type]
+                fmt=str(opts["format"]),
+                context=str(opts["context"]),
+                every_ref=bool(opts["all"]),
+                progress=bool(opts["progress"]),
+            )
         return scan_command(
             opts["paths"],  # type: ignore[arg-type]
+            fmt=str(opts["format"]),
             as_json=bool(opts["json"]),
             context=str(opts["context"]),
             all_files=bool(opts["all_files"]),

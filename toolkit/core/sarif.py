@@ -1,0 +1,145 @@
+"""Findings (``toolkit/core/findings.py``) as SARIF 2.1.0 for code scanning, and as GitHub
+Actions annotations.
+
+SARIF: one run, ``tool.driver`` with the toolkit's name, version and one rule per rule id
+found (a short description and help text), a result per finding with ``ruleId``, ``level``,
+the masked message (callers never pass a secret value), a location relative to the
+repository root (``uriBaseId`` ``%SRCROOT%``; a region only when the finding has a line),
+``partialFingerprints`` when the caller has a fingerprint, and for a finding in a past commit
+the commit in ``properties`` and the run's ``versionControlProvenance``.
+
+Annotations: ``::error file=P,line=L,col=C,title=RULE::message``, escaped as the runner
+expects (``%``, CR and LF in the message; also ``:`` and ``,`` in properties).
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import IO, Any
+
+    from toolkit.core.findings import Finding
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+VERSION = "2.1.0"
+INFORMATION_URI = "https://github.com/workgroup-toolkit/workgroup-toolkit"
+_LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _uri(path: str) -> str:
+    """A relative URI reference for a repository path (percent-encoded, ``/`` kept)."""
+    from urllib.parse import quote
+
+    return quote(path, safe="/")
+
+
+def document(
+    tool: str,
+    findings: list[Finding],
+    *,
+    rules: Mapping[str, tuple[str, str]] | None = None,
+    fingerprints: list[str | None] | None = None,
+    commits: list[str | None] | None = None,
+    paths: list[str] | None = None,
+    repository_uri: str | None = None,
+) -> dict[str, Any]:
+    """The SARIF log of ``findings``: ``rules`` maps a rule id to (short description, help);
+    ``fingerprints``, ``commits`` and ``paths`` (the file path when ``Finding.path`` says more)
+    run parallel to ``findings``."""
+    from toolkit import __version__
+
+    known = dict(rules or {})
+    ids = sorted({f.code for f in findings})
+    driver_rules = []
+    for rule_id in ids:
+        short, help_text = known.get(rule_id, (f"{tool}: {rule_id}", f"See `workgroup {tool} --help`."))
+        driver_rules.append(
+            {
+                "id": rule_id,
+                "name": _rule_name(rule_id),
+                "shortDescription": {"text": short},
+                "fullDescription": {"text": short},
+                "help": {"text": help_text},
+                "defaultConfiguration": {"level": "error"},
+            }
+        )
+    index = {rule_id: i for i, rule_id in enumerate(ids)}
+    results = []
+    for i, f in enumerate(findings):
+        path = paths[i] if paths else f.path
+        location: dict[str, Any] = {"artifactLocation": {"uri": _uri(path), "uriBaseId": "%SRCROOT%"}}
+        if f.line > 0:
+            region: dict[str, int] = {"startLine": f.line}
+            if f.col > 0:
+                region["startColumn"] = f.col
+            location["region"] = region
+        result: dict[str, Any] = {
+            "ruleId": f.code,
+            "ruleIndex": index[f.code],
+            "level": _LEVELS.get(f.severity, "error"),
+            "message": {"text": f.message},
+            "locations": [{"physicalLocation": location}],
+        }
+        fp = fingerprints[i] if fingerprints else None
+        if fp:
+            result["partialFingerprints"] = {f"{tool}/v1": fp}
+        commit = commits[i] if commits else None
+        if commit:
+            result["properties"] = {"commit": commit}
+        results.append(result)
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": f"workgroup {tool}",
+                "version": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": driver_rules,
+            }
+        },
+        "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The repository's work tree."}}},
+        "columnKind": "unicodeCodePoints",
+        "results": results,
+    }
+    if repository_uri and commits and any(commits):
+        run["versionControlProvenance"] = [
+            {"repositoryUri": repository_uri, "revisionId": c} for c in sorted({c for c in commits if c})
+        ]
+    return {"$schema": SCHEMA, "version": VERSION, "runs": [run]}
+
+
+def _rule_name(rule_id: str) -> str:
+    """``private-key`` -> ``PrivateKey`` (SARIF's ``name`` is an identifier-like word)."""
+    return "".join(part[:1].upper() + part[1:] for part in rule_id.replace("_", "-").split("-") if part)
+
+
+def write(stdout: IO[str], doc: dict[str, Any]) -> None:
+    stdout.write(json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(f: Finding, path: str | None = None) -> str:
+    """One workflow command line for ``f`` (``::error``, ``::warning`` or ``::notice``)."""
+    kind = {"error": "error", "warning": "warning"}.get(f.severity, "notice")
+    props = [f"file={_escape_property(path if path is not None else f.path)}"]
+    if f.line > 0:
+        props.append(f"line={f.line}")
+        if f.col > 0:
+            props.append(f"col={f.col}")
+    props.append(f"title={_escape_property(f.code)}")
+    return f"::{kind} {','.join(props)}::{_escape_data(f.message)}"
+
+
+def in_github_actions(environ: Mapping[str, str]) -> bool:
+    return environ.get("GITHUB_ACTIONS") == "true"
