@@ -314,3 +314,14 @@ def test_memory_stays_bounded_on_a_large_file(tmp_path: Path) -> None:
         assert found == 1, name
         peaks[name] = peak_kib
     assert peaks["huge.py"] - peaks["small.py"] < 48 * 1024, peaks
+
+
+def test_a_large_transcript_keeps_the_per_rule_cap_per_file(tmp_path: Path) -> None:
+    """The 5 MB transcript of the issue is found; as in one scan of a text, at most 1,000
+    findings of a rule per file, however many windows it takes."""
+    record = b'{"role": "user", "content": "an ordinary message of the pasted session"}\n'
+    _write(tmp_path, ".reviews/session.jsonl", record * (5_100_000 // len(record)))
+    report = _scan(tmp_path, ".reviews/session.jsonl")
+    rules = {i.finding.rule for i in report.findings}
+    assert rules == {"chat-message-record"} and len(report.findings) == 1000
+    assert [i.finding.line for i in report.findings] == list(range(1, 1001))

@@ -290,11 +290,14 @@ def scan_stream(
 
 def scan_windows(pieces: Iterable[str], shown: str, rel: str, context: Context) -> list[FileFinding]:
     """Findings of a text of any length given in pieces, scanned in windows of whole lines
-    (``streams.windows``); a finding the overlap of two windows repeats is kept once."""
+    (``streams.windows``); a finding the overlap of two windows repeats is kept once. As in one
+    scan of a text, at most ``MAX_FINDINGS_PER_RULE`` findings of a rule are kept per file."""
+    from toolkit.privacy.engine import MAX_FINDINGS_PER_RULE
     from toolkit.privacy.streams import windows
 
     found: list[FileFinding] = []
     previous: set[tuple[int, int, str]] = set()
+    per_rule: dict[str, int] = {}
     for text, first, repeated in windows(iter(pieces)):
         current: set[tuple[int, int, str]] = set()
         for f, value in scan_text_with_values(text, context, file_kind(rel, text)):
@@ -303,6 +306,9 @@ def scan_windows(pieces: Iterable[str], shown: str, rel: str, context: Context) 
             current.add(key)
             if f.line <= repeated and key in previous:
                 continue  # found in the previous window already
+            per_rule[f.rule] = count = per_rule.get(f.rule, 0) + 1
+            if count > MAX_FINDINGS_PER_RULE:
+                continue
             found.append(
                 FileFinding(shown, Finding(line, f.start, f.end, f.category, f.rule, f.masked), value, rel)
             )
