@@ -27,7 +27,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-GENERATOR = 2  # 2: every third Claude session is resumed from the one before (a copied history)
+GENERATOR = 3  # 2: every third Claude session is resumed from the one before (a copied history);
+# 3: a resumed session's own lines are dated the day after its copied history (as time runs)
 WORDS = (
     "alpha beta gamma delta build test refactor module function parser reader token cache "
     "context session commit branch review patch error value index schema field record"
@@ -171,6 +172,7 @@ def generate(root: Path, megabytes: int, seed: int = 7, session_kb: int = 0) -> 
                 old_sid = previous.stem
                 history = previous.read_text().replace(f'"sessionId":"{old_sid}"', f'"sessionId":"{sid}"')
                 size_target = max(min(200_000, size_target), size_target - len(history))
+                day = 1 + (n - 2) % 28 + 1  # resumed the day after the session it copies
             previous = proj / f"{sid}.jsonl"
             size = _claude_session(previous, rng, sid, size_target, day, history)
             if n % 5 == 1:
