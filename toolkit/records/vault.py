@@ -209,32 +209,39 @@ def flush(layout: Layout, *, now: datetime, deliver: Deliver, hold: bool = False
     appended and the same entries are offered by the next flush. ``hold`` records the batch as
     an offer instead: it is delivered only when ``ack`` names it, and offered again until then.
     Entries of an earlier un-acknowledged offer are part of every later batch.
+
+    The journal lock is held only to copy the batch and, after ``deliver`` returned, to append
+    its record: a slow reader of the batch (``vault flush | slow-consumer``) never holds up
+    ``vault add``. The record names exactly the copied entries, so an entry added while the
+    batch was being written stays undelivered. Two concurrent flushes may both offer an entry
+    (at least once allows it); the first flush record of a seq is the one that counts.
     """
     at = format_utc(now)
     with file_lock(layout.lock(JOURNAL_LOCK)):
         state = read_journal(layout)
         pending = [e for e in state.entries if e["seq"] not in state.flushed]
-        if not pending:
-            batch: dict[str, Any] = {
-                "schema": BATCH_SCHEMA,
-                "batch_id": None,
-                "flushed_at": at,
-                "entries": [],
-            }
-            deliver(batch)
-            return batch
-        seqs = [e["seq"] for e in pending]
-        batch_id = _batch_id(seqs, at)
-        batch = {
+    if not pending:
+        batch: dict[str, Any] = {
             "schema": BATCH_SCHEMA,
-            "batch_id": batch_id,
+            "batch_id": None,
             "flushed_at": at,
-            "entries": [_batch_entry(e) for e in pending],
+            "entries": [],
         }
-        if hold:
-            batch["ack_required"] = True
-        deliver(batch)  # raises when the batch could not be written out: nothing is recorded
-        record_type = "offer" if hold else "flush"
+        deliver(batch)
+        return batch
+    seqs = [e["seq"] for e in pending]
+    batch_id = _batch_id(seqs, at)
+    batch = {
+        "schema": BATCH_SCHEMA,
+        "batch_id": batch_id,
+        "flushed_at": at,
+        "entries": [_batch_entry(e) for e in pending],
+    }
+    if hold:
+        batch["ack_required"] = True
+    deliver(batch)  # outside the lock; raises when the batch could not be written out: nothing is recorded
+    record_type = "offer" if hold else "flush"
+    with file_lock(layout.lock(JOURNAL_LOCK)):
         append_jsonl(
             layout.vault_journal, {"type": record_type, "batch_id": batch_id, "at": at, "seqs": seqs}
         )
