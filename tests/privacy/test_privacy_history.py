@@ -269,3 +269,29 @@ def test_history_and_file_scan_sarif_validate(repo: Path, tmp_path: Path) -> Non
     clean.write_text(cli("privacy", "scan", "--format", "sarif", cwd=repo).stdout, encoding="utf-8")
     for log in (history, files, clean):
         assert validate_sarif(log, tmp_path) == [], log.name
+
+
+def test_verify_sarif_validates_and_matches_the_findings(repo: Path, tmp_path: Path) -> None:
+    commit(repo, {".workgroup/workgroups/wg/capsules/c1.json": "{not json"})
+    code, out, err = cli("verify", "--format", "sarif", cwd=repo)
+    assert code == 1, err
+    run = json.loads(out)["runs"][0]
+    assert run["tool"]["driver"]["name"] == "workgroup verify"
+    result = run["results"][0]
+    assert result["ruleId"] == "unreadable"
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == (
+        ".workgroup/workgroups/wg/capsules/c1.json"
+    )
+    assert "region" not in result["locations"][0]["physicalLocation"]  # a whole-file finding
+    assert run["tool"]["driver"]["rules"][0]["help"]["text"].startswith("make the file")
+    # the typer command (what --help documents) writes the same log
+    code, typer_out, _ = cli("verify", "--format", "sarif", "--help", cwd=repo)
+    assert "sarif" in typer_out
+    log = tmp_path / "verify.sarif"
+    log.write_text(out, encoding="utf-8")
+    assert validate_sarif(log, tmp_path) == []
+    # text output in a GitHub Actions job: the finding line, then its annotation
+    code, out, _ = cli("verify", cwd=repo, env={"GITHUB_ACTIONS": "true"})
+    assert out.splitlines()[-1].startswith(
+        "::error file=.workgroup/workgroups/wg/capsules/c1.json,title=unreadable::"
+    )

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated
 
 import typer
 
 from toolkit.commands._common import repository
+
+
+class VerifyFormat(StrEnum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
 
 
 def register(app: typer.Typer) -> None:
@@ -16,6 +23,14 @@ def register(app: typer.Typer) -> None:
             str, typer.Option("--rev", help="Commit whose history must contain every checkpoint.")
         ] = "HEAD",
         as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
+        output: Annotated[
+            VerifyFormat,
+            typer.Option(
+                "--format",
+                help="text, json or sarif (SARIF 2.1.0 for code scanning). In a GitHub Actions job "
+                "text output adds workflow annotations.",
+            ),
+        ] = VerifyFormat.text,
         no_cache: Annotated[
             bool,
             typer.Option(
@@ -33,5 +48,8 @@ def register(app: typer.Typer) -> None:
         from toolkit.records.verify import verify
 
         report = verify(repository(), rev)
-        report.emit(as_json=as_json, stdout=sys.stdout, stderr=sys.stderr)
+        if output is VerifyFormat.sarif:
+            report.emit_sarif(stdout=sys.stdout, stderr=sys.stderr)
+        else:
+            report.emit(as_json=as_json or output is VerifyFormat.json, stdout=sys.stdout, stderr=sys.stderr)
         return 0 if report.ok else 1

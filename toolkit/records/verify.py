@@ -131,6 +131,20 @@ class Report:
             summary_extra={"rev": self.rev, **self.counts},
         )
 
+    def emit_sarif(self, *, stdout: Any, stderr: Any) -> None:
+        """The findings as a SARIF 2.1.0 log on stdout (toolkit/core/sarif.py), the summary on stderr."""
+        import io
+
+        from toolkit.core import sarif
+
+        rows = [f.shared() for f in self.findings]
+        rules = {
+            f.rule: (f"verify: {f.rule.replace('-', ' ')}", f.fix or "See `workgroup verify --help`.")
+            for f in self.findings
+        }
+        sarif.write(stdout, sarif.document("verify", rows, rules=rules))
+        self.emit(as_json=True, stdout=io.StringIO(), stderr=stderr)
+
 
 @dataclass(frozen=True)
 class _Record:
@@ -471,8 +485,11 @@ def _run_cli(argv: list[str], *, prog: str = "workgroup verify") -> int:
     parser = argparse.ArgumentParser(prog=prog)
     parser.add_argument("--rev", default="HEAD")
     parser.add_argument("--json", action="store_true", dest="as_json")
+    parser.add_argument("--format", choices=("text", "json", "sarif"), default=None)
     parser.add_argument("--no-cache", action="store_true", dest="no_cache")
     args = parser.parse_args(argv)
+    fmt = args.format or ("json" if args.as_json else "text")
+    args.as_json = fmt != "text"  # a refusal is a JSON error object with json and sarif alike
     try:
         report = verify(CliRepo.discover(), args.rev, cache=prog == HOOK_PROG and not args.no_cache)
     except ToolkitError as exc:
@@ -483,5 +500,8 @@ def _run_cli(argv: list[str], *, prog: str = "workgroup verify") -> int:
             write_error_json(sys.stdout, exc.code, exc.message, getattr(exc, "path", None))
         return exit_code_for(exc)
     # a stdout that refuses the report: the guard of run_cli ends it with OUTPUT_UNWRITABLE (exit 3)
-    report.emit(as_json=args.as_json, stdout=sys.stdout, stderr=sys.stderr)
+    if fmt == "sarif":
+        report.emit_sarif(stdout=sys.stdout, stderr=sys.stderr)
+    else:
+        report.emit(as_json=args.as_json, stdout=sys.stdout, stderr=sys.stderr)
     return 0 if report.ok else 1
