@@ -4,7 +4,8 @@ It accepts ``POST /v1/traces`` and ``/v1/metrics`` with protobuf bodies (gzip or
 them with the ``opentelemetry-proto`` message classes, and keeps both the raw bytes (for canary
 searches) and flattened spans and metric points. ``delay`` makes it slow (a collector that
 answers late is what such a test is about; ``release_slow`` ends the wait), ``fail_next`` answers
-that many requests with ``status`` (503 by default) before accepting. Tests wait on its
+that many requests with ``status`` (503 by default) before accepting, ``fail_paths`` does so for one
+signal path (``/v1/traces`` or ``/v1/metrics``; -1: always) while the other is accepted. Tests wait on its
 condition (``wait_for_spans``, ``wait_idle``), never for a fixed time.
 """
 
@@ -49,6 +50,9 @@ class Receiver:
         self.delay = 0.0
         self.fail_next = 0
         self.status = 503
+        # one signal failing: path -> requests still answered with ``status`` (-1: every one)
+        self.fail_paths: dict[str, int] = {}
+        self.refused: dict[str, int] = {}  # path -> requests answered with ``status``
         self.lock = threading.Lock()
         self.changed = threading.Condition(self.lock)  # notified when something is stored or a request ends
         self.active = 0  # requests being handled
@@ -86,6 +90,12 @@ class Receiver:
             failing = self.fail_next > 0
             if failing:
                 self.fail_next -= 1
+            left = self.fail_paths.get(handler.path, 0)
+            if not failing and left:
+                failing = True
+                self.fail_paths[handler.path] = left - 1 if left > 0 else left
+            if failing:
+                self.refused[handler.path] = self.refused.get(handler.path, 0) + 1
         if failing:
             handler.send_response(self.status)
             handler.send_header("Content-Length", "0")

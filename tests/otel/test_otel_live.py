@@ -216,6 +216,9 @@ def test_collector_down_loses_nothing(live_repo: Path) -> None:
         assert wait_for_flusher(otel_dir)
     assert len(spans) == 5 and len({s["span_id"] for s in spans}) == 5
     assert pending_lines(otel_dir) == []
+    # the new flusher delivered everything: status.json says so (it used to keep the old failure)
+    status = json.loads((otel_dir / "status.json").read_text(encoding="utf-8"))
+    assert status["ok"] is True and status["pending"] == 0 and "error" not in status, status
 
 
 def test_slow_collector_never_blocks_the_runtime_path(live_repo: Path) -> None:

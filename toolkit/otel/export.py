@@ -145,21 +145,26 @@ def export(request: ExportRequest, *, now: datetime, roots: Callable[[], list[st
     }
     if request.dry_run or not found.spans:
         return summary
-    from toolkit.otel.sdk import Sender
+    from toolkit.otel.sdk import Sender, undelivered_message
 
     sender = Sender(endpoints, request.timeout)
     try:
         start, end = window(found.spans)
         if since_ns is not None:
             start = since_ns
-        sent = sender.send_spans(found.spans, attrs) and sender.send_metrics(metrics, attrs, start, end)
+        # each signal is sent and judged on its own: a collector that takes spans but refuses metrics
+        # (or the other way round) is reported as exactly that
+        deliveries = [sender.send_spans(found.spans, attrs), sender.send_metrics(metrics, attrs, start, end)]
     finally:
         sender.close()
-    if not sent:
+    summary["signals"] = {delivery.signal: delivery.as_json() for delivery in deliveries}
+    if not all(delivery.ok for delivery in deliveries):
+        # exit 3 whenever a signal was not delivered: the export is not complete until both are, and
+        # a re-run is safe (stable span ids; the metrics are cumulative over the same window)
         raise EnvironmentFailure(
             "COLLECTOR_UNAVAILABLE",
-            "the OTLP collector did not accept the export; nothing local changed, run it again "
-            "(span ids are stable, so a retry never double counts)",
+            undelivered_message(deliveries) + "; nothing local changed: run the export again "
+            "(span ids are stable and the metrics cumulative over the window, so a retry never double counts)",
         )
     summary["exported"] = True
     return summary

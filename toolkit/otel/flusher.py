@@ -8,8 +8,11 @@ engine) and sends them with the OTLP/HTTP exporter (endpoint and options from th
 accepted it; on failure it stays and is retried with a growing pause. After ``IDLE_SECONDS``
 without work, or after failing for ``OTEL_BSP_EXPORT_TIMEOUT`` milliseconds (default 30000), it
 exits; the next spooled record starts a new flusher, which sends the batches left behind first.
-``status.json`` says how the last attempt went and how many values this flusher withheld (every
-string sent passes the telemetry context first; ``toolkit.otel.withhold``).
+``status.json`` is written after every delivery attempt: ``ok`` (true once every pending batch was
+delivered), ``pending``, ``withheld`` (values this flusher replaced by a pseudonym: every string sent
+passes the telemetry context first; ``toolkit.otel.withhold``), per signal the state, endpoint, last
+success and last error (code, reason such as ``HTTP 503 Service Unavailable`` or ``connection
+refused``, attempts), and on failure ``error`` and a ``message`` naming the signal and why.
 """
 
 from __future__ import annotations
@@ -84,14 +87,53 @@ def spans_of(batch: Path) -> list[Any]:
     return spans
 
 
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
 def _status(otel_dir: Path, **values: Any) -> None:
     from toolkit.infra.store import atomic_write
 
-    values["at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    values["at"] = _now()
     try:
         atomic_write(otel_dir / STATUS, (json.dumps(values, sort_keys=True) + "\n").encode())
     except OSError:
         pass
+
+
+def _previous_traces(otel_dir: Path) -> dict[str, Any]:
+    """The ``signals.traces`` entry an earlier flusher left (its last success and last error)."""
+    from toolkit.infra.boundedio import FileRefused, loads_bounded, open_regular
+
+    try:
+        handle = open_regular(otel_dir / STATUS, what="otel status", missing_ok=True)
+    except (FileRefused, OSError):
+        return {}
+    if handle is None:
+        return {}
+    try:
+        with handle:
+            status = loads_bounded(handle.read(65_536), what="otel status")
+    except (FileRefused, OSError, ValueError):
+        return {}
+    signals = status.get("signals") if isinstance(status, dict) else None
+    traces = signals.get("traces") if isinstance(signals, dict) else None
+    if not isinstance(traces, dict):
+        return {}
+    error = traces.get("last_error")
+    return {
+        "last_success": traces["last_success"] if isinstance(traces.get("last_success"), str) else None,
+        "last_error": {k: v for k, v in error.items() if isinstance(v, (str, int))}
+        if isinstance(error, dict)
+        else None,
+    }
+
+
+# live mode sends spans only (the collector derives rate and latency metrics from them)
+METRICS_LIVE = {
+    "state": "not_sent",
+    "reason": "live mode sends spans only; telemetry export --otlp sends the metrics",
+}
 
 
 class Flusher:
@@ -100,6 +142,9 @@ class Flusher:
         self.sender: Any = None
         self.resource: dict[str, str] | None = None
         self.withholder: Any = None  # toolkit.otel.withhold.Withholder, on the first batch
+        # status.json's traces entry, carried over from the flusher before (last success, last error)
+        self.traces: dict[str, Any] = {"state": None, "last_success": None, "last_error": None}
+        self.traces.update(_previous_traces(otel_dir))
 
     def _connect(self) -> None:
         from toolkit.otel.resource import repository_id, resource_attributes
@@ -126,16 +171,49 @@ class Flusher:
         except ToolkitError:  # no repository any more: export without the id
             return []
 
-    def send(self, batch: Path) -> bool:
+    def send(self, batch: Path) -> Any:
+        """Send one batch; the ``sdk.Delivery`` of its spans, or None when it held none to send."""
         spans = spans_of(batch)
+        delivery = None
         if spans:
             self._connect()
             assert self.resource is not None
             spans = self._withholder().spans(spans)  # every string passes the telemetry context
-            if not self.sender.send_spans(spans, self.resource):
-                return False
+            delivery = self.sender.send_spans(spans, self.resource)
+            if not delivery.ok:
+                return delivery
         batch.unlink()
-        return True
+        return delivery
+
+    def report(self, code: str | None = None, reason: str | None = None, delivery: Any = None) -> None:
+        """Write status.json after a delivery attempt: ``ok`` once nothing is left to deliver and the
+        last attempt succeeded; otherwise the code and a message that names the signal and why."""
+        pending = len(self.pending())
+        traces = self.traces
+        if delivery is not None:
+            traces["endpoint"] = delivery.endpoint
+        if code is None:
+            traces["state"] = "ok"
+            traces["last_success"] = _now()
+        else:
+            traces["state"] = "failed"
+            error: dict[str, Any] = {"code": code, "reason": reason or "not accepted", "at": _now()}
+            if delivery is not None:
+                error.update(attempts=delivery.attempts, http_status=delivery.http_status)
+            traces["last_error"] = error
+        traces["pending_batches"] = pending
+        values: dict[str, Any] = {
+            "ok": code is None and pending == 0,
+            "pending": pending,
+            "withheld": self._withheld(),
+            "signals": {"traces": dict(traces), "metrics": METRICS_LIVE},
+        }
+        if code is not None:
+            where = delivery.describe() if delivery is not None else f"traces: {reason or code}"
+            values["error"] = code
+            kept = f"{pending} batch{'' if pending == 1 else 'es'} kept for retry"
+            values["message"] = f"{code}: {where}; {kept}"
+        _status(self.dir, **values)
 
     def _withheld(self) -> int:
         """Values this flusher replaced by a pseudonym so far (status.json ``withheld``)."""
@@ -161,30 +239,27 @@ class Flusher:
             idle_since = time.monotonic()
             for batch in batches:
                 try:
-                    ok = self.send(batch)
+                    delivery = self.send(batch)
                 except (ToolkitError, ImportError, OSError, ValueError) as exc:
                     # a missing extra, a bad endpoint or resource variable: keep the spool, and keep
                     # the lock a while, so the calls meanwhile do not start a flusher each
-                    code = exc.code if isinstance(exc, ToolkitError) else type(exc).__name__
-                    _status(self.dir, ok=False, error=code, pending=len(self.pending()))
+                    if isinstance(exc, ToolkitError):
+                        code, reason = exc.code, exc.message
+                    else:
+                        code, reason = type(exc).__name__, "the batch could not be read or mapped"
+                    self.report(code, reason)
                     time.sleep(min(give_up, HOLD_ON_ERROR))
                     return 1
-                if not ok:
+                if delivery is not None and not delivery.ok:
                     failing_since = failing_since or time.monotonic()
-                    _status(
-                        self.dir,
-                        ok=False,
-                        error="COLLECTOR_UNAVAILABLE",
-                        pending=len(self.pending()),
-                        withheld=self._withheld(),
-                    )
+                    self.report("COLLECTOR_UNAVAILABLE", delivery.reason, delivery)
                     if time.monotonic() - failing_since > give_up:
                         return 1  # the spool stays; the next spooled record starts a new flusher
                     pause = min(pause * 2, MAX_PAUSE)
                     break
+                if delivery is not None or failing_since is not None:
+                    self.report(delivery=delivery)  # after every delivery: a recovery clears the error
             else:
-                if failing_since is not None or not (self.dir / STATUS).exists() or self._withheld():
-                    _status(self.dir, ok=True, pending=0, withheld=self._withheld())
                 failing_since, pause = None, 0.5
 
 

@@ -15,6 +15,7 @@ exporters themselves.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -171,6 +172,119 @@ def metrics_data(
     )
 
 
+# the variables that name a credential-provider session of their own (the exporter's; honoured as is)
+_SESSION_VARIABLES = {
+    "traces": "OTEL_PYTHON_EXPORTER_OTLP_HTTP_TRACES_CREDENTIAL_PROVIDER",
+    "metrics": "OTEL_PYTHON_EXPORTER_OTLP_HTTP_METRICS_CREDENTIAL_PROVIDER",
+}
+_STANDARD_PATHS = ("/v1/traces", "/v1/metrics")
+
+
+def shown_endpoint(url: str) -> str:
+    """The signal URL as messages and ``status.json`` name it: scheme, host and port, plus the path
+    when it is the standard ``/v1/traces`` or ``/v1/metrics`` (a query, a fragment or the segments of
+    a custom path could carry a key; they are never shown)."""
+    parts = urlsplit(url)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    path = parts.path.rstrip("/")
+    for standard in _STANDARD_PATHS:
+        if path == standard:
+            return origin + standard
+        if path.endswith(standard):
+            return origin + "/..." + standard
+    return origin + ("/..." if path else "")
+
+
+@dataclass
+class Delivery:
+    """How one signal's send went: what ``status.json``, the summary and the error message say."""
+
+    signal: str  # traces | metrics
+    endpoint: str  # shown_endpoint of the signal URL
+    ok: bool = True
+    items: int = 0  # spans or metric points the collector accepted
+    attempts: int = 0  # HTTP requests made (the exporter's retries included)
+    http_status: int | None = None
+    reason: str | None = None  # "HTTP 503 Service Unavailable", "connection refused", "timed out"
+
+    def describe(self) -> str:
+        """``metrics to http://host:4318/v1/metrics: HTTP 503 Service Unavailable after 3 attempts``."""
+        if self.ok:
+            unit = "spans" if self.signal == "traces" else "metric points"
+            return f"{self.signal} delivered ({self.items} {unit})"
+        tries = f" after {self.attempts} attempt{'' if self.attempts == 1 else 's'}" if self.attempts else ""
+        return f"{self.signal} to {self.endpoint}: {self.reason or 'not accepted'}{tries}"
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"state": "ok" if self.ok else "failed", "endpoint": self.endpoint}
+        out.update(items=self.items, attempts=self.attempts)
+        if not self.ok:
+            out.update(http_status=self.http_status, reason=self.reason or "not accepted")
+        return out
+
+
+def network_reason(exc: BaseException) -> str:
+    """A short, fixed phrase for a request that got no HTTP answer (never the exception's text,
+    which names the URL with its query)."""
+    seen: list[BaseException] = []
+    todo: list[object] = [exc]
+    while todo and len(seen) < 32:
+        item = todo.pop(0)
+        if not isinstance(item, BaseException) or any(item is known for known in seen):
+            continue
+        seen.append(item)
+        todo.extend((item.__cause__, item.__context__, getattr(item, "reason", None), *item.args))
+    names = {type(item).__name__ for item in seen}
+    if any(isinstance(item, ConnectionRefusedError) for item in seen):
+        return "connection refused"
+    if any(isinstance(item, TimeoutError) for item in seen) or names & {
+        "Timeout", "ConnectTimeout", "ReadTimeout", "ConnectTimeoutError", "ReadTimeoutError"
+    }:  # fmt: skip
+        return "timed out"
+    if names & {"SSLError", "SSLCertVerificationError"}:
+        return "TLS handshake failed"
+    if any(type(item).__name__ == "gaierror" for item in seen) or "NameResolutionError" in names:
+        return "host name not resolved"
+    if any(isinstance(item, ConnectionResetError) for item in seen):
+        return "connection reset"
+    return f"connection failed ({type(exc).__name__})"
+
+
+@dataclass
+class _Probe:
+    """What the signal's HTTP session saw on its last request (filled by the recording session)."""
+
+    attempts: int = 0
+    status: int | None = None
+    reason: str | None = None
+
+
+def _recording_session(probe: _Probe) -> Any:
+    """A ``requests`` session (the exporter's public ``session`` option) that notes each request's
+    HTTP status or network failure, so a failed send can say why."""
+    from http import HTTPStatus
+
+    import requests
+
+    class RecordingSession(requests.Session):
+        def request(self, method: Any, url: Any, *args: Any, **kwargs: Any) -> Any:
+            probe.attempts += 1
+            try:
+                response = super().request(method, url, *args, **kwargs)
+            except Exception as exc:
+                probe.status, probe.reason = None, network_reason(exc)
+                raise
+            code = int(response.status_code)
+            try:
+                phrase = HTTPStatus(code).phrase  # the standard phrase, not the collector's text
+            except ValueError:
+                phrase = ""
+            probe.status, probe.reason = code, f"HTTP {code} {phrase}".rstrip()
+            return response
+
+    return RecordingSession()
+
+
 class Sender:
     """The two OTLP/HTTP exporters of one export (or of one flusher run)."""
 
@@ -179,30 +293,66 @@ class Sender:
         from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-        self.spans: Any = OTLPSpanExporter(endpoint=endpoints.traces, timeout=timeout)
-        self.metrics: Any = OTLPMetricExporter(endpoint=endpoints.metrics, timeout=timeout)
+        self.endpoints = endpoints
+        self.probes = {"traces": _Probe(), "metrics": _Probe()}
+        sessions = {
+            signal: None if os.environ.get(variable) else _recording_session(self.probes[signal])
+            for signal, variable in _SESSION_VARIABLES.items()
+        }
+        self.spans: Any = OTLPSpanExporter(
+            endpoint=endpoints.traces, timeout=timeout, session=sessions["traces"]
+        )
+        self.metrics: Any = OTLPMetricExporter(
+            endpoint=endpoints.metrics, timeout=timeout, session=sessions["metrics"]
+        )
         self.timeout = timeout
 
-    def send_spans(self, spans: Sequence[SpanRecord], resource_attrs: Mapping[str, str]) -> bool:
+    def _delivery(self, signal: str, url: str) -> tuple[Delivery, _Probe]:
+        probe = self.probes[signal]
+        probe.attempts, probe.status, probe.reason = 0, None, None
+        return Delivery(signal, shown_endpoint(url)), probe
+
+    @staticmethod
+    def _failed(delivery: Delivery, probe: _Probe) -> Delivery:
+        delivery.ok = False
+        delivery.attempts, delivery.http_status = probe.attempts, probe.status
+        delivery.reason = probe.reason if probe.attempts else "not sent (the exporter refused the payload)"
+        return delivery
+
+    def send_spans(self, spans: Sequence[SpanRecord], resource_attrs: Mapping[str, str]) -> Delivery:
         from opentelemetry.sdk.trace.export import SpanExportResult
 
+        delivery, probe = self._delivery("traces", self.endpoints.traces)
         for first in range(0, len(spans), SPAN_BATCH):
             batch = readable_spans(spans[first : first + SPAN_BATCH], resource_attrs)
             if self.spans.export(batch) is not SpanExportResult.SUCCESS:
-                return False
-        return True
+                return self._failed(delivery, probe)
+            delivery.items += len(batch)
+        delivery.attempts = probe.attempts
+        return delivery
 
     def send_metrics(
         self, metrics: Sequence[MetricRecord], resource_attrs: Mapping[str, str], start_ns: int, end_ns: int
-    ) -> bool:
+    ) -> Delivery:
         from opentelemetry.sdk.metrics.export import MetricExportResult
 
+        delivery, probe = self._delivery("metrics", self.endpoints.metrics)
         if not metrics:
-            return True
+            return delivery
         data = metrics_data(metrics, resource_attrs, start_ns, end_ns)
         millis = None if self.timeout is None else self.timeout * 1000
-        return self.metrics.export(data, timeout_millis=millis) is MetricExportResult.SUCCESS
+        if self.metrics.export(data, timeout_millis=millis) is not MetricExportResult.SUCCESS:
+            return self._failed(delivery, probe)
+        delivery.items, delivery.attempts = sum(len(metric.points) for metric in metrics), probe.attempts
+        return delivery
 
     def close(self) -> None:
         self.spans.shutdown()
         self.metrics.shutdown()
+
+
+def undelivered_message(deliveries: Sequence[Delivery]) -> str:
+    """The failed signals first (where, why, after how many attempts), then what was delivered."""
+    failed = [d.describe() for d in deliveries if not d.ok]
+    done = [d.describe() for d in deliveries if d.ok]
+    return "; ".join(failed + done)

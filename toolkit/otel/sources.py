@@ -11,7 +11,9 @@ Torn or invalid lines are counted as skipped, never fatal.
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -31,15 +33,23 @@ EVIDENCE_SCHEMA = "workgroup.routing-evidence/v1"
 
 
 def telemetry_log_spans(path: Path, skipped: Skipped) -> Iterator[SpanRecord]:
-    """Spans of the local telemetry log, in log order."""
-    from toolkit.infra.store import read_jsonl
+    """Spans of the local telemetry log (every rotated segment, then the active log), in log order.
 
-    rows, problems = read_jsonl(path)
-    for _problem in problems:
-        skipped.add("unreadable line")
+    Streamed line by line, each line within the line cap: a log of any total size is read in
+    bounded memory (``toolkit.infra.telemetrylog``)."""
+    from toolkit.infra.boundedio import FileRefused, loads_bounded
+    from toolkit.infra.telemetrylog import iter_lines
+
     occurrences = Occurrences()
-    for row in rows:
-        value = row.value
+    for line in iter_lines(path):
+        if line.raw is None:  # past the line cap
+            skipped.add("unreadable line")
+            continue
+        try:
+            value = loads_bounded(line.raw, what="the telemetry log", strict=False)
+        except FileRefused:
+            skipped.add("unreadable line")
+            continue
         schema = value.get("schema") if isinstance(value, dict) else None
         if schema == EFFICIENCY_SCHEMA:
             key = occurrences.key(content_key(value))
@@ -54,8 +64,10 @@ def telemetry_log_spans(path: Path, skipped: Skipped) -> Iterator[SpanRecord]:
             yield span
 
 
-def _jsonl(path: Path, skipped: Skipped) -> Iterator[object]:
-    """The CM usage rows of one log: regular files only (a FIFO never blocks), each line bounded."""
+def _jsonl(path: Path, skipped: Skipped, seen: set[str] | None = None) -> Iterator[object]:
+    """The CM usage rows of one log: regular files only (a FIFO never blocks), each line bounded.
+
+    An unreadable line whose bytes are in ``seen`` was counted in an earlier log: not again."""
     from toolkit.infra.boundedio import FileRefused, loads_bounded, open_regular
 
     try:
@@ -72,7 +84,11 @@ def _jsonl(path: Path, skipped: Skipped) -> Iterator[object]:
             try:
                 yield loads_bounded(raw, what="a CM log line")
             except FileRefused:
-                skipped.add("unreadable line")
+                key = "raw:" + hashlib.sha256(raw.strip()).hexdigest()
+                if seen is None or key not in seen:
+                    skipped.add("unreadable line")
+                    if seen is not None:
+                        seen.add(key)
 
 
 def _inside(raw: object, root: Path) -> bool:
@@ -127,15 +143,39 @@ def cm_log_files(home: Path | None, specs_dir: Path | None, workdir: Path | None
     return files
 
 
+def _row_key(row: object) -> str:
+    """A CM row's identity across logs: its event id, else its whole content."""
+    event_id = row.get("event_id") if isinstance(row, dict) else None
+    if isinstance(event_id, str):
+        return "event:" + event_id
+    text = json.dumps(row, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return "row:" + hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
 def cm_spans(files: list[Path], skipped: Skipped) -> Iterator[SpanRecord]:
-    """Spans of the completed model calls in ``files``, each event id once."""
-    seen: set[int] = set()
+    """Spans of the completed model calls in ``files``, each event id once.
+
+    A row the project log and the global log both hold is one record: sent once when a copy is
+    valid, and counted once among the skipped records (when the iteration ends) when none is."""
+    seen: set[str] = set()  # unreadable lines already counted
+    sent: set[str] = set()
+    refused: dict[str, str] = {}  # row key -> the reason its first copy was refused
     for path in files:
-        for row in _jsonl(path, skipped):
-            span = cm_span(row, skipped)
-            if span is not None and span.span_id not in seen:
-                seen.add(span.span_id)
-                yield span
+        for row in _jsonl(path, skipped, seen):
+            key = _row_key(row)
+            if key in sent:
+                continue
+            verdict = Skipped()
+            span = cm_span(row, verdict)
+            if span is None:
+                for reason in verdict.reasons:
+                    refused.setdefault(key, reason)
+                continue
+            sent.add(key)
+            refused.pop(key, None)
+            yield span
+    for reason in refused.values():
+        skipped.add(reason)
 
 
 def agent_spans(environ: Mapping[str, str], workdir: Path | None, skipped: Skipped) -> Iterator[SpanRecord]:
