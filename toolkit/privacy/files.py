@@ -214,11 +214,12 @@ def load(path: Path, shown: str, rel: str, context: Context | None = None) -> Lo
     """Read ``path`` whole in bounded memory: its text (up to ``HEAD_BYTES`` of text), or its
     findings (anything else), or a notice (absent, not a regular file, unreadable outside
     workflow artifacts). ``shown`` is the path reported, ``rel`` decides context and kind."""
-    from toolkit.infra.boundedio import NOT_A_FILE, NOT_FOUND, FileRefused, open_regular
+    from toolkit.infra.boundedio import NOT_A_FILE, NOT_FOUND, FileRefused, _open_checked
 
     try:
-        # regular files only: a FIFO among the staged paths must not hang the hook
-        handle = open_regular(path, what="the file")
+        # regular files only, opened without blocking: a FIFO among the staged paths must not
+        # hang the hook (checked on the open descriptor too)
+        opened = _open_checked(path, "the file", True, False)
     except FileRefused as exc:
         if exc.code == NOT_FOUND:
             return Loaded(notice=f"{shown}: skipped (does not exist)")
@@ -226,28 +227,47 @@ def load(path: Path, shown: str, rel: str, context: Context | None = None) -> Lo
             return Loaded(notice=f"{shown}: skipped ({exc.message.removeprefix('the file ').split(';')[0]})")
         reason = "permission denied" if "permission" in exc.message else "cannot be read"
         return unreadable(shown, rel, reason, context)
-    assert handle is not None
-    with handle:
+    assert opened is not None
+    fd, info = opened
+    try:
+        want = min(info.st_size, HEAD_BYTES) + 1
         try:
-            size = os.fstat(handle.fileno()).st_size
-            want = min(size, HEAD_BYTES) + 1
-            head = handle.read(want)
+            head = _read_head(fd, want)
         except OSError:
             return unreadable(shown, rel, "cannot be read (I/O error)", context)
         kind = sniff(head)
-        if len(head) < want:  # the whole file
+        if len(head) < want:  # the whole file: the common case, no file object needed
             if kind == "utf-8":
                 return Loaded(text=head.decode("utf-8", errors="replace"))
             if kind not in ("binary", "gzip", "bzip2", "xz", "zip"):
                 return Loaded(text=head.decode(kind, errors="replace"))
         from toolkit.privacy.streams import Budget, blocks_of
 
-        try:
-            return Loaded(
-                findings=scan_stream(blocks_of(handle, head), kind, shown, rel, context, Budget(), 0, handle)
-            )
-        except Unreadable as exc:
-            return unreadable(shown, rel, exc.reason, context)
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            try:
+                found = scan_stream(blocks_of(handle, head), kind, shown, rel, context, Budget(), 0, handle)
+            except Unreadable as exc:
+                return unreadable(shown, rel, exc.reason, context)
+        return Loaded(findings=found)
+    finally:
+        os.close(fd)
+
+
+def _read_head(fd: int, want: int) -> bytes:
+    """Up to ``want`` bytes from ``fd`` (fewer only at the end of the file)."""
+    head = os.read(fd, want)
+    if len(head) in (0, want):
+        return head
+    parts = [head]
+    got = len(head)
+    while got < want:
+        more = os.read(fd, want - got)
+        if not more:
+            break
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
 
 
 def scan_stream(
