@@ -57,6 +57,13 @@ DISCLAIMER = (
 )
 
 
+def _shown(text: object) -> str:
+    """Log-controlled text (paths, model names, stages) with control and format characters escaped."""
+    from toolkit.core.display import shown
+
+    return shown(text)
+
+
 @dataclass
 class RunRef:
     run_id: str
@@ -289,7 +296,7 @@ class Totals:
     def invalid(self, reason: str, where: str, warn: TextIO, message: str) -> None:
         self.summary["invalid_calls"] += 1
         self.reasons[reason] = self.reasons.get(reason, 0) + 1
-        warn.write(f"warning: {message} at {where}\n")
+        warn.write(f"warning: {_shown(message)} at {_shown(where)}\n")
 
 
 @dataclass
@@ -306,7 +313,7 @@ class _RunState:
 def _unreadable(totals: Totals, raw: bytes, where: str, warn: TextIO) -> None:
     totals.unreadable += 1
     kind = "torn last line" if not raw.endswith(b"\n") else "invalid JSON"
-    warn.write(f"warning: {kind} at {where}\n")
+    warn.write(f"warning: {kind} at {_shown(where)}\n")
 
 
 def _read_claims(path: Path, rel: str, run_id: str, totals: Totals, warn: TextIO) -> _RunState:
@@ -402,7 +409,7 @@ def _take_claim(state: _RunState, row: dict[str, Any], number: int, where: str, 
     problem = _call_id_or_reason(row.get("call_id"), row.get("phase"), "claimed")
     ident = _identity_or_reason(row) if problem is None else problem
     if isinstance(ident, str):
-        warn.write(f"warning: ignored malformed model_call at {where} ({ident})\n")
+        warn.write(f"warning: ignored malformed model_call at {_shown(where)} ({_shown(ident)})\n")
         return
     call_id = row["call_id"]
     existing = state.claims.get(call_id)
@@ -410,7 +417,7 @@ def _take_claim(state: _RunState, row: dict[str, Any], number: int, where: str, 
         state.claims[call_id] = (number, ident)
     elif existing[1] != ident:
         state.ambiguous.add(call_id)
-        warn.write(f"warning: conflicting model_call identity at {where}\n")
+        warn.write(f"warning: conflicting model_call identity at {_shown(where)}\n")
 
 
 def _add_usage(totals: Totals, usage: Compact) -> None:
@@ -491,7 +498,7 @@ def _partial(task: tuple[str, str, str]) -> tuple[Totals, str]:
     try:
         _fold_run(Path(path), rel, run_id, totals, warn)
     except OSError as exc:
-        warn.write(f"warning: cannot read {rel}: {type(exc).__name__}\n")
+        warn.write(f"warning: cannot read {_shown(rel)}: {type(exc).__name__}\n")
     return totals, warn.getvalue()
 
 
@@ -558,7 +565,7 @@ def build_report(home: Path, refs: Sequence[RunRef], warn: TextIO, *, jobs: int 
             try:
                 _fold_run(Path(item[0]), item[1], item[2], totals, warn)
             except OSError as exc:
-                warn.write(f"warning: cannot read {item[1]}: {type(exc).__name__}\n")
+                warn.write(f"warning: cannot read {_shown(item[1])}: {type(exc).__name__}\n")
     names = ("calls", *TOKEN_FIELDS, "duration_ms", "duration_observed_calls")
     groups = [
         {
@@ -649,7 +656,7 @@ def render_text(report: Mapping[str, Any]) -> str:
             f"unavailable {value['unavailable_calls']}"
         )
     lines.append(DISCLAIMER)
-    return "\n".join(lines) + "\n"
+    return "\n".join(map(_shown, lines)) + "\n"  # model names, stages, roles come from the logs
 
 
 def _positive(value: str) -> int:

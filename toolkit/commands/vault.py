@@ -36,7 +36,9 @@ def register(app: typer.Typer) -> None:
         outcome = add_delta(repository().layout, request, now=moment)
         if as_json:
             emit_json(outcome)
-        target = f" {outcome['KnowledgeId']}" if outcome.get("KnowledgeId") else ""
+        from toolkit.core.display import shown
+
+        target = f" {shown(outcome['KnowledgeId'])}" if outcome.get("KnowledgeId") else ""
         if outcome["journaled"]:
             say(
                 f"{outcome['action']}{target} ({outcome['reason']}): "
@@ -104,10 +106,13 @@ def register(app: typer.Typer) -> None:
         if as_json:
             emit_json(listing)
             return
+        from toolkit.core.display import shown
+
         for row in listing["entries"]:
-            title = (row.get("delta") or {}).get("title") or ""
-            where = row["batch_id"] or "pending"
-            typer.echo(f"{row['seq']:>4}  {row['action']:<6} {row['reason']:<26} {where:<22} {title[:60]}")
+            title = shown(str((row.get("delta") or {}).get("title") or "")[:60])
+            where = shown(row["batch_id"] or "pending")
+            action, reason = shown(row["action"]), shown(row["reason"])
+            typer.echo(f"{row['seq']:>4}  {action:<6} {reason:<26} {where:<22} {title}")
         say(
             f"{len(listing['entries'])} entries, {listing['pending']} pending"
             + (

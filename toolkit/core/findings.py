@@ -43,8 +43,11 @@ class Finding:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def text(self) -> str:
-        head = f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}"
-        return head if not self.fix else f"{head}\n  fix: {self.fix}"
+        """The text line(s); path, code, message and fix pass ``shown`` (no raw control character)."""
+        from toolkit.core.display import shown
+
+        head = f"{shown(self.path)}:{self.line}:{self.col}: {shown(self.code)} {shown(self.message)}"
+        return head if not self.fix else f"{head}\n  fix: {shown(self.fix)}"
 
     def as_json(self) -> dict[str, Any]:
         row: dict[str, Any] = {
@@ -95,6 +98,8 @@ def emit(
     notices: list[str] | None = None,
 ) -> None:
     """Write findings in the shared convention (text or JSON) and the summary."""
+    from toolkit.core.display import shown
+
     if as_json:
         doc = {
             "tool": tool,
@@ -109,7 +114,7 @@ def emit(
             stdout.write(f.text() + "\n")
         _annotate(findings, stdout)
     for notice in notices or ():
-        stderr.write(f"{tool}: {notice}\n")
+        stderr.write(f"{tool}: {shown(notice)}\n")
     if not as_json or findings:
         stderr.write(summary_line(tool, findings, checked, unit) + "\n")
 

@@ -44,8 +44,10 @@ def run(argv: Sequence[str] | None, description: str) -> int:
         sys.stderr.write(exc.diagnostics() + "\n")
         return int(exc.exit_code)
     if not report.findings:
+        from toolkit.core.display import shown
+
         for notice in report.notices:
-            sys.stderr.write(f"privacy: {notice}\n")
+            sys.stderr.write(f"privacy: {shown(notice)}\n")
         return 0
     findings = shared_findings(report)
     emit(

@@ -76,7 +76,11 @@ def run(argv: Sequence[str] | None) -> int:
         try:
             raw = read_regular(Path(name), limit=MAX_MESSAGE_BYTES, what="the commit message") or b""
         except FileRefused as exc:
-            sys.stderr.write(f"privacy: {exc.message}; the message was not scanned, so it is not passed\n")
+            from toolkit.core.display import shown
+
+            sys.stderr.write(
+                f"privacy: {shown(exc.message)}; the message was not scanned, so it is not passed\n"
+            )
             return 3
         report.files_scanned += 1
         report.findings.extend(scan_message(message_text(raw), "commit message"))

@@ -47,9 +47,11 @@ def run_gate(paths: list[Path], root: Path, context: Context | None = None) -> S
 
 def render_text(report: ScanReport) -> str:
     """``path:line:col: RULE category: masked`` lines (col 1-based), as ``toolkit/core/findings.py``."""
+    from toolkit.core.display import shown
+
     return "\n".join(
-        f"{i.path}:{i.finding.line}:{i.finding.start + 1}: {i.finding.rule} {i.finding.category.value}: "
-        f"{i.finding.masked}"
+        f"{shown(i.path)}:{i.finding.line}:{i.finding.start + 1}: {i.finding.rule} {i.finding.category.value}: "
+        f"{shown(i.finding.masked)}"
         for i in report.findings
     )
 

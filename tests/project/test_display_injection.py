@@ -1,0 +1,205 @@
+"""Terminal and output injection (issue 24): hostile names never reach the terminal raw.
+
+File names, delta titles and model names holding an OSC title sequence (``ESC ] 0 ; x BEL``), a
+colour sequence (``ESC [ 31 m``), a newline that forges a finding line, or a bidi override are
+printed by every human-readable printer with those characters escaped (``toolkit.core.display``);
+the JSON output is unchanged (``json.dumps`` escapes on its own).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+from conftest import GitRepo, run_workgroup
+
+from toolkit.core.display import shown
+from toolkit.privacy.providers import base62_crc32
+
+BODY = "Zq8Xw2Lm4Np6Rt0Vy3Bd5Fh7Jk9Mc1"
+TOKEN = "gh" + "p_" + BODY + base62_crc32(BODY)
+FORGED = "forged.py:1:1: FAKE-RULE all clear"
+HOSTILE_NAMES = {
+    "osc": "a\x1b]0;x\x07.py",
+    "csi": "b\x1b[31mred.py",
+    "newline": f"c.py\n{FORGED}",
+    "bidi": "d\u202etxt.py",
+}
+HOSTILE_TEXTS = [*HOSTILE_NAMES.values(), "e\u2028f", "g\u200bh", "i\x85j", "k\x7fl"]
+
+
+def assert_clean(text: str) -> None:
+    """No control or format character except the newline ending each line, and no forged line."""
+    for line in text.split("\n"):
+        for char in line:
+            assert char == "\t" or unicodedata.category(char) not in ("Cc", "Cf", "Cs", "Zl", "Zp"), (
+                repr(char),
+                line,
+            )
+        assert not line.startswith("forged.py"), line
+
+
+# --- the helper ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", HOSTILE_TEXTS)
+def test_shown_escapes_every_control_and_format_character(text: str) -> None:
+    out = shown(text)
+    assert_clean(out)
+    assert "\n" not in out and "\x1b" not in out
+
+
+def test_shown_is_unambiguous_and_keeps_ordinary_text() -> None:
+    assert shown("src/app.py") == "src/app.py"
+    assert shown("données/文件.py") == "données/文件.py"
+    assert shown("a\x1b[31m") == "a\\x1b[31m"
+    assert shown("x\ny") == "x\\ny"
+    assert shown("\u202e") == "\\u202e"
+    assert shown("\ud800") == "\\ud800"
+    assert shown("\U000e0001") == "\\U000e0001"
+    # a typed backslash sequence and a real control character print differently
+    assert shown("\\x1b") == "\\\\x1b" != shown("\x1b")
+
+
+# --- privacy scan and the privacy hook ---------------------------------------------------------
+
+
+@pytest.fixture
+def hostile_files(git_repo: GitRepo) -> GitRepo:
+    for name in HOSTILE_NAMES.values():
+        (git_repo.path / name).write_text(f'key = "{TOKEN}"\n', encoding="utf-8")
+    return git_repo
+
+
+def test_privacy_scan_prints_hostile_file_names_escaped(hostile_files: GitRepo) -> None:
+    proc = run_workgroup("privacy", "scan", *HOSTILE_NAMES.values(), cwd=hostile_files.path)
+    assert proc.returncode == 1, proc.stderr
+    out = proc.stdout.decode("utf-8")
+    assert_clean(out)
+    assert_clean(proc.stderr.decode("utf-8"))
+    lines = out.splitlines()
+    assert len(lines) == len(HOSTILE_NAMES)  # one line per finding, none forged
+    for name in HOSTILE_NAMES.values():
+        assert sum(line.startswith(shown(name) + ":1:") for line in lines) == 1, (name, lines)
+    # JSON keeps the real names (escaped by the JSON encoder)
+    doc = json.loads(run_workgroup("privacy", "scan", "--json", *HOSTILE_NAMES.values()).stdout)
+    assert sorted(f["path"] for f in doc["findings"]) == sorted(HOSTILE_NAMES.values())
+
+
+def test_privacy_hook_prints_hostile_file_names_escaped(hostile_files: GitRepo) -> None:
+    hook = Path(sys.executable).parent / "workgroup-privacy-hook"
+    proc = subprocess.run(
+        [str(hook), *HOSTILE_NAMES.values()], cwd=hostile_files.path, capture_output=True, check=False
+    )
+    assert proc.returncode == 1, proc.stderr
+    out = proc.stdout.decode("utf-8")
+    assert_clean(out)
+    assert_clean(proc.stderr.decode("utf-8"))
+    assert len(out.splitlines()) == len(HOSTILE_NAMES)
+
+
+# --- verify and its hook ---------------------------------------------------------------------
+
+
+def test_verify_and_its_hook_print_hostile_record_names_escaped(git_repo: GitRepo) -> None:
+    git_repo.commit("initial", {"src/app.py": "a = 1\n"})
+    capsules = git_repo.path / ".workgroup" / "workgroups" / "wg" / "capsules"
+    capsules.mkdir(parents=True)
+    for name in HOSTILE_NAMES.values():
+        (capsules / f"{name}.json").write_text("{not json", encoding="utf-8")
+    git_repo.commit("records")
+    hook = Path(sys.executable).parent / "workgroup-verify-hook"
+    for proc in (
+        run_workgroup("verify", cwd=git_repo.path),
+        subprocess.run([str(hook), "--no-cache"], cwd=git_repo.path, capture_output=True, check=False),
+    ):
+        assert proc.returncode == 1, proc.stderr
+        out = proc.stdout.decode("utf-8")
+        assert_clean(out)
+        assert_clean(proc.stderr.decode("utf-8"))
+        heads = [line for line in out.splitlines() if not line.startswith("  ")]
+        assert len(heads) == len(HOSTILE_NAMES), out
+    doc = json.loads(run_workgroup("verify", "--json", cwd=git_repo.path).stdout)
+    assert sorted(Path(f["path"]).name for f in doc["findings"]) == sorted(
+        f"{n}.json" for n in HOSTILE_NAMES.values()
+    )
+
+
+# --- vault list ------------------------------------------------------------------------------
+
+
+def test_vault_list_prints_hostile_titles_escaped(git_repo: GitRepo) -> None:
+    for i, title in enumerate(HOSTILE_NAMES.values()):
+        delta = {"delta": {"title": title, "content": f"body {i}"}}
+        added = run_workgroup("vault", "add", "-", stdin=json.dumps(delta), cwd=git_repo.path)
+        assert added.returncode == 0, added.stderr
+    proc = run_workgroup("vault", "list", cwd=git_repo.path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.decode("utf-8")
+    assert_clean(out)
+    assert len(out.splitlines()) == len(HOSTILE_NAMES)
+    doc = json.loads(run_workgroup("vault", "list", "--json", cwd=git_repo.path).stdout)
+    assert [e["delta"]["title"] for e in doc["entries"]] == list(HOSTILE_NAMES.values())
+
+
+# --- cm-usage-report ---------------------------------------------------------------------------
+
+
+def test_cm_usage_report_prints_hostile_model_names_escaped(tmp_path: Path) -> None:
+    home = tmp_path / "logs"
+    env = {**os.environ, "CM_WORKFLOW_LOG_HOME": str(home)}
+    bin_dir = Path(sys.executable).parent
+    data = {
+        "call_id": "call-0000",
+        "stage": "design_generation",
+        "role": "planner",
+        "adapter": "company-api",
+        "requested_model": "planner-default",
+        "effective_model": "model-a",
+        "source": "api",
+        "purpose": "cm-prd:design_generation",
+        "usage_state": "observed",
+        "input_tokens": 10,
+        "output_tokens": 5,
+        "cache_read_tokens": 0,
+        "cache_write_tokens": 0,
+        "outcome": "success",
+    }
+    logged = subprocess.run(
+        [
+            str(bin_dir / "cm-log-event"),
+            *("--workflow", "cm-prd", "--event", "model_usage", "--phase", "complete"),
+            *("--runtime", "codex", "--run-id", "run-0001", "--detail", "call"),
+            *("--data-json", json.dumps(data)),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    assert logged.returncode == 0, logged.stderr
+    run_log = Path(json.loads(logged.stdout)["global_log"])
+    (event,) = [json.loads(x) for x in run_log.read_text(encoding="utf-8").splitlines()]
+    # the log is a file anyone with the home can edit: the models are written in by hand
+    rows = [
+        {**event, "event_id": f"event-{i}", "call_id": f"call-{i:04d}", "effective_model": model}
+        for i, model in enumerate(HOSTILE_NAMES.values())
+    ]
+    run_log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    proc = subprocess.run([str(bin_dir / "cm-usage-report")], env=env, capture_output=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.decode("utf-8")
+    assert_clean(out)
+    assert_clean(proc.stderr.decode("utf-8"))
+    model_lines = [line for line in out.splitlines() if "| planner |" in line]
+    assert len(model_lines) == len(HOSTILE_NAMES), out
+    assert any(shown(HOSTILE_NAMES["osc"]) in line for line in model_lines)
+    doc = json.loads(
+        subprocess.run([str(bin_dir / "cm-usage-report"), "--json"], env=env, capture_output=True).stdout
+    )
+    assert sorted(g["model"] for g in doc["groups"]) == sorted(HOSTILE_NAMES.values())
