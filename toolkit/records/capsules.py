@@ -26,7 +26,7 @@ MAX_RECORD_BYTES = 1_048_576
 
 # pipeline codes that mean "this input is malformed" (exit 2); the rest are refusals (exit 1)
 _INVALID_INPUT_CODES = frozenset(
-    {"INVALID_REQUEST", "CAPSULE_SCHEMA_INVALID", "CAPSULE_ARTIFACT_REF_INVALID"}
+    {"INVALID_REQUEST", "CAPSULE_SCHEMA_INVALID", "CAPSULE_ARTIFACT_REF_INVALID", "INVALID_OWNERSHIP_PATH"}
 )
 
 
@@ -110,6 +110,18 @@ class SealOutcome:
         }
 
 
+def _canonical_paths(workdir: Path, capsule: dict[str, Any]) -> None:
+    """Owned files and artifact refs through the canonicalizer ``workgroup owners`` uses, against the
+    real work tree: a path whose real location (symlinks resolved) leaves it, or lies in ``.git``,
+    is ``INVALID_OWNERSHIP_PATH`` (exit 2), as in the writer registry."""
+    from toolkit.infra.paths import Canonicalizer
+    from toolkit.runtime.capsule_rules import artifact_paths
+
+    canon = Canonicalizer(str(workdir))
+    for path in [*capsule.get("owned_files", []), *artifact_paths(capsule)]:
+        canon.key(path)
+
+
 def seal_file(
     repo: Repo,
     source: Path,
@@ -140,6 +152,7 @@ def seal_file(
             raise schema_error(bound, str(source)) from None
         raise as_toolkit_error(exc) from None
     sealed = prepared.capsule
+    _canonical_paths(workdir, sealed)
     size = len(canonical_bytes(sealed))
     if not write:
         return SealOutcome(

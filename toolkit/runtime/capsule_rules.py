@@ -446,10 +446,30 @@ def assert_artifact_path(path: Any) -> None:
         raise RuntimeOpError("CAPSULE_ARTIFACT_REF_UNAUTHORIZED")
 
 
+def assert_owned_path(path: str) -> None:
+    """The rules ``workgroup owners`` applies (``toolkit.core.ownership``), as ``INVALID_OWNERSHIP_PATH``.
+
+    On top of the reference's portable rules: full-width or leader dots that normalize (NFKC) to
+    ``..``, format characters (bidi overrides, zero-width), C1 controls, separators and anything
+    under ``.git`` (case-folded) are refused, as the writer registry refuses them.
+    """
+    from toolkit.core.ownership import OwnershipPathError, lexical_segments
+
+    try:
+        lexical_segments(path)
+    except OwnershipPathError:
+        raise RuntimeOpError("INVALID_OWNERSHIP_PATH") from None
+
+
 def assert_paths(capsule: dict[str, Any]) -> None:
-    """Every file/spec path portable; every artifact path portable and inside the boundary."""
-    for path in file_paths(capsule):
+    """Every file/spec path portable; every artifact path portable and inside the boundary; then
+    every one of them through the owners' path rules (``assert_owned_path``)."""
+    files = file_paths(capsule)
+    for path in files:
         if not portable_path(path):
             raise RuntimeOpError("CAPSULE_ARTIFACT_REF_INVALID")
-    for path in artifact_paths(capsule):
+    artifacts = artifact_paths(capsule)
+    for path in artifacts:
         assert_artifact_path(path)
+    for path in files + artifacts:
+        assert_owned_path(path)
