@@ -34,13 +34,15 @@ def normalize_or_raise(raw: Any) -> tuple[dict[str, Any], list[str]]:
 
 def _live_key(log: Path, event: dict[str, Any]) -> str:
     """The OTLP span key ``telemetry export`` will give this event (live mode spools it now)."""
-    from toolkit.otel.records import efficiency_key
+    import json
 
-    try:
-        existing = log.read_bytes()
-    except FileNotFoundError:
-        existing = b""
-    return efficiency_key(existing, event)
+    from toolkit.infra.telemetrylog import count_equal_lines
+    from toolkit.otel.records import content_key
+
+    # the export numbers equal records in log order across every segment (records.Occurrences);
+    # the log is streamed, never read whole
+    line = json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return f"{content_key(event)}#{count_equal_lines(log, line)}"
 
 
 def register(app: typer.Typer) -> None:
@@ -56,7 +58,8 @@ def register(app: typer.Typer) -> None:
         """Validate, project and (unless telemetry is off) append one event to the local log."""
         from toolkit.commands._common import emit_json, read_json_file, repository, say
         from toolkit.infra.config import load_config
-        from toolkit.infra.store import append_jsonl, file_lock
+        from toolkit.infra.store import file_lock
+        from toolkit.infra.telemetrylog import append_held
 
         raw = read_json_file(file, what="event file")
         event, dropped = normalize_or_raise(raw)
@@ -68,7 +71,7 @@ def register(app: typer.Typer) -> None:
             with file_lock(layout.lock("telemetry")):
                 if mode == "otlp":
                     live_key = _live_key(layout.telemetry_log, event)
-                append_jsonl(layout.telemetry_log, event)
+                append_held(layout.telemetry_log, event)  # rotates by size first when due
         if live_key is not None:
             from toolkit.otel.live import emit_efficiency
 

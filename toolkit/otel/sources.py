@@ -33,15 +33,23 @@ EVIDENCE_SCHEMA = "workgroup.routing-evidence/v1"
 
 
 def telemetry_log_spans(path: Path, skipped: Skipped) -> Iterator[SpanRecord]:
-    """Spans of the local telemetry log, in log order."""
-    from toolkit.infra.store import read_jsonl
+    """Spans of the local telemetry log (every rotated segment, then the active log), in log order.
 
-    rows, problems = read_jsonl(path)
-    for _problem in problems:
-        skipped.add("unreadable line")
+    Streamed line by line, each line within the line cap: a log of any total size is read in
+    bounded memory (``toolkit.infra.telemetrylog``)."""
+    from toolkit.infra.boundedio import FileRefused, loads_bounded
+    from toolkit.infra.telemetrylog import iter_lines
+
     occurrences = Occurrences()
-    for row in rows:
-        value = row.value
+    for line in iter_lines(path):
+        if line.raw is None:  # past the line cap
+            skipped.add("unreadable line")
+            continue
+        try:
+            value = loads_bounded(line.raw, what="the telemetry log", strict=False)
+        except FileRefused:
+            skipped.add("unreadable line")
+            continue
         schema = value.get("schema") if isinstance(value, dict) else None
         if schema == EFFICIENCY_SCHEMA:
             key = occurrences.key(content_key(value))

@@ -68,7 +68,7 @@ def record_evidence(layout: Any, facts: dict[str, Any], result: dict[str, Any]) 
     """Append the routing evidence of ``facts`` -> ``result``; ``PRIVATE_CONTENT`` refuses it."""
     from toolkit.core.timefmt import format_utc
     from toolkit.infra.clock import now_utc
-    from toolkit.infra.store import append_jsonl, file_lock
+    from toolkit.infra.store import file_lock
     from toolkit.privacy import Context, scan_value
     from toolkit.runtime.router import routing_evidence
 
@@ -77,8 +77,10 @@ def record_evidence(layout: Any, facts: dict[str, Any], result: dict[str, Any]) 
     if findings:
         rules = ", ".join(sorted({f.rule for f in findings}))
         raise Refused("PRIVATE_CONTENT", f"routing evidence not recorded: private content ({rules})")
+    from toolkit.infra.telemetrylog import append_held
+
     with file_lock(layout.lock("telemetry")):
-        append_jsonl(layout.telemetry_log, evidence)
+        append_held(layout.telemetry_log, evidence)  # rotates by size first when due
 
 
 # --- route ---------------------------------------------------------------------------------------

@@ -1,0 +1,164 @@
+"""The local telemetry log rotates by size and every reader takes every segment (issue 24 item 8).
+
+``workgroup telemetry record`` renames a full active log to the next numbered segment under the
+telemetry lock; ``telemetry export`` streams every segment in order, line by line, so a log of
+any total size exports, and the ids equal those of the same records written to one file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from conftest import ROOT, GitRepo, cli
+
+from toolkit.infra.git import discover
+from toolkit.infra.telemetrylog import SEGMENT_ENV, all_paths, append_held, segment_paths
+from toolkit.otel.export import collect
+
+EVENT: dict[str, Any] = {
+    "event": "worker_usage",
+    "observed_at": "2026-07-30T12:00:00Z",
+    "task_corpus_id": "anon-0123456789abcdef",
+    "provider": "claude",
+    "runtime": "cli",
+    "model": "sonnet",
+    "profile": "balanced",
+    "mode": "fresh-capsule",
+    "reason_codes": ["INDEPENDENT_CAPSULE"],
+    "logical": {"estimated_context_occupancy": 0.4, "prompt_bytes": 2048},
+    "billed": {
+        "uncached_input_tokens": 1200,
+        "cache_read_input_tokens": 800,
+        "cache_creation_input_tokens": 100,
+        "output_tokens": 300,
+        "accounting_source": "provider-reported",
+    },
+    "outcome": {"verify_passed": 3, "verify_total": 3, "elapsed_ms": 4000},
+}
+
+
+def _event(index: int) -> dict[str, Any]:
+    # every third event repeats an earlier one: equal records get their ids by occurrence number
+    minute = index if index % 3 else 0
+    return {**EVENT, "observed_at": f"2026-07-30T12:{minute:02d}:00Z"}
+
+
+def _record(repo: GitRepo, events: list[dict[str, Any]], env: dict[str, str | None]) -> None:
+    for index, event in enumerate(events):
+        path = repo.path.parent / f"event-{index}.json"
+        path.write_text(json.dumps(event), encoding="utf-8")
+        result = cli("telemetry", "record", str(path), env=env)
+        assert result.exit_code == 0, result.stderr
+
+
+def _dry_run(env: dict[str, str | None]) -> dict[str, Any]:
+    result = cli("telemetry", "export", "--otlp", "--dry-run", "--json", env=env)
+    assert result.exit_code == 0, result.stderr
+    summary: dict[str, Any] = json.loads(result.stdout)
+    return summary
+
+
+def test_rotated_log_exports_like_one_file(git_repo: GitRepo, tmp_path: Path) -> None:
+    events = [_event(i) for i in range(40)]
+    _record(git_repo, events, {SEGMENT_ENV: "3000"})
+    log = discover(str(git_repo.path)).layout.telemetry_log
+    segments = segment_paths(log)
+    assert len(segments) >= 5, segments  # rotated several times
+    assert all(path.stat().st_size <= 3000 for path in all_paths(log))
+    assert [p.name for p in segments[:2]] == ["telemetry.1.jsonl", "telemetry.2.jsonl"]
+    # the same records written to one file, never rotated
+    plain = tmp_path / "plain" / "telemetry.jsonl"
+    recorded = [json.loads(line) for path in all_paths(log) for line in path.read_text().splitlines()]
+    assert len(recorded) == 40
+    for record in recorded:
+        append_held(plain, record)
+    assert segment_paths(plain) == []
+    rotated = collect(log, cm_home=None, specs_dir=None, since_ns=None)
+    single = collect(plain, cm_home=None, specs_dir=None, since_ns=None)
+    assert len(rotated.spans) == 40
+    assert rotated.spans == single.spans  # same spans, same ids, same order
+    assert len({span.span_id for span in rotated.spans}) == 40
+    assert _dry_run({SEGMENT_ENV: "3000"})["spans"] == 40
+
+
+def test_log_past_the_read_cap_exports(git_repo: GitRepo) -> None:
+    """The whole log is far past the read cap (lowered from 64 MiB to 64 KiB by its variable);
+    before, the export refused it (FILE_TOO_LARGE, exit 2); now it streams every line."""
+    cap = {"WORKGROUP_MAX_READ_BYTES": "65536"}
+    log = discover(str(git_repo.path)).layout.telemetry_log
+    _record(git_repo, [_event(1)], {})
+    line = log.read_bytes()
+    count = 65536 * 3 // len(line) + 1
+    log.write_bytes(line * count)  # about 192 KiB in the active log alone
+    summary = _dry_run(cap)
+    assert summary["spans"] == count and summary["skipped"] == {}
+    # rotated into segments, the total past the cap exports too
+    _record(git_repo, [_event(2)] * 30, {SEGMENT_ENV: "20000", **cap})
+    assert len(segment_paths(log)) >= 1
+    assert _dry_run(cap)["spans"] == count + 30
+
+
+def test_overlong_line_is_skipped_not_fatal(git_repo: GitRepo) -> None:
+    log = discover(str(git_repo.path)).layout.telemetry_log
+    _record(git_repo, [_event(1)], {})
+    good = log.read_bytes()
+    log.write_bytes(good + b'{"pad":"' + b"x" * 100_000 + b'"}\n' + good)
+    summary = _dry_run({"WORKGROUP_MAX_READ_BYTES": "65536"})
+    assert summary["spans"] == 2 and summary["skipped"] == {"unreadable line": 1}
+
+
+_WRITER = """
+import sys
+from pathlib import Path
+from toolkit.infra.store import file_lock
+from toolkit.infra.telemetrylog import append_held
+log, lock, start = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+pad = "x" * 3000
+i = start
+while True:
+    with file_lock(lock):
+        append_held(log, {"n": i, "pad": pad})
+    if i == start + 2:
+        print("writing", flush=True)
+    i += 1
+"""
+
+
+def test_kill_during_rotation_loses_and_doubles_nothing(tmp_path: Path) -> None:
+    """A writer killed with SIGKILL again and again while it rotates every few records: each
+    record written is in exactly one segment, in order, none lost and none doubled."""
+    log = tmp_path / "state" / "telemetry.jsonl"
+    lock = tmp_path / "state" / "telemetry.lock"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), SEGMENT_ENV: "10000"}  # a rotation every 3 records
+    start = 1
+    for round_ in range(6):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(log), str(lock), str(start)],
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == b"writing\n"
+        time.sleep(0.01 * round_)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        proc.stdout.close()
+        numbers = []
+        for path in all_paths(log):
+            if not path.exists():
+                continue
+            for raw in path.read_bytes().split(b"\n"):
+                try:
+                    numbers.append(json.loads(raw)["n"])
+                except ValueError:
+                    pass  # the record being written when the kill came: torn, never acknowledged
+        assert numbers == list(range(1, len(numbers) + 1)), numbers  # in order, no gap, no double
+        start = len(numbers) + 1
+    assert len(segment_paths(log)) >= 3
