@@ -131,6 +131,8 @@ def test_bad_range_is_a_coded_usage_error(repo: Path) -> None:
         assert "BAD_REVISION" in err and "Traceback" not in err
     code, out, _ = scan(repo, "nope", "--format", "json")
     assert json.loads(out)["error"]["code"] == "BAD_REVISION"
+    code, out, err = scan(repo, "nope", "--format", "sarif")
+    assert (code, out) == (2, "") and "BAD_REVISION" in err  # no log rather than a broken one
 
 
 def test_outside_a_repository_is_an_environment_error(tmp_path: Path) -> None:

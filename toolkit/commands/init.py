@@ -21,8 +21,14 @@ the installed console scripts and say how to install the toolkit when they are m
 Rerunning with the other form switches the hooks in place. The CM lines of .gitignore are added
 only in a project that uses CM (a .cm-run.json, CM project log, handoff or .cm-workflow.yml).
 
-Exit codes: 0 done, 1 the pre-commit config cannot be merged safely or the rev does not exist
-(nothing written), 2 invalid option or config file, 3 no git repository, the hook repository
+With --ci github it also writes .github/workflows/workgroup.yml: the CI job that installs the
+toolkit at the same repository and rev as the hooks, runs `workgroup verify` and `workgroup
+privacy scan --history` on the pushed commits (so `git commit --no-verify` does not get past it)
+and uploads both reports to code scanning as SARIF. An existing, different workflow file is
+replaced only with --force.
+
+Exit codes: 0 done, 1 the pre-commit config cannot be merged safely, the rev does not exist or
+the workflow file exists (nothing written), 2 invalid option or config file, 3 no git repository, the hook repository
 is unreachable, or `pre-commit install` failed.
 """
 
@@ -68,16 +74,40 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--no-install", help="Do not run `pre-commit install`.")
         ] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print what was done as JSON.")] = False,
+        ci: Annotated[
+            str | None,
+            typer.Option(
+                "--ci",
+                metavar="github",
+                help="Also write the CI workflow (.github/workflows/workgroup.yml) for this CI.",
+            ),
+        ] = None,
+        force: Annotated[
+            bool, typer.Option("--force", help="With --ci: replace an existing, different workflow file.")
+        ] = False,
     ) -> None:
         from toolkit.workflow.init import hook_form, initialize
 
         repo = repository()
         form = hook_form(local=local, hook_repo=hook_repo, hook_rev=hook_rev)
-        outcome = initialize(Path(repo.workdir), form=form, install=not no_install, cm=cm)
+        workdir = Path(repo.workdir)
+        ci_plan = None
+        if ci is not None:
+            from toolkit.workflow import ci as ci_workflow
+
+            # checked before anything is written: a refusal leaves every file as it was
+            ci_plan = ci_workflow.plan(workdir, ci, form.repo, form.rev, force=force)
+        outcome = initialize(workdir, form=form, install=not no_install, cm=cm)
+        ci_status = ""
+        if ci_plan is not None:
+            from toolkit.workflow import ci as ci_workflow
+
+            outcome.messages.insert(3, ci_workflow.write(workdir, ci_plan))
+            ci_status = ci_plan.status
         for line in outcome.messages:
             say(line)
         if as_json:
-            emit_json(outcome.as_json())
+            emit_json({**outcome.as_json(), **({"ci_workflow": ci_status} if ci_plan else {})})
         if outcome.hook == "failed":
             # the --json document above already says "hook": "failed"; one document on stdout
             say("error[HOOK_INSTALL_FAILED]: `pre-commit install` failed; the files were written")

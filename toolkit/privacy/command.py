@@ -172,7 +172,7 @@ def scan_command(
     err = stderr or sys.stderr
     here = (cwd or Path.cwd()).resolve()
     fmt = fmt or ("json" if as_json else "text")
-    as_json = fmt != "text"
+    as_json = fmt == "json"
     try:
         missing = [p for p in paths if not (here / p).exists() and not (here / p).is_symlink()]
         if missing:
@@ -290,7 +290,7 @@ def history_command(
             show_progress=progress or tty,
         )
     except ToolkitError as exc:
-        if fmt != "text":
+        if fmt == "json":  # with sarif a refusal leaves stdout empty (no log beats a broken one)
             write_error_json(out, exc.code, exc.message)
         err.write(exc.diagnostics() + "\n")
         return int(exc.exit_code)

@@ -489,7 +489,8 @@ def _run_cli(argv: list[str], *, prog: str = "workgroup verify") -> int:
     parser.add_argument("--no-cache", action="store_true", dest="no_cache")
     args = parser.parse_args(argv)
     fmt = args.format or ("json" if args.as_json else "text")
-    args.as_json = fmt != "text"  # a refusal is a JSON error object with json and sarif alike
+    # with sarif a refusal leaves stdout empty: no log is better than a broken one
+    args.as_json = fmt == "json"
     try:
         report = verify(CliRepo.discover(), args.rev, cache=prog == HOOK_PROG and not args.no_cache)
     except ToolkitError as exc:
