@@ -39,7 +39,7 @@ from toolkit.core.errors import InvalidInput
 # on every ``workgroup runtime route``: no typing or dataclasses (inspect) at import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
 INVALID_OWNERSHIP_PATH = "INVALID_OWNERSHIP_PATH"
 INVALID_OWNERSHIP_GLOB = "INVALID_OWNERSHIP_GLOB"
@@ -347,13 +347,62 @@ def glob_spec(globs: Sequence[str]) -> object:
     return pathspec.PathSpec.from_lines("gitignore", globs)
 
 
+# letters, digits, ``.``, ``_``, ``-`` and ``*`` in non-empty segments, one trailing ``/`` allowed
+_PLAIN_GLOB = re.compile(r"[A-Za-z0-9._*-]+(?:/[A-Za-z0-9._*-]+)*/?\Z")
+
+
+def _plain_glob_regex(glob: str) -> str | None:
+    """The gitignore meaning of a glob in the plain subset, as an anchored regex; None otherwise.
+
+    The subset: ASCII letters, digits, ``. _ -``, ``/`` between non-empty segments (one trailing
+    ``/`` allowed) and ``*``, where a segment is either exactly ``**`` or holds no ``**``. In it,
+    gitignore's rules are few: ``*`` is any run of characters but ``/``; a glob with no ``/``
+    (besides a trailing one) matches at any depth; ``**`` as a leading or middle segment is any
+    number of directories, as the last segment everything inside; a trailing ``/`` matches
+    directories only; a matched directory matches every path under it (except after a last
+    segment ``*`` in a glob with a slash, left to pathspec). Anything else (``?``,
+    classes, escapes, spaces, non-ASCII, ``#``) is left to pathspec. A test holds this equal to
+    pathspec on generated globs and paths.
+    """
+    if not _PLAIN_GLOB.match(glob):
+        return None
+    dir_only = glob.endswith("/")
+    parts = (glob[:-1] if dir_only else glob).split("/")
+    if any("**" in seg and seg != "**" for seg in parts) or (dir_only and parts[-1] == "**"):
+        return None
+    if len(parts) > 1 and parts[-1] == "*" and not dir_only:
+        return None  # ``dir/*``: pathspec matches one level only, not the paths under a match
+    out = [] if len(parts) > 1 else ["(?:.*/)?"]  # no inner slash: at any depth
+    for i, seg in enumerate(parts):
+        last = i == len(parts) - 1
+        if seg == "**":
+            out.append(".*" if last else "(?:.*/)?")
+            continue
+        out.append("[^/]*".join(re.escape(piece) for piece in seg.split("*")))
+        if not last:
+            out.append("/")
+    out.append("/.*" if dir_only else "(?:/.*)?")
+    return "".join(out)
+
+
+def glob_matcher(globs: Sequence[str]) -> Callable[[str], bool]:
+    """``match(path)`` for validated globs: one regex when every glob is in the plain subset
+    (no pathspec import: the runtime's hot path), else pathspec's ``match_file``."""
+    regexes = [_plain_glob_regex(glob) for glob in globs]
+    if regexes and all(regex is not None for regex in regexes):
+        compiled = re.compile("(?:" + "|".join(r for r in regexes if r is not None) + r")\Z")
+        return lambda path: compiled.match(path) is not None
+    spec = glob_spec(globs)
+    return lambda path: bool(spec.match_file(path))  # type: ignore[attr-defined]
+
+
 def expand_globs(globs: Sequence[str], tracked_files: Iterable[str]) -> list[str]:
     """Tracked files matched by ``globs`` (validated first), sorted."""
     valid = check_globs(list(globs))
     if not valid:
         return []
-    spec = glob_spec(valid)
-    return sorted(path for path in tracked_files if spec.match_file(path))  # type: ignore[attr-defined]
+    match = glob_matcher(valid)
+    return sorted(path for path in tracked_files if match(path))
 
 
 def glob_literal_prefix(glob: str) -> str:

@@ -116,3 +116,40 @@ def find_git(start: str) -> GitLocation | None:
         if parent == current:
             return None
         current = parent
+
+
+# variables that would point ``git`` at another repository or index than the one found here
+_GIT_LOCATION_VARS = frozenset(
+    {
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_COMMON_DIR",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_NAMESPACE",
+        "GIT_PREFIX",
+    }
+)
+
+
+def tracked_files(workdir: str) -> list[str]:
+    """The paths in the index of the work tree ``workdir`` (``git ls-files -z``), POSIX and
+    relative to it: the staged set, as ``Repo.tracked_files`` reads it, without importing pygit2.
+
+    Raises ``OSError`` when git cannot be run or does not answer (never an empty list for that).
+    """
+    import subprocess
+
+    env = {key: value for key, value in os.environ.items() if key not in _GIT_LOCATION_VARS}
+    proc = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--full-name"],
+        cwd=workdir,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise OSError("git ls-files failed")
+    return [path.decode("utf-8", "surrogateescape") for path in proc.stdout.split(b"\0") if path]

@@ -129,19 +129,23 @@ class RuntimeContext:
 
         Raises ``INVALID_OWNERSHIP_GLOB`` for a bad glob, ``ENVIRONMENT_ERROR`` when git fails.
         """
-        from toolkit.core.errors import ToolkitError
-        from toolkit.core.ownership import OwnershipPathError, expand_globs
+        from toolkit.core.ownership import OwnershipPathError, check_globs, expand_globs
+        from toolkit.infra.localstate import find_git, tracked_files
 
         try:
-            from toolkit.infra.git import discover
-
-            repo = discover(root)
-            matched = expand_globs(globs, repo.tracked_files())
-            repo_root = str(repo.workdir)
+            check_globs(list(globs))
         except OwnershipPathError:
             raise RuntimeOpError("INVALID_OWNERSHIP_GLOB") from None
-        except ToolkitError:
+        # the index, asked of `git ls-files`: pygit2's import alone costs more than the whole call
+        location = find_git(root)
+        if location is None:
+            raise RuntimeOpError("ENVIRONMENT_ERROR")
+        try:
+            files = tracked_files(location.workdir)
+        except OSError:
             raise RuntimeOpError("ENVIRONMENT_ERROR") from None
+        matched = expand_globs(globs, files)
+        repo_root = location.workdir
         real_root = os.path.realpath(root)
         return [
             os.path.relpath(os.path.join(repo_root, path), real_root).replace(os.sep, "/") for path in matched

@@ -574,7 +574,7 @@ def _apply_held_globs(
     """
     if not isinstance(root, str) or not root.strip():
         return live
-    from toolkit.core.ownership import glob_spec
+    from toolkit.core.ownership import glob_matcher
 
     canon = ctx.canonicalizer(root)
     real_workdir = ctx.realpath(workdir).rstrip("/") + "/"
@@ -601,8 +601,8 @@ def _apply_held_globs(
     for writer in live:
         globs = writer.get("owned_globs")
         if globs and isinstance(globs, list) and all(isinstance(g, str) for g in globs) and rels:
-            spec = glob_spec(globs)
-            matched = [rel for rel in rels if spec.match_file(rel)]  # type: ignore[attr-defined]
+            match = glob_matcher(globs)
+            matched = [rel for rel in rels if match(rel)]
             if matched:
                 resolved = writer.get("resolved_owned_files")
                 writer = {
