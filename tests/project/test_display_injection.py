@@ -203,3 +203,30 @@ def test_cm_usage_report_prints_hostile_model_names_escaped(tmp_path: Path) -> N
         subprocess.run([str(bin_dir / "cm-usage-report"), "--json"], env=env, capture_output=True).stdout
     )
     assert sorted(g["model"] for g in doc["groups"]) == sorted(HOSTILE_NAMES.values())
+
+
+# --- handoff show, usage tables, owners list -----------------------------------------------------
+
+
+def test_handoff_show_escapes_control_characters_and_keeps_lines(git_repo: GitRepo) -> None:
+    from toolkit.cm.handoff import handoff_path
+
+    target = handoff_path(git_repo.path / "specs")
+    Path(target).parent.mkdir(parents=True, exist_ok=True)
+    text = "# Handoff\n\ttitle \x1b]0;owned\x07 and \x1b[2J \u202edone\nnext\n"
+    Path(target).write_text(text, encoding="utf-8")
+    proc = run_workgroup("handoff", "show", "specs", cwd=git_repo.path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.decode("utf-8")
+    assert_clean(out)
+    assert out == "# Handoff\n\ttitle \\x1b]0;owned\\x07 and \\x1b[2J \\u202edone\nnext\n"
+    doc = json.loads(run_workgroup("handoff", "show", "specs", "--json", cwd=git_repo.path).stdout)
+    assert doc["text"] == text
+
+
+def test_usage_table_cells_are_escaped() -> None:
+    from toolkit.usage.render import table
+
+    out = table(["model", "calls"], [[name, "1"] for name in HOSTILE_NAMES.values()])
+    assert_clean(out)
+    assert len(out.splitlines()) == 2 + len(HOSTILE_NAMES)

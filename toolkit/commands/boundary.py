@@ -106,8 +106,10 @@ def register(app: typer.Typer) -> None:
             done=done or [],
             project_root=project_root,
         )
+        from toolkit.core.display import shown_lines
+
         for line in lines:
-            say(line)
+            say(shown_lines(line))  # spec and task names come from the repository
         if json_out:
             emit_json(report)
 

@@ -29,10 +29,12 @@ def register(app: typer.Typer) -> None:
         from toolkit.workflow.delegation import describe, dispatch
 
         result, notes = dispatch(read_json_request(file, what="dispatch request"), record=record)
+        from toolkit.core.display import shown
+
         for note in notes:
-            say(note)
+            say(shown(note))
         if as_json:
             emit_json(result)
         else:
             for line in describe(result):
-                typer.echo(line)
+                typer.echo(shown(line))

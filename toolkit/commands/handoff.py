@@ -77,4 +77,6 @@ def register(app: typer.Typer) -> None:
             return
         # Reference data only: the note on stderr keeps stdout exactly the file.
         say("session handoff (reference only; it never resumes the run it describes):")
-        typer.echo(text, nl=not text.endswith("\n"))
+        from toolkit.core.display import shown_lines
+
+        typer.echo(shown_lines(text), nl=not text.endswith("\n"))

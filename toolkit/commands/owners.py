@@ -112,8 +112,10 @@ def register(app: typer.Typer) -> None:
             return
         if not leases:
             say("no active writers")
+        from toolkit.core.display import shown
+
         for lease in leases:
-            scope = [*lease.owned_files, *lease.owned_globs]
-            typer.echo(f"{lease.lineage_id}\tuntil {lease.lease_expires_at}\t{' '.join(scope)}")
+            scope = " ".join(map(shown, [*lease.owned_files, *lease.owned_globs]))
+            typer.echo(f"{shown(lease.lineage_id)}\tuntil {shown(lease.lease_expires_at)}\t{scope}")
 
     app.add_typer(group)

@@ -152,8 +152,10 @@ def register(app: typer.Typer) -> None:
         findings = check_answer(role, file)
         if json_out:
             emit_json({"ok": not findings, "findings": [f.as_dict() for f in findings]})
+        from toolkit.core.display import shown
+
         for f in findings:
-            say(f"{f.path}: {f.rule}: {f.message}")
+            say(f"{shown(f.path)}: {shown(f.rule)}: {shown(f.message)}")
         if findings:
             raise Refused("OUTPUT_FINDINGS", f"{len(findings)} rule(s) broken")
         say("answer ok")

@@ -74,7 +74,9 @@ def register(app: typer.Typer) -> None:
         if as_json:
             emit_json(outcome)
         elif "summary" in outcome:
-            typer.echo(outcome["summary"], nl=not outcome["summary"].endswith("\n"))
+            from toolkit.core.display import shown_lines
+
+            typer.echo(shown_lines(outcome["summary"]), nl=not outcome["summary"].endswith("\n"))
         if outcome["write_prohibited"]:
             say("write-prohibited result: nothing written (the bounded summary is returned only)")
         elif not outcome["written"]:

@@ -46,3 +46,11 @@ def shown(text: object) -> str:
     if _PLAIN.fullmatch(value):
         return value
     return "".join(map(_escape, value))
+
+
+def shown_lines(text: str) -> str:
+    """Multi-line text (a handoff, a result summary): each line through ``shown``, line breaks and
+    tabs kept (they move the cursor, they cannot rewrite the screen)."""
+    if _PLAIN.fullmatch(text.replace("\n", " ").replace("\t", " ")):
+        return text
+    return "\n".join("\t".join(map(shown, line.split("\t"))) for line in text.split("\n"))

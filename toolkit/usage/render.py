@@ -29,7 +29,13 @@ def cell(value: object) -> str:
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:
-    """Columns padded to their widest cell; the first ``left`` columns left-aligned, numbers right."""
+    """Columns padded to their widest cell; the first ``left`` columns left-aligned, numbers right.
+
+    Cells come from the logs (model names, session ids, project paths): each passes ``shown``.
+    """
+    from toolkit.core.display import shown
+
+    rows = [[shown(c) for c in r] for r in rows]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
 
     def line(cells: Sequence[str]) -> str:
