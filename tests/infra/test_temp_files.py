@@ -172,3 +172,55 @@ def test_worktree_on_another_file_system_falls_back_to_an_ignored_temp(
         import shutil
 
         shutil.rmtree(place, ignore_errors=True)
+
+
+ARTIFACT_WRITER = """
+import sys
+from pathlib import Path
+sys.path.insert(0, {root!r})
+from toolkit.infra.store import Layout
+from toolkit.records.results import store_artifact
+layout = Layout(Path(sys.argv[1]), Path(sys.argv[2]))
+raw = Path(sys.argv[3])
+i = 0
+while True:
+    i += 1
+    store_artifact(layout, raw, "knowzcode/artifacts")
+    if i == 1:
+        print("writing", flush=True)
+"""
+
+
+def test_kill_mid_artifact_copy_leaves_nothing_in_the_work_tree(git_repo: GitRepo, tmp_path: Path) -> None:
+    git_repo.commit("base", {"README.md": "hi\n"})
+    lay = discover(str(git_repo.path)).layout
+    raw = tmp_path / "raw.log"
+    raw.write_bytes(b"line of raw output\n" * 400_000)  # 7.6 MB: the copy takes a while
+    temp_dir = lay.local / "tmp"
+    orphans = 0
+    for attempt in range(24):
+        if orphans >= 2:
+            break
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                ARTIFACT_WRITER.format(root=str(ROOT)),
+                str(lay.workdir),
+                str(lay.common_dir),
+                str(raw),
+            ],
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=subprocess.PIPE,
+        )
+        assert proc.stdout is not None
+        assert read_line(proc.stdout.fileno(), timeout=60) == b"writing\n"
+        time.sleep((attempt % 6) * 0.011)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        untracked = _untracked(git_repo.path)
+        assert len(untracked) == 1 and untracked[0].startswith("knowzcode/artifacts/sha256-"), untracked
+        for leftover in list(temp_dir.iterdir()) if temp_dir.is_dir() else []:
+            orphans += 1
+            leftover.unlink()
+    assert orphans >= 2  # the kills landed mid-copy, and what they left is outside the work tree

@@ -245,6 +245,46 @@ def _temp_beside(path: Path, data: bytes | str, *, beside: bool = False) -> str:
     return _write_temp(path, payload, temp_dir, TEMP_SUFFIX)
 
 
+def open_temp(path: Path) -> tuple[int, str]:
+    """An open temp file (descriptor, name) for a streamed write of ``path``, where ``atomic_write``
+    keeps its temps; the caller writes, fsyncs and ends with ``replace_from_temp``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    directory = _temp_dir_for(path.parent) or path.parent
+    directory.mkdir(parents=True, exist_ok=True)
+    sweep_orphans(directory, TEMP_SUFFIX)
+    return tempfile.mkstemp(prefix=f".{path.name[:_PREFIX_CHARS]}.", suffix=TEMP_SUFFIX, dir=directory)
+
+
+def replace_from_temp(tmp: str, path: Path) -> None:
+    """``os.replace(tmp, path)``; across file systems (EXDEV) through a copy to a temp beside ``path``."""
+    try:
+        os.replace(tmp, path)
+        return
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+    import shutil
+
+    _exclude_beside_temps(path.parent)
+    fd, beside = tempfile.mkstemp(
+        prefix=f".{path.name[:_PREFIX_CHARS]}.", suffix=BESIDE_SUFFIX, dir=path.parent
+    )
+    try:
+        with os.fdopen(fd, "wb") as out, open(tmp, "rb") as src:
+            shutil.copyfileobj(src, out)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(beside, stat.S_IMODE(os.stat(tmp).st_mode))
+        os.replace(beside, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(beside)
+        raise
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
 def atomic_write(path: Path, data: bytes | str, *, mode: int = 0o644) -> None:
     """Write ``data`` to ``path`` atomically (temp + fsync + rename + dir fsync)."""
     tmp = _temp_beside(path, data)

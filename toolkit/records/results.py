@@ -21,14 +21,13 @@ import contextlib
 import hashlib
 import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import InvalidInput, Refused
-from toolkit.infra import confined
+from toolkit.infra import confined, store
 from toolkit.infra.store import Layout, safe_segment
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 from toolkit.runtime.result_policy import RESULT_MODES, WRITE_KINDS, resolve_result_policy
@@ -139,7 +138,8 @@ def store_artifact(layout: Layout, raw_path: Path, boundary: str) -> Path:
 
     what = "the artifact folder"
     target_dir = Path(confined.mkdirs(layout.workdir, layout.artifact_boundary(boundary), what))
-    fd, tmp = tempfile.mkstemp(prefix=".artifact.", suffix=".tmp", dir=target_dir)
+    # the temp lives in the local state dir, never in the work tree (a killed copy leaves nothing to commit)
+    fd, tmp = store.open_temp(target_dir / "artifact")
     digest = hashlib.sha256()
     try:
         with os.fdopen(fd, "wb") as out, open(raw_path, "rb") as src:
@@ -151,7 +151,7 @@ def store_artifact(layout: Layout, raw_path: Path, boundary: str) -> Path:
         name = f"sha256-{digest.hexdigest()}.{artifact_extension(raw_path)}"
         target = Path(confined.resolve_inside(layout.workdir, target_dir / name, "the artifact"))
         os.chmod(tmp, 0o644)
-        os.replace(tmp, target)  # same bytes under the same name: replacing is harmless
+        store.replace_from_temp(tmp, target)  # same bytes under the same name: replacing is harmless
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
