@@ -12,7 +12,10 @@ history, then prints side by side (medians of three, CPU seconds = user + system
 * ``ds``: ``detect-secrets-hook`` on the same staged file (the peer; ``--detect-secrets`` or
   ``DETECT_SECRETS_HOOK``, skipped when absent);
 * ``verify RSS`` / ``rev-list RSS``: max resident memory of a full ``workgroup verify --no-cache``
-  and of ``git rev-list HEAD`` (the memory peer), from ``RUSAGE_CHILDREN`` in a fresh child.
+  and of ``git rev-list HEAD`` (the memory peer), from ``RUSAGE_CHILDREN`` in a fresh child
+  (the largest process of the tree: for verify, itself or the ``git rev-list`` it runs);
+* ``before hook`` / ``before RSS`` (``--before DIR``): the hook and a full verify run by an older
+  copy of the package (``git archive REV toolkit | tar -x -C DIR``), in the same repository.
 """
 
 from __future__ import annotations
@@ -101,7 +104,7 @@ def build(root: Path, commits: int, records: int) -> None:
     subprocess.run(["git", "commit", "-q", "-m", "records"], cwd=root, check=True, env=ENV)
 
 
-def child(command: list[str], cwd: Path) -> tuple[float, int, int]:
+def child(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, int, int]:
     """(CPU seconds, max RSS in KiB, exit code) of one child, measured by a fresh wrapper process
     so RUSAGE_CHILDREN holds that child alone."""
     probe = (
@@ -111,7 +114,7 @@ def child(command: list[str], cwd: Path) -> tuple[float, int, int]:
         "print(json.dumps([r.ru_utime+r.ru_stime,r.ru_maxrss,p.returncode]))"
     )
     out = subprocess.run(
-        [sys.executable, "-c", probe, *command], cwd=cwd, capture_output=True, check=True, env=ENV
+        [sys.executable, "-c", probe, *command], cwd=cwd, capture_output=True, check=True, env=env or ENV
     )
     cpu, rss, code = json.loads(out.stdout)
     return float(cpu), int(rss), int(code)
@@ -128,18 +131,20 @@ def commit(root: Path) -> None:
     subprocess.run(["git", "commit", "-q", "--no-verify", "-m", "change"], cwd=root, check=True, env=ENV)
 
 
-def median_cpu(command: list[str], root: Path, *, warm: bool, repeat: int = 3) -> tuple[float, int]:
+def median_cpu(
+    command: list[str], root: Path, *, warm: bool, repeat: int = 3, env: dict[str, str] | None = None
+) -> tuple[float, int]:
     """Median CPU of ``command`` over ``repeat`` 1-file commits; ``warm`` runs it once on the
     previous commit first (the cache a developer's last commit left), else removes the cache."""
     cpus, code = [], 0
     cache = root / ".git" / "workgroup" / "verify-cache.json"
     for n in range(repeat):
         if warm:
-            child(command, root)
+            child(command, root, env)
         one_file_commit(root, n)
         if not warm and cache.exists():
             cache.unlink()
-        cpu, _rss, code = child(command, root)
+        cpu, _rss, code = child(command, root, env)
         cpus.append(cpu)
         commit(root)
     return statistics.median(cpus), code
@@ -153,6 +158,9 @@ def main(argv: list[str] | None = None) -> int:
         "--detect-secrets",
         default=os.environ.get("DETECT_SECRETS_HOOK") or shutil.which("detect-secrets-hook") or "",
     )
+    parser.add_argument(
+        "--before", default="", help="a folder holding an older toolkit/ (git archive REV toolkit | tar -x)"
+    )
     parser.add_argument("--full-flags", default="--no-cache", help="flags of the full verify (memory)")
     args = parser.parse_args(argv)
     hook = [str(BIN / "workgroup-verify-hook")]
@@ -164,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"{'commits':>8} {'hook':>7} {'cold':>7} {'ds':>7} {'hook/ds':>8} "
-        f"{'verify RSS':>11} {'rev-list RSS':>13} {'ratio':>6}  result"
+        f"{'verify RSS':>11} {'rev-list RSS':>13} {'ratio':>6} {'before hook':>12} {'before RSS':>11}  result"
     )
     failed = False
     for commits in [int(x) for x in args.commits.split(",")]:
@@ -182,11 +190,17 @@ def main(argv: list[str] | None = None) -> int:
                 peer = float("nan")
             _cpu, rss, code_f = child(full, root)
             _cpu, peer_rss, _code = child(["git", "rev-list", "HEAD"], root)
+            old_cpu, old_rss = float("nan"), float("nan")
+            if args.before:
+                old_env = {**ENV, "PYTHONPATH": args.before}
+                old_cpu, _code = median_cpu(hook, root, warm=True, env=old_env)
+                old_rss = child([str(BIN / "workgroup"), "verify"], root, old_env)[1] / 1024
             ok = code_w == code_c == code_f == 0
             failed |= not ok
             print(
                 f"{commits:>8} {warm:>6.3f}s {cold:>6.3f}s {peer:>6.3f}s {warm / peer:>7.2f}x "
-                f"{rss / 1024:>9.1f}MB {peer_rss / 1024:>11.1f}MB {rss / peer_rss:>5.2f}x  "
+                f"{rss / 1024:>9.1f}MB {peer_rss / 1024:>11.1f}MB {rss / peer_rss:>5.2f}x "
+                f"{old_cpu:>11.3f}s {old_rss:>9.1f}MB  "
                 f"{'ok' if ok else 'FAILED'} (built in {built:.0f}s)",
                 flush=True,
             )
