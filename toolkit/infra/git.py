@@ -123,13 +123,6 @@ class Repo:
         except _pygit2().GitError:  # an invalid name or an object this clone does not have
             return False
 
-    def ancestors(self, rev: str) -> set[str]:
-        """Every commit reachable from ``rev`` (one walk, shared by many membership checks)."""
-        pg = _pygit2()
-        start = self.raw.revparse_single(rev).peel(pg.Commit).id
-        walker = self.raw.walk(start, pg.enums.SortMode.NONE)
-        return {str(c.id) for c in walker}
-
     def tracked_files(self) -> list[str]:
         """Paths in the index (the staged set), POSIX, repository-relative."""
         self.raw.index.read()
