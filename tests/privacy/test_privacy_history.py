@@ -168,11 +168,14 @@ def test_certificate_body_changed_alone_is_cleared_by_the_whole_file(repo: Path)
     assert scan(repo) == (0, "", "privacy: 0 findings in 2 commits\n")
     # the same line in a private key block stays a finding
     key = "-----BEGIN RSA PRIVATE KEY-----\n{}\n{}\n-----END RSA PRIVATE KEY-----\n"
-    commit(repo, {"k.pem": key.format(one, two)})
-    rotated = commit(repo, {"k.pem": key.format(one, three)})
+    added = commit(repo, {"k.pem": key.format(one, two)})
+    rotated = commit(repo, {"k.pem": key.format(three, _b64(b"four"))})  # both body lines new
     code, out, _ = scan(repo)
     assert code == 1
-    assert f"{rotated[:12]}:k.pem:3:1: high-entropy-string" in out
+    assert out.splitlines() == [
+        f"{added[:12]}:k.pem:1:1: private-key secret: ----********",
+        f"{rotated[:12]}:k.pem:2:1: private-key secret: {three[:4]}********",  # once per block
+    ]
 
 
 def test_progress_on_request(repo: Path) -> None:
@@ -297,3 +300,17 @@ def test_verify_sarif_validates_and_matches_the_findings(repo: Path, tmp_path: P
     assert out.splitlines()[-1].startswith(
         "::error file=.workgroup/workgroups/wg/capsules/c1.json,title=unreadable::"
     )
+
+
+def test_a_shallow_clone_says_what_it_cannot_scan(repo: Path, tmp_path: Path) -> None:
+    first = commit(repo, {"a.py": f"k = '{STRIPE}'\n"})
+    for i in range(3):
+        commit(repo, {"n.txt": f"{i}\n"})
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "2", f"file://{repo}", str(shallow))
+    code, out, err = scan(shallow)
+    assert "shallow clone" in err and "in 2 commits" in err
+    # the boundary commit is read whole: the secret still in its tree is found there
+    boundary = git(shallow, "rev-parse", "HEAD~1")
+    assert code == 1 and out.startswith(f"{boundary[:12]}:a.py:1:") and first[:12] not in out
+    assert "shallow" not in scan(repo)[2]

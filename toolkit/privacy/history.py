@@ -289,6 +289,13 @@ def check_revs(revs: list[str], root: Path) -> int:
     return int(done.stdout.strip() or b"0")
 
 
+def _shallow(root: Path) -> bool:
+    done = subprocess.run(
+        ["git", "rev-parse", "--is-shallow-repository"], cwd=root, capture_output=True, check=False
+    )
+    return done.stdout.strip() == b"true"
+
+
 def has_commits(root: Path) -> bool:
     done = subprocess.run(
         ["git", "rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=root, capture_output=True, check=False
@@ -410,8 +417,9 @@ class _Scanner:
         Added lines are scanned without the lines around them, so a rule that reads context
         (a certificate's body is public, a line of generated data) can fire on lines that the
         whole file clears. A finding is kept when the scan of the whole blob finds the same rule
-        on the same line, or when the line lies inside a private key block; otherwise the
-        file's own context cleared it. A blob that cannot be read back, or is larger than a
+        on the same line, or, once per block as ``private-key``, when the line lies inside a
+        private key block (a key rotated under the same BEGIN line); otherwise the file's own
+        context cleared it. A blob that cannot be read back, or is larger than a
         file scanned whole, keeps every finding (never a pass on what was not read)."""
         from toolkit.privacy.files import scan_loaded
         from toolkit.privacy.streams import HEAD_BYTES
@@ -432,10 +440,19 @@ class _Scanner:
         }
         lines = text.splitlines()
         kept = []
+        blocks_seen: set[int] = set()
         for hit in hits:
             number, _column = item.where[offset + hit.finding.line - 1]
-            if (number, hit.finding.rule) in whole or _in_private_key(lines, number):
+            if (number, hit.finding.rule) in whole:
                 kept.append(hit)
+                continue
+            begin = _private_key_begin(lines, number)
+            if begin is not None and begin not in blocks_seen:
+                # new lines in a key whose BEGIN line stayed: one private-key finding per block
+                blocks_seen.add(begin)
+                f = hit.finding
+                key = Finding(f.line, f.start, f.end, f.category, "private-key", f.masked, f.pointer)
+                kept.append(FileFinding(hit.path, key, hit.fingerprint_value, hit.rel))
         return kept
 
     def _keep(self, item: _Added, hit: FileFinding, offset: int) -> None:
@@ -480,15 +497,16 @@ class _Scanner:
         self.blobs.close()
 
 
-def _in_private_key(lines: list[str], number: int) -> bool:
-    """Line ``number`` (1-based) lies in a ``-----BEGIN ... PRIVATE KEY-----`` block."""
+def _private_key_begin(lines: list[str], number: int) -> int | None:
+    """The line of the ``-----BEGIN ... PRIVATE KEY-----`` whose block holds line ``number``
+    (1-based), if any (a key body is at most a few hundred lines)."""
     for index in range(min(number, len(lines)) - 1, max(-1, number - 200), -1):
         line = lines[index]
         if "-----END " in line and index != number - 1:
-            return False
+            return None
         if "-----BEGIN " in line:
-            return "PRIVATE KEY" in line
-    return False
+            return index + 1 if "PRIVATE KEY" in line else None
+    return None
 
 
 def _chain(head: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
@@ -540,6 +558,11 @@ def scan_history(
             return report
         revs = ["HEAD"]
     total = check_revs(revs, root)
+    if _shallow(root):
+        report.notices.append(
+            "shallow clone: commits before its boundary are not scanned, and each boundary commit is "
+            "read as if it added its whole tree (fetch full history: git fetch --unshallow)"
+        )
     tick = Progress(progress, total, show_progress) if progress is not None else None
     scanner = _Scanner(root, context, report)
 
