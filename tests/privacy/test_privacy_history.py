@@ -314,3 +314,12 @@ def test_a_shallow_clone_says_what_it_cannot_scan(repo: Path, tmp_path: Path) ->
     boundary = git(shallow, "rev-parse", "HEAD~1")
     assert code == 1 and out.startswith(f"{boundary[:12]}:a.py:1:") and first[:12] not in out
     assert "shallow" not in scan(repo)[2]
+
+
+def test_file_scan_sarif_uris_are_relative_to_the_repository_root(repo: Path) -> None:
+    commit(repo, {"pkg/sub/app.py": f"k = '{STRIPE}'\n"})
+    code, out, _ = cli("privacy", "scan", "--format", "sarif", ".", cwd=repo / "pkg")
+    assert code == 1
+    [result] = json.loads(out)["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "pkg/sub/app.py"
+    assert cli("privacy", "scan", ".", cwd=repo / "pkg").stdout.startswith("sub/app.py:1:")

@@ -196,7 +196,13 @@ def scan_command(
         return int(exc.exit_code)
     rows = to_findings(report)
     if fmt == "sarif":
-        write_sarif(out, rows, [(i.finding.rule, i.repo_path, i.fingerprint_value) for i in report.findings])
+        # SARIF locations are relative to the repository root (%SRCROOT%), whatever the cwd
+        write_sarif(
+            out,
+            rows,
+            [(i.finding.rule, i.repo_path, i.fingerprint_value) for i in report.findings],
+            paths=[i.repo_path for i in report.findings],
+        )
         emit("privacy", rows, as_json=True, stdout=io.StringIO(), stderr=err, notices=report.notices)
         return 1 if rows else 0
     emit(
