@@ -162,3 +162,49 @@ def test_kill_during_rotation_loses_and_doubles_nothing(tmp_path: Path) -> None:
         assert numbers == list(range(1, len(numbers) + 1)), numbers  # in order, no gap, no double
         start = len(numbers) + 1
     assert len(segment_paths(log)) >= 3
+
+
+_PEAK = """
+import json, os, subprocess, sys
+proc = subprocess.Popen(json.loads(sys.argv[1]), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+out, err = proc.stdout.read(), proc.stderr.read()
+_, status, usage = os.wait4(proc.pid, 0)
+print(json.dumps({"status": os.waitstatus_to_exitcode(status), "peak_kib": usage.ru_maxrss,
+                  "out": out.decode(), "err": err.decode()}))
+"""
+
+
+def _export_peak(repo: Path) -> tuple[int, int]:
+    """The spans and the peak memory (KiB) of a real `telemetry export --dry-run` process."""
+    command = [sys.executable, "-m", "toolkit", "telemetry", "export", "--otlp", "--dry-run", "--json"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CM_WORKFLOW_LOG_HOME": str(repo.parent / "cm-home")}
+    result = subprocess.run(
+        [sys.executable, "-c", _PEAK, json.dumps(command)], cwd=repo, env=env, capture_output=True, check=True
+    )
+    figures = json.loads(result.stdout)
+    assert figures["status"] == 0, figures["err"]
+    return json.loads(figures["out"])["spans"], figures["peak_kib"]
+
+
+def test_dry_run_memory_does_not_grow_with_the_log(git_repo: GitRepo) -> None:
+    """Before, the export parsed the whole log and kept every span: about 9 MiB of memory per MiB
+    of log. Streamed, an eight times larger log costs no more than noise."""
+    log = discover(str(git_repo.path)).layout.telemetry_log
+    _record(git_repo, [_event(1)], {})
+    template = json.loads(log.read_bytes())
+    lines = []
+    for n in range(1_000):
+        record = {
+            **template,
+            "observed_at": f"2026-07-{1 + n // 1440:02d}T{n // 60 % 24:02d}:{n % 60:02d}:00Z",
+        }
+        lines.append(json.dumps(record, separators=(",", ":")).encode() + b"\n")
+    block = b"".join(lines)  # ~0.7 MiB of distinct events
+    log.write_bytes(block)
+    small_spans, small_peak = _export_peak(git_repo.path)
+    log.write_bytes(block * 8)
+    large_spans, large_peak = _export_peak(git_repo.path)
+    assert (small_spans, large_spans) == (1_000, 8_000)
+    growth_mib = (large_peak - small_peak) / 1024
+    # measured: +0 MiB streamed; +21 MiB when every span was kept (the log alone is ~6 MiB larger)
+    assert growth_mib < 8, f"peak grew by {growth_mib:.1f} MiB for 8x the log"

@@ -12,7 +12,7 @@ metrics cumulative over the same window, so a retry never double counts.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -73,6 +73,35 @@ def collect(
     ``workdir`` limits the CM runs of the shared global log home to this work tree's.
     """
     out = Collected()
+    out.spans = list(
+        stream_spans(
+            out,
+            telemetry_log,
+            cm_home=cm_home,
+            specs_dir=specs_dir,
+            since_ns=since_ns,
+            workdir=workdir,
+            agent_logs=agent_logs,
+            agent_workdir=agent_workdir,
+            environ=environ,
+        )
+    )
+    return out
+
+
+def stream_spans(
+    out: Collected,
+    telemetry_log: Path,
+    *,
+    cm_home: Path | None,
+    specs_dir: Path | None,
+    since_ns: int | None,
+    workdir: Path | None = None,
+    agent_logs: bool = False,
+    agent_workdir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Iterator[SpanRecord]:
+    """``collect``'s spans one at a time, none kept (``out`` counts the skipped and older ones)."""
     streams = [
         telemetry_log_spans(telemetry_log, out.skipped),
         cm_spans(cm_log_files(cm_home, specs_dir, workdir), out.skipped),
@@ -84,8 +113,7 @@ def collect(
             if since_ns is not None and span.end_ns < since_ns:
                 out.older += 1
             else:
-                out.spans.append(span)
-    return out
+                yield span
 
 
 @dataclass(frozen=True)
@@ -122,7 +150,9 @@ def export(request: ExportRequest, *, now: datetime, roots: Callable[[], list[st
             run=request.run,
         )
     )
-    found = collect(
+    found = Collected()
+    spans = stream_spans(
+        found,
         request.telemetry_log,
         cm_home=request.cm_home,
         specs_dir=request.specs_dir,
@@ -132,11 +162,22 @@ def export(request: ExportRequest, *, now: datetime, roots: Callable[[], list[st
         agent_workdir=request.agent_workdir,
         environ=request.environ,
     )
-    found.spans = withholder.spans(found.spans)
-    metrics = withholder.metrics(metrics_for(found.spans))
+    by_source: dict[str, int] = {}
+
+    def checked() -> Iterator[SpanRecord]:
+        for span in spans:
+            by_source[span.source] = by_source.get(span.source, 0) + 1
+            yield withholder.span(span)
+
+    if request.dry_run:
+        # map and count in one pass, no span kept: memory does not grow with the logs
+        metrics = withholder.metrics(metrics_for(checked()))
+    else:
+        found.spans = list(checked())
+        metrics = withholder.metrics(metrics_for(found.spans))
     summary: dict[str, Any] = {
-        "spans": len(found.spans),
-        "by_source": found.by_source(),
+        "spans": sum(by_source.values()),
+        "by_source": by_source,
         "metric_points": sum(len(metric.points) for metric in metrics),
         "older_than_since": found.older,
         "skipped": dict(sorted(found.skipped.reasons.items())),
