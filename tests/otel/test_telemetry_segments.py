@@ -208,3 +208,24 @@ def test_dry_run_memory_does_not_grow_with_the_log(git_repo: GitRepo) -> None:
     growth_mib = (large_peak - small_peak) / 1024
     # measured: +0 MiB streamed; +21 MiB when every span was kept (the log alone is ~6 MiB larger)
     assert growth_mib < 8, f"peak grew by {growth_mib:.1f} MiB for 8x the log"
+
+
+def test_rotation_while_reading_loses_and_doubles_nothing(tmp_path: Path, monkeypatch: Any) -> None:
+    """A reader part-way through the segments while a writer rotates the active log twice: it
+    reads every record that existed when it began exactly once, in order."""
+    from toolkit.infra.telemetrylog import iter_lines
+
+    monkeypatch.setenv(SEGMENT_ENV, "400")
+    log = tmp_path / "state" / "telemetry.jsonl"
+    pad = "x" * 100
+    for n in range(1, 11):
+        append_held(log, {"n": n, "pad": pad})
+    assert len(segment_paths(log)) >= 2
+    reader = iter_lines(log)
+    first = next(reader)  # the reader is inside the first segment
+    for n in range(11, 19):  # two more rotations: the active log it will read is renamed
+        append_held(log, {"n": n, "pad": pad})
+    numbers = [json.loads(line.raw or b"")["n"] for line in [first, *reader]]
+    start = numbers[:10]
+    assert start == list(range(1, 11)), numbers
+    assert numbers == list(range(1, len(numbers) + 1)), numbers  # later records only in order, once

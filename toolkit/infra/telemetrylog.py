@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 SEGMENT_BYTES = 16 * 1_048_576
 SEGMENT_ENV = "WORKGROUP_TELEMETRY_SEGMENT_BYTES"  # a smaller segment size (tests)
@@ -115,29 +115,48 @@ class Line:
 def iter_lines(active: Path, *, what: str = "the telemetry log") -> Iterator[Line]:
     """Every non-blank line of every segment, in order, each read with at most the line cap.
 
-    A file that is not a regular file (or a symlink in its place) raises ``FileRefused``.
+    A rotation while this reads loses and doubles nothing: the active log is opened before the
+    segments are listed; when a listed segment is that same file (rotated since), the listing
+    stops there and its records are read through the handle already open (segments newer than it
+    hold only records written after the read began). A file that is not a regular file (or a symlink in its
+    place) raises ``FileRefused``.
     """
     from toolkit.infra.boundedio import MAX_FILE_BYTES, effective_limit, open_regular
 
     cap = effective_limit(MAX_FILE_BYTES)
-    for path in all_paths(active):
-        handle = open_regular(path, what=what, follow_symlinks=False, missing_ok=True)
-        if handle is None:
-            continue
-        with handle:
-            while True:
+    current = open_regular(active, what=what, follow_symlinks=False, missing_ok=True)
+    try:
+        same = None if current is None else os.fstat(current.fileno())
+        for path in segment_paths(active):
+            handle = open_regular(path, what=what, follow_symlinks=False, missing_ok=True)
+            if handle is None:
+                continue
+            with handle:
+                info = os.fstat(handle.fileno())
+                if same is not None and (info.st_dev, info.st_ino) == (same.st_dev, same.st_ino):
+                    break  # the active log, rotated after it was opened: read below
+                yield from _lines(handle, cap)
+        if current is not None:
+            yield from _lines(current, cap)
+    finally:
+        if current is not None:
+            current.close()
+
+
+def _lines(handle: IO[bytes], cap: int) -> Iterator[Line]:
+    while True:
+        chunk = handle.readline(cap + 1)
+        if not chunk:
+            return
+        if len(chunk) > cap and not chunk.endswith(b"\n"):
+            while chunk and not chunk.endswith(b"\n"):  # skip the rest of the long line
                 chunk = handle.readline(cap + 1)
-                if not chunk:
-                    break
-                if len(chunk) > cap and not chunk.endswith(b"\n"):
-                    while chunk and not chunk.endswith(b"\n"):  # skip the rest of the long line
-                        chunk = handle.readline(cap + 1)
-                    yield Line(None, not chunk)
-                    continue
-                torn = not chunk.endswith(b"\n")
-                body = chunk[:-1] if not torn else chunk
-                if body.strip():
-                    yield Line(body, torn)
+            yield Line(None, not chunk)
+            continue
+        torn = not chunk.endswith(b"\n")
+        body = chunk if torn else chunk[:-1]
+        if body.strip():
+            yield Line(body, torn)
 
 
 def count_equal_lines(active: Path, line: bytes) -> int:
