@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated
 
 import typer
 
 from toolkit.commands._common import repository
+
+
+class VerifyFormat(StrEnum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
 
 
 def register(app: typer.Typer) -> None:
@@ -16,12 +23,33 @@ def register(app: typer.Typer) -> None:
             str, typer.Option("--rev", help="Commit whose history must contain every checkpoint.")
         ] = "HEAD",
         as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
+        output: Annotated[
+            VerifyFormat,
+            typer.Option(
+                "--format",
+                help="text, json or sarif (SARIF 2.1.0 for code scanning). In a GitHub Actions job "
+                "text output adds workflow annotations.",
+            ),
+        ] = VerifyFormat.text,
+        no_cache: Annotated[
+            bool,
+            typer.Option(
+                "--no-cache",
+                help="Accepted for symmetry with the hook: `workgroup verify` never reads the hook's cache.",
+            ),
+        ] = False,
     ) -> int:
-        """Check capsules, lineages and promotion records (exit 1 on findings, 3 on a shallow clone)."""
+        """Check capsules, lineages and promotion records (exit 1 on findings, 3 on a shallow clone).
+
+        Always recomputes every record and walks the history (CI must not trust a cache it did not
+        build); only the pre-commit hook keeps a cache (``--no-cache`` there turns it off)."""
         import sys
 
         from toolkit.records.verify import verify
 
         report = verify(repository(), rev)
-        report.emit(as_json=as_json, stdout=sys.stdout, stderr=sys.stderr)
+        if output is VerifyFormat.sarif:
+            report.emit_sarif(stdout=sys.stdout, stderr=sys.stderr)
+        else:
+            report.emit(as_json=as_json or output is VerifyFormat.json, stdout=sys.stdout, stderr=sys.stderr)
         return 0 if report.ok else 1
