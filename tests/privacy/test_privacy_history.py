@@ -323,3 +323,39 @@ def test_file_scan_sarif_uris_are_relative_to_the_repository_root(repo: Path) ->
     [result] = json.loads(out)["runs"][0]["results"]
     assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "pkg/sub/app.py"
     assert cli("privacy", "scan", ".", cwd=repo / "pkg").stdout.startswith("sub/app.py:1:")
+
+
+def test_odd_paths_and_header_like_content_are_parsed_right(repo: Path) -> None:
+    odd = 'dir with space/qu"ote\tand é.py'
+    # added lines that look like diff headers must stay content
+    tricky = "++ b/not-a-header\n-- a/nor-this\n@@ -1 +1 @@\ndiff --git a/x b/x\n"
+    added = commit(repo, {odd: f"{tricky}k = '{STRIPE}'\n", "plain.txt": "x\n"})
+    code, out, _ = scan(repo, "--format", "json")
+    [finding] = json.loads(out)["findings"]
+    assert (finding["extra"]["file"], finding["line"], finding["extra"]["commit"]) == (odd, 5, added)
+    # a rename that also adds a line: only the new line, under the new name
+    git(repo, "mv", "plain.txt", "renamed.txt")
+    (repo / "renamed.txt").write_text(f"x\nt = '{GITHUB}'\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "rename")
+    code, out, _ = scan(repo, "HEAD~1..HEAD")
+    assert code == 1 and out.splitlines()[0].split(":", 1)[1].startswith("renamed.txt:2:")
+    # a name with a space (git ends its +++ line with a tab) is the allowlist's path as it is
+    spaced = commit(repo, {"my file.py": f"k = '{STRIPE}'\n"})
+    code, out, _ = scan(repo, "HEAD~1..HEAD")
+    assert out.splitlines() == [f"{spaced[:12]}:my file.py:1:6: stripe-secret-key secret: sk_l********"]
+
+
+def test_a_long_line_and_a_large_file_are_read_in_bounded_pieces(repo: Path) -> None:
+    from toolkit.privacy.history import PART_CHARS, PIECE_BYTES
+
+    long_line = "x" * (PIECE_BYTES * 2 + 100) + f" k='{STRIPE}'\n"
+    many = "".join(f"line {i} of filler text\n" for i in range(PART_CHARS // 20)) + f"t = '{GITHUB}'\n"
+    added = commit(repo, {"long.txt": long_line, "big.txt": many})
+    code, out, _ = scan(repo, "--format", "json")
+    found = {(f["extra"]["file"], f["line"], f["col"], f["code"]) for f in json.loads(out)["findings"]}
+    assert found == {
+        ("long.txt", 1, PIECE_BYTES * 2 + 100 + 5, "stripe-secret-key"),
+        ("big.txt", many.count("\n"), 6, "github-token"),
+    }, found
+    assert code == 1 and added

@@ -199,7 +199,8 @@ def parse_log(
         elif line.startswith((b"rename to ", b"copy to ")):
             path = unquote(line.split(b" ", 2)[2])
         elif line.startswith(b"+++ "):
-            target = line[4:]
+            # git ends a name holding a space with a tab here; a name with a tab of its own is quoted
+            target = line[4:-1] if line.endswith(b"\t") else line[4:]
             if target != b"/dev/null":
                 path = _strip_prefix(unquote(target), "b/")
         elif line.startswith(b"index "):
