@@ -179,18 +179,27 @@ def test_certificate_body_changed_alone_is_cleared_by_the_whole_file(repo: Path)
 
 
 def test_progress_on_request(repo: Path) -> None:
-    for i in range(5):
-        commit(repo, {"n.txt": f"{i}\n"})
-    from toolkit.privacy import history
-
-    old = history.Progress.__init__.__defaults__
-    history.Progress.__init__.__defaults__ = (2,)
-    try:
-        _, _, err = scan(repo, "--progress")
-    finally:
-        history.Progress.__init__.__defaults__ = old
-    assert "privacy: 2/5 commits" in err and "privacy: 4/5 commits" in err
-    assert "commits" not in scan(repo)[2].replace("in 5 commits", "")
+    # 600 real commits in one go (git fast-import), each changing a file
+    stream = []
+    for i in range(600):
+        data = f"{i}\n"
+        stream += [
+            "commit refs/heads/main",
+            f"committer T <t@example.invalid> {1700000000 + i} +0000",
+            "data 1",
+            "c",
+            "M 100644 inline n.txt",
+            f"data {len(data)}",
+            data,
+        ]
+    subprocess.run(
+        ["git", "fast-import", "--quiet"], cwd=repo, input="\n".join(stream) + "\n", text=True, check=True
+    )
+    code, out, err = scan(repo, "--progress")
+    assert code == 0 and out == ""
+    assert "privacy: 250/600 commits\n" in err and "privacy: 500/600 commits\n" in err
+    assert "privacy: 0 findings in 600 commits" in err
+    assert "/600 commits" not in scan(repo)[2]  # not on a pipe unless asked
 
 
 def test_annotations_in_github_actions(repo: Path) -> None:
