@@ -174,9 +174,19 @@ print(json.dumps({"status": os.waitstatus_to_exitcode(status), "peak_kib": usage
 """
 
 
-def _export_peak(repo: Path) -> tuple[int, int]:
-    """The spans and the peak memory (KiB) of a real `telemetry export --dry-run` process."""
-    command = [sys.executable, "-m", "toolkit", "telemetry", "export", "--otlp", "--dry-run", "--json"]
+def _export_peak(repo: Path, *args: str) -> tuple[int, int]:
+    """The spans and the peak memory (KiB) of a real `telemetry export` process (``--dry-run``
+    unless an endpoint is given)."""
+    command = [
+        sys.executable,
+        "-m",
+        "toolkit",
+        "telemetry",
+        "export",
+        "--otlp",
+        "--json",
+        *(args or ["--dry-run"]),
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CM_WORKFLOW_LOG_HOME": str(repo.parent / "cm-home")}
     result = subprocess.run(
         [sys.executable, "-c", _PEAK, json.dumps(command)], cwd=repo, env=env, capture_output=True, check=True
@@ -186,9 +196,7 @@ def _export_peak(repo: Path) -> tuple[int, int]:
     return json.loads(figures["out"])["spans"], figures["peak_kib"]
 
 
-def test_dry_run_memory_does_not_grow_with_the_log(git_repo: GitRepo) -> None:
-    """Before, the export parsed the whole log and kept every span: about 9 MiB of memory per MiB
-    of log. Streamed, an eight times larger log costs no more than noise."""
+def _distinct_events(git_repo: GitRepo) -> bytes:
     log = discover(str(git_repo.path)).layout.telemetry_log
     _record(git_repo, [_event(1)], {})
     template = json.loads(log.read_bytes())
@@ -199,7 +207,14 @@ def test_dry_run_memory_does_not_grow_with_the_log(git_repo: GitRepo) -> None:
             "observed_at": f"2026-07-{1 + n // 1440:02d}T{n // 60 % 24:02d}:{n % 60:02d}:00Z",
         }
         lines.append(json.dumps(record, separators=(",", ":")).encode() + b"\n")
-    block = b"".join(lines)  # ~0.7 MiB of distinct events
+    return b"".join(lines)  # ~0.7 MiB of distinct events
+
+
+def test_dry_run_memory_does_not_grow_with_the_log(git_repo: GitRepo) -> None:
+    """Before, the export parsed the whole log and kept every span: about 9 MiB of memory per MiB
+    of log. Streamed, an eight times larger log costs no more than noise."""
+    block = _distinct_events(git_repo)
+    log = discover(str(git_repo.path)).layout.telemetry_log
     log.write_bytes(block)
     small_spans, small_peak = _export_peak(git_repo.path)
     log.write_bytes(block * 8)
@@ -229,3 +244,26 @@ def test_rotation_while_reading_loses_and_doubles_nothing(tmp_path: Path, monkey
     start = numbers[:10]
     assert start == list(range(1, 11)), numbers
     assert numbers == list(range(1, len(numbers) + 1)), numbers  # later records only in order, once
+
+
+def test_sending_export_memory_does_not_grow_with_the_log(git_repo: GitRepo) -> None:
+    """A real export to a loopback receiver (in this process; the export in a child whose peak
+    is measured): the spans are read a second time and sent in batches, none kept."""
+    import pytest
+
+    pytest.importorskip("opentelemetry.sdk", reason="needs the otel extra")
+    sys.path.insert(0, str(ROOT / "tests"))
+    from otlp_receiver import receiving
+
+    block = _distinct_events(git_repo)
+    log = discover(str(git_repo.path)).layout.telemetry_log
+    with receiving() as rx:
+        log.write_bytes(block)
+        small_spans, small_peak = _export_peak(git_repo.path, rx.url)
+        log.write_bytes(block * 8)
+        large_spans, large_peak = _export_peak(git_repo.path, rx.url)
+        received = len(rx.received.spans)
+    assert (small_spans, large_spans) == (1_000, 8_000)
+    assert received == 9_000  # every span of both exports reached the collector
+    growth_mib = (large_peak - small_peak) / 1024
+    assert growth_mib < 8, f"peak grew by {growth_mib:.1f} MiB for 8x the log"

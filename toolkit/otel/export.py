@@ -20,7 +20,7 @@ from typing import Any
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput
 from toolkit.core.timefmt import parse_rfc3339
-from toolkit.otel.records import Skipped, SpanRecord, metrics_for, to_ns, window
+from toolkit.otel.records import Skipped, SpanRecord, metrics_for, to_ns
 from toolkit.otel.resource import repository_id, resource_attributes
 from toolkit.otel.sources import agent_spans, cm_log_files, cm_spans, telemetry_log_spans
 from toolkit.otel.withhold import Withholder, load_key
@@ -150,31 +150,35 @@ def export(request: ExportRequest, *, now: datetime, roots: Callable[[], list[st
             run=request.run,
         )
     )
+
+    def read(out: Collected) -> Iterator[SpanRecord]:
+        return stream_spans(
+            out,
+            request.telemetry_log,
+            cm_home=request.cm_home,
+            specs_dir=request.specs_dir,
+            since_ns=since_ns,
+            workdir=request.workdir,
+            agent_logs=request.agent_logs,
+            agent_workdir=request.agent_workdir,
+            environ=request.environ,
+        )
+
     found = Collected()
-    spans = stream_spans(
-        found,
-        request.telemetry_log,
-        cm_home=request.cm_home,
-        specs_dir=request.specs_dir,
-        since_ns=since_ns,
-        workdir=request.workdir,
-        agent_logs=request.agent_logs,
-        agent_workdir=request.agent_workdir,
-        environ=request.environ,
-    )
     by_source: dict[str, int] = {}
+    bounds: list[int] = []  # earliest start, latest end
 
     def checked() -> Iterator[SpanRecord]:
-        for span in spans:
+        for span in read(found):
             by_source[span.source] = by_source.get(span.source, 0) + 1
+            if bounds:
+                bounds[0], bounds[1] = min(bounds[0], span.start_ns), max(bounds[1], span.end_ns)
+            else:
+                bounds.extend((span.start_ns, span.end_ns))
             yield withholder.span(span)
 
-    if request.dry_run:
-        # map and count in one pass, no span kept: memory does not grow with the logs
-        metrics = withholder.metrics(metrics_for(checked()))
-    else:
-        found.spans = list(checked())
-        metrics = withholder.metrics(metrics_for(found.spans))
+    # map and count in one pass, no span kept: memory does not grow with the logs
+    metrics = withholder.metrics(metrics_for(checked()))
     summary: dict[str, Any] = {
         "spans": sum(by_source.values()),
         "by_source": by_source,
@@ -184,18 +188,28 @@ def export(request: ExportRequest, *, now: datetime, roots: Callable[[], list[st
         "withheld": withholder.count,
         "exported": False,
     }
-    if request.dry_run or not found.spans:
+    if request.dry_run or not by_source:
         return summary
+
+    def again() -> Iterator[SpanRecord]:
+        """The counted spans read a second time and sent in batches as they come, none kept; a
+        record appended since the first pass waits for the next export (as many per source)."""
+        taken: dict[str, int] = {}
+        for span in read(Collected()):
+            if taken.get(span.source, 0) < by_source.get(span.source, 0):
+                taken[span.source] = taken.get(span.source, 0) + 1
+                yield withholder.span(span)
+
     from toolkit.otel.sdk import Sender, undelivered_message
 
     sender = Sender(endpoints, request.timeout)
     try:
-        start, end = window(found.spans)
+        start, end = bounds
         if since_ns is not None:
             start = since_ns
         # each signal is sent and judged on its own: a collector that takes spans but refuses metrics
         # (or the other way round) is reported as exactly that
-        deliveries = [sender.send_spans(found.spans, attrs), sender.send_metrics(metrics, attrs, start, end)]
+        deliveries = [sender.send_spans(again(), attrs), sender.send_metrics(metrics, attrs, start, end)]
     finally:
         sender.close()
     summary["signals"] = {delivery.signal: delivery.as_json() for delivery in deliveries}

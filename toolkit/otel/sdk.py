@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -319,12 +320,13 @@ class Sender:
         delivery.reason = probe.reason if probe.attempts else "not sent (the exporter refused the payload)"
         return delivery
 
-    def send_spans(self, spans: Sequence[SpanRecord], resource_attrs: Mapping[str, str]) -> Delivery:
+    def send_spans(self, spans: Iterable[SpanRecord], resource_attrs: Mapping[str, str]) -> Delivery:
         from opentelemetry.sdk.trace.export import SpanExportResult
 
         delivery, probe = self._delivery("traces", self.endpoints.traces)
-        for first in range(0, len(spans), SPAN_BATCH):
-            batch = readable_spans(spans[first : first + SPAN_BATCH], resource_attrs)
+        items = iter(spans)  # any iterable: sent a batch at a time, never held whole
+        while chunk := list(islice(items, SPAN_BATCH)):
+            batch = readable_spans(chunk, resource_attrs)
             if self.spans.export(batch) is not SpanExportResult.SUCCESS:
                 return self._failed(delivery, probe)
             delivery.items += len(batch)
