@@ -15,17 +15,18 @@ from _source import source_copy
 from conftest import ROOT
 
 import toolkit
-from toolkit.workflow.hook_source import release_tag, repository_url
+from toolkit.workflow.hook_source import release_rev, repository_url
 
-PINNED = ("templates/ci/workgroup-verify.yml", "docs/install.md", "docs/capsules-verify.md")
+PINNED = ("templates/ci/workgroup-verify.yml", "docs/install.md", "docs/capsules-verify.md", "README.md")
 
 
 @pytest.mark.parametrize("rel", PINNED)
 def test_copied_install_commands_pin_this_release(rel: str) -> None:
     text = (ROOT / rel).read_text(encoding="utf-8")
-    pins = re.findall(r"git\+(\S+?)@(v[0-9][^\s\"']*)", text)
+    pins = re.findall(r"git\+(https\S+?)@([0-9a-fv][^\s\"'`]+)", text)
     assert pins, f"{rel} has no pinned install command"
-    assert set(pins) == {(repository_url(), release_tag())}, pins
+    # the release commit: it resolves whether or not tags were pushed (tests/workflow/test_init_adoption.py)
+    assert set(pins) == {(repository_url(), release_rev())}, pins
 
 
 def test_changelog_has_a_section_for_this_version() -> None:

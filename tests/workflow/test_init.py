@@ -198,11 +198,12 @@ def test_local_hooks_carry_the_published_file_patterns() -> None:
     for hook in _ours(new)["hooks"]:
         spec = published[hook["id"]]
         copied = {k: v for k, v in hook.items() if k not in ("id", "name", "entry", "language")}
-        assert copied == {k: spec[k] for k in copied} and copied, hook["id"]
+        # the all-files privacy hook has no pattern: it takes every staged file
+        assert copied == {k: spec[k] for k in copied} and (copied or hook["id"] == "workgroup-privacy-all")
         for key in ("files", "exclude", "types", "types_or", "pass_filenames", "always_run"):
             assert hook.get(key) == spec.get(key), (hook["id"], key)
-    privacy = next(h for h in _ours(new)["hooks"] if h["id"] == "workgroup-privacy")
-    assert re.search(privacy["files"], "knowzcode/artifacts/sha256-ab.json")
+    privacy = next(h for h in _ours(new)["hooks"] if h["id"] == "workgroup-privacy-all")
+    assert "files" not in privacy and "exclude" not in privacy and "types" not in privacy
 
 
 def test_the_users_indentation_is_kept() -> None:
@@ -210,7 +211,7 @@ def test_the_users_indentation_is_kept() -> None:
     assert how == "merged" and new is not None
     assert new.endswith(FOUR_SPACES.split("\n", 1)[1])  # the user's lines are untouched
     ours = new.split("\n", 1)[1][: -len(FOUR_SPACES.split("\n", 1)[1])]
-    assert "\n    -   repo: local\n        hooks:\n        -   id: workgroup-privacy\n" in "\n" + ours
+    assert "\n    -   repo: local\n        hooks:\n        -   id: workgroup-privacy-all\n" in "\n" + ours
     assert "\n            name: workgroup privacy" in ours
     for line in ours.splitlines():
         indent = len(line) - len(line.lstrip(" "))
@@ -260,8 +261,9 @@ def test_hooks_written_by_the_old_init_are_brought_up_to_date() -> None:
     new, how = merge_pre_commit_config(old, LOCAL)
     assert how == "updated" and new is not None
     ids = [h["id"] for h in _ours(new)["hooks"]]
-    assert ids == ["workgroup-privacy", "workgroup-skills", "workgroup-docs-claims", "workgroup-verify"]
-    assert "knowzcode/artifacts" in _ours(new)["hooks"][0]["files"]
+    # the artifact-only privacy hook is replaced by the all-files one in place
+    assert ids == ["workgroup-privacy-all", "workgroup-skills", "workgroup-docs-claims", "workgroup-verify"]
+    assert "files" not in _ours(new)["hooks"][0]
     assert yaml.safe_load(new)["repos"][1] == {"repo": "meta", "hooks": [{"id": "check-hooks-apply"}]}
 
 

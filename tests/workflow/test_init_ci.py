@@ -16,7 +16,7 @@ import yaml
 from conftest import cli
 
 from toolkit.workflow.ci import WORKFLOW_REL, install_spec
-from toolkit.workflow.hook_source import release_tag, repository_url
+from toolkit.workflow.hook_source import release_rev, repository_url
 
 STRIPE = "sk_" + "live_" + "a1B2c3D4e5F6g7H8i9J0kLmN"
 BIN = str(Path(sys.executable).parent)  # where the installed `workgroup` console script is
@@ -74,13 +74,13 @@ def test_init_ci_github_writes_a_workflow_whose_steps_run_here(repo: Path, tmp_p
     code, out, err = cli("init", "--local", "--no-install", "--ci", "github", "--json", cwd=repo)
     assert code == 0, err
     assert json.loads(out)["ci_workflow"] == "written"
-    assert f"{WORKFLOW_REL}: written (installs git+{repository_url()}@{release_tag()}" in err
+    assert f"{WORKFLOW_REL}: written (installs git+{repository_url()}@{release_rev()}" in err
     flow = steps(repo)
     checkout = next(s for s in flow if str(s.get("uses", "")).startswith("actions/checkout"))
     assert checkout["with"]["fetch-depth"] == 0
     install = next(s for s in flow if "pip install" in str(s.get("run", "")))
-    # the rev of the hooks: the release tag for the local form, as its install hint says
-    assert install["run"] == f'python -m pip install "git+{repository_url()}@{release_tag()}"'
+    # the rev of the hooks: the release (its commit) for the local form, as its install hint says
+    assert install["run"] == f'python -m pip install "git+{repository_url()}@{release_rev()}"'
     uploads = [s for s in flow if str(s.get("uses", "")).startswith("github/codeql-action/upload-sarif")]
     assert {u["with"]["sarif_file"] for u in uploads} == {
         "workgroup-verify.sarif",

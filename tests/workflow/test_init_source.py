@@ -222,7 +222,7 @@ def test_a_missing_release_tag_at_the_metadata_url_is_refused_with_the_advice(
 ) -> None:
     url, _, _ = served
     monkeypatch.setattr(init_mod, "repository_url", lambda: url)
-    monkeypatch.setattr(init_mod, "release_tag", lambda: "v0.0.0-never")
+    monkeypatch.setattr(init_mod, "release_revs", lambda: ("0" * 40, "v0.0.0-never"))
     with pytest.raises(Refused) as exc:
         hook_form(local=False, hook_repo=None, hook_rev=None, origin_of=lambda: None)
     assert exc.value.code == "HOOK_REV_NOT_FOUND" and exc.value.message.endswith(ADVICE)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.core.errors import InvalidInput, Refused
-from toolkit.workflow.hook_source import release_tag, repository_url
+from toolkit.workflow.hook_source import release_rev, repository_url
 
 WORKFLOW_REL = ".github/workflows/workgroup.yml"
 CI_KINDS = ("github",)
@@ -64,7 +64,7 @@ def render(install: str) -> str:
     from toolkit.infra.resources import template_text
 
     template = template_text("ci/workgroup-verify.yml")
-    pinned = f'"git+{repository_url()}@{release_tag()}"'
+    pinned = f'"git+{repository_url()}@{release_rev()}"'
     if template.count(pinned) != 1:
         raise Refused("CI_TEMPLATE_BROKEN", "the CI template does not hold exactly one install command")
     return template.replace(pinned, f'"{install}"').replace(

@@ -40,8 +40,25 @@ _LS_REMOTE_TIMEOUT = 30.0
 
 
 def release_tag(version: str = __version__) -> str:
-    """The git tag of a release, as ``init`` writes it as ``rev:`` (``v0.2.0``)."""
+    """The git tag of a release (``v0.2.0``)."""
     return f"v{version}"
+
+
+# The commit of each release in this repository's history, for where the tag is not published (a
+# mirror without tags, the repository itself until tags are pushed). A release's own commit cannot
+# name itself: the entry is added by the next commit (docs/install.md, "Cutting a release").
+RELEASE_COMMITS = {"0.2.0": "9e3a8c06b9cd3ae88927e55c702030036c52927c"}
+
+
+def release_rev(version: str = __version__) -> str:
+    """The ``rev:`` the docs and the CI template pin, and ``init``'s first choice: the release
+    commit when it is recorded (a commit resolves without a tag), else the release tag."""
+    return RELEASE_COMMITS.get(version) or release_tag(version)
+
+
+def release_revs(version: str = __version__) -> tuple[str, ...]:
+    """What ``init`` tries as the default ``rev:``, in order: the release commit, then the tag."""
+    return tuple(dict.fromkeys((release_rev(version), release_tag(version))))
 
 
 def hooks_file() -> Path:
@@ -173,7 +190,8 @@ def validate_rev(rev: str) -> str:
 def install_hint(repo: str | None, rev: str) -> str:
     """The command a teammate runs to get the hook scripts on PATH (the release the hooks name)."""
     if not repo:
-        return f"pip install workgroup-toolkit=={rev.removeprefix('v')} (see the toolkit's docs/install.md)"
+        version = __version__ if _SHA.match(rev) else rev.removeprefix("v")
+        return f"pip install workgroup-toolkit=={version} (see the toolkit's docs/install.md)"
     if "://" in repo:
         return f"pip install git+{shown(repo)}@{rev}"
     scp = re.match(r"^([\w.-]+@[\w.-]+):(.+)$", repo)  # git@host:owner/name.git, as git writes ssh remotes

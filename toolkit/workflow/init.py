@@ -31,7 +31,7 @@ from toolkit.workflow.hook_source import (
     hook_definitions,
     install_hint,
     install_origin,
-    release_tag,
+    release_revs,
     repository_url,
     safe_repo,
     shown,
@@ -39,7 +39,36 @@ from toolkit.workflow.hook_source import (
     validate_rev,
 )
 
-HOOK_IDS = ("workgroup-privacy", "workgroup-docs-claims", "workgroup-verify")
+HOOK_IDS = ("workgroup-privacy-all", "workgroup-docs-claims", "workgroup-verify")
+# a config written by an older init names the artifact-only privacy hook: the all-files hook
+# checks the same files with the same rules, and every other staged file too
+SUPERSEDED = {"workgroup-privacy": "workgroup-privacy-all"}
+# what each hook checks and what it does not, printed by init (one line each)
+HOOK_NOTES = {
+    "workgroup-privacy-all": (
+        "every staged file (any type, size or encoding): secrets and credentials everywhere; also "
+        "session ids, transcripts, home paths and emails in workflow artifacts (.workgroup/, "
+        ".reviews/, handoffs, *.jsonl, privacy.artifact_paths) and chat transcripts in Markdown. "
+        "Not checked: the commit message (hook workgroup-privacy-commit-msg), commits made with "
+        "--no-verify and what is already in history (`workgroup privacy scan --history`, the CI job)"
+    ),
+    "workgroup-privacy": (
+        "workflow artifacts only (.workgroup/, .reviews/, handoffs, *.jsonl): every privacy rule. "
+        "Not checked: any other file (hook workgroup-privacy-all)"
+    ),
+    "workgroup-docs-claims": (
+        "Markdown, reStructuredText, AsciiDoc and text files: blanket claims that cached input "
+        "removes context tokens. Not checked: code, secrets"
+    ),
+    "workgroup-verify": (
+        "on every commit: capsule, lineage and promotion records are bound to a commit in history "
+        "and their hashes recompute. Not checked: file contents for secrets"
+    ),
+}
+# the oldest Python the toolkit runs on (pyproject's requires-python): a hook environment built
+# with an older interpreter cannot install it
+PYTHON_FLOOR = (3, 11)
+_PY_VERSION = re.compile(r"(?:^|[/\\]|python|py)(\d+)\.(\d+)(?:\.\d+)?(?:\.exe)?$", re.I)
 MARKER = "# workgroup hooks (workgroup init)"
 # hook keys copied from .pre-commit-hooks.yaml into a local hook, in this order
 _LOCAL_KEYS = ("files", "exclude", "types", "types_or", "exclude_types", "pass_filenames", "always_run")
@@ -86,11 +115,13 @@ class HookForm:
     # where repo and rev came from, said after the file name in init's report ("" when given)
     source: str = ""
 
-    def entry(self, ids: list[str]) -> dict[str, Any]:
-        """The repo entry of ``.pre-commit-config.yaml`` for ``ids``, as pre-commit parses it."""
+    def entry(self, ids: list[str], language_version: str | None = None) -> dict[str, Any]:
+        """The repo entry of ``.pre-commit-config.yaml`` for ``ids``, as pre-commit parses it;
+        ``language_version`` pins the remote hooks' Python (local hooks run the installed scripts)."""
         if self.kind == "remote":
             assert self.repo is not None
-            return {"repo": self.repo, "rev": self.rev, "hooks": [{"id": hook_id} for hook_id in ids]}
+            pin = {"language_version": language_version} if language_version else {}
+            return {"repo": self.repo, "rev": self.rev, "hooks": [{"id": i, **pin} for i in ids]}
         defs = hook_definitions()
         hooks = []
         for hook_id in ids:
@@ -242,6 +273,29 @@ def _replace_item(text: str, line: int) -> tuple[list[str], int, int, str]:
     return lines, first, end, dash.group(1)
 
 
+def python_pin(text: str | None) -> tuple[str | None, str]:
+    """(the ``language_version`` our remote hooks need, the repository's default) : a pin when the
+    config's ``default_language_version: python`` names a Python below the toolkit's floor, which
+    pre-commit would build our hook environment with. The pin is the Python running this toolkit
+    (it is at least the floor and exists on this machine)."""
+    if not text or not text.strip():
+        return None, ""
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except (yaml.YAMLError, ValueError, RecursionError):
+        return None, ""  # the merge reports the invalid file
+    default = data.get("default_language_version") if isinstance(data, dict) else None
+    python = default.get("python") if isinstance(default, dict) else None
+    if not isinstance(python, str):
+        return None, ""
+    version = _PY_VERSION.search(python.strip())
+    if version is None or (int(version.group(1)), int(version.group(2))) >= PYTHON_FLOOR:
+        return None, python
+    return f"python{sys.version_info.major}.{sys.version_info.minor}", python
+
+
 def merge_pre_commit_config(text: str | None, form: HookForm) -> tuple[str | None, str]:
     """(new text or None when unchanged, what happened). Raises when it cannot merge safely.
 
@@ -253,13 +307,14 @@ def merge_pre_commit_config(text: str | None, form: HookForm) -> tuple[str | Non
     if text is None or not text.strip():
         return "repos:\n" + render_entry(form.entry(list(HOOK_IDS)), Layout()), "written"
     data = _parse(text)
+    pin = python_pin(text)[0] if form.kind == "remote" else None
     if not isinstance(data, dict) or not isinstance(data.get("repos", None), list):
         raise _unmergeable(".pre-commit-config.yaml is not a mapping with a repos list")
     ours = set(hook_definitions())
     holders = [i for i, repo in enumerate(data["repos"]) if ours & set(_hook_ids(repo))]
     layout = detect_layout(text)
     if not holders:
-        entry = form.entry(list(HOOK_IDS))
+        entry = form.entry(list(HOOK_IDS), pin)
         new = _insert(text, render_entry(entry, layout))
         expected = [entry, *data["repos"]]
         how = "merged"
@@ -269,7 +324,8 @@ def merge_pre_commit_config(text: str | None, form: HookForm) -> tuple[str | Non
         ids = _hook_ids(current)
         if len(holders) > 1 or not set(ids) <= ours:
             raise _unmergeable("the workgroup hooks are spread over several repos or mixed with other hooks")
-        entry = form.entry(ids + [h for h in HOOK_IDS if h not in ids])
+        ids = list(dict.fromkeys(SUPERSEDED.get(i, i) for i in ids))
+        entry = form.entry(ids + [h for h in HOOK_IDS if h not in ids], pin)
         if current == entry:
             return None, "unchanged"
         lines, first, end, indent = _replace_item(text, _item_lines(text)[index])
@@ -383,23 +439,25 @@ def hook_form(
 ) -> HookForm:
     """The form to write; for the remote form the rev is checked against the repository first.
 
-    The hook source, first that applies: ``--hook-repo`` (with ``--hook-rev`` or the release tag);
+    The hook source, first that applies: ``--hook-repo`` (with ``--hook-rev`` or the release);
     the git URL the toolkit was installed from, at the installed commit (or ``--hook-rev``); the
-    repository URL of the package metadata at the release tag.
+    repository URL of the package metadata at the release. "The release" is its commit
+    (``RELEASE_COMMITS``) when that exists in the repository, else its tag.
     """
     origin = None if hook_repo else origin_of()
     installed = False  # repo and rev are where pip installed this toolkit from
+    # without --hook-rev: the release commit, then the release tag (the first that exists)
+    rev, *fallbacks = (validate_rev(hook_rev),) if hook_rev else release_revs()
     if hook_repo:
         repo: str | None = validate_repo(hook_repo)
-        rev, source = validate_rev(hook_rev) if hook_rev else release_tag(), ""
+        source = ""
     elif origin is not None and origin.kind == "git" and origin.shareable and safe_repo(origin.url):
         assert origin.commit is not None  # parse_direct_url keeps git origins with a commit only
-        repo, rev = origin.url, validate_rev(hook_rev) if hook_rev else origin.commit
+        repo, rev, fallbacks = origin.url, validate_rev(hook_rev) if hook_rev else origin.commit, []
         installed = rev == origin.commit
         source = "the git URL the toolkit was installed from" + ("" if hook_rev else ", its commit")
     else:
-        repo = repository_url()
-        rev, source = validate_rev(hook_rev) if hook_rev else release_tag(), METADATA_SOURCE
+        repo, source = repository_url(), METADATA_SOURCE
     if local:
         return HookForm("local", repo, rev, source)
     if repo is None:
@@ -409,7 +467,7 @@ def hook_form(
         )
     if check:
         try:
-            check_rev(repo, rev)
+            rev = _first_existing(repo, [rev, *fallbacks])
         except EnvironmentFailure as exc:
             if exc.code == "HOOK_REPO_UNREACHABLE" and installed:
                 # pip cloned this very commit from this URL: it exists; only now is it out of reach
@@ -424,11 +482,23 @@ def hook_form(
     return HookForm("remote", repo, rev, source)
 
 
+def _first_existing(repo: str, revs: list[str]) -> str:
+    """The first of ``revs`` that exists in ``repo``; the last one's refusal when none does."""
+    for index, rev in enumerate(revs):
+        try:
+            check_rev(repo, rev)
+            return rev
+        except Refused as exc:
+            if exc.code != "HOOK_REV_NOT_FOUND" or index == len(revs) - 1:
+                raise
+    raise AssertionError("no rev to check")  # pragma: no cover - revs is never empty
+
+
 def _default_failed(exc: ToolkitError, origin: InstallOrigin | None, rev: str) -> str:
     """The refusal when the default source (package metadata URL + release tag) cannot be verified."""
     return (
         f"{exc.message.split('; ')[0]}. That is the default hook source: the repository of the "
-        f"toolkit's package metadata at the release tag {rev}. {_origin_note(origin)}{ADVICE}"
+        f"toolkit's package metadata at the release (commit or tag) {rev}. {_origin_note(origin)}{ADVICE}"
     )
 
 
@@ -463,9 +533,29 @@ def initialize(workdir: Path, *, form: HookForm, install: bool = True, cm: bool 
         f".workgroup/config.yml: {out.config}",
         f".gitignore: {out.gitignore}" + ("" if out.cm else " (no CM files found: CM lines left out)"),
         f".pre-commit-config.yaml: {out.pre_commit_config}, {where}",
+        *_hook_lines(_read(workdir, pre_commit_path) if new_pre_commit is None else new_pre_commit, form),
     ]
     out.hook = _install_hook(workdir, out) if install else "skipped"
     return out
+
+
+def _hook_lines(text: str | None, form: HookForm) -> list[str]:
+    """Per hook in the written config: what it checks and what it does not; then the Python pin."""
+    data = _parse(text or "")
+    repos = data.get("repos") if isinstance(data, dict) else None
+    ours = set(hook_definitions())
+    ids = [i for repo in repos or [] for i in _hook_ids(repo) if i in ours]
+    lines = [f"  {i}: {HOOK_NOTES[i]}" for i in ids if i in HOOK_NOTES]
+    pin, default = python_pin(text) if form.kind == "remote" else (None, "")
+    if pin:
+        from toolkit.core.display import shown as escaped
+
+        lines.append(
+            f"  language_version: {pin} on these hooks: the repository's default_language_version "
+            f"({escaped(default)}) is below Python {PYTHON_FLOOR[0]}.{PYTHON_FLOOR[1]}, which the "
+            "toolkit needs; every clone needs that Python (or change the pin to another 3.11+)"
+        )
+    return lines
 
 
 def _install_hook(workdir: Path, out: InitOutcome) -> str:

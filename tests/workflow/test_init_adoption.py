@@ -1,0 +1,221 @@
+"""Adoption in one command (issue 26): `init` writes the all-files privacy hook and says what each
+hook checks, pins the hooks' Python when the repository's default is below the toolkit's floor,
+and every rev that init, the docs and the CI template write resolves in this repository."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pygit2
+import pytest
+import yaml
+from _source import source_copy
+from conftest import ROOT, GitRepo, run_workgroup
+
+import toolkit
+from toolkit.workflow.hook_source import RELEASE_COMMITS, release_rev, release_revs, release_tag
+from toolkit.workflow.init import HOOK_IDS, HookForm, merge_pre_commit_config, python_pin
+
+PRE_COMMIT = str(Path(sys.executable).parent / "pre-commit")
+REMOTE = HookForm("remote", "https://git.example.invalid/workgroup.git", "v1")
+
+
+def _ours(text: str) -> dict[str, object]:
+    return next(r for r in yaml.safe_load(text)["repos"] if r["repo"] != "meta" and "rev" in r)
+
+
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False, env=env)
+
+
+# --- the default set and what init says about it ----------------------------------------------
+
+
+def test_the_all_files_privacy_hook_is_in_the_default_set() -> None:
+    assert "workgroup-privacy-all" in HOOK_IDS and "workgroup-privacy" not in HOOK_IDS
+    new, _ = merge_pre_commit_config(None, REMOTE)
+    assert new is not None
+    assert [h["id"] for h in _ours(new)["hooks"]] == list(HOOK_IDS)  # type: ignore[index]
+
+
+def test_an_older_artifact_only_privacy_hook_is_replaced_in_place() -> None:
+    old = (
+        "repos:\n  - repo: https://git.example.invalid/workgroup.git\n    rev: v0\n    hooks:\n"
+        "      - id: workgroup-privacy\n      - id: workgroup-verify\n"
+    )
+    new, how = merge_pre_commit_config(old, REMOTE)
+    assert how == "updated" and new is not None
+    ids = [h["id"] for h in _ours(new)["hooks"]]  # type: ignore[index]
+    assert ids == ["workgroup-privacy-all", "workgroup-verify", "workgroup-docs-claims"]
+
+
+# --- the hooks' Python ---------------------------------------------------------------------------
+
+PINNED = f"python{sys.version_info.major}.{sys.version_info.minor}"
+
+
+@pytest.mark.parametrize(
+    ("default", "pinned"),
+    [
+        ("python3.10", True),
+        ("python3.9", True),
+        ("'3.8'", True),
+        ("/usr/bin/python3.10", True),
+        ("python2.7", True),
+        ("python3.11", False),
+        ("python3.12", False),
+        ("python3", False),  # whatever python3 is: not ours to guess
+        ("default", False),
+        ("system", False),
+    ],
+)
+def test_python_pin_only_below_the_floor(default: str, pinned: bool) -> None:
+    text = f"default_language_version:\n  python: {default}\nrepos: []\n"
+    assert python_pin(text)[0] == (PINNED if pinned else None)
+    new, _ = merge_pre_commit_config(text, REMOTE)
+    assert new is not None
+    hooks = _ours(new)["hooks"]
+    assert all(h.get("language_version") == (PINNED if pinned else None) for h in hooks)  # type: ignore[union-attr]
+    # local hooks run the installed scripts (language: system): nothing to pin
+    local, _ = merge_pre_commit_config(text, HookForm("local", None, "v1"))
+    assert local is not None and "  language_version" not in local
+
+
+def test_init_prints_what_each_hook_checks_and_the_pin(git_repo: GitRepo) -> None:
+    clone = git_repo.path.parent / "toolkit-clone"
+    _clone_history(clone)
+    git_repo.write(".pre-commit-config.yaml", "default_language_version:\n  python: python3.10\nrepos: []\n")
+    proc = run_workgroup("init", "--hook-repo", str(clone), "--no-install", cwd=git_repo.path)
+    assert proc.returncode == 0, proc.stderr
+    out = (proc.stderr + proc.stdout).decode("utf-8")
+    for hook_id in HOOK_IDS:
+        line = next(x for x in out.splitlines() if x.strip().startswith(f"{hook_id}:"))
+        assert "Not checked:" in line, line
+    assert f"language_version: {PINNED} on these hooks" in out and "(python3.10)" in out
+    ours = _ours((git_repo.path / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    assert all(h["language_version"] == PINNED for h in ours["hooks"])  # type: ignore[index]
+    # a repository without tags: init writes the release commit, which resolves there
+    assert ours["rev"] == RELEASE_COMMITS[toolkit.__version__]
+
+
+# --- every rev written resolves in this repository's history ----------------------------------
+
+
+def _in_a_clone() -> bool:
+    return _git(ROOT, "rev-parse", "--is-inside-work-tree").stdout.strip() == "true" and not (
+        _git(ROOT, "rev-parse", "--is-shallow-repository").stdout.strip() == "true"
+    )
+
+
+def _clone_history(dest: Path) -> None:
+    if not _in_a_clone():
+        pytest.skip("not run from a full git clone of the toolkit")
+    proc = _git(ROOT.parent, "clone", "-q", "--no-tags", str(ROOT), str(dest))
+    assert proc.returncode == 0, proc.stderr
+
+
+_PIN = re.compile(r"git\+https://github\.com/workgroup-toolkit/workgroup-toolkit@([^\"'\s`)]+)")
+_REV = re.compile(r"^\s*rev:\s*([^\s#]+)", re.M)
+
+
+def _written_revs() -> dict[str, set[str]]:
+    """Every rev the README, docs and templates tell a user to install or write."""
+    found: dict[str, set[str]] = {}
+    files = [
+        ROOT / "README.md",
+        *sorted((ROOT / "docs").glob("*.md")),
+        *sorted((ROOT / "templates").rglob("*")),
+    ]
+    for path in files:
+        if not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8")
+        revs = set(_PIN.findall(text)) | {
+            r for r in _REV.findall(text) if re.fullmatch(r"v\d+\.\d+\.\d+|[0-9a-f]{40}", r)
+        }
+        if revs:
+            found[str(path.relative_to(ROOT))] = revs
+    return found
+
+
+def test_every_documented_rev_resolves_in_history() -> None:
+    if not _in_a_clone():
+        pytest.skip("not run from a full git clone of the toolkit")
+    written = _written_revs()
+    assert "templates/ci/workgroup-verify.yml" in written and "docs/install.md" in written, written
+    revs = {rev for revs in written.values() for rev in revs} | {release_rev(), release_revs()[0]}
+    for rev in sorted(revs):
+        proc = _git(ROOT, "cat-file", "-e", f"{rev}^{{commit}}")
+        where = [name for name, found in written.items() if rev in found]
+        assert proc.returncode == 0, f"{rev} (written in {where or 'init'}) is not a commit here"
+    assert _git(ROOT, "merge-base", "--is-ancestor", release_rev(), "HEAD").returncode == 0
+    # the recorded commit is the current version's release: its tree has this version
+    init_py = _git(ROOT, "show", f"{release_rev()}:toolkit/__init__.py").stdout
+    assert f'__version__ = "{toolkit.__version__}"' in init_py
+    assert release_revs() == (RELEASE_COMMITS[toolkit.__version__], release_tag())
+
+
+# --- the real pre-commit: a repository on Python 3.10 by default --------------------------------
+
+
+@pytest.mark.slow
+def test_after_init_a_secret_commit_is_blocked_on_a_310_default(tmp_path: Path) -> None:
+    """typer's config (default_language_version python3.10): after `init` the hook environment
+    builds and a commit of an AWS key, a token, a key file, a .env and a config password is refused;
+    a clean commit passes."""
+    hook_repo = source_copy(tmp_path / "hook-repo")
+    for package_dir in ("corpus", "templates", "schemas"):
+        (hook_repo / package_dir).mkdir(exist_ok=True)
+        (hook_repo / package_dir / ".keep").touch()
+    repo = pygit2.init_repository(str(hook_repo), initial_head="main")
+    repo.index.add_all()
+    repo.index.write()
+    sig = pygit2.Signature("Test Author", "author@example.invalid", 1_700_000_000, 0)
+    head = repo.create_commit("HEAD", sig, sig, "snapshot", repo.index.write_tree(), [])
+    project = tmp_path / "project"
+    pygit2.init_repository(str(project), initial_head="main")
+    (project / ".pre-commit-config.yaml").write_text(
+        "default_language_version:\n  python: python3.10\nrepos: []\n", encoding="utf-8"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(PRE_COMMIT_HOME=str(tmp_path / "home"), PRE_COMMIT_COLOR="never")
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    proc = run_workgroup("init", "--hook-repo", str(hook_repo), "--hook-rev", str(head), cwd=project, env=env)
+    assert proc.returncode == 0, proc.stderr
+    git = ["git", "-c", "user.name=Test Author", "-c", "user.email=author@example.invalid"]
+
+    def commit(files: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        for rel, text in files.items():
+            (project / rel).parent.mkdir(parents=True, exist_ok=True)
+            (project / rel).write_text(text, encoding="utf-8")
+        subprocess.run([*git, "add", "-A"], cwd=project, check=True, env=env)
+        return subprocess.run(
+            [*git, "commit", "-m", "change"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=900,
+        )
+
+    first = commit({"README.md": "# project\n"})
+    assert first.returncode == 0, first.stdout + first.stderr  # the hook environment builds
+    secrets = {
+        "settings.py": "AWS_SECRET_ACCESS_KEY = 'Hq7Lm2Xw9Rt4Vy8Bd3Fh6Jk1Mc5Np0Zq2Wx7Ls4E'\n",
+        ".env": "DB_PASSWORD=Qm7x&Lp2vR9zK4w\n",
+        "deploy/id_rsa": "-----BEGIN RSA "
+        + "PRIVATE KEY-----\nMIIEowIBAAKCAQEA7v3q\n-----END RSA PRIVATE KEY-----\n",
+    }
+    for rel, text in secrets.items():
+        blocked = commit({rel: text})
+        out = blocked.stdout + blocked.stderr
+        assert blocked.returncode != 0, out
+        assert re.search(r"workgroup privacy \(all files\)\.+Failed", out), out
+        assert rel in out
+        subprocess.run([*git, "rm", "-q", "--cached", rel], cwd=project, check=True, env=env)
+        (project / rel).unlink()
