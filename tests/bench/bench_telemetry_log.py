@@ -1,17 +1,20 @@
 """Benchmark ``workgroup telemetry export --otlp --dry-run`` over local telemetry logs of growing size
 (prints figures).
 
-    .venv/bin/python tests/bench/bench_telemetry_log.py [--mib 10 50 100] [--segment-mib 16]
+    .venv/bin/python tests/bench/bench_telemetry_log.py [--mib 10 50 100] [--segment-mib 16] [--send]
 
 For each size, writes that many MiB of normalized efficiency events to a throwaway repository's
 telemetry log, split into numbered segments of ``--segment-mib`` as ``telemetry record`` rotates
-them (0: one file), and runs the real command in a child process. Prints the wall time and the
-child's own peak resident memory (``os.wait4``), which should stay flat as the log grows.
+them (0: one file), and runs the real command in a child process: ``--dry-run``, or with
+``--send`` a real export to a loopback OTLP/HTTP receiver in this process (tests/otlp_receiver.py).
+Prints the wall time and the child's own peak resident memory (``os.wait4``), which should stay
+flat as the log grows.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -75,8 +78,9 @@ print(json.dumps({"seconds": time.perf_counter() - started, "peak_kib": usage.ru
 """
 
 
-def run(repo: Path, env: dict[str, str]) -> dict[str, object]:
-    command = [sys.executable, "-m", "toolkit", "telemetry", "export", "--otlp", "--dry-run", "--json"]
+def run(repo: Path, env: dict[str, str], endpoint: str | None) -> dict[str, object]:
+    target = ["--dry-run"] if endpoint is None else [endpoint]
+    command = [sys.executable, "-m", "toolkit", "telemetry", "export", "--otlp", "--json", *target]
     result = subprocess.run(
         [sys.executable, "-c", _CHILD, json.dumps(command)],
         cwd=repo,
@@ -92,26 +96,40 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mib", type=int, nargs="+", default=[10, 50, 100])
     parser.add_argument("--segment-mib", type=int, default=16)
+    parser.add_argument("--send", action="store_true", help="export to a loopback receiver")
     ns = parser.parse_args()
-    print(f"python {sys.version.split()[0]}, segments of {ns.segment_mib} MiB (0: one file)")
-    for size in ns.mib:
-        with tempfile.TemporaryDirectory() as tmp:
-            repo = Path(tmp) / "repo"
-            subprocess.run(["git", "init", "-q", str(repo)], check=True)
-            count = write_log(repo / ".git" / "workgroup", size * MIB, ns.segment_mib * MIB)
-            files = len(list((repo / ".git" / "workgroup").glob("telemetry*.jsonl")))
-            env = {**os.environ, "CM_WORKFLOW_LOG_HOME": str(Path(tmp) / "cm-home")}
-            figures = run(repo, env)
-            if figures["status"] == 0:
-                summary = json.loads(str(figures["out"]))
-                outcome = f"spans {summary['spans']}"
-            else:
-                outcome = f"exit {figures['status']}: {str(figures['err']).splitlines()[-1]}"
-            print(
-                f"{size:>5} MiB ({count} events, {files} files)   {float(str(figures['seconds'])):7.2f} s wall"
-                f"   peak RSS {int(str(figures['peak_kib'])) / 1024:6.0f} MiB   {outcome}"
-            )
+    mode = "sending to a loopback receiver" if ns.send else "--dry-run"
+    print(f"python {sys.version.split()[0]}, {mode}, segments of {ns.segment_mib} MiB (0: one file)")
+    with contextlib.ExitStack() as stack:
+        endpoint = None
+        if ns.send:
+            sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests/ folder
+            from otlp_receiver import receiving
+
+            endpoint = stack.enter_context(receiving()).url
+        for size in ns.mib:
+            measure(size, ns.segment_mib, endpoint)
     return 0
+
+
+def measure(size: int, segment_mib: int, endpoint: str | None) -> None:
+    """One log of ``size`` MiB in a throwaway repository, exported by a child process."""
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Path(tmp) / "repo"
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        count = write_log(repo / ".git" / "workgroup", size * MIB, segment_mib * MIB)
+        files = len(list((repo / ".git" / "workgroup").glob("telemetry*.jsonl")))
+        env = {**os.environ, "CM_WORKFLOW_LOG_HOME": str(Path(tmp) / "cm-home")}
+        figures = run(repo, env, endpoint)
+        if figures["status"] == 0:
+            summary = json.loads(str(figures["out"]))
+            outcome = f"spans {summary['spans']}"
+        else:
+            outcome = f"exit {figures['status']}: {str(figures['err']).splitlines()[-1]}"
+        print(
+            f"{size:>5} MiB ({count} events, {files} files)   {float(str(figures['seconds'])):7.2f} s wall"
+            f"   peak RSS {int(str(figures['peak_kib'])) / 1024:6.0f} MiB   {outcome}"
+        )
 
 
 if __name__ == "__main__":
