@@ -6,21 +6,46 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+USAGE = "[--artifact-path GLOB ...] [FILENAME ...]"
+ARTIFACT_HELP = (
+    "--artifact-path GLOB  also treat files matching GLOB (repository-relative: notes/**, "
+    "*.session.md) as workflow artifacts: every privacy rule applies; repeatable; adds to "
+    "privacy.artifact_paths of .workgroup/config.yml"
+)
 
-def parse_filenames(argv: Sequence[str] | None, prog: str, description: str) -> list[str] | int:
+
+def parse_filenames(
+    argv: Sequence[str] | None, prog: str, description: str, globs: list[str] | None = None
+) -> list[str] | int:
     """The file names pre-commit passes (after an optional ``--``), or an exit code for
-    ``--help`` (0) and unknown options (2). Plain parsing instead of argparse: argparse pulls
-    in shutil, bz2 and lzma, a noticeable share of the hook's cold start."""
+    ``--help`` (0) and unknown options (2). ``--artifact-path GLOB`` (or ``=GLOB``) go into
+    ``globs`` when given (the privacy hooks' ``args:``). Plain parsing instead of argparse:
+    argparse pulls in shutil, bz2 and lzma, a noticeable share of the hook's cold start."""
     args = list(sys.argv[1:] if argv is None else argv)
     names: list[str] = []
-    for index, arg in enumerate(args):
+    usage = USAGE if globs is not None else "[FILENAME ...]"
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        index += 1
         if arg == "--":
-            return names + args[index + 1 :]
+            return names + args[index:]
         if arg in ("-h", "--help"):
-            sys.stdout.write(f"usage: {prog} [FILENAME ...]\n\n{description}\n")
+            more = f"\n\n{ARTIFACT_HELP}" if globs is not None else ""
+            sys.stdout.write(f"usage: {prog} {usage}\n\n{description}{more}\n")
             return 0
+        if globs is not None and (arg == "--artifact-path" or arg.startswith("--artifact-path=")):
+            if "=" in arg:
+                globs.append(arg.partition("=")[2])
+            elif index < len(args):
+                globs.append(args[index])
+                index += 1
+            else:
+                sys.stderr.write(f"usage: {prog} {usage}\n{prog}: error: --artifact-path needs a GLOB\n")
+                return 2
+            continue
         if arg.startswith("-") and arg != "-":
-            sys.stderr.write(f"usage: {prog} [FILENAME ...]\n{prog}: error: unrecognized argument\n")
+            sys.stderr.write(f"usage: {prog} {usage}\n{prog}: error: unrecognized argument\n")
             return 2
         names.append(arg)
     return names
@@ -28,7 +53,8 @@ def parse_filenames(argv: Sequence[str] | None, prog: str, description: str) -> 
 
 def run(argv: Sequence[str] | None, description: str) -> int:
     """Shared body of the privacy hooks: scan the named files, print findings, exit 1 on any."""
-    names = parse_filenames(argv, "workgroup-privacy-hook", description)
+    globs: list[str] = []
+    names = parse_filenames(argv, "workgroup-privacy-hook", description, globs)
     if isinstance(names, int):
         return names
     from pathlib import Path
@@ -39,6 +65,12 @@ def run(argv: Sequence[str] | None, description: str) -> int:
 
     root = Path.cwd()
     try:
+        from toolkit.privacy.artifacts import configured_globs, validate_globs
+        from toolkit.privacy.files import set_artifact_paths
+
+        team = validate_globs(globs, "--artifact-path") + configured_globs(root)
+        if team:
+            set_artifact_paths(team)
         report = run_gate([Path(name) for name in names], root)
     except ToolkitError as exc:
         sys.stderr.write(exc.diagnostics() + "\n")

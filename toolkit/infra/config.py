@@ -92,6 +92,8 @@ def validate_config(data: Any) -> dict[str, Any]:
         known = {
             "context_efficiency",
             "workgroup",
+            "privacy",
+            "artifact_paths",
             *ContextEfficiency.model_fields,
             *ToolkitSettings.model_fields,
         }

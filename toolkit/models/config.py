@@ -17,6 +17,7 @@ config, config only fills absent fields:
   ``dispatch``, efficiency events and CM model calls spooled for a detached OTLP/HTTP flusher).
 * ``profile``: the fan-out profile (``workgroup profile``, ``workgroup fanout check``).
 * ``workgroup.artifact_boundary``: the runtime-owned artifact root for externalized evidence.
+* ``privacy.artifact_paths``: globs of the team's own workflow artifacts (every privacy rule).
 """
 
 from __future__ import annotations
@@ -85,6 +86,27 @@ class ToolkitSettings(BaseModel):
         return value
 
 
+class PrivacySettings(BaseModel):
+    """``privacy:``: ``artifact_paths``, globs of the team's own workflow artifacts (session notes,
+    agent logs) that get every privacy rule; the hooks read it without pydantic
+    (``toolkit.privacy.artifacts.configured_globs``), with the same validation."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    artifact_paths: list[str] = Field(default_factory=list)
+
+    @field_validator("artifact_paths")
+    @classmethod
+    def _globs(cls, value: list[str]) -> list[str]:
+        from toolkit.core.errors import InvalidInput
+        from toolkit.privacy.artifacts import validate_globs
+
+        try:
+            return list(validate_globs(value, "privacy.artifact_paths"))
+        except InvalidInput as exc:
+            raise ValueError(exc.message) from None
+
+
 class WorkgroupConfig(BaseModel):
     """The whole ``.workgroup/config.yml``."""
 
@@ -92,3 +114,4 @@ class WorkgroupConfig(BaseModel):
 
     context_efficiency: ContextEfficiency = Field(default_factory=ContextEfficiency)
     workgroup: ToolkitSettings = Field(default_factory=ToolkitSettings)
+    privacy: PrivacySettings = Field(default_factory=PrivacySettings)

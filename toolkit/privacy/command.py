@@ -150,6 +150,14 @@ def to_findings(report: ScanReport) -> list[Finding]:
 
 
 def scan_command(
+def use_team_artifacts(root: Path) -> None:
+    """Files matching ``privacy.artifact_paths`` of the config get every rule (files.context_for)."""
+    from toolkit.privacy.artifacts import configured_globs
+    from toolkit.privacy.files import set_artifact_paths
+
+    set_artifact_paths(configured_globs(root))
+
+
     paths: list[str],
     *,
     as_json: bool,
@@ -179,6 +187,7 @@ def scan_command(
             raise InvalidInput("PATH_NOT_FOUND", "no such file or directory: " + ", ".join(missing[:5]))
         root = repository_root(here)
         notices: list[str] = []
+        use_team_artifacts(root)
         targets = select(paths, here, root, all_files=all_files, notices=notices)
         progress = _Progress(err, time.monotonic())
         try:
@@ -288,6 +297,7 @@ def history_command(
         if root is None:
             raise EnvironmentFailure("NOT_A_REPOSITORY", "--history needs a git repository")
         tty = bool(getattr(err, "isatty", lambda: False)())
+        use_team_artifacts(root)
         report = scan_history(
             root,
             [*revs, *(["--all"] if every_ref else [])],

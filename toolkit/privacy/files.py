@@ -29,6 +29,7 @@ from toolkit.privacy.types import Category, Context, FileKind, Finding
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing stays out of the hooks' cold start
+    import re
     from collections.abc import Iterable
     from typing import IO
 
@@ -111,19 +112,51 @@ class ScanReport:
     files_scanned: int = 0
 
 
+# the team's own artifact globs (privacy.artifact_paths, --artifact-path), set by the caller
+_TEAM_ARTIFACTS: list[re.Pattern[str]] = []
+_TEAM_GLOBS: list[str] = []
+
+
+def set_artifact_paths(globs: tuple[str, ...]) -> None:
+    """Treat files matching ``globs`` (repository-relative) as workflow artifacts from now on."""
+    from toolkit.privacy.artifacts import compile_globs
+
+    pattern = compile_globs(globs)
+    _TEAM_ARTIFACTS[:] = [pattern] if pattern is not None else []
+    _TEAM_GLOBS[:] = globs
+
+
+def artifact_paths() -> tuple[str, ...]:
+    """The globs ``set_artifact_paths`` was last given."""
+    return tuple(_TEAM_GLOBS)
+
+
 def context_for(rel_path: str) -> Context:
     """The engine context a committed file belongs to, from its repository-relative path:
     capsules, handoffs and event logs by name, other workflow artifacts (``.workgroup/``,
-    ``.reviews/``, ``knowzcode/``, ``*.log``) as GENERIC, everything else as SOURCE."""
+    ``.reviews/``, ``knowzcode/``, ``*.log``, the team's ``privacy.artifact_paths``) as GENERIC,
+    everything else as SOURCE."""
     if _CAPSULE.search(rel_path):
         return Context.CAPSULE
     if _HANDOFF.search(rel_path):
         return Context.HANDOFF
     if _EVENT_LOG.search(rel_path):
         return Context.EVENT_LOG
-    if _ARTIFACT.search(rel_path):
+    if _ARTIFACT.search(rel_path) or (_TEAM_ARTIFACTS and _TEAM_ARTIFACTS[0].search(rel_path)):
         return Context.GENERIC
     return Context.SOURCE
+
+
+def context_of(rel_path: str, text: str) -> Context:
+    """``context_for``, and a Markdown or text file holding a chat transcript (session notes) is
+    an artifact wherever it lies (``toolkit.privacy.artifacts.session_notes``)."""
+    context = context_for(rel_path)
+    if context is Context.SOURCE:
+        from toolkit.privacy.artifacts import session_notes
+
+        if session_notes(rel_path, text):
+            return Context.GENERIC
+    return context
 
 
 def file_kind(rel_path: str, text: str) -> FileKind:
@@ -404,7 +437,7 @@ def scan_file(path: Path, root: Path, context: Context | None = None) -> tuple[l
 def scan_loaded(text: str, shown: str, rel: str, context: Context | None = None) -> list[FileFinding]:
     """Findings of a file already read: ``shown`` is the path reported, ``rel`` the
     repository-relative path that decides its context and kind."""
-    ctx = context if context is not None else context_for(rel)
+    ctx = context if context is not None else context_of(rel, text)
     kind = file_kind(rel, text)
     return [FileFinding(shown, f, v, rel) for f, v in scan_text_with_values(text, ctx, kind)]
 
@@ -428,7 +461,7 @@ def scan_batch(items: list[tuple[str, str, str]], context: Context | None = None
     # at two or four bytes a character, and every pattern would then read more memory
     groups: dict[tuple[Context, FileKind, bool], list[tuple[str, str, str]]] = {}
     for text, shown, rel in items:
-        ctx = context if context is not None else context_for(rel)
+        ctx = context if context is not None else context_of(rel, text)
         groups.setdefault((ctx, file_kind(rel, text), text.isascii()), []).append((text, shown, rel))
     found: list[FileFinding] = []
     for (ctx, kind, _ascii), members in groups.items():

@@ -57,7 +57,10 @@ _LABEL = (
 )
 _ASSIGN = lazy(
     r"(?i:" + _LABEL + r")[\"']?[ \t]*+(?::=|=>|[:=])[ \t]*+"
-    r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\n]{1,200}+)(?P=q)|(?P<uv>[^\s\"',;&)}\]<>`]{1,200}+))"
+    # an unquoted value may hold "&" (password: Qm7x&Lp2vR9zK4w); a part after "&" that is
+    # followed by "=" is the next field of a query string (?password=x&next=1), not the value
+    r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\n]{1,200}+)(?P=q)|"
+    r"(?P<uv>[^\s\"',;&)}\]<>`]{1,200}+(?:&[^\s\"',;&)}\]<>`=]{1,200}+(?!=))*+))"
 )
 _CLI_FLAG = lazy(
     r"--(?i:password|passwd|token|api-key|secret|client-secret)(?:=|[ \t]++)"

@@ -194,7 +194,14 @@ def scan_targets(
     if workers > 1 and total >= PARALLEL_MIN_BYTES and len(chunks) > 1:
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(max_workers=min(workers, len(chunks))) as pool:
+        from toolkit.privacy.files import artifact_paths, set_artifact_paths
+
+        # the team's artifact globs reach the workers whatever the start method
+        with ProcessPoolExecutor(
+            max_workers=min(workers, len(chunks)),
+            initializer=set_artifact_paths,
+            initargs=(artifact_paths(),),
+        ) as pool:
             futures = [pool.submit(_scan_chunk, chunk, str(cwd), context) for chunk in chunks]
             for chunk, future in zip(chunks, futures, strict=True):
                 _merge(report, future.result())
