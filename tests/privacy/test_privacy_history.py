@@ -368,3 +368,31 @@ def test_a_long_line_and_a_large_file_are_read_in_bounded_pieces(repo: Path) -> 
         ("big.txt", many.count("\n"), 6, "github-token"),
     }, found
     assert code == 1 and added
+
+
+@pytest.mark.parametrize(
+    ("argv", "fmt"),
+    [
+        (["--json", "--format", "text"], "json"),  # --json is --format json, in either order
+        (["--format", "text", "--json"], "json"),
+        (["--format", "sarif"], "sarif"),
+        ([], "text"),
+    ],
+)
+def test_format_options(argv: list[str], fmt: str) -> None:
+    from toolkit.privacy.command import parse
+
+    assert parse(argv)["format"] == fmt
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--all"],  # --all belongs to --history
+        ["--history", "--all-files"],
+        ["--format", "xml"],
+    ],
+)
+def test_bad_option_combinations_are_usage_errors(argv: list[str], repo: Path) -> None:
+    code, out, err = cli("privacy", "scan", *argv, cwd=repo)
+    assert code == 2 and out == "" and "error[USAGE]" in err

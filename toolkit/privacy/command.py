@@ -67,7 +67,6 @@ def parse(argv: list[str]) -> dict[str, object]:
                 if value not in FORMATS:
                     raise UsageError("--format must be text, json or sarif")
                 opts["format"] = value
-                opts["json"] = value == "json"
             elif name == "--context":
                 if value not in CONTEXTS:
                     raise UsageError("--context must be one of " + ", ".join(CONTEXTS))
@@ -78,7 +77,6 @@ def parse(argv: list[str]) -> dict[str, object]:
                 opts["jobs"] = int(value)
         elif arg == "--json":
             opts["json"] = True
-            opts["format"] = "json"
         elif arg in ("--history", "--all", "--progress"):
             opts[arg[2:]] = True
         elif arg == "--all-files":
@@ -87,6 +85,9 @@ def parse(argv: list[str]) -> dict[str, object]:
             raise UsageError("unknown option")
         else:
             paths.append(arg)
+    if opts["json"] and opts["format"] == "text":  # --json is --format json, in either order
+        opts["format"] = "json"
+    opts["json"] = opts["format"] == "json"
     if opts["all"] and not opts["history"]:
         raise UsageError("--all goes with --history (every branch and tag)")
     if opts["history"] and opts["all_files"]:
@@ -149,7 +150,6 @@ def to_findings(report: ScanReport) -> list[Finding]:
     return rows
 
 
-def scan_command(
 def use_team_artifacts(root: Path) -> None:
     """Files matching ``privacy.artifact_paths`` of the config get every rule (files.context_for)."""
     from toolkit.privacy.artifacts import configured_globs
@@ -158,6 +158,7 @@ def use_team_artifacts(root: Path) -> None:
     set_artifact_paths(configured_globs(root))
 
 
+def scan_command(
     paths: list[str],
     *,
     as_json: bool,
@@ -186,8 +187,8 @@ def use_team_artifacts(root: Path) -> None:
         if missing:
             raise InvalidInput("PATH_NOT_FOUND", "no such file or directory: " + ", ".join(missing[:5]))
         root = repository_root(here)
-        notices: list[str] = []
         use_team_artifacts(root)
+        notices: list[str] = []
         targets = select(paths, here, root, all_files=all_files, notices=notices)
         progress = _Progress(err, time.monotonic())
         try:
@@ -296,8 +297,8 @@ def history_command(
         root = git_toplevel(here)
         if root is None:
             raise EnvironmentFailure("NOT_A_REPOSITORY", "--history needs a git repository")
-        tty = bool(getattr(err, "isatty", lambda: False)())
         use_team_artifacts(root)
+        tty = bool(getattr(err, "isatty", lambda: False)())
         report = scan_history(
             root,
             [*revs, *(["--all"] if every_ref else [])],
