@@ -267,3 +267,17 @@ def test_sending_export_memory_does_not_grow_with_the_log(git_repo: GitRepo) -> 
     assert received == 9_000  # every span of both exports reached the collector
     growth_mib = (large_peak - small_peak) / 1024
     assert growth_mib < 8, f"peak grew by {growth_mib:.1f} MiB for 8x the log"
+
+
+def test_live_key_counts_equal_events_in_every_segment(git_repo: GitRepo) -> None:
+    """Live mode gives an event the id the export will give it: its occurrence number counts the
+    equal events of the rotated segments too."""
+    from toolkit.commands.telemetry import _live_key
+
+    _record(git_repo, [_event(1)] * 6, {SEGMENT_ENV: "1500"})  # about two events per segment
+    log = discover(str(git_repo.path)).layout.telemetry_log
+    assert len(segment_paths(log)) >= 2
+    event = json.loads(log.read_bytes().splitlines()[-1])
+    assert _live_key(log, event).endswith("#6")
+    spans = collect(log, cm_home=None, specs_dir=None, since_ns=None).spans
+    assert len(spans) == 6 and len({span.span_id for span in spans}) == 6
