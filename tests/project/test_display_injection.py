@@ -230,3 +230,15 @@ def test_usage_table_cells_are_escaped() -> None:
     out = table(["model", "calls"], [[name, "1"] for name in HOSTILE_NAMES.values()])
     assert_clean(out)
     assert len(out.splitlines()) == 2 + len(HOSTILE_NAMES)
+
+
+def test_an_error_naming_a_hostile_path_prints_it_escaped(git_repo: GitRepo) -> None:
+    name = HOSTILE_NAMES["osc"] + "-missing"
+    proc = run_workgroup("privacy", "scan", name, cwd=git_repo.path)
+    assert proc.returncode == 2
+    err = proc.stderr.decode("utf-8")
+    assert err.startswith("error[PATH_NOT_FOUND]: ")
+    assert_clean(err)
+    assert shown(name) in err
+    doc = json.loads(run_workgroup("privacy", "scan", "--json", name, cwd=git_repo.path).stdout)
+    assert name in doc["error"]["message"]  # JSON keeps the name, escaped by the encoder

@@ -32,7 +32,11 @@ class ToolkitError(Exception):
             self.exit_code = exit_code
 
     def diagnostics(self) -> str:
-        return f"error[{self.code}]: {self.message}"
+        """``error[CODE]: message``; a name quoted in the message cannot reach the terminal raw
+        (``toolkit.core.display``: control and format characters escaped, line breaks kept)."""
+        from toolkit.core.display import shown_lines
+
+        return f"error[{self.code}]: {shown_lines(self.message)}"
 
 
 class InvalidInput(ToolkitError):
