@@ -102,3 +102,22 @@ def test_ordinary_paths_still_seal(committed: GitRepo) -> None:
     assert code == 0, doc
     status, out = runtime_call("capsule", {"capsule": capsule}, cwd=committed.path)
     assert status == 0 and out["ok"] is True, out
+
+
+def test_verify_finds_a_hand_sealed_capsule_with_a_hostile_owned_file(committed: GitRepo) -> None:
+    from toolkit.core.canonical import capsule_digest
+
+    code, doc = _seal(committed, valid_capsule())
+    assert code == 0, doc
+    committed.commit("capsule")
+    rel = ".workgroup/workgroups/kc-feat-auth-20260730-080000/capsules/task-auth-1.json"
+    path = committed.path / rel
+    capsule = json.loads(path.read_text(encoding="utf-8"))
+    capsule["owned_files"] = [HOSTILE_OWNED["full-width-dots"]]
+    capsule["capsule_hash"] = capsule_digest(capsule)  # sealed by hand, bypassing the pipeline
+    path.write_text(json.dumps(capsule), encoding="utf-8")
+    proc = run_workgroup("verify", "--json", cwd=committed.path)
+    assert proc.returncode == 1, proc.stderr
+    findings = json.loads(proc.stdout)["findings"]
+    assert [(f["path"], f["code"]) for f in findings] == [(rel, "path")]
+    assert "INVALID_OWNERSHIP_PATH" in findings[0]["message"]
