@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from toolkit.privacy.identity import IDENTITY_RULES
 from toolkit.privacy.keys import key_findings
@@ -52,6 +52,7 @@ _MAX_VALUE_DEPTH = 64
 # One finding blocks a commit; thousands of one rule in one text are hostile input, and past
 # this many the rule stops early so the work per finding stays bounded.
 MAX_FINDINGS_PER_RULE = 1000
+_CHECKPOINT_EVERY = 64 * 1024  # characters between the located offsets a scan keeps
 # In source and docs only secrets and credentials are findings (workflow artifacts: everything).
 CATEGORIES: dict[Context, frozenset[Category]] = {
     ctx: frozenset({Category.SECRET}) if ctx is Context.SOURCE else frozenset(Category) for ctx in Context
@@ -72,10 +73,26 @@ def _line_starts(text: str) -> list[int]:
     return list(map(add, accumulate(map(len, lines), initial=0), range(len(lines))))
 
 
-def _allowed_rules(lines: list[str]) -> dict[int, frozenset[str]]:
+def _allow_lines(view: ScanText) -> Iterator[tuple[int, str]]:
+    """(index, text) of each line holding ``workgroup:``, found from the marker's occurrences
+    (no list of every line: one long line is not copied, many short ones are not made objects)."""
+    text, data = view.text, view.ascii
+    line, counted = 0, 0
+    at = data.find(b"workgroup:")
+    while at != -1:
+        line += text.count("\n", counted, at)
+        head = text.rfind("\n", counted, at) + 1  # past ``counted`` there is always one (its line's end)
+        tail = text.find("\n", at)
+        tail = len(text) if tail == -1 else tail
+        yield line, text[head:tail]
+        counted = tail
+        at = data.find(b"workgroup:", tail)
+
+
+def _allowed_rules(lines: Iterable[tuple[int, str]]) -> dict[int, frozenset[str]]:
     """Line index -> rule ids/categories allowed there by inline comments."""
     allowed: dict[int, set[str]] = {}
-    for index, line in enumerate(lines):
+    for index, line in lines:
         if "workgroup:" not in line:
             continue
         match = _ALLOW.search(line)
@@ -165,16 +182,37 @@ def scan_text_with_values(
 
 
 class _Collector:
-    """Findings as they are found: offsets turned into (line, column) with a bisect over the
-    line starts, which are computed on the first finding (most texts have none)."""
+    """Findings as they are found: offsets turned into (line, column) by counting newlines from
+    the nearest offset already located before them (the last one: a rule's findings come in
+    order; or a checkpoint, kept at most one per 64 KB of text). No list of every line: for one
+    long line that list was a copy of it, for many short lines an object per line."""
 
-    __slots__ = ("text", "embedded", "starts", "raw")
+    __slots__ = ("text", "embedded", "starts", "raw", "marks", "cursor")
 
     def __init__(self, text: str, embedded: list[tuple[int, int]]) -> None:
         self.text = text
         self.embedded = embedded
         self.starts: list[int] = []
         self.raw: list[tuple[Finding, str]] = []
+        self.marks: list[tuple[int, int, int]] = [(0, 0, 0)]  # (offset, line, line start), ascending
+        self.cursor = (0, 0, 0)
+
+    def locate(self, offset: int) -> tuple[int, int]:
+        """(line index, offset of that line's start) of ``offset``."""
+        marks = self.marks
+        index = bisect.bisect_right(marks, (offset, 1 << 62, 0)) - 1
+        near = marks[index]
+        if near[0] < self.cursor[0] <= offset:
+            near = self.cursor
+        at, line, head = near
+        newlines = self.text.count("\n", at, offset)
+        if newlines:
+            line += newlines
+            head = self.text.rfind("\n", at, offset) + 1
+        self.cursor = (offset, line, head)
+        if offset - marks[index][0] >= _CHECKPOINT_EVERY:
+            marks.insert(index + 1, self.cursor)  # ascending, and at least this far from the one before
+        return line, head
 
     def line_starts(self) -> list[int]:
         if not self.starts:
@@ -184,11 +222,10 @@ class _Collector:
     def add(self, offset: int, end: int, rule_id: str, category: Category) -> None:
         if self.embedded and not _outside(self.embedded, offset, end):
             return  # inside the base64 body of a data: URI (the data-uri filter)
-        starts = self.line_starts()
-        line = bisect.bisect_right(starts, offset) - 1
-        col = offset - starts[line]
-        stop = min(end, starts[line + 1] - 1 if line + 1 < len(starts) else len(self.text))
-        value = self.text[offset:stop]
+        line, head = self.locate(offset)
+        col = offset - head
+        newline = self.text.find("\n", offset, end)  # a value ends with its line
+        value = self.text[offset : end if newline == -1 else newline]
         self.raw.append((Finding(line + 1, col, col + len(value), category, rule_id, mask(value)), value))
 
 
@@ -259,7 +296,7 @@ def _finish(
     values = {(f.line, f.start, f.end, f.rule): v for f, v in raw}
     kept = _dedupe([f for f, _ in raw])
     if b"workgroup:" in view.ascii:
-        allowed = _allowed_rules(lines if lines is not None else view.text.split("\n"))
+        allowed = _allowed_rules(enumerate(lines) if lines is not None else _allow_lines(view))
         kept = [f for f in kept if not _is_allowed(f, allowed.get(f.line - 1))]
     return [(f, values[(f.line, f.start, f.end, f.rule)]) for f in kept]
 

@@ -389,23 +389,47 @@ _RUN_MARKS = bytes(97 if chr(i) in _RUN_CLASS else 32 for i in range(256))
 _RUN_SEED = b"a" * _MIN_ENTROPY_RUN
 
 
+_MARK_CHUNK = 256 * 1024
+
+
 def token_runs(view: ScanText) -> Iterator[tuple[int, int]]:
     """(start, end) of every maximal run of at least 24 token characters plus up to two ``=``:
     the matches of ``_ENTROPY_RUN``, found without a regex. The ASCII view is translated to
     one mark per character (a table lookup in C), then a 24-mark needle is searched with the
     substring search, which skips ahead through ordinary words instead of trying a run at
-    each of their letters."""
-    marks = view.ascii.translate(_RUN_MARKS)
+    each of their letters. The marks are made a chunk at a time (each chunk reaching 23
+    characters into the next, so a run starting in it is seen whole enough to be found): a
+    marked copy of the whole text was one more copy of a long line held during the scan."""
+    data = view.ascii
     text = view.text
+    size = len(data)
+    reach = _MIN_ENTROPY_RUN - 1
+    base, marks = 0, data[: _MARK_CHUNK + reach].translate(_RUN_MARKS)
     at = marks.find(_RUN_SEED)
-    while at != -1:
+    while True:
+        while at == -1:  # no run starts in this chunk: the next one
+            base += _MARK_CHUNK
+            if base >= size:
+                return
+            marks = data[base : base + _MARK_CHUNK + reach].translate(_RUN_MARKS)
+            at = marks.find(_RUN_SEED)
+        start = base + at
         end = marks.find(b" ", at + _MIN_ENTROPY_RUN)
-        end = len(marks) if end == -1 else end
+        while end == -1 and base + len(marks) < size:  # the run goes on past this chunk
+            base += len(marks)
+            marks = data[base : base + _MARK_CHUNK + reach].translate(_RUN_MARKS)
+            end = marks.find(b" ")
+        end = size if end == -1 else base + end
         for _ in range(2):  # ={0,2}+
             if text.startswith("=", end):
                 end += 1
-        yield at, end
-        at = marks.find(_RUN_SEED, end)
+        yield start, end
+        if end >= base + _MARK_CHUNK:  # the next run starts in a later chunk
+            base = end
+            marks = data[base : base + _MARK_CHUNK + reach].translate(_RUN_MARKS)
+            at = marks.find(_RUN_SEED)
+        else:
+            at = marks.find(_RUN_SEED, end - base)
 
 
 _NOT_DIGITS = bytes(c for c in range(256) if not 48 <= c <= 57)

@@ -1,0 +1,199 @@
+"""Peak memory of ``workgroup privacy scan`` on one long line: a constant plus a small multiple
+of the line, however many candidates the line holds (the findings are capped per rule).
+
+Each scan runs in its own ``workgroup`` process, started by a fresh runner process that reports
+``RUSAGE_CHILDREN`` peak RSS: the only child it ever had is that scan. The base is the same
+command on a tiny file, measured in the same test.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+WORKGROUP = str(Path(sys.executable).parent / "workgroup")
+_RUNNER = (
+    "import resource, subprocess, sys\n"
+    "done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+    "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+)
+LINE_BYTES = 4_000_000
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ru_maxrss in KB on Linux")
+
+
+def _peak_kb(*args: str) -> tuple[int, int]:
+    """(exit code, peak RSS in KB) of ``workgroup ARGS`` run from a fresh runner process."""
+    out = subprocess.run(
+        [sys.executable, "-c", _RUNNER, WORKGROUP, *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout.split()
+    return int(out[0]), int(out[1])
+
+
+def _one_line(path: Path, unit: str) -> Path:
+    """A single line of about ``LINE_BYTES`` bytes: ``unit`` filled with random characters."""
+    rng = random.Random(1)
+    alphabet = string.ascii_letters + string.digits
+    parts: list[str] = []
+    size = 0
+    while size < LINE_BYTES:
+        part = unit.format("".join(rng.choice(alphabet) for _ in range(14)))
+        parts.append(part)
+        size += len(part) + 1
+    path.write_text(" ".join(parts) + "\n", encoding="ascii")
+    return path
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "password={}",  # every pair a password-assignment candidate (seeded rule)
+        "Xy7{}Qz9Kp2Lm4Nb",  # every word a high-entropy run
+    ],
+    ids=["password-pairs", "entropy-runs"],
+)
+def test_peak_memory_is_base_plus_a_small_multiple_of_the_line(tmp_path: Path, unit: str) -> None:
+    tiny = tmp_path / "tiny.txt"
+    tiny.write_text("nothing to see\n", encoding="ascii")
+    code, base = _peak_kb("privacy", "scan", str(tiny))
+    assert code == 0
+    big = _one_line(tmp_path / "line.txt", unit)
+    code, peak = _peak_kb("privacy", "scan", str(big))
+    assert code == 1  # findings (capped at 1,000 per rule), not a crash
+    line_kb = big.stat().st_size // 1024
+    # the text, its ASCII view and its lower-cased view (3x); the seeded rule held a set of
+    # every candidate start (~37x the line) and the entropy rule a translated copy (4x)
+    assert peak - base < 3 * line_kb + 2048, (base, peak, line_kb)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 23, 24, 25, 64, 1000])
+@pytest.mark.parametrize("seed", range(12))
+def test_token_runs_in_chunks_equal_the_entropy_pattern(
+    monkeypatch: pytest.MonkeyPatch, chunk: int, seed: int
+) -> None:
+    """The marks made a chunk at a time find every run the pattern does, runs crossing one
+    chunk boundary or several included."""
+    from toolkit.privacy import secrets
+    from toolkit.privacy.rules import ScanText
+
+    monkeypatch.setattr(secrets, "_MARK_CHUNK", chunk)
+    rng = random.Random(seed)
+    pieces = [
+        "a" * 10,
+        "B" * 14,
+        "09" * 7,
+        "+/",
+        "_-",
+        "=",
+        "==",
+        "===",
+        " ",
+        ".",
+        "\u00e9",
+        "x" * 24,
+        "y" * 90,
+    ]
+    text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 160)))
+    want = [m.span() for m in secrets._ENTROPY_RUN.finditer(text)]
+    assert list(secrets.token_runs(ScanText(text))) == want
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_seed_starts_are_the_sorted_set_of_every_window(seed: int) -> None:
+    """The starts generated as they are used are the ones a set of every window gave: every
+    position ``near`` before a seed occurrence, ascending, each once (seeds next to each other,
+    overlapping windows and a window cut at the text's start included)."""
+    from toolkit.privacy.engine import RULES
+    from toolkit.privacy.rules import ScanText
+
+    rng = random.Random(seed)
+    pieces = [
+        "pass",
+        "pwd",
+        "key",
+        "token",
+        "secret",
+        "bearer",
+        "-u",
+        "login",
+        "user",
+        "x",
+        "  ",
+        "=",
+        "PASS",
+    ]
+    text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 200)))
+    view = ScanText(text)
+    for rule in (r for r in RULES if r.seeds):
+        haystack = view.ascii if rule.seed_case else view.low_ascii
+        low, high = rule.near
+        every: set[int] = set()
+        for seed_word in rule.seeds:
+            at = haystack.find(seed_word.encode())
+            while at != -1:
+                every.update(range(max(0, at - high), at - low + 1))
+                at = haystack.find(seed_word.encode(), at + 1)
+        starts = rule._seed_starts(view)
+        if starts is not None:
+            assert list(starts) == sorted(every), rule.id
+
+
+_PIECES = [
+    "\n",
+    "\n\n",
+    "  ",
+    "password = 'Xy7kq9Lm2Pz'",
+    "token=ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5",
+    "AKIA" + "Z7QK2M4N6P8R3T5V",
+    "Kq7Zp2Lx9Vb4Nm6Tc8Rd3Wf5",
+    "# workgroup: allow password-assignment",
+    "x  # workgroup: allow secret",
+    "workgroup:",
+    "\u00e9t\u00e9 ",
+    "user@example.org",
+    "a" * 30,
+]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_lines_and_columns_without_a_list_of_lines(seed: int) -> None:
+    """Each finding's line and columns, located by counting newlines from the nearest located
+    offset, name exactly its value in ``text.split("\\n")``; the allow comments found from the
+    marker's occurrences are the ones a pass over every line finds."""
+    from toolkit.privacy import engine
+    from toolkit.privacy.rules import ScanText
+    from toolkit.privacy.types import Context
+
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_PIECES) for _ in range(rng.randrange(1, 120)))
+    lines = text.split("\n")
+    found = engine.scan_text_with_values(text, Context.GENERIC)
+    for finding, value in found:
+        assert lines[finding.line - 1][finding.start : finding.end] == value
+    view = ScanText(text)
+    assert engine._allowed_rules(engine._allow_lines(view)) == engine._allowed_rules(enumerate(lines))
+
+
+def test_located_offsets_in_any_order_past_the_checkpoint_distance(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Offsets asked for out of order (rule after rule) with checkpoints kept every few
+    characters give the same (line, line start) as the line starts of every line."""
+    import bisect
+
+    from toolkit.privacy import engine
+
+    monkeypatch.setattr(engine, "_CHECKPOINT_EVERY", 5)
+    rng = random.Random(7)
+    text = "".join(rng.choice(["ab", "\n", "cde", "\n\n", "f"]) for _ in range(400))
+    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+    collector = engine._Collector(text, [])
+    for offset in [rng.randrange(len(text)) for _ in range(600)]:
+        line = bisect.bisect_right(starts, offset) - 1
+        assert collector.locate(offset) == (line, starts[line])
