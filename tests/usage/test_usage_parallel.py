@@ -34,6 +34,7 @@ T0 = 1_767_000_000.0
 def _one_session_per_task(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fixtures are small: without this every session would share one task (one worker)."""
     monkeypatch.setattr(fold, "_TASK_UNITS", 1)
+    monkeypatch.setattr(fold, "_TASK_TIES", 0)  # sessions that start together too
 
 
 def _outputs(tmp: Path, jobs: int, *extra: str) -> dict[str, bytes]:
@@ -174,7 +175,10 @@ def _histories(draw: st.DrawFn) -> list[list[tuple[str, int, int, bool, bool, in
 
 
 def _write_histories(
-    root: Path, sessions: list[list[tuple[str, int, int, bool, bool, int]]], order: int
+    root: Path,
+    sessions: list[list[tuple[str, int, int, bool, bool, int]]],
+    order: int,
+    days: list[int] | None = None,
 ) -> None:
     proj = root / "claude" / "projects" / "-home-dev-x"
     mtimes = list(range(len(sessions)))
@@ -183,7 +187,8 @@ def _write_histories(
         sid = f"s-{number}"
         text = []
         for step, (kind, msg, req, side, final, out) in enumerate(lines):
-            ts = f"2026-02-{1 + number:02d}T10:{step:02d}:00.000Z"
+            day = days[number] if days else 1 + number  # a day shared: sessions that start together
+            ts = f"2026-02-{day:02d}T10:{step:02d}:00.000Z"
             if kind == "compact":
                 text.append(compact(sid, ts, 5000))
                 continue
@@ -218,6 +223,71 @@ def test_workers_agree_with_one_process_on_generated_histories(
             one.duplicates,
             one.skipped_lines,
         )
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sessions=_histories(),
+    days=st.lists(st.integers(1, 2), min_size=5, max_size=5),
+    per_task=st.integers(1, 4),
+    order=st.integers(0, 1000),
+)
+def test_sessions_read_ahead_together_agree_with_one_process(
+    sessions: list[list[tuple[str, int, int, bool, bool, int]]], days: list[int], per_task: int, order: int
+) -> None:
+    # sessions that start at the same time share a task and answer each other's questions in the
+    # worker; tasks are cut at random sizes, so copies cross tasks too (questions go to the parent)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        _write_histories(root, sessions, order, days)
+        files = discover("claude", {"CLAUDE_CONFIG_DIR": str(root / "claude")})
+        one = read_logs(files, 1)
+        saved = fold._TASK_UNITS, fold._TASK_TIES
+        fold._TASK_UNITS, fold._TASK_TIES = per_task, 64 << 20
+        try:
+            two = read_logs(files, 2)
+        finally:
+            fold._TASK_UNITS, fold._TASK_TIES = saved
+        assert _calls(two) == _calls(one)
+        assert (two.resumed_from, two.duplicates, two.skipped_lines, two.files) == (
+            one.resumed_from,
+            one.duplicates,
+            one.skipped_lines,
+            one.files,
+        )
+
+
+def test_a_resumed_copy_read_with_its_original_is_merged_as_read_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # s-b starts with s-a's history (same first time): both go to one task, whose worker answers
+    # s-b's questions from s-a; the parent merges the task without folding it again
+    proj = tmp_path / "claude" / "projects" / "-home-dev-x"
+    first = assistant("s-a", "2026-02-01T10:00:00.000Z", "msg_A", "req_A", _usage(3, 10, 100, 40))
+    _write(proj / "s-a.jsonl", [first], T0)
+    copied = first.replace('"sessionId":"s-a"', '"sessionId":"s-b"')
+    own = assistant("s-b", "2026-02-02T10:00:00.000Z", "msg_B", "req_B", _usage(3, 10, 200, 9))
+    _write(proj / "s-b.jsonl", [copied, own], T0 + 10)
+    files = discover("claude", {"CLAUDE_CONFIG_DIR": str(tmp_path / "claude")})
+    one = read_logs(files, 1)
+    assert one.resumed_from == {"s-b": "s-a"} and one.duplicates == 1
+    verdicts: list[bool] = []
+    real = fold._still_right
+
+    def counted(*args: object) -> bool:
+        verdict = real(*args)  # type: ignore[arg-type]
+        verdicts.append(verdict)
+        return verdict
+
+    monkeypatch.setattr(fold, "_still_right", counted)
+    for ties, expected in ((64 << 20, [True]), (0, [True, False])):
+        monkeypatch.setattr(fold, "_TASK_TIES", ties)
+        verdicts.clear()
+        two = read_logs(files, 2)
+        assert verdicts == expected  # one task merged; else s-b's own task is refused and folded here
+        assert _calls(two) == _calls(one)
+        assert (two.resumed_from, two.duplicates) == (one.resumed_from, one.duplicates)
+        assert [c.resume for c in two.calls] == [False, True]
 
 
 def test_a_collecting_sink_keeps_only_the_wanted_calls_from_every_process(tmp_path: Path) -> None:

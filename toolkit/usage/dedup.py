@@ -77,33 +77,55 @@ class Seen(msgspec.Struct):
 
 class Probe(Seen):
     """A session read ahead of its turn (a worker process, before the earlier sessions are known):
-    every question it would ask the earlier sessions is noted and answered "not seen", and what it
-    would leave for the later ones is kept for ``Seen.absorb``. The answers were right, and so is
-    the whole session's result, exactly when ``answers_none(seen, probe.asked)`` holds once the
-    earlier sessions are in ``seen``.
+    every question it would ask the earlier sessions is answered from ``local`` (the sessions just
+    before it in the same task, read by the same worker) when they hold the answer, else noted and
+    answered "not seen"; what it would leave for the later ones is kept for ``Seen.absorb``. The
+    answers were right, and so is the whole session's result, exactly when
+    ``answers_none(seen, probe.asked)`` holds once the earlier sessions are in ``seen``, the
+    sessions of ``local`` among them as they were read ahead, each adding keys no session before it
+    had (else the first holder of a key, and the code it answers, would differ).
 
     ``asked`` holds the questions as ``Seen.copied`` would look them up: key digests (in
     ``Seen.keys``), message-id digests with the low bit set (in ``Seen.ids``: a sidechain copy
     there), and, for sidechain calls, message-id digests with it clear (a main-chain copy there).
+    A question ``local`` answers is not noted: ``seen`` then holds the same answer.
     """
 
     asked: tuple[list[int], list[int], list[int]] = msgspec.field(default_factory=lambda: ([], [], []))
     left: tuple[str, list[tuple[int, bool]], list[int]] | None = None
+    local: Seen = msgspec.field(default_factory=Seen)
+
+    def __post_init__(self) -> None:
+        self.sessions = self.local.sessions  # a code ``local`` answers names one of its sessions
 
     def copied(self, key: int, mid: int, sidechain: bool) -> int | None:
+        local = self.local
+        code = local.keys.get(key)
+        if code is not None:
+            return code
         keys, ids, side = self.asked
         keys.append(key)
+        mid &= ~1
+        if (mid | 1) in local.ids or (sidechain and mid in local.ids):
+            return -1  # ``seen`` holds these ids too, and (the key noted above) not the key
         ids.append(mid | 1)
         if sidechain:
-            side.append(mid & ~1)
+            side.append(mid)
         return None
 
     def boundary_copied(self, key: int) -> bool:
+        if key in self.local.keys:
+            return True
         self.asked[0].append(key)
         return False
 
     def absorb(self, session: str, keys: list[tuple[int, bool]], ids: list[int]) -> None:
         self.left = (session, keys, ids)
+
+
+def fresh(seen: Seen, keys: list[tuple[int, bool]]) -> bool:
+    """Whether no session in ``seen`` holds any of these key digests (a session's ``left``)."""
+    return seen.keys.keys().isdisjoint([key for key, _ in keys])
 
 
 def answers_none(seen: Seen, asked: tuple[list[int], list[int], list[int]]) -> bool:

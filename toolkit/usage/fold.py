@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import os
+import pickle
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, date, datetime, timedelta, tzinfo
@@ -23,7 +24,7 @@ from typing import Any, Protocol, TypeVar, assert_never
 import msgspec
 
 from toolkit.usage import claude, codex
-from toolkit.usage.dedup import Probe, Seen, answers_none, dedup_session
+from toolkit.usage.dedup import Probe, Seen, answers_none, dedup_session, fresh
 from toolkit.usage.model import Boundary, Call, FileLog
 from toolkit.usage.sources import LogFile, discover
 
@@ -61,6 +62,7 @@ class Unit(msgspec.Struct):
     source: str
     files: list[LogFile]
     wanted: set[str] = msgspec.field(default_factory=set)  # Codex ids whose totals the unit's forks need
+    first: str = ""  # Claude: the first time inside its logs (a resumed copy shares its original's)
 
 
 # -- planning: which files make a session, in which order ----------------------------------------------
@@ -101,6 +103,8 @@ def _by_age(units: list[Unit]) -> None:
         id(unit): (first, last, max(f.mtime for f in unit.files), min(str(f.path) for f in unit.files))
         for unit, first, last in zip(units, firsts, lasts, strict=True)
     }
+    for unit, first in zip(units, firsts, strict=True):
+        unit.first = first
     units.sort(key=lambda u: keys[id(u)])
 
 
@@ -427,29 +431,49 @@ def fold_logs(files: Iterable[LogFile], ledger: Ledger, sink_for: Callable[[Ledg
     return sink
 
 
-class _Ahead(msgspec.Struct):
-    """What a worker sends back for one session read ahead."""
+class _Probed(msgspec.Struct, array_like=True):
+    """What one session read ahead asked and leaves (see ``dedup.Probe``), and how it was walked."""
 
-    counts: Ledger  # its files' counts and small records (no calls)
-    asked: tuple[list[int], list[int], list[int]]  # the dedup questions its session put to earlier ones
+    asked: tuple[list[int], list[int], list[int]]  # its dedup questions the task's sessions did not answer
     left: tuple[str, list[tuple[int, bool]], list[int]] | None  # what it leaves for later sessions
-    state: Any  # its sink's state
+    sessions: list[str]  # the sessions its files name
+    walked: list[str]  # those walked as resumed ones
     parsed: bytes | None = None  # Claude: its files as parsed (msgpack), to be folded here if need be
+
+
+class _Ahead(msgspec.Struct):
+    """What a worker sends back for one task: its sessions read in turn, as if the task's sessions
+    were the first, folded into one sink."""
+
+    counts: Ledger  # the task's files' counts and small records (no calls)
+    units: list[_Probed]  # per session, in plan order
+    state: bytes  # the task's sink's state (pickled: its type is the sink's)
 
 
 # set before the fork, read by the workers: the units, the tasks (consecutive units), the sink factory
 _AHEAD: tuple[list[Unit], list[range], Callable[[Ledger], Any]] | None = None
 _TASK_BYTES = 1 << 20  # a task is consecutive units of at least this many bytes of logs...
 _TASK_UNITS = 32  # ... or this many units (small sessions share a task: fewer reports, fewer wake-ups)
+_TASK_TIES = 64 << 20  # Claude sessions with the same first time share a task up to this many bytes
 _PARSED = msgspec.msgpack.Decoder(_Parsed)
+_AHEAD_WIRE = msgspec.msgpack.Encoder()
+_AHEAD_READ = msgspec.msgpack.Decoder(_Ahead)
 
 
 def _tasks(units: list[Unit]) -> list[range]:
-    """The units cut into tasks of consecutive units, in plan order."""
+    """The units cut into tasks of consecutive units, in plan order.
+
+    Claude sessions that start at the same time (a resumed session starts with the history it
+    copied) are kept in one task (up to ``_TASK_TIES`` bytes), so the worker that reads the copy
+    has read its original just before and answers the copy's questions itself.
+    """
     tasks: list[range] = []
     start = size = 0
     for index, unit in enumerate(units):
         size += sum(f.size for f in unit.files)
+        after = units[index + 1] if index + 1 < len(units) else None
+        if after is not None and after.first and after.first == unit.first and size < _TASK_TIES:
+            continue
         if size >= _TASK_BYTES or index + 1 - start >= _TASK_UNITS:
             tasks.append(range(start, index + 1))
             start, size = index + 1, 0
@@ -458,34 +482,51 @@ def _tasks(units: list[Unit]) -> list[range]:
     return tasks
 
 
-def _read_ahead(task: int) -> list[_Ahead]:
-    """Worker: one task's units, each read, deduplicated as if no session came before it, and folded.
+def _read_ahead(task: int) -> bytes:
+    """Worker: one task's units in plan order, each read, deduplicated as if only the sessions
+    before it in the same task came before it (``dedup.Probe``), and folded into one sink.
 
     A Claude session's parsed files go back too (before deduplication marks them): when an earlier
-    session turns out to hold some of its calls (a resumed session's copied history), the parent
-    folds them in turn without reading the files again.
+    session outside the task turns out to hold some of its calls, the parent folds the task in
+    turn without reading those files again.
     """
     assert _AHEAD is not None
     units, tasks, sink_for = _AHEAD
-    out = []
+    counts = Ledger()  # its resumed_from: the task's sessions so far marked resumed (their walk)
+    sink = sink_for(counts)
+    local = Seen()  # what the task's sessions so far leave for the later ones
+    probed: list[_Probed] = []
     for index in tasks[task]:
         unit = units[index]
-        counts = Ledger()
-        probe = Probe()
-        sink = sink_for(counts)
+        probe = Probe(local=local)
+        first = len(counts.logs)
         parsed = _parse_unit(unit)
         kept = msgspec.msgpack.encode(parsed) if unit.source == "claude" else None
         sink.add_all(_session(unit, parsed, counts, probe))
-        out.append(_Ahead(counts, probe.asked, probe.left, sink.take(), kept))
-    return out
+        sessions = sorted({log.session for log in counts.logs[first:]})
+        walked = [name for name in sessions if name in counts.resumed_from]
+        if probe.left is not None:
+            local.absorb(*probe.left)
+        probed.append(_Probed(probe.asked, probe.left, sessions, walked, kept))
+    state = pickle.dumps(sink.take(), protocol=pickle.HIGHEST_PROTOCOL)
+    return _AHEAD_WIRE.encode(_Ahead(counts, probed, state))  # msgpack: cheaper to read than a pickle
 
 
 def _still_right(ahead: _Ahead, ledger: Ledger, seen: Seen) -> bool:
-    """Whether a session read ahead came out as it would in its turn: no earlier session holds a
-    call it asked about, and none marked it resumed (which changes its walk)."""
-    if any(log.session in ledger.resumed_from for log in ahead.counts.logs):
-        return False
-    return answers_none(seen, ahead.asked)
+    """Whether a task read ahead came out as it would in its turn, session by session: no session
+    before the task holds a call a session asked about (the questions the task's own sessions
+    answered are not among them), none holds a key a session leaves (the first holder of a key
+    names the session a later copy resumes), and each session's files were walked as resumed ones
+    when a session before the task marked them resumed (the task's own marks were seen)."""
+    resumed = ledger.resumed_from
+    for unit in ahead.units:
+        if any(name in resumed and name not in unit.walked for name in unit.sessions):
+            return False
+        if not answers_none(seen, unit.asked):
+            return False
+        if unit.left is not None and not fresh(seen, unit.left[1]):
+            return False
+    return True
 
 
 def _merge_counts(ledger: Ledger, part: Ledger) -> None:
@@ -502,8 +543,8 @@ def _merge_counts(ledger: Ledger, part: Ledger) -> None:
 def _fold_ahead(
     units: list[Unit], ledger: Ledger, sink: Sink, sink_for: Callable[[Ledger], Any], seen: Seen, jobs: int
 ) -> None:
-    """Merge the sessions read ahead, in plan order; one whose read-ahead is wrong or did not
-    arrive is read here, in its turn."""
+    """Merge the tasks read ahead, in plan order; one whose read-ahead is wrong or did not arrive
+    is read here, in its turn."""
     from toolkit.infra import forkmap
 
     global _AHEAD
@@ -512,27 +553,27 @@ def _fold_ahead(
     results = forkmap.ordered_map(len(tasks), _read_ahead, jobs)
     try:
         for task, result in zip(tasks, results, strict=True):
-            aheads: list[_Ahead | None] = list(result) if isinstance(result, list) else [None] * len(task)
-            for index, ahead in zip(task, aheads, strict=True):
-                _merge_unit(units[index], ahead, ledger, sink, seen)
+            ahead = _AHEAD_READ.decode(result) if isinstance(result, bytes) else None
+            _merge_task([units[index] for index in task], ahead, ledger, sink, seen)
     finally:
         results.close()  # the workers are reaped here, also when the fold stops early
         _AHEAD = None
 
 
-def _merge_unit(unit: Unit, ahead: _Ahead | None, ledger: Ledger, sink: Sink, seen: Seen) -> None:
-    """One session in its turn: its read-ahead merged when still right, else folded here."""
-    if ahead is None:  # its worker is gone or failed: read it here
-        sink.add_all(_session(unit, _parse_unit(unit), ledger, seen))
-    elif not _still_right(ahead, ledger, seen):  # fold its parsed files here, in its turn
-        parsed = _PARSED.decode(ahead.parsed) if ahead.parsed is not None else _parse_unit(unit)
-        sink.add_all(_session(unit, parsed, ledger, seen))
-    else:
+def _merge_task(units: list[Unit], ahead: _Ahead | None, ledger: Ledger, sink: Sink, seen: Seen) -> None:
+    """One task in its turn: its read-ahead merged when still right, else its sessions folded here."""
+    if ahead is not None and _still_right(ahead, ledger, seen):
         first = len(ledger.logs)
         _merge_counts(ledger, ahead.counts)
-        if ahead.left is not None:
-            seen.absorb(*ahead.left)
-        sink.merge(ahead.state, first)
+        for read in ahead.units:
+            if read.left is not None:
+                seen.absorb(*read.left)
+        sink.merge(pickle.loads(ahead.state), first)
+        return
+    done: list[_Probed | None] = list(ahead.units) if ahead is not None else [None] * len(units)
+    for unit, probed in zip(units, done, strict=True):  # its parsed files, else the files read here
+        parsed = _PARSED.decode(probed.parsed) if probed and probed.parsed is not None else _parse_unit(unit)
+        sink.add_all(_session(unit, parsed, ledger, seen))
 
 
 def read_logs(files: Iterable[LogFile], jobs: int = 1) -> Ledger:
