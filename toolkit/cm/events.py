@@ -566,6 +566,7 @@ def _confine_specs(raw: str) -> None:
             (runptr.PROJECT_LOG_NAME, "the project log"),
             (runptr.RUN_LOCK_NAME, "the project run lock"),
             (runptr.POINTER_NAME, "the run pointer"),
+            (runptr.CHECKPOINT_NAME, "the run checkpoint"),
         ):
             confined.resolve_inside(root, os.path.join(specs, name), what)
     except confined.PathOutsideRepository as exc:
@@ -648,7 +649,7 @@ def _select_target(plan: _Plan, home: Path, guarded: bool) -> _Target:
             explicit=plan.args.run_id,
             event=plan.args.event,
             pointer=pointer,
-            project=runptr.project_runs(project_log),
+            project=runptr.project_runs(project_log, _checkpoint_of(project_log)),
             now=plan.at_moment,
         )
         global_log = (
@@ -851,9 +852,14 @@ def _record_degrade(project_log: Path, record: dict[str, Any]) -> None:
         ) from None
 
 
+def _checkpoint_of(project_log: Path | None) -> Path | None:
+    """The run-state checkpoint beside the project log (a cache: checked before use, else rebuilt)."""
+    return project_log.parent / runptr.CHECKPOINT_NAME if project_log is not None else None
+
+
 def _run_state(project_log: Path, run_id: str, event: str) -> str:
     try:
-        state = runptr.project_runs(project_log).state(run_id)
+        state = runptr.project_runs(project_log, _checkpoint_of(project_log)).state(run_id)
     except OSError:
         state = None
     return state or ("done" if event in runptr.TERMINAL_EVENTS else "running")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import re
@@ -230,8 +231,179 @@ class ProjectRuns:
         return self._states[run_id]
 
 
-def project_runs(project_log: Path | None) -> ProjectRuns:
+def project_runs(project_log: Path | None, checkpoint: Path | None = None) -> ProjectRuns:
+    """The project log's runs; with ``checkpoint``, read through a checkpoint of the log's prefix
+    (``CheckpointedRuns``): only the rows after it are parsed."""
+    if project_log is not None and checkpoint is not None:
+        return CheckpointedRuns(project_log, checkpoint)
     return ProjectRuns(project_log)
+
+
+CHECKPOINT_NAME = ".cm-runs.ckpt.json"
+CHECKPOINT_VERSION = 1
+MAX_CHECKPOINT_BYTES = 4 * 1024 * 1024
+_PROBE = 4096  # bytes hashed at each probe of the prefix: its start, its end and _PROBES between
+_PROBES = 8
+
+
+def _prefix_digest(handle: IO[bytes], offset: int) -> str:
+    """A digest of the log's first ``offset`` bytes that costs the same at any length: the first
+    and last ``_PROBE`` bytes and ``_PROBES`` evenly spaced blocks between, with ``offset``."""
+    digest = hashlib.sha256(str(offset).encode())
+    starts = {0, max(0, offset - _PROBE)} | {offset * k // (_PROBES + 1) for k in range(1, _PROBES + 1)}
+    for start in sorted(starts):
+        handle.seek(start)
+        digest.update(handle.read(min(_PROBE, offset - start)))
+    return digest.hexdigest()
+
+
+def _fold(states: dict[str, str], run_id: str, event: str) -> None:
+    """One valid row, in log order: a start or resume opens the run, a terminal row closes it,
+    any other row leaves it as it was (or running, for its first row)."""
+    if event in ("run_start", "resume"):
+        states[run_id] = "running"
+    elif event in TERMINAL_EVENTS:
+        states[run_id] = "done"
+    else:
+        states.setdefault(run_id, "running")
+
+
+def _valid_row(raw: bytes) -> tuple[str, str] | None:
+    """(run id, event) of a row ``ProjectRuns`` counts, or None (the same rows as its reader)."""
+    row = _row(raw, b'"run_id"')
+    if row is None:
+        return None
+    run_id, event = row.get("run_id"), row.get("event")
+    if isinstance(run_id, str) and CM_RUN_ID.fullmatch(run_id) and isinstance(event, str):
+        return run_id, event
+    return None
+
+
+def _lines_from(handle: IO[bytes]) -> Iterator[tuple[bytes | None, int, bool]]:
+    """(line, offset after it, whether it ends with a newline) from the handle's position; a line
+    over the row limit is skipped without being kept whole (read in pieces) and given as None."""
+    position = handle.tell()
+    while True:
+        raw = handle.readline(MAX_ROW_BYTES + 1)
+        if not raw:
+            return
+        position += len(raw)
+        if len(raw) > MAX_ROW_BYTES and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):  # the rest of the oversized row
+                raw = handle.readline(_CHUNK)
+                position += len(raw)
+            yield None, position, raw.endswith(b"\n")
+            continue
+        yield raw, position, raw.endswith(b"\n")
+
+
+class CheckpointedRuns(ProjectRuns):
+    """``ProjectRuns`` with the same answers, at a cost that does not grow with the log.
+
+    The checkpoint (beside the log) holds the folded states of every run up to a byte offset that
+    ends a whole row, the log's identity (device, inode) and a digest of that prefix
+    (``_prefix_digest``). It is used only when all of them match the log as it is now; anything
+    else (absent, torn, foreign, another file, a shorter log, changed bytes at a probe) and the log
+    is folded again from its start. Only rows after the offset are parsed; the checkpoint is
+    rewritten (atomically) when the offset moved. A last row without its newline is counted but
+    never folded into the checkpoint (a later append ends it first).
+    """
+
+    def __init__(self, project_log: Path, checkpoint: Path) -> None:
+        super().__init__(project_log)
+        self.checkpoint = checkpoint
+        self._folded: dict[str, str] | None = None
+        self.rebuilt: bool | None = None  # for tests: whether the last read folded from the start
+
+    def _load(self, handle: IO[bytes], info: os.stat_result) -> tuple[int, str | None, dict[str, str]] | None:
+        try:
+            value = read_json_bounded(
+                self.checkpoint, limit=MAX_CHECKPOINT_BYTES, what="the run checkpoint", strict=False
+            )
+        except FileRefused:
+            return None
+        if not isinstance(value, dict) or value.get("version") != CHECKPOINT_VERSION:
+            return None
+        offset, latest, states = value.get("offset"), value.get("latest"), value.get("states")
+        if value.get("dev") != info.st_dev or value.get("ino") != info.st_ino:
+            return None
+        if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= info.st_size:
+            return None
+        if not isinstance(states, dict) or not all(
+            isinstance(k, str) and CM_RUN_ID.fullmatch(k) and v in ("running", "done")
+            for k, v in states.items()
+        ):
+            return None
+        if latest is not None and latest not in states:
+            return None
+        if value.get("digest") != _prefix_digest(handle, offset):
+            return None
+        if offset:
+            handle.seek(offset - 1)
+            if handle.read(1) != b"\n":
+                return None
+        return offset, latest, states
+
+    def _save(
+        self, info: os.stat_result, offset: int, latest: str | None, states: dict[str, str], digest: str
+    ) -> None:
+        from toolkit.infra.store import atomic_write
+
+        value = {
+            "version": CHECKPOINT_VERSION,
+            "dev": info.st_dev,
+            "ino": info.st_ino,
+            "offset": offset,
+            "digest": digest,
+            "latest": latest,
+            "states": states,
+        }
+        data = json.dumps(value, separators=(",", ":")) + "\n"
+        if len(data) <= MAX_CHECKPOINT_BYTES:
+            with contextlib.suppress(OSError):  # a checkpoint is a cache: not writing it costs time only
+                atomic_write(self.checkpoint, data)
+
+    def _read(self) -> None:
+        if self._folded is not None:
+            return
+        handle = _open_log(self.project_log) if self.project_log else None
+        if handle is None:
+            self._folded, self._latest, self._latest_read = {}, None, True
+            return
+        with handle:
+            info = os.fstat(handle.fileno())
+            loaded = self._load(handle, info)
+            self.rebuilt = loaded is None
+            offset, latest, states = loaded if loaded is not None else (0, None, {})
+            start = offset
+            handle.seek(offset)
+            tail: tuple[str, str] | None = None  # a last row without its newline: counted, not folded
+            for raw, end, whole in _lines_from(handle):
+                found = _valid_row(raw) if raw is not None else None
+                if not whole:
+                    tail = found
+                    break
+                if found is not None:
+                    _fold(states, *found)
+                    latest = found[0]
+                offset = end
+            if offset != start or loaded is None:
+                self._save(info, offset, latest, states, _prefix_digest(handle, offset))
+        if tail is not None:
+            states = dict(states)
+            _fold(states, *tail)
+            latest = tail[0]
+        self._folded, self._latest, self._latest_read = states, latest, True
+
+    @property
+    def latest(self) -> str | None:
+        self._read()
+        return self._latest
+
+    def state(self, run_id: str) -> str | None:
+        self._read()
+        assert self._folded is not None
+        return self._folded.get(run_id)
 
 
 def load_pointer(specs_dir: Path | None) -> dict[str, Any] | None:
