@@ -4,6 +4,7 @@ and every rev that init, the docs and the CI template write resolves in this rep
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import subprocess
@@ -209,7 +210,9 @@ def test_after_init_a_secret_commit_is_blocked_on_a_310_default(tmp_path: Path) 
         "settings.py": "AWS_SECRET_ACCESS_KEY = 'Hq7Lm2Xw9Rt4Vy8Bd3Fh6Jk1Mc5Np0Zq2Wx7Ls4E'\n",
         ".env": "DB_PASSWORD=Qm7x&Lp2vR9zK4w\n",
         "deploy/id_rsa": "-----BEGIN RSA "
-        + "PRIVATE KEY-----\nMIIEowIBAAKCAQEA7v3q\n-----END RSA PRIVATE KEY-----\n",
+        + "PRIVATE KEY-----\n"
+        + base64.b64encode(bytes(range(7, 199))).decode()
+        + "\n-----END RSA PRIVATE KEY-----\n",
     }
     for rel, text in secrets.items():
         blocked = commit({rel: text})

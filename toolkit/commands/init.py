@@ -12,10 +12,14 @@ from toolkit.commands._common import emit_json, repository, say
 
 HELP = """Write .workgroup/config.yml, .gitignore lines and the pre-commit config; install the git hook.
 
-By default the hooks are the toolkit's published hooks, which pre-commit installs in every
+The hooks: workgroup-privacy-all (secrets in every staged file; every privacy rule in workflow
+artifacts), workgroup-docs-claims and workgroup-verify; init prints what each checks and what it
+does not. By default they are the toolkit's published hooks, which pre-commit installs in every
 clone: `repo:` the git URL the toolkit was installed from and `rev:` the installed commit (pip
-records both), else the repository of its package metadata at the release tag; the rev is
-checked to exist with git before anything is written. A toolkit installed from a local path is
+records both), else the repository of its package metadata at the release commit (or its tag);
+the rev is checked to exist with git before anything is written. When the config's
+default_language_version for python is below 3.11, the hooks get language_version: the Python
+running init, and init says so. A toolkit installed from a local path is
 never written into the shared config unless given as --hook-repo. With --local they are `repo: local` hooks that call
 the installed console scripts and say how to install the toolkit when they are missing.
 Rerunning with the other form switches the hooks in place. The CM lines of .gitignore are added

@@ -1,4 +1,4 @@
-"""`workgroup privacy scan|allow`: the privacy gate on files, and reviewed suppressions."""
+"""`workgroup privacy scan|allow|baseline`: the privacy gate on files, and reviewed suppressions."""
 
 from __future__ import annotations
 
@@ -136,14 +136,8 @@ def register(app: typer.Typer) -> None:
         value that the committed file already holds.
         """
         from toolkit.core.errors import InvalidInput
-        from toolkit.infra import confined
-        from toolkit.privacy.allowlist import (
-            ALLOWLIST_REL,
-            AllowEntry,
-            entry_text,
-            fingerprint,
-            load_allowlist,
-        )
+        from toolkit.privacy.allowlist import ALLOWLIST_REL, AllowEntry, append_entries, fingerprint
+        from toolkit.privacy.command import use_team_artifacts
         from toolkit.privacy.files import relative_to_root, scan_file
 
         root = _root()
@@ -151,6 +145,7 @@ def register(app: typer.Typer) -> None:
             raise InvalidInput("REASON_REQUIRED", "--reason must say why the finding is not private")
         if not path.is_file():
             raise InvalidInput("PATH_NOT_FOUND", f"no such file: {path}")
+        use_team_artifacts(root)  # the rules the hooks apply to that path
         found, notice = scan_file(path, root)
         if notice:
             raise InvalidInput("FILE_SKIPPED", "the file is binary, too large or unreadable")
@@ -159,36 +154,94 @@ def register(app: typer.Typer) -> None:
         ]
         if not hits:
             raise InvalidInput("NO_SUCH_FINDING", "no finding of that rule or category on that line")
-        existing = load_allowlist(root)  # through the confined layer: a symlinked .workgroup/ is refused
-        known = {(e.rule, e.path, e.fingerprint) for e in existing}
-        target = root / ALLOWLIST_REL
-        current = confined.read_text(root, target, what=ALLOWLIST_REL, limit=1_048_576, missing_ok=True)
-        text = (
-            current
-            if current is not None
-            else (
-                "# Reviewed privacy findings (workgroup privacy allow). Fingerprint = SHA-256 of\n"
-                "# (rule, path, value); the value itself is never stored here.\nallow:\n"
-            )
-        )
-        if existing == [] and "allow:" not in text:
-            text += "allow:\n"
-        added = 0
         rel = relative_to_root(path, root)
-        for hit in hits:
-            rule_id = hit.finding.rule
-            entry = AllowEntry(rule_id, rel, fingerprint(rule_id, rel, hit.fingerprint_value), reason.strip())
-            if (entry.rule, entry.path, entry.fingerprint) in known:
-                continue
-            text += entry_text(entry)
-            known.add((entry.rule, entry.path, entry.fingerprint))
-            added += 1
-        if added:
-            confined.atomic_write(root, target, text, what=ALLOWLIST_REL)
+        entries = [
+            AllowEntry(
+                h.finding.rule, rel, fingerprint(h.finding.rule, rel, h.fingerprint_value), reason.strip()
+            )
+            for h in hits
+        ]
+        added = append_entries(root, entries)
         say(
             f"{added} entr{'y' if added == 1 else 'ies'} added to {ALLOWLIST_REL}"
             if added
             else "already allowed"
         )
+        _commit_line(root)
+
+    @group.command("baseline")
+    def baseline(
+        paths: Annotated[
+            list[Path] | None,
+            typer.Argument(
+                help="Files or folders to take in (default: the whole repository).", metavar="PATH"
+            ),
+        ] = None,
+        reason: Annotated[
+            str | None,
+            typer.Option("--reason", help="Reason recorded on each entry [default: baseline YYYY-MM-DD]."),
+        ] = None,
+    ) -> None:
+        """Record every current finding in .workgroup/privacy-allowlist.yml (fingerprints, never the
+        values), so a repository with existing findings adopts the hooks in one step.
+
+        What git would commit is scanned (tracked files and untracked ones not ignored), with the
+        rules the hooks apply. Running it again adds nothing for findings already recorded. New
+        findings after the baseline are still refused. Review the entries, then commit the file:
+        the hooks and CI read the committed allowlist. Exit 0 recorded (or nothing to record),
+        2 invalid input, 3 environment.
+        """
+        import time
+
+        from toolkit.core.errors import InvalidInput
+        from toolkit.privacy.allowlist import ALLOWLIST_REL, AllowEntry, append_entries, fingerprint
+        from toolkit.privacy.command import use_team_artifacts
+        from toolkit.privacy.selection import scan_targets, select
+
+        root = _root()
+        here = Path.cwd().resolve()
+        why = (
+            reason if reason is not None else f"baseline {time.strftime('%Y-%m-%d', time.gmtime())}"
+        ).strip()
+        if not why:
+            raise InvalidInput("REASON_REQUIRED", "--reason must say why the findings are accepted")
+        named = [str(p) for p in paths] if paths else [str(root)]
+        missing = [p for p in named if not (here / p).exists()]
+        if missing:
+            raise InvalidInput("PATH_NOT_FOUND", "no such file or directory: " + ", ".join(missing[:5]))
+        use_team_artifacts(root)
+        notices: list[str] = []
+        report = scan_targets(select(named, here, root, all_files=False, notices=notices), here)
+        entries: list[AllowEntry] = []
+        unread = 0
+        for item in report.findings:
+            if not item.fingerprint_value:
+                unread += 1  # a file the gate could not read: nothing to fingerprint, it stays refused
+                continue
+            rel = item.repo_path
+            entries.append(
+                AllowEntry(
+                    item.finding.rule, rel, fingerprint(item.finding.rule, rel, item.fingerprint_value), why
+                )
+            )
+        added = append_entries(root, entries)
+        distinct = len({(e.rule, e.path, e.fingerprint) for e in entries})
+        say(
+            f"{len(entries)} finding{'s' if len(entries) != 1 else ''} in {report.files_scanned} files: "
+            f"{added} new entr{'y' if added == 1 else 'ies'} in {ALLOWLIST_REL}, "
+            f"{distinct - added} already there (values never stored, only fingerprints)"
+        )
+        if unread:
+            say(
+                f"{unread} finding{'s' if unread != 1 else ''} on unreadable files not recorded: they stay refused"
+            )
+        _commit_line(root)
+
+    def _commit_line(root: Path) -> None:
+        from toolkit.privacy.allowlist import commit_hint
+
+        hint = commit_hint(root)
+        if hint:
+            say(hint)
 
     app.add_typer(group)

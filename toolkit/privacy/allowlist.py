@@ -111,25 +111,73 @@ def parse_allowlist(data: Any) -> list[AllowEntry]:
     return entries
 
 
-def load_allowlist(root: Path) -> list[AllowEntry]:
-    """Entries of ``<root>/.workgroup/privacy-allowlist.yml`` (none when the file is absent).
-
-    Read through the confined layer: a symlink leaving the work tree (``.workgroup`` or the file)
-    or in the file's place is ``PATH_OUTSIDE_REPOSITORY``, never read.
-    """
-    path = root / ALLOWLIST_REL
-    from toolkit.core.strictjson import json_depth_exceeds
+def worktree_bytes(root: Path) -> bytes | None:
+    """The allowlist file of the work tree (None when absent), through the confined layer: a
+    symlink leaving the work tree (``.workgroup`` or the file) or in the file's place is
+    refused, never read."""
     from toolkit.infra import confined
     from toolkit.infra.boundedio import FileRefused
 
     try:
-        raw = confined.read_bytes(
-            root, path, what=ALLOWLIST_REL, limit=_MAX_BYTES, missing_ok=True, allow_over=True
+        return confined.read_bytes(
+            root, root / ALLOWLIST_REL, what=ALLOWLIST_REL, limit=_MAX_BYTES, missing_ok=True, allow_over=True
         )
     except FileRefused:
         raise InvalidInput("ALLOWLIST_UNREADABLE", f"{ALLOWLIST_REL} cannot be read") from None
+
+
+NOT_A_REPOSITORY = object()  # committed_bytes' answer outside a git repository
+
+
+def committed_bytes(root: Path) -> bytes | None | object:
+    """The allowlist as the index holds it (what the commit being made, or the checkout, has):
+    None when the index has no such file, ``NOT_A_REPOSITORY`` outside git. git runs with the
+    caller's environment, so inside a hook ``GIT_INDEX_FILE`` (``git commit -a``, ``git commit
+    PATH``) names the index of the commit. A symlink staged there, or git failing on a
+    repository, is ``ALLOWLIST_UNREADABLE``: an allowlist the gate cannot read suppresses nothing."""
+    import subprocess
+
+    def git(*args: str) -> subprocess.CompletedProcess[bytes]:
+        try:
+            return subprocess.run(
+                ["git", *args],
+                cwd=root,
+                capture_output=True,
+                check=False,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.SubprocessError):
+            raise InvalidInput("ALLOWLIST_UNREADABLE", f"git could not read {ALLOWLIST_REL}") from None
+
+    staged = git("ls-files", "--stage", "-z", "--", f":(literal){ALLOWLIST_REL}")
+    if staged.returncode != 0:
+        if git("rev-parse", "--git-dir").returncode != 0:
+            return NOT_A_REPOSITORY
+        raise InvalidInput("ALLOWLIST_UNREADABLE", f"git could not read {ALLOWLIST_REL} from the index")
+    entry = staged.stdout.split(b"\0", 1)[0]
+    if not entry:
+        return None
+    mode, sha = entry.split(b" ")[:2]
+    if mode != b"100644" and mode != b"100755":
+        raise InvalidInput("ALLOWLIST_UNREADABLE", f"{ALLOWLIST_REL} in the index is not a regular file")
+    blob = git("cat-file", "blob", sha.decode("ascii"))
+    if blob.returncode != 0:
+        raise InvalidInput("ALLOWLIST_UNREADABLE", f"git could not read {ALLOWLIST_REL} from the index")
+    return blob.stdout
+
+
+def load_allowlist(root: Path, *, committed: bool = False) -> list[AllowEntry]:
+    """Entries of ``<root>/.workgroup/privacy-allowlist.yml`` (none when the file is absent):
+    the work tree's file, or with ``committed`` the index's (the hooks and ``--history``: what a
+    teammate's clone and CI have, not an uncommitted edit); outside git the work tree's."""
+    from toolkit.core.strictjson import json_depth_exceeds
+
+    found = committed_bytes(root) if committed else NOT_A_REPOSITORY
+    raw = worktree_bytes(root) if found is NOT_A_REPOSITORY else found
     if raw is None:
         return []
+    assert isinstance(raw, bytes)
     if len(raw) > _MAX_BYTES:
         raise InvalidInput("ALLOWLIST_INVALID", f"{ALLOWLIST_REL} is larger than 1 MiB")
     if json_depth_exceeds(raw):
@@ -155,3 +203,59 @@ def entry_text(entry: AllowEntry) -> str:
     if entry.reason:
         lines.append(f"    reason: {json.dumps(entry.reason, ensure_ascii=False)}")
     return "\n".join(lines) + "\n"
+
+
+HEADER = (
+    "# Reviewed privacy findings (workgroup privacy allow / baseline). Fingerprint = SHA-256 of\n"
+    "# (rule, path, value); the value itself is never stored here.\nallow:\n"
+)
+
+
+def append_entries(root: Path, entries: list[AllowEntry]) -> int:
+    """Append the entries not yet in the work tree's allowlist (one atomic write); how many."""
+    from toolkit.infra import confined
+
+    existing = load_allowlist(root)  # through the confined layer: a symlinked .workgroup/ is refused
+    known = {(e.rule, e.path, e.fingerprint) for e in existing}
+    raw = worktree_bytes(root)
+    text = raw.decode("utf-8") if raw is not None else HEADER
+    text = re.sub(r"^allow:[ \t]*(?:\[[ \t]*\]|~|null)?[ \t]*$", "allow:", text, count=1, flags=re.M)
+    if not existing and not re.search(r"^allow:", text, re.M):
+        text += "" if text.endswith("\n") or not text else "\n"
+        text += "allow:\n"
+    elif not text.endswith("\n"):
+        text += "\n"
+    added = 0
+    for entry in entries:
+        key = (entry.rule, entry.path, entry.fingerprint)
+        if key in known:
+            continue
+        text += entry_text(entry)
+        known.add(key)
+        added += 1
+    if added:
+        import yaml
+
+        try:
+            written = {(e.rule, e.path, e.fingerprint) for e in parse_allowlist(yaml.safe_load(text))}
+        except (yaml.YAMLError, InvalidInput):
+            written = set()
+        if not known <= written:  # the file's own layout would swallow the new entries
+            raise InvalidInput(
+                "ALLOWLIST_INVALID",
+                f"{ALLOWLIST_REL} does not end in its 'allow:' list, so entries cannot be appended; "
+                "move the list to the end of the file. Nothing written",
+            )
+        confined.atomic_write(root, root / ALLOWLIST_REL, text, what=ALLOWLIST_REL)
+    return added
+
+
+def commit_hint(root: Path) -> str | None:
+    """The line that says to commit the allowlist, or None when the index already has it as is."""
+    found = committed_bytes(root)
+    if found is NOT_A_REPOSITORY or found == worktree_bytes(root):
+        return None
+    return (
+        f"not committed yet: the hooks, your teammates and CI read the committed {ALLOWLIST_REL}; "
+        f"run: git add {ALLOWLIST_REL}"
+    )

@@ -198,7 +198,14 @@ def scan_command(
         finally:
             progress.close()
         report.notices[:0] = notices
-        report = apply_allowlist(report, root, here)
+        # on demand the work tree's allowlist applies (an entry just added counts), and the scan
+        # says when that is not what the hooks and CI read (the committed file)
+        report = apply_allowlist(report, root, here, committed=False)
+        from toolkit.privacy.allowlist import commit_hint
+
+        hint = commit_hint(root) if (root / ".workgroup").is_dir() else None
+        if hint:
+            report.notices.append(hint)
     except ToolkitError as exc:
         if as_json:
             write_error_json(out, exc.code, exc.message)

@@ -15,18 +15,24 @@ if TYPE_CHECKING:  # typing stays out of the hooks' cold start
     from toolkit.core.findings import Finding
 
 
-def apply_allowlist(report: ScanReport, root: Path, cwd: Path | None = None) -> ScanReport:
-    """Remove findings whose fingerprint is in ``.workgroup/privacy-allowlist.yml``.
+def apply_allowlist(
+    report: ScanReport, root: Path, cwd: Path | None = None, *, committed: bool = True
+) -> ScanReport:
+    """Remove findings whose fingerprint is in ``.workgroup/privacy-allowlist.yml``: as the index
+    holds it (``committed``, the hooks and ``--history``: what every clone and CI have), or the
+    work tree's file (``workgroup privacy scan``, on demand).
 
     Fingerprints carry no per-clone salt, so the file works in every clone and in CI.
     """
-    if not report.findings or not os.path.lexists(root / ".workgroup" / "privacy-allowlist.yml"):
-        return report  # the common case pays for neither hashlib nor YAML
+    if not report.findings:
+        return report  # the common case pays for neither git, hashlib nor YAML
+    if not committed and not os.path.lexists(root / ".workgroup" / "privacy-allowlist.yml"):
+        return report
     # anything at that path is read through the bounded reader: a FIFO, a directory or a dangling
     # link there is a coded error (ALLOWLIST_UNREADABLE), never silently "no allowlist"
     from toolkit.privacy.allowlist import fingerprint, load_allowlist
 
-    entries = load_allowlist(root)
+    entries = load_allowlist(root, committed=committed)
     if not entries:
         return report
     wanted = {(e.rule, e.path, e.fingerprint) for e in entries}
@@ -80,6 +86,8 @@ def shared_findings(report: ScanReport) -> list[Finding]:
 
 
 SUPPRESS_HINT = (
-    "A false positive? Add `workgroup: allow <rule>` in a comment on that line, or record it in "
-    ".workgroup/privacy-allowlist.yml with `workgroup privacy allow PATH --line N --rule RULE --reason WHY`."
+    "A false positive? Add `workgroup: allow <rule>` in a comment on that line (works with "
+    "pre-commit alone), or, with the toolkit installed, record it with `workgroup privacy allow "
+    "PATH --line N --rule RULE --reason WHY` and commit .workgroup/privacy-allowlist.yml (the hooks "
+    "and CI read the committed file). A repository with existing findings: `workgroup privacy baseline`."
 )
