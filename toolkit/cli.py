@@ -114,6 +114,8 @@ COMMAND_HELP: dict[str, tuple[str, str]] = {
 
 _APP_SETTINGS: dict[str, Any] = {
     "add_completion": False,
+    # -h is --help at every level (click hands the names down to every sub-command's context)
+    "context_settings": {"help_option_names": ["-h", "--help"]},
     "pretty_exceptions_enable": False,
     "rich_markup_mode": None,
 }
@@ -316,6 +318,7 @@ def build_app() -> typer.Typer:
         version: bool = typer.Option(
             False,
             "--version",
+            "-V",
             help="Print the installed version and exit.",
             is_eager=True,
             callback=_show_version,

@@ -3,8 +3,8 @@
 ``workgroup runtime ...`` is dispatched to the lean standard-library protocol before anything
 heavy (typer, pydantic, pygit2) is imported: it runs on every delegation. ``workgroup verify``
 (every CI job and pre-commit run) skips the typer app the same way; ``--help`` still uses it.
-``workgroup --version`` prints the one version (``toolkit.__version__``) without loading typer, and
-``workgroup [COMMAND [SUB]] --help`` prints the help typer rendered ahead (toolkit/cli_help.py).
+``workgroup --version`` (``-V``) prints the one version (``toolkit.__version__``) without loading typer, and
+``workgroup [COMMAND [SUB]] --help`` (``-h``) prints the help typer rendered ahead (toolkit/cli_help.py).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _dispatch(args: list[str]) -> int:
-    if args == ["--version"]:
+    if args in (["--version"], ["-V"]):
         from toolkit import __version__
 
         sys.stdout.write(f"workgroup {__version__}\n")
@@ -69,11 +69,11 @@ def _dispatch(args: list[str]) -> int:
 
             script_main = importlib.import_module(CM_SCRIPTS[args[1]]).main
             return int(script_main(args[2:]))
-    if args[-1:] == ["--help"]:
+    if args[-1:] in (["--help"], ["-h"]):
         # help texts rendered ahead by typer itself (toolkit/cli_help.py): no typer to load
         from toolkit.cli_help import fast_help, write_help
 
-        text = fast_help(args)
+        text = fast_help([*args[:-1], "--help"])
         if text is not None:
             return write_help(text)
     from toolkit.cli import run

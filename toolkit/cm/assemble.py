@@ -81,9 +81,9 @@ def _context(spec: PacketSpec, root: Path) -> dict[str, Any]:
         context[key] = value
     for key, value in _pairs(spec.json_items, "--item-json"):
         try:
-            context[key] = loads_bounded(value, what="--item-json value")
-        except FileRefused:
-            raise InvalidInput("INVALID_JSON", "--item-json value is not strict JSON") from None
+            context[key] = loads_bounded(value, what=f"--item-json {key}")
+        except FileRefused as exc:  # says where the decoder stopped (line, column), not the value
+            raise InvalidInput("INVALID_JSON", exc.message) from None
     for key, value in _pairs(spec.file_items, "--item-file"):
         context[key] = _read_text(Path(value), "--item-file")
     if spec.escalate is not None or spec.escalation_reason is not None or spec.added_scope:

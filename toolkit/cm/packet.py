@@ -14,7 +14,7 @@ from typing import Any
 
 from toolkit.core.canonical import sha256_digest
 from toolkit.core.errors import InvalidInput
-from toolkit.core.strictjson import json_depth_exceeds, loads_strict
+from toolkit.core.strictjson import json_depth_exceeds, json_error_at, loads_strict
 
 STABLE_PREFIX_KEYS: tuple[str, ...] = ("safety", "workflow", "project_rules", "role", "output_schema")
 DYNAMIC_REQUIRED: tuple[str, ...] = (
@@ -141,6 +141,8 @@ def parse_packet_bytes(raw: bytes, label: str = "packet") -> object:
         raise PacketError(f"{label} exceeds the maximum JSON nesting depth")
     try:
         return loads_strict(raw)
+    except json.JSONDecodeError as exc:
+        raise PacketError(f"role packet is not valid strict JSON: {json_error_at(exc)}") from None
     except ValueError:
         raise PacketError("role packet is not valid strict UTF-8 JSON") from None
 

@@ -40,8 +40,10 @@ def register(app: typer.Typer) -> None:
             raise InvalidInput("INVALID_PLAN", "the plan nests too deeply")
         try:
             data = yaml.safe_load(raw.decode("utf-8"))
-        except (UnicodeDecodeError, yaml.YAMLError, RecursionError, ValueError):
-            raise InvalidInput("INVALID_PLAN", "the plan is not valid JSON or YAML") from None
+        except (UnicodeDecodeError, yaml.YAMLError, RecursionError, ValueError) as exc:
+            mark = getattr(exc, "problem_mark", None)  # the position only, never the text there
+            at = f" (line {mark.line + 1} column {mark.column + 1})" if mark is not None else ""
+            raise InvalidInput("INVALID_PLAN", f"the plan is not valid JSON or YAML{at}") from None
         block: dict[str, object] = {}
         try:
             from toolkit.workflow.profile_config import current_block

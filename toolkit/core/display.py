@@ -54,3 +54,11 @@ def shown_lines(text: str) -> str:
     if _PLAIN.fullmatch(text.replace("\n", " ").replace("\t", " ")):
         return text
     return "\n".join("\t".join(map(shown, line.split("\t"))) for line in text.split("\n"))
+
+
+def option_name(arg: str) -> str:
+    """An unknown command-line option as an error names it: the part before ``=`` (a value given
+    inline is never echoed back, it may be a secret), at most 40 characters. Raw: print it through
+    ``shown`` (a ``ToolkitError`` line already is)."""
+    name = arg.partition("=")[0]
+    return name[:40] + ("..." if len(name) > 40 else "")

@@ -38,6 +38,14 @@ _STRICT = json.JSONDecoder(parse_constant=reject_constant)
 _FINITE = json.JSONDecoder(parse_constant=reject_constant, parse_float=finite_float)
 
 
+def json_error_at(exc: json.JSONDecodeError) -> str:
+    """Where and why the decoder stopped: ``Expecting ',' delimiter at line 3 column 7``.
+
+    Only the decoder's own fixed wording and the position: never the document's content (the
+    file may hold a secret; the error line goes to logs and CI output)."""
+    return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+
+
 def loads_strict(raw: bytes | str, *, finite: bool = False) -> Any:
     """The value of ``raw`` (bytes are decoded as strict UTF-8); ``ValueError`` when it is not
     standard JSON. ``finite`` also refuses numbers too large for a float."""

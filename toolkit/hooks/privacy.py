@@ -21,6 +21,8 @@ def parse_filenames(
     ``--help`` (0) and unknown options (2). ``--artifact-path GLOB`` (or ``=GLOB``) go into
     ``globs`` when given (the privacy hooks' ``args:``). Plain parsing instead of argparse:
     argparse pulls in shutil, bz2 and lzma, a noticeable share of the hook's cold start."""
+    from toolkit.core.display import option_name, shown
+
     args = list(sys.argv[1:] if argv is None else argv)
     names: list[str] = []
     usage = USAGE if globs is not None else "[FILENAME ...]"
@@ -45,16 +47,19 @@ def parse_filenames(
                 return 2
             continue
         if arg.startswith("-") and arg != "-":
-            sys.stderr.write(f"usage: {prog} {usage}\n{prog}: error: unrecognized argument\n")
+            sys.stderr.write(
+                f"usage: {prog} {usage}\n{prog}: error: unrecognized argument {shown(option_name(arg))}\n"
+            )
             return 2
         names.append(arg)
     return names
 
 
-def run(argv: Sequence[str] | None, description: str) -> int:
-    """Shared body of the privacy hooks: scan the named files, print findings, exit 1 on any."""
+def run(argv: Sequence[str] | None, description: str, prog: str = "workgroup-privacy-hook") -> int:
+    """Shared body of the privacy hooks: scan the named files, print findings, exit 1 on any.
+    ``prog`` is the hook's own console script, the name its usage and errors print."""
     globs: list[str] = []
-    names = parse_filenames(argv, "workgroup-privacy-hook", description, globs)
+    names = parse_filenames(argv, prog, description, globs)
     if isinstance(names, int):
         return names
     from pathlib import Path

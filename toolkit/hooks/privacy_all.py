@@ -15,7 +15,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    return run(argv, "Privacy gate for any text file.")
+    return run(argv, "Privacy gate for any text file.", prog="workgroup-privacy-all-hook")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import os
 import stat
 
 from toolkit.core.errors import ExitCode, ToolkitError
-from toolkit.core.strictjson import MAX_JSON_DEPTH, json_depth_exceeds, loads_strict
+from toolkit.core.strictjson import MAX_JSON_DEPTH, json_depth_exceeds, json_error_at, loads_strict
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing stays off the runtime path, which reads the registry through this module
@@ -204,8 +204,13 @@ def loads_bounded(
         if strict:
             return loads_strict(data)
         return json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise FileRefused(INVALID_JSON, f"{what} is not valid UTF-8 JSON") from None
+    except json.JSONDecodeError as exc:
+        raise FileRefused(INVALID_JSON, f"{what} is not valid JSON: {json_error_at(exc)}") from None
+    except UnicodeDecodeError as exc:
+        raise FileRefused(INVALID_JSON, f"{what} is not valid UTF-8 (byte {exc.start + 1})") from None
+    except (ValueError, RecursionError) as exc:
+        reason = str(exc) if isinstance(exc, ValueError) else "nested too deeply for the decoder"
+        raise FileRefused(INVALID_JSON, f"{what} is not valid JSON: {reason}") from None
 
 
 def read_json_bounded(

@@ -82,7 +82,9 @@ def parse(argv: list[str]) -> dict[str, object]:
         elif arg == "--all-files":
             opts["all_files"] = True
         elif arg.startswith("-") and arg != "-":
-            raise UsageError("unknown option")
+            from toolkit.core.display import option_name
+
+            raise UsageError(f"unknown option {option_name(arg)}")
         else:
             paths.append(arg)
     if opts["json"] and opts["format"] == "text":  # --json is --format json, in either order

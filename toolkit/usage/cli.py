@@ -82,7 +82,12 @@ def report_command(
     outputs = _Outputs(By(by), days, keep, cost or prices is not None, prices, emit_events, html)
     ledger = Ledger()
     # each session's calls are folded and dropped before the next is read (here or in workers)
-    fold = fold_logs(discover(source, environ), ledger, outputs.fold, _jobs(jobs))
+    logs = discover(source, environ)
+    if not logs:  # all-zero totals are no finding: say where no log was found
+        from toolkit.usage.sources import looked_in
+
+        _say("usage: no agent log found; looked in " + "; ".join(looked_in(source, environ)))
+    fold = fold_logs(logs, ledger, outputs.fold, _jobs(jobs))
     data = fold.data(ledger, timezone or "local")
     outputs.page_context = dict(
         zone=zone, timezone=timezone, source=source, since=first, until=last, project=hashed_project

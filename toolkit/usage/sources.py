@@ -120,3 +120,36 @@ def discover(source: str, environ: Mapping[str, str]) -> list[LogFile]:
                 if folder.is_dir():
                     files.extend(f for f in (_stat("codex", p, home, archived) for p in _walk(folder)) if f)
     return files
+
+
+def looked_in(source: str, environ: Mapping[str, str]) -> list[str]:
+    """The folders ``discover`` reads for ``source``, as a person would type them (the home folder
+    as ``~``) with the variable that moves them: what ``workgroup usage`` names when it found no log."""
+    home = str(_home(environ))
+
+    def tilde(path: Path) -> str:
+        text = str(path)
+        return (
+            "~" + text[len(home) :] if home not in ("", "/") and (text + "/").startswith(home + "/") else text
+        )
+
+    places: list[str] = []
+    if source in ("claude", "all"):
+        if environ.get("CLAUDE_CONFIG_DIR") and _split(environ["CLAUDE_CONFIG_DIR"]):
+            folders = [tilde(root) for root in claude_roots(environ)]
+            places.append(f"{', '.join(folders)} (from CLAUDE_CONFIG_DIR)")
+        else:
+            xdg = environ.get("XDG_CONFIG_HOME")
+            config = Path(xdg) if xdg else _home(environ) / ".config"
+            folders = [tilde(config / "claude" / "projects"), tilde(_home(environ) / ".claude" / "projects")]
+            places.append(f"{', '.join(dict.fromkeys(folders))} (set CLAUDE_CONFIG_DIR to read others)")
+    if source in ("codex", "all"):
+        if environ.get("CODEX_HOME") and _split(environ["CODEX_HOME"]):
+            homes = [tilde(home) for home in codex_roots(environ)]
+            suffix = "(from CODEX_HOME)"
+        else:
+            homes = [tilde(_home(environ) / ".codex")]
+            suffix = "(set CODEX_HOME to read others)"
+        folders = [f"{home}/{sub}" for home in homes for sub in ("sessions", "archived_sessions")]
+        places.append(f"{', '.join(folders)} {suffix}")
+    return places

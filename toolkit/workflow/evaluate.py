@@ -110,9 +110,9 @@ def _load_json(path: Path) -> Any:
     if len(raw) > MAX_SCENARIO_BYTES:
         raise InvalidInput("CORPUS_INVALID", f"corpus file {path.name} is too large")
     try:
-        return loads_bounded(raw, what="a corpus file", strict=False)
-    except FileRefused:
-        raise InvalidInput("CORPUS_INVALID", f"corpus file {path.name} is not valid JSON") from None
+        return loads_bounded(raw, what=f"corpus file {path.name}", strict=False)
+    except FileRefused as exc:  # the message says where the decoder stopped (line and column)
+        raise InvalidInput("CORPUS_INVALID", exc.message) from None
 
 
 def scenario_files(directory: Path) -> list[Path]:
