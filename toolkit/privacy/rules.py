@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -86,18 +88,25 @@ class Rule:
 
     def _seed_starts(self, view: ScanText) -> Iterator[int] | None:
         """Candidate starts, ascending and each once, or None when the seeds are too dense to be
-        worth it. The seed occurrences are counted first (in C) and the starts then generated as
-        they are used: a set of every start was ~90 bytes per start, 150 MB for one 4 MB line of
-        ``password=`` pairs, where this holds one pending occurrence per seed."""
+        worth it. The seed occurrences are kept (4 bytes each, at most one per 16 characters) and
+        the starts generated from them as they are used: a set of every start was ~90 bytes per
+        start, 150 MB for one 4 MB line of ``password=`` pairs."""
         haystack = view.ascii if self.seed_case else view.low_ascii
         limit = len(haystack) // 16 + 64
-        needles = _encoded(self.seeds)
+        kind = "i" if len(haystack) < 1 << 31 else "q"
+        occurrences: list[array[int]] = []
         hits = 0
-        for needle in needles:
-            hits += _occurrences(haystack, needle, limit - hits)
-            if hits > limit:
-                return None
-        return _near_starts(haystack, needles, *self.near)
+        for needle in _encoded(self.seeds):
+            found = array(kind)
+            at = haystack.find(needle)
+            while at != -1:
+                hits += 1
+                if hits > limit:
+                    return None
+                found.append(at)
+                at = haystack.find(needle, at + 1)
+            occurrences.append(found)
+        return _near_starts(occurrences, *self.near)
 
     def _anchor_starts(self, view: ScanText) -> Iterator[int]:
         assert self.anchor is not None
@@ -197,38 +206,32 @@ class ScanText:
         return not self._present.isdisjoint(words)
 
 
-def _occurrences(haystack: bytes, needle: bytes, most: int) -> int:
-    """How many times ``needle`` occurs, overlaps included, counting past ``most`` no further.
-    A needle that cannot overlap itself (no proper prefix is also a suffix: every seed so far)
-    is counted by ``bytes.count``, which then gives the same number."""
-    if not any(needle.startswith(needle[k:]) for k in range(1, len(needle))):
-        return haystack.count(needle)
-    count = 0
-    at = haystack.find(needle)
-    while at != -1 and count <= most:
-        count += 1
-        at = haystack.find(needle, at + 1)
-    return count
+_REGION = 8 * 1024  # text whose candidate starts are gathered (and sorted) at a time
 
 
-def _near_starts(haystack: bytes, needles: tuple[bytes, ...], low: int, high: int) -> Iterator[int]:
-    """Every position ``low`` to ``high`` characters before an occurrence of one of ``needles``,
-    ascending and once each: the occurrences of all needles merged in order, and each window
-    cut where the previous one ended (windows of equal width ascend with their occurrence)."""
-    from heapq import merge
-
-    def hits(needle: bytes) -> Iterator[int]:
-        at = haystack.find(needle)
-        while at != -1:
-            yield at
-            at = haystack.find(needle, at + 1)
-
+def _near_starts(occurrences: list[array[int]], low: int, high: int) -> Iterator[int]:
+    """Every position ``low`` to ``high`` characters before one of the ``occurrences`` (one
+    ascending array per seed), ascending and once each. Gathered a region of the text at a time,
+    from the first occurrence not yet used (each window cut where the last region's starts
+    ended): a region's starts are few however long the text is, and each is made in C (a set
+    updated with a range)."""
+    used = [0] * len(occurrences)
     following = 0
-    for at in merge(*map(hits, needles)) if len(needles) > 1 else hits(needles[0]):
-        first = max(following, at - high, 0)
-        if first <= at - low:
-            yield from range(first, at - low + 1)
-            following = at - low + 1
+    while True:
+        pending = [hits[k] for hits, k in zip(occurrences, used, strict=True) if k < len(hits)]
+        if not pending:
+            return
+        stop = min(pending) + _REGION
+        found: set[int] = set()
+        for index, hits in enumerate(occurrences):
+            first = used[index]
+            used[index] = last = bisect_left(hits, stop, first)
+            for at in hits[first:last]:
+                found.update(range(max(following, at - high, 0), at - low + 1))
+        if found:
+            starts = sorted(found)
+            following = starts[-1] + 1
+            yield from starts
 
 
 # the non-ASCII characters re's IGNORECASE matches to an ASCII letter (and nothing else does)
