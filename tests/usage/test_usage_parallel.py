@@ -290,6 +290,85 @@ def test_a_resumed_copy_read_with_its_original_is_merged_as_read_ahead(
         assert [c.resume for c in two.calls] == [False, True]
 
 
+def test_the_starts_read_by_workers_give_the_same_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the fixture's Claude sessions (resumed copies, subagents, older agent files) and Codex
+    # families (forks, spawned threads, archived copies), a few files per task
+    env = build(tmp_path / "logs")
+    files = discover("all", env)
+    monkeypatch.setattr(fold, "_PREPARE_FILES", 3)
+    known = fold.prepare(files, 2)
+    assert known.stamps and known.heads
+    plain = fold.plan(files)
+    assert fold.plan(files, known) == plain
+    real = fold._prepare_task
+
+    def dies_on_the_second_task(task: int) -> object:
+        if task == 1:
+            os._exit(9)  # the worker is gone: the plan reads those files itself
+        return real(task)
+
+    monkeypatch.setattr(fold, "_prepare_task", dies_on_the_second_task)
+    partial = fold.prepare(files, 2)
+    assert len(partial.stamps) + len(partial.heads) < len(known.stamps) + len(known.heads)
+    assert fold.plan(files, partial) == plain
+    assert _calls(read_logs(files, 2)) == _calls(read_logs(files, 1))
+
+
+@pytest.mark.parametrize("width", [10, 20_000, 70_000, 1_200_000])
+def test_a_rollout_head_is_read_whole_however_long_its_first_lines(tmp_path: Path, width: int) -> None:
+    from toolkit.usage import codex
+
+    path = tmp_path / "rollout.jsonl"
+    lines = [
+        _compact_json(
+            {
+                "timestamp": "2026-02-01T10:00:00.000Z",
+                "type": "session_meta",
+                "payload": {
+                    "id": "child",
+                    "forked_from_id": "parent",
+                    "base_instructions": {"text": "x" * width},
+                },
+            }
+        ),
+        _compact_json(
+            {
+                "timestamp": "2026-02-01T10:00:00.000Z",
+                "type": "session_meta",
+                "payload": {"id": "parent", "base_instructions": {"text": "y" * width}},
+            }
+        ),
+        _compact_json(
+            {"timestamp": "2026-02-01T10:00:01.000Z", "type": "turn_context", "payload": {"a": "z" * width}}
+        ),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    log = LogFile("codex", path, tmp_path, size=path.stat().st_size)
+    got = fold._head_of(log)
+    assert got == codex.head(path.read_bytes())
+    assert (got.session, got.parent, got.metas) == ("child", "parent", 2)
+
+
+def _compact_json(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"))  # as the agents write their logs
+
+
+def test_stamps_are_the_first_and_last_times(tmp_path: Path) -> None:
+    from toolkit.usage import claude
+
+    path = tmp_path / "s.jsonl"
+    body = [
+        assistant("s", f"2026-02-01T10:{n:02d}:00.000Z", f"msg_{n}", f"req_{n}", _usage(1, 2, 3, 4))
+        for n in range(40)
+    ]
+    _write(path, [*body, '{"type":"user","timestamp":"2026-02-01T11:00:00.000Z","x":"' + "w" * 30_000 + '"}'])
+    assert claude.stamps(path) == (claude.first_stamp(path), claude.last_stamp(path))
+    assert claude.stamps(path) == ("2026-02-01T10:00:00.000Z", "2026-02-01T11:00:00.000Z")
+    assert claude.stamps(tmp_path / "gone.jsonl") == (None, None)
+
+
 def test_a_collecting_sink_keeps_only_the_wanted_calls_from_every_process(tmp_path: Path) -> None:
     env = build(tmp_path / "logs")
     files = discover("all", env)

@@ -419,17 +419,44 @@ def last_stamp(path: Path) -> str | None:
     except OSError:
         return None
     try:
-        size, reach = os.fstat(fd).st_size, _WINDOW
-        while True:
-            offset = max(0, size - reach)
-            last = _last_stamp(os.pread(fd, size - offset, offset), offset == 0)
-            if last is not None or offset == 0 or reach >= _REACH:
-                return last
-            reach *= 4
+        return _last_stamp_of(fd, os.fstat(fd).st_size)
     except OSError:
         return None
     finally:
         os.close(fd)
+
+
+def stamps(path: Path) -> tuple[str | None, str | None]:
+    """``first_stamp`` and ``last_stamp`` of one log, with one open."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None, None
+    try:
+        try:
+            size = os.fstat(fd).st_size
+        except OSError:
+            return None, None
+        try:
+            first = _first_stamp(fd, size)
+        except OSError:
+            first = None
+        try:
+            return first, _last_stamp_of(fd, size)
+        except OSError:
+            return first, None
+    finally:
+        os.close(fd)
+
+
+def _last_stamp_of(fd: int, size: int) -> str | None:
+    reach = _WINDOW
+    while True:
+        offset = max(0, size - reach)
+        last = _last_stamp(os.pread(fd, size - offset, offset), offset == 0)
+        if last is not None or offset == 0 or reach >= _REACH:
+            return last
+        reach *= 4
 
 
 def session_of(path: Path, root: Path) -> str:

@@ -68,7 +68,16 @@ class Unit(msgspec.Struct):
 # -- planning: which files make a session, in which order ----------------------------------------------
 
 
-def _claude_units(files: list[LogFile]) -> list[Unit]:
+class Known(msgspec.Struct):
+    """What planning reads at the start of files, read beforehand (in worker processes): per file,
+    a Claude log's first and last times, a Codex rollout's own id and parent. A file not here is
+    read when the plan needs it."""
+
+    stamps: dict[LogFile, tuple[str | None, str | None]] = msgspec.field(default_factory=dict)
+    heads: dict[LogFile, tuple[str | None, str | None]] = msgspec.field(default_factory=dict)
+
+
+def _claude_units(files: list[LogFile], known: Known | None = None) -> list[Unit]:
     """A session's file and its subagent files (same session id, any root); older ``agent-*`` files alone."""
     groups: dict[str, list[LogFile]] = {}
     for log in sorted(files, key=lambda f: (f.mtime, str(f.path))):
@@ -77,11 +86,11 @@ def _claude_units(files: list[LogFile]) -> list[Unit]:
         key = str(log.path) if name.startswith("agent-") and session == name else session
         groups.setdefault(key, []).append(log)
     units = [Unit("claude", group) for group in groups.values()]
-    _by_age(units)
+    _by_age(units, known or Known())
     return units
 
 
-def _by_age(units: list[Unit]) -> None:
+def _by_age(units: list[Unit], known: Known) -> None:
     """Sessions in the order of the times written inside their logs: the first, then the last.
 
     A resumed session's file starts with the history it copied (same ids, same times) and goes on
@@ -91,12 +100,22 @@ def _by_age(units: list[Unit]) -> None:
     timestamp. A session's own file speaks for it (its subagents' files when it has none).
     """
     own = [[f for f in u.files if f.path.parent.name != "subagents"] or u.files for u in units]
-    firsts = [min(claude.first_stamp(f.path) or _iso(f.mtime) for f in files) for files in own]
+    read = known.stamps
+
+    def first_of(log: LogFile) -> str:
+        found = read.get(log)
+        return (found[0] if found is not None else claude.first_stamp(log.path)) or _iso(log.mtime)
+
+    def last_of(log: LogFile) -> str:
+        found = read.get(log)
+        return (found[1] if found is not None else claude.last_stamp(log.path)) or _iso(log.mtime)
+
+    firsts = [min(first_of(f) for f in files) for files in own]
     count: dict[str, int] = {}
     for first in firsts:
         count[first] = count.get(first, 0) + 1
     lasts = [
-        max((claude.last_stamp(f.path) or _iso(f.mtime)) for f in files) if count[first] > 1 else ""
+        max(last_of(f) for f in files) if count[first] > 1 else ""
         for first, files in zip(firsts, own, strict=True)
     ]
     keys = {
@@ -120,34 +139,57 @@ def _iso(mtime: float) -> str:
 def _head_of(log: LogFile) -> codex.Head:
     """The leading ``session_meta`` lines of a rollout, read without reading the whole file."""
     try:
-        with open(log.path, "rb") as handle:
-            data = handle.read(1 << 16)
-            while not _has_lines(data, 3) and len(data) < (1 << 24):
-                more = handle.read(1 << 20)
-                if not more:
-                    break
-                data += more
+        fd = os.open(log.path, os.O_RDONLY)
     except OSError:
         return codex.Head()
+    try:
+        data = _read_upto(fd, 1 << 14)
+        if not _head_read(data):
+            data += _read_upto(fd, (1 << 16) - len(data))
+        while not _head_read(data) and len(data) < (1 << 24):
+            more = _read_upto(fd, 1 << 20)
+            if not more:
+                break
+            data += more
+    except OSError:
+        return codex.Head()
+    finally:
+        os.close(fd)
     return codex.head(data)
 
 
-def _has_lines(data: bytes, count: int) -> bool:
-    """Whether ``data`` holds ``count`` whole lines (a search to each newline, not a count of all)."""
-    end = -1
-    for _ in range(count):
-        end = data.find(b"\n", end + 1)
+def _read_upto(fd: int, size: int) -> bytes:
+    """``size`` bytes, fewer only at the end of the file (a read may return less)."""
+    data = os.read(fd, size)
+    while 0 < len(data) < size:
+        more = os.read(fd, size - len(data))
+        if not more:
+            break
+        data += more
+    return data
+
+
+def _head_read(data: bytes) -> bool:
+    """Whether ``data`` holds every line ``codex.head`` looks at whole: the leading lines up to the
+    first one that is no ``session_meta`` line, at most three (a search to each newline)."""
+    start = 0
+    for _ in range(3):
+        end = data.find(b"\n", start)
         if end == -1:
             return False
+        if data.find(b'"type":"session_meta"', start, end) == -1:
+            return True
+        start = end + 1
     return True
 
 
-def _codex_units(files: list[LogFile]) -> list[Unit]:
+def _codex_units(files: list[LogFile], known: Known | None = None) -> list[Unit]:
     """Families: a rollout, then its forks and spawned threads (depth first), so a child finds its
     parent's totals and the totals are dropped with the family. ``sessions/`` beats an archived copy."""
     ordered = sorted(files, key=lambda f: (f.archived, str(f.path)))
-    heads = {log: _head_of(log) for log in ordered}
-    ids = {log: heads[log].session or log.path.stem for log in ordered}
+    read = (known or Known()).heads
+    heads = {log: read.get(log) or _id_and_parent(_head_of(log)) for log in ordered}
+    ids = {log: heads[log][0] or log.path.stem for log in ordered}
     live = {ids[f] for f in ordered if not f.archived}
     ordered = [f for f in ordered if not (f.archived and ids[f] in live)]
     by_id: dict[str, list[LogFile]] = {}
@@ -156,7 +198,7 @@ def _codex_units(files: list[LogFile]) -> list[Unit]:
     kids: dict[str, list[str]] = {}
     parent_of: dict[str, str] = {}
     for sid, logs in by_id.items():
-        parent = heads[logs[0]].parent
+        parent = heads[logs[0]][1]
         if parent and parent != sid and parent in by_id:
             parent_of[sid] = parent
             kids.setdefault(parent, []).append(sid)
@@ -182,13 +224,62 @@ def _codex_units(files: list[LogFile]) -> list[Unit]:
     return units
 
 
-def plan(files: Iterable[LogFile]) -> list[Unit]:
+def _id_and_parent(head: codex.Head) -> tuple[str | None, str | None]:
+    return head.session, head.parent
+
+
+def plan(files: Iterable[LogFile], known: Known | None = None) -> list[Unit]:
     """Every session's files, Claude sessions first (oldest first), then Codex families."""
     every = list(files)
     return [
-        *_claude_units([f for f in every if f.source == "claude"]),
-        *_codex_units([f for f in every if f.source == "codex"]),
+        *_claude_units([f for f in every if f.source == "claude"], known),
+        *_codex_units([f for f in every if f.source == "codex"], known),
     ]
+
+
+_PREPARED: list[LogFile] | None = None  # set before the fork: the files whose starts the workers read
+_PREPARE_FILES = 128  # files per task
+
+
+def _prepare_task(task: int) -> list[tuple[str | None, str | None]]:
+    """Worker: what planning needs from each file of one task (see ``Known``)."""
+    assert _PREPARED is not None
+    out = []
+    for log in _PREPARED[task * _PREPARE_FILES : (task + 1) * _PREPARE_FILES]:
+        if log.source == "codex":
+            out.append(_id_and_parent(_head_of(log)))
+        elif log.path.parent.name != "subagents":
+            out.append(claude.stamps(log.path))
+        else:  # read only for a session without a file of its own
+            out.append((None, None))
+    return out
+
+
+def prepare(files: list[LogFile], jobs: int) -> Known:
+    """The starts (and Claude ends) of the files read in ``jobs`` worker processes before planning;
+    a task whose result does not arrive is left to the plan, which reads what it needs itself."""
+    from toolkit.infra import forkmap
+
+    global _PREPARED
+    known = Known()
+    count = -(-len(files) // _PREPARE_FILES)
+    _PREPARED = files
+    results = forkmap.ordered_map(count, _prepare_task, jobs)
+    try:
+        for task, result in enumerate(results):
+            if not isinstance(result, list):
+                continue
+            for log, found in zip(
+                files[task * _PREPARE_FILES : (task + 1) * _PREPARE_FILES], result, strict=True
+            ):
+                if log.source == "codex":
+                    known.heads[log] = found
+                elif log.path.parent.name != "subagents":
+                    known.stamps[log] = found
+    finally:
+        results.close()
+        _PREPARED = None
+    return known
 
 
 def auto_jobs(files: list[LogFile]) -> int:
@@ -417,7 +508,9 @@ def fold_logs(files: Iterable[LogFile], ledger: Ledger, sink_for: Callable[[Ledg
     for Claude sessions) are folded here, in its turn, with everything before it known. The
     result equals ``jobs=1``.
     """
-    units = plan(files)
+    every = list(files)
+    ahead = jobs if jobs != 0 else auto_jobs(every)
+    units = plan(every, prepare(every, ahead) if ahead > 1 and len(every) > _PREPARE_FILES else None)
     if jobs == 0:
         jobs = auto_jobs([f for u in units for f in u.files])
     sink = sink_for(ledger)
