@@ -115,3 +115,26 @@ def test_a_bad_hook_argument_is_a_usage_error(git_repo: GitRepo) -> None:
     bad = _hook(git_repo, "--artifact-path", "../x", "notes/today.md")
     assert bad.returncode == 2 and "CONFIG_INVALID" in bad.stderr
     assert "--artifact-path GLOB" in _hook(git_repo, "--help").stdout
+
+
+def test_the_hook_parses_the_config_only_when_it_sets_artifact_paths(git_repo: GitRepo) -> None:
+    from toolkit.infra.resources import template_text
+
+    git_repo.write(".workgroup/config.yml", template_text("config.yml"))  # names the key in a comment
+    git_repo.write("notes/today.md", HOME)
+    code = "from toolkit.hooks.privacy_all import main; raise SystemExit(main(['notes/today.md']))"
+
+    def imports() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", code],
+            cwd=git_repo.path,
+            capture_output=True,
+            text=True,
+        )
+
+    lean = imports()
+    assert lean.returncode == 0 and " yaml" not in lean.stderr
+    # flow style is read too: the key need not start its line
+    git_repo.write(".workgroup/config.yml", "privacy: {artifact_paths: ['notes/**']}\n")
+    flow = imports()
+    assert flow.returncode == 1 and " yaml" in flow.stderr

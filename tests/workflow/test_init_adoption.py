@@ -222,3 +222,49 @@ def test_after_init_a_secret_commit_is_blocked_on_a_310_default(tmp_path: Path) 
         assert rel in out
         subprocess.run([*git, "rm", "-q", "--cached", rel], cwd=project, check=True, env=env)
         (project / rel).unlink()
+
+    # --- adoption of a repository with findings, through the same hooks -----------------------
+    # findings already committed before the hooks (written with --no-verify)
+    (project / "legacy.py").write_text("API_KEY = 'Zq8Xw2Lm4Np6Rt0Vy3Bd5Fh7Jk9Mc1aQ'\n", encoding="utf-8")
+    subprocess.run([*git, "add", "legacy.py"], cwd=project, check=True, env=env)
+    subprocess.run([*git, "commit", "-qm", "legacy", "--no-verify"], cwd=project, check=True, env=env)
+    base = run_workgroup("privacy", "baseline", cwd=project, env=env)
+    said = (base.stdout + base.stderr).decode()
+    assert base.returncode == 0 and "git add .workgroup/privacy-allowlist.yml" in said, said
+    # a change to the legacy file: refused until the allowlist is committed (hooks read the index)
+    (project / "legacy.py").write_text(
+        "API_KEY = 'Zq8Xw2Lm4Np6Rt0Vy3Bd5Fh7Jk9Mc1aQ'\nTIMEOUT = 3\n", encoding="utf-8"
+    )
+    subprocess.run([*git, "add", "legacy.py"], cwd=project, check=True, env=env)
+    unstaged = subprocess.run(
+        [*git, "commit", "-m", "timeout"], cwd=project, capture_output=True, text=True, env=env, timeout=900
+    )
+    assert unstaged.returncode != 0, unstaged.stdout
+    assert "pre-commit alone" in unstaged.stdout + unstaged.stderr
+    adopted = commit({})  # `git add -A` stages the allowlist with the change
+    assert adopted.returncode == 0, adopted.stdout + adopted.stderr
+
+    # session notes in docs/ with the default config, and a team folder given as a hook argument
+    notes = commit(
+        {
+            "docs/agent-session-notes.md": "# Notes\nWorked in /home/alice/src/app.\n\n"
+            "User: fix the failing test\nAssistant: The fixture was missing; added it.\n"
+            "User: run it again\nAssistant: All tests pass now.\n"
+        }
+    )
+    said = notes.stdout + notes.stderr
+    assert notes.returncode != 0 and "chat-role-dump" in said and "home-path" in said, said
+    subprocess.run(
+        [*git, "rm", "-q", "--cached", "docs/agent-session-notes.md"], cwd=project, check=True, env=env
+    )
+    (project / "docs/agent-session-notes.md").unlink()
+    journal = {"journal/monday.md": "Worked in /home/alice/src/app.\n"}
+    assert commit(journal).returncode == 0  # a home path in an ordinary file is not a finding
+    config = (project / ".pre-commit-config.yaml").read_text(encoding="utf-8")
+    config = config.replace(
+        "      - id: workgroup-privacy-all\n",
+        "      - id: workgroup-privacy-all\n        args: [--artifact-path, 'journal/**']\n",
+    )
+    journal["journal/tuesday.md"] = "Worked in /home/alice/src/app again.\n"
+    flagged = commit({".pre-commit-config.yaml": config, **journal})
+    assert flagged.returncode != 0 and "journal/tuesday.md" in flagged.stdout + flagged.stderr, flagged.stdout

@@ -99,7 +99,7 @@ class PrivacySettings(BaseModel):
     @classmethod
     def _globs(cls, value: list[str]) -> list[str]:
         from toolkit.core.errors import InvalidInput
-        from toolkit.privacy.artifacts import validate_globs
+        from toolkit.core.globs import validate_globs
 
         try:
             return list(validate_globs(value, "privacy.artifact_paths"))

@@ -15,10 +15,9 @@ from __future__ import annotations
 import re
 
 from toolkit.core.errors import InvalidInput
+from toolkit.core.globs import CONFIG_INVALID, compile_globs, glob_regex, validate_globs
 
-CONFIG_INVALID = "CONFIG_INVALID"
-# a glob the config may hold: repository-relative, no "..", no absolute path, printable ASCII
-_GLOB = re.compile(r"^[A-Za-z0-9._*?\-/\[\]!+@ ]{1,256}$")
+__all__ = ["compile_globs", "configured_globs", "glob_regex", "session_notes", "validate_globs"]
 PROSE_SUFFIXES = (".md", ".markdown", ".mdx", ".txt", ".rst", ".adoc")
 _USER = ("user", "human")
 _ROLE = re.compile(
@@ -31,65 +30,10 @@ _MIN_TURNS = 2  # of each side
 _MIN_SWITCHES = 3  # user, assistant, user, assistant
 
 
-def validate_globs(value: object, where: str) -> tuple[str, ...]:
-    """The artifact globs of the config or the command line; anything else is CONFIG_INVALID."""
-    if value is None:
-        return ()
-    if not isinstance(value, list | tuple) or len(value) > 200:
-        raise InvalidInput(CONFIG_INVALID, f"{where} must be a list of at most 200 globs")
-    globs: list[str] = []
-    for glob in value:
-        if (
-            not isinstance(glob, str)
-            or not _GLOB.match(glob)
-            or glob.startswith("/")
-            or ".." in glob.split("/")
-            or glob.split("/")[0] == ".git"
-        ):
-            raise InvalidInput(
-                CONFIG_INVALID,
-                f"{where}: each entry is a repository-relative glob (letters, digits, . _ - / * ? [ ])",
-            )
-        globs.append(glob)
-    return tuple(globs)
-
-
-def glob_regex(glob: str) -> str:
-    """A regular expression for ``glob`` over repository-relative POSIX paths: ``**`` any folders,
-    ``*`` and ``?`` within one name; a glob without ``/`` matches a name in any folder, one ending
-    in ``/`` everything under that folder."""
-    body = glob.rstrip("/")
-    out: list[str] = []
-    index = 0
-    while index < len(body):
-        if body.startswith("**/", index):
-            out.append("(?:.*/)?")
-            index += 3
-        elif body.startswith("**", index):
-            out.append(".*")
-            index += 2
-        elif body[index] == "*":
-            out.append("[^/]*")
-            index += 1
-        elif body[index] == "?":
-            out.append("[^/]")
-            index += 1
-        else:
-            out.append(re.escape(body[index]))
-            index += 1
-    pattern = "".join(out)
-    head = "(?:^|/)" if "/" not in body else "^"
-    tail = "/" if glob.endswith("/") else "(?:$|/)"
-    return head + pattern + tail
-
-
-def compile_globs(globs: tuple[str, ...]) -> re.Pattern[str] | None:
-    return re.compile("|".join(f"(?:{glob_regex(g)})" for g in globs)) if globs else None
-
-
 def configured_globs(root: object) -> tuple[str, ...]:
     """``privacy.artifact_paths`` of ``<root>/.workgroup/config.yml`` (read through the confined
-    layer). YAML is parsed only when the file names the key: the hooks start fast otherwise."""
+    layer). YAML is parsed only when a line names the key outside a comment: the hooks start fast
+    otherwise."""
     from pathlib import Path
 
     from toolkit.infra import confined
@@ -106,7 +50,8 @@ def configured_globs(root: object) -> tuple[str, ...]:
         )
     except FileRefused as exc:
         raise InvalidInput(CONFIG_INVALID, exc.message) from None
-    if raw is None or b"artifact_paths" not in raw:
+    # the template names the key in a comment: only a line with the key before any "#" counts
+    if raw is None or b"artifact_paths" not in raw or not re.search(rb"^[^#\n]*artifact_paths", raw, re.M):
         return ()
     from toolkit.infra.config import parse_config_yaml
 
