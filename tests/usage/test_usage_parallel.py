@@ -464,3 +464,13 @@ def test_sessions_sharing_a_task_and_a_lost_task_change_nothing(
     two = read_logs(files, 2)
     assert _calls(two) == _calls(one)
     assert (two.resumed_from, two.duplicates, two.files) == (one.resumed_from, one.duplicates, one.files)
+
+
+@pytest.mark.parametrize("walked", [0, 10, 3_000_000, 5_000_000])
+def test_a_file_that_grew_or_shrank_since_the_walk_is_read_as_it_is_now(tmp_path: Path, walked: int) -> None:
+    # the read takes the size the walk found, and reads on when the file is longer now
+    path = tmp_path / "live.jsonl"
+    data = os.urandom(1_500_000).hex().encode()  # 3 MB
+    path.write_bytes(data)
+    assert fold._read(LogFile("claude", path, tmp_path, size=walked)) == data
+    assert fold._read(LogFile("claude", tmp_path / "gone.jsonl", tmp_path, size=walked)) is None

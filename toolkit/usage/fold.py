@@ -299,11 +299,11 @@ def _read(log: LogFile) -> bytes | None:
     except OSError:
         return None
     try:
-        size = os.fstat(fd).st_size
+        size = log.size  # as the walk found it (no second stat): a file grown since is read on below
         data = os.read(fd, size + 1)
         if len(data) <= size:
             return data
-        parts = [data]  # the file grew while being read (a live session): take what is there
+        parts = [data]  # the file grew (a live session): take what is there
         while more := os.read(fd, 1 << 20):
             parts.append(more)
         return b"".join(parts)
