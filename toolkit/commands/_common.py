@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 from toolkit.infra.clock import moment_or_now as moment_or_now  # --now, re-exported for commands
@@ -31,7 +32,39 @@ def write_out(value: Any) -> None:
 
 
 def say(text: str) -> None:
-    sys.stderr.write(text + ("" if text.endswith("\n") else "\n"))
+    """One human-readable line on stderr. The whole line goes through ``shown`` (issue 24): a
+    path, id, name or reason formatted into it cannot retitle or recolour the terminal, and a line
+    break inside it is printed as ``\\n``, so it cannot forge a line. Pass values raw (escaping
+    them first would escape twice); several lines are several calls (``say_lines``)."""
+    from toolkit.core.display import shown
+
+    sys.stderr.write(shown(text.removesuffix("\n")) + "\n")
+
+
+def say_lines(lines: Iterable[str]) -> None:
+    """Deliberate multi-line text on stderr: one ``say`` per line, so only our line breaks print."""
+    for line in lines:
+        say(line)
+
+
+def echo(text: str) -> None:
+    """One human-readable line on stdout, escaped like ``say`` (JSON goes through ``emit_json``)."""
+    from toolkit.core.display import shown
+
+    _stdout_line(shown(text.removesuffix("\n")))
+
+
+def echo_row(*fields: object) -> None:
+    """A tab-separated row on stdout: each field escaped on its own, the tabs between them kept."""
+    from toolkit.core.display import shown
+
+    _stdout_line("\t".join(map(shown, fields)))
+
+
+def _stdout_line(line: str) -> None:
+    import typer
+
+    typer.echo(line)
 
 
 def repository() -> Any:

@@ -106,10 +106,8 @@ def register(app: typer.Typer) -> None:
             done=done or [],
             project_root=project_root,
         )
-        from toolkit.core.display import shown_lines
-
         for line in lines:
-            say(shown_lines(line))  # spec and task names come from the repository
+            say(line)  # escaped there: spec and task names come from the repository
         if json_out:
             emit_json(report)
 

@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
         ),
         json_out: bool = typer.Option(False, "--json", help="Print the table as JSON on stdout."),
     ) -> None:
-        from toolkit.commands._common import emit_json
+        from toolkit.commands._common import echo, emit_json
         from toolkit.core.errors import InvalidInput
         from toolkit.workflow import capabilities as caps
 
@@ -32,8 +32,9 @@ def register(app: typer.Typer) -> None:
         if json_out or route_facts:
             emit_json(data)
             return
-        print(f"provider capabilities (table {data['version']}); only 'native' is routed to")
+        echo(f"provider capabilities (table {data['version']}); only 'native' is routed to")
         for name, entry in data["providers"].items():
-            print(f"\n{name}  ({entry['versions']})")
+            echo("")
+            echo(f"{name}  ({entry['versions']})")
             for op, info in entry["operations"].items():
-                print(f"  {op:<20} {info['status']:<13} {info['via']}")
+                echo(f"  {op:<20} {info['status']:<13} {info['via']}")

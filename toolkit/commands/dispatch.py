@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from toolkit.commands._common import emit_json, read_json_request, say
+from toolkit.commands._common import echo, emit_json, read_json_request, say
 
 
 def register(app: typer.Typer) -> None:
@@ -29,12 +29,10 @@ def register(app: typer.Typer) -> None:
         from toolkit.workflow.delegation import describe, dispatch
 
         result, notes = dispatch(read_json_request(file, what="dispatch request"), record=record)
-        from toolkit.core.display import shown
-
         for note in notes:
-            say(shown(note))
+            say(note)
         if as_json:
             emit_json(result)
         else:
             for line in describe(result):
-                typer.echo(shown(line))
+                echo(line)

@@ -11,8 +11,9 @@ if TYPE_CHECKING:
     from toolkit.workflow.evaluate import EvalReport, ScenarioResult
 
 
-def render_table(report: EvalReport) -> str:
-    """One row per scenario, then the corpus checks and a summary line."""
+def render_table(report: EvalReport) -> list[str]:
+    """One row per scenario, then the corpus checks and a summary line (lines, each printed by
+    ``echo``: scenario ids and details come from the corpus directory)."""
     lines = [f"{'scenario':<26}{'operation':<15}{'expected':<38}{'observed':<38}result"]
     for r in report.results:
         lines.append(
@@ -24,7 +25,7 @@ def render_table(report: EvalReport) -> str:
         lines.append(f"corpus: {problem}")
     passed = len(report.results) - len(report.misses)
     lines.append(f"{passed}/{len(report.results)} scenarios matched their oracle")
-    return "\n".join(lines)
+    return lines
 
 
 def register(app: typer.Typer) -> None:
@@ -36,7 +37,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
     ) -> None:
         """Run every corpus scenario through the runtime and check its oracle."""
-        from toolkit.commands._common import emit_json, say
+        from toolkit.commands._common import echo, emit_json, say
         from toolkit.infra.resources import data_dir
         from toolkit.workflow.evaluate import evaluate_corpus, load_scenarios
 
@@ -54,5 +55,6 @@ def register(app: typer.Typer) -> None:
         if as_json:
             emit_json(report.as_json())
         else:
-            typer.echo(render_table(report))
+            for line in render_table(report):
+                echo(line)
         raise typer.Exit(0 if report.ok else 1)

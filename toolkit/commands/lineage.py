@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from toolkit.commands._common import emit_json, repository, say
+from toolkit.commands._common import echo, emit_json, repository, say
 
 
 def register(app: typer.Typer) -> None:
@@ -45,7 +45,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             emit_json(outcome.as_json())
         else:
-            typer.echo(outcome.state)
+            echo(outcome.state)
         for code in outcome.invalidations:
             say(f"invalidated: {code}")
         if outcome.lease_released:

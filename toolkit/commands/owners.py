@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from toolkit.commands._common import emit_json, repository, say
+from toolkit.commands._common import echo, echo_row, emit_json, repository, say
 
 
 def _lease_minutes(layout: object) -> int:
@@ -74,7 +74,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             emit_json({"acquired": True, **lease.to_json()})
         else:
-            typer.echo(
+            echo(
                 f"{lease.lineage_id} holds {len(lease.owned_files)} path(s), "
                 f"{len(lease.owned_globs)} glob(s) "
                 f"until {lease.lease_expires_at}"
@@ -96,7 +96,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             emit_json({"lineage_id": lineage_id, "released": released})
         else:
-            typer.echo(f"released {lineage_id}" if released else f"{lineage_id} held no lease")
+            echo(f"released {lineage_id}" if released else f"{lineage_id} held no lease")
 
     @group.command("list")
     def list_(
@@ -112,10 +112,8 @@ def register(app: typer.Typer) -> None:
             return
         if not leases:
             say("no active writers")
-        from toolkit.core.display import shown
-
         for lease in leases:
-            scope = " ".join(map(shown, [*lease.owned_files, *lease.owned_globs]))
-            typer.echo(f"{shown(lease.lineage_id)}\tuntil {shown(lease.lease_expires_at)}\t{scope}")
+            scope = " ".join([*lease.owned_files, *lease.owned_globs])
+            echo_row(lease.lineage_id, f"until {lease.lease_expires_at}", scope)
 
     app.add_typer(group)

@@ -152,10 +152,8 @@ def register(app: typer.Typer) -> None:
         findings = check_answer(role, file)
         if json_out:
             emit_json({"ok": not findings, "findings": [f.as_dict() for f in findings]})
-        from toolkit.core.display import shown
-
         for f in findings:
-            say(f"{shown(f.path)}: {shown(f.rule)}: {shown(f.message)}")
+            say(f"{f.path}: {f.rule}: {f.message}")
         if findings:
             raise Refused("OUTPUT_FINDINGS", f"{len(findings)} rule(s) broken")
         say("answer ok")

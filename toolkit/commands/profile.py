@@ -15,13 +15,14 @@ def register(app: typer.Typer) -> None:
 
     @profile.command("list", help="Print the documented table of profiles and the settings they tune.")
     def list_cmd(json_out: bool = typer.Option(False, "--json", help="Print it as JSON on stdout.")) -> None:
-        from toolkit.commands._common import emit_json
+        from toolkit.commands._common import echo, emit_json
         from toolkit.workflow.profiles import PROFILES, SETTING_DOCS, render_table
 
         if json_out:
             emit_json({"profiles": PROFILES, "settings": SETTING_DOCS})
         else:
-            print(render_table())
+            for line in render_table().split("\n"):  # shipped text, one line at a time
+                echo(line)
 
     @profile.command("show", help="The effective settings: request > config > profile > defaults.")
     def show_cmd(
@@ -30,7 +31,7 @@ def register(app: typer.Typer) -> None:
         ),
         json_out: bool = typer.Option(False, "--json", help="Print it as JSON on stdout."),
     ) -> None:
-        from toolkit.commands._common import emit_json
+        from toolkit.commands._common import echo, emit_json
         from toolkit.workflow.profile_config import current_block
         from toolkit.workflow.profiles import effective_settings
 
@@ -42,7 +43,7 @@ def register(app: typer.Typer) -> None:
             emit_json(settings)
         else:
             for key, value in settings.items():
-                print(f"{key}: {value}")
+                echo(f"{key}: {value}")  # values come from .workgroup/config.yml
 
     @profile.command("set", help="Switch the profile in .workgroup/config.yml and record the change.")
     def set_cmd(

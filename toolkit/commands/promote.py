@@ -18,8 +18,9 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def render_gates(result: dict[str, Any]) -> str:
-    """A fixed-width table of the gates, then provenance reasons and the report-only section."""
+def render_gates(result: dict[str, Any]) -> list[str]:
+    """A fixed-width table of the gates, then provenance reasons and the report-only section (lines,
+    each printed by ``echo``: stratum names come from the pairs file)."""
     lines = [f"{'gate':<18}{'result':<8}{'value':>12}  {'':2}{'threshold':>10}"]
     for row in result["gate_details"]:
         lines.append(
@@ -43,7 +44,7 @@ def render_gates(result: dict[str, Any]) -> str:
     lines.append("decision: " + ("PROMOTE" if result["promote"] else "REFUSED"))
     if result.get("recorded"):
         lines.append(f"recorded: {result['recorded']}")
-    return "\n".join(lines)
+    return lines
 
 
 def register(app: typer.Typer) -> None:
@@ -72,7 +73,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
     ) -> None:
         """Decide a promotion from signed paired results; exit 0 promote, 1 refused."""
-        from toolkit.commands._common import emit_json, moment_or_now, read_json_file, repository, say
+        from toolkit.commands._common import echo, emit_json, moment_or_now, read_json_file, repository, say
         from toolkit.records.promotions import decide, load_trusted_keys, read_pairs_file
         from toolkit.records.promotions import runtime_digest as installed_digest
 
@@ -99,7 +100,8 @@ def register(app: typer.Typer) -> None:
         if as_json:
             emit_json(result)
         else:
-            typer.echo(render_gates(result))
+            for line in render_gates(result):
+                echo(line)
         if synthetic:
             say("the pairs are marked synthetic: they validate the evaluator and can never promote")
         raise typer.Exit(0 if result["promote"] else 1)

@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
     @group.command("status")
     def status(as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False) -> None:
         """Show the current stage, the active family and the history."""
-        from toolkit.commands._common import emit_json, repository
+        from toolkit.commands._common import echo, emit_json, repository
         from toolkit.infra.config import load_config
         from toolkit.records.rollouts import Step, read_history
 
@@ -66,8 +66,8 @@ def register(app: typer.Typer) -> None:
                 {"stage": step.label(), "active_family": history["active_family"], "steps": history["steps"]}
             )
             return
-        typer.echo(f"stage: {step.label()}  active family: {history['active_family'] or '-'}")
+        echo(f"stage: {step.label()}  active family: {history['active_family'] or '-'}")
         for entry in history["steps"]:
-            typer.echo(f"{entry['at']}  {entry['family']}: {entry['from']} -> {entry['to']}")
+            echo(f"{entry['at']}  {entry['family']}: {entry['from']} -> {entry['to']}")
 
     app.add_typer(group, name="rollout")

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from toolkit.commands._common import emit_json, read_json_request, say
+from toolkit.commands._common import echo, emit_json, read_json_request, say
 
 
 def register(app: typer.Typer) -> None:
@@ -33,4 +33,4 @@ def register(app: typer.Typer) -> None:
         if as_json:
             emit_json(result)
         else:
-            typer.echo(f"{result['mode']}  ({', '.join(result['reason_codes'])})")
+            echo(f"{result['mode']}  ({', '.join(result['reason_codes'])})")

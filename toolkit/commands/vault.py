@@ -36,9 +36,7 @@ def register(app: typer.Typer) -> None:
         outcome = add_delta(repository().layout, request, now=moment)
         if as_json:
             emit_json(outcome)
-        from toolkit.core.display import shown
-
-        target = f" {shown(outcome['KnowledgeId'])}" if outcome.get("KnowledgeId") else ""
+        target = f" {outcome['KnowledgeId']}" if outcome.get("KnowledgeId") else ""
         if outcome["journaled"]:
             say(
                 f"{outcome['action']}{target} ({outcome['reason']}): "

@@ -22,21 +22,35 @@ class ToolkitError(Exception):
     exit_code: int = ExitCode.USAGE
 
     def __init__(
-        self, code: str, message: str, *, exit_code: int | None = None, path: str | None = None
+        self,
+        code: str,
+        message: str,
+        *,
+        exit_code: int | None = None,
+        path: str | None = None,
+        lines: tuple[str, ...] = (),
     ) -> None:
-        super().__init__(f"{code}: {message}")
+        full = message + "".join("\n" + line for line in lines)
+        super().__init__(f"{code}: {full}")
         self.code = code
-        self.message = message
+        self.message = full  # the JSON error object's message: the headline and its lines, as given
+        self.headline = message
+        self.lines = lines  # the message's own further lines (a schema error's fields at fault)
         self.path = path  # the file or JSON path at fault, when there is one (the --json error object)
         if exit_code is not None:
             self.exit_code = exit_code
 
     def diagnostics(self) -> str:
-        """``error[CODE]: message``; a name quoted in the message cannot reach the terminal raw
-        (``toolkit.core.display``: control and format characters escaped, line breaks kept)."""
-        from toolkit.core.display import shown_lines
+        """``error[CODE]: message``, then each of the error's own ``lines``. The headline and every
+        line go through ``toolkit.core.display.shown`` on their own: a name quoted in the message
+        cannot reach the terminal raw, and a line break inside it is shown as ``\\n``, so a hostile
+        value cannot start a line that looks like ``error[...]`` or a finding. The only line breaks
+        printed are the ones between the error's own lines."""
+        from toolkit.core.display import shown
 
-        return f"error[{self.code}]: {shown_lines(self.message)}"
+        return f"error[{self.code}]: {shown(self.headline)}" + "".join(
+            "\n" + shown(line) for line in self.lines
+        )
 
 
 class InvalidInput(ToolkitError):

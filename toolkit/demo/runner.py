@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolkit.core.display import shown
 from toolkit.demo.steps import STEPS
 
 
@@ -85,7 +86,7 @@ def run_demo(keep: bool = False) -> int:
     print(
         f"workgroup demo: a throwaway repository at {root.name}/ (removed afterwards)"
         if not keep
-        else f"workgroup demo: repository kept at {root}"
+        else f"workgroup demo: repository kept at {shown(root)}"  # TMPDIR comes from the environment
     )
     repo = init_repository(root)
     (root / "src").mkdir()
@@ -112,7 +113,7 @@ def run_demo(keep: bool = False) -> int:
                 module.run(demo)
             except Exception as exc:  # a failing step is reported, the demo goes on
                 failures += 1
-                print(f"   !! step '{name}' failed: {exc.__class__.__name__}: {exc}", flush=True)
+                print(f"   !! step '{name}' failed: {exc.__class__.__name__}: {shown(exc)}", flush=True)
     finally:
         if not keep:
             import shutil

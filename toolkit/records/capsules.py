@@ -42,9 +42,10 @@ def schema_error(capsule: Any, path: str | None = None) -> InvalidInput:
 
     problems = explain_schema(capsule, sealed=False)
     shown = problems[:10] + ([f"... and {len(problems) - 10} more"] if len(problems) > 10 else [])
-    message = "the capsule does not match the capsule schema:\n  " + "\n  ".join(shown)
-    message += "\n(an example: `workgroup capsule seal --help`)"
-    return InvalidInput("CAPSULE_SCHEMA_INVALID", message, path=path)
+    lines = (*("  " + problem for problem in shown), "(an example: `workgroup capsule seal --help`)")
+    return InvalidInput(
+        "CAPSULE_SCHEMA_INVALID", "the capsule does not match the capsule schema:", path=path, lines=lines
+    )
 
 
 def inside(root: Path, target: Path) -> bool:

@@ -103,7 +103,8 @@ def validate_lineage(value: Any) -> dict[str, Any]:
         problems = schema_paths(exc.errors(include_input=False, include_url=False))
         raise InvalidInput(
             "LINEAGE_SCHEMA_INVALID",
-            "the lineage does not match knowzcode.agent-lineage/v1:\n  " + "\n  ".join(problems[:10]),
+            "the lineage does not match knowzcode.agent-lineage/v1:",
+            lines=tuple("  " + problem for problem in problems[:10]),
         ) from None
     return value
 

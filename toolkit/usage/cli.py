@@ -28,7 +28,10 @@ WORKFLOWS = ("cm-ai", "cm-prd", "cm-fix")
 
 
 def _say(text: str) -> None:
-    sys.stderr.write(text + ("" if text.endswith("\n") else "\n"))
+    """One line on stderr through ``shown`` (the searched paths come from the environment)."""
+    from toolkit.core.display import shown
+
+    sys.stderr.write(shown(text.removesuffix("\n")) + "\n")
 
 
 def _emit(value: Any) -> None:
@@ -267,7 +270,7 @@ def _run_cli(argv: list[str], environ: Mapping[str, str] | None = None) -> int:
     except KeyboardInterrupt:  # the workers are reaped on the way out; no traceback
         return exit_code_for(KeyboardInterrupt())
     except ToolkitError as exc:
-        _say(exc.diagnostics())
+        sys.stderr.write(exc.diagnostics() + "\n")  # escaped there, its own lines kept
         return exit_code_for(exc)
     except OSError as exc:
         _say(f"error[ENVIRONMENT]: {exc.__class__.__name__}: the file system refused the operation")

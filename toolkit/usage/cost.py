@@ -238,18 +238,20 @@ def _amount_text(amount: float | None, unpriced: int) -> str:
 
 
 def estimate_table(data: dict[str, Any]) -> str:
+    from toolkit.core.display import shown  # the label, source, currency and model names are input
+
     source = data["price_table"]
-    currency = source["currency"]
+    currency = shown(source["currency"])
     body = [[row["key"], _amount_text(row["amount"], row["unpriced_calls"])] for row in data["rows"]]
     body.append(["total", _amount_text(data["total"], data["unpriced_calls"])])
     lines = [
-        f"\n{data['label']}\n",
-        f"prices: {source['source']}; dated {source['date']}; {currency}\n",
+        f"\n{shown(data['label'])}\n",
+        f"prices: {shown(source['source'])}; dated {shown(source['date'])}; {currency}\n",
         table(["group", f"estimate ({currency})"], body),
         f"carried history at cache-read rates: {data['carried_history_amount']:,.4f} {currency}\n",
     ]
     if data["unpriced_calls_by_model"]:
-        names = ", ".join(f"{m} ({n})" for m, n in data["unpriced_calls_by_model"].items())
+        names = ", ".join(f"{shown(m)} ({n})" for m, n in data["unpriced_calls_by_model"].items())
         count = data["unpriced_calls"]
         lines.append(
             f"{count:,} call{'' if count == 1 else 's'} not priced (no list price in the table), "

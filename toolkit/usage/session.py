@@ -192,12 +192,14 @@ def session_table(view: dict[str, Any]) -> str:
                     "",
                 ]
             )
+    from toolkit.core.display import shown  # the session id and project path come from the logs
+
     out = [
-        f"session {view['session']} ({view['source']}, project {view['project']})\n",
+        f"session {shown(view['session'])} ({shown(view['source'])}, project {shown(view['project'])})\n",
         table(headers, body, 2),
     ]
     if view["resumed_from"]:
-        out.append(f"resumed from session {view['resumed_from']}\n")
+        out.append(f"resumed from session {shown(view['resumed_from'])}\n")
     for point in view["boundaries"]:
         out.append(
             f"{point['time']} {point['kind']}: the {view['workflow']} boundary table gives "

@@ -525,7 +525,7 @@ def initialize(workdir: Path, *, form: HookForm, install: bool = True, cm: bool 
     if new_pre_commit is not None:
         confined.atomic_write(workdir, pre_commit_path, new_pre_commit, what=".pre-commit-config.yaml")
     where = f"{form.kind} hooks" + (
-        f" ({shown(form.repo)} @ {form.rev})" if form.kind == "remote" and form.repo else ""
+        f" ({form.repo} @ {form.rev})" if form.kind == "remote" and form.repo else ""  # `say` escapes
     )
     where += f", from {form.source}" if form.source and form.kind == "remote" else ""
     out.hooks = form.kind
@@ -548,11 +548,9 @@ def _hook_lines(text: str | None, form: HookForm) -> list[str]:
     lines = [f"  {i}: {HOOK_NOTES[i]}" for i in ids if i in HOOK_NOTES]
     pin, default = python_pin(text) if form.kind == "remote" else (None, "")
     if pin:
-        from toolkit.core.display import shown as escaped
-
-        lines.append(
+        lines.append(  # printed by `say`, which escapes the default read from the config
             f"  language_version: {pin} on these hooks: the repository's default_language_version "
-            f"({escaped(default)}) is below Python {PYTHON_FLOOR[0]}.{PYTHON_FLOOR[1]}, which the "
+            f"({default}) is below Python {PYTHON_FLOOR[0]}.{PYTHON_FLOOR[1]}, which the "
             "toolkit needs; every clone needs that Python (or change the pin to another 3.11+)"
         )
     return lines
