@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import GitRepo, cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -255,3 +256,20 @@ def test_a_writer_killed_mid_run_leaves_a_log_read_as_from_the_start(tmp_path: P
                                      "event": "done"}).encode() + b"\n")  # fmt: skip
     _check(log)
     _check(log)
+
+
+def test_log_event_refuses_a_symlinked_checkpoint(git_repo: GitRepo) -> None:
+    """The checkpoint is a file of the specs dir like the pointer: a symlink in its place (here one a
+    rename would replace, to a file outside) is refused before anything is read or written."""
+    outside = git_repo.path.parent / "outside-ckpt.json"
+    outside.write_text("{}\n")
+    specs = git_repo.path / "specs"
+    specs.mkdir()
+    os.symlink(outside, specs / runptr.CHECKPOINT_NAME)
+    code, out, err = cli(
+        "--workflow", "cm-ai", "--event", "progress", "--runtime", "codex", "--detail", "d",
+        "--specs-dir", "specs", script="cm-log-event",
+    )  # fmt: skip
+    assert code == 1 and out == "" and "(PATH_OUTSIDE_REPOSITORY)" in err and "run checkpoint" in err
+    assert outside.read_text() == "{}\n"
+    assert not (specs / runptr.PROJECT_LOG_NAME).exists()
