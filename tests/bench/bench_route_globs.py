@@ -4,8 +4,8 @@
         [--calls 15] [--before PATH]
 
 Builds, in a temporary directory, a repository with FILES tracked files and a writer registry
-(``.git/workgroup/owners.json``) of ENTRIES live leases of one path each (written from a lease
-that ``owners.acquire`` made, so the shape is the real one), then prints per-call CPU ms (median
+(``.git/workgroup/owners.json``) of ENTRIES live leases of one path each (copies of a lease that
+``owners.acquire`` made, written with its index by the owners command's writer), then prints per-call CPU ms (median
 of CALLS, user + system of the child) side by side:
 
 * ``globs``: a writer request with ``owned_globs`` (expanded against the tracked files);
@@ -58,8 +58,9 @@ def build(root: Path, files: int, entries: int) -> None:
             if key in entry:
                 entry[key] = [f"held/f{i}.py"]
         writers.append(entry)
-    document["writers"] = writers
-    registry.write_text(json.dumps(document))
+    # written by the owners command's own writer: the registry and its lookup index
+    lists = ("owned_files", "owned_globs", "resolved_owned_files")
+    owners._write(layout, [owners.Lease(**{**w, **{k: tuple(w[k]) for k in lists}}) for w in writers])
 
 
 def cpu_ms(command: list[str], payload: bytes, cwd: Path, env: dict[str, str]) -> tuple[float, bytes]:

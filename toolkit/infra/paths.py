@@ -132,6 +132,19 @@ class Canonicalizer:
             self._heads[head] = info
         return info
 
+    def root_key_prefix(self) -> str | None:
+        """The comparison key of the root itself, ending in ``/``: every key inside starts with it."""
+        return self._dir_info("")[0]
+
+    def plain_dir_links(self, rel_dir: str) -> frozenset[str] | None:
+        """The symlink names in the directory ``rel_dir`` (plain segments, no ``..``) when its real
+        path is the lexical one (no symlink on the way there); None when it is not."""
+        real, exists = self._dir_state(rel_dir)
+        lexical = self._real_root.rstrip("/") + "/" + rel_dir if rel_dir else self._real_root
+        if real != lexical:
+            return None
+        return self._symlinks_in(real) if exists else frozenset()
+
     def key(self, value: object) -> str:
         """The comparison key of one owned path; ``OwnershipPathError`` when it is not one."""
         if (

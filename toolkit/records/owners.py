@@ -21,6 +21,7 @@ corrupts).
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ from toolkit.core.ownership import (
 )
 from toolkit.core.timefmt import format_utc, parse_rfc3339
 from toolkit.infra.paths import Canonicalizer
-from toolkit.infra.store import Layout, file_lock, safe_segment, write_json_atomic
+from toolkit.infra.store import Layout, atomic_write, file_lock, safe_segment
 
 SCHEMA = "workgroup.owners/v1"
 DEFAULT_LEASE_MINUTES = 20  # the seed's warm_lease_minutes
@@ -126,9 +127,47 @@ def _read(layout: Layout) -> list[Lease]:
 
 
 def _write(layout: Layout, leases: Sequence[Lease]) -> None:
-    write_json_atomic(
-        layout.owners_registry, {"schema": SCHEMA, "writers": [lease.to_json() for lease in leases]}
-    )
+    """The registry, then its lookup index bound to the bytes just written (under the lock).
+
+    A crash between the two leaves the old index bound to the old bytes: never trusted, the
+    runtime reads the registry in full until the next write.
+    """
+    rows = [lease.to_json() for lease in leases]
+    data = (json.dumps({"schema": SCHEMA, "writers": rows}, indent=2, ensure_ascii=False) + "\n").encode()
+    atomic_write(layout.owners_registry, data)
+    _write_index(layout, rows, data)
+
+
+def _write_index(layout: Layout, rows: list[dict[str, Any]], data: bytes) -> None:
+    from toolkit.core.owners_index import INDEX_FILE, encode_index, registry_binding
+    from toolkit.infra.boundedio import FileRefused, read_regular
+    from toolkit.infra.localstate import MAX_REGISTRY_BYTES
+
+    index_path = layout.local / INDEX_FILE
+    try:
+        before = os.stat(layout.owners_registry, follow_symlinks=False)
+        written = read_regular(
+            layout.owners_registry,
+            limit=MAX_REGISTRY_BYTES,
+            what="the writer registry",
+            follow_symlinks=False,
+        )
+        after = os.stat(layout.owners_registry, follow_symlinks=False)
+        same = (before.st_ino, before.st_mtime_ns) == (after.st_ino, after.st_mtime_ns)
+        encoded = (
+            encode_index(rows, registry_binding(data, after.st_mtime_ns, after.st_ino))
+            if same and written == data
+            else None
+        )
+        if encoded is None:  # not the bytes we wrote: no index (the runtime reads the registry)
+            index_path.unlink(missing_ok=True)
+            return
+        if index_path.is_symlink():
+            index_path.unlink()  # our own state file: a symlink there is replaced, never followed
+        atomic_write(index_path, encoded)
+    except (OSError, FileRefused):
+        # the lease is written; an index left behind is bound to older bytes and not trusted
+        return
 
 
 def _live(leases: Sequence[Lease], now: datetime) -> list[Lease]:

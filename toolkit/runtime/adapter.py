@@ -10,6 +10,7 @@ their own (tests/project/test_layers.py checks their imports and calls). What th
   root, one per root and context, so the requests of one ``--batch`` share its caches;
 * ``realpath(path)``;
 * ``writer_registry()``: the persistent writer registry of the repository containing ``cwd``;
+* ``writer_registry_index()``: its lookup index, while bound to the registry's exact bytes;
 * ``owned_glob_matches(globs, root)``: the tracked files matched by owned globs;
 * ``replay_state()``: the replay ledger's rows and the committed promotion record names.
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any
 
+    from toolkit.core.owners_index import OwnersIndex
     from toolkit.infra.paths import Canonicalizer
 
     Observer = Callable[[str, dict[str, Any], float, str], None]
@@ -122,6 +124,46 @@ class RuntimeContext:
         except FileRefused:
             raise RuntimeOpError("ENVIRONMENT_ERROR") from None
         return location.workdir, data
+
+    def writer_registry_index(self) -> tuple[str, OwnersIndex] | None:
+        """(work tree, registry index) of the repository containing ``cwd`` while the index is
+        bound to the registry's exact bytes (size, CRC-32, mtime, inode); None when there is no
+        index to trust: outside a repository, no registry or no index, an index that is a
+        symlink, torn, altered or built from other bytes (the registry is then read in full,
+        with its own errors)."""
+        from toolkit.infra.localstate import find_git
+
+        location = find_git(self.cwd)
+        if location is None:
+            return None
+        from toolkit.core.owners_index import INDEX_FILE, decode_index
+        from toolkit.infra.boundedio import FileRefused, open_regular, read_regular
+        from toolkit.infra.localstate import MAX_REGISTRY_BYTES
+
+        try:
+            raw_index = read_regular(
+                os.path.join(location.local_state, INDEX_FILE),
+                limit=MAX_REGISTRY_BYTES,
+                what="the writer registry index",
+                follow_symlinks=False,
+                missing_ok=True,
+            )
+            index = None if raw_index is None else decode_index(raw_index)
+            if index is None:
+                return None
+            handle = open_regular(
+                location.owners_registry, what="the writer registry", follow_symlinks=False, missing_ok=True
+            )
+            if handle is None:
+                return None
+            with handle:
+                info = os.fstat(handle.fileno())
+                raw = handle.read(MAX_REGISTRY_BYTES + 1)
+        except (FileRefused, OSError):
+            return None
+        if not index.bound_to(raw, info.st_mtime_ns, info.st_ino):
+            return None
+        return location.workdir, index
 
     def owned_glob_matches(self, globs: Sequence[str], root: str) -> list[str]:
         """The tracked files of the repository containing ``root`` that ``globs`` match, relative

@@ -42,14 +42,23 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any, TypeGuard
 
+    from toolkit.core.owners_index import OwnersIndex
     from toolkit.infra.paths import Canonicalizer
     from toolkit.runtime.adapter import RuntimeContext
+
+    # (the index, its work tree's canonicalizer, now, the proposed lineage)
+    Indexed = tuple[OwnersIndex, Canonicalizer, datetime | None, object]
 
 _REASON_ORDER = {code: index for index, code in enumerate(REASON_CODES)}
 _WRITER_ROLE = re.compile(r"(?:^|[-_])(builder|writer|implementer)(?:$|[-_])")
 _REGISTRY_CACHE_KEY = "router.owners_registry"
 _KEYS_CACHE_KEY = "router.registry_keys"
 _SEEN_KEY = "router.registry_requests"
+_INDEX_CACHE_KEY = "router.owners_index"
+
+
+class IndexUndecided(Exception):
+    """The registry index cannot answer this request exactly: read the registry in full."""
 
 
 def decision(mode: str, reasons: Sequence[str]) -> dict[str, Any]:
@@ -138,11 +147,13 @@ def _writer_conflict(
     active_canon: Canonicalizer,
     from_registry: bool,
     key_cache: dict[Any, list[str]] | None = None,
+    indexed: Indexed | None = None,
 ) -> bool:
     """Rule 1. Also raises the coded refusals for bad paths and unscoped writers.
 
     ``key_cache`` memoizes the keys of registry writers (validated lists of strings) across the
-    requests of one ``--batch``.
+    requests of one ``--batch``. ``indexed``: the registry's writers are looked up in its index
+    instead (``IndexUndecided`` when it cannot answer exactly).
     """
     writers = _path_list(active_writers)
     proposed = _proposed_keys(inp, canon)
@@ -155,6 +166,8 @@ def _writer_conflict(
         return False
     if not proposed:
         raise RuntimeOpError("WRITER_SCOPE_REQUIRED")
+    if indexed is not None:
+        return _indexed_conflict(proposed, *indexed)
     index = OverlapIndex()
     index.add_all(proposed, "proposed")
     for active in writers:
@@ -183,6 +196,62 @@ def _writer_conflict(
             if from_registry:  # the registry was written validated: a bad entry is the environment's fault
                 raise RuntimeOpError("ENVIRONMENT_ERROR") from None
             raise
+    return False
+
+
+def _indexed_conflict(
+    proposed: list[str], index: OwnersIndex, canon: Canonicalizer, now: datetime | None, exclude: object
+) -> bool:
+    """Rule 1 against the registry's index: the same answer as the full read of every live writer
+    (whose paths the owners command validated when it wrote both), or ``IndexUndecided``.
+
+    Undecided: a live lease the index does not hold paths of (owned globs, no path), a path of a
+    live lease that no longer canonicalizes, a symlink on the way to an indexed path (its key
+    would not be the lexical one), or a proposed key holding the whole work tree.
+    """
+    from toolkit.core.owners_index import micros
+
+    if index.empty():
+        return False
+    if now is None:
+        raise IndexUndecided
+    at = micros(now)
+    mine = isinstance(exclude, str)
+
+    def live(expires: int, holder: str) -> bool:
+        return expires > at and not (mine and holder == exclude)
+
+    if any(live(expires, holder) for expires, holder in index.fallback):
+        raise IndexUndecided
+    for head in index.heads:
+        links = canon.plain_dir_links(head)
+        if links is None:
+            raise IndexUndecided
+        for name in links:
+            if index.has_key((head + "/" + name if head else name).lower()):
+                raise IndexUndecided
+    root_prefix = canon.root_key_prefix()
+    if root_prefix is None:
+        raise IndexUndecided
+    odd = OverlapIndex()
+    for expires, holder, paths in index.slow:
+        if live(expires, holder):
+            try:
+                odd.add_all(canon.keys(paths), holder)
+            except OwnershipPathError:
+                raise IndexUndecided from None
+    if odd.exact and odd.first_overlap(proposed) is not None:
+        return True
+    cut = len(root_prefix)
+    try:
+        for key in proposed:
+            if key.startswith(root_prefix):
+                if index.live_overlap(key[cut:], at, exclude):
+                    return True
+            elif root_prefix.startswith(key.rstrip("/") + "/"):
+                raise IndexUndecided  # the work tree itself or above it
+    except ValueError:
+        raise IndexUndecided from None
     return False
 
 
@@ -242,6 +311,7 @@ def route_task(
     active_root: str | None = None,
     from_registry: bool = False,
     key_cache: dict[Any, list[str]] | None = None,
+    indexed: Indexed | None = None,
 ) -> dict[str, Any]:
     """Decide the mode of one delegation.
 
@@ -266,7 +336,7 @@ def route_task(
             if active_writers is None:
                 active_writers = inp.get("active_writer_scopes")
         active_canon = canon if active_root is None else ctx.canonicalizer(active_root)
-        if _writer_conflict(inp, canon, active_writers, active_canon, from_registry, key_cache):
+        if _writer_conflict(inp, canon, active_writers, active_canon, from_registry, key_cache, indexed):
             return decision("local", ["WRITER_OWNERSHIP_CONFLICT"])
     except OwnershipPathError:
         raise RuntimeOpError("INVALID_OWNERSHIP_PATH") from None
@@ -506,6 +576,15 @@ def _load_registry(ctx: RuntimeContext) -> tuple[str, list[dict[str, Any]]] | No
     return loaded
 
 
+def _load_index(ctx: RuntimeContext) -> tuple[str, OwnersIndex] | None:
+    """(work tree, registry index) while the index is bound to the registry's bytes, read once
+    per process; None when there is none to trust (the registry is then read in full)."""
+    if _INDEX_CACHE_KEY not in ctx.cache:
+        ctx.cache[_INDEX_CACHE_KEY] = ctx.writer_registry_index()
+    cached: tuple[str, OwnersIndex] | None = ctx.cache[_INDEX_CACHE_KEY]
+    return cached
+
+
 def registry_writers(data: object) -> list[dict[str, Any]]:
     """The writers of a decoded registry file; a malformed one is ``ENVIRONMENT_ERROR``."""
     writers = data.get("writers") if isinstance(data, dict) else None
@@ -625,13 +704,24 @@ def op_route(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
         inp = _expand_owned_globs(inp, root, ctx)
     if inp.get("active_writers") is not None or inp.get("active_writer_scopes") is not None:
         return route_task(inp, workspace_root=cwd, ctx=ctx)
+    proposed_lineage = inp.get("lineage_id")
+    if proposed_lineage is None:
+        proposed_lineage = _obj(inp.get("lineage")).get("lineage_id")
+    found = _load_index(ctx)
+    if found is not None:
+        workdir, index = found
+        now = None if index.empty() else ctx.now()
+        indexed = (index, ctx.canonicalizer(workdir), now, proposed_lineage)
+        try:
+            return route_task(
+                inp, workspace_root=cwd, ctx=ctx, active_writers=[], active_root=workdir, indexed=indexed
+            )
+        except IndexUndecided:
+            pass  # the full read below answers
     loaded = _load_registry(ctx)
     if loaded is None:
         return route_task(inp, workspace_root=cwd, ctx=ctx, active_writers=[])
     workdir, writers = loaded
-    proposed_lineage = inp.get("lineage_id")
-    if proposed_lineage is None:
-        proposed_lineage = _obj(inp.get("lineage")).get("lineage_id")
     live: list[dict[str, Any]] = []
     if writers:  # only a registry with leases needs the clock
         live = live_registry_writers(writers, ctx.now(), proposed_lineage)

@@ -1,0 +1,222 @@
+"""The lookup index of the writer registry: owned paths sorted by key, searched by bisection.
+
+``workgroup owners`` writes it beside the registry (``owners.index`` in the local state dir),
+under the owners lock, each time it writes the registry. ``workgroup runtime route`` reads it
+instead of decoding and validating every registry entry, and only while it is bound to the exact
+registry bytes it was built from; otherwise the router reads the registry in full, as before.
+
+The format (ASCII)::
+
+    workgroup.owners-index/v1
+    {"registry": {"size", "crc32", "mtime_ns", "ino"}, "body_crc32", "heads", "slow", "fallback"}
+    <key>\\t<lease expiry, microseconds since the epoch>\\t<holder, a JSON string>
+    ...
+
+* each body line is one plain owned path (``SIMPLE_PATH``, ASCII: the canonicalizer's fast
+  path) of one lease, lower-cased (the comparison key relative to the work tree when no symlink
+  is on the way), the lines sorted bytewise, so one key, the keys below a directory and a key's
+  ancestors are each a bisection;
+* ``heads``: the directories of those paths. The keys hold only while no symlink sits on the
+  way: the reader checks each head directory (and the symlinks in it) against the file system
+  on every call and falls back to the full read when one differs;
+* ``slow``: ``[expiry, holder, [paths]]`` of the other paths (non-ASCII, ``..``, ``\\``, ...),
+  canonicalized by the reader on every call;
+* ``fallback``: ``[expiry, holder]`` of leases the index cannot answer for (owned globs, or no
+  path at all): while one is live, the router reads the registry in full;
+* ``registry``: the registry file's size, CRC-32, ``st_mtime_ns`` and ``st_ino`` when the
+  index was written; ``body_crc32``: the lines' checksum (a torn or altered index is not used).
+
+Standard library only, no I/O (the adapter and ``toolkit.records.owners`` read and write).
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from bisect import bisect_left
+
+from toolkit.core.ownership import MAX_PATH_CHARS, PAD, SIMPLE_PATH
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from datetime import datetime
+    from typing import TypeGuard
+
+MAGIC = b"workgroup.owners-index/v1\n"
+INDEX_FILE = "owners.index"
+
+
+def plain_path(value: object) -> TypeGuard[str]:
+    """True for the paths the canonicalizer keys without resolving (its fast path)."""
+    return (
+        type(value) is str
+        and len(value) <= MAX_PATH_CHARS
+        and value.isascii()
+        and SIMPLE_PATH.fullmatch(value) is not None
+        and value.strip(PAD) == value
+    )
+
+
+def micros(moment: datetime) -> int:
+    """An aware datetime as exact microseconds since the Unix epoch (order kept exactly)."""
+    from datetime import UTC, datetime, timedelta
+
+    return (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
+
+
+def registry_binding(raw: bytes, mtime_ns: int, ino: int) -> dict[str, int]:
+    return {"size": len(raw), "crc32": zlib.crc32(raw), "mtime_ns": mtime_ns, "ino": ino}
+
+
+def encode_index(writers: Sequence[Mapping[str, object]], binding: Mapping[str, int]) -> bytes | None:
+    """The index of registry rows (``Lease.to_json()``), bound to ``binding``; None when a row is
+    not one the registry's writer would have written (the index is then not written at all)."""
+    from toolkit.core.timefmt import parse_rfc3339
+
+    lines: set[str] = set()
+    heads: set[str] = set()
+    slow: list[list[object]] = []
+    fallback: list[list[object]] = []
+    for writer in writers:
+        expires = parse_rfc3339(writer.get("lease_expires_at"))
+        holder = writer.get("lineage_id")
+        if expires is None or not isinstance(holder, str):
+            return None
+        paths: list[object] = []
+        for name in ("owned_files", "resolved_owned_files"):
+            value = writer.get(name, [])
+            if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+                return None
+            paths += value
+        globs = writer.get("owned_globs", [])
+        if not isinstance(globs, list) or not all(isinstance(item, str) for item in globs):
+            return None
+        at = micros(expires)
+        if globs or not paths:
+            fallback.append([at, holder])
+            continue
+        shown = json.dumps(holder, ensure_ascii=True)  # never a raw tab or newline
+        odd = []
+        for path in paths:
+            if plain_path(path):
+                heads.add(path.rpartition("/")[0])
+                lines.add(f"{path.lower()}\t{at}\t{shown}")
+            else:
+                odd.append(path)
+        if odd:
+            slow.append([at, holder, odd])
+    body = "\n".join(sorted(lines, key=lambda line: line.encode("ascii"))).encode("ascii")
+    header = {
+        "registry": dict(binding),
+        "body_crc32": zlib.crc32(body),
+        "heads": sorted(heads),
+        "slow": slow,
+        "fallback": fallback,
+    }
+    return MAGIC + json.dumps(header, ensure_ascii=True).encode("ascii") + b"\n" + body
+
+
+def _int(value: object) -> bool:
+    return type(value) is int
+
+
+class OwnersIndex:
+    """A decoded index: the header's parts and the body's sorted lines (bytes)."""
+
+    __slots__ = ("binding", "fallback", "heads", "lines", "slow")
+
+    def __init__(
+        self,
+        binding: dict[str, int],
+        heads: list[str],
+        slow: list[tuple[int, str, list[str]]],
+        fallback: list[tuple[int, str]],
+        lines: list[bytes],
+    ) -> None:
+        self.binding = binding
+        self.heads = heads
+        self.slow = slow
+        self.fallback = fallback
+        self.lines = lines
+
+    def empty(self) -> bool:
+        return not (self.lines or self.slow or self.fallback)
+
+    def bound_to(self, raw: bytes, mtime_ns: int, ino: int) -> bool:
+        """True when the registry now holds the exact bytes the index was built from."""
+        return self.binding == registry_binding(raw, mtime_ns, ino)
+
+    def has_key(self, key: str) -> bool:
+        """A plain path of any lease, live or not, has the comparison key ``key``."""
+        prefix = key.encode("utf-8", "surrogateescape") + b"\t"
+        at = bisect_left(self.lines, prefix)
+        return at < len(self.lines) and self.lines[at].startswith(prefix)
+
+    def live_overlap(self, rel: str, now: int, exclude: object) -> bool:
+        """A live plain path of another holder is ``rel``, under it, or one of its directories.
+
+        ``rel`` is a comparison key relative to the work tree. Raises ``ValueError`` on a line
+        that is not one of ours (the caller falls back to the full read).
+        """
+        lines = self.lines
+        encoded = rel.encode("utf-8", "surrogateescape")
+        prefixes = [encoded + b"\t", encoded + b"/"]
+        cut = encoded.rfind(b"/")
+        while cut > 0:
+            prefixes.append(encoded[:cut] + b"\t")
+            cut = encoded.rfind(b"/", 0, cut)
+        for prefix in prefixes:
+            at = bisect_left(lines, prefix)
+            while at < len(lines) and lines[at].startswith(prefix):
+                _, expires, holder = lines[at].split(b"\t", 2)
+                if int(expires) > now and not (isinstance(exclude, str) and json.loads(holder) == exclude):
+                    return True
+                at += 1
+        return False
+
+
+def decode_index(raw: bytes) -> OwnersIndex | None:
+    """The index in ``raw``, or None when it is not a whole, well-formed one."""
+    if not raw.startswith(MAGIC):
+        return None
+    end = raw.find(b"\n", len(MAGIC))
+    if end < 0:
+        return None
+    try:
+        header = json.loads(raw[len(MAGIC) : end])
+    except ValueError:
+        return None
+    body = raw[end + 1 :]
+    if not isinstance(header, dict) or header.get("body_crc32") != zlib.crc32(body):
+        return None
+    binding, heads = header.get("registry"), header.get("heads")
+    slow, fallback = header.get("slow"), header.get("fallback")
+    if (
+        not isinstance(binding, dict)
+        or sorted(binding) != ["crc32", "ino", "mtime_ns", "size"]
+        or not all(_int(value) for value in binding.values())
+        or not isinstance(heads, list)
+        or not all(isinstance(head, str) for head in heads)
+        or not isinstance(slow, list)
+        or not isinstance(fallback, list)
+    ):
+        return None
+    slow_rows: list[tuple[int, str, list[str]]] = []
+    for row in slow:
+        if (
+            not isinstance(row, list)
+            or len(row) != 3
+            or not _int(row[0])
+            or not isinstance(row[1], str)
+            or not isinstance(row[2], list)
+            or not all(isinstance(path, str) for path in row[2])
+        ):
+            return None
+        slow_rows.append((row[0], row[1], row[2]))
+    fallback_rows: list[tuple[int, str]] = []
+    for row in fallback:
+        if not isinstance(row, list) or len(row) != 2 or not _int(row[0]) or not isinstance(row[1], str):
+            return None
+        fallback_rows.append((row[0], row[1]))
+    return OwnersIndex(binding, heads, slow_rows, fallback_rows, body.split(b"\n") if body else [])
