@@ -242,3 +242,137 @@ def test_an_error_naming_a_hostile_path_prints_it_escaped(git_repo: GitRepo) -> 
     assert shown(name) in err
     doc = json.loads(run_workgroup("privacy", "scan", "--json", name, cwd=git_repo.path).stdout)
     assert name in doc["error"]["message"]  # JSON keeps the name, escaped by the encoder
+
+
+# --- error[CODE] lines: the message's own lines only ------------------------------------------
+
+FORGED_ERROR = "error[FAKE]: all clear"
+# an OSC title, a colour, a bidi override and a newline that would start a forged error line
+HOSTILE_VALUE = f"v\x1b]0;x\x07\x1b[31m\u202e\n{FORGED_ERROR}\n{FORGED}"
+
+
+def assert_no_forged_line(text: str) -> None:
+    assert_clean(text)
+    for line in text.split("\n"):
+        assert not line.lstrip().startswith(("error[FAKE]", "forged.py")), line
+
+
+def test_error_lines_escape_each_value_and_keep_only_their_own_line_breaks() -> None:
+    from toolkit.core.errors import InvalidInput
+
+    exc = InvalidInput(
+        "SCHEMA_INVALID", f"no such file: {HOSTILE_VALUE}", lines=(f"  $.{HOSTILE_VALUE}: required", "(hint)")
+    )
+    out = exc.diagnostics()
+    assert_no_forged_line(out)
+    assert out.split("\n") == [
+        f"error[SCHEMA_INVALID]: no such file: {shown(HOSTILE_VALUE)}",
+        f"  $.{shown(HOSTILE_VALUE)}: required",
+        "(hint)",
+    ]
+    # the JSON error object keeps the message as given (json.dumps escapes it)
+    assert exc.message == f"no such file: {HOSTILE_VALUE}\n  $.{HOSTILE_VALUE}: required\n(hint)"
+
+
+def test_schema_errors_keep_their_field_lines(git_repo: GitRepo) -> None:
+    git_repo.commit("initial", {"src/app.py": "a = 1\n"})
+    (git_repo.path / "capsule.json").write_text("{}", encoding="utf-8")
+    proc = _workgroup("capsule", "seal", "capsule.json", cwd=git_repo.path)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.decode("utf-8").splitlines()
+    assert lines[0] == "error[CAPSULE_SCHEMA_INVALID]: the capsule does not match the capsule schema:"
+    assert lines[1].startswith("  $.") and lines[-1].startswith("(an example: ")
+
+
+# --- the CLI walk: every text output that echoes an input value --------------------------------
+
+
+def _workgroup(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """The installed console script, as users run it."""
+    script = Path(sys.executable).parent / "workgroup"
+    return subprocess.run(
+        [str(script), *args],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _keys(root: Path) -> Path:
+    made = _workgroup("measure", "keygen", "keys", cwd=root)
+    assert made.returncode == 0, made.stderr
+    return root / "keys" / "measurement-key-local.key"
+
+
+def _case_measure_keygen(root: Path) -> tuple[list[str], dict[str, str], str]:
+    return ["measure", "keygen", f"k{HOSTILE_VALUE}"], {}, HOSTILE_VALUE
+
+
+def _case_measure_sign_out(root: Path) -> tuple[list[str], dict[str, str], str]:
+    key = _keys(root)
+    pairs = Path(__file__).resolve().parents[2] / "corpus" / "paired-results.json"
+    args = ["measure", "sign", "--pairs", str(pairs), "--key", str(key)]
+    args += ["--candidate-version", "c1", "--corpus-version", "v1", "--out", f"e{HOSTILE_VALUE}.json"]
+    return args, {}, HOSTILE_VALUE
+
+
+def _case_privacy_scan_missing_path(root: Path) -> tuple[list[str], dict[str, str], str]:
+    return ["privacy", "scan", f"m{HOSTILE_VALUE}"], {}, HOSTILE_VALUE
+
+
+def _case_eval_corpus_file_name(root: Path) -> tuple[list[str], dict[str, str], str]:
+    scenarios = root / "corpus" / "scenarios"
+    scenarios.mkdir(parents=True)
+    (scenarios / f"s{HOSTILE_VALUE}.json").write_text('{"id": "x"}', encoding="utf-8")
+    return ["eval", "corpus"], {}, HOSTILE_VALUE
+
+
+def _case_boundary_reason(root: Path) -> tuple[list[str], dict[str, str], str]:
+    # one line: the boundary refuses a line break in --reason before anything is printed
+    value = HOSTILE_VALUE.split("\n")[0]
+    (root / "specs").mkdir()
+    args = ["boundary", "cm-ai", "--at", "run_done", "--lang", "en", "--specs-dir", "specs"]
+    return [*args, "--reason", value, "--next-command", f"/cm-ai {value}"], {}, value
+
+
+def _case_usage_searched_folder(root: Path) -> tuple[list[str], dict[str, str], str]:
+    home = root / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(root / f"x{HOSTILE_VALUE}")}
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        env[name] = ""
+    return ["usage"], env, HOSTILE_VALUE
+
+
+def _case_skills_lint_file_name(root: Path) -> tuple[list[str], dict[str, str], str]:
+    skill = root / "skills" / f"s{HOSTILE_VALUE}"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: s\ndescription: does things\n---\n", encoding="utf-8")
+    return ["skills", "lint"], {}, HOSTILE_VALUE
+
+
+CLI_CASES = {
+    "measure keygen (paths on stderr)": _case_measure_keygen,
+    "measure sign --out (wrote PATH)": _case_measure_sign_out,
+    "privacy scan (error naming the path)": _case_privacy_scan_missing_path,
+    "eval (error naming the scenario file)": _case_eval_corpus_file_name,
+    "boundary (verdict lines)": _case_boundary_reason,
+    "usage (the folders searched)": _case_usage_searched_folder,
+    "skills lint (finding lines)": _case_skills_lint_file_name,
+}
+
+
+@pytest.mark.parametrize("case", list(CLI_CASES), ids=list(CLI_CASES))
+def test_cli_text_outputs_echo_hostile_values_escaped(git_repo: GitRepo, case: str) -> None:
+    git_repo.commit("initial", {"src/app.py": "a = 1\n"})
+    args, env, value = CLI_CASES[case](git_repo.path)
+    proc = _workgroup(*args, cwd=git_repo.path, env=env)
+    out, err = proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
+    assert_no_forged_line(out)
+    assert_no_forged_line(err)
+    assert shown(value) in out + err, (proc.returncode, out, err)  # the value was echoed, escaped
