@@ -53,24 +53,28 @@ def _one_line(path: Path, unit: str) -> Path:
 
 
 @pytest.mark.parametrize(
-    "unit",
+    ("unit", "suffix"),
     [
-        "password={}",  # every pair a password-assignment candidate (seeded rule)
-        "Xy7{}Qz9Kp2Lm4Nb",  # every word a high-entropy run
+        ("password={}", ".txt"),  # every pair a password-assignment candidate (seeded rule)
+        ("Xy7{}Qz9Kp2Lm4Nb", ".txt"),  # every word a high-entropy run
+        ("password={}", ".log"),  # a log: every rule, the line rules (transcripts) included
     ],
-    ids=["password-pairs", "entropy-runs"],
+    ids=["password-pairs", "entropy-runs", "log-password-pairs"],
 )
-def test_peak_memory_is_base_plus_a_small_multiple_of_the_line(tmp_path: Path, unit: str) -> None:
-    tiny = tmp_path / "tiny.txt"
+def test_peak_memory_is_base_plus_a_small_multiple_of_the_line(
+    tmp_path: Path, unit: str, suffix: str
+) -> None:
+    tiny = tmp_path / f"tiny{suffix}"
     tiny.write_text("nothing to see\n", encoding="ascii")
     code, base = _peak_kb("privacy", "scan", str(tiny))
     assert code == 0
-    big = _one_line(tmp_path / "line.txt", unit)
+    big = _one_line(tmp_path / f"line{suffix}", unit)
     code, peak = _peak_kb("privacy", "scan", str(big))
     assert code == 1  # findings (capped at 1,000 per rule), not a crash
     line_kb = big.stat().st_size // 1024
     # the text, its ASCII view and its lower-cased view (3x); the seeded rule held a set of
-    # every candidate start (~37x the line) and the entropy rule a translated copy (4x)
+    # every candidate start (~37x the line), the entropy rule a translated copy, the line
+    # starts and the line rules a list of the lines (one more copy of the line each)
     assert peak - base < 3 * line_kb + 2048, (base, peak, line_kb)
 
 

@@ -62,17 +62,6 @@ _DATA_URI = lazy(
 )
 
 
-def _line_starts(text: str) -> list[int]:
-    """Offset of each line's first character. Every step runs in C (split, map, accumulate): a
-    per-line Python expression was a visible share of a scan with any finding in a large text.
-    Line i starts at the summed lengths of the lines before it plus i newlines."""
-    from itertools import accumulate
-    from operator import add
-
-    lines = text.split("\n")
-    return list(map(add, accumulate(map(len, lines), initial=0), range(len(lines))))
-
-
 def _allow_lines(view: ScanText) -> Iterator[tuple[int, str]]:
     """(index, text) of each line holding ``workgroup:``, found from the marker's occurrences
     (no list of every line: one long line is not copied, many short ones are not made objects)."""
@@ -175,10 +164,10 @@ def scan_text_with_values(
     found = _Collector(text, data_uri_spans(text, view.ascii))
     limit = cap or MAX_FINDINGS_PER_RULE
     _rule_spans(view, context, kind, limit, found)
-    lines = _line_rule_spans(view, context, limit, found)
+    _line_rule_spans(view, context, limit, found)
     if context not in (Context.GENERIC, Context.SOURCE):
         _json_key_spans(text, context, found)
-    return _finish(found.raw, view, lines)
+    return _finish(found.raw, view)
 
 
 class _Collector:
@@ -187,12 +176,11 @@ class _Collector:
     order; or a checkpoint, kept at most one per 64 KB of text). No list of every line: for one
     long line that list was a copy of it, for many short lines an object per line."""
 
-    __slots__ = ("text", "embedded", "starts", "raw", "marks", "cursor")
+    __slots__ = ("text", "embedded", "raw", "marks", "cursor")
 
     def __init__(self, text: str, embedded: list[tuple[int, int]]) -> None:
         self.text = text
         self.embedded = embedded
-        self.starts: list[int] = []
         self.raw: list[tuple[Finding, str]] = []
         self.marks: list[tuple[int, int, int]] = [(0, 0, 0)]  # (offset, line, line start), ascending
         self.cursor = (0, 0, 0)
@@ -213,11 +201,6 @@ class _Collector:
         if offset - marks[index][0] >= _CHECKPOINT_EVERY:
             marks.insert(index + 1, self.cursor)  # ascending, and at least this far from the one before
         return line, head
-
-    def line_starts(self) -> list[int]:
-        if not self.starts:
-            self.starts.extend(_line_starts(self.text))
-        return self.starts
 
     def add(self, offset: int, end: int, rule_id: str, category: Category) -> None:
         if self.embedded and not _outside(self.embedded, offset, end):
@@ -260,9 +243,8 @@ def _rule_spans(view: ScanText, context: Context, kind: FileKind, limit: int, fo
             found.add(start, end, rule.id, rule.category)
 
 
-def _line_rule_spans(view: ScanText, context: Context, limit: int, found: _Collector) -> list[str] | None:
-    """Spans of the rules that read whole lines; the split lines, when they were needed."""
-    lines: list[str] | None = None
+def _line_rule_spans(view: ScanText, context: Context, limit: int, found: _Collector) -> None:
+    """Spans of the rules that read whole lines (each finds its lines in the text itself)."""
     wanted = CATEGORIES[context]
     for line_rule in LINE_RULES:
         if (
@@ -271,13 +253,10 @@ def _line_rule_spans(view: ScanText, context: Context, limit: int, found: _Colle
             or (line_rule.keywords and not view.has_keyword(line_rule.keywords))
         ):
             continue
-        lines = lines if lines is not None else view.text.split("\n")
-        for count, (index, start, end) in enumerate(line_rule.find(lines)):
+        for count, (start, end) in enumerate(line_rule.find(view.text)):
             if count >= limit:
                 break
-            starts = found.line_starts()
-            found.add(starts[index] + start, starts[index] + end, line_rule.id, line_rule.category)
-    return lines
+            found.add(start, end, line_rule.id, line_rule.category)
 
 
 def _json_key_spans(text: str, context: Context, found: _Collector) -> None:
@@ -287,16 +266,14 @@ def _json_key_spans(text: str, context: Context, found: _Collector) -> None:
             found.add(match.start(1), match.end(1), key_rule.id, key_rule.category)
 
 
-def _finish(
-    raw: list[tuple[Finding, str]], view: ScanText, lines: list[str] | None
-) -> list[tuple[Finding, str]]:
+def _finish(raw: list[tuple[Finding, str]], view: ScanText) -> list[tuple[Finding, str]]:
     """The most specific finding per span, less what ``workgroup: allow`` comments allow."""
     if not raw:
         return []
     values = {(f.line, f.start, f.end, f.rule): v for f, v in raw}
     kept = _dedupe([f for f, _ in raw])
     if b"workgroup:" in view.ascii:
-        allowed = _allowed_rules(enumerate(lines) if lines is not None else _allow_lines(view))
+        allowed = _allowed_rules(_allow_lines(view))
         kept = [f for f in kept if not _is_allowed(f, allowed.get(f.line - 1))]
     return [(f, values[(f.line, f.start, f.end, f.rule)]) for f in kept]
 

@@ -254,7 +254,7 @@ class LineRule:
 
     id: str
     category: Category
-    find: Callable[[list[str]], Iterator[tuple[int, int, int]]]  # (line index, start, end)
+    find: Callable[[str], Iterator[tuple[int, int]]]  # (start, end) in the text, each within one line
     keywords: tuple[str, ...] = ()
     contexts: frozenset[Context] = ALL_CONTEXTS
     priority: int = 50

@@ -7,6 +7,7 @@ Unlike the reference, words such as "full", "log" or "run" near each other are n
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from toolkit.privacy.rules import LineRule, Rule, ScanText, lazy
@@ -37,8 +38,10 @@ _MODEL_ROLES = ("assistant", "ai", "claude", "codex", "chatgpt", "gpt", "model",
 _ROLE_LINE = lazy(
     r"^[ \t>]*(?:\*\*|__|#{1,4}[ \t]*|\[)?"
     r"(?P<role>(?i:user|human|assistant|ai|claude|codex|chatgpt|gpt|model|bot|gemini|copilot|system))"
-    r"(?:\*\*|__|\])?[ \t]*(?::|>|\*\*:|:\*\*)"
+    r"(?:\*\*|__|\])?[ \t]*(?::|>|\*\*:|:\*\*)",
+    re.M,  # searched over the whole text: a match starts at a line's start
 )
+_NOT_BLANK = lazy(r"\S")
 _HUMAN_TURN = lazy(r"((?:Human|User)(?<![A-Za-z0-9]Human)(?<![A-Za-z0-9]User)[ \t]*+:)[ \t]++\S")
 _MODEL_TURN = lazy(r"(?<![A-Za-z0-9])(?:Assistant|AI|Claude|Codex)[ \t]*+:[ \t]++\S")
 _DUMP_REACH = 400
@@ -68,11 +71,19 @@ class _InlineDumpRule(Rule):
                 yield match.span(1)
 
 
-def _chat_records(lines: list[str]) -> Iterator[tuple[int, int, int]]:
-    for index, line in enumerate(lines):
-        match = _ROLE_JSON.search(line)
-        if match and _CONTENT_JSON.search(line):
-            yield index, match.start(1), match.end(1)
+def _chat_records(text: str) -> Iterator[tuple[int, int]]:
+    """The first ``"role": "..."`` of each line that also holds a literal ``"content":``. The
+    role is searched over the whole text (it never spans a line end), then its line is read
+    within its bounds: no list of lines, no copy of one."""
+    role, content = _ROLE_JSON.compiled, _CONTENT_JSON.compiled
+    match = role.search(text)
+    while match is not None:
+        head = text.rfind("\n", 0, match.start()) + 1
+        tail = text.find("\n", match.end())
+        tail = len(text) if tail == -1 else tail
+        if content.search(text, head, tail):
+            yield match.span(1)
+        match = role.search(text, tail + 1) if tail < len(text) else None
 
 
 def _role_kind(role: str) -> str:
@@ -84,12 +95,18 @@ def _role_kind(role: str) -> str:
     return "system"
 
 
-def _chat_dumps(lines: list[str]) -> Iterator[tuple[int, int, int]]:
-    """Role-prefixed lines (``User:``/``Assistant:``...) in alternation within a short window."""
+def _chat_dumps(text: str) -> Iterator[tuple[int, int]]:
+    """Role-prefixed lines (``User:``/``Assistant:``...) in alternation within a short window.
+    The role prefixes are found over the whole text (``^`` at each line start), their line
+    numbers counted from the previous one: no list of lines."""
     marks: list[tuple[int, str, int, int]] = []
-    for index, line in enumerate(lines):
-        match = _ROLE_LINE.match(line)
-        if match and line[match.end() :].strip():
+    not_blank = _NOT_BLANK.compiled
+    index, counted = 0, 0
+    for match in _ROLE_LINE.compiled.finditer(text):
+        index += text.count("\n", counted, match.start())
+        counted = match.start()
+        tail = text.find("\n", match.end())
+        if not_blank.search(text, match.end(), len(text) if tail == -1 else tail):
             marks.append((index, _role_kind(match.group("role")), match.start("role"), match.end("role")))
     emitted: set[int] = set()
     for pos, (index, _kind, start, end) in enumerate(marks):
@@ -97,7 +114,7 @@ def _chat_dumps(lines: list[str]) -> Iterator[tuple[int, int, int]]:
         kinds = {m[1] for m in near}
         if "user" in kinds and "model" in kinds and index not in emitted:
             emitted.add(index)
-            yield index, start, end
+            yield start, end
 
 
 TRANSCRIPT_RULES: tuple[Rule, ...] = (
