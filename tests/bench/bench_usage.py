@@ -1,6 +1,7 @@
 """Benchmark: ``workgroup usage`` over generated Claude Code and Codex logs, beside ccusage when present.
 
     .venv/bin/python tests/bench/bench_usage.py [--mb 1024] [--dir DIR] [--keep] [--ccusage PATH] [--repeat 3]
+        [--session-kb N] [--baseline SOURCE_TREE]
 
 Writes about ``--mb`` megabytes of logs (half Claude Code sessions with subagents, streaming partials,
 tool results and compactions, every third one resumed from the one before with its history copied; `--session-kb N` makes every session about N kB, for a history of many small sessions; half Codex rollouts with instructions, response items and token
@@ -208,9 +209,17 @@ _CHILD = (
 )
 
 
-def measure(cmd: list[str], env: dict[str, str]) -> dict[str, object]:
+def _load() -> str:
+    """The machine's load average (1, 5, 15 minutes): a shared machine stretches every figure."""
+    try:
+        return "load average " + " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "load average unknown"
+
+
+def measure(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> dict[str, object]:
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, *cmd], capture_output=True, text=True, env=env, check=True
+        [sys.executable, "-c", _CHILD, *cmd], capture_output=True, text=True, env=env, check=True, cwd=cwd
     )
     result: dict[str, object] = json.loads(proc.stdout)
     return result
@@ -258,6 +267,12 @@ def main() -> int:
         default=0,
         help="every session about this many kB (default: a mix of 0.2, 0.8, 2 and 6 MB)",
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another source tree of this project (e.g. `git archive <commit> toolkit | tar -x -C DIR`): "
+        "its `workgroup usage` runs beside this one, interleaved",
+    )
     args = parser.parse_args()
     root = args.dir or Path(tempfile.mkdtemp(prefix="bench-usage-"))
     try:
@@ -288,23 +303,30 @@ def main() -> int:
             "PYTHONPATH": str(ROOT),
         }
         mb = written / 1e6
-        print(f"logs: {mb:,.0f} MB, largest file {largest / 1e6:,.1f} MB")
+        print(f"logs: {mb:,.0f} MB, largest file {largest / 1e6:,.1f} MB; {_load()}")
         runs: dict[str, list[dict[str, object]]] = {}
         ours = [sys.executable, "-m", "toolkit", "usage", "--json", "--timezone", "UTC"]
         commands = {"workgroup usage": ours, "workgroup usage --jobs 1": [*ours, "--jobs", "1"]}
+        envs = {label: env for label in commands}
+        if args.baseline:
+            commands["workgroup usage (baseline)"] = ours
+            envs["workgroup usage (baseline)"] = {**env, "PYTHONPATH": str(args.baseline.resolve())}
         if args.ccusage:
             base = [args.ccusage, "daily", "--json", "--offline", "--timezone", "UTC"]
             commands["ccusage daily (parallel, its default)"] = base
             commands["ccusage daily --single-thread"] = [*base, "--single-thread"]
+        envs = {label: envs.get(label, env) for label in commands}
         # as installed: compiled bytecode (pip writes it at install; a PYTHONDONTWRITEBYTECODE set in
         # this shell would make every run compile the sources), and one unmeasured run of each tool
         # (bytecode written, files in the page cache)
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        for cmd in commands.values():
-            assert measure(cmd, env)["rc"] == 0
+        # run from the logs' folder: `-m` puts the working folder first on sys.path, which would
+        # shadow --baseline when run from the project
+        for label, cmd in commands.items():
+            assert measure(cmd, envs[label], root)["rc"] == 0
         for _ in range(args.repeat):  # interleaved, so load on a shared machine hits every tool alike
             for label, cmd in commands.items():
-                got = measure(cmd, env)
+                got = measure(cmd, envs[label], root)
                 assert got["rc"] == 0, got["err"]
                 runs.setdefault(label, []).append(got)
         days: dict[str, dict[str, tuple[int, int, int]]] = {}
@@ -325,6 +347,7 @@ def main() -> int:
                     r["period"]: (r["inputTokens"], r["outputTokens"], r["cacheReadTokens"])
                     for r in out["daily"]
                 }
+        print(f"after the runs: {_load()}")
         _memory_note(runs["workgroup usage --jobs 1"][0], mb)
         if args.ccusage:
             same = all(d == days["workgroup usage"] for d in days.values())
