@@ -376,3 +376,49 @@ def test_cli_text_outputs_echo_hostile_values_escaped(git_repo: GitRepo, case: s
     assert_no_forged_line(out)
     assert_no_forged_line(err)
     assert shown(value) in out + err, (proc.returncode, out, err)  # the value was echoed, escaped
+
+
+# --- the shared printers of the commands ---------------------------------------------------------
+
+
+def test_say_and_echo_escape_the_whole_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from toolkit.commands._common import echo, echo_row, say, say_lines
+
+    say(f"wrote {HOSTILE_VALUE}")
+    say_lines(["first", f"second {HOSTILE_VALUE}"])
+    echo(f"stage: {HOSTILE_VALUE}")
+    echo_row(f"id\t{HOSTILE_VALUE}", "until 2026-01-01T00:00:00Z")
+    out, err = capsys.readouterr()
+    assert_no_forged_line(out)
+    assert_no_forged_line(err)
+    assert err.split("\n") == [f"wrote {shown(HOSTILE_VALUE)}", "first", f"second {shown(HOSTILE_VALUE)}", ""]
+    # a row: the tab between the fields is kept, a tab inside a field is shown as \t
+    assert out.split("\n") == [
+        f"stage: {shown(HOSTILE_VALUE)}",
+        f"id\\t{shown(HOSTILE_VALUE)}\tuntil 2026-01-01T00:00:00Z",
+        "",
+    ]
+
+
+def test_promote_table_prints_one_line_per_row_whatever_the_names(capsys: pytest.CaptureFixture[str]) -> None:
+    from toolkit.commands._common import echo
+    from toolkit.commands.promote import render_gates
+
+    result = {
+        "gate_details": [
+            {"gate": HOSTILE_VALUE, "passed": False, "value": 1.0, "comparison": ">=", "threshold": 2}
+        ],
+        "provenance_failures": [HOSTILE_VALUE],
+        "report": {
+            "bootstrap": {HOSTILE_VALUE: {"estimate": 0.1, "low": 0.0, "high": 0.2, "samples": 10}},
+            "strata": [{"stratum": HOSTILE_VALUE, "n": 1}],
+        },
+        "promote": False,
+        "recorded": HOSTILE_VALUE,
+    }
+    lines = render_gates(result)
+    for line in lines:
+        echo(line)
+    out = capsys.readouterr().out
+    assert_no_forged_line(out)
+    assert len(out.splitlines()) == len(lines) == 8
