@@ -98,7 +98,18 @@ SEGMENTS = [
     "out",
     "dotgit",
 ]
-ODD = ["src/../lib", "src\\a.py", "./src/x", "lib//x", "ln/a.py", "out/a.py", "dotgit/config"]
+ODD = [
+    "src/../lib",
+    "src\\a.py",
+    "./src/x",
+    "lib//x",
+    "ln/a.py",
+    "out/a.py",
+    "dotgit/config",
+    ".",
+    "repo",
+    "repo/src/a.py",
+]
 
 
 @pytest.fixture(scope="module")
@@ -135,6 +146,7 @@ leases_st = st.lists(
     proposed=st.lists(paths_st, min_size=0, max_size=3),
     lineage=st.sampled_from([None, "me", "h1"]),
     role=st.sampled_from(["writer", "reader"]),
+    root=st.sampled_from([None, None, "parent", "/"]),
 )
 def test_indexed_lookups_answer_what_the_full_read_answers(
     tree: Path,
@@ -142,6 +154,7 @@ def test_indexed_lookups_answer_what_the_full_read_answers(
     proposed: list[str],
     lineage: str | None,
     role: str,
+    root: str | None,
 ) -> None:
     layout = discover(tree).layout
     leases = [
@@ -154,6 +167,8 @@ def test_indexed_lookups_answer_what_the_full_read_answers(
     inp: dict[str, Any] = {"role": role, "owned_files": proposed} if proposed else {"role": role}
     if lineage is not None:
         inp["lineage_id"] = lineage
+    if root is not None:  # proposed paths relative to another root: above the work tree, or /
+        inp["workspace_root"] = str(tree.parent) if root == "parent" else root
     outcome, value, used = _route(tree, inp)
     assert used  # the index was bound to the registry just written
     assert (outcome, value) == _full_read(tree, inp), (rows, proposed, lineage)
@@ -343,12 +358,18 @@ def test_a_last_segment_symlink_is_resolved(tmp_path: Path) -> None:
     assert _full_read(repo, _writer(["src/a.py"]))[1]["mode"] == "local"
 
 
-def test_a_proposed_path_holding_the_work_tree_conflicts(tmp_path: Path) -> None:
+@pytest.mark.parametrize("held", [["deep/x.py"], ["caf\u00e9/x.py"], ["deep/x.py", "caf\u00e9/x.py"]])
+def test_a_proposed_path_holding_the_work_tree_answers_as_the_full_read(
+    tmp_path: Path, held: list[str]
+) -> None:
     repo = _git_init(tmp_path / "r")
-    owners._write(discover(repo).layout, [_lease("holder", ["deep/x.py"])])
-    for inp in (_writer(["."]), {**_writer([repo.name]), "workspace_root": str(repo.parent)}):
-        assert _route(repo, inp)[:2] == _full_read(repo, inp)
-        assert _route(repo, inp)[1]["mode"] == "local"
+    owners._write(discover(repo).layout, [_lease("holder", held)])
+    for inp in (
+        _writer(["."]),
+        {**_writer([repo.name]), "workspace_root": str(repo.parent)},
+        {**_writer(["."]), "workspace_root": "/"},
+    ):
+        assert _route(repo, inp)[:2] == _full_read(repo, inp), inp
 
 
 # --- the format ------------------------------------------------------------------------------

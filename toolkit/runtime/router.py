@@ -233,6 +233,9 @@ def _indexed_conflict(
     root_prefix = canon.root_key_prefix()
     if root_prefix is None:
         raise IndexUndecided
+    for key in proposed:
+        if not key.startswith(root_prefix) and root_prefix.startswith(key.rstrip("/") + "/"):
+            raise IndexUndecided  # the work tree itself or above it: left to the full read
     odd = OverlapIndex()
     for expires, holder, paths in index.slow:
         if live(expires, holder):
@@ -245,11 +248,8 @@ def _indexed_conflict(
     cut = len(root_prefix)
     try:
         for key in proposed:
-            if key.startswith(root_prefix):
-                if index.live_overlap(key[cut:], at, exclude):
-                    return True
-            elif root_prefix.startswith(key.rstrip("/") + "/"):
-                raise IndexUndecided  # the work tree itself or above it
+            if key.startswith(root_prefix) and index.live_overlap(key[cut:], at, exclude):
+                return True
     except ValueError:
         raise IndexUndecided from None
     return False
