@@ -428,7 +428,7 @@ def test_local_hooks_with_and_without_the_toolkit_on_path(git_repo: GitRepo, tmp
     without = _pre_commit_run(git_repo.path, home, BARE_PATH)
     assert without.returncode == 1
     out = without.stdout
-    for script in ("workgroup-privacy-hook", "workgroup-docs-claims-hook", "workgroup-verify-hook"):
+    for script in ("workgroup-privacy-all-hook", "workgroup-docs-claims-hook", "workgroup-verify-hook"):
         assert f"{script}: not found on PATH. Install the workgroup toolkit: pip install" in out, out
     assert "Executable `" not in out  # not pre-commit's bare "Executable ... not found"
 
@@ -446,7 +446,7 @@ def test_remote_hooks_from_a_tagged_clone_work_without_the_toolkit_installed(
     )
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
-    assert re.search(r"workgroup privacy \(workflow artifacts\)\.+Failed", out), out
+    assert re.search(r"workgroup privacy \(all files\)\.+Failed", out), out
     assert re.search(r"workgroup docs claims\.+Passed", out), out
     assert re.search(r"workgroup verify \(checkpoints\)\.+Passed", out), out
     assert ".workgroup/notes/leak.json" in out and "4eC39HqLyjWD" not in out

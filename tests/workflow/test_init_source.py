@@ -267,7 +267,7 @@ def _init(bindir: Path, project: Path, *args: str) -> subprocess.CompletedProces
 
 def _ours(project: Path) -> dict[str, object]:
     data = yaml.safe_load((project / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
-    return next(r for r in data["repos"] if any(h["id"] == "workgroup-privacy" for h in r["hooks"]))
+    return next(r for r in data["repos"] if any(h["id"] == "workgroup-privacy-all" for h in r["hooks"]))
 
 
 LEAK = '{"note": "' + "sk_" + "live_" + '4eC39HqLyjWD4rjtT1zdp7dcFAKE"}\n'  # synthetic, non-working key
@@ -319,7 +319,7 @@ def test_pip_install_from_a_git_url_then_init_then_pre_commit(
     )
     out = run.stdout + run.stderr
     assert run.returncode == 1, out
-    assert "workgroup privacy (workflow artifacts)" in out and "Failed" in out, out
+    assert "workgroup privacy (all files)" in out and "Failed" in out, out
     assert ".workgroup/notes/leak.json" in out and "4eC39HqLyjWD" not in out
 
 
