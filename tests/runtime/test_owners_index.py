@@ -390,3 +390,36 @@ def test_the_index_keeps_odd_paths_for_the_reader_and_refuses_rows_owners_would_
     assert [holder for _, holder in index.fallback] == ["b"]
     assert encode_index([{**rows[0], "lease_expires_at": "soon"}], binding) is None
     assert encode_index([{**rows[0], "owned_files": [1]}], binding) is None
+
+
+def test_owners_list_rebuilds_the_index_after_a_valid_hand_edit(held: Path) -> None:
+    registry = _registry(held)
+    document = json.loads(registry.read_text())
+    document["writers"].append(dict(document["writers"][0], lineage_id="edited", owned_files=["docs"]))
+    registry.write_text(json.dumps(document))
+    assert _route(held, _writer(["docs/x.md"]))[1:] == (
+        {"mode": "local", "reason_codes": ["WRITER_OWNERSHIP_CONFLICT"]},
+        False,
+    )
+    assert [lease.lineage_id for lease in owners.list_leases(discover(held).layout, now=NOW)] == [
+        "holder",
+        "edited",
+    ]
+    assert _route(held, _writer(["docs/x.md"]))[1:] == (
+        {"mode": "local", "reason_codes": ["WRITER_OWNERSHIP_CONFLICT"]},
+        True,
+    )
+    assert _route(held, _writer(["src/b.py"]))[1:] == (
+        {"mode": "fresh-capsule", "reason_codes": ["INDEPENDENT_CAPSULE"]},
+        True,
+    )
+
+
+def test_owners_list_builds_no_index_for_a_malformed_registry(held: Path) -> None:
+    registry = _registry(held)
+    document = json.loads(registry.read_text())
+    document["writers"][0]["owned_files"] = "src/a.py"
+    registry.write_text(json.dumps(document))
+    with pytest.raises(owners.EnvironmentFailure):
+        owners.list_leases(discover(held).layout, now=NOW)
+    assert _route(held, _writer(["src/b.py"]))[:2] == ("error", "ENVIRONMENT_ERROR")

@@ -11,6 +11,10 @@ Every change happens under ``file_lock(layout.lock("owners"))`` and is written a
 processes can never both hold overlapping scopes, and a reader without the lock (the runtime)
 sees the old file or the new one. Expired leases are dropped on every read and write.
 
+Beside it, ``owners.index`` (``toolkit.core.owners_index``): the owned paths sorted for lookup,
+written after each registry write and bound to its exact bytes, so ``workgroup runtime route``
+does not decode and validate every entry. ``list_leases`` rebuilds it after a hand edit.
+
 Stored paths are exactly what the holder gave (repository-relative); aliases, case and NFKC are
 folded only to compare. Owned globs are expanded against the tracked files at acquire time
 (``resolved_owned_files``) and also matched, with pathspec, against the other side's literal
@@ -117,6 +121,10 @@ def _read(layout: Layout) -> list[Lease]:
         if exc.code in (NOT_A_FILE, TOO_LARGE, TOO_DEEP) or exc.code.startswith("INVALID"):
             raise _corrupt() from None
         raise EnvironmentFailure("OWNERS_REGISTRY_UNREADABLE", "the writer registry cannot be read") from None
+    return _leases_from(data)
+
+
+def _leases_from(data: object) -> list[Lease]:
     if (
         not isinstance(data, dict)
         or data.get("schema") != SCHEMA
@@ -168,6 +176,45 @@ def _write_index(layout: Layout, rows: list[dict[str, Any]], data: bytes) -> Non
     except (OSError, FileRefused):
         # the lease is written; an index left behind is bound to older bytes and not trusted
         return
+
+
+def _refresh_index(layout: Layout) -> None:
+    """Under the lock, when nothing is written: a registry whose index is missing or bound to
+    other bytes (a hand edit, a crash between the two writes) gets one again, built from the bytes
+    read here once they validate as ``_read`` validates them. Anything else leaves it as it is."""
+    from toolkit.core.owners_index import INDEX_FILE, decode_index, encode_index, registry_binding
+    from toolkit.infra.boundedio import FileRefused, loads_bounded, read_regular
+    from toolkit.infra.localstate import MAX_REGISTRY_BYTES
+
+    registry, index_path = layout.owners_registry, layout.local / INDEX_FILE
+    try:
+        before = os.stat(registry, follow_symlinks=False)
+        raw = read_regular(
+            registry, limit=MAX_REGISTRY_BYTES, what="the writer registry", follow_symlinks=False
+        )
+        after = os.stat(registry, follow_symlinks=False)
+        if raw is None or (before.st_ino, before.st_mtime_ns) != (after.st_ino, after.st_mtime_ns):
+            return
+        try:
+            old = read_regular(
+                index_path, limit=MAX_REGISTRY_BYTES, what="the index", follow_symlinks=False, missing_ok=True
+            )
+        except FileRefused:
+            old = None  # a symlink or not a file: replaced below
+        current = None if old is None else decode_index(old)
+        if current is not None and current.bound_to(raw, after.st_mtime_ns, after.st_ino):
+            return
+        leases = _leases_from(loads_bounded(raw, what="the writer registry", strict=False))
+        encoded = encode_index(
+            [lease.to_json() for lease in leases], registry_binding(raw, after.st_mtime_ns, after.st_ino)
+        )
+        if encoded is None:
+            return
+        if index_path.is_symlink():
+            index_path.unlink()
+        atomic_write(index_path, encoded)
+    except (OSError, FileRefused, EnvironmentFailure):
+        return  # not valid, or not readable: no index, and the readers report the registry
 
 
 def _live(leases: Sequence[Lease], now: datetime) -> list[Lease]:
@@ -308,4 +355,6 @@ def list_leases(layout: Layout, *, now: datetime) -> list[Lease]:
         live = _live(leases, now)
         if len(live) != len(leases):
             _write(layout, live)
+        else:
+            _refresh_index(layout)
     return live
