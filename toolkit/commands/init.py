@@ -63,7 +63,7 @@ def register(app: typer.Typer) -> None:
                 "--hook-rev",
                 metavar="REV",
                 help="Tag or commit of the hook repository [default: the installed commit when "
-                "installed from a git URL, else the installed release's tag].",
+                "installed from a git URL, else the installed release's commit, or its tag].",
             ),
         ] = None,
         cm: Annotated[
