@@ -262,7 +262,13 @@ def test_hooks_written_by_the_old_init_are_brought_up_to_date() -> None:
     assert how == "updated" and new is not None
     ids = [h["id"] for h in _ours(new)["hooks"]]
     # the artifact-only privacy hook is replaced by the all-files one in place
-    assert ids == ["workgroup-privacy-all", "workgroup-skills", "workgroup-docs-claims", "workgroup-verify"]
+    assert ids == [
+        "workgroup-privacy-all",
+        "workgroup-skills",
+        "workgroup-privacy-commit-msg",
+        "workgroup-docs-claims",
+        "workgroup-verify",
+    ]
     assert "files" not in _ours(new)["hooks"][0]
     assert yaml.safe_load(new)["repos"][1] == {"repo": "meta", "hooks": [{"id": "check-hooks-apply"}]}
 

@@ -39,7 +39,16 @@ from toolkit.workflow.hook_source import (
     validate_rev,
 )
 
-HOOK_IDS = ("workgroup-privacy-all", "workgroup-docs-claims", "workgroup-verify")
+HOOK_IDS = (
+    "workgroup-privacy-all",
+    "workgroup-privacy-commit-msg",
+    "workgroup-docs-claims",
+    "workgroup-verify",
+)
+# the git hooks a plain `pre-commit install` installs: init writes them as the config's
+# default_install_hook_types, or the commit-msg hook would sit in the config and never run
+INSTALL_TYPES = ("pre-commit", "commit-msg")
+_INSTALL_TYPES_KEY = re.compile(r"^default_install_hook_types[ \t]*:", re.M)
 # a config written by an older init names the artifact-only privacy hook: the all-files hook
 # checks the same files with the same rules, and every other staged file too
 SUPERSEDED = {"workgroup-privacy": "workgroup-privacy-all"}
@@ -56,6 +65,10 @@ HOOK_NOTES = {
         "workflow artifacts only (.workgroup/, .reviews/, handoffs, *.jsonl): every privacy rule. "
         "Not checked: any other file (hook workgroup-privacy-all)"
     ),
+    "workgroup-privacy-commit-msg": (
+        "the commit message, at the commit-msg stage: secrets and credentials, provider session ids. "
+        "Not checked: messages of commits made with --no-verify or before the hook was installed"
+    ),
     "workgroup-docs-claims": (
         "Markdown, reStructuredText, AsciiDoc and text files: blanket claims that cached input "
         "removes context tokens. Not checked: code, secrets"
@@ -71,7 +84,16 @@ PYTHON_FLOOR = (3, 11)
 _PY_VERSION = re.compile(r"(?:^|[/\\]|python|py)(\d+)\.(\d+)(?:\.\d+)?(?:\.exe)?$", re.I)
 MARKER = "# workgroup hooks (workgroup init)"
 # hook keys copied from .pre-commit-hooks.yaml into a local hook, in this order
-_LOCAL_KEYS = ("files", "exclude", "types", "types_or", "exclude_types", "pass_filenames", "always_run")
+_LOCAL_KEYS = (
+    "files",
+    "exclude",
+    "types",
+    "types_or",
+    "exclude_types",
+    "pass_filenames",
+    "always_run",
+    "stages",  # the commit-msg hook runs on the message only
+)
 GITIGNORE_MARK = "# workgroup: local state, never committed"
 GITIGNORE_LINES = (".workgroup/local/",)
 CM_GITIGNORE_LINES = (".cm-run.json", ".cm-run.lock", ".cm-write.lock")
@@ -346,6 +368,49 @@ def merge_pre_commit_config(text: str | None, form: HookForm) -> tuple[str | Non
     return new, how
 
 
+def merge_install_types(text: str) -> tuple[str | None, str]:
+    """(new text or None when unchanged, what to say): ``default_install_hook_types`` names
+    ``pre-commit`` and ``commit-msg``, so a plain ``pre-commit install`` (here and in every clone)
+    installs the commit-message hook too. Absent: one line is added above ``repos:``; a one-line
+    list lacking a type gets it appended; anything else is left as it is and the output says what
+    to add. The result is parsed back: only that key may differ, otherwise nothing changes."""
+    data = _parse(text)
+    if not isinstance(data, dict):
+        raise _unmergeable(".pre-commit-config.yaml is not a mapping with a repos list")
+    current = data.get("default_install_hook_types")
+    wanted = list(INSTALL_TYPES)
+    if isinstance(current, list) and all(t in current for t in INSTALL_TYPES):
+        return None, "default_install_hook_types: " + ", ".join(map(str, current))
+    key = _INSTALL_TYPES_KEY.search(text)
+    if key is None:
+        repos = _REPOS_LINE.search(text) or _REPOS_FLOW_EMPTY.search(text)
+        if repos is None:
+            raise _unmergeable("could not find a block-style `repos:` line")
+        line = f"default_install_hook_types: [{', '.join(wanted)}]  # pre-commit install: both hooks\n"
+        new = text[: repos.start()] + line + text[repos.start() :]
+    else:
+        end = text.find("\n", key.end())
+        rest = text[key.end() : len(text) if end < 0 else end]
+        flow = rest.partition(" #")[0].strip()
+        if not (isinstance(current, list) and flow.startswith("[") and flow.endswith("]")):
+            return None, (
+                "default_install_hook_types: left as written; add commit-msg to it, or the "
+                "commit-message hook is not installed by `pre-commit install`"
+            )
+        wanted = [*map(str, current), *(t for t in INSTALL_TYPES if t not in current)]
+        close = key.end() + rest.index("]") + 1  # the comment after the list stays as written
+        new = text[: key.end()] + f" [{', '.join(wanted)}]" + text[close:]
+    merged = _parse(new)
+    if not (
+        isinstance(merged, dict)
+        and merged.get("default_install_hook_types") == wanted
+        and {k: v for k, v in merged.items() if k != "default_install_hook_types"}
+        == {k: v for k, v in data.items() if k != "default_install_hook_types"}
+    ):
+        raise _unmergeable("merging would change the existing configuration")
+    return new, "default_install_hook_types: " + ", ".join(wanted) + " (added for the commit-msg hook)"
+
+
 def _insert(text: str, block: str) -> str:
     if _REPOS_FLOW_EMPTY.search(text):
         return _REPOS_FLOW_EMPTY.sub(lambda _: "repos:\n" + block.rstrip("\n"), text, count=1)
@@ -513,7 +578,14 @@ def initialize(workdir: Path, *, form: HookForm, install: bool = True, cm: bool 
     pre_commit_path = workdir / ".pre-commit-config.yaml"
     out.cm = uses_cm(workdir) if cm is None else cm
     new_gitignore, out.gitignore = merge_gitignore(_read(workdir, gitignore_path), cm=out.cm)
-    new_pre_commit, out.pre_commit_config = merge_pre_commit_config(_read(workdir, pre_commit_path), form)
+    old_pre_commit = _read(workdir, pre_commit_path)
+    new_pre_commit, out.pre_commit_config = merge_pre_commit_config(old_pre_commit, form)
+    typed, types_note = merge_install_types(
+        new_pre_commit if new_pre_commit is not None else old_pre_commit or ""
+    )
+    if typed is not None:
+        new_pre_commit = typed
+        out.pre_commit_config = "updated" if out.pre_commit_config == "unchanged" else out.pre_commit_config
     # a .workgroup/ leading outside the work tree is refused, not taken as "config exists"
     config_there = confined.exists(workdir, config_path, what=".workgroup/config.yml")
     config_text = None if config_there else template_text("config.yml")
@@ -534,6 +606,7 @@ def initialize(workdir: Path, *, form: HookForm, install: bool = True, cm: bool 
         f".gitignore: {out.gitignore}" + ("" if out.cm else " (no CM files found: CM lines left out)"),
         f".pre-commit-config.yaml: {out.pre_commit_config}, {where}",
         *_hook_lines(_read(workdir, pre_commit_path) if new_pre_commit is None else new_pre_commit, form),
+        f"  {types_note}",
     ]
     out.hook = _install_hook(workdir, out) if install else "skipped"
     return out
@@ -568,5 +641,8 @@ def _install_hook(workdir: Path, out: InitOutcome) -> str:
         out.messages.append("git hook: `pre-commit install` failed:")
         out.messages += [f"  {line}" for line in (proc.stdout + proc.stderr).strip().splitlines()[-5:]]
         return "failed"
-    out.messages.append("git hook: installed (pre-commit install)")
+    out.messages.append(
+        "git hook: installed (pre-commit install): the pre-commit and commit-msg hooks, as "
+        "default_install_hook_types says; a plain `pre-commit install` in a clone does the same"
+    )
     return "installed"
