@@ -13,8 +13,10 @@ from toolkit.commands._common import emit_json, repository, say
 HELP = """Write .workgroup/config.yml, .gitignore lines and the pre-commit config; install the git hook.
 
 The hooks: workgroup-privacy-all (secrets in every staged file; every privacy rule in workflow
-artifacts), workgroup-docs-claims and workgroup-verify; init prints what each checks and what it
-does not. By default they are the toolkit's published hooks, which pre-commit installs in every
+artifacts), workgroup-privacy-commit-msg (the commit message), workgroup-docs-claims and
+workgroup-verify; init prints what each checks and what it does not. It writes
+default_install_hook_types: [pre-commit, commit-msg], so a plain `pre-commit install` (init's, and
+every clone's) installs the commit-message hook too. By default they are the toolkit's published hooks, which pre-commit installs in every
 clone: `repo:` the git URL the toolkit was installed from and `rev:` the installed commit (pip
 records both), else the repository of its package metadata at the release commit (or its tag);
 the rev is checked to exist with git before anything is written. When the config's
