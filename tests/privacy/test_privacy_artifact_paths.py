@@ -138,3 +138,22 @@ def test_the_hook_parses_the_config_only_when_it_sets_artifact_paths(git_repo: G
     git_repo.write(".workgroup/config.yml", "privacy: {artifact_paths: ['notes/**']}\n")
     flow = imports()
     assert flow.returncode == 1 and " yaml" in flow.stderr
+
+
+def test_history_scans_session_notes_and_team_folders_as_artifacts(git_repo: GitRepo) -> None:
+    git_repo.commit(
+        "notes",
+        {
+            "docs/agent-session-notes.md": "# Notes\n" + HOME + TRANSCRIPT + SESSION,
+            "notes/today.md": HOME,
+            "docs/guide.md": HOME,  # ordinary docs: a home path is not a finding
+        },
+    )
+    plain = run_workgroup("privacy", "scan", "--history", cwd=git_repo.path)
+    out = plain.stdout.decode()
+    assert plain.returncode == 1 and "docs/agent-session-notes.md" in out, out
+    assert "chat-role-dump" in out and "home-path" in out and "provider-session-id" in out
+    assert "notes/today.md" not in out and "docs/guide.md" not in out
+    git_repo.commit("config", {".workgroup/config.yml": "privacy:\n  artifact_paths: ['notes/**']\n"})
+    team = run_workgroup("privacy", "scan", "--history", cwd=git_repo.path)
+    assert "notes/today.md" in team.stdout.decode() and "docs/guide.md" not in team.stdout.decode()

@@ -15,8 +15,8 @@ One ``git log -p`` process is read as a stream and parsed line by line (``parse_
 * a binary file (git says ``Binary files ... differ``) is read as the blob it became, by its
   id, through ``git cat-file --batch`` and scanned as a binary file is (its printable runs,
   the fixed-format secret rules; compressed data by its content); each blob id once;
-* the rules are the ones of the path's context (``files.context_for``), as a file scan applies
-  them; inline ``workgroup: allow`` comments and the reviewed allowlist are honoured, by
+* the rules are the ones of the file's context (``files.context_of``: by path, and session notes
+  by content), as a file scan applies them; inline ``workgroup: allow`` comments and the reviewed allowlist are honoured, by
   (rule, path, fingerprint) as in ``gate.apply_allowlist``.
 
 Standard library only: ``git`` runs as a subprocess.
@@ -35,7 +35,7 @@ from toolkit.privacy.files import (
     BATCH_FILE_LIMIT,
     FileFinding,
     ScanReport,
-    context_for,
+    context_of,
     scan_batch,
     scan_windows,
 )
@@ -389,8 +389,10 @@ class _Scanner:
         self.size = 0
 
     def _windows(self, lines: list[str], shown: str, path: str) -> list[FileFinding]:
-        ctx = self.context if self.context is not None else context_for(path)
-        return scan_windows(iter(["\n".join(lines) + "\n"]), shown, path, ctx)
+        text = "\n".join(lines) + "\n"
+        # added session notes (a transcript in Markdown) are an artifact, as in a file scan
+        ctx = self.context if self.context is not None else context_of(path, text)
+        return scan_windows(iter([text]), shown, path, ctx)
 
     def _scan_large(self, item: _Added) -> None:
         """One file's added text in parts (bounded memory), each overlapping the previous."""

@@ -168,11 +168,12 @@ def windows(
         window = tail + buffer[:cut] if tail else buffer[:cut]
         rest = buffer[cut:]
         del buffer
+        # the pieces go before the window is scanned: a line longer than a window is in both
+        pending, pending_len, newline = ([rest], len(rest), False) if rest else ([], 0, False)
         yield window, first_line, repeated
         tail = _overlap(window, overlap)
         repeated = tail.count("\n")
         first_line += window.count("\n") - repeated
-        pending, pending_len, newline = ([rest], len(rest), False) if rest else ([], 0, False)
     rest = "".join(pending)
     if rest or first_line == 1 and not tail:
         yield (tail + rest if tail else rest), first_line, repeated
