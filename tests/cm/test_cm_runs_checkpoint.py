@@ -246,7 +246,7 @@ def test_a_writer_killed_mid_run_leaves_a_log_read_as_from_the_start(tmp_path: P
     specs.mkdir()
     home = tmp_path / "home"
     proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(specs), "100000", str(home)])
-    time.sleep(delay)
+    time.sleep(delay)  # not a barrier: where the kill lands inside the run
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     log = specs / runptr.PROJECT_LOG_NAME

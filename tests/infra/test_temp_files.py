@@ -72,7 +72,7 @@ def test_kill_mid_write_leaves_nothing_in_the_work_tree(git_repo: GitRepo) -> No
         )
         assert proc.stdout is not None
         assert read_line(proc.stdout.fileno(), timeout=60) == b"writing\n"
-        time.sleep(delay)
+        time.sleep(delay)  # not a barrier: where the kill lands inside the write
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         assert proc.returncode == -signal.SIGKILL
@@ -215,7 +215,7 @@ def test_kill_mid_artifact_copy_leaves_nothing_in_the_work_tree(git_repo: GitRep
         )
         assert proc.stdout is not None
         assert read_line(proc.stdout.fileno(), timeout=60) == b"writing\n"
-        time.sleep((attempt % 6) * 0.011)
+        time.sleep((attempt % 6) * 0.011)  # not a barrier: where the kill lands inside the copy
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         untracked = _untracked(git_repo.path)

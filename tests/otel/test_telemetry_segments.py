@@ -146,7 +146,7 @@ def test_kill_during_rotation_loses_and_doubles_nothing(tmp_path: Path) -> None:
         )
         assert proc.stdout is not None
         assert proc.stdout.readline() == b"writing\n"
-        time.sleep(0.01 * round_)
+        time.sleep(0.01 * round_)  # not a barrier: where the kill lands inside the rotation
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         proc.stdout.close()

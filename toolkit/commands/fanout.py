@@ -58,6 +58,7 @@ def register(app: typer.Typer) -> None:
         except (PlanError, ProfileError) as exc:
             raise InvalidInput("INVALID_PLAN", exc.message) from None
         from toolkit.core.findings import Finding, emit
+        from toolkit.infra.ci import github_actions
 
         shared = [
             Finding(
@@ -79,6 +80,7 @@ def register(app: typer.Typer) -> None:
             stderr=sys.stderr,
             summary_extra={"profile": settings["profile"], "verdict": verdict},
             notices=[] if json_out else [f"fan-out plan {verdict} under profile {settings['profile']}"],
+            annotate=github_actions(),
         )
         raise typer.Exit(1 if findings else 0)
 

@@ -46,10 +46,10 @@ def register(app: typer.Typer) -> None:
         paths: Annotated[
             list[Path] | None,
             typer.Argument(
-                help="Files or directories (default: the current folder). In a git repository only what "
+                help="TARGETS: files or directories (default: the current folder). In a git repository only what "
                 "git would commit is read: tracked plus untracked files that are not ignored. With "
                 "--history: git revision ranges (`git rev-list` syntax; default: HEAD's history).",
-                metavar="[PATH|REVS]...",
+                metavar="TARGETS",
             ),
         ] = None,
         output: Annotated[

@@ -96,8 +96,11 @@ def emit(
     unit: str = "file",
     summary_extra: dict[str, Any] | None = None,
     notices: list[str] | None = None,
+    annotate: bool = False,
 ) -> None:
-    """Write findings in the shared convention (text or JSON) and the summary."""
+    """Write findings in the shared convention (text or JSON) and the summary; with ``annotate``
+    (the caller found a GitHub Actions job: ``toolkit.infra.ci.github_actions``), text output
+    also writes each finding as a workflow annotation."""
     from toolkit.core.display import shown
 
     if as_json:
@@ -112,7 +115,8 @@ def emit(
     else:
         for f in findings:
             stdout.write(f.text() + "\n")
-        _annotate(findings, stdout)
+        if annotate and findings:
+            _annotate(findings, stdout)
     for notice in notices or ():
         stderr.write(f"{tool}: {shown(notice)}\n")
     if not as_json or findings:
@@ -120,14 +124,11 @@ def emit(
 
 
 def _annotate(findings: list[Finding], stdout: IO[str]) -> None:
-    """In a GitHub Actions job, each finding again as a workflow annotation (toolkit/core/sarif.py)."""
-    import os
+    """Each finding again as a workflow annotation (toolkit/core/sarif.py)."""
+    from toolkit.core.sarif import annotation
 
-    if findings and os.environ.get("GITHUB_ACTIONS") == "true":
-        from toolkit.core.sarif import annotation
-
-        for f in findings:
-            stdout.write(annotation(f, f.extra.get("file")) + "\n")
+    for f in findings:
+        stdout.write(annotation(f, f.extra.get("file")) + "\n")
 
 
 def error_object(code: str, message: str, path: str | None = None) -> dict[str, Any]:

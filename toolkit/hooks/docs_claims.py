@@ -27,6 +27,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     from pathlib import Path
 
     from toolkit.core.findings import Finding, emit
+    from toolkit.infra.ci import github_actions
     from toolkit.privacy.claims import find_claims
     from toolkit.privacy.files import read_text
 
@@ -57,6 +58,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
             stderr=sys.stderr,
             checked=len(names),
             notices=notices,
+            annotate=github_actions(),
         )
     return 1 if findings else 0
 

@@ -66,6 +66,7 @@ def run(argv: Sequence[str] | None, description: str, prog: str = "workgroup-pri
 
     from toolkit.core.errors import ToolkitError
     from toolkit.core.findings import emit
+    from toolkit.infra.ci import github_actions
     from toolkit.privacy.gate import SUPPRESS_HINT, run_gate, shared_findings
 
     root = Path.cwd()
@@ -95,6 +96,7 @@ def run(argv: Sequence[str] | None, description: str, prog: str = "workgroup-pri
         stderr=sys.stderr,
         checked=report.files_scanned,
         notices=report.notices,
+        annotate=github_actions(),
     )
     sys.stderr.write(f"values are masked. {SUPPRESS_HINT}\n")
     return 1

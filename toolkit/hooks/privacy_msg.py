@@ -68,6 +68,7 @@ def run(argv: Sequence[str] | None) -> int:
 
     from toolkit.core.findings import emit
     from toolkit.infra.boundedio import FileRefused, read_regular
+    from toolkit.infra.ci import github_actions
     from toolkit.privacy.files import ScanReport
     from toolkit.privacy.gate import shared_findings
 
@@ -94,6 +95,7 @@ def run(argv: Sequence[str] | None) -> int:
         stderr=sys.stderr,
         checked=report.files_scanned,
         notices=report.notices,
+        annotate=github_actions(),
     )
     sys.stderr.write(
         "values are masked. Reword the message without the value (it is kept in history and shared);\n"

@@ -87,14 +87,18 @@ def spans_of(batch: Path) -> list[Any]:
     return spans
 
 
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+def _stamp() -> str:
+    """The time of a delivery attempt in status.json (RFC 3339, UTC, whole seconds)."""
+    from toolkit.core.timefmt import format_utc
+    from toolkit.infra.clock import now_utc
+
+    return format_utc(now_utc())
 
 
 def _status(otel_dir: Path, **values: Any) -> None:
     from toolkit.infra.store import atomic_write
 
-    values["at"] = _now()
+    values["at"] = _stamp()
     try:
         atomic_write(otel_dir / STATUS, (json.dumps(values, sort_keys=True) + "\n").encode())
     except OSError:
@@ -194,10 +198,10 @@ class Flusher:
             traces["endpoint"] = delivery.endpoint
         if code is None:
             traces["state"] = "ok"
-            traces["last_success"] = _now()
+            traces["last_success"] = _stamp()
         else:
             traces["state"] = "failed"
-            error: dict[str, Any] = {"code": code, "reason": reason or "not accepted", "at": _now()}
+            error: dict[str, Any] = {"code": code, "reason": reason or "not accepted", "at": _stamp()}
             if delivery is not None:
                 error.update(attempts=delivery.attempts, http_status=delivery.http_status)
             traces["last_error"] = error

@@ -175,6 +175,7 @@ def scan_command(
     """Run the scan and print it; the exit code (0 clean, 1 findings, 2 usage, 3 environment)."""
     from toolkit.core.errors import InvalidInput, ToolkitError
     from toolkit.core.findings import emit, write_error_json
+    from toolkit.infra.ci import github_actions
     from toolkit.privacy.gate import SUPPRESS_HINT, apply_allowlist
     from toolkit.privacy.selection import scan_targets, select
     from toolkit.privacy.types import Context
@@ -232,6 +233,7 @@ def scan_command(
         stderr=err,
         checked=report.files_scanned,
         notices=report.notices,
+        annotate=github_actions(),
     )
     if rows and not as_json:
         err.write(SUPPRESS_HINT + "\n")
@@ -294,6 +296,7 @@ def history_command(
     from toolkit.core.errors import EnvironmentFailure, ToolkitError
     from toolkit.core.findings import Finding as Row
     from toolkit.core.findings import emit, write_error_json
+    from toolkit.infra.ci import github_actions
     from toolkit.privacy.history import SHORT, scan_history
     from toolkit.privacy.types import Context
 
@@ -359,6 +362,7 @@ def history_command(
         unit="commit",
         summary_extra=summary,
         notices=report.notices,
+        annotate=github_actions(),
     )
     return 1 if rows else 0
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from toolkit.core.errors import ExitCode, ToolkitError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing stays out of the hooks' cold start
     from typing import IO, Protocol
@@ -61,11 +63,13 @@ _WIDE_RUN = b"PZ" * MIN_RUN
 _WIDE_MORE = re.compile(rb"(?:PZ)+")
 
 
-class Unreadable(Exception):
+class Unreadable(ToolkitError):
     """A file whose content cannot be read whole: ``reason`` says why (never its content)."""
 
+    exit_code = ExitCode.ENVIRONMENT
+
     def __init__(self, reason: str) -> None:
-        super().__init__(reason)
+        super().__init__("FILE_UNREADABLE", reason)
         self.reason = reason
 
 

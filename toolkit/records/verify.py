@@ -119,6 +119,7 @@ class Report:
     def emit(self, *, as_json: bool, stdout: Any, stderr: Any) -> None:
         """Findings in the shared convention: lines on stdout (or one JSON object), summary on stderr."""
         from toolkit.core.findings import emit
+        from toolkit.infra.ci import github_actions
 
         emit(
             "verify",
@@ -129,6 +130,7 @@ class Report:
             checked=sum(self.counts.values()),
             unit="record",
             summary_extra={"rev": self.rev, **self.counts},
+            annotate=github_actions(),
         )
 
     def emit_sarif(self, *, stdout: Any, stderr: Any) -> None:

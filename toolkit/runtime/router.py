@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import re
 
+from toolkit.core.errors import ToolkitError
 from toolkit.core.jscompat import js_truthy
 from toolkit.core.ownership import OverlapIndex, OwnershipPathError
 from toolkit.runtime.codes import RuntimeOpError
@@ -57,8 +58,12 @@ _SEEN_KEY = "router.registry_requests"
 _INDEX_CACHE_KEY = "router.owners_index"
 
 
-class IndexUndecided(Exception):
-    """The registry index cannot answer this request exactly: read the registry in full."""
+class IndexUndecided(ToolkitError):
+    """The registry index cannot answer this request exactly: read the registry in full (never
+    leaves the router; the full read answers instead)."""
+
+    def __init__(self) -> None:
+        super().__init__("INDEX_UNDECIDED", "the registry index cannot answer this request exactly")
 
 
 def decision(mode: str, reasons: Sequence[str]) -> dict[str, Any]:

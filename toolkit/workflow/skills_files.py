@@ -136,5 +136,13 @@ def shared_findings(findings: list[LintFinding]) -> list[Finding]:
 
 def emit_findings(findings: list[LintFinding], *, as_json: bool, stdout: IO[str], stderr: IO[str]) -> None:
     from toolkit.core.findings import emit
+    from toolkit.infra.ci import github_actions
 
-    emit("skills", shared_findings(findings), as_json=as_json, stdout=stdout, stderr=stderr)
+    emit(
+        "skills",
+        shared_findings(findings),
+        as_json=as_json,
+        stdout=stdout,
+        stderr=stderr,
+        annotate=github_actions(),
+    )
