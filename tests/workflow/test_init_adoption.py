@@ -52,7 +52,12 @@ def test_an_older_artifact_only_privacy_hook_is_replaced_in_place() -> None:
     new, how = merge_pre_commit_config(old, REMOTE)
     assert how == "updated" and new is not None
     ids = [h["id"] for h in _ours(new)["hooks"]]  # type: ignore[index]
-    assert ids == ["workgroup-privacy-all", "workgroup-verify", "workgroup-privacy-commit-msg", "workgroup-docs-claims"]
+    assert ids == [
+        "workgroup-privacy-all",
+        "workgroup-verify",
+        "workgroup-privacy-commit-msg",
+        "workgroup-docs-claims",
+    ]
 
 
 # --- the hooks' Python ---------------------------------------------------------------------------
