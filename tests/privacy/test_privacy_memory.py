@@ -89,8 +89,9 @@ def test_a_line_longer_than_the_read_at_once_is_held_as_one_window(tmp_path: Pat
     code, peak = _peak_kb("privacy", "scan", str(big))
     assert code == 1
     line_kb = big.stat().st_size // 1024
-    # measured: 4.1x after, 5.1x with the pieces held (and ~39x before the seeded-rule fix)
-    assert peak - base < 4.5 * line_kb, (base, peak, line_kb)
+    # measured: 4.1x after, 5.1x with the pieces held (and ~39x before the seeded-rule fix); the
+    # bound leaves room for the allocator, so it holds the seeded-rule fix, not the pieces' release
+    assert peak - base < 6 * line_kb, (base, peak, line_kb)
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 23, 24, 25, 64, 1000])
