@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import cli
+from conftest import GitRepo, cli
 
 import toolkit
 
@@ -158,3 +158,11 @@ def test_usage_with_logs_says_nothing_of_where(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert json.loads(result.stdout)["totals"]["calls"] > 0
     assert "looked in" not in result.stderr
+
+
+def test_a_bad_config_says_where(git_repo: GitRepo) -> None:
+    git_repo.write(".workgroup/config.yml", "profile: balanced\nrouting: [\n")
+    request = '{"input":{"role":"builder","owned_files":["a.py"],"active_writers":[]}}'
+    result = cli("route", stdin=request, cwd=git_repo.path)
+    assert result.exit_code == 2
+    assert "error[CONFIG_INVALID]: .workgroup/config.yml is not valid YAML (line 3 column 1)" in result.stderr

@@ -55,13 +55,24 @@ def parse_config_yaml(text: str) -> Any:
     return _parse_yaml(text)
 
 
+def yaml_error_at(exc: BaseException) -> str:
+    """`` (line L column C)`` where a YAML parser stopped, or ``""``: the position only, never the
+    text there (the parser's own problem line quotes it)."""
+    mark = getattr(exc, "problem_mark", None)
+    line, column = getattr(mark, "line", None), getattr(mark, "column", None)
+    return (
+        f" (line {line + 1} column {column + 1})" if isinstance(line, int) and isinstance(column, int) else ""
+    )
+
+
 def _parse_yaml(text: str) -> Any:
     import yaml  # lazy: only commands that read config pay for it
 
     try:
         return yaml.safe_load(text)
-    except (yaml.YAMLError, ValueError):  # ValueError: an integer past Python's digit limit
-        raise InvalidInput(CONFIG_INVALID, ".workgroup/config.yml is not valid YAML") from None
+    except (yaml.YAMLError, ValueError) as exc:  # ValueError: an integer past Python's digit limit
+        where = yaml_error_at(exc)
+        raise InvalidInput(CONFIG_INVALID, f".workgroup/config.yml is not valid YAML{where}") from None
     except RecursionError:
         raise InvalidInput(CONFIG_INVALID, ".workgroup/config.yml nests too deeply") from None
 
