@@ -20,7 +20,7 @@ step "ruff check"
 step "ruff format --check"
 .venv/bin/ruff format --check .
 step "mypy --strict"
-.venv/bin/mypy --strict toolkit
+.venv/bin/mypy --strict toolkit hooks  # hooks/ is toolkit.hooks
 step "pytest under coverage (branches, subprocesses followed)"
 rm -f .coverage .coverage.*
 .venv/bin/python -m coverage run -m pytest

@@ -9,6 +9,25 @@ from pathlib import Path
 
 from conftest import ROOT
 
+# Where the package's modules live: toolkit/, and the design card's top-level hooks/ folder, which
+# the build configuration installs as toolkit.hooks (pyproject's package-dir).
+PACKAGE_DIRS: dict[str, Path] = {"toolkit": ROOT / "toolkit", "toolkit.hooks": ROOT / "hooks"}
+
+
+def package_sources() -> list[Path]:
+    """Every .py file of the package, hooks/ included."""
+    return sorted(
+        p for folder in PACKAGE_DIRS.values() for p in folder.rglob("*.py") if "__pycache__" not in p.parts
+    )
+
+
+def module_name(path: Path) -> str:
+    """The dotted name ``path`` is imported as (``hooks/privacy.py`` -> ``toolkit.hooks.privacy``)."""
+    for package, folder in sorted(PACKAGE_DIRS.items(), key=lambda item: -len(str(item[1]))):
+        if path.is_relative_to(folder):
+            return ".".join([package, *path.relative_to(folder).with_suffix("").parts])
+    raise ValueError(f"{path} is not a package source")
+
 
 def source_copy(dest: Path) -> Path:
     """Every file git tracks or would track (not ignored), copied to ``dest``; returns ``dest``."""

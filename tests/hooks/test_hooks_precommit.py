@@ -54,7 +54,7 @@ def test_manifest_console_scripts_and_readme_agree() -> None:
         target = scripts[hook["entry"]]  # every entry is a declared console script
         module = re.fullmatch(r"toolkit\.hooks\.(\w+):main", target)
         assert module, target
-        assert (ROOT / "toolkit" / "hooks" / f"{module.group(1)}.py").is_file()
+        assert (ROOT / "hooks" / f"{module.group(1)}.py").is_file()  # installed as toolkit.hooks
         assert f"`{hook['id']}`" in readme, f"README does not document {hook['id']}"
     # the privacy hooks take every staged file: pre-commit's `types: [text]` would keep binary,
     # UTF-16 and compressed files from the gate without a word (issue 24)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from _source import module_name, package_sources
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "toolkit"
 
@@ -77,10 +79,10 @@ def test_every_package_has_a_layer() -> None:
 
 def test_no_module_imports_from_a_higher_layer() -> None:
     violations = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        if DATA & set(path.relative_to(PACKAGE).parts):
+    for path in package_sources():
+        if path.is_relative_to(PACKAGE) and DATA & set(path.relative_to(PACKAGE).parts):
             continue
-        name = _module_name(path)
+        name = module_name(path)
         mine = _layer_of(name)
         assert mine is not None and mine >= 0, name
         for line, target in _imports(path):

@@ -38,6 +38,7 @@ MAPPED = {
     "templates": "toolkit/templates",
     "corpus": "toolkit/corpus",
     "schemas": "toolkit/schemas",
+    "hooks": "toolkit/hooks",  # the design card's top-level hooks/ folder
 }
 DATA_FOLDERS = ("templates", "corpus", "schemas")
 
@@ -60,6 +61,26 @@ def test_every_source_package_is_configured() -> None:
     assert found <= configured, sorted(found - configured)
     assert {package_dir[f"toolkit.{name}"] for name in DATA_FOLDERS} == set(DATA_FOLDERS)
     assert "hooks" not in configured and "tests" not in " ".join(configured)
+    # the card's top-level hooks/ folder is the toolkit.hooks package: no generic `hooks` package
+    assert package_dir["toolkit.hooks"] == "hooks" and "toolkit.hooks" in configured
+    assert (ROOT / "hooks" / "__init__.py").is_file() and not (ROOT / "toolkit" / "hooks").exists()
+
+
+def test_the_development_install_imports_the_hooks_from_the_top_level_folder(tmp_path: Path) -> None:
+    """The editable install maps toolkit.hooks to hooks/ (outside the repository folder, where
+    no `hooks` is importable at all), as the wheel installs it under toolkit/."""
+    code = (
+        "import importlib.util, json\n"
+        "import toolkit.hooks.privacy as p\n"
+        "print(json.dumps({'origin': p.__file__, 'top': importlib.util.find_spec('hooks') is not None}))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
+    )
+    facts = json.loads(proc.stdout)
+    assert Path(facts["origin"]).resolve() == (ROOT / "hooks" / "privacy.py").resolve()
+    assert facts["top"] is False
 
 
 # --- build and install once --------------------------------------------------------------------

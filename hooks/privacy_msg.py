@@ -56,7 +56,7 @@ def scan_message(text: str, shown: str) -> list[FileFinding]:
 
 
 def run(argv: Sequence[str] | None) -> int:
-    from toolkit.hooks.privacy import parse_filenames
+    from .privacy import parse_filenames
 
     names = parse_filenames(argv, PROG, DESCRIPTION)
     if isinstance(names, int):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from toolkit.hooks.privacy import run
+from .privacy import run
 
 
 def main(argv: Sequence[str] | None = None) -> int:

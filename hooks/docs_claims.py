@@ -15,7 +15,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    from toolkit.hooks.privacy import parse_filenames
+    from .privacy import parse_filenames
 
     names = parse_filenames(
         argv,
