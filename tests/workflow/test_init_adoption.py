@@ -166,6 +166,21 @@ def test_every_documented_rev_resolves_in_history() -> None:
     assert release_revs() == (RELEASE_COMMITS[toolkit.__version__], release_tag())
 
 
+def test_the_release_commit_publishes_every_hook_init_writes() -> None:
+    """init writes this version's hook ids at its release commit: each must be in that commit's
+    manifest, or pre-commit refuses every commit ("not present in repository")."""
+    if not _in_a_clone():
+        pytest.skip("not run from a full git clone of the toolkit")
+    import yaml
+
+    from toolkit.workflow.init import HOOK_IDS
+
+    manifest = _git(ROOT, "show", f"{release_rev()}:.pre-commit-hooks.yaml")
+    assert manifest.returncode == 0, manifest.stderr
+    published = {hook["id"] for hook in yaml.safe_load(manifest.stdout)}
+    assert set(HOOK_IDS) <= published, sorted(set(HOOK_IDS) - published)
+
+
 # --- the real pre-commit: a repository on Python 3.10 by default --------------------------------
 
 

@@ -47,7 +47,10 @@ def release_tag(version: str = __version__) -> str:
 # The commit of each release in this repository's history, for where the tag is not published (a
 # mirror without tags, the repository itself until tags are pushed). A release's own commit cannot
 # name itself: the entry is added by the next commit (docs/install.md, "Cutting a release").
-RELEASE_COMMITS = {"0.2.0": "9e3a8c06b9cd3ae88927e55c702030036c52927c"}
+RELEASE_COMMITS = {
+    "0.2.0": "9e3a8c06b9cd3ae88927e55c702030036c52927c",
+    "0.3.0": "fb8a1f60c525d4dda59a6957a43e6b2629036ac4",
+}
 
 
 def release_rev(version: str = __version__) -> str:
