@@ -60,7 +60,9 @@ _ASSIGN = lazy(
     # an unquoted value may hold "&" (password: Qm7x&Lp2vR9zK4w); a part after "&" that is
     # followed by "=" is the next field of a query string (?password=x&next=1), not the value
     r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\n]{1,200}+)(?P=q)|"
-    r"(?P<uv>[^\s\"',;&)}\]<>`]{1,200}+(?:&[^\s\"',;&)}\]<>`=]{1,200}+(?!=))*+))"
+    # (a lookahead, not a possessive group: Python before 3.11.5 ends a possessive group's repeat
+    # wrongly and took "&next=" into the value)
+    r"(?P<uv>[^\s\"',;&)}\]<>`]{1,200}+(?:&(?![^\s\"',;&)}\]<>`=]{0,200}=)[^\s\"',;&)}\]<>`=]{1,200}+)*))"
 )
 _CLI_FLAG = lazy(
     r"--(?i:password|passwd|token|api-key|secret|client-secret)(?:=|[ \t]++)"
