@@ -1,3 +1,3 @@
 """workgroup toolkit: git-integrated decision runtime, privacy gate and CM workflow tools."""
 
-__version__ = "0.3.0"
+__version__ = "0.3.1"
