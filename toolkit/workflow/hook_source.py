@@ -50,6 +50,7 @@ def release_tag(version: str = __version__) -> str:
 RELEASE_COMMITS = {
     "0.2.0": "9e3a8c06b9cd3ae88927e55c702030036c52927c",
     "0.3.0": "fb8a1f60c525d4dda59a6957a43e6b2629036ac4",
+    "0.3.1": "e324de0d775b5d57ea45bf41b65aee8574158cbc",
 }
 
 
