@@ -6,6 +6,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing stays out of the hook's cold start
+    from toolkit.privacy.files import ScanReport
+
 USAGE = "[--artifact-path GLOB ...] [FILENAME ...]"
 ARTIFACT_HELP = (
     "--artifact-path GLOB  also treat files matching GLOB (repository-relative: notes/**, "
@@ -65,9 +69,7 @@ def run(argv: Sequence[str] | None, description: str, prog: str = "workgroup-pri
     from pathlib import Path
 
     from toolkit.core.errors import ToolkitError
-    from toolkit.core.findings import emit
-    from toolkit.infra.ci import github_actions
-    from toolkit.privacy.gate import SUPPRESS_HINT, run_gate, shared_findings
+    from toolkit.privacy.gate import SUPPRESS_HINT, run_gate
 
     root = Path.cwd()
     try:
@@ -87,10 +89,19 @@ def run(argv: Sequence[str] | None, description: str, prog: str = "workgroup-pri
         for notice in report.notices:
             sys.stderr.write(f"privacy: {shown(notice)}\n")
         return 0
-    findings = shared_findings(report)
+    return report_findings(report, SUPPRESS_HINT)
+
+
+def report_findings(report: ScanReport, hint: str) -> int:
+    """The privacy hooks' refusal: the findings (masked) on stdout, the summary and ``hint`` on
+    stderr, workflow annotations in a GitHub Actions job; exit 1."""
+    from toolkit.core.findings import emit
+    from toolkit.infra.ci import github_actions
+    from toolkit.privacy.gate import shared_findings
+
     emit(
         "privacy",
-        findings,
+        shared_findings(report),
         as_json=False,
         stdout=sys.stdout,
         stderr=sys.stderr,
@@ -98,7 +109,7 @@ def run(argv: Sequence[str] | None, description: str, prog: str = "workgroup-pri
         notices=report.notices,
         annotate=github_actions(),
     )
-    sys.stderr.write(f"values are masked. {SUPPRESS_HINT}\n")
+    sys.stderr.write(f"values are masked. {hint}\n")
     return 1
 
 

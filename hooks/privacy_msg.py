@@ -56,7 +56,7 @@ def scan_message(text: str, shown: str) -> list[FileFinding]:
 
 
 def run(argv: Sequence[str] | None) -> int:
-    from .privacy import parse_filenames
+    from .privacy import parse_filenames, report_findings
 
     names = parse_filenames(argv, PROG, DESCRIPTION)
     if isinstance(names, int):
@@ -66,11 +66,8 @@ def run(argv: Sequence[str] | None) -> int:
         return 2
     from pathlib import Path
 
-    from toolkit.core.findings import emit
     from toolkit.infra.boundedio import FileRefused, read_regular
-    from toolkit.infra.ci import github_actions
     from toolkit.privacy.files import ScanReport
-    from toolkit.privacy.gate import shared_findings
 
     report = ScanReport()
     for name in names:
@@ -87,21 +84,11 @@ def run(argv: Sequence[str] | None) -> int:
         report.findings.extend(scan_message(message_text(raw), "commit message"))
     if not report.findings:
         return 0
-    emit(
-        "privacy",
-        shared_findings(report),
-        as_json=False,
-        stdout=sys.stdout,
-        stderr=sys.stderr,
-        checked=report.files_scanned,
-        notices=report.notices,
-        annotate=github_actions(),
+    return report_findings(
+        report,
+        "Reword the message without the value (it is kept in history and shared);\n"
+        "your text is kept in .git/COMMIT_EDITMSG. A false positive? Add `workgroup: allow <rule>` on that line.",
     )
-    sys.stderr.write(
-        "values are masked. Reword the message without the value (it is kept in history and shared);\n"
-        "your text is kept in .git/COMMIT_EDITMSG. A false positive? Add `workgroup: allow <rule>` on that line.\n"
-    )
-    return 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:

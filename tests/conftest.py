@@ -79,6 +79,17 @@ class GitRepo:
         parents = [] if self.raw.head_is_unborn else [self.raw.head.target]
         return str(self.raw.create_commit("HEAD", sig, sig, message, tree, parents))
 
+    def link(self, rel: str, target: str | Path) -> Path:
+        """A symlink at ``rel`` pointing at ``target`` (as written), committed: mode 120000 in the
+        tree, as a clone checks it out (the confined-layer tests plant hostile layouts with it)."""
+        path = self.path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(target, path)
+        self.commit(f"link {rel}")
+        entry = self.raw.revparse_single("HEAD").peel(pygit2.Tree)[rel]
+        assert entry.filemode == pygit2.enums.FileMode.LINK  # really committed as a symlink
+        return path
+
 
 @pytest.fixture
 def without_coverage(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pygit2
 import pytest
 from conftest import CliResult, GitRepo, cli
 
@@ -17,13 +16,7 @@ SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUtc
 CODE = "PATH_OUTSIDE_REPOSITORY"
 
 
-def link(repo: GitRepo, rel: str, target: str | Path) -> Path:
-    path = repo.path / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    os.symlink(target, path)
-    repo.commit(f"link {rel}")
-    assert repo.raw.revparse_single("HEAD").peel(pygit2.Tree)[rel].filemode == pygit2.enums.FileMode.LINK
-    return path
+link = GitRepo.link  # link(repo, rel, target): a committed symlink (conftest)
 
 
 @pytest.fixture

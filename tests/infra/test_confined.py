@@ -11,7 +11,6 @@ import os
 import stat
 from pathlib import Path
 
-import pygit2
 import pytest
 from conftest import GitRepo
 from hypothesis import HealthCheck, example, given, settings
@@ -25,15 +24,7 @@ from toolkit.infra.confined import PathOutsideRepository
 SECRET = b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA-secret\n"
 
 
-def link(repo: GitRepo, rel: str, target: str | Path) -> Path:
-    """A symlink at ``rel`` pointing at ``target`` (as written), committed."""
-    path = repo.path / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    os.symlink(target, path)
-    repo.commit(f"link {rel}")
-    entry = repo.raw.revparse_single("HEAD").peel(pygit2.Tree)[rel]
-    assert entry.filemode == pygit2.enums.FileMode.LINK  # really committed as a symlink
-    return path
+link = GitRepo.link  # link(repo, rel, target): a committed symlink (conftest)
 
 
 @pytest.fixture

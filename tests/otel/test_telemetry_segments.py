@@ -20,7 +20,7 @@ from conftest import ROOT, GitRepo, cli
 
 from toolkit.infra.git import discover
 from toolkit.infra.telemetrylog import SEGMENT_ENV, all_paths, append_held, segment_paths
-from toolkit.otel.export import collect
+from toolkit.otel.export import Collected, stream_spans
 
 EVENT: dict[str, Any] = {
     "event": "worker_usage",
@@ -42,6 +42,13 @@ EVENT: dict[str, Any] = {
     },
     "outcome": {"verify_passed": 3, "verify_total": 3, "elapsed_ms": 4000},
 }
+
+
+def collect(log: Path, **options: Any) -> Collected:
+    """Every span of an export held in one list (the export itself streams them)."""
+    out = Collected()
+    out.spans = list(stream_spans(out, log, **options))
+    return out
 
 
 def _event(index: int) -> dict[str, Any]:

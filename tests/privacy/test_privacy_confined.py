@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-import pygit2
 import pytest
 from conftest import GitRepo, cli
 
@@ -24,13 +22,7 @@ ALLOW = (
 )
 
 
-def link(repo: GitRepo, rel: str, target: str | Path) -> Path:
-    path = repo.path / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    os.symlink(target, path)
-    repo.commit(f"link {rel}")
-    assert repo.raw.revparse_single("HEAD").peel(pygit2.Tree)[rel].filemode == pygit2.enums.FileMode.LINK
-    return path
+link = GitRepo.link  # link(repo, rel, target): a committed symlink (conftest)
 
 
 @pytest.fixture

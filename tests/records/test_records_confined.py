@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import pygit2
 import pytest
 from conftest import GitRepo, cli
 
@@ -21,13 +20,7 @@ ARTIFACT = {
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUtc2VjcmV0\n"
 
 
-def link(repo: GitRepo, rel: str, target: str | Path) -> Path:
-    path = repo.path / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    os.symlink(target, path)
-    repo.commit(f"link {rel}")
-    assert repo.raw.revparse_single("HEAD").peel(pygit2.Tree)[rel].filemode == pygit2.enums.FileMode.LINK
-    return path
+link = GitRepo.link  # link(repo, rel, target): a committed symlink (conftest)
 
 
 @pytest.fixture

@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
-import pygit2
 import pytest
 from conftest import GitRepo, cli
 
@@ -15,13 +13,7 @@ CODE = "PATH_OUTSIDE_REPOSITORY"
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUtc2VjcmV0\n"
 
 
-def link(repo: GitRepo, rel: str, target: str | Path) -> Path:
-    path = repo.path / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    os.symlink(target, path)
-    repo.commit(f"link {rel}")
-    assert repo.raw.revparse_single("HEAD").peel(pygit2.Tree)[rel].filemode == pygit2.enums.FileMode.LINK
-    return path
+link = GitRepo.link  # link(repo, rel, target): a committed symlink (conftest)
 
 
 def tree(folder: Path) -> dict[str, Any]:

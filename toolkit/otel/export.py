@@ -57,38 +57,6 @@ class Collected:
         return counts
 
 
-def collect(
-    telemetry_log: Path,
-    *,
-    cm_home: Path | None,
-    specs_dir: Path | None,
-    since_ns: int | None,
-    workdir: Path | None = None,
-    agent_logs: bool = False,
-    agent_workdir: Path | None = None,
-    environ: Mapping[str, str] | None = None,
-) -> Collected:
-    """Every exportable record, each as one span, filtered to the window after ``since_ns``.
-
-    ``workdir`` limits the CM runs of the shared global log home to this work tree's.
-    """
-    out = Collected()
-    out.spans = list(
-        stream_spans(
-            out,
-            telemetry_log,
-            cm_home=cm_home,
-            specs_dir=specs_dir,
-            since_ns=since_ns,
-            workdir=workdir,
-            agent_logs=agent_logs,
-            agent_workdir=agent_workdir,
-            environ=environ,
-        )
-    )
-    return out
-
-
 def stream_spans(
     out: Collected,
     telemetry_log: Path,
@@ -101,7 +69,9 @@ def stream_spans(
     agent_workdir: Path | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Iterator[SpanRecord]:
-    """``collect``'s spans one at a time, none kept (``out`` counts the skipped and older ones)."""
+    """Every exportable record as one span, filtered to the window after ``since_ns``, one at a time and
+    none kept (``out`` counts the skipped and older ones). ``workdir`` limits the CM runs of the shared
+    global log home to this work tree's."""
     streams = [
         telemetry_log_spans(telemetry_log, out.skipped),
         cm_spans(cm_log_files(cm_home, specs_dir, workdir), out.skipped),
