@@ -203,16 +203,11 @@ def read_text(
     limit: int,
     missing_ok: bool = False,
 ) -> str | None:
-    """``read_bytes`` decoded as strict UTF-8 (``boundedio`` ``NOT_UTF8`` otherwise)."""
-    from toolkit.infra.boundedio import NOT_UTF8, FileRefused
+    """``boundedio.read_text_bounded`` after the layout check (``NOT_UTF8`` for other text)."""
+    from toolkit.infra.boundedio import read_text_bounded
 
-    raw = read_bytes(root, path, what=what, limit=limit, missing_ok=missing_ok)
-    if raw is None:
-        return None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise FileRefused(NOT_UTF8, f"{what} is not UTF-8 text") from None
+    target = resolve_inside(root, path, what)
+    return read_text_bounded(target, limit=limit, what=what, follow_symlinks=False, missing_ok=missing_ok)
 
 
 def exists(root: str | os.PathLike[str], path: str | os.PathLike[str], *, what: str) -> bool:
