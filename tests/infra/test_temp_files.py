@@ -25,17 +25,26 @@ from toolkit.infra.store import (
     BESIDE_EXCLUDE,
     BESIDE_SUFFIX,
     ORPHAN_AGE_SECONDS,
+    Layout,
     atomic_write,
     create_exclusive,
 )
 
 WRITER = """
-import json, sys
+import json, os, sys, time
 from pathlib import Path
 sys.path.insert(0, {root!r})
 from toolkit.infra.store import Layout, atomic_write
 layout = Layout(Path(sys.argv[1]), Path(sys.argv[2]))
-big = "x" * 4_000_000  # a large file: the kill lands between the temp's creation and its rename
+hold = sys.argv[3] == "hold"
+real_replace = os.replace
+def replace(src, dst):
+    if hold and i == 3:  # the temp is whole on disk and not yet renamed: the kill lands here
+        print("between", flush=True)
+        time.sleep(600)
+    real_replace(src, dst)
+os.replace = replace
+big = "x" * 4_000_000
 i = 0
 while True:
     i += 1
@@ -55,35 +64,46 @@ def _untracked(repo: Path) -> list[str]:
     return sorted(line[3:] for line in out.splitlines())
 
 
+def _kill_writer(lay: Layout, hold: bool, delay: float) -> None:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            WRITER.format(root=str(ROOT)),
+            str(lay.workdir),
+            str(lay.common_dir),
+            "hold" if hold else "free",
+        ],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    assert read_line(proc.stdout.fileno(), timeout=60) == b"writing\n"
+    if hold:
+        assert read_line(proc.stdout.fileno(), timeout=60) == b"between\n"
+    else:
+        time.sleep(delay)  # not a barrier: anywhere inside the write loop
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+
+
 def test_kill_mid_write_leaves_nothing_in_the_work_tree(git_repo: GitRepo) -> None:
     git_repo.commit("base", {"README.md": "hi\n"})
     lay = discover(str(git_repo.path)).layout
     temp_dir = lay.local / "tmp"
     target = lay.lineage_path("wg", "lin-1")
-    orphans = 0
-    for attempt in range(24):  # until a kill lands between a temp's creation and its rename
-        if orphans >= 2:
-            break
-        delay = (attempt % 6) * 0.013
-        proc = subprocess.Popen(
-            [sys.executable, "-c", WRITER.format(root=str(ROOT)), str(lay.workdir), str(lay.common_dir)],
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            stdout=subprocess.PIPE,
-        )
-        assert proc.stdout is not None
-        assert read_line(proc.stdout.fileno(), timeout=60) == b"writing\n"
-        time.sleep(delay)  # not a barrier: where the kill lands inside the write
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-        assert proc.returncode == -signal.SIGKILL
+    # held between the temp's write and its rename (deterministic), then killed at loose times
+    for attempt, hold in enumerate([True, True, False, False, False, False]):
+        _kill_writer(lay, hold, delay=attempt * 0.013)
         # only the intended file, whole; no temp anywhere in the work tree
         assert _untracked(git_repo.path) == [".workgroup/workgroups/wg/lineages/lin-1.json"]
         assert target.read_text(encoding="utf-8").startswith('{"n": ')
-        orphans += len(list(temp_dir.iterdir())) if temp_dir.is_dir() else 0
-        for leftover in temp_dir.iterdir() if temp_dir.is_dir() else []:
+        leftovers = list(temp_dir.iterdir()) if temp_dir.is_dir() else []
+        if hold:  # the kill did land mid-write: its orphan is in the local state dir
+            assert len(leftovers) == 1 and leftovers[0].name.startswith(".lin-1.json.")
+        for leftover in leftovers:
             leftover.unlink()
-    # the kills did land mid-write: the orphans are in the local state dir, not the work tree
-    assert orphans >= 2
     _git(git_repo.path, "add", "-A")
     staged = _git(git_repo.path, "diff", "--cached", "--name-only").split()
     assert staged == [".workgroup/workgroups/wg/lineages/lin-1.json"]
