@@ -195,13 +195,21 @@ def test_worktree_on_another_file_system_falls_back_to_an_ignored_temp(
 
 
 ARTIFACT_WRITER = """
-import sys
+import os, sys, time
 from pathlib import Path
 sys.path.insert(0, {root!r})
 from toolkit.infra.store import Layout
 from toolkit.records.results import store_artifact
 layout = Layout(Path(sys.argv[1]), Path(sys.argv[2]))
 raw = Path(sys.argv[3])
+hold = sys.argv[4] == "hold"
+real_chmod = os.chmod
+def chmod(path, mode):
+    if hold and i == 2:  # the copy is whole in its temp and not yet renamed: the kill lands here
+        print("between", flush=True)
+        time.sleep(600)
+    real_chmod(path, mode)
+os.chmod = chmod
 i = 0
 while True:
     i += 1
@@ -217,10 +225,7 @@ def test_kill_mid_artifact_copy_leaves_nothing_in_the_work_tree(git_repo: GitRep
     raw = tmp_path / "raw.log"
     raw.write_bytes(b"line of raw output\n" * 400_000)  # 7.6 MB: the copy takes a while
     temp_dir = lay.local / "tmp"
-    orphans = 0
-    for attempt in range(24):
-        if orphans >= 2:
-            break
+    for attempt, hold in enumerate([True, True, False, False, False, False]):
         proc = subprocess.Popen(
             [
                 sys.executable,
@@ -229,18 +234,23 @@ def test_kill_mid_artifact_copy_leaves_nothing_in_the_work_tree(git_repo: GitRep
                 str(lay.workdir),
                 str(lay.common_dir),
                 str(raw),
+                "hold" if hold else "free",
             ],
             env={**os.environ, "PYTHONPATH": str(ROOT)},
             stdout=subprocess.PIPE,
         )
         assert proc.stdout is not None
         assert read_line(proc.stdout.fileno(), timeout=60) == b"writing\n"
-        time.sleep((attempt % 6) * 0.011)  # not a barrier: where the kill lands inside the copy
+        if hold:
+            assert read_line(proc.stdout.fileno(), timeout=60) == b"between\n"
+        else:
+            time.sleep(attempt * 0.011)  # not a barrier: where the kill lands inside the copy
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         untracked = _untracked(git_repo.path)
         assert len(untracked) == 1 and untracked[0].startswith("knowzcode/artifacts/sha256-"), untracked
-        for leftover in list(temp_dir.iterdir()) if temp_dir.is_dir() else []:
-            orphans += 1
+        leftovers = list(temp_dir.iterdir()) if temp_dir.is_dir() else []
+        if hold:  # the kill landed mid-copy, and what it left is outside the work tree
+            assert len(leftovers) == 1
+        for leftover in leftovers:
             leftover.unlink()
-    assert orphans >= 2  # the kills landed mid-copy, and what they left is outside the work tree
