@@ -188,7 +188,7 @@ def test_golden_zh_and_en(args: list[str], zh: str, en: str) -> None:
 
 
 def test_golden_bytes_through_a_real_process(tmp_path: Path) -> None:
-    from tests.conftest import run_workgroup
+    from conftest import run_workgroup
 
     proc = run_workgroup("boundary", *GOLDEN[0][0], cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout == b""

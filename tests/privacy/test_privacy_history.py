@@ -11,8 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import cli
 
-from tests.conftest import cli
 from toolkit.privacy.providers import base62_crc32
 
 STRIPE = "sk_" + "live_" + "a1B2c3D4e5F6g7H8i9J0kLmN"

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conftest import runtime_call
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import runtime_call
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.protocol import RuntimeContext, execute
 from toolkit.runtime.result_policy import RESULT_MODES, WRITE_KINDS, resolve_result_policy

@@ -7,10 +7,10 @@ import json
 from typing import Any
 
 import pytest
+from conftest import runtime_call
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import runtime_call
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.protocol import RuntimeContext, execute
 from toolkit.runtime.vault_delta import (

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conftest import runtime_call
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import runtime_call
 from toolkit.models.budget import BudgetRequest, VerificationPlanRequest
 from toolkit.runtime.protocol import RuntimeContext, execute
 from toolkit.runtime.verification import TIERS
