@@ -140,8 +140,3 @@ def signing_bytes(value: Any) -> bytes:
     import rfc8785  # lazy: only signing paths need it
 
     return bytes(rfc8785.dumps(value))
-
-
-def dumps_line(value: Any) -> str:
-    """One compact JSON line (key order preserved), for protocol output and logs."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)

@@ -139,7 +139,3 @@ def annotation(f: Finding, path: str | None = None) -> str:
             props.append(f"col={f.col}")
     props.append(f"title={_escape_property(f.code)}")
     return f"::{kind} {','.join(props)}::{_escape_data(f.message)}"
-
-
-def in_github_actions(environ: Mapping[str, str]) -> bool:
-    return environ.get("GITHUB_ACTIONS") == "true"

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, ToolkitError
 from toolkit.infra.store import Layout
@@ -100,12 +100,6 @@ class Repo:
             ) from None
         return str(commit.id)
 
-    def object_exists(self, sha: str) -> bool:
-        try:
-            return self.raw.get(sha) is not None
-        except _pygit2().GitError:  # not a valid object name
-            return False
-
     def commit_exists(self, sha: str) -> bool:
         pg = _pygit2()
         try:
@@ -135,30 +129,6 @@ class Repo:
         status = self.raw.status(untracked_files="all", ignored=False)
         untracked = {path for path, flags in status.items() if int(flags) & wt_new}
         return sorted(set(self.tracked_files()) | untracked)
-
-    def head_tree_entries(self, rev: str = "HEAD") -> list[tuple[str, str, int]]:
-        """(path, blob id, size) of every blob in the tree of ``rev``, sorted by path."""
-        pg = _pygit2()
-        commit = self.raw.revparse_single(rev).peel(pg.Commit)
-        out: list[tuple[str, str, int]] = []
-        odb = self.raw.odb
-
-        def walk(tree: Any, prefix: str) -> None:
-            for entry in tree:
-                path = prefix + entry.name
-                if entry.type_str == "tree":
-                    walk(self.raw[entry.id], path + "/")
-                elif entry.type_str == "blob":
-                    size = (
-                        odb.read_header(entry.id)[1]
-                        if hasattr(odb, "read_header")
-                        else cast(Any, self.raw[entry.id]).size
-                    )
-                    out.append((path, str(entry.id), int(size)))
-
-        walk(commit.tree, "")
-        out.sort(key=lambda row: row[0])
-        return out
 
     def tree_id(self, rev: str = "HEAD") -> str:
         pg = _pygit2()

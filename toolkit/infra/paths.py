@@ -79,9 +79,6 @@ class Canonicalizer:
             self._dirs[current] = state
         return state
 
-    def _real_dir(self, rel_dir: str) -> str:
-        return self._dir_state(rel_dir)[0]
-
     def _entries(self, real_dir: str) -> tuple[frozenset[str], frozenset[str]]:
         """(names, symlink names) directly inside ``real_dir``: one scandir per directory."""
         cached = self._links.get(real_dir)

@@ -115,10 +115,6 @@ class Layout:
         return self.local / "vault-journal.jsonl"
 
     @property
-    def privacy_salt(self) -> Path:
-        return self.local / "privacy-salt"
-
-    @property
     def pseudonyms(self) -> Path:
         return self.local / "pseudonyms.json"
 

@@ -135,11 +135,6 @@ def delta_hash(delta: dict[str, Any]) -> str:
     return _identity_hash(semantic_delta(delta))
 
 
-def delta_content_hash(delta: dict[str, Any]) -> str:
-    """Hex SHA-256 of {category, title, content}: the same knowledge under any identity."""
-    return _content_hash(semantic_delta(delta))
-
-
 def stable_knowledge_id(record: dict[str, Any]) -> str | None:
     """The record's one stable identifier; two identifier fields at once are ambiguous."""
     ids = [v.strip() for v in (record.get(k) for k in ID_FIELDS) if isinstance(v, str) and v.strip()]
