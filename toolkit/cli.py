@@ -361,7 +361,7 @@ class _StdoutWatch:
 
 def run(argv: list[str]) -> int:
     if sys.stdout is None:  # started with stdout closed: writing data must fail loudly, not crash
-        from toolkit.commands._common import ClosedStream
+        from toolkit.infra.output import ClosedStream
 
         sys.stdout = ClosedStream()
     watch = _StdoutWatch(sys.stdout) if wants_json(argv) else None

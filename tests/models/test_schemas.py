@@ -9,7 +9,8 @@ import pytest
 from conftest import cli
 
 from toolkit.models.registry import SCHEMA_MODELS
-from toolkit.models.schema_export import export, render_schema, schemas_dir
+from toolkit.models.schema_export import render_schema
+from toolkit.workflow.schema_files import export, schemas_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -147,7 +147,8 @@ def load_run_refs(home: Path, warn: TextIO) -> list[RunRef]:
     return sorted(refs.values(), key=lambda ref: ref.updated_at, reverse=True)
 
 
-def _safe_log(home: Path, relative: str, warn: TextIO) -> Path | None:
+def safe_log_path(home: Path, relative: str, warn: TextIO) -> Path | None:
+    """``home / relative`` when it stays inside the log home; otherwise a warning and None."""
     candidate = (home / relative).resolve(strict=False)
     try:
         candidate.relative_to(home)
@@ -538,7 +539,7 @@ def build_report(home: Path, refs: Sequence[RunRef], warn: TextIO, *, jobs: int 
     totals = Totals.empty(len(refs))
     items: list[tuple[str, str, str] | str] = []
     for ref in refs:
-        path = _safe_log(home, ref.log_file, warn)
+        path = safe_log_path(home, ref.log_file, warn)
         if path is None or not path.is_file():
             items.append(f"warning: missing run log for {ref.run_id}\n")
         else:

@@ -8,7 +8,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from toolkit.infra.clock import moment_or_now as moment_or_now  # --now, re-exported for commands
-from toolkit.infra.output import ClosedStream as ClosedStream  # re-exported for the CLI
 from toolkit.infra.output import OutputUnwritable, write_stdout
 from toolkit.infra.store import MAX_INPUT_FILE_BYTES as MAX_INPUT_FILE_BYTES  # re-exported for commands
 from toolkit.infra.store import read_json_file as read_json_file

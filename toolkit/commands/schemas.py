@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Write schemas/<name> for every model in the registry."""
         from toolkit.commands._common import say
-        from toolkit.models.schema_export import export, schemas_dir
+        from toolkit.workflow.schema_files import export, schemas_dir
 
         directory = out or schemas_dir()
         stale, missing = export(directory, check=check)

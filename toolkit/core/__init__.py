@@ -2,3 +2,18 @@
 
 Errors, canonical JSON, time, JavaScript value semantics, findings output.
 """
+
+__all__ = [
+    "canonical",
+    "display",
+    "errors",
+    "findings",
+    "globs",
+    "identifiers",
+    "jscompat",
+    "owners_index",
+    "ownership",
+    "sarif",
+    "strictjson",
+    "timefmt",
+]

@@ -1,1 +1,6 @@
 """`workgroup demo`: the runner and its narrated steps."""
+
+__all__ = [
+    "runner",
+    "steps",
+]

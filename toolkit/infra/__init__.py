@@ -2,3 +2,23 @@
 
 git, store, local state, config, shipped resources, repository-relative paths.
 """
+
+__all__ = [
+    "appendlog",
+    "argparser",
+    "boundedio",
+    "ci",
+    "clock",
+    "config",
+    "confined",
+    "forkmap",
+    "git",
+    "gitcli",
+    "ledger",
+    "localstate",
+    "output",
+    "paths",
+    "resources",
+    "store",
+    "telemetrylog",
+]

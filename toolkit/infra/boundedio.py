@@ -71,7 +71,7 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _open_checked(
+def open_checked(
     path: str | os.PathLike[str], what: str, follow_symlinks: bool, missing_ok: bool
 ) -> tuple[int, os.stat_result] | None:
     """(fd, fstat) of a regular file opened non-blocking; None when absent and ``missing_ok``.
@@ -132,7 +132,7 @@ def read_regular(
     ``allow_over`` returns up to ``limit + 1`` bytes instead of refusing, for callers that answer
     an oversized input with their own code (no lowered cap applies then).
     """
-    opened = _open_checked(path, what, follow_symlinks, missing_ok)
+    opened = open_checked(path, what, follow_symlinks, missing_ok)
     if opened is None:
         return None
     fd, info = opened
@@ -168,7 +168,7 @@ def open_regular(
 
     The same refusals as ``read_regular`` for what the file is; the caller bounds each line.
     """
-    opened = _open_checked(path, what, follow_symlinks, missing_ok)
+    opened = open_checked(path, what, follow_symlinks, missing_ok)
     if opened is None:
         return None
     fd = opened[0]

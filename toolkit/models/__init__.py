@@ -3,3 +3,19 @@
 Each module is listed in ``toolkit.models.registry``; ``workgroup schemas export`` writes one JSON
 Schema per entry. Nothing on the runtime path imports this package.
 """
+
+__all__ = [
+    "budget",
+    "capsule",
+    "cm_event",
+    "config",
+    "corpus",
+    "deep_query",
+    "lineage",
+    "packet",
+    "promotion",
+    "registry",
+    "route",
+    "schema_export",
+    "telemetry",
+]

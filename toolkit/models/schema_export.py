@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 
@@ -31,30 +30,3 @@ def render_all() -> tuple[dict[str, str], list[str]]:
         except (ImportError, AttributeError):
             missing.append(name)
     return rendered, missing
-
-
-def schemas_dir() -> Path:
-    from toolkit.infra.resources import data_dir
-
-    return data_dir("schemas")
-
-
-def stale_schemas(directory: Path, rendered: dict[str, str]) -> list[str]:
-    stale = []
-    for name, text in rendered.items():
-        path = directory / name
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            stale.append(name)
-    return stale
-
-
-def export(directory: Path, *, check: bool) -> tuple[list[str], list[str]]:
-    """Write (or with ``check`` compare) every schema; returns ``(changed or stale, missing)``."""
-    from toolkit.infra.store import atomic_write
-
-    rendered, missing = render_all()
-    stale = stale_schemas(directory, rendered)
-    if not check:
-        for name in stale:
-            atomic_write(directory / name, rendered[name])
-    return stale, missing

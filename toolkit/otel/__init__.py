@@ -15,3 +15,14 @@ config does not say ``telemetry: otlp``, never loads any of it.
 * ``live``: the runtime path of ``telemetry: otlp`` (spool append, flusher hand-off).
 * ``flusher``: the detached process that batches the spool to the collector.
 """
+
+__all__ = [
+    "export",
+    "flusher",
+    "live",
+    "records",
+    "resource",
+    "sdk",
+    "sources",
+    "withhold",
+]

@@ -125,7 +125,7 @@ def cm_log_files(home: Path | None, specs_dir: Path | None, workdir: Path | None
 
     With ``workdir``, only the runs of that work tree (``runs_of``); without it, every run.
     """
-    from toolkit.cm.report import _safe_log, load_run_refs
+    from toolkit.cm.report import load_run_refs, safe_log_path
     from toolkit.cm.runptr import PROJECT_LOG_NAME
 
     files: list[Path] = []
@@ -135,7 +135,7 @@ def cm_log_files(home: Path | None, specs_dir: Path | None, workdir: Path | None
         for ref in load_run_refs(home, quiet):
             if mine is not None and ref.run_id not in mine:
                 continue
-            path = _safe_log(home, ref.log_file, quiet)
+            path = safe_log_path(home, ref.log_file, quiet)
             if path is not None and path not in files:
                 files.append(path)
     if specs_dir is not None:

@@ -247,12 +247,12 @@ def load(path: Path, shown: str, rel: str, context: Context | None = None) -> Lo
     """Read ``path`` whole in bounded memory: its text (up to ``HEAD_BYTES`` of text), or its
     findings (anything else), or a notice (absent, not a regular file, unreadable outside
     workflow artifacts). ``shown`` is the path reported, ``rel`` decides context and kind."""
-    from toolkit.infra.boundedio import NOT_A_FILE, NOT_FOUND, FileRefused, _open_checked
+    from toolkit.infra.boundedio import NOT_A_FILE, NOT_FOUND, FileRefused, open_checked
 
     try:
         # regular files only, opened without blocking: a FIFO among the staged paths must not
         # hang the hook (checked on the open descriptor too)
-        opened = _open_checked(path, "the file", True, False)
+        opened = open_checked(path, "the file", True, False)
     except FileRefused as exc:
         if exc.code == NOT_FOUND:
             return Loaded(notice=f"{shown}: skipped (does not exist)")

@@ -5,3 +5,19 @@ message content, summaries, instructions and tool output are skipped by the JSON
 become Python objects. ``fold`` deduplicates, splits sessions into context threads, computes carried
 history and groups; ``render``, ``cost``, ``events`` and ``html`` present the folded result.
 """
+
+__all__ = [
+    "claude",
+    "cli",
+    "codex",
+    "cost",
+    "dedup",
+    "events",
+    "fold",
+    "html",
+    "model",
+    "render",
+    "report",
+    "session",
+    "sources",
+]
