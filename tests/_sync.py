@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
+from typing import TypedDict
 
 START_LINE_ENV = "WORKGROUP_TEST_START_LINE"
 
@@ -32,6 +33,13 @@ def at_start_line():
 """
 
 
+class PopenStartLine(TypedDict):
+    """The keyword arguments of ``subprocess.Popen`` that ``StartLine.popen_kwargs`` gives."""
+
+    pass_fds: tuple[int, int]
+    env: dict[str, str]
+
+
 class StartLine:
     """A barrier across processes: ``popen_kwargs()`` for each child, then ``release(n)``."""
 
@@ -40,7 +48,7 @@ class StartLine:
         self._go_r, self._go_w = os.pipe()
         self._closed: set[int] = set()
 
-    def popen_kwargs(self, env: dict[str, str] | None = None) -> dict[str, object]:
+    def popen_kwargs(self, env: dict[str, str] | None = None) -> PopenStartLine:
         """``pass_fds`` and the environment that tell a child where its start line is."""
         return {
             "pass_fds": (self._ready_w, self._go_r),

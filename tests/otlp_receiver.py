@@ -143,7 +143,7 @@ class Receiver:
                 for ss in rs.scope_spans
                 for span in ss.spans
             ]
-            reply = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
+            reply: bytes = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
             with self.lock:
                 self.received.raw.append(body)
                 self.received.spans.extend(spans)
@@ -177,7 +177,7 @@ class Receiver:
                             else:
                                 row["value"] = point.as_int if point.HasField("as_int") else point.as_double
                             points.append(row)
-            reply = metrics_service_pb2.ExportMetricsServiceResponse().SerializeToString()
+            reply = bytes(metrics_service_pb2.ExportMetricsServiceResponse().SerializeToString())
             with self.lock:
                 self.received.raw.append(body)
                 self.received.points.extend(points)

@@ -684,8 +684,8 @@ def test_canaries_never_logged_and_reply_only_on_stdout(
     for proc in results:
         for canary in (API_KEY.encode(), PACKET_CANARY.encode()):
             assert canary not in proc.stdout and canary not in proc.stderr
-    for canary in (API_KEY, PACKET_CANARY, "REPLY-CANARY", "CM_OPENAI_COMPATIBLE", server.url):
-        assert canary not in logs
+    for text in (API_KEY, PACKET_CANARY, "REPLY-CANARY", "CM_OPENAI_COMPATIBLE", server.url):
+        assert text not in logs
     assert results[0].stdout == (REPLY + "\n").encode()
     assert all(b"REPLY-CANARY" not in p.stdout for p in results[1:])
 
@@ -711,7 +711,12 @@ def _unwritable_stdout_call(
     if unbuffered is not None:
         env["PYTHONUNBUFFERED"] = unbuffered
     script = "import os,sys; os.close(1); from toolkit.cm.adapter import main; raise SystemExit(main(sys.argv[1:]))"
-    run = {"input": json.dumps(packet()).encode(), "stderr": subprocess.PIPE, "env": env, "timeout": 60}
+    run: dict[str, Any] = {
+        "input": json.dumps(packet()).encode(),
+        "stderr": subprocess.PIPE,
+        "env": env,
+        "timeout": 60,
+    }
     if how == "closed after start":
         return subprocess.run(
             [sys.executable, "-c", script, *argv], stdout=subprocess.DEVNULL, check=False, **run

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -80,7 +81,7 @@ def _mutate(path: tuple[str, ...], value: Any, delete: bool = False) -> dict[str
     return packet
 
 
-BAD_CASES = [
+BAD_CASES: list[tuple[str, Callable[[], object], str]] = [
     # each row: one rule of the adapter's stdin contract
     ("top-level extra key", lambda: {**good(), "extra": 1}, "exactly stable_prefix"),
     ("top-level not an object", lambda: [good()], "exactly stable_prefix"),
@@ -372,7 +373,7 @@ def test_pydantic_model_agrees_with_the_validator() -> None:
 
 # --- compact output ---
 
-GOOD_ANSWERS = {
+GOOD_ANSWERS: dict[str, dict[str, Any]] = {
     "analyst": {
         "deltas": ["d"],
         "decisions": ["x"],

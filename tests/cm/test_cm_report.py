@@ -549,7 +549,7 @@ def _spec_reason(row: dict[str, Any]) -> str | None:
     return "invalid usage state"
 
 
-_odd = st.sampled_from([None, "", 0, -1, 1, True, 2.5, "x", [], {}])
+_odd: st.SearchStrategy[object] = st.sampled_from([None, "", 0, -1, 1, True, 2.5, "x", [], {}])
 _usage_fields = {
     "call_id": st.sampled_from(["c-1", "bad/id", ""]) | _odd,
     "phase": st.sampled_from(["complete", "claimed"]) | _odd,

@@ -56,9 +56,10 @@ _ROW = st.one_of(
 
 @st.composite
 def _logs(draw: st.DrawFn) -> bytes:
-    rows = draw(st.lists(_ROW, max_size=30))
+    rows: list[str] = draw(st.lists(_ROW, max_size=30))
     text = "\n".join(rows)
-    if rows and draw(st.booleans()):
+    whole_last_row: bool = draw(st.booleans())
+    if rows and whole_last_row:
         text += "\n"  # a whole last row; otherwise the last row is torn (no newline)
     return text.encode()
 

@@ -8,13 +8,13 @@ import json
 from toolkit.core.findings import Finding, emit, error_object, summary_line
 
 
-def _run(findings, as_json):
+def _run(findings: list[Finding], as_json: bool) -> tuple[str, str]:
     out, err = io.StringIO(), io.StringIO()
     emit("verify", findings, as_json=as_json, stdout=out, stderr=err, checked=3)
     return out.getvalue(), err.getvalue()
 
 
-def test_text_lines_on_stdout_summary_on_stderr():
+def test_text_lines_on_stdout_summary_on_stderr() -> None:
     f = [
         Finding("a.md", 3, 7, "WG101", "bad thing", fix="do the other thing"),
         Finding("b.md", 0, 0, "WG102", "whole file", severity="warning"),
@@ -28,7 +28,7 @@ def test_text_lines_on_stdout_summary_on_stderr():
     assert err == "verify: 2 findings (1 error, 1 warning) in 3 files\n"
 
 
-def test_json_is_one_object_with_the_shared_shape():
+def test_json_is_one_object_with_the_shared_shape() -> None:
     out, err = _run([Finding("a.md", 1, 1, "X1", "m", extra={"rule": "r"})], True)
     doc = json.loads(out)
     assert doc["tool"] == "verify"
@@ -47,7 +47,7 @@ def test_json_is_one_object_with_the_shared_shape():
     assert "1 finding" in err
 
 
-def test_clean_json_run_is_quiet_on_stderr_and_text_run_says_zero():
+def test_clean_json_run_is_quiet_on_stderr_and_text_run_says_zero() -> None:
     out, err = _run([], True)
     assert json.loads(out)["findings"] == [] and err == ""
     out, err = _run([], False)
@@ -55,7 +55,7 @@ def test_clean_json_run_is_quiet_on_stderr_and_text_run_says_zero():
     assert summary_line("x", [], 1) == "x: 0 findings in 1 file"
 
 
-def test_error_object_shape():
+def test_error_object_shape() -> None:
     assert error_object("E_SCHEMA", "$.phase: must be one of 1A..3", "c.json") == {
         "error": {"code": "E_SCHEMA", "message": "$.phase: must be one of 1A..3", "path": "c.json"}
     }

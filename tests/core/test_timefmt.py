@@ -20,7 +20,7 @@ VALID = [
     ("0001-01-01T00:00:00Z", datetime(1, 1, 1, tzinfo=UTC)),
 ]
 
-INVALID = [
+INVALID: list[object] = [
     "2025-02-29T00:00:00Z",  # common year
     "1900-02-29T00:00:00Z",  # century, not divisible by 400
     "2026-02-31T00:00:00Z",  # no Feb 31

@@ -19,6 +19,7 @@ import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pygit2
 import pytest
@@ -32,8 +33,11 @@ SALT = "test-salt-shared-by-the-team"
 SIG = pygit2.Signature("Test Author", "author@example.invalid", 1_700_000_000, 0)
 
 
-def _manifest() -> list[dict[str, object]]:
-    return yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+def _manifest() -> list[dict[str, Any]]:
+    hooks: list[dict[str, Any]] = yaml.safe_load(
+        (ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
+    )
+    return hooks
 
 
 def test_manifest_console_scripts_and_readme_agree() -> None:

@@ -254,7 +254,9 @@ RelPath = st.lists(st.sampled_from((*NAMES, "..", "f.txt", "id_key")), min_size=
 @example(layout=[([".reviews"], "../outside/id_key")], rel=".reviews")
 @example(layout=[(["a"], "nowhere")], rel="a/f.txt")
 @example(layout=[(["a"], None), (["a", "a"], "../../outside")], rel=".workgroup/../a/a/f.txt")
-def test_property_writes_and_reads_never_leave_the_root(tmp_path: Path, layout: list, rel: str) -> None:
+def test_property_writes_and_reads_never_leave_the_root(
+    tmp_path: Path, layout: list[tuple[list[str], str | None]], rel: str
+) -> None:
     import shutil
     import tempfile
 

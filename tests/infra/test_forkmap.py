@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -18,9 +19,9 @@ def _open_fds() -> int:
 
 
 def test_results_come_in_task_order_from_several_workers() -> None:
-    got = list(ordered_map(300, lambda i: (i * i, os.getpid()), 3))
-    assert [value for value, _ in got] == [i * i for i in range(300)]  # type: ignore[misc]
-    pids = {pid for _, pid in got}  # type: ignore[misc]
+    got = cast(list[tuple[int, int]], list(ordered_map(300, lambda i: (i * i, os.getpid()), 3)))
+    assert [value for value, _ in got] == [i * i for i in range(300)]
+    pids = {pid for _, pid in got}
     assert os.getpid() not in pids and 1 <= len(pids) <= 3
 
 
@@ -86,7 +87,7 @@ def test_stopping_early_reaps_the_workers() -> None:
 
     before = _open_fds()
     results = ordered_map(10_000, work, 2)
-    pids = {next(results) for _ in range(50)}  # type: ignore[misc]
+    pids = {next(results) for _ in range(50)}
     results.close()
     for pid in pids:
         with pytest.raises(ProcessLookupError):  # neither running nor a zombie

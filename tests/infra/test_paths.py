@@ -179,7 +179,7 @@ def test_globs_expand_against_real_tracked_files(git_repo) -> None:  # type: ign
 
 # --- hypothesis: the only error is the coded one, and keys are idempotent ----------------------
 
-_segment = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=0, max_size=12)
+_segment = st.text(alphabet=st.characters(exclude_categories=["Cs"]), min_size=0, max_size=12)
 _paths = st.lists(_segment, min_size=1, max_size=5).map("/".join) | st.text(max_size=40)
 
 

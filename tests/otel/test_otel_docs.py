@@ -75,7 +75,8 @@ def _spans() -> list[SpanRecord]:
 
 def _prometheus_names() -> tuple[set[str], set[str]]:
     """Metric and label names as the collector's Prometheus exporter writes them (suffixes added)."""
-    names, labels = set(), {"le", "workgroup_repository_id", "service_name", "job", "instance"}
+    names: set[str] = set()
+    labels = {"le", "workgroup_repository_id", "service_name", "job", "instance"}
     for metric in metrics_for(_spans()):
         base = metric.name.replace(".", "_")
         if metric.histogram:
@@ -128,7 +129,8 @@ def test_dashboard_queries_name_metrics_and_labels_the_export_produces() -> None
     span_names, span_labels = _spanmetrics(collector)
     exprs = [target["expr"] for panel in dashboard["panels"] for target in panel["targets"]]
     assert len(exprs) >= 8
-    used_metrics, used_labels = set(), set()
+    used_metrics: set[str] = set()
+    used_labels: set[str] = set()
     for expr in exprs:
         used_metrics.update(re.findall(r"([a-z_]+)\{", expr))
         for group in re.findall(r"by \(([^)]*)\)", expr):

@@ -8,12 +8,13 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _sync import wait_for_unlock, wait_until
-from conftest import run_workgroup
+from conftest import GitRepo, run_workgroup
 
 pytest.importorskip("opentelemetry.sdk", reason="needs the otel extra (pip install -e '.[otel]')")
 pytest.importorskip("opentelemetry.proto", reason="needs the otel extra (pip install -e '.[otel]')")
@@ -26,7 +27,7 @@ ROUTE = json.dumps({"input": {"independent_reviewer": True}})
 
 
 @pytest.fixture
-def live_repo(git_repo) -> Path:  # type: ignore[no-untyped-def]
+def live_repo(git_repo: GitRepo) -> Iterator[Path]:
     git_repo.commit("init", {".workgroup/config.yml": "context_efficiency:\n  telemetry: otlp\n"})
     yield git_repo.path
     wait_for_flusher(git_repo.path / ".git" / "workgroup" / "otel")
@@ -53,7 +54,7 @@ def route(root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]
 
 
 def pending_lines(otel_dir: Path) -> list[dict[str, Any]]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for path in sorted(otel_dir.glob("*.jsonl")):
         rows.extend(json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line)
     return rows

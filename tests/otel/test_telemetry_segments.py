@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +66,7 @@ def _record(repo: GitRepo, events: list[dict[str, Any]], env: dict[str, str | No
         assert result.exit_code == 0, result.stderr
 
 
-def _dry_run(env: dict[str, str | None]) -> dict[str, Any]:
+def _dry_run(env: Mapping[str, str | None]) -> dict[str, Any]:
     result = cli("telemetry", "export", "--otlp", "--dry-run", "--json", env=env)
     assert result.exit_code == 0, result.stderr
     summary: dict[str, Any] = json.loads(result.stdout)

@@ -14,7 +14,7 @@ CORPUS = Path(__file__).resolve().parents[1] / "privacy_corpus" / "cases.jsonl"
 CASES = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
 POSITIVE = [c for c in CASES if c["expect"]]
 NEGATIVE = [c for c in CASES if not c["expect"]]
-RULE_CATEGORY = {r.id: r.category for r in (*RULES, *LINE_RULES)}
+RULE_CATEGORY = {r.id: r.category for r in RULES} | {r.id: r.category for r in LINE_RULES}
 
 
 def test_corpus_size_and_coverage() -> None:

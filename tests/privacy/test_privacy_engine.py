@@ -108,11 +108,13 @@ def test_engine_and_hook_import_only_the_standard_library() -> None:
 
 def test_vocabularies_are_covered() -> None:
     from toolkit.privacy.engine import LINE_RULES, RULE_IDS, RULES
-    from toolkit.privacy.keys import KEY_RULES
+    from toolkit.privacy.keys import KEY_RULES, KeyRule
+    from toolkit.privacy.rules import LineRule, Rule
 
-    categories = {r.category for r in (*RULES, *LINE_RULES, *KEY_RULES)}
+    every: tuple[Rule | LineRule | KeyRule, ...] = (*RULES, *LINE_RULES, *KEY_RULES)
+    categories = {r.category for r in every}
     # every category has detectors, but UNREADABLE, which the file reader reports (files.unreadable)
     assert categories == set(Category) - {Category.UNREADABLE}
-    contexts = set().union(*(r.contexts for r in (*RULES, *KEY_RULES)))
+    contexts = {c for r in RULES for c in r.contexts} | {c for r in KEY_RULES for c in r.contexts}
     assert contexts == set(Context)  # every context selects something
-    assert {r.id for r in (*RULES, *LINE_RULES, *KEY_RULES)} == RULE_IDS
+    assert {r.id for r in every} == RULE_IDS

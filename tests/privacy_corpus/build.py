@@ -736,7 +736,7 @@ def negatives() -> list[tuple[str, str]]:
 
 
 def main() -> None:
-    rows = [{"expect": rule, "text": text} for rule, text in positives()]
+    rows: list[dict[str, str | None]] = [{"expect": rule, "text": text} for rule, text in positives()]
     rows += [{"expect": None, "near": near, "text": text} for near, text in negatives()]
     with open(HERE / "cases.jsonl", "w", encoding="utf-8") as handle:
         for row in rows:

@@ -42,11 +42,11 @@ def _broken(pages: list[Path], root: Path = ROOT) -> list[str]:
     return broken
 
 
-def test_every_relative_link_resolves():
+def test_every_relative_link_resolves() -> None:
     assert _broken(_pages()) == []
 
 
-def test_the_checker_catches_a_broken_link(tmp_path):
+def test_the_checker_catches_a_broken_link(tmp_path: Path) -> None:
     (tmp_path / "runtime.md").write_text("# Decision runtime\n", encoding="utf-8")
     page = tmp_path / "page.md"
     page.write_text(
@@ -60,7 +60,7 @@ def test_the_checker_catches_a_broken_link(tmp_path):
     assert any("no-such-heading" in b for b in found)
 
 
-def test_readme_stays_short_and_links_every_docs_page():
+def test_readme_stays_short_and_links_every_docs_page() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(readme.splitlines()) <= 250
     for page in sorted((ROOT / "docs").glob("*.md")):

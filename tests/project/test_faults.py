@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -193,7 +194,7 @@ def _capsule_input(repo: GitRepo) -> Path:
     return source
 
 
-UNWRITABLE = {
+UNWRITABLE: dict[str, tuple[Callable[[GitRepo], object], Callable[[GitRepo], list[str]]]] = {
     # writer: (how the destination is made unwritable, the command)
     "vault journal": (_block_local_state, lambda r: ["vault", "add", "-"]),
     "owners registry": (_block_local_state, lambda r: ["owners", "acquire", "lin-1", "--path", "src/a.py"]),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import TypeGuard
 
 from _source import module_name, package_sources
 
@@ -168,7 +169,7 @@ def _privacy_io(target: str) -> bool:
     return parts[:2] == ["toolkit", "privacy"] and len(parts) > 2 and parts[2] in PRIVACY_IO
 
 
-def _is_type_checking(node: ast.AST) -> bool:
+def _is_type_checking(node: ast.AST) -> TypeGuard[ast.If]:
     return isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
 
 
@@ -190,15 +191,16 @@ def _io_offences(source: str) -> list[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             targets = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
             targets += [alias.name for alias in node.names if alias.name in IO_CALLS]
+        line = getattr(node, "lineno", 0)
         for target in targets:
             if target.split(".")[0] in IO_MODULES or target in IO_MODULES or target in IO_CALLS:
-                found.append(f"{node.lineno}: imports {target}")
+                found.append(f"{line}: imports {target}")
             elif target.startswith("toolkit.infra"):
-                found.append(f"{node.lineno}: imports {target} (infra reads disk, git and environment)")
+                found.append(f"{line}: imports {target} (infra reads disk, git and environment)")
             elif target.startswith(("toolkit.runtime.adapter", "toolkit.runtime.protocol")):
-                found.append(f"{node.lineno}: imports {target} (the context is handed in, never built)")
+                found.append(f"{line}: imports {target} (the context is handed in, never built)")
             elif _privacy_io(target):
-                found.append(f"{node.lineno}: imports {target} (a privacy module that reads files)")
+                found.append(f"{line}: imports {target} (a privacy module that reads files)")
         if isinstance(node, ast.Call):
             func = node.func
             if (

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _sync import AT_START_LINE, StartLine
@@ -30,8 +31,9 @@ def layout(git_repo) -> Layout:  # type: ignore[no-untyped-def]
     return discover(git_repo.path).layout
 
 
-def registry(layout: Layout) -> dict:  # type: ignore[type-arg]
-    return json.loads(layout.owners_registry.read_text(encoding="utf-8"))
+def registry(layout: Layout) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(layout.owners_registry.read_text(encoding="utf-8"))
+    return data
 
 
 def test_acquire_list_release(layout: Layout) -> None:
@@ -241,7 +243,7 @@ def test_sixteen_processes_race_for_overlapping_scopes(layout: Layout, tmp_path:
         ]
         line.release(16)  # every process has imported and reached the start line
     codes = [proc.wait(timeout=120) for proc in procs]
-    assert sorted(codes) == [0] + [1] * 15, [p.stderr.read() for p in procs if p.stderr]  # type: ignore[union-attr]
+    assert sorted(codes) == [0] + [1] * 15, [p.stderr.read() for p in procs if p.stderr]
     data = registry(layout)  # still valid JSON
     racers = [w["lineage_id"] for w in data["writers"] if w["lineage_id"].startswith("racer")]
     assert racers == [f"racer{codes.index(0)}"]

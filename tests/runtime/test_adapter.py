@@ -44,7 +44,7 @@ def test_environment_comes_from_the_context(monkeypatch: pytest.MonkeyPatch) -> 
 def test_the_context_is_frozen() -> None:
     ctx = RuntimeContext(cwd="/somewhere")
     with pytest.raises(AttributeError):
-        ctx.cwd = "/elsewhere"  # type: ignore[misc]
+        ctx.cwd = "/elsewhere"
     assert ctx.cwd == "/somewhere" and repr(ctx) == "RuntimeContext(cwd='/somewhere')"
 
 

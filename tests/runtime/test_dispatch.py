@@ -345,7 +345,7 @@ def test_subprocess_frame(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- the CLI ---------------
 
 
-DISPATCH_REQUEST = {
+DISPATCH_REQUEST: dict[str, Any] = {
     "routing": {"input": {"role": "builder", "owned_files": ["src/api.py"], "task_id": "t-1", "phase": "2A"}},
     "lineage": {"lineage": hot_lineage(), "current": hot_current(), "now": HOT_NOW},
 }
@@ -456,7 +456,7 @@ def test_cli_record_outside_repository_is_environment_error(
 def test_cli_config_canary_share_fills_a_canary_rollout(git_repo: Any) -> None:
     config = "context_efficiency:\n  rollout: canary\n  canary_percent: 100\n"
     git_repo.commit("init", {".workgroup/config.yml": config})
-    request = {
+    request: dict[str, Any] = {
         "routing": {"trivial": True},
         "rollout": {"input": {"task_corpus_id": "anon-0123456789abcdef"}},
     }

@@ -4,6 +4,7 @@ plus end-to-end subprocesses for the paths users and skills take."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from conftest import cli as workgroup
 
 
 @pytest.fixture
-def cli(tmp_path: Path):  # type: ignore[no-untyped-def]
+def cli(tmp_path: Path) -> Callable[..., CliResult]:
     """Run ``workgroup ARGS`` in-process in the current directory: (exit, stdout, stderr)."""
 
     def call(*args: str, request: object = None) -> CliResult:
@@ -157,7 +158,7 @@ def test_owners_cli_refuses_bad_input_with_exit_2(git_repo, cli) -> None:  # typ
 
 def test_owners_outside_a_repository_is_an_environment_error(
     tmp_path: Path,
-    cli,  # type: ignore[no-untyped-def]
+    cli: Callable[..., CliResult],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.chdir(tmp_path)

@@ -394,9 +394,10 @@ def test_symlink_alias_and_escape_through_workspace_root(tmp_path: Path) -> None
 def test_overlap_check_does_not_compare_all_pairs(tmp_path: Path) -> None:
     # 400 active writers x 50 paths against 50 proposed: answered through the index
     active = [{"owned_files": [f"pkg{w}/f{j}.py" for j in range(50)]} for w in range(400)]
-    facts = {"is_writer": True, "owned_files": [f"new/f{j}.py" for j in range(50)], "active_writers": active}
+    owned = [f"new/f{j}.py" for j in range(50)]
+    facts = {"is_writer": True, "owned_files": owned, "active_writers": active}
     assert route_task(facts, workspace_root=str(tmp_path), ctx=RuntimeContext())["mode"] == "fresh-capsule"
-    facts["owned_files"].append("pkg399")
+    owned.append("pkg399")
     assert route_task(facts, workspace_root=str(tmp_path), ctx=RuntimeContext())["mode"] == "local"
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from conftest import run_workgroup
@@ -24,7 +26,7 @@ def test_experimental_is_not_routed_to() -> None:
     assert caps.route_facts("claude-code")["team"]["provider_supported"] is False
 
 
-def _high_affinity() -> dict:
+def _high_affinity() -> dict[str, Any]:
     return {
         "inheritance": {
             "affinity": "high",
@@ -37,7 +39,7 @@ def _high_affinity() -> dict:
     }
 
 
-def _team() -> dict:
+def _team() -> dict[str, Any]:
     return {
         "capsule_sufficient": False,
         "team": {
@@ -52,7 +54,7 @@ def _team() -> dict:
     }
 
 
-def _resume() -> dict:
+def _resume() -> dict[str, Any]:
     return {"lineage": {"compatible": True, "resumable": True}}
 
 
@@ -66,8 +68,8 @@ def _resume() -> dict:
     ],
 )
 def test_each_provider_lacking_each_capability_degrades(
-    provider: str, wanted: str, capability: str, build
-) -> None:  # type: ignore[no-untyped-def]
+    provider: str, wanted: str, capability: str, build: Callable[[], dict[str, Any]]
+) -> None:
     from toolkit.workflow.capability_routing import route_for_provider
 
     decision = route_for_provider(build(), provider, workspace_root=".")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from conftest import run_workgroup
@@ -12,7 +13,7 @@ from toolkit.workflow.fanout import FANOUT_CODES, PlanError, check_plan
 GOOD_STAGE0 = {"stage": "0", "indexed": True, "workers": [{"role": "analyst", "scope": "."}]}
 
 
-def rules(plan: dict, profile: str = "balanced") -> list[str]:
+def rules(plan: dict[str, Any], profile: str = "balanced") -> list[str]:
     return sorted(f.rule for f in check_plan(plan, {"profile": profile})[1])
 
 
@@ -63,7 +64,7 @@ def test_good_stage0_plan() -> None:
         ),
     ],
 )
-def test_each_rule_fails(plan: dict, expected: list[str]) -> None:
+def test_each_rule_fails(plan: dict[str, Any], expected: list[str]) -> None:
     assert rules(plan) == expected
 
 

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pygit2
 import pytest
@@ -25,8 +26,11 @@ PRE_COMMIT = str(Path(sys.executable).parent / "pre-commit")
 REMOTE = HookForm("remote", "https://git.example.invalid/workgroup.git", "v1")
 
 
-def _ours(text: str) -> dict[str, object]:
-    return next(r for r in yaml.safe_load(text)["repos"] if r["repo"] != "meta" and "rev" in r)
+def _ours(text: str) -> dict[str, Any]:
+    repo: dict[str, Any] = next(
+        r for r in yaml.safe_load(text)["repos"] if r["repo"] != "meta" and "rev" in r
+    )
+    return repo
 
 
 def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -41,7 +45,7 @@ def test_the_all_files_privacy_hook_is_in_the_default_set() -> None:
     assert "workgroup-privacy-all" in HOOK_IDS and "workgroup-privacy" not in HOOK_IDS
     new, _ = merge_pre_commit_config(None, REMOTE)
     assert new is not None
-    assert [h["id"] for h in _ours(new)["hooks"]] == list(HOOK_IDS)  # type: ignore[index]
+    assert [h["id"] for h in _ours(new)["hooks"]] == list(HOOK_IDS)
 
 
 def test_an_older_artifact_only_privacy_hook_is_replaced_in_place() -> None:
@@ -51,7 +55,7 @@ def test_an_older_artifact_only_privacy_hook_is_replaced_in_place() -> None:
     )
     new, how = merge_pre_commit_config(old, REMOTE)
     assert how == "updated" and new is not None
-    ids = [h["id"] for h in _ours(new)["hooks"]]  # type: ignore[index]
+    ids = [h["id"] for h in _ours(new)["hooks"]]
     assert ids == [
         "workgroup-privacy-all",
         "workgroup-verify",
@@ -86,7 +90,7 @@ def test_python_pin_only_below_the_floor(default: str, pinned: bool) -> None:
     new, _ = merge_pre_commit_config(text, REMOTE)
     assert new is not None
     hooks = _ours(new)["hooks"]
-    assert all(h.get("language_version") == (PINNED if pinned else None) for h in hooks)  # type: ignore[union-attr]
+    assert all(h.get("language_version") == (PINNED if pinned else None) for h in hooks)
     # local hooks run the installed scripts (language: system): nothing to pin
     local, _ = merge_pre_commit_config(text, HookForm("local", None, "v1"))
     assert local is not None and "  language_version" not in local
@@ -104,7 +108,7 @@ def test_init_prints_what_each_hook_checks_and_the_pin(git_repo: GitRepo) -> Non
         assert "Not checked:" in line, line
     assert f"language_version: {PINNED} on these hooks" in out and "(python3.10)" in out
     ours = _ours((git_repo.path / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
-    assert all(h["language_version"] == PINNED for h in ours["hooks"])  # type: ignore[index]
+    assert all(h["language_version"] == PINNED for h in ours["hooks"])
     # a repository without tags: init writes the release commit, which resolves there
     assert ours["rev"] == RELEASE_COMMITS[toolkit.__version__]
 

@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from conftest import run_workgroup
+from conftest import GitRepo, run_workgroup
 
 from toolkit.core.canonical import canonical_bytes
 from toolkit.infra.git import discover
@@ -14,7 +14,7 @@ from toolkit.workflow.indexing import inventory
 from toolkit.workflow.inventory import build, build_document, guess_language, load_cached
 
 
-def _populate(repo) -> str:  # type: ignore[no-untyped-def]
+def _populate(repo: GitRepo) -> str:
     return repo.commit(
         "files",
         files={

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from conftest import cli, run_workgroup
@@ -31,7 +32,7 @@ NORMATIVE = (
 )
 
 
-def rules(findings: list) -> list[str]:
+def rules(findings: list[Any]) -> list[str]:
     return sorted({f.rule for f in findings})
 
 

@@ -16,7 +16,7 @@ import time
 
 from toolkit.core.errors import ExitCode, ToolkitError
 from toolkit.core.strictjson import loads_strict
-from toolkit.runtime.adapter import RuntimeContext
+from toolkit.runtime.adapter import RuntimeContext as RuntimeContext  # the entry's interface
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 
 TYPE_CHECKING = False  # typing itself costs start-up time; type checkers treat this as True
