@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "usage": 3,
     "otel": 3,
     "demo": 3,
+    "agents": 3,
     "commands": 4,
     "hooks": 4,
     # top-level shells

@@ -14,6 +14,7 @@ __all__ = [
     "dispatch",
     "envelope",
     "lineage",
+    "ops",
     "promotion",
     "promotion_pairs",
     "promotion_report",

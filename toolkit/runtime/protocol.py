@@ -18,6 +18,7 @@ from toolkit.core.errors import ExitCode, ToolkitError
 from toolkit.core.strictjson import loads_strict
 from toolkit.runtime.adapter import RuntimeContext as RuntimeContext  # the entry's interface
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
+from toolkit.runtime.ops import OPS
 
 TYPE_CHECKING = False  # typing itself costs start-up time; type checkers treat this as True
 if TYPE_CHECKING:
@@ -26,24 +27,11 @@ if TYPE_CHECKING:
     from typing import IO, Any
 
 MAX_REQUEST_BYTES = 1_048_576
-LIVE_OPS = frozenset({"route", "dispatch"})  # decisions that live mode (telemetry: otlp) emits
+LIVE_OPS = frozenset(op.name for op in OPS if op.live)  # decisions that live mode (telemetry: otlp) emits
 
 # op name -> "module:function"; each function is fn(request: dict, ctx: RuntimeContext) -> dict.
 # RuntimeContext (toolkit.runtime.adapter) does every read the ops need; the ops themselves do none.
-OPERATIONS: dict[str, str] = {
-    "route": "toolkit.runtime.router:op_route",
-    "lineage": "toolkit.runtime.lineage:op_lineage",
-    "capsule": "toolkit.runtime.capsule:op_capsule",
-    "telemetry": "toolkit.runtime.telemetry:op_telemetry",
-    "rollout": "toolkit.runtime.rollout:op_rollout",
-    "result-policy": "toolkit.runtime.result_policy:op_result_policy",
-    "vault-delta": "toolkit.runtime.vault_delta:op_vault_delta",
-    "dispatch": "toolkit.runtime.dispatch:op_dispatch",
-    "budget": "toolkit.runtime.budget:op_budget",
-    "verification-plan": "toolkit.runtime.verification:op_verification_plan",
-    "promotion": "toolkit.runtime.promotion:op_promotion",
-    "should-deep-query": "toolkit.runtime.deep_query:op_should_deep_query",
-}
+OPERATIONS: dict[str, str] = {op.name: op.function for op in OPS}  # the dispatch table, from the registry
 
 
 class _TooLarge(ToolkitError):
