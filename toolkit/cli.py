@@ -51,6 +51,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "capabilities",
     "fanout",
     "usage",
+    "statusline",
     "schemas",
 )
 
@@ -109,6 +110,10 @@ COMMAND_HELP: dict[str, tuple[str, str]] = {
     ),
     "fanout": ("fanout", "Fan-out plans against the active profile."),
     "usage": ("usage", "Verified token usage and carried history from Claude Code and Codex logs."),
+    "statusline": (
+        "statusline",
+        "Claude Code's status line: verified tokens of the session, the re-read share, the list price.",
+    ),
     "schemas": ("schemas", "JSON Schemas generated from the pydantic models."),
 }
 

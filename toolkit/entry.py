@@ -45,6 +45,11 @@ def _dispatch(args: list[str]) -> int:
 
         sys.stdout.write(f"workgroup {__version__}\n")
         return 0
+    if args[:1] == ["statusline"] and not {"-h", "--help"} & set(args[1:]):
+        # Claude Code runs the status line after every change of the conversation: no typer app
+        from toolkit.agents.statusline import main as statusline_main
+
+        return statusline_main(args[1:])
     if args and args[0] == "verify" and not {"-h", "--help"} & set(args[1:]):
         # CI and pre-commit run verify on every change: skip loading the typer app
         from toolkit.records.verify import run_cli

@@ -33,8 +33,18 @@ privacy scan --history` on the pushed commits (so `git commit --no-verify` does 
 and uploads both reports to code scanning as SARIF. An existing, different workflow file is
 replaced only with --force.
 
+With --agent claude it writes only the agent hooks, into .claude/settings.json (Claude Code's
+project settings): SessionStart, PreToolUse (Write, Edit, MultiEdit, NotebookEdit), PreCompact,
+Stop and SessionEnd run `workgroup agent-hook EVENT`, and statusLine runs `workgroup statusline`.
+With --agent codex: .codex/hooks.json with SessionStart, PreToolUse (Bash) and Stop; Codex runs
+them only with hooks enabled in its config.toml ([features] codex_hooks = true), which init does
+not write. Existing keys and hooks are kept; an event that already runs our hook is left as it
+is, so a re-run adds nothing. --dry-run says what would be added and writes nothing. See
+docs/agents.md.
+
 Exit codes: 0 done, 1 the pre-commit config cannot be merged safely, the rev does not exist or
-the workflow file exists (nothing written), 2 invalid option or config file, 3 no git repository, the hook repository
+the workflow file exists, or the agent's settings are not a JSON object of hook lists
+(nothing written), 2 invalid option or config file (the agent's settings file not valid JSON), 3 no git repository, the hook repository
 is unreachable, or `pre-commit install` failed.
 """
 
@@ -91,7 +101,23 @@ def register(app: typer.Typer) -> None:
         force: Annotated[
             bool, typer.Option("--force", help="With --ci: replace an existing, different workflow file.")
         ] = False,
+        agent: Annotated[
+            str | None,
+            typer.Option(
+                "--agent",
+                metavar="claude|codex",
+                help="Write only the agent hooks: .claude/settings.json (claude) or .codex/hooks.json "
+                "(codex), merged with what is there.",
+            ),
+        ] = None,
+        dry_run: Annotated[
+            bool, typer.Option("--dry-run", help="With --agent: say what would be added; write nothing.")
+        ] = False,
     ) -> None:
+        if agent is not None or dry_run:
+            others = local or hook_repo or hook_rev or cm is not None or no_install or ci or force
+            _init_agent(agent, dry_run=dry_run, as_json=as_json, others=bool(others))
+            return
         from toolkit.workflow.init import hook_form, initialize
 
         repo = repository()
@@ -118,3 +144,29 @@ def register(app: typer.Typer) -> None:
             # the --json document above already says "hook": "failed"; one document on stdout
             say("error[HOOK_INSTALL_FAILED]: `pre-commit install` failed; the files were written")
             raise typer.Exit(3)
+
+
+def _init_agent(agent: str | None, *, dry_run: bool, as_json: bool, others: bool) -> None:
+    from toolkit.core.errors import InvalidInput
+    from toolkit.workflow.agent_settings import write_agent_settings
+
+    if agent is None:
+        raise InvalidInput("INIT_DRY_RUN_NEEDS_AGENT", "--dry-run applies to --agent only")
+    if others:
+        raise InvalidInput(
+            "INIT_AGENT_ALONE",
+            "--agent writes only the agent's hook file and takes no other init option but --dry-run "
+            "and --json; run `workgroup init` without --agent for the rest",
+        )
+    result = write_agent_settings(Path(repository().workdir), agent, dry_run=dry_run)
+    for line in result.messages(dry_run=dry_run):
+        say(line)
+    import shutil
+
+    if shutil.which("workgroup") is None:
+        say(
+            "  note: workgroup is not on this shell's PATH; the agent runs these hooks with its own "
+            "PATH, which must find it (the pre-write hook blocks every write until it does)"
+        )
+    if as_json:
+        emit_json({**result.as_json(), "dry_run": dry_run})
