@@ -1,7 +1,7 @@
 """Closed vocabularies are exhaustive both ways: every code a module emits is declared, and every
 declared code is emitted somewhere (a declared code nobody emits is dead documentation).
 
-verify rule names against verify's FIXES table (each finding carries its fix), fan-out codes
+verify's rules (each used, with its kinds), fan-out codes
 against FANOUT_CODES, and the router's modes and reason codes against the runtime vocabulary.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from toolkit.records.verify import FIXES
+from toolkit.records import verify
 from toolkit.runtime.vocabulary import MODES, REASON_CODES
 from toolkit.workflow.fanout import FANOUT_CODES
 
@@ -36,10 +36,58 @@ def _call_literals(tree: ast.AST, name: str, index: int) -> set[str]:
     return found
 
 
-def test_every_verify_rule_has_a_fix_and_every_fix_a_rule() -> None:
-    emitted = _call_literals(_tree("records/verify.py"), "add", 1)
-    assert emitted, "no verify rule found: the scan is broken"
-    assert emitted == set(FIXES), (sorted(emitted - set(FIXES)), sorted(set(FIXES) - emitted))
+# the kinds each method of verify's _Verifier checks (the shared methods serve every kind)
+_METHOD_KINDS = {
+    "capsule": {"capsule"},
+    "artifact": {"capsule"},
+    "lineage": {"lineage"},
+    "promotion": {"promotion"},
+    "promotion_runs": {"promotion"},
+}
+
+
+def _rules_added(tree: ast.AST) -> dict[str, set[str]]:
+    """Rule constant -> the kinds of the methods (or functions) whose ``add`` calls pass it."""
+    found: dict[str, set[str]] = {}
+    for func in ast.walk(tree):
+        if not isinstance(func, ast.FunctionDef):
+            continue
+        kinds = _METHOD_KINDS.get(func.name, set(verify.ALL_KINDS))
+        for node in ast.walk(func):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "add"
+                and len(node.args) > 1
+                and isinstance(node.args[1], ast.Name)
+            ):
+                found.setdefault(node.args[1].id, set()).update(kinds)
+    return found
+
+
+def test_every_verify_rule_is_used_and_only_on_the_kinds_it_names() -> None:
+    added = _rules_added(_tree("records/verify.py"))
+    assert added, "no verify rule found: the scan is broken"
+    declared = {
+        name: rule for name in dir(verify) if isinstance(rule := getattr(verify, name), verify.VerifyRule)
+    }
+    assert set(added) == set(declared)  # every add() passes a declared rule, every rule is added
+    assert set(declared.values()) == set(verify.RULES) and len({r.id for r in verify.RULES}) == len(
+        verify.RULES
+    )
+    wrong = {name: sorted(kinds - set(declared[name].applies_to)) for name, kinds in added.items()}
+    assert {name: kinds for name, kinds in wrong.items() if kinds} == {}
+
+
+def test_the_verify_rule_kind_check_can_fail() -> None:
+    tree = ast.parse("def lineage(self, rec):\n    self.add(rec.rel, HASH_MISMATCH, 'x')\n")
+    assert _rules_added(tree) == {"HASH_MISMATCH": {"lineage"}}
+    assert "lineage" not in verify.HASH_MISMATCH.applies_to
+
+
+def test_the_verify_docs_table_is_the_registry() -> None:
+    docs = (ROOT.parent / "docs" / "capsules-verify.md").read_text(encoding="utf-8")
+    assert verify.rules_table() in docs
 
 
 def test_fanout_codes_are_closed() -> None:

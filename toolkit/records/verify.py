@@ -49,33 +49,140 @@ SHALLOW_FIX = (
 
 
 RESEAL = "workgroup capsule seal FILE --checkpoint REV --write"
-# What to do about each finding (printed as its ``fix:``); REV is the --rev that was checked.
-FIXES: dict[str, str] = {
-    "checkpoint-not-ancestor": (
-        "the history was rewritten after sealing: reseal at a commit reachable from {rev} "
-        f"({RESEAL}), or restore the rewritten commits"
-    ),
-    "checkpoint-missing": (
-        "fetch the commit if it lives on another branch or remote; otherwise reseal at a commit "
-        f"that exists ({RESEAL})"
-    ),
-    "checkpoint-format": f"checkpoint_sha is filled in by sealing: reseal ({RESEAL})",
-    "hash-mismatch": f"the record was edited after sealing: revert the edit or reseal ({RESEAL})",
-    "schema": "fix the named fields (docs/capsules-verify.md has a complete example), then reseal",
-    "location": "move the file to .workgroup/workgroups/<workgroup_id>/<kind>/<id>.json (as sealed)",
-    "path": "use repository-relative paths under the artifact boundary (knowzcode/artifacts/)",
-    "artifact-missing": "commit the referenced artifact, or reseal without it",
-    "artifact-digest-mismatch": "restore the artifact's original content, or reseal with the new evidence",
-    "private-content": "remove the private value (see `workgroup privacy scan FILE`), then reseal",
-    "platform-handle": "record the lineage again: committed lineages carry null or a keyed pseudonym",
-    "reference-missing": "commit the parent lineage, or record this lineage without parent_lineage_id",
-    "run-id": "a measurement run id can be used once: record the promotion with a new measured run",
-    "run-id-consumed-twice": (
-        "a measurement run can be consumed once: keep the first promotion record of the run and "
-        "measure again for the others"
-    ),
-    "unreadable": "make the file a UTF-8 JSON object under 1 MiB",
-}
+ALL_KINDS = ("capsule", "lineage", "promotion")
+
+
+@dataclass(frozen=True)
+class VerifyRule:
+    """One rule of ``workgroup verify``: its id (a finding's code), the record kinds it checks, what
+    it means (the docs table) and what to do about a finding (its ``fix:``; REV is the --rev)."""
+
+    id: str
+    applies_to: tuple[str, ...]
+    meaning: str
+    fix: str
+
+
+CHECKPOINT_FORMAT = VerifyRule(
+    "checkpoint-format",
+    ALL_KINDS,
+    "the record's `checkpoint_sha` is not a full 40-hex SHA",
+    f"checkpoint_sha is filled in by sealing: reseal ({RESEAL})",
+)
+CHECKPOINT_MISSING = VerifyRule(
+    "checkpoint-missing",
+    ALL_KINDS,
+    "no such commit in the repository",
+    f"fetch the commit if it lives on another branch or remote; otherwise reseal at a commit that exists ({RESEAL})",
+)
+CHECKPOINT_NOT_ANCESTOR = VerifyRule(
+    "checkpoint-not-ancestor",
+    ALL_KINDS,
+    "the commit is not REV (default HEAD) or one of its ancestors: history was rewritten",
+    "the history was rewritten after sealing: reseal at a commit reachable from {rev} "
+    f"({RESEAL}), or restore the rewritten commits",
+)
+HASH_MISMATCH = VerifyRule(
+    "hash-mismatch",
+    ("capsule",),
+    "`capsule_hash` does not recompute: the capsule was edited after sealing",
+    f"the record was edited after sealing: revert the edit or reseal ({RESEAL})",
+)
+SCHEMA = VerifyRule(
+    "schema",
+    ALL_KINDS,
+    "not a valid record of its format (sealed capsule, lineage, promotion object)",
+    "fix the named fields (docs/capsules-verify.md has a complete example), then reseal",
+)
+LOCATION = VerifyRule(
+    "location",
+    ALL_KINDS,
+    "the file is not at the path its ids name",
+    "move the file to .workgroup/workgroups/<workgroup_id>/<kind>/<id>.json (as sealed)",
+)
+PATH = VerifyRule(
+    "path",
+    ("capsule",),
+    "a file, spec or artifact reference is not portable or leaves the artifact boundary",
+    "use repository-relative paths under the artifact boundary (knowzcode/artifacts/)",
+)
+ARTIFACT_MISSING = VerifyRule(
+    "artifact-missing",
+    ("capsule",),
+    "an artifact reference does not resolve to a regular file in the repository",
+    "commit the referenced artifact, or reseal without it",
+)
+ARTIFACT_DIGEST_MISMATCH = VerifyRule(
+    "artifact-digest-mismatch",
+    ("capsule",),
+    "a content-addressed artifact's bytes differ from the digest in its name",
+    "restore the artifact's original content, or reseal with the new evidence",
+)
+PRIVATE_CONTENT = VerifyRule(
+    "private-content",
+    ALL_KINDS,
+    "a secret, identifier, path, transcript or overlong string inside",
+    "remove the private value (see `workgroup privacy scan FILE`), then reseal",
+)
+PLATFORM_HANDLE = VerifyRule(
+    "platform-handle",
+    ("lineage",),
+    "a lineage's `platform_handle` is neither null nor a keyed pseudonym",
+    "record the lineage again: committed lineages carry null or a keyed pseudonym",
+)
+REFERENCE_MISSING = VerifyRule(
+    "reference-missing",
+    ("lineage",),
+    "a lineage's `parent_lineage_id` names no recorded lineage",
+    "commit the parent lineage, or record this lineage without parent_lineage_id",
+)
+RUN_ID = VerifyRule(
+    "run-id",
+    ("promotion",),
+    "a promotion record's measurement run id is missing, invalid or differs from its signed envelope's",
+    "a measurement run id can be used once: record the promotion with a new measured run",
+)
+RUN_ID_CONSUMED_TWICE = VerifyRule(
+    "run-id-consumed-twice",
+    ("promotion",),
+    "one measurement run is recorded by more than one promotion record",
+    "a measurement run can be consumed once: keep the first promotion record of the run and "
+    "measure again for the others",
+)
+UNREADABLE = VerifyRule(
+    "unreadable",
+    ALL_KINDS,
+    "not a UTF-8 JSON object under 1 MiB, or a symlink leading outside the repository",
+    "make the file a UTF-8 JSON object under 1 MiB",
+)
+
+RULES: tuple[VerifyRule, ...] = (
+    CHECKPOINT_FORMAT,
+    CHECKPOINT_MISSING,
+    CHECKPOINT_NOT_ANCESTOR,
+    HASH_MISMATCH,
+    SCHEMA,
+    LOCATION,
+    PATH,
+    ARTIFACT_MISSING,
+    ARTIFACT_DIGEST_MISMATCH,
+    PRIVATE_CONTENT,
+    PLATFORM_HANDLE,
+    REFERENCE_MISSING,
+    RUN_ID,
+    RUN_ID_CONSUMED_TWICE,
+    UNREADABLE,
+)
+FIXES: dict[str, str] = {rule.id: rule.fix for rule in RULES}  # the fix of each rule id (SARIF, docs)
+
+
+def rules_table() -> str:
+    """The rules table of docs/capsules-verify.md (Markdown), generated from ``RULES``."""
+    rows = ["| rule | records | meaning |", "|---|---|---|"]
+    for rule in RULES:
+        kinds = "all" if rule.applies_to == ALL_KINDS else ", ".join(rule.applies_to)
+        rows.append(f"| `{rule.id}` | {kinds} | {rule.meaning} |")
+    return "\n".join(rows) + "\n"
 
 
 @dataclass(frozen=True)
@@ -195,14 +302,13 @@ class _Verifier:
         self.report = report
         self._checkpoints: list[tuple[str, str]] = []  # (rel path, sha) to check against history
 
-    def add(self, rel: str, rule: str, message: str) -> None:
-        fix = FIXES.get(rule)
-        self.report.findings.append(Finding(rel, rule, message, fix.format(rev=self.rev) if fix else None))
+    def add(self, rel: str, rule: VerifyRule, message: str) -> None:
+        self.report.findings.append(Finding(rel, rule.id, message, rule.fix.format(rev=self.rev)))
 
     # -- shared rules --------------------------------------------------------------------
     def checkpoint(self, rec: _Record, sha: Any) -> None:
         if not isinstance(sha, str) or not FULL_SHA.match(sha):
-            self.add(rec.rel, "checkpoint-format", "checkpoint_sha is not a full 40-hex commit SHA")
+            self.add(rec.rel, CHECKPOINT_FORMAT, "checkpoint_sha is not a full 40-hex commit SHA")
             return
         self._checkpoints.append((rec.rel, sha))
 
@@ -223,17 +329,17 @@ class _Verifier:
             and len(text.encode("utf-8", "surrogatepass")) > MAX_CAPSULE_STRING_BYTES
             for text in texts
         ):
-            self.add(rec.rel, "private-content", "a string longer than 4096 UTF-8 bytes")
+            self.add(rec.rel, PRIVATE_CONTENT, "a string longer than 4096 UTF-8 bytes")
         elif not keys and private_value("\n".join(texts)):  # one search per record
-            self.add(rec.rel, "private-content", "a secret-like or private value")
+            self.add(rec.rel, PRIVATE_CONTENT, "a secret-like or private value")
         # lineage and promotion field names are fixed by their formats: only their values can leak
         elif engine_findings_in(names if keys else [], texts, "capsule" if keys else "generic"):
-            self.add(rec.rel, "private-content", "the privacy engine found private content")
+            self.add(rec.rel, PRIVATE_CONTENT, "the privacy engine found private content")
 
     def location(self, rec: _Record, workgroup_id: Any, stem: Any) -> None:
         parts = Path(rec.rel).parts  # .workgroup/workgroups/<wg>/<kind>s/<id>.json
         if len(parts) != 5 or parts[2] != workgroup_id or Path(parts[4]).stem != stem:
-            self.add(rec.rel, "location", "the file's path does not match its workgroup_id and id")
+            self.add(rec.rel, LOCATION, "the file's path does not match its workgroup_id and id")
 
     # -- per kind ------------------------------------------------------------------------
     def capsule(self, rec: _Record) -> None:
@@ -255,18 +361,18 @@ class _Verifier:
             problems = explain_schema(cap, sealed=True)
             self.add(
                 rec.rel,
-                "schema",
+                SCHEMA,
                 "not a sealed knowzcode.context-capsule/v1: " + "; ".join(problems[:5]),
             )
             return
         self.location(rec, cap["workgroup_id"], cap["task_id"])
         self.checkpoint(rec, cap["checkpoint_sha"])
         if sealed_digest(cap) != cap["capsule_hash"]:
-            self.add(rec.rel, "hash-mismatch", "capsule_hash does not recompute (edited after sealing)")
+            self.add(rec.rel, HASH_MISMATCH, "capsule_hash does not recompute (edited after sealing)")
         try:
             assert_paths(cap)
         except RuntimeOpError as exc:
-            self.add(rec.rel, "path", f"{exc.code}: a path is not portable or outside the artifact boundary")
+            self.add(rec.rel, PATH, f"{exc.code}: a path is not portable or outside the artifact boundary")
         else:
             for ref in dict.fromkeys(artifact_paths(cap)):
                 self.artifact(rec, ref)
@@ -281,7 +387,7 @@ class _Verifier:
         present = target.is_dir() if ref == ARTIFACT_BOUNDARY else target.is_file()
         if not present or not inside(self.workdir, target.resolve()):
             self.add(
-                rec.rel, "artifact-missing", f"artifact {ref} does not resolve to a file in the repository"
+                rec.rel, ARTIFACT_MISSING, f"artifact {ref} does not resolve to a file in the repository"
             )
             return
         match = CONTENT_ADDRESSED.match(target.name)
@@ -293,7 +399,7 @@ class _Verifier:
         try:
             handle = open_regular(target, what=f"artifact {ref}")
         except FileRefused:
-            self.add(rec.rel, "artifact-missing", f"artifact {ref} is not a regular file in the repository")
+            self.add(rec.rel, ARTIFACT_MISSING, f"artifact {ref} is not a regular file in the repository")
             return
         assert handle is not None  # missing_ok is off
         with handle:
@@ -301,7 +407,7 @@ class _Verifier:
                 digest.update(chunk)
         if digest.hexdigest() != match.group(1):
             self.add(
-                rec.rel, "artifact-digest-mismatch", f"artifact {ref} does not match the digest in its name"
+                rec.rel, ARTIFACT_DIGEST_MISMATCH, f"artifact {ref} does not match the digest in its name"
             )
 
     def lineage(self, rec: _Record, lineage_ids: set[str]) -> None:
@@ -311,29 +417,29 @@ class _Verifier:
         if rec.trusted:
             self.checkpoint(rec, lin["checkpoint_sha"])
             if lin["parent_lineage_id"] is not None and lin["parent_lineage_id"] not in lineage_ids:
-                self.add(rec.rel, "reference-missing", "parent_lineage_id names no recorded lineage")
+                self.add(rec.rel, REFERENCE_MISSING, "parent_lineage_id names no recorded lineage")
             return
         problems = lineage_schema_errors(lin)
         if problems:
-            self.add(rec.rel, "schema", "not a valid knowzcode.agent-lineage/v1 record")
+            self.add(rec.rel, SCHEMA, "not a valid knowzcode.agent-lineage/v1 record")
             return
         self.location(rec, lin["workgroup_id"], lin["lineage_id"])
         self.checkpoint(rec, lin["checkpoint_sha"])
         handle = lin["platform_handle"]
         if handle is not None and not (isinstance(handle, str) and PSEUDONYM.match(handle)):
             self.add(
-                rec.rel, "platform-handle", "platform_handle must be null or a keyed pseudonym (anon-<hex>)"
+                rec.rel, PLATFORM_HANDLE, "platform_handle must be null or a keyed pseudonym (anon-<hex>)"
             )
         parent = lin["parent_lineage_id"]
         if parent is not None and parent not in lineage_ids:
-            self.add(rec.rel, "reference-missing", "parent_lineage_id names no recorded lineage")
+            self.add(rec.rel, REFERENCE_MISSING, "parent_lineage_id names no recorded lineage")
         # keys are fixed by the schema (platform_handle is one of them); values are what can leak
         self.privacy(rec, lin, keys=False)
 
     def promotion(self, rec: _Record, run_ids: dict[str, list[str]]) -> None:
         data = rec.data
         if not isinstance(data, dict):
-            self.add(rec.rel, "schema", "a promotion record must be a JSON object")
+            self.add(rec.rel, SCHEMA, "a promotion record must be a JSON object")
             return
         envelope = data.get("envelope")
         run_id = data.get("measurement_run_id")
@@ -341,17 +447,26 @@ class _Verifier:
         if run_id is None:
             run_id = signed
         if signed is not None and signed != run_id:
-            self.add(rec.rel, "run-id", "the record's measurement_run_id differs from its signed envelope's")
+            self.add(rec.rel, RUN_ID, "the record's measurement_run_id differs from its signed envelope's")
         if not isinstance(run_id, str) or not MEASUREMENT_RUN_ID.match(run_id):
-            self.add(rec.rel, "run-id", "the record carries no valid measurement_run_id")
+            self.add(rec.rel, RUN_ID, "the record carries no valid measurement_run_id")
         else:
             run_ids.setdefault(run_id, []).append(rec.rel)
             if rec.path.stem != run_id:
-                self.add(rec.rel, "location", "the file name does not match the record's measurement_run_id")
+                self.add(rec.rel, LOCATION, "the file name does not match the record's measurement_run_id")
         if "checkpoint_sha" in data:
             self.checkpoint(rec, data["checkpoint_sha"])
         if not rec.trusted:
             self.privacy(rec, data, keys=False)
+
+    def promotion_runs(self, run_ids: dict[str, list[str]]) -> None:
+        """Each measurement run is consumed by one promotion record."""
+        for run_id, holders in run_ids.items():
+            if len(holders) > 1:
+                for rel in holders:
+                    self.add(
+                        rel, RUN_ID_CONSUMED_TWICE, f"measurement run {run_id} is recorded more than once"
+                    )
 
     # -- history ---------------------------------------------------------------------------
     def history(self, rev: str, proven: set[str] | None = None) -> None:
@@ -376,13 +491,11 @@ class _Verifier:
             if gitcli.commit_exists(workdir, sha):
                 self.add(
                     rel,
-                    "checkpoint-not-ancestor",
+                    CHECKPOINT_NOT_ANCESTOR,
                     f"checkpoint {sha[:12]} is not {rev} or an ancestor of it (history was rewritten?)",
                 )
             else:
-                self.add(
-                    rel, "checkpoint-missing", f"checkpoint {sha[:12]} is not a commit in this repository"
-                )
+                self.add(rel, CHECKPOINT_MISSING, f"checkpoint {sha[:12]} is not a commit in this repository")
 
 
 def verify(repo: Repo, rev: str = "HEAD", *, cache: bool = False) -> Report:
@@ -427,7 +540,7 @@ def verify(repo: Repo, rev: str = "HEAD", *, cache: bool = False) -> Report:
                     raise PathOutsideRepository(f"the {kind} record's directory")
                 data = read_record(path, workdir, what=f"{kind} record")  # refuses a file symlink leading out
             except ToolkitError as exc:
-                verifier.add(rel, "unreadable", f"{exc.code}: {exc.message}")
+                verifier.add(rel, UNREADABLE, f"{exc.code}: {exc.message}")
                 continue
             if cache:
                 keys[rel] = verify_cache.record_key(data)
@@ -444,12 +557,7 @@ def verify(repo: Repo, rev: str = "HEAD", *, cache: bool = False) -> Report:
             verifier.lineage(rec, lineage_ids)  # type: ignore[arg-type]
         else:
             verifier.promotion(rec, run_ids)
-    for run_id, holders in run_ids.items():
-        if len(holders) > 1:
-            for rel in holders:
-                verifier.add(
-                    rel, "run-id-consumed-twice", f"measurement run {run_id} is recorded more than once"
-                )
+    verifier.promotion_runs(run_ids)
     proven = {sha for rel, sha in verifier._checkpoints if rel in trusted and trusted[rel] == keys.get(rel)}
     verifier.history(rev, proven)
     report.findings.sort(key=lambda f: (f.path, f.rule))
