@@ -459,6 +459,22 @@ class _Verifier:
         if not rec.trusted:
             self.privacy(rec, data, keys=False)
 
+    def check_all(self, records: list[_Record]) -> None:
+        """Every rule that reads the records themselves (history() then proves the checkpoints)."""
+        lineage_ids = {
+            r.data.get("lineage_id") for r in records if r.kind == "lineage" and isinstance(r.data, dict)
+        }
+        lineage_ids.discard(None)
+        run_ids: dict[str, list[str]] = {}
+        for rec in records:
+            if rec.kind == "capsule":
+                self.capsule(rec)
+            elif rec.kind == "lineage":
+                self.lineage(rec, lineage_ids)  # type: ignore[arg-type]
+            else:
+                self.promotion(rec, run_ids)
+        self.promotion_runs(run_ids)
+
     def promotion_runs(self, run_ids: dict[str, list[str]]) -> None:
         """Each measurement run is consumed by one promotion record."""
         for run_id, holders in run_ids.items():
@@ -503,69 +519,73 @@ def verify(repo: Repo, rev: str = "HEAD", *, cache: bool = False) -> Report:
 
     ``cache`` (the pre-commit hook only): trust and refresh ``verify_cache`` (see its docstring).
     """
+    report = Report(rev=None)
+    rules, trusted = _load_cache(repo, rev, report) if cache else ("", {})
+    verifier = _Verifier(repo, report)
+    keys: dict[str, str] = {}  # rel -> record key, what the cache is keyed by (only with ``cache``)
+    verifier.check_all(_read_records(verifier, trusted, keys if cache else None))
+    proven = {sha for rel, sha in verifier._checkpoints if rel in trusted and trusted[rel] == keys.get(rel)}
+    verifier.history(rev, proven)
+    report.findings.sort(key=lambda f: (f.path, f.rule))
+    if cache and report.rev is not None:
+        from toolkit.records import verify_cache
+
+        flagged = {f.path for f in report.findings}
+        clean = {rel: key for rel, key in keys.items() if rel not in flagged}
+        verify_cache.save(repo.common_dir, repo.workdir, rules, report.rev, clean)
+    return report
+
+
+def _load_cache(repo: Repo, rev: str, report: Report) -> tuple[str, dict[str, str]]:
+    """(the rules' fingerprint, {rel: record key} the cache vouches for); resolves ``report.rev``.
+
+    The cache counts only while the HEAD it was proven for is an ancestor of REV's commit."""
+    from toolkit.infra import gitcli
+    from toolkit.records import verify_cache
+
+    rules = verify_cache.rules_fingerprint()
+    try:
+        report.rev = gitcli.resolve_commit(repo.workdir, rev)
+    except InvalidInput:  # an unborn HEAD (or a bad REV): history() says which, no cache
+        return rules, {}
+    loaded = verify_cache.load(repo.common_dir, repo.workdir, rules)
+    if loaded is None or not gitcli.is_ancestor_or_equal(repo.workdir, loaded[0], report.rev):
+        return rules, {}
+    return rules, loaded[1]
+
+
+def _read_records(verifier: _Verifier, trusted: dict[str, str], keys: dict[str, str] | None) -> list[_Record]:
+    """Every record file, read through the confined layer; an unreadable one is a finding. With
+    ``keys`` (the cache in use), each record's key is noted and a record the cache vouches for
+    is marked trusted."""
     from toolkit.infra.confined import PathOutsideRepository
     from toolkit.records.capsules import read_record
 
-    report = Report(rev=None)
-    trusted: dict[str, str] = {}  # rel -> record key the cache vouches for
-    keys: dict[str, str] = {}
-    rules = ""
-    if cache:
-        from toolkit.infra import gitcli
-        from toolkit.records import verify_cache
-
-        rules = verify_cache.rules_fingerprint()
-        try:
-            report.rev = gitcli.resolve_commit(repo.workdir, rev)
-        except InvalidInput:  # an unborn HEAD (or a bad REV): history() says which, no cache
-            pass
-        if report.rev is not None:
-            loaded = verify_cache.load(repo.common_dir, repo.workdir, rules)
-            if loaded is not None and gitcli.is_ancestor_or_equal(repo.workdir, loaded[0], report.rev):
-                trusted = loaded[1]
-    verifier = _Verifier(repo, report)
-    workdir = repo.workdir
+    workdir = verifier.workdir
     root = str(workdir.resolve())
-    parents: dict[Path, bool] = {}  # realpath once per directory, not once per record
+    inside: dict[Path, bool] = {}  # realpath once per directory, not once per record
     records: list[_Record] = []
     for kind, paths in record_files(workdir).items():
         for path in paths:
             rel = path.relative_to(workdir).as_posix()
-            report.counts[kind + "s"] += 1
-            if path.parent not in parents:
+            verifier.report.counts[kind + "s"] += 1
+            if path.parent not in inside:
                 real = os.path.realpath(path.parent)
-                parents[path.parent] = real == root or real.startswith(root + os.sep)
+                inside[path.parent] = real == root or real.startswith(root + os.sep)
             try:
-                if not parents[path.parent]:
+                if not inside[path.parent]:
                     raise PathOutsideRepository(f"the {kind} record's directory")
                 data = read_record(path, workdir, what=f"{kind} record")  # refuses a file symlink leading out
             except ToolkitError as exc:
                 verifier.add(rel, UNREADABLE, f"{exc.code}: {exc.message}")
                 continue
-            if cache:
-                keys[rel] = verify_cache.record_key(data)
-            records.append(_Record(kind, path, rel, data, trusted.get(rel) == keys.get(rel, "")))
-    lineage_ids = {
-        r.data.get("lineage_id") for r in records if r.kind == "lineage" and isinstance(r.data, dict)
-    }
-    lineage_ids.discard(None)
-    run_ids: dict[str, list[str]] = {}
-    for rec in records:
-        if rec.kind == "capsule":
-            verifier.capsule(rec)
-        elif rec.kind == "lineage":
-            verifier.lineage(rec, lineage_ids)  # type: ignore[arg-type]
-        else:
-            verifier.promotion(rec, run_ids)
-    verifier.promotion_runs(run_ids)
-    proven = {sha for rel, sha in verifier._checkpoints if rel in trusted and trusted[rel] == keys.get(rel)}
-    verifier.history(rev, proven)
-    report.findings.sort(key=lambda f: (f.path, f.rule))
-    if cache and report.rev is not None:
-        flagged = {f.path for f in report.findings}
-        clean = {rel: key for rel, key in keys.items() if rel not in flagged}
-        verify_cache.save(repo.common_dir, repo.workdir, rules, report.rev, clean)
-    return report
+            key = ""
+            if keys is not None:
+                from toolkit.records import verify_cache
+
+                key = keys[rel] = verify_cache.record_key(data)
+            records.append(_Record(kind, path, rel, data, trusted.get(rel) == key and rel in trusted))
+    return records
 
 
 HOOK_PROG = "workgroup-verify-hook"
