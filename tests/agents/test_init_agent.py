@@ -28,7 +28,7 @@ CLAUDE_EVENTS = {
     "Stop": None,
     "SessionEnd": None,
 }
-CODEX_EVENTS = {"SessionStart": "startup|resume|clear", "PreToolUse": "Bash", "Stop": None}
+CODEX_EVENTS = {"SessionStart": "startup|resume|clear", "PreToolUse": "Bash|apply_patch", "Stop": None}
 HOOK_NAMES = {
     "SessionStart": "session-start",
     "PreToolUse": "pre-tool-use",
@@ -272,7 +272,7 @@ def test_dry_run_says_what_it_would_add_and_writes_nothing(git_repo: GitRepo) ->
     code, out, err = cli("init", "--agent", "codex", "--dry-run", "--json")
     assert code == 0, err
     assert path.read_text() == '{"hooks": {}}'
-    assert "would add PreToolUse (matcher Bash)" in err
+    assert "would add PreToolUse (matcher Bash|apply_patch)" in err
     assert json.loads(out)["dry_run"] is True and len(json.loads(out)["added"]) == 3
 
 

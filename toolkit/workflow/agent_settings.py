@@ -43,7 +43,7 @@ _CLAUDE: tuple[tuple[str, str | None, str], ...] = (
 )
 _CODEX: tuple[tuple[str, str | None, str], ...] = (
     ("SessionStart", "startup|resume|clear", "session-start"),
-    ("PreToolUse", "Bash", "pre-tool-use"),
+    ("PreToolUse", "Bash|apply_patch", "pre-tool-use"),  # the shell tool; newer releases: the patch tool
     ("Stop", None, "stop"),
 )
 WANTED = {"claude": _CLAUDE, "codex": _CODEX}
