@@ -208,6 +208,46 @@ _STRINGS: dict[str, tuple[int, int | None]] = {
 }
 
 
+def _field_problem(key: str, value: Any) -> str | None:
+    """The rule ``value`` breaks as the capsule's field ``key``, as ``$.key: rule``; None if it holds."""
+    if key in _STRINGS:
+        return None if _is_str(value, *_STRINGS[key]) else f"$.{key}: {_str_rule(*_STRINGS[key])}"
+    if key in _STR_LISTS:
+        most, item_max, unique = _STR_LISTS[key]
+        if _str_list(value, most, item_max, unique=unique):
+            return None
+        return _list_problem(
+            f"$.{key}", value, most, lambda v: _is_str(v, 1, item_max), _str_rule(1, item_max), unique
+        )
+    if key in _OBJECT_RULES:
+        most, ok, rule = _OBJECT_RULES[key]
+        return None if _objects(value, most, ok) else _list_problem(f"$.{key}", value, most, ok, rule, False)
+    special = _SPECIAL_FIELDS.get(key)
+    if special is None or special[0](value):
+        return None
+    return f"$.{key}: {special[1]}"
+
+
+# fields with a rule of their own: (holds, what the rule says)
+_SPECIAL_FIELDS: dict[str, tuple[Any, str]] = {
+    "schema": (lambda v: v == CAPSULE_SCHEMA_ID, f'must be "{CAPSULE_SCHEMA_ID}"'),
+    "phase": (lambda v: isinstance(v, str) and v in PHASES, "must be one of " + ", ".join(PHASES)),
+    "checkpoint_sha": (
+        lambda v: v is None or _is_str(v, 7, None),
+        "filled in by sealing (leave it out), else a commit SHA",
+    ),
+    "capsule_hash": (
+        lambda v: isinstance(v, str) and bool(HASH_PATTERN.match(v)),
+        'filled in by sealing (leave it out), else "sha256:" + 64 hex digits',
+    ),
+}
+
+
+def _unknown_field(key: Any) -> str:
+    name = f"$.{key}" if isinstance(key, str) and _SAFE_KEY.match(key) else "$.<a field>"
+    return f"{name}: not a capsule field (the schema is closed; see `workgroup capsule seal --help`)"
+
+
 def explain_schema(capsule: Any, *, sealed: bool) -> list[str]:
     """Each schema problem as ``$.field: rule`` (JSON path and the rule it breaks).
 
@@ -216,40 +256,13 @@ def explain_schema(capsule: Any, *, sealed: bool) -> list[str]:
     """
     if not isinstance(capsule, dict):
         return ["$: must be a JSON object (a capsule)"]
-    out: list[str] = []
-    for key in capsule:
-        if key not in REQUIRED_KEYS and key not in OPTIONAL_KEYS:
-            name = f"$.{key}" if isinstance(key, str) and _SAFE_KEY.match(key) else "$.<a field>"
-            out.append(
-                f"{name}: not a capsule field (the schema is closed; see `workgroup capsule seal --help`)"
-            )
-    for key in REQUIRED_KEYS:
-        if key not in capsule and not (not sealed and key in FILLED_IN):
-            out.append(f"$.{key}: required")
-    for key, value in capsule.items():
-        if key == "schema" and value != CAPSULE_SCHEMA_ID:
-            out.append(f'$.schema: must be "{CAPSULE_SCHEMA_ID}"')
-        elif key == "phase" and not (isinstance(value, str) and value in PHASES):
-            out.append("$.phase: must be one of " + ", ".join(PHASES))
-        elif key in _STRINGS and not _is_str(value, *_STRINGS[key]):
-            out.append(f"$.{key}: {_str_rule(*_STRINGS[key])}")
-        elif key in _STR_LISTS:
-            most, item_max, unique = _STR_LISTS[key]
-            if not _str_list(value, most, item_max, unique=unique):
-                rule = _str_rule(1, item_max)
-                out.append(
-                    _list_problem(
-                        f"$.{key}", value, most, lambda v, m=item_max: _is_str(v, 1, m), rule, unique
-                    )
-                )
-        elif key in _OBJECT_RULES:
-            most, ok, rule = _OBJECT_RULES[key]
-            if not _objects(value, most, ok):
-                out.append(_list_problem(f"$.{key}", value, most, ok, rule, False))
-        elif key == "checkpoint_sha" and not (value is None or _is_str(value, 7, None)):
-            out.append("$.checkpoint_sha: filled in by sealing (leave it out), else a commit SHA")
-        elif key == "capsule_hash" and not (isinstance(value, str) and HASH_PATTERN.match(value)):
-            out.append('$.capsule_hash: filled in by sealing (leave it out), else "sha256:" + 64 hex digits')
+    out = [_unknown_field(key) for key in capsule if key not in REQUIRED_KEYS and key not in OPTIONAL_KEYS]
+    out += [
+        f"$.{key}: required"
+        for key in REQUIRED_KEYS
+        if key not in capsule and (sealed or key not in FILLED_IN)
+    ]
+    out += [problem for key, value in capsule.items() if (problem := _field_problem(key, value))]
     if not out:  # never less precise than the closed schema itself
         candidate = {"checkpoint_sha": None, "capsule_hash": "sha256:" + "0" * 64, **capsule}
         out = [f"$.{p.partition(':')[2]}: does not match the schema" for p in schema_problems(candidate)]
