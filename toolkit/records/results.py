@@ -64,30 +64,43 @@ def decision_from_policy(policy: Any) -> dict[str, Any]:
     ):
         policy = policy.get("result")
     if isinstance(policy, Mapping) and set(policy) == {"input"}:
-        try:
-            return resolve_result_policy(policy["input"]) if isinstance(policy["input"], dict) else _bad()
-        except RuntimeOpError as exc:
-            if exc.code.startswith("RESULT_"):
-                raise Refused(exc.code, MESSAGES[exc.code]) from None
-            raise InvalidInput("POLICY_INVALID", "the policy facts are invalid") from None
-    if not isinstance(policy, Mapping) or set(policy) != {"mode", "write_prohibited", "writes"}:
+        return _resolve_facts(policy["input"])
+    if not _decision_shaped(policy):
         _bad()
-    writes = policy["writes"]
-    if (
-        policy["mode"] not in RESULT_MODES
-        or not isinstance(policy["write_prohibited"], bool)
-        or not isinstance(writes, Mapping)
-        or set(writes) != set(WRITE_KINDS)
-        or not all(isinstance(v, bool) for v in writes.values())
-    ):
-        _bad()
-    if policy["write_prohibited"] and (policy["mode"] != "ephemeral" or any(writes.values())):
+    mode, prohibited, writes = policy["mode"], policy["write_prohibited"], policy["writes"]
+    if prohibited and (mode != "ephemeral" or any(writes.values())):
         raise InvalidInput("POLICY_INVALID", "a write-prohibited decision must be ephemeral with no writes")
-    if writes["artifact"] != (policy["mode"] == "artifact" and not policy["write_prohibited"]):
+    if writes["artifact"] != (mode == "artifact" and not prohibited):
         raise InvalidInput("POLICY_INVALID", "an artifact is written exactly when the decision is artifact")
-    if policy["mode"] == "durable" and not writes["handoff"]:
+    if mode == "durable" and not writes["handoff"]:
         raise InvalidInput("POLICY_INVALID", "a durable decision writes its handoff")
-    return {"mode": policy["mode"], "write_prohibited": policy["write_prohibited"], "writes": dict(writes)}
+    return {"mode": mode, "write_prohibited": prohibited, "writes": dict(writes)}
+
+
+def _resolve_facts(facts: Any) -> dict[str, Any]:
+    """The decision of ``{input: facts}``, by the runtime's own function; its refusals keep their codes."""
+    if not isinstance(facts, dict):
+        _bad()
+    try:
+        return resolve_result_policy(facts)
+    except RuntimeOpError as exc:
+        if exc.code.startswith("RESULT_"):
+            raise Refused(exc.code, MESSAGES[exc.code]) from None
+        raise InvalidInput("POLICY_INVALID", "the policy facts are invalid") from None
+
+
+def _decision_shaped(policy: Any) -> bool:
+    """``{mode, write_prohibited, writes}`` with a known mode, a flag, and one flag per write kind."""
+    if not isinstance(policy, Mapping) or set(policy) != {"mode", "write_prohibited", "writes"}:
+        return False
+    writes = policy["writes"]
+    return (
+        policy["mode"] in RESULT_MODES
+        and isinstance(policy["write_prohibited"], bool)
+        and isinstance(writes, Mapping)
+        and set(writes) == set(WRITE_KINDS)
+        and all(isinstance(v, bool) for v in writes.values())
+    )
 
 
 def _bad() -> Any:
