@@ -195,27 +195,9 @@ def evaluate_vault_delta(input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
     semantic = semantic_delta(delta)
     if not semantic["title"] and not semantic["content"] and semantic["supersedes"] is None:
         return {"action": "skip", "reason": "EMPTY_DELTA"}
-    # each prior record is normalized once; every rule below reads these views
-    views = [semantic_delta(p) for p in prior]
-    # equal normalized views have equal hashes, so prior records are compared by value and only
-    # caller-supplied hashes need the digest (same decisions, no hashing per prior record)
-    if previous_hashes and _identity_hash(semantic) in previous_hashes:
-        return {"action": "skip", "reason": "SEMANTIC_DUPLICATE"}
-    content = _content_view(semantic)
-    if any(_content_view(v) == content for v in views):  # an identity match is a content match too
-        return {"action": "skip", "reason": "SEMANTIC_DUPLICATE"}
-
-    key = semantic["semantic_key"]
-    if key:
-        same_key = [p for p, v in zip(prior, views, strict=True) if v["semantic_key"] == key]
-        if same_key:
-            return _mutation("amend", "SEMANTIC_IDENTITY_CHANGED", same_key)
-    supersedes = semantic["supersedes"]
-    if supersedes:
-        superseded = [p for p, v in zip(prior, views, strict=True) if _supersession_match(semantic, p, v)]
-        if superseded:
-            return _mutation("update", "SUPERSESSION_CHANGED", superseded)
-
+    against_prior = _against_prior(semantic, prior, previous_hashes)
+    if against_prior is not None:
+        return against_prior
     if explicit_save:
         return {"action": "flush", "reason": "EXPLICIT_SAVE"}
     if interruption_sensitive:
@@ -225,6 +207,30 @@ def evaluate_vault_delta(input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
     if semantic["category"] in DURABLE_CATEGORIES:
         return {"action": "flush", "reason": "DURABILITY_REQUIRED"}
     return {"action": "batch", "reason": "NORMAL_DELTA"}
+
+
+def _against_prior(
+    semantic: dict[str, str | None], prior: list[dict[str, Any]], previous_hashes: set[str]
+) -> dict[str, Any] | None:
+    """Skip a duplicate, amend the record of the same semantic key, update a superseded one;
+    None when the delta is new knowledge."""
+    # each prior record is normalized once; every rule below reads these views
+    views = [semantic_delta(p) for p in prior]
+    # equal normalized views have equal hashes, so prior records are compared by value and only
+    # caller-supplied hashes need the digest (same decisions, no hashing per prior record)
+    if previous_hashes and _identity_hash(semantic) in previous_hashes:
+        return {"action": "skip", "reason": "SEMANTIC_DUPLICATE"}
+    content = _content_view(semantic)
+    if any(_content_view(v) == content for v in views):  # an identity match is a content match too
+        return {"action": "skip", "reason": "SEMANTIC_DUPLICATE"}
+    key = semantic["semantic_key"]
+    same_key = [p for p, v in zip(prior, views, strict=True) if key and v["semantic_key"] == key]
+    if same_key:
+        return _mutation("amend", "SEMANTIC_IDENTITY_CHANGED", same_key)
+    if not semantic["supersedes"]:
+        return None
+    superseded = [p for p, v in zip(prior, views, strict=True) if _supersession_match(semantic, p, v)]
+    return _mutation("update", "SUPERSESSION_CHANGED", superseded) if superseded else None
 
 
 def _supersession_match(
