@@ -228,19 +228,7 @@ def _indexed_conflict(
 
     if any(live(expires, holder) for expires, holder in index.fallback):
         raise IndexUndecided
-    for head in index.heads:
-        links = canon.plain_dir_links(head)
-        if links is None:
-            raise IndexUndecided
-        for name in links:
-            if index.has_key((head + "/" + name if head else name).lower()):
-                raise IndexUndecided
-    root_prefix = canon.root_key_prefix()
-    if root_prefix is None:
-        raise IndexUndecided
-    for key in proposed:
-        if not key.startswith(root_prefix) and root_prefix.startswith(key.rstrip("/") + "/"):
-            raise IndexUndecided  # the work tree itself or above it: left to the full read
+    root_prefix = _index_root_prefix(proposed, index, canon)
     odd = OverlapIndex()
     for expires, holder, paths in index.slow:
         if live(expires, holder):
@@ -252,12 +240,30 @@ def _indexed_conflict(
         return True
     cut = len(root_prefix)
     try:
-        for key in proposed:
-            if key.startswith(root_prefix) and index.live_overlap(key[cut:], at, exclude):
-                return True
+        return any(
+            key.startswith(root_prefix) and index.live_overlap(key[cut:], at, exclude) for key in proposed
+        )
     except ValueError:
         raise IndexUndecided from None
-    return False
+
+
+def _index_root_prefix(proposed: list[str], index: OwnersIndex, canon: Canonicalizer) -> str:
+    """The work tree's key prefix, once the index's lexical keys are known to be the real ones
+    (no symlink on the way to an indexed path) and no proposed key holds the whole work tree;
+    otherwise ``IndexUndecided``."""
+    for head in index.heads:
+        links = canon.plain_dir_links(head)
+        if links is None or any(
+            index.has_key((head + "/" + name if head else name).lower()) for name in links
+        ):
+            raise IndexUndecided
+    root_prefix = canon.root_key_prefix()
+    if root_prefix is None:
+        raise IndexUndecided
+    for key in proposed:
+        if not key.startswith(root_prefix) and root_prefix.startswith(key.rstrip("/") + "/"):
+            raise IndexUndecided  # the work tree itself or above it: left to the full read
+    return root_prefix
 
 
 def _team_scopes_overlap(scopes: object, canon: Canonicalizer) -> bool:
@@ -658,43 +664,47 @@ def _apply_held_globs(
     """
     if not isinstance(root, str) or not root.strip():
         return live
-    from toolkit.core.ownership import glob_matcher
+    rels = _proposed_rels(inp, ctx.canonicalizer(root), ctx.realpath(workdir).rstrip("/") + "/")
+    return [_with_glob_matches(writer, rels) for writer in live] if rels else live
 
-    canon = ctx.canonicalizer(root)
-    real_workdir = ctx.realpath(workdir).rstrip("/") + "/"
-    lineage = _obj(inp.get("lineage"))
-    raw: list[object] = []
-    for source in [
-        inp,
-        lineage,
-        *[s for s in _obj(inp.get("team")).get("scopes") or [] if isinstance(s, dict)],
-    ]:
-        for name in ("owned_files", "resolved_owned_files"):
-            value = source.get(name)
-            raw += value if isinstance(value, list) else []
+
+def _proposed_rels(inp: dict[str, Any], canon: Canonicalizer, real_workdir: str) -> list[str]:
+    """The proposed owned paths (the task's, its lineage's, its team scopes') that canonicalize
+    inside the work tree, relative to it; the others are refused by route_task itself, in order."""
+    sources = [inp, _obj(inp.get("lineage"))]
+    sources += [s for s in _obj(inp.get("team")).get("scopes") or [] if isinstance(s, dict)]
     rels = []
-    for path in raw:
+    for path in (p for source in sources for name in _OWNED_FIELDS for p in _list_or_empty(source.get(name))):
         try:
             real = canon.canonical(path)
         except OwnershipPathError:
-            continue  # refused by route_task itself, in order
+            continue
         absolute = canon.real_root.rstrip("/") + "/" + real.rel if real.rel else canon.real_root
         if (absolute + "/").startswith(real_workdir) and absolute + "/" != real_workdir:
             rels.append(absolute[len(real_workdir) :])
-    out = []
-    for writer in live:
-        globs = writer.get("owned_globs")
-        if globs and isinstance(globs, list) and all(isinstance(g, str) for g in globs) and rels:
-            match = glob_matcher(globs)
-            matched = [rel for rel in rels if match(rel)]
-            if matched:
-                resolved = writer.get("resolved_owned_files")
-                writer = {
-                    **writer,
-                    "resolved_owned_files": (resolved if isinstance(resolved, list) else []) + matched,
-                }
-        out.append(writer)
-    return out
+    return rels
+
+
+_OWNED_FIELDS = ("owned_files", "resolved_owned_files")
+
+
+def _list_or_empty(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
+
+
+def _with_glob_matches(writer: dict[str, Any], rels: list[str]) -> dict[str, Any]:
+    """``writer`` with the proposed paths its owned globs match added to its resolved paths."""
+    from toolkit.core.ownership import glob_matcher
+
+    globs = writer.get("owned_globs")
+    if not (globs and isinstance(globs, list) and all(isinstance(g, str) for g in globs)):
+        return writer
+    match = glob_matcher(globs)
+    matched = [rel for rel in rels if match(rel)]
+    if not matched:
+        return writer
+    resolved = writer.get("resolved_owned_files")
+    return {**writer, "resolved_owned_files": (resolved if isinstance(resolved, list) else []) + matched}
 
 
 def op_route(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
