@@ -41,7 +41,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from datetime import datetime
-    from typing import TypeGuard
+    from typing import Any, TypeGuard
 
 MAGIC = b"workgroup.owners-index/v1\n"
 INDEX_FILE = "owners.index"
@@ -178,6 +178,25 @@ class OwnersIndex:
 
 def decode_index(raw: bytes) -> OwnersIndex | None:
     """The index in ``raw``, or None when it is not a whole, well-formed one."""
+    split = _split_header(raw)
+    if split is None:
+        return None
+    header, body = split
+    binding, heads = header.get("registry"), header.get("heads")
+    slow, fallback = header.get("slow"), header.get("fallback")
+    if not (
+        _binding_ok(binding) and _str_list(heads) and isinstance(slow, list) and isinstance(fallback, list)
+    ):
+        return None
+    if not all(_slow_row(row) for row in slow) or not all(_fallback_row(row) for row in fallback):
+        return None
+    slow_rows = [(row[0], row[1], row[2]) for row in slow]
+    fallback_rows = [(row[0], row[1]) for row in fallback]
+    return OwnersIndex(binding, heads, slow_rows, fallback_rows, body.split(b"\n") if body else [])
+
+
+def _split_header(raw: bytes) -> tuple[dict[str, Any], bytes] | None:
+    """(the JSON header, the body) when the magic, the header line and the body's CRC32 hold."""
     if not raw.startswith(MAGIC):
         return None
     end = raw.find(b"\n", len(MAGIC))
@@ -190,33 +209,32 @@ def decode_index(raw: bytes) -> OwnersIndex | None:
     body = raw[end + 1 :]
     if not isinstance(header, dict) or header.get("body_crc32") != zlib.crc32(body):
         return None
-    binding, heads = header.get("registry"), header.get("heads")
-    slow, fallback = header.get("slow"), header.get("fallback")
-    if (
-        not isinstance(binding, dict)
-        or sorted(binding) != ["crc32", "ino", "mtime_ns", "size"]
-        or not all(_int(value) for value in binding.values())
-        or not isinstance(heads, list)
-        or not all(isinstance(head, str) for head in heads)
-        or not isinstance(slow, list)
-        or not isinstance(fallback, list)
-    ):
-        return None
-    slow_rows: list[tuple[int, str, list[str]]] = []
-    for row in slow:
-        if (
-            not isinstance(row, list)
-            or len(row) != 3
-            or not _int(row[0])
-            or not isinstance(row[1], str)
-            or not isinstance(row[2], list)
-            or not all(isinstance(path, str) for path in row[2])
-        ):
-            return None
-        slow_rows.append((row[0], row[1], row[2]))
-    fallback_rows: list[tuple[int, str]] = []
-    for row in fallback:
-        if not isinstance(row, list) or len(row) != 2 or not _int(row[0]) or not isinstance(row[1], str):
-            return None
-        fallback_rows.append((row[0], row[1]))
-    return OwnersIndex(binding, heads, slow_rows, fallback_rows, body.split(b"\n") if body else [])
+    return header, body
+
+
+def _binding_ok(binding: object) -> TypeGuard[dict[str, int]]:
+    return (
+        isinstance(binding, dict)
+        and sorted(binding) == ["crc32", "ino", "mtime_ns", "size"]
+        and all(_int(value) for value in binding.values())
+    )
+
+
+def _str_list(value: object) -> TypeGuard[list[str]]:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _slow_row(row: object) -> bool:
+    """``[expires, holder, [path, ...]]``."""
+    return (
+        isinstance(row, list)
+        and len(row) == 3
+        and _int(row[0])
+        and isinstance(row[1], str)
+        and _str_list(row[2])
+    )
+
+
+def _fallback_row(row: object) -> bool:
+    """``[expires, holder]``."""
+    return isinstance(row, list) and len(row) == 2 and _int(row[0]) and isinstance(row[1], str)
