@@ -233,6 +233,26 @@ def test_a_corrupt_cache_is_ignored(git_repo: GitRepo, session: Path) -> None:
     assert cli("statusline", stdin=given).stdout == HAND_LINE + "\n"
 
 
+@pytest.mark.parametrize(
+    ("number", "shown"),
+    [
+        (0, "0"),
+        (999, "999"),
+        (1000, "1.0k"),
+        (40_270, "40.3k"),
+        (99_949, "99.9k"),
+        (99_950, "100k"),  # one decimal would round to 100.0k
+        (999_499, "999k"),
+        (999_500, "1.0M"),  # never 1000k when it rounds up
+        (143_000_000, "143M"),
+        (2_500_000_000, "2.5G"),
+        (5_000_000_000_000, "5000G"),
+    ],
+)
+def test_short_numbers(number: int, shown: str) -> None:
+    assert statusline._short(number) == shown
+
+
 def test_an_unpriced_model_shows_no_amount(tmp_path: Path) -> None:
     folder = tmp_path / "projects" / "-p"
     folder.mkdir(parents=True)

@@ -242,13 +242,13 @@ def count(calls: Sequence[Call]) -> Counts:
 
 
 def _short(number: int) -> str:
+    """12,345 as ``12.3k``; a value that would round up to 1000 takes the next unit (``1.0M``)."""
     if number < 1000:
         return str(number)
-    for size, suffix in ((1_000_000_000, "G"), (1_000_000, "M"), (1000, "k")):
-        if number >= size:
-            value = number / size
-            return f"{value:.1f}{suffix}" if value < 100 else f"{value:.0f}{suffix}"
-    return str(number)  # pragma: no cover - every number >= 1000 has a suffix above
+    units = ((1000, "k"), (1_000_000, "M"), (1_000_000_000, "G"))
+    size, suffix = next(((s, x) for s, x in units if number / s < 999.5), units[-1])  # .0f shows 1000
+    value = number / size
+    return f"{value:.1f}{suffix}" if value < 99.95 else f"{value:.0f}{suffix}"
 
 
 def render(counts: Counts) -> str:

@@ -36,7 +36,7 @@ replaced only with --force.
 With --agent claude it writes only the agent hooks, into .claude/settings.json (Claude Code's
 project settings): SessionStart, PreToolUse (Write, Edit, MultiEdit, NotebookEdit), PreCompact,
 Stop and SessionEnd run `workgroup agent-hook EVENT`, and statusLine runs `workgroup statusline`.
-With --agent codex: .codex/hooks.json with SessionStart, PreToolUse (Bash) and Stop; Codex runs
+With --agent codex: .codex/hooks.json with SessionStart, PreToolUse (Bash, apply_patch) and Stop; Codex runs
 them only with hooks enabled in its config.toml ([features] codex_hooks = true), which init does
 not write. Existing keys and hooks are kept; an event that already runs our hook is left as it
 is, so a re-run adds nothing. --dry-run says what would be added and writes nothing. See
