@@ -148,6 +148,25 @@ def test_the_second_run_is_served_from_the_cache(git_repo: GitRepo, session: Pat
     assert CANARY not in line_file.read_text() and CANARY not in (folder / f"{key}.state").read_text()
 
 
+def test_the_cached_path_imports_no_reader(git_repo: GitRepo, session: Path) -> None:
+    """When nothing changed the line comes from the cache with the standard library alone: the
+    usage reader and msgspec are not even imported (the start-up cost of a refresh that read)."""
+    given = status_input(session, git_repo.path)
+    assert cli("statusline", stdin=given).stdout == HAND_LINE + "\n"
+    probe = (
+        "import sys; from toolkit.agents import statusline as s; "
+        "print(s.status_line(sys.stdin.buffer.read())); "
+        "print(sorted(m for m in ('msgspec', 'toolkit.usage.claude', 'toolkit.usage.cost') if m in sys.modules))"
+    )
+    run = [sys.executable, "-c", probe]
+    proc = subprocess.run(run, input=given, capture_output=True, timeout=60, check=True)
+    assert proc.stdout.decode().splitlines() == [HAND_LINE, "[]"]
+    with session.open("a") as log:
+        log.write(assistant_line("msg_E", _usage(1, 0, 100, 9)) + "\n")
+    proc = subprocess.run(run, input=given, capture_output=True, timeout=60, check=True)
+    assert proc.stdout.decode().splitlines()[1] == "['msgspec', 'toolkit.usage.claude', 'toolkit.usage.cost']"
+
+
 def test_an_appended_tail_is_read_from_the_cached_offset(git_repo: GitRepo, session: Path) -> None:
     """The state's calls are kept and only the tail is parsed: a call planted in the cached state
     (never in the file) is still counted after the file grew; a rewrite before the offset is noticed."""

@@ -102,6 +102,11 @@ class AgentMerge:
             lines.append("  already present, kept as written: statusLine")
         elif self.status_line == "kept yours":
             lines.append(f"  statusLine: yours is kept; ours would be `{STATUS_LINE}`")
+        if self.status != "unchanged":
+            lines.append(
+                f"  commit {self.file} to share the hooks: every clone's agent then runs them "
+                "(with workgroup on its PATH)"
+            )
         if self.agent == "codex":
             lines.append(f"  {CODEX_NOTE}")
         return lines
