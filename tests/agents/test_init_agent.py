@@ -226,6 +226,13 @@ def test_a_file_that_cannot_be_merged_is_refused_unchanged(
     assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]  # no temp file left
 
 
+def test_a_file_where_the_folder_should_be_is_refused(git_repo: GitRepo) -> None:
+    (git_repo.path / ".claude").write_text("not a folder")
+    result = cli("init", "--agent", "claude")
+    assert result.exit_code == 2 and "error[NOT_A_FOLDER]: .claude is not a folder" in result.stderr
+    assert (git_repo.path / ".claude").read_text() == "not a folder"
+
+
 def test_not_utf8_is_refused_unchanged(git_repo: GitRepo) -> None:
     path = git_repo.path / ".codex" / "hooks.json"
     path.parent.mkdir()

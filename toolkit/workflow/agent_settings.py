@@ -226,6 +226,10 @@ def write_agent_settings(workdir: Path, agent: str, *, dry_run: bool = False) ->
         raise InvalidInput("INIT_UNKNOWN_AGENT", "--agent must be claude or codex")
     file = FILES[agent]
     path = workdir / file
+    folder = path.parent
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        # the reader would call the file missing; say what is in the way instead
+        raise InvalidInput("NOT_A_FOLDER", f"{folder.name} is not a folder, so {file} cannot be written")
     try:
         text = confined.read_text(workdir, path, what=file, limit=_MAX_FILE, missing_ok=True)
     except FileRefused as exc:
