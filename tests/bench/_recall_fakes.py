@@ -34,6 +34,9 @@ URLSAFE = ALNUM + "-_"
 BASE32 = string.ascii_uppercase + "234567"
 PASSWORD_MARKS = "!&*+-.=?^_~@"
 WORDS = ("summer", "dragon", "monkey", "falcon", "harbor", "orchid", "tiger", "winter", "pepper", "silver")
+# where leaked credentials point: internal names, not documentation domains (example.com is the
+# look-alike every scanner may filter)
+HOSTS = ("db.internal", "10.0.3.17", "prod-db.acme-corp.net", "pg-main.svc.cluster.local")
 BEGIN, END, PK = "-----BEGIN ", "-----END ", "PRIVATE KEY-----"
 
 
@@ -449,7 +452,7 @@ PASSWORD_NAMES = ("DB_PASSWORD", "password", "SMTP_PASSWORD", "admin_pass", "pas
 def _conn(scheme: str) -> Callable[[random.Random], tuple[str, str]]:
     def gen(rng: random.Random) -> tuple[str, str]:
         pw, who = url_password(rng), user(rng)
-        host = rng.choice(("db.internal", "10.0.3.17", "prod-db.example.net", "localhost"))
+        host = rng.choice(HOSTS)
         if scheme == "mongodb":
             return (
                 f"mongodb+srv://{who}:{pw}@cluster0.{pick(rng, LOWER_ALNUM, 5)}.mongodb.net/app?retryWrites=true",
@@ -481,7 +484,7 @@ CONNECTIONS = {
 
 def _url_userinfo(rng: random.Random) -> tuple[str, str]:
     pw = url_password(rng)
-    host = rng.choice(("artifacts.example.com", "nexus.corp.example", "pkgs.example.org"))
+    host = rng.choice(("artifacts.build.internal", "nexus.acme-corp.net", "pkgs.corp.lan"))
     return f"https://{user(rng)}:{pw}@{host}/repository/pypi/simple/", pw
 
 
@@ -494,7 +497,7 @@ def _url_percent(rng: random.Random) -> tuple[str, str]:
         + pick(rng, ALNUM, 4)
     )
     encoded = "".join(c if c.isalnum() else f"%{ord(c):02X}" for c in raw)
-    return f"https://{user(rng)}:{encoded}@git.example.com/team/app.git", encoded
+    return f"https://{user(rng)}:{encoded}@git.acme-corp.net/team/app.git", encoded
 
 
 # -- command lines ------------------------------------------------------------------------------
@@ -503,7 +506,7 @@ def _url_percent(rng: random.Random) -> tuple[str, str]:
 def _cli(family: str, rng: random.Random) -> tuple[str, str]:
     s = cli_password(rng)
     who = user(rng)
-    host = rng.choice(("db.internal", "10.0.3.17", "registry.example.com"))
+    host = rng.choice(HOSTS)
     forms: dict[str, list[str]] = {
         "cli-gpg": [
             f"gpg --batch --pinentry-mode loopback --passphrase '{s}' --decrypt secrets.tar.gpg > secrets.tar",
@@ -539,7 +542,7 @@ def _cli(family: str, rng: random.Random) -> tuple[str, str]:
         ],
         "cli-az": [
             f"az login --service-principal -u {uuid(rng)} -p {s} --tenant {uuid(rng)}",
-            f"az login -u {who}@example.com -p '{s}'",
+            f"az login -u {who}@acme-corp.net -p '{s}'",
         ],
         "cli-aws": [
             f"aws configure set aws_secret_access_key {_aws_secret(rng)[0]}",
@@ -554,11 +557,11 @@ def _cli(family: str, rng: random.Random) -> tuple[str, str]:
             f"npm publish --//registry.npmjs.org/:_authToken={uuid(rng)}",
         ],
         "cli-pip": [
-            f"pip install --index-url https://{who}:{s}@pypi.example.com/simple/ internal-lib",
-            f"pip config set global.extra-index-url https://__token__:{s}@pkgs.example.com/simple",
+            f"pip install --index-url https://{who}:{s}@pypi.acme-corp.net/simple/ internal-lib",
+            f"pip config set global.extra-index-url https://__token__:{s}@pkgs.corp.lan/simple",
         ],
         "cli-git": [
-            f"git clone https://oauth2:{s}@gitlab.example.com/team/app.git",
+            f"git clone https://oauth2:{s}@gitlab.acme-corp.net/team/app.git",
             f"git remote set-url origin https://x-access-token:{s}@github.com/org/app.git",
             f'git -c http.extraheader="AUTHORIZATION: basic {b64(f"{who}:{s}".encode())}" fetch origin',
         ],
@@ -874,9 +877,9 @@ def _file_line(family: str, rng: random.Random, index: int) -> Fake:
     if family == "npmrc":
         forms = [
             ("//registry.npmjs.org/:_authToken=" + _npm(rng)[0], None),
-            (f"//npm.example.com/:_auth={b64(f'{who}:{pw}'.encode())}", None),
+            (f"//npm.acme-corp.net/:_auth={b64(f'{who}:{pw}'.encode())}", None),
             ("//npm.pkg.github.com/:_authToken=" + uuid(rng), None),
-            (f"//registry.example.com/:_password={b64(pw.encode())}", None),
+            (f"//registry.corp.lan/:_password={b64(pw.encode())}", None),
         ]
         line = forms[index % len(forms)][0]
         return Fake(family, "file", line, line.split("=", 1)[1])
@@ -885,7 +888,7 @@ def _file_line(family: str, rng: random.Random, index: int) -> Fake:
         return Fake(family, "file", f"password = {secret}", secret)
     if family == "netrc":
         token = pick(rng, HEX, 40) if index % 2 == 0 else pw
-        host = rng.choice(("api.github.com", "gitlab.example.com", "uploads.example.org"))
+        host = rng.choice(("api.github.com", "gitlab.acme-corp.net", "uploads.corp.lan"))
         text = f"machine {host} login {who} password {token}" if index % 3 else f"  password {token}"
         return Fake(family, "file", text, token, meta={"host": host, "login": who})
     if family == "docker-config-auth":
