@@ -210,7 +210,7 @@ def _cache_count(row: Mapping[str, Any], name: str, value: Any) -> int | None:
 def check_usage(row: Mapping[str, Any]) -> Compact | str:
     """A valid ``model_usage`` row in compact form, or the reason it is malformed.
 
-    Checks are written inline (no helper calls on the common path): this runs once per row.
+    It runs once per row: the identity and count checks are inline, one helper call for the counts.
     """
     values = tuple(map(row.get, _USAGE_FIELDS))
     call_id, phase, outcome, duration, state, inp, out, read, write, effective = values[8:]
@@ -228,24 +228,10 @@ def check_usage(row: Mapping[str, Any]) -> Compact | str:
         return "invalid duration"
     counts: tuple[int, int, int, int] | None = None
     if state == "observed":
-        if not (type(inp) is int and inp >= 0):
-            return "invalid input count"
-        if not (type(out) is int and out >= 0):
-            return "invalid output count"
-        if read is None or write is None:  # absent is 0; an explicit null is malformed
-            read = _cache_count(row, "cache_read_tokens", read)
-            write = _cache_count(row, "cache_write_tokens", write)
-        elif not (type(read) is int and read >= 0 and type(write) is int and write >= 0):
-            read = None
-        if read is None or write is None:
-            return "invalid cache count"
-        if "reasoning_tokens" in row:  # rare: looked up only when present
-            reasoning = row["reasoning_tokens"]
-            if not (type(reasoning) is int and reasoning >= 0):
-                return "invalid cache count"  # the reference's wording for any bad count
-            if reasoning > out:
-                return "invalid reasoning subset"
-        counts = (inp, out, read, write)
+        checked = _observed_counts(row, inp, out, read, write)
+        if isinstance(checked, str):
+            return checked
+        counts = checked
     elif state == "unavailable":
         if not row.keys().isdisjoint(_UNAVAILABLE_FORBIDDEN):
             return "unavailable row contains token counts"
@@ -257,6 +243,30 @@ def check_usage(row: Mapping[str, Any]) -> Compact | str:
     else:  # requested_model is an identity field, so it is a non-empty string here
         model, source = cast(str, ident[5]), "requested"
     return cast(Compact, (call_id, ident, state, outcome, model, source, counts, duration))
+
+
+def _observed_counts(
+    row: Mapping[str, Any], inp: Any, out: Any, read: Any, write: Any
+) -> tuple[int, int, int, int] | str:
+    """The (input, output, cache read, cache write) counts of an observed row, or why they are malformed."""
+    if not (type(inp) is int and inp >= 0):
+        return "invalid input count"
+    if not (type(out) is int and out >= 0):
+        return "invalid output count"
+    if read is None or write is None:  # absent is 0; an explicit null is malformed
+        read = _cache_count(row, "cache_read_tokens", read)
+        write = _cache_count(row, "cache_write_tokens", write)
+    elif not (type(read) is int and read >= 0 and type(write) is int and write >= 0):
+        read = None
+    if read is None or write is None:
+        return "invalid cache count"
+    if "reasoning_tokens" in row:  # rare: looked up only when present
+        reasoning = row["reasoning_tokens"]
+        if not (type(reasoning) is int and reasoning >= 0):
+            return "invalid cache count"  # the reference's wording for any bad count
+        if reasoning > out:
+            return "invalid reasoning subset"
+    return (inp, out, read, write)
 
 
 def usage_row_error(row: Mapping[str, Any]) -> str | None:
@@ -340,70 +350,80 @@ def _fold_run(path: Path, rel: str, run_id: str, totals: Totals, warn: TextIO) -
     and usage rows are judged in file order.
     """
     state = _read_claims(path, rel, run_id, totals, warn)
-    claims, seen_ids, seen_calls = state.claims, state.seen_ids, state.seen_calls
     for number, raw in _json_lines(path):
-        if b'"model_' not in raw:
-            if not raw.endswith(b"\n") and raw.strip():
-                _unreadable(totals, raw, f"{rel}:{number}", warn)
-            continue
-        claim_line = b'"model_call"' in raw
-        if claim_line and b'"model_usage"' not in raw:
-            continue  # pass 1 handled it
-        try:
-            row = _parse_line(raw)
-        except ValueError:
-            if not claim_line:  # pass 1 reported the others
-                _unreadable(totals, raw, f"{rel}:{number}", warn)
-            continue
-        if type(row) is not dict or row.get("run_id") != run_id or row.get("event") != "model_usage":
+        row = _usage_row(raw, f"{rel}:{number}", run_id, totals, warn)
+        if row is None:
             continue
         event_id = row.get("event_id")
         key = event_id if isinstance(event_id, str) and event_id else f"{rel}:{number}"
-        if key in seen_ids:
+        if key in state.seen_ids:
             continue
-        seen_ids.add(key)
+        state.seen_ids.add(key)
         usage = check_usage(row)
         where = f"{rel}:{number}"
         if isinstance(usage, str):
             totals.invalid(usage, where, warn, f"ignored malformed model_usage ({usage})")
             continue
-        call_id, ident = usage[0], usage[1]
-        if call_id in seen_calls:
+        if usage[0] in state.seen_calls:
             totals.invalid("duplicate call_id", where, warn, "ignored duplicate model_usage call_id")
             continue
-        seen_calls.add(call_id)
-        claim = claims.get(call_id)
-        if claim is None:
-            if ident[4] == MANAGED_ADAPTER or ident[6] == MANAGED_SOURCE:
-                totals.invalid(
-                    "managed usage without claim",
-                    where,
-                    warn,
-                    "ignored managed model_usage without prior claim",
-                )
-                continue
-        else:
-            if call_id in state.ambiguous:
-                reason = "ambiguous claim"
-            elif number <= claim[0]:
-                reason = "usage before claim"
-            elif claim[1] != ident:
-                reason = "identity mismatch"
-            else:
-                reason = ""
-            if reason:
-                totals.invalid(
-                    reason, where, warn, f"ignored model_usage with mismatched claim identity ({reason})"
-                )
-                continue
-            state.completed.add(call_id)
+        state.seen_calls.add(usage[0])
+        if not _claim_holds(state, usage, number, where, totals, warn):
+            continue
         _add_usage(totals, usage)
-        if ident[6] == MANAGED_SOURCE:
+        if usage[1][6] == MANAGED_SOURCE:
             _add_native(totals.native, row, observed=usage[2] == "observed")
-    for call_id, (_, ident) in claims.items():
+    for call_id, (_, ident) in state.claims.items():
         if call_id not in state.completed:
             key6 = (ident[0], ident[2], ident[3], ident[4], ident[5], ident[6])
             totals.unresolved[key6] = totals.unresolved.get(key6, 0) + 1
+
+
+def _usage_row(raw: bytes, where: str, run_id: str, totals: Totals, warn: TextIO) -> dict[str, Any] | None:
+    """The ``model_usage`` row of ``run_id`` on this line, or None (a torn or undecodable line that
+    pass 1 did not report is reported here)."""
+    if b'"model_' not in raw:
+        if not raw.endswith(b"\n") and raw.strip():
+            _unreadable(totals, raw, where, warn)
+        return None
+    claim_line = b'"model_call"' in raw
+    if claim_line and b'"model_usage"' not in raw:
+        return None  # pass 1 handled it
+    try:
+        row = _parse_line(raw)
+    except ValueError:
+        if not claim_line:  # pass 1 reported the others
+            _unreadable(totals, raw, where, warn)
+        return None
+    if type(row) is not dict or row.get("run_id") != run_id or row.get("event") != "model_usage":
+        return None
+    return row
+
+
+def _claim_holds(
+    state: _RunState, usage: Compact, number: int, where: str, totals: Totals, warn: TextIO
+) -> bool:
+    """Whether a valid usage row agrees with its run's claim (a managed call needs one)."""
+    call_id, ident = usage[0], usage[1]
+    claim = state.claims.get(call_id)
+    if claim is None:
+        if ident[4] == MANAGED_ADAPTER or ident[6] == MANAGED_SOURCE:
+            totals.invalid(
+                "managed usage without claim", where, warn, "ignored managed model_usage without prior claim"
+            )
+            return False
+        return True
+    if call_id in state.ambiguous:
+        reason = "ambiguous claim"
+    elif number <= claim[0]:
+        reason = "usage before claim"
+    elif claim[1] != ident:
+        reason = "identity mismatch"
+    else:
+        state.completed.add(call_id)
+        return True
+    totals.invalid(reason, where, warn, f"ignored model_usage with mismatched claim identity ({reason})")
+    return False
 
 
 def _take_claim(state: _RunState, row: dict[str, Any], number: int, where: str, warn: TextIO) -> None:
