@@ -234,40 +234,56 @@ def _find_conflict(
     held: Sequence[Lease],
     canon: Canonicalizer,
 ) -> tuple[str, str] | None:
-    """(holder, holder's stored path or glob) of the first live lease overlapping the proposal."""
+    """(holder, holder's stored path or glob) of the first live lease overlapping the proposal:
+    path against path, then the proposed paths against held globs, then the proposed globs
+    against held paths and globs."""
     proposed_literal = list(proposed_files) + list(proposed_resolved)
+    return (
+        _path_conflict(proposed_literal, held, canon)
+        or _held_glob_conflict([canon.canonical(path).rel for path in proposed_literal], held)
+        or (_proposed_glob_conflict(proposed_globs, held, canon) if proposed_globs else None)
+    )
+
+
+def _path_conflict(
+    proposed: list[str], held: Sequence[Lease], canon: Canonicalizer
+) -> tuple[str, str] | None:
     index = OverlapIndex()
     by_id = {lease.lineage_id: lease for lease in held}
     for lease in held:
         index.add_all(canon.keys(lease.owned_files + lease.resolved_owned_files), lease.lineage_id)
-    found = index.first_overlap(canon.keys(proposed_literal))
-    if found is not None:
-        holder, held_key = found
-        lease = by_id[holder]
-        # name the path as the holder stored it, never the folded key
-        shown = next(
-            (p for p in lease.owned_files + lease.resolved_owned_files if canon.key(p) == held_key), held_key
-        )
-        return holder, shown
-    proposed_rel = [canon.canonical(path).rel for path in proposed_literal]
+    found = index.first_overlap(canon.keys(proposed))
+    if found is None:
+        return None
+    holder, held_key = found
+    paths = by_id[holder].owned_files + by_id[holder].resolved_owned_files
+    # name the path as the holder stored it, never the folded key
+    return holder, next((p for p in paths if canon.key(p) == held_key), held_key)
+
+
+def _held_glob_conflict(proposed_rel: list[str], held: Sequence[Lease]) -> tuple[str, str] | None:
     for lease in held:
         if lease.owned_globs:
             spec = glob_spec(lease.owned_globs)
-            for rel in proposed_rel:
-                if rel and spec.match_file(rel):  # type: ignore[attr-defined]
-                    return lease.lineage_id, ", ".join(lease.owned_globs)
-    if proposed_globs:
-        spec = glob_spec(proposed_globs)
-        mine = [glob_literal_prefix(g).lower() for g in proposed_globs]
-        for lease in held:
-            for path in lease.owned_files + lease.resolved_owned_files:
-                rel = canon.canonical(path).rel
-                if rel and spec.match_file(rel):  # type: ignore[attr-defined]
-                    return lease.lineage_id, path
-            for glob in lease.owned_globs:
-                theirs = glob_literal_prefix(glob).lower()
-                if any(_prefix_overlap(theirs, prefix) for prefix in mine):
-                    return lease.lineage_id, glob
+            if any(rel and spec.match_file(rel) for rel in proposed_rel):  # type: ignore[attr-defined]
+                return lease.lineage_id, ", ".join(lease.owned_globs)
+    return None
+
+
+def _proposed_glob_conflict(
+    proposed_globs: Sequence[str], held: Sequence[Lease], canon: Canonicalizer
+) -> tuple[str, str] | None:
+    spec = glob_spec(proposed_globs)
+    mine = [glob_literal_prefix(g).lower() for g in proposed_globs]
+    for lease in held:
+        for path in lease.owned_files + lease.resolved_owned_files:
+            rel = canon.canonical(path).rel
+            if rel and spec.match_file(rel):  # type: ignore[attr-defined]
+                return lease.lineage_id, path
+        for glob in lease.owned_globs:
+            theirs = glob_literal_prefix(glob).lower()
+            if any(_prefix_overlap(theirs, prefix) for prefix in mine):
+                return lease.lineage_id, glob
     return None
 
 
