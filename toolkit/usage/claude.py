@@ -96,15 +96,29 @@ def _relative_parts(log: LogFile) -> tuple[str, ...]:
     return log.path.relative_to(log.root).parts
 
 
+def _stem(name: str) -> str:
+    """``PurePath.stem`` of a file name, as string work."""
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
+
+
+def where(log: LogFile) -> tuple[str, bool, str, str]:
+    """(session id from the path, whether the file is a subagent's, its project folder, the file's
+    stem), from one split of the path below its root."""
+    rel = _relative_parts(log)
+    name = _stem(rel[-1]) if rel else log.path.stem
+    folder = rel[0] if len(rel) > 1 else "unknown"
+    if len(rel) >= 4 and rel[-2] == "subagents":
+        return rel[-3], True, folder, name
+    if name.startswith("agent-"):
+        return "", True, folder, name  # older builds: the parent session comes from the lines' sessionId
+    return name, False, folder, name
+
+
 def _placement(log: LogFile) -> tuple[str, bool]:
     """(session id from the path, whether the file is a subagent's)."""
-    rel = _relative_parts(log)
-    name = log.path.stem
-    if len(rel) >= 4 and rel[-2] == "subagents":
-        return rel[-3], True
-    if name.startswith("agent-"):
-        return "", True  # older builds: the parent session comes from the lines' sessionId
-    return name, False
+    session, subagent, _folder, _name = where(log)
+    return session, subagent
 
 
 def _line_spans(data: bytes, marker: bytes) -> list[tuple[int, int]]:
@@ -190,9 +204,7 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
     """
     if data is None:
         data = log.path.read_bytes()
-    session, subagent = _placement(log)
-    parts = _relative_parts(log)
-    folder = parts[0] if len(parts) > 1 else "unknown"
+    session, subagent, folder, stem = where(log)
     path_hash = hashed(str(log.path), "f-")
     out = FileLog("claude", path_hash, session, "")
     decoded = _all_lines(data, out)
@@ -233,7 +245,7 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
             continue
         pick = first[key] = _Pick(line, owner, _tokens(message.usage))
         picks.append(pick)
-    out.session = session or log.path.stem
+    out.session = session or stem
     out.project = project or hashed(folder)
     out.items = [
         item if isinstance(item, Boundary) else _call(item, out, subagent, path_hash, index) for item in picks
@@ -454,6 +466,18 @@ def _last_stamp_of(fd: int, size: int) -> str | None:
     while True:
         offset = max(0, size - reach)
         last = _last_stamp(os.pread(fd, size - offset, offset), offset == 0)
+        if last is not None or offset == 0 or reach >= _REACH:
+            return last
+        reach *= 4
+
+
+def last_stamp_in(data: bytes) -> str | None:
+    """``last_stamp`` of a log already read whole: the same windows from its end, in memory."""
+    size = len(data)
+    reach = _WINDOW
+    while True:
+        offset = max(0, size - reach)
+        last = _last_stamp(data[offset:], offset == 0)
         if last is not None or offset == 0 or reach >= _REACH:
             return last
         reach *= 4

@@ -153,6 +153,8 @@ class _Outputs:
         return Fold(self.grouping, self.days, self.keep, extras)
 
     def finish(self, fold: Fold, ledger: Ledger, data: dict[str, Any]) -> None:
+        if not fold.extras:  # none asked for: their modules are not loaded
+            return
         from toolkit.usage.cost import Estimate
         from toolkit.usage.events import Events
         from toolkit.usage.html import Page

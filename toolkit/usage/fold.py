@@ -63,6 +63,8 @@ class Unit(msgspec.Struct):
     files: list[LogFile]
     wanted: set[str] = msgspec.field(default_factory=set)  # Codex ids whose totals the unit's forks need
     first: str = ""  # Claude: the first time inside its logs (a resumed copy shares its original's)
+    settle: bool = False  # Claude: its place among the units of the same first time is found as they are
+    # read (by their last times, from the bytes read anyway: see ``_fold_units``)
 
 
 # -- planning: which files make a session, in which order ----------------------------------------------
@@ -77,20 +79,20 @@ class Known(msgspec.Struct):
     heads: dict[LogFile, tuple[str | None, str | None]] = msgspec.field(default_factory=dict)
 
 
-def _claude_units(files: list[LogFile], known: Known | None = None) -> list[Unit]:
+def _claude_units(files: list[LogFile], known: Known | None = None, settle: bool = False) -> list[Unit]:
     """A session's file and its subagent files (same session id, any root); older ``agent-*`` files alone."""
     groups: dict[str, list[LogFile]] = {}
     for log in sorted(files, key=lambda f: (f.mtime, str(f.path))):
-        session = claude.session_of(log.path, log.root)
-        name = log.path.stem
+        session, _subagent, _folder, name = claude.where(log)
+        session = session or name  # ``claude.session_of``
         key = str(log.path) if name.startswith("agent-") and session == name else session
         groups.setdefault(key, []).append(log)
     units = [Unit("claude", group) for group in groups.values()]
-    _by_age(units, known or Known())
+    _by_age(units, known or Known(), settle)
     return units
 
 
-def _by_age(units: list[Unit], known: Known) -> None:
+def _by_age(units: list[Unit], known: Known, settle: bool = False) -> None:
     """Sessions in the order of the times written inside their logs: the first, then the last.
 
     A resumed session's file starts with the history it copied (same ids, same times) and goes on
@@ -98,9 +100,14 @@ def _by_age(units: list[Unit], known: Known) -> None:
     its last time is later (read only for sessions whose first times tie). Modification times,
     which a copy or a restore changes, only break a remaining tie or stand in for a log with no
     timestamp. A session's own file speaks for it (its subagents' files when it has none).
+
+    With ``settle``, the last times of sessions whose first times tie (and are not ``known``) are
+    not read here: such a run of units is left in order of modification time and path, marked
+    ``settle``, and put in order when it is read (``_settled``).
     """
-    own = [[f for f in u.files if f.path.parent.name != "subagents"] or u.files for u in units]
+    own = [_own(u) for u in units]
     read = known.stamps
+    settle = settle and not read
 
     def first_of(log: LogFile) -> str:
         found = read.get(log)
@@ -110,21 +117,46 @@ def _by_age(units: list[Unit], known: Known) -> None:
         found = read.get(log)
         return (found[1] if found is not None else claude.last_stamp(log.path)) or _iso(log.mtime)
 
-    firsts = [min(first_of(f) for f in files) for files in own]
+    firsts = [first_of(files[0]) if len(files) == 1 else min(first_of(f) for f in files) for files in own]
     count: dict[str, int] = {}
     for first in firsts:
         count[first] = count.get(first, 0) + 1
     lasts = [
-        max(last_of(f) for f in files) if count[first] > 1 else ""
+        (
+            ""
+            if count[first] == 1 or settle
+            else last_of(files[0])
+            if len(files) == 1
+            else max(map(last_of, files))
+        )
         for first, files in zip(firsts, own, strict=True)
     ]
+    if settle:
+        for unit, first in zip(units, firsts, strict=True):
+            unit.settle = count[first] > 1
     keys = {
-        id(unit): (first, last, max(f.mtime for f in unit.files), min(str(f.path) for f in unit.files))
+        id(unit): (first, *_age_key(unit, last))
         for unit, first, last in zip(units, firsts, lasts, strict=True)
     }
     for unit, first in zip(units, firsts, strict=True):
         unit.first = first
     units.sort(key=lambda u: keys[id(u)])
+
+
+def _own(unit: Unit) -> list[LogFile]:
+    """The files that speak for a Claude session's age: its own (its subagents' when it has none)."""
+    files = unit.files
+    if len(files) == 1:
+        return files
+    return [f for f in files if f.path.parent.name != "subagents"] or files
+
+
+def _age_key(unit: Unit, last: str) -> tuple[str, float, str]:
+    """After the first time: the last time, then modification time and path (``_by_age``)."""
+    files = unit.files
+    if len(files) == 1:
+        return last, files[0].mtime, str(files[0].path)
+    return last, max(f.mtime for f in files), min(str(f.path) for f in files)
 
 
 def _iso(mtime: float) -> str:
@@ -228,11 +260,12 @@ def _id_and_parent(head: codex.Head) -> tuple[str | None, str | None]:
     return head.session, head.parent
 
 
-def plan(files: Iterable[LogFile], known: Known | None = None) -> list[Unit]:
-    """Every session's files, Claude sessions first (oldest first), then Codex families."""
+def plan(files: Iterable[LogFile], known: Known | None = None, settle: bool = False) -> list[Unit]:
+    """Every session's files, Claude sessions first (oldest first), then Codex families (``settle``:
+    see ``_by_age``; the units are then to be read by ``_fold_units``)."""
     every = list(files)
     return [
-        *_claude_units([f for f in every if f.source == "claude"], known),
+        *_claude_units([f for f in every if f.source == "claude"], known, settle),
         *_codex_units([f for f in every if f.source == "codex"], known),
     ]
 
@@ -510,18 +543,135 @@ def fold_logs(files: Iterable[LogFile], ledger: Ledger, sink_for: Callable[[Ledg
     """
     every = list(files)
     ahead = jobs if jobs != 0 else auto_jobs(every)
-    units = plan(every, prepare(every, ahead) if ahead > 1 and len(every) > _PREPARE_FILES else None)
-    if jobs == 0:
-        jobs = auto_jobs([f for u in units for f in u.files])
     sink = sink_for(ledger)
-    seen = Seen()
     with _no_cyclic_gc():
-        if jobs > 1 and len(units) > 1:  # where processes cannot be forked, forkmap hands every task back
-            _fold_ahead(units, ledger, sink, sink_for, seen, jobs)
+        if ahead <= 1:  # one process
+            _fold_units(plan(every, settle=True), ledger, sink, Seen())
+        elif jobs == 0 and by_source(every):
+            _fold_by_source(every, ledger, sink, sink_for)
         else:
-            for unit in units:
-                sink.add_all(_session(unit, _parse_unit(unit), ledger, seen))
+            units = plan(every, prepare(every, ahead) if len(every) > _PREPARE_FILES else None)
+            if jobs == 0:
+                jobs = auto_jobs([f for u in units for f in u.files])
+            if jobs > 1 and len(units) > 1:  # where processes cannot be forked, forkmap hands every task back
+                _fold_ahead(units, ledger, sink, sink_for, Seen(), jobs)
+            else:
+                _fold_units(units, ledger, sink, Seen())
     return sink
+
+
+# -- one worker per source: Claude sessions and Codex families never share a call --------------------------
+
+_SPLIT_FILE_BYTES = 1 << 20  # files this small on average: the per-file work outweighs the pool's gain
+_SPLIT_SHARE = 0.2  # each source at least this share of the bytes, or the split gains little
+_BY_SOURCE: tuple[list[list[LogFile]], Callable[[Ledger], Any]] | None = None  # set before the fork
+
+
+def by_source(files: list[LogFile]) -> bool:
+    """Whether ``--jobs 0`` reads each source in a worker of its own instead of the session pool:
+    many small files (their per-file work dominates, and the pool's per-session bookkeeping costs
+    more than it saves) with both sources carrying a fair share of the bytes."""
+    total = sum(f.size for f in files)
+    claude_bytes = sum(f.size for f in files if f.source == "claude")
+    return (
+        bool(files)
+        and total < _SPLIT_FILE_BYTES * len(files)
+        and min(claude_bytes, total - claude_bytes) >= _SPLIT_SHARE * total
+    )
+
+
+class _SourceRead(msgspec.Struct, array_like=True):
+    """What a worker sends back for one source: its files' counts and its sink's state (pickled)."""
+
+    counts: Ledger
+    state: bytes
+
+
+_SOURCE_WIRE = msgspec.msgpack.Decoder(_SourceRead)
+
+
+def _fold_units(units: list[Unit], ledger: Ledger, sink: Sink, seen: Seen) -> None:
+    """Every unit read, deduplicated and folded in plan order; a run of units marked ``settle`` is
+    put in order as it is read (``_settled``)."""
+    index = 0
+    while index < len(units):
+        unit = units[index]
+        if not unit.settle:
+            sink.add_all(_session(unit, _parse_unit(unit), ledger, seen))
+            index += 1
+            continue
+        end = index + 1
+        while end < len(units) and units[end].settle and units[end].first == unit.first:
+            end += 1
+        for settled, parsed in _settled(units[index:end]):
+            sink.add_all(_session(settled, parsed, ledger, seen))
+        index = end
+
+
+def _settled(run: list[Unit]) -> list[tuple[Unit, _Parsed]]:
+    """Claude sessions with the same first time, in the order ``_by_age`` gives them (by their last
+    times), each with its parsed files. The last times come from the bytes read for parsing (up to
+    ``_TASK_TIES`` bytes of such sessions are held parsed until the run is in order); a longer run
+    reads them from the files' ends first, as the plan does, and is parsed in its turn."""
+    if sum(f.size for unit in run for f in unit.files) > _TASK_TIES:
+        lasts = {
+            id(unit): max(claude.last_stamp(f.path) or _iso(f.mtime) for f in _own(unit)) for unit in run
+        }
+        ordered = sorted(run, key=lambda u: _age_key(u, lasts[id(u)]))
+        return [(unit, _parse_unit(unit)) for unit in ordered]
+    keyed: list[tuple[tuple[str, float, str], Unit, _Parsed]] = []
+    for unit in run:
+        own = {id(f) for f in _own(unit)}
+        last = ""
+        parsed: _Parsed = []
+        for log in unit.files:
+            data = _read(log)
+            if id(log) in own:
+                stamp = claude.last_stamp_in(data) if data is not None else None
+                last = max(last, stamp or _iso(log.mtime))
+            parsed.append(None if data is None else claude.read(log, 0, data))
+        keyed.append((_age_key(unit, last), unit, parsed))
+    keyed.sort(key=lambda item: item[0])
+    return [(unit, parsed) for _key, unit, parsed in keyed]
+
+
+def _read_source(task: int) -> bytes:
+    """Worker: one source's files planned, read and folded in plan order, as one process would."""
+    assert _BY_SOURCE is not None
+    groups, sink_for = _BY_SOURCE
+    counts = Ledger()
+    sink = sink_for(counts)
+    _fold_units(plan(groups[task], settle=True), counts, sink, Seen())
+    state = pickle.dumps(sink.take(), protocol=pickle.HIGHEST_PROTOCOL)
+    return _AHEAD_WIRE.encode(_SourceRead(counts, state))
+
+
+def _fold_by_source(
+    files: list[LogFile], ledger: Ledger, sink: Sink, sink_for: Callable[[Ledger], Any]
+) -> None:
+    """Claude sessions in one worker, Codex families in another, merged in plan order (Claude
+    first). Deduplication and resume marks are Claude's alone and Codex families read only their
+    own files, so each source folded apart gives what one process gives. A source whose worker
+    did not report is read here."""
+    from toolkit.infra import forkmap
+
+    global _BY_SOURCE
+    groups = [[f for f in files if f.source == "claude"], [f for f in files if f.source == "codex"]]
+    _BY_SOURCE = (groups, sink_for)
+    results = forkmap.ordered_map(len(groups), _read_source, len(groups))
+    seen = Seen()
+    try:
+        for group, result in zip(groups, results, strict=True):
+            if isinstance(result, bytes):
+                read = _SOURCE_WIRE.decode(result)
+                first = len(ledger.logs)
+                _merge_counts(ledger, read.counts)
+                sink.merge(pickle.loads(read.state), first)
+            else:
+                _fold_units(plan(group, settle=True), ledger, sink, seen)
+    finally:
+        results.close()
+        _BY_SOURCE = None
 
 
 class _Probed(msgspec.Struct, array_like=True):

@@ -88,12 +88,31 @@ def codex_roots(environ: Mapping[str, str]) -> list[Path]:
 
 
 def _walk(folder: Path) -> list[str]:
-    """The ``*.jsonl`` paths below ``folder`` (strings: a ``Path`` is made once per kept file)."""
+    """The ``*.jsonl`` paths below ``folder`` (strings: a ``Path`` is made once per kept file), in
+    ``os.walk``'s order (a folder's files as listed, then its subfolders sorted, depth first;
+    symlinked folders are not entered, an unreadable folder is passed over), with one ``scandir``
+    per folder and no second listing."""
     found: list[str] = []
-    join = os.path.join
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames.sort()
-        found.extend(join(dirpath, name) for name in filenames if name.endswith(".jsonl"))
+    pending = [os.fspath(folder)]
+    while pending:
+        top = pending.pop()
+        subfolders: list[str] = []
+        try:
+            with os.scandir(top) as entries:
+                for entry in entries:
+                    try:
+                        is_dir = entry.is_dir()
+                    except OSError:
+                        is_dir = False
+                    if not is_dir:
+                        if entry.name.endswith(".jsonl"):
+                            found.append(entry.path)
+                    elif not entry.is_symlink():
+                        subfolders.append(entry.name)
+        except OSError:
+            continue
+        subfolders.sort(reverse=True)  # popped from the end: the first name is walked next
+        pending.extend(os.path.join(top, name) for name in subfolders)
     return found
 
 
