@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "demo",
     "init",
     "runtime_cmd",
+    "agent_hook",
     "route",
     "dispatch",
     "owners",
@@ -66,6 +67,10 @@ COMMAND_HELP: dict[str, tuple[str, str]] = {
     "runtime_cmd": (
         "runtime",
         "KnowzCode-compatible decision runtime: one JSON request on stdin, one JSON line out.",
+    ),
+    "agent_hook": (
+        "agent-hook",
+        "Claude Code / Codex hook: privacy and ownership before writes, handoff, capsule, usage.",
     ),
     "route": ("route", "Route one delegation: the runtime's decision, with config filling absent facts."),
     "dispatch": (
@@ -239,7 +244,11 @@ EXIT_CODES = (
     "Exit codes: 0 ok, 1 findings or a refused decision, 2 usage or invalid input, "
     "3 environment (no repository, shallow history, lock timeout)."
 )
-_OWN_EXIT_CODES = ("runtime_cmd", "cm")  # the reference protocols keep their own (see their help)
+_OWN_EXIT_CODES = (
+    "runtime_cmd",
+    "cm",
+    "agent_hook",
+)  # the reference protocols keep their own (see their help)
 
 
 def _with_exit_codes(command: Any) -> None:

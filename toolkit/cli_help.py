@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 RENDER_COLUMNS = 80
 # dispatched by toolkit.entry before the help table is consulted: its --help is never served here
-_ROUTED_EARLIER = frozenset({"runtime"})
+_ROUTED_EARLIER = frozenset({"runtime", "agent-hook"})
 _MODULE_FILE = "_help_texts.py"
 # `workgroup cm SCRIPT ...` hands its arguments to the drop-in script (toolkit/commands/cm.py); its
 # --help is argparse's, printed by the script itself without the typer app

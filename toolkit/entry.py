@@ -1,7 +1,8 @@
 """The ``workgroup`` console script.
 
 ``workgroup runtime ...`` is dispatched to the lean standard-library protocol before anything
-heavy (typer, pydantic, pygit2) is imported: it runs on every delegation. ``workgroup verify``
+heavy (typer, pydantic, pygit2) is imported: it runs on every delegation; ``workgroup agent-hook``
+(before every agent tool call) likewise. ``workgroup verify``
 (every CI job and pre-commit run) skips the typer app the same way; ``--help`` still uses it.
 ``workgroup --version`` (``-V``) prints the one version (``toolkit.__version__``) without loading typer, and
 ``workgroup [COMMAND [SUB]] --help`` (``-h``) prints the help typer rendered ahead (toolkit/cli_help.py).
@@ -33,6 +34,12 @@ def main(argv: list[str] | None = None) -> int:
         from toolkit.runtime.protocol import main as runtime_main
 
         return runtime_main(args[1:], observer=observe_decision)
+    if args and args[0] == "agent-hook":
+        # every tool call of an agent session waits on it; it answers in the agent's own terms (exit 2
+        # blocks), so it stays outside the stdout guard, whose exit 3 an agent would take as "go on"
+        from toolkit.agents.main import main as agent_hook_main
+
+        return agent_hook_main(args[1:])
     from toolkit.infra.output import guarded
 
     # a stdout that cannot be written is exit 3 with OUTPUT_UNWRITABLE, never a traceback

@@ -1,0 +1,331 @@
+"""The agents' hook input, parsed at the edge into typed records.
+
+Claude Code and the Codex CLI hand a hook one JSON object on stdin. Formats evolve, so parsing is
+tolerant: unknown fields are ignored, a missing optional field is ``None``; only what a decision
+needs is kept. The raw stdin is bounded (``MAX_STDIN_BYTES``): more is ``PAYLOAD_TOO_LARGE``.
+
+Writes a pre-tool check gates (``WriteIntent``: a destination path and the text about to land):
+
+* Claude Code ``Write`` (``content``), ``Edit`` (``new_string``), ``MultiEdit`` (each
+  ``edits[].new_string``), ``NotebookEdit`` (``new_source``);
+* a shell command (Codex ``Bash``, also Claude's ``Bash``): an ``apply_patch`` body (each file's
+  added lines; a deleted or moved file is a write without text) or a redirect / ``tee`` to a file,
+  whose text is the whole command (heredoc bodies and echoed words included).
+
+Standard library only, no typing at run time: this runs before every tool call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from toolkit.core.errors import InvalidInput
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+MAX_STDIN_BYTES = 16 * 1024 * 1024
+MAX_DEPTH = 64
+
+AGENTS = ("claude", "codex")
+
+# our event names (the CLI argument) -> the agents' own names
+EVENTS: dict[str, str] = {
+    "session-start": "SessionStart",
+    "user-prompt-submit": "UserPromptSubmit",
+    "pre-tool-use": "PreToolUse",
+    "post-tool-use": "PostToolUse",
+    "pre-compact": "PreCompact",
+    "stop": "Stop",
+    "subagent-stop": "SubagentStop",
+    "session-end": "SessionEnd",
+}
+_BY_AGENT_NAME = {name.lower(): ours for ours, name in EVENTS.items()}
+
+WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command"})
+PATCH_TOOLS = frozenset({"apply_patch"})
+
+
+def event_name(given: str) -> str:
+    """Our event name for ``given`` (``pre-tool-use``, ``PreToolUse`` or ``pre_tool_use``);
+    ``UNKNOWN_EVENT`` (exit 2) otherwise."""
+    if given in EVENTS:
+        return given
+    key = given.replace("-", "").replace("_", "").lower()
+    found = _BY_AGENT_NAME.get(key)
+    if found is None:
+        raise InvalidInput(
+            "UNKNOWN_EVENT",
+            "the hook event must be one of: " + ", ".join(EVENTS) + " (or the agent's own name)",
+        )
+    return found
+
+
+class WriteIntent:
+    """One write a tool call is about to make: ``path`` as given (absolute or relative to the
+    session's directory), ``text`` that will land there (``None``: no new text, e.g. a deletion),
+    ``part`` naming where in the call it came from (``edit 2``) for the answer."""
+
+    __slots__ = ("part", "path", "text")
+
+    def __init__(self, path: str, text: str | None, part: str = "") -> None:
+        self.path = path
+        self.text = text
+        self.part = part
+
+    def __repr__(self) -> str:
+        return f"WriteIntent({self.path!r}, part={self.part!r})"
+
+
+class HookInput:
+    """The fields of one hook payload a decision uses (everything else is ignored)."""
+
+    __slots__ = (
+        "agent",
+        "custom",
+        "cwd",
+        "event",
+        "model",
+        "prompt",
+        "reason",
+        "session_id",
+        "source",
+        "stop_hook_active",
+        "tool_input",
+        "tool_name",
+        "transcript_path",
+        "trigger",
+    )
+
+    def __init__(self, event: str, agent: str, fields: dict[str, Any]) -> None:
+        self.event = event
+        self.agent = agent
+        self.session_id = _text(fields.get("session_id"))
+        self.transcript_path = _text(fields.get("transcript_path"))
+        self.cwd = _text(fields.get("cwd"))
+        self.model = _text(fields.get("model"))
+        self.tool_name = _text(fields.get("tool_name"))
+        tool_input = fields.get("tool_input")
+        self.tool_input: dict[str, Any] = tool_input if isinstance(tool_input, dict) else {}
+        self.source = _text(fields.get("source"))
+        self.trigger = _text(fields.get("trigger"))
+        self.custom = _text(fields.get("custom_instructions"))
+        self.reason = _text(fields.get("reason"))
+        self.prompt = _text(fields.get("prompt"))
+        self.stop_hook_active = fields.get("stop_hook_active") is True
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def read_stdin(stream: Any, limit: int = MAX_STDIN_BYTES) -> bytes:
+    """At most ``limit`` bytes of ``stream``; ``PAYLOAD_TOO_LARGE`` when there is more."""
+    chunks: list[bytes] = []
+    got = 0
+    while got <= limit:
+        chunk = stream.read(min(1 << 20, limit + 1 - got))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    if got > limit:
+        raise InvalidInput("PAYLOAD_TOO_LARGE", f"the hook input is larger than {limit} bytes")
+    return b"".join(chunks)
+
+
+def _depth_ok(value: object, depth: int = 0) -> bool:
+    if depth > MAX_DEPTH:
+        return False
+    if isinstance(value, dict):
+        return all(_depth_ok(item, depth + 1) for item in value.values())
+    if isinstance(value, list):
+        return all(_depth_ok(item, depth + 1) for item in value)
+    return True
+
+
+def decode(raw: bytes) -> dict[str, Any]:
+    """The one JSON object in ``raw``; ``INVALID_PAYLOAD`` (exit 2) for anything else."""
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise InvalidInput("INVALID_PAYLOAD", "the hook input is not one JSON object (UTF-8)") from None
+    if not isinstance(value, dict):
+        raise InvalidInput("INVALID_PAYLOAD", "the hook input is not one JSON object")
+    if not _depth_ok(value):
+        raise InvalidInput("INVALID_PAYLOAD", f"the hook input nests deeper than {MAX_DEPTH} levels")
+    return value
+
+
+def detect_agent(fields: dict[str, Any], given: str | None) -> str:
+    """``given`` (``--agent``), else from the payload: Codex sends ``turn_id`` or a ``model`` on
+    every turn event and names its transcript a rollout; Claude Code sends neither."""
+    if given is not None:
+        if given not in AGENTS:
+            raise InvalidInput("UNKNOWN_AGENT", "--agent must be claude or codex")
+        return given
+    transcript = fields.get("transcript_path")
+    if "turn_id" in fields or (isinstance(transcript, str) and "/rollout-" in transcript):
+        return "codex"
+    return "claude"
+
+
+def parse(raw: bytes, event: str, agent: str | None = None) -> HookInput:
+    """``raw`` stdin as the record of ``event`` (our name). A payload naming another event in
+    ``hook_event_name`` is ``EVENT_MISMATCH``: a settings file wired the wrong command."""
+    fields = decode(raw)
+    named = fields.get("hook_event_name")
+    if isinstance(named, str) and named and event_name_or_none(named) not in (None, event):
+        raise InvalidInput("EVENT_MISMATCH", "the hook input is for another event than the command names")
+    return HookInput(event, detect_agent(fields, agent), fields)
+
+
+def event_name_or_none(given: str) -> str | None:
+    try:
+        return event_name(given)
+    except InvalidInput:
+        return None
+
+
+# --- writes of a tool call ----------------------------------------------------------------------
+
+
+def write_intents(hook: HookInput) -> list[WriteIntent] | None:
+    """The writes of a pre-tool call, or ``None`` when the tool writes nothing we gate.
+
+    A write tool whose input lacks its path is ``INVALID_TOOL_INPUT`` (a gate that cannot see
+    where the text goes does not pass it).
+    """
+    name = hook.tool_name or ""
+    data = hook.tool_input
+    if name in WRITE_TOOLS:
+        return _tool_writes(name, data)
+    if name in SHELL_TOOLS or name in PATCH_TOOLS:
+        command = data.get("command", data.get("cmd", data.get("input")))
+        if isinstance(command, list) and all(isinstance(part, str) for part in command):
+            command = _joined(command)
+        if not isinstance(command, str):
+            if name in PATCH_TOOLS:
+                raise InvalidInput("INVALID_TOOL_INPUT", "the patch tool's input carries no patch text")
+            return None
+        return shell_writes(command) or None
+    return None
+
+
+def _joined(parts: list[str]) -> str:
+    """An argv list as one command: ``["bash", "-lc", CMD]`` is CMD, ``["apply_patch", P]`` stays whole."""
+    if len(parts) == 3 and parts[1] in ("-c", "-lc") and parts[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh"):
+        return parts[2]
+    return "\n".join(parts)
+
+
+def _path_field(data: dict[str, Any], *names: str) -> str:
+    for name in names:
+        value = data.get(name)
+        if isinstance(value, str) and value:
+            return value
+    raise InvalidInput("INVALID_TOOL_INPUT", "the write tool's input names no destination path")
+
+
+def _string(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _tool_writes(name: str, data: dict[str, Any]) -> list[WriteIntent]:
+    if name == "NotebookEdit":
+        path = _path_field(data, "notebook_path", "file_path")
+        return [WriteIntent(path, _string(data.get("new_source")))]
+    path = _path_field(data, "file_path", "path")
+    if name == "Write":
+        return [WriteIntent(path, _string(data.get("content")))]
+    if name == "Edit":
+        return [WriteIntent(path, _string(data.get("new_string")))]
+    edits = data.get("edits")
+    if not isinstance(edits, list):
+        raise InvalidInput("INVALID_TOOL_INPUT", "the multi-edit input carries no list of edits")
+    return [
+        WriteIntent(path, _string(edit.get("new_string")) if isinstance(edit, dict) else "", f"edit {number}")
+        for number, edit in enumerate(edits, 1)
+    ]
+
+
+_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$")
+_PATCH_MOVE = re.compile(r"^\*\*\* Move to: (.+?)\s*$")
+_HEREDOC = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
+# `> f`, `>> f`, `2> f`, `&> f`, `>| f` (not `>&2`, not `2>&1`, not a process substitution)
+_REDIRECT = re.compile(
+    r"(?:^|(?<=[^<>&0-9]))(?:[0-9]?|&)>>?\|?[ \t]*(?![&(])((?:'[^']*'|\"[^\"]*\"|[^\s;|&<>()'\"])+)"
+)
+_TEE = re.compile(r"(?:^|[\s;|&(])tee((?:[ \t]+(?:'[^']*'|\"[^\"]*\"|[^\s;|&<>()'\"])+)+)")
+_NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+
+
+def shell_writes(command: str) -> list[WriteIntent]:
+    """The files a shell command writes that we gate: ``apply_patch`` bodies, redirects and ``tee``."""
+    if "*** Begin Patch" in command:
+        return patch_writes(command)
+    targets: list[str] = []
+    for line in _outside_heredocs(command):
+        for match in _REDIRECT.finditer(line):
+            targets.append(_unquoted(match.group(1)))
+        for match in _TEE.finditer(line):
+            for word in re.findall(r"'[^']*'|\"[^\"]*\"|[^\s'\"]+", match.group(1)):
+                if not word.startswith("-"):
+                    targets.append(_unquoted(word))
+    seen: list[str] = []
+    for target in targets:
+        if target and target not in _NOT_FILES and not target.startswith("/dev/fd/") and target not in seen:
+            seen.append(target)
+    return [WriteIntent(target, command, "the command") for target in seen]
+
+
+def _unquoted(word: str) -> str:
+    return "".join(
+        part[1:-1] if part[:1] in "'\"" else part for part in re.findall(r"'[^']*'|\"[^\"]*\"|[^'\"]+", word)
+    )
+
+
+def _outside_heredocs(command: str) -> list[str]:
+    """The command's lines without heredoc bodies (their text is data, not redirects)."""
+    lines: list[str] = []
+    waiting: list[str] = []
+    for line in command.split("\n"):
+        if waiting:
+            if line.strip() == waiting[0]:
+                waiting.pop(0)
+            continue
+        lines.append(line)
+        waiting.extend(match.group(2) for match in _HEREDOC.finditer(line))
+    return lines
+
+
+def patch_writes(text: str) -> list[WriteIntent]:
+    """Each file of an ``apply_patch`` body with its added lines (``+`` lines, prefix removed)."""
+    found: list[WriteIntent] = []
+    current: list[str] | None = None
+    path = ""
+    for line in text.split("\n"):
+        header = _PATCH_FILE.match(line)
+        move = _PATCH_MOVE.match(line)
+        if header or move or line.startswith("*** End Patch"):
+            if current is not None:
+                found.append(WriteIntent(path, "\n".join(current), "the patch"))
+                current = None
+            if header:
+                path = header.group(2)
+                current = [] if header.group(1) != "Delete" else None
+                if header.group(1) == "Delete":
+                    found.append(WriteIntent(path, None, "the patch"))
+            elif move:  # the original goes away; the lines that follow land under the new name
+                found.append(WriteIntent(path, None, "the patch"))
+                path = move.group(1)
+                current = []
+            continue
+        if current is not None and line.startswith("+"):
+            current.append(line[1:])
+    if current is not None:
+        found.append(WriteIntent(path, "\n".join(current), "the patch"))
+    return found

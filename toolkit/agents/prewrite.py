@@ -1,0 +1,276 @@
+"""The pre-write gate: before a tool call writes, the privacy engine and the writer registry decide.
+
+For each write of the call (``payload.write_intents``):
+
+1. **where**: the destination is made repository-relative through the confined layer
+   (``toolkit.infra.confined``). A destination under the work tree whose folders lead outside it
+   through a symlink, or that is itself a symlink, is denied (the write would land elsewhere). A
+   destination outside the repository is not the registry's business; a symlink there that
+   points into the repository is denied (the write would change a repository file unseen).
+2. **privacy**: the text about to land is scanned with the context its destination gets
+   (``toolkit.privacy.files.context_of``: capsules, handoffs, event logs and other workflow
+   artifacts get every rule, source files the secret rules; the team's ``privacy.artifact_paths``
+   count), and the reviewed allowlist drops what it suppresses, as the commit hook would.
+3. **ownership** (CEO-06): a path inside the repository that another live writer's lease covers is
+   denied, decided by the runtime's own router (``route`` with the registry and its index), so the
+   hook and ``workgroup runtime route`` never disagree. The session's own lineage (``--lineage`` or
+   ``WORKGROUP_LINEAGE_ID``) is not another writer.
+
+The deny reason names the file, the line, the rule and what to do instead; never the value.
+"""
+
+from __future__ import annotations
+
+import os
+
+from toolkit.agents import answers
+from toolkit.agents.payload import WriteIntent, write_intents
+from toolkit.core.errors import Refused, ToolkitError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from toolkit.agents.answers import Answer
+    from toolkit.agents.payload import HookInput
+    from toolkit.privacy.files import FileFinding
+
+MAX_LISTED = 5
+_ADVICE = {
+    "secret": "read it from an environment variable or a secret store at run time instead of writing it into the file",
+    "identifier": "replace the provider id with a placeholder; ids of sessions and accounts do not belong in workflow artifacts",
+    "transcript": "summarize what matters instead of pasting a raw chat transcript",
+    "path": "use a repository-relative path instead of a home-directory path",
+    "email": "leave the address out or use a placeholder such as someone@example.com",
+    "unreadable": "write plain UTF-8 text",
+}
+_SUPPRESS = (
+    "If this is a false positive, add a `workgroup: allow <rule>` comment on that line "
+    "(reviewed like any other change)."
+)
+
+
+class Destination:
+    """Where one write lands: ``shown`` (the path as reported), ``rel`` (repository-relative, or
+    None outside the repository), ``absolute``."""
+
+    __slots__ = ("absolute", "rel", "shown")
+
+    def __init__(self, absolute: str, rel: str | None) -> None:
+        self.absolute = absolute
+        self.rel = rel
+        self.shown = rel if rel is not None else absolute
+
+
+class Refusal(Refused):
+    """A write the gate refuses; its message is the reason the model reads."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__("WRITE_REFUSED", reason)
+
+
+def check(hook: HookInput, lineage: str | None) -> Answer:
+    """The answer to one pre-tool call: allow, or deny with every reason found."""
+    intents = write_intents(hook)
+    if not intents:
+        return answers.allow()
+    base = hook.cwd if hook.cwd and os.path.isabs(hook.cwd) else os.getcwd()
+    from toolkit.infra.localstate import find_git
+
+    location = find_git(base)
+    root = location.workdir if location is not None else None
+    reasons: list[str] = []
+    owned_checked: dict[str, str | None] = {}
+    for intent in intents:
+        try:
+            where = destination(intent.path, base, root)
+        except Refusal as exc:
+            reasons.append(exc.message)
+            continue
+        if intent.text:
+            reasons += privacy_reasons(intent, where, root)
+        if root is not None and where.rel is not None and where.rel not in owned_checked:
+            owned_checked[where.rel] = holder = ownership_holder(root, where.rel, lineage)
+            if holder is not None:
+                reasons.append(holder)
+    if not reasons:
+        return answers.allow()
+    listed = reasons[:MAX_LISTED]
+    more = len(reasons) - len(listed)
+    tail = f"\n(and {more} more)" if more > 0 else ""
+    return answers.deny("workgroup refused this write:\n- " + "\n- ".join(listed) + tail)
+
+
+def destination(path: str, base: str, root: str | None) -> Destination:
+    """The checked destination of ``path`` (absolute, or relative to ``base``)."""
+    from toolkit.infra import confined
+
+    if "\x00" in path:
+        raise Refusal("the destination path holds a NUL character; name a plain path")
+    absolute = path if os.path.isabs(path) else os.path.join(base, path)
+    absolute = os.path.abspath(absolute) if ".." not in absolute.split("/") else absolute
+    if root is None:
+        return _outside(absolute, None)
+    real_root = confined.real_root(root)
+    lexically_inside = confined.is_under(root, absolute)
+    if not lexically_inside:
+        folder = os.path.realpath(os.path.dirname(absolute))
+        if not (folder == real_root or folder.startswith(real_root.rstrip("/") + "/")):
+            return _outside(absolute, real_root)
+    try:
+        target = confined.resolve_inside(root, absolute, "the destination")
+    except confined.PathOutsideRepository:
+        raise Refusal(
+            f"{_shown_path(absolute, root)}: the destination leads outside the repository through a symlink "
+            "(or is a symlink); write to the real file inside the repository instead"
+        ) from None
+    rel = os.path.relpath(target, real_root).replace(os.sep, "/")
+    if rel == "." or rel.startswith("../"):
+        raise Refusal("the destination is the repository folder itself or above it; name a file inside it")
+    if rel == ".git" or rel.startswith(".git/"):
+        raise Refusal(f"{rel}: writes into the git directory are never allowed from an agent tool")
+    return Destination(target, rel)
+
+
+def _outside(absolute: str, real_root: str | None) -> Destination:
+    """A destination outside the repository; a symlink there that points into it is refused."""
+    if real_root is not None and os.path.islink(absolute):
+        real = os.path.realpath(absolute)
+        if real == real_root or real.startswith(real_root.rstrip("/") + "/"):
+            raise Refusal(
+                f"{absolute}: a symlink into the repository; write the repository file itself so its checks apply"
+            )
+    return Destination(absolute, None)
+
+
+def _shown_path(absolute: str, root: str) -> str:
+    prefix = root.rstrip("/") + "/"
+    return absolute[len(prefix) :] if absolute.startswith(prefix) else absolute
+
+
+def privacy_reasons(intent: WriteIntent, where: Destination, root: str | None) -> list[str]:
+    """One reason per finding in the text about to land at ``where``."""
+    from toolkit.privacy.files import context_for, scan_loaded
+
+    text = intent.text or ""
+    if where.rel is not None and root is not None:
+        _team_globs(root)
+        findings = scan_loaded(text, where.rel, where.rel)
+        if findings:
+            findings = _allowlisted(findings, root)
+    else:
+        findings = scan_loaded(text, where.shown, where.shown, context_for(where.shown))
+    part = f" ({intent.part})" if intent.part else ""
+    return [finding_reason(where.shown + part, item) for item in findings]
+
+
+def finding_reason(shown: str, item: FileFinding) -> str:
+    """``PATH: line N holds a RULE CATEGORY; ADVICE.`` (never the value, not even masked)."""
+    found = item.finding
+    category = found.category.value
+    noun = {"secret": "secret", "identifier": "provider identifier", "transcript": "raw transcript"}.get(
+        category, category
+    )
+    advice = _ADVICE.get(category, "leave it out")
+    return f"{shown}: line {found.line} holds a {found.rule} {noun}; {advice}. {_SUPPRESS}"
+
+
+_GLOBS_READ: list[str] = []
+
+
+def _team_globs(root: str) -> None:
+    """The team's ``privacy.artifact_paths`` (read once per process)."""
+    if root in _GLOBS_READ:
+        return
+    _GLOBS_READ.append(root)
+    from toolkit.privacy.artifacts import configured_globs
+    from toolkit.privacy.files import set_artifact_paths
+
+    globs = configured_globs(root)
+    if globs:
+        set_artifact_paths(globs)
+
+
+def _allowlisted(findings: list[FileFinding], root: str) -> list[FileFinding]:
+    """``findings`` minus what the committed allowlist suppresses (as the commit hook reads it)."""
+    from pathlib import Path
+
+    from toolkit.privacy.files import ScanReport
+    from toolkit.privacy.gate import apply_allowlist
+
+    return apply_allowlist(ScanReport(findings=list(findings)), Path(root)).findings
+
+
+# --- ownership -------------------------------------------------------------------------------------
+
+
+def ownership_holder(root: str, rel: str, lineage: str | None) -> str | None:
+    """The reason ``rel`` may not be written by this session (another live lease covers it), or None."""
+    from toolkit.runtime.adapter import RuntimeContext
+    from toolkit.runtime.codes import RuntimeOpError
+    from toolkit.runtime.router import op_route
+
+    request: dict[str, object] = {"is_writer": True, "owned_files": [rel]}
+    if lineage:
+        request["lineage_id"] = lineage
+    try:
+        decision = op_route({"input": request}, RuntimeContext(cwd=root))
+    except RuntimeOpError as exc:
+        if exc.code == "INVALID_OWNERSHIP_PATH":
+            return f"{rel}: the path cannot be checked against the writer registry ({exc.code}); name a plain repository path"
+        return f"{rel}: the writer registry could not be read ({exc.code}); the write waits until `workgroup owners list` works"
+    if "WRITER_OWNERSHIP_CONFLICT" not in decision.get("reason_codes", ()):
+        return None
+    who = _holder_of(root, rel, lineage)
+    held = f"the lease of writer {who}" if who else "another active writer's lease"
+    return (
+        f"{rel}: {held} covers this path (CEO-06: one writer per path); leave it to that writer, "
+        "or wait until `workgroup owners list` no longer shows the lease"
+    )
+
+
+def _holder_of(root: str, rel: str, lineage: str | None) -> str | None:
+    """The lineage id of a live lease covering ``rel`` (for the reason only; None when unsure)."""
+    from toolkit.core.display import shown
+    from toolkit.core.ownership import OverlapIndex, glob_matcher
+    from toolkit.infra.clock import now_utc
+    from toolkit.infra.localstate import find_git, read_owners_registry
+    from toolkit.infra.paths import Canonicalizer
+    from toolkit.runtime.router import live_registry_writers, registry_writers
+
+    try:
+        location = find_git(root)
+        if location is None:
+            return None
+        writers = registry_writers(read_owners_registry(location.owners_registry, {"writers": []}))
+        canon = Canonicalizer(root)
+        mine = canon.keys([rel])
+        for writer in live_registry_writers(writers, now_utc(), lineage):
+            index = OverlapIndex()
+            index.add_all(
+                canon.keys(writer.get("owned_files", []) + writer.get("resolved_owned_files", [])), "x"
+            )
+            globs = writer.get("owned_globs") or []
+            if index.first_overlap(mine) is not None or (globs and glob_matcher(globs)(rel)):
+                holder = writer.get("lineage_id")
+                return shown(holder) if isinstance(holder, str) else None
+    except (ToolkitError, OSError, ValueError, TypeError):  # naming the holder is a courtesy: the deny stands
+        return None
+    return None
+
+
+# --- a prompt ------------------------------------------------------------------------------------
+
+
+def check_prompt(hook: HookInput) -> Answer:
+    """A prompt holding a secret is held back (the secret rules only: a prompt is not an artifact)."""
+    if not hook.prompt:
+        return answers.allow()
+    from toolkit.privacy import Context, scan_text
+
+    findings = scan_text(hook.prompt, Context.SOURCE)
+    if not findings:
+        return answers.allow()
+    listed = "; ".join(f"line {f.line} holds a {f.rule} secret" for f in findings[:MAX_LISTED])
+    return answers.block(
+        f"workgroup held this prompt back: {listed}. Remove the secret and send it again "
+        "(reference it by the name of an environment variable instead)."
+    )

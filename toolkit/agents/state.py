@@ -1,0 +1,197 @@
+"""What the session hooks read from the repository: its root and HEAD, the handoff, the capsules.
+
+Every repository file is read through the confined layer (``toolkit.infra.confined``): a committed
+symlink that leaves the work tree, or stands in a file's place, is never followed. Bounded sizes
+throughout; a capsule is used only when its schema holds and its hash is its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from toolkit.infra.store import Layout
+
+HANDOFF_REL = ".reviews/session-handoff.md"
+CAPSULES_GLOB_ROOT = ".workgroup/workgroups"
+MAX_CAPSULE_FILES = 256
+MAX_CAPSULE_BYTES = 1_048_576
+DEFAULT_WORKGROUP = "agents"
+OWN_RECORDS = (".workgroup/", ".reviews/")  # the toolkit's records: not the session's own work
+
+
+def repo_root(cwd: str | None) -> str | None:
+    """The work tree holding ``cwd`` (the payload's, else the process's), or None outside one."""
+    from toolkit.infra.localstate import find_git
+
+    base = cwd if cwd and os.path.isabs(cwd) and os.path.isdir(cwd) else os.getcwd()
+    location = find_git(base)
+    return None if location is None else location.workdir
+
+
+def layout(root: str) -> Layout:
+    """The toolkit's paths of the work tree ``root`` (committed state and the git common dir's)."""
+    from pathlib import Path
+
+    from toolkit.infra.localstate import find_git
+    from toolkit.infra.store import Layout
+
+    location = find_git(root)
+    common = location.common_dir if location is not None else os.path.join(root, ".git")
+    return Layout(Path(root), Path(common))
+
+
+def head_sha(root: str) -> str | None:
+    """HEAD's full SHA, or None on an unborn branch (``UNKNOWN_REVISION`` and the like raise)."""
+    from pathlib import Path
+
+    from toolkit.core.errors import InvalidInput
+    from toolkit.infra.gitcli import resolve_commit
+
+    try:
+        return resolve_commit(Path(root), "HEAD")
+    except InvalidInput as exc:
+        if exc.code == "UNBORN_HEAD":
+            return None
+        raise
+
+
+def session_task_id(agent: str, session_id: str | None) -> str:
+    """The capsule task id of one agent session: a digest of its id, never the id itself."""
+    digest = hashlib.sha256(
+        f"workgroup-capsule\x1f{agent}\x1f{session_id or ''}".encode("utf-8", "surrogatepass")
+    ).hexdigest()
+    return f"{agent}-work-{digest[:12]}"  # "-session-<hex>" reads as a provider session id
+
+
+def read_handoff(root: str) -> str | None:
+    """The handoff's text (``None`` when absent); ``PathOutsideRepository`` / ``FileRefused`` raise."""
+    from toolkit.cm.handoff import MAX_HANDOFF_BYTES
+    from toolkit.infra import confined
+
+    raw = confined.read_bytes(
+        root,
+        os.path.join(root, HANDOFF_REL),
+        what="the handoff file",
+        limit=MAX_HANDOFF_BYTES,
+        missing_ok=True,
+    )
+    return None if raw is None else raw.decode("utf-8", errors="replace")
+
+
+class Capsule:
+    """A stored capsule: its ``data``, repository-relative ``rel`` and modification time."""
+
+    __slots__ = ("data", "mtime", "rel")
+
+    def __init__(self, data: dict[str, Any], rel: str, mtime: float) -> None:
+        self.data = data
+        self.rel = rel
+        self.mtime = mtime
+
+
+def _sound(data: object) -> bool:
+    """A sealed capsule whose schema holds and whose hash is its own."""
+    from toolkit.runtime.capsule import seal
+    from toolkit.runtime.capsule_rules import schema_problems
+
+    return (
+        isinstance(data, dict)
+        and not schema_problems(data)
+        and seal(data).get("capsule_hash") == data.get("capsule_hash")
+    )
+
+
+def stored_capsules(root: str) -> list[Capsule]:
+    """The sound capsules under ``.workgroup/workgroups/*/capsules/`` (at most ``MAX_CAPSULE_FILES``
+    looked at; a folder or file that is a symlink, or unreadable, is skipped)."""
+    from toolkit.infra import confined
+    from toolkit.infra.boundedio import FileRefused
+
+    found: list[Capsule] = []
+    try:
+        top = confined.resolve_dir(root, CAPSULES_GLOB_ROOT, "the workgroups folder")
+    except confined.PathOutsideRepository:
+        return found
+    looked = 0
+    for group in _names(top):
+        folder = os.path.join(top, group, "capsules")
+        if os.path.islink(os.path.join(top, group)) or os.path.islink(folder):
+            continue
+        for name in _names(folder):
+            if not name.endswith(".json"):
+                continue
+            looked += 1
+            if looked > MAX_CAPSULE_FILES:
+                return found
+            rel = f"{CAPSULES_GLOB_ROOT}/{group}/capsules/{name}"
+            try:
+                raw = confined.read_bytes(root, rel, what="a capsule", limit=MAX_CAPSULE_BYTES)
+                data = json.loads(raw or b"")
+                mtime = os.lstat(os.path.join(folder, name)).st_mtime
+            except (confined.PathOutsideRepository, FileRefused, OSError, ValueError, RecursionError):
+                continue
+            if _sound(data):
+                found.append(Capsule(data, rel, mtime))
+    return found
+
+
+def _names(folder: str) -> list[str]:
+    try:
+        return sorted(
+            entry.name for entry in os.scandir(folder) if entry.is_dir() or entry.name.endswith(".json")
+        )
+    except OSError:
+        return []
+
+
+def capsule_at_head(
+    capsules: list[Capsule], head: str | None, prefer_task: str | None = None
+) -> Capsule | None:
+    """The capsule bound to ``head``: this session's own first, else the newest."""
+    bound = [c for c in capsules if head is not None and c.data.get("checkpoint_sha") == head]
+    if not bound:
+        return None
+    own = [c for c in bound if c.data.get("task_id") == prefer_task]
+    return max(own or bound, key=lambda c: (c.mtime, c.rel))
+
+
+def changed_files(root: str, limit: int = 64) -> list[str]:
+    """Paths with uncommitted changes (modified, added, untracked; not ignored), repository-relative."""
+    import subprocess
+
+    try:
+        proc = subprocess.run(
+            ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"],
+            cwd=root,
+            capture_output=True,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if proc.returncode != 0:
+        return []
+    entries = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+    paths: list[str] = []
+    skip = False
+    for entry in entries:
+        if skip:  # the source name of a rename
+            skip = False
+            continue
+        if len(entry) < 4:
+            continue
+        status, path = entry[:2], entry[3:]
+        skip = "R" in status or "C" in status
+        if "D" in status or path in paths or path.startswith(OWN_RECORDS):
+            continue
+        paths.append(path)
+        if len(paths) >= limit:
+            break
+    return paths
