@@ -150,73 +150,82 @@ def parse_log(
     """Parse ``git log -p --cc -U0 --format=%x00%H`` output (the ``git_log_args`` form) as it
     streams: ``on_commit`` for each commit, ``on_added`` with the lines a commit added to a file,
     ``on_binary`` for a binary file a commit changed (its new blob id)."""
-    commit = _EMPTY
-    path = _EMPTY
-    blob = _EMPTY
-    added: _Added | None = None
-    in_hunk = False
-    parents = 1  # prefix columns of a hunk line: 1, or the parent count of a combined diff
-    new_line = 0
-
-    def flush() -> None:
-        nonlocal added
-        if added is not None and added.lines:
-            on_added(added)
-        added = None
-
+    state = _LogState(on_added, on_binary)
     while True:
         raw = stream.readline(PIECE_BYTES)
         if not raw:
             break
         long_line = not raw.endswith(b"\n")
-        if in_hunk and raw[:1] in (b"+", b"-", b" ", b"\\"):
-            prefix = raw[:parents]
+        if state.in_hunk and raw[:1] in (b"+", b"-", b" ", b"\\"):  # the hot path: inline
+            prefix = raw[: state.parents]
             if b"-" in prefix or raw[:1] == b"\\":
                 _skip_rest(stream, long_line)
                 continue
-            new_line += 1
-            if prefix == b"+" * parents:
-                if added is None:
-                    added = _Added(commit, path, blob)
-                added.add(new_line, _whole_line(stream, raw, long_line)[parents:])
+            state.new_line += 1
+            if prefix == b"+" * state.parents:
+                if state.added is None:
+                    state.added = _Added(state.commit, state.path, state.blob)
+                state.added.add(state.new_line, _whole_line(stream, raw, long_line)[state.parents :])
             else:
                 _skip_rest(stream, long_line)
             continue
-        in_hunk = False
+        state.in_hunk = False
         if raw.startswith(b"\0"):
-            flush()
-            commit = raw[1:].strip().decode("ascii", "replace").split(" ")[0]
-            on_commit(commit)
+            state.flush()
+            state.commit = raw[1:].strip().decode("ascii", "replace").split(" ")[0]
+            on_commit(state.commit)
             continue
-        line = raw.rstrip(b"\n")
         _skip_rest(stream, long_line)
+        state.header(raw.rstrip(b"\n"))
+    state.flush()
+
+
+class _LogState:
+    """Where ``parse_log`` is: the commit, the file and blob of the diff, the hunk's line numbers."""
+
+    def __init__(self, on_added: Callable[[_Added], None], on_binary: Callable[[_Binary], None]) -> None:
+        self.on_added, self.on_binary = on_added, on_binary
+        self.commit = self.path = self.blob = _EMPTY
+        self.added: _Added | None = None
+        self.in_hunk = False
+        self.parents = 1  # prefix columns of a hunk line: 1, or the parent count of a combined diff
+        self.new_line = 0
+
+    def flush(self) -> None:
+        if self.added is not None and self.added.lines:
+            self.on_added(self.added)
+        self.added = None
+
+    def header(self, line: bytes) -> None:
+        """One line of a diff's header (the file, its blob ids, a hunk's start, a binary change)."""
         if line.startswith(b"diff --git "):
-            flush()
-            path, blob, parents = _git_path(line), _EMPTY, 1
-        elif line.startswith(b"diff --cc ") or line.startswith(b"diff --combined "):
-            flush()
-            path, blob = unquote(line.split(b" ", 2)[2]), _EMPTY
+            self.flush()
+            self.path, self.blob, self.parents = _git_path(line), _EMPTY, 1
+        elif line.startswith((b"diff --cc ", b"diff --combined ")):
+            self.flush()
+            self.path, self.blob = unquote(line.split(b" ", 2)[2]), _EMPTY
         elif line.startswith((b"rename to ", b"copy to ")):
-            path = unquote(line.split(b" ", 2)[2])
+            self.path = unquote(line.split(b" ", 2)[2])
         elif line.startswith(b"+++ "):
             # git ends a name holding a space with a tab here; a name with a tab of its own is quoted
             target = line[4:-1] if line.endswith(b"\t") else line[4:]
             if target != b"/dev/null":
-                path = _strip_prefix(unquote(target), "b/")
+                self.path = _strip_prefix(unquote(target), "b/")
         elif line.startswith(b"index "):
-            ids = line.split(b" ")[1]
-            blob = ids.split(b"..")[-1].decode("ascii", "replace")
+            self.blob = line.split(b" ")[1].split(b"..")[-1].decode("ascii", "replace")
         elif line.startswith(b"@@"):
-            at = line.find(b" +", 2)
-            marks = len(line) - len(line.lstrip(b"@"))
-            parents = max(1, marks - 1)
-            start = line[at + 2 :].split(b" ")[0].split(b",")[0] if at != -1 else b"1"
-            new_line = int(start) - 1 if start.isdigit() else 0
-            in_hunk = True
-        elif line.startswith(b"Binary files ") and line.endswith(b" differ"):
-            if blob and blob.strip("0"):
-                on_binary(_Binary(commit, path, blob))
-    flush()
+            self.hunk(line)
+        elif line.startswith(b"Binary files ") and line.endswith(b" differ") and self.blob.strip("0"):
+            self.on_binary(_Binary(self.commit, self.path, self.blob))
+
+    def hunk(self, line: bytes) -> None:
+        """``@@ -a,b +c,d @@`` (``@@@`` and more for a combined diff): the new side starts at c."""
+        at = line.find(b" +", 2)
+        marks = len(line) - len(line.lstrip(b"@"))
+        self.parents = max(1, marks - 1)
+        start = line[at + 2 :].split(b" ")[0].split(b",")[0] if at != -1 else b"1"
+        self.new_line = int(start) - 1 if start.isdigit() else 0
+        self.in_hunk = True
 
 
 def _skip_rest(stream: IO[bytes], long_line: bool) -> None:
