@@ -100,23 +100,29 @@ def select(paths: list[str], cwd: Path, root: Path, *, all_files: bool, notices:
             os.path.relpath(p, cwd) if not os.path.isabs(str(p)) else str(p)
             for p in iter_files([Path(p) for p in folders], root, notices)
         ]
-    chosen = list(dict.fromkeys([*named, *listed]))
     targets: list[Target] = []
-    for shown in chosen:
-        path = cwd / shown
-        try:
-            if not path.is_file() or path.is_symlink() and not _inside(path, root):
-                if path.is_symlink() and path.exists():
-                    notices.append(f"{shown}: skipped (symlink to outside the repository)")
-                elif shown in named and os.path.lexists(path) and not path.is_dir():
-                    # named on the command line, yet a FIFO, a socket or a link to nothing: said, not read
-                    notices.append(f"{shown}: skipped (not a regular file)")
-                continue  # a deleted tracked file, a submodule, a directory
-            size = path.stat().st_size
-        except OSError:
-            continue
-        targets.append(Target(shown, relative_to_root(path, root), size))
+    for shown in dict.fromkeys([*named, *listed]):
+        target = _target(shown, cwd / shown, root, shown in named, notices)
+        if target is not None:
+            targets.append(target)
     return targets
+
+
+def _target(shown: str, path: Path, root: Path, named: bool, notices: list[str]) -> Target | None:
+    """The file at ``path`` as a scan target, or None: a symlink leading out of the repository and
+    a named special file are said in ``notices``; a deleted tracked file, a submodule or a
+    directory is passed over in silence."""
+    try:
+        if path.is_file() and not (path.is_symlink() and not _inside(path, root)):
+            return Target(shown, relative_to_root(path, root), path.stat().st_size)
+        if path.is_symlink() and path.exists():
+            notices.append(f"{shown}: skipped (symlink to outside the repository)")
+        elif named and os.path.lexists(path) and not path.is_dir():
+            # named on the command line, yet a FIFO, a socket or a link to nothing: said, not read
+            notices.append(f"{shown}: skipped (not a regular file)")
+    except OSError:
+        pass
+    return None
 
 
 def _inside(path: Path, root: Path) -> bool:
