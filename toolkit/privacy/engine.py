@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from toolkit.privacy.identity import IDENTITY_RULES
-from toolkit.privacy.keys import key_findings
+from toolkit.privacy.keys import KEY_RULES, key_findings
 from toolkit.privacy.rules import LineRule, Rule, ScanText, lazy
 from toolkit.privacy.secrets import SECRET_RULES
 from toolkit.privacy.strict import STRICT_RULES
@@ -33,17 +33,8 @@ _PRIORITY: dict[str, int] = {}
 _ALL_RULES: tuple[Rule | LineRule, ...] = (*RULES, *LINE_RULES)
 for _any_rule in _ALL_RULES:  # a rule id shared by a strict shape keeps its higher priority
     _PRIORITY[_any_rule.id] = max(_PRIORITY.get(_any_rule.id, 0), _any_rule.priority)
-RULE_IDS: frozenset[str] = frozenset(_PRIORITY) | frozenset(
-    {
-        "private-field-credential",
-        "private-field-transcript",
-        "private-field-session",
-        "private-field-path",
-        "private-field-email",
-        "private-field-account",
-        "private-field-telemetry",
-    }
-)
+# every id a finding can carry: the text rules, the line rules and the key rules of structured values
+RULE_IDS: frozenset[str] = frozenset(_PRIORITY) | frozenset(rule.id for rule in KEY_RULES)
 _EXCLUSIVE = frozenset({Category.SECRET, Category.IDENTIFIER})
 _ALLOW = lazy(r"workgroup:[ \t]*allow[ \t]+([A-Za-z0-9_, \t-]+)")
 _COMMENT_ONLY = lazy(r"^[ \t]*(?:#|//|/\*|<!--|--|;|\*|%|REM\b)[ \t]*workgroup:[ \t]*allow\b", re.I)
