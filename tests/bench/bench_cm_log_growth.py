@@ -6,17 +6,24 @@ Run on purpose (not collected by pytest):
         [--tree DIR ...] [--peer CM_TREE]
 
 For each size, a specs dir holds one open run: a ``run_start`` written by the writer (pointer and
-global mirror included), then that many ``progress`` rows of the writer's shape appended to both the
-project log and the global mirror. Then, each in fresh processes and without ``--run-id`` (the run
-comes from the pointer and the log, as a skill calls it):
+global mirror included), then that many ``progress`` rows of the writer's shape (each with its own
+``event_id``) appended to both the project log and the global mirror. Then, each in fresh
+processes and without ``--run-id`` (the run comes from the pointer and the log, as a skill calls
+it), the median of ``--runs`` events of each kind:
 
-* ``first``: the first plain event on the grown log (with a checkpoint, the one that builds it);
-* ``plain``: the median of ``--runs`` further plain events;
-* ``task_done``: the median of ``--runs`` ``task_done`` events (guarded: the run's lifecycle).
+* ``first``: the first plain event on the grown log (with an index, the one that builds it);
+* ``plain``: a ``progress`` event (its ``event_id`` is looked up in the run: a retry is answered
+  deduplicated);
+* ``call``: a ``model_call`` claim with a new ``call_id`` (the call id is looked up too);
+* ``usage``: the ``model_usage`` that completes that claim (checked against the claim);
+* ``resource``: a resource ``acquired`` then ``released`` (guarded: the run's resources);
+* ``test_run``: a QA invocation's ``start`` then ``complete`` (guarded: the run's invocations);
+* ``task_done``: a ``task_done`` (guarded: the run's resources and invocations).
 
 ``--tree DIR`` (repeatable) times the writer of another source tree too (a ``git archive`` of an
 older commit, say), on a copy of the same log. ``--peer CM_TREE`` times the CM project's own writer
-(``scripts/cm-log-event.py`` of a rebuilt CM tree, see the cm-peer README) the same way.
+(``scripts/cm-log-event.py`` of a rebuilt CM tree, see the cm-peer README) the same way, right
+after ours.
 """
 
 from __future__ import annotations
@@ -35,6 +42,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 LOG_NAME = "运行日志.jsonl"
 CODE = "import sys; from toolkit.cm.events import main; raise SystemExit(main(sys.argv[1:]))"
+KINDS = ("plain", "call", "usage", "resource", "test_run", "task_done")
+CALL = {
+    "stage": "bench",
+    "role": "writer",
+    "adapter": "bench-adapter",
+    "requested_model": "bench-model",
+    "source": "bench",
+    "purpose": "bench",
+}
 
 
 def writer(tree: str) -> tuple[list[str], dict[str, str]]:
@@ -44,27 +60,38 @@ def writer(tree: str) -> tuple[list[str], dict[str, str]]:
     return [sys.executable, "-P", "-c", CODE], {"PYTHONPATH": tree}  # -P: not the working dir's tree
 
 
-def event(cmd: list[str], extra: dict[str, str], specs: Path, home: Path, name: str, i: int) -> float:
-    env = {**os.environ, **extra, "CM_WORKFLOW_LOG_HOME": str(home)}
+def event(
+    cmd: list[str],
+    extra: dict[str, str],
+    base: Path,
+    name: str,
+    i: int,
+    phase: str | None = None,
+    data: dict[str, object] | None = None,
+) -> float:
+    env = {**os.environ, **extra, "CM_WORKFLOW_LOG_HOME": str(base / "home")}
     argv = ["--workflow", "cm-ai", "--event", name, "--runtime", "codex", "--detail", f"bench {name} {i}"]
-    argv += ["--specs-dir", str(specs)]
+    argv += ["--specs-dir", str(base / "specs")]
+    if phase is not None:
+        argv += ["--phase", phase]
+    if data:
+        argv += ["--data-json", json.dumps(data)]
     started = time.perf_counter()
     proc = subprocess.run([*cmd, *argv], env=env, capture_output=True, check=False)
     took = time.perf_counter() - started
     if proc.returncode != 0:
-        raise SystemExit(f"{name} failed ({cmd}): {proc.stderr.decode()[-500:]}")
+        raise SystemExit(f"{name} {phase} failed ({cmd}): {proc.stderr.decode()[-500:]}")
     return took
 
 
 def build(base: Path, rows: int) -> None:
     """One open run of ``rows`` rows, its pointer and global mirror, under ``base``."""
-    specs, home = base / "specs", base / "home"
-    specs.mkdir(parents=True)
+    (base / "specs").mkdir(parents=True)
     cmd, extra = writer(str(ROOT))
-    event(cmd, extra, specs, home, "run_start", 0)
-    log = specs / LOG_NAME
+    event(cmd, extra, base, "run_start", 0)
+    log = base / "specs" / LOG_NAME
     first = json.loads(log.read_text(encoding="utf-8").splitlines()[0])
-    mirror = next((home / "runs").glob(f"*/{first['run_id']}.jsonl"))
+    mirror = next((base / "home" / "runs").glob(f"*/{first['run_id']}.jsonl"))
     with open(log, "a", encoding="utf-8") as project, open(mirror, "a", encoding="utf-8") as private:
         batch: list[str] = []
         for n in range(rows):
@@ -80,13 +107,36 @@ def build(base: Path, rows: int) -> None:
         private.writelines(batch)
 
 
-def measure(base: Path, tree: str, runs: int) -> tuple[float, float, float]:
+def measure(base: Path, tree: str, runs: int) -> dict[str, float]:
+    """Seconds per event of each kind (medians; a two-event kind counts each event)."""
     cmd, extra = writer(tree)
-    specs, home = base / "specs", base / "home"
-    first = event(cmd, extra, specs, home, "progress", 0)
-    plain = statistics.median(event(cmd, extra, specs, home, "progress", i) for i in range(1, runs + 1))
-    done = statistics.median(event(cmd, extra, specs, home, "task_done", i) for i in range(runs))
-    return first, plain, done
+    took: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    first = event(cmd, extra, base, "progress", 0)
+    for i in range(1, runs + 1):
+        took["plain"].append(event(cmd, extra, base, "progress", i))
+    for i in range(runs):
+        call = {"call_id": f"bench-call-{i}", **CALL}
+        took["call"].append(event(cmd, extra, base, "model_call", i, "claimed", call))
+        usage = {
+            **call,
+            "usage_state": "observed",
+            "outcome": "success",
+            "input_tokens": 10,
+            "output_tokens": 5,
+        }
+        took["usage"].append(event(cmd, extra, base, "model_usage", i, "complete", usage))
+    for i in range(runs):
+        res = {"resource_id": f"bench-res-{i}", "resource_kind": "sandbox"}
+        took["resource"].append(
+            event(cmd, extra, base, "resource", i, "acquired", {**res, "cleanup_required": True})
+        )
+        took["resource"].append(event(cmd, extra, base, "resource", i, "released", res))
+    for i in range(runs):
+        took["test_run"].append(event(cmd, extra, base, "test_run", i, "start", {"bench": i}))
+        took["test_run"].append(event(cmd, extra, base, "test_run", i, "complete", {"bench": i}))
+    for i in range(runs):
+        took["task_done"].append(event(cmd, extra, base, "task_done", i))
+    return {"first": first, **{kind: statistics.median(values) for kind, values in took.items()}}
 
 
 def main() -> int:
@@ -97,7 +147,8 @@ def main() -> int:
     parser.add_argument("--peer", help="a rebuilt CM tree: time its own writer too")
     args = parser.parse_args()
     trees = [str(ROOT), *args.tree] + ([f"peer:{args.peer}"] if args.peer else [])
-    print(f"{'rows':>9} {'MiB':>6}  {'writer':<28} {'first':>8} {'plain':>8} {'task_done':>9}  (seconds)")
+    columns = ("first", *KINDS)
+    print(f"{'rows':>9} {'MiB':>6}  {'writer':<24}" + "".join(f" {c:>9}" for c in columns) + "  (seconds)")
     for rows in (int(part) for part in args.rows.split(",")):
         with tempfile.TemporaryDirectory(prefix="bench-cm-growth-") as tmp:
             master = Path(tmp) / "master"
@@ -106,12 +157,10 @@ def main() -> int:
             for n, tree in enumerate(trees):
                 copy = Path(tmp) / f"w{n}"
                 shutil.copytree(master, copy, symlinks=True)
-                first, plain, done = measure(copy, tree, args.runs)
-                label = "this tree" if tree == str(ROOT) else tree[-28:]
-                print(
-                    f"{rows:>9} {size:>6.1f}  {label:<28} {first:>8.3f} {plain:>8.3f} {done:>9.3f}",
-                    flush=True,
-                )
+                took = measure(copy, tree, args.runs)
+                label = "this tree" if tree == str(ROOT) else tree[-24:]
+                cells = "".join(f" {took[c]:>9.3f}" for c in columns)
+                print(f"{rows:>9} {size:>6.1f}  {label:<24}{cells}", flush=True)
                 shutil.rmtree(copy)
     return 0
 

@@ -10,6 +10,7 @@ answers of a plain read from the start.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -24,7 +25,7 @@ from conftest import GitRepo, cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolkit.cm import runptr
+from toolkit.cm import events, lifecycle, logindex, runptr
 from toolkit.core.identifiers import CM_RUN_ID
 
 RUNS = ["cm-20261201T000000Z-0000000a", "cm-20261201T000000Z-0000000b", "cm-20261201T000000Z-0000000c"]
@@ -273,3 +274,323 @@ def test_log_event_refuses_a_symlinked_checkpoint(git_repo: GitRepo) -> None:
     assert code == 1 and out == "" and "(PATH_OUTSIDE_REPOSITORY)" in err and "run checkpoint" in err
     assert outside.read_text() == "{}\n"
     assert not (specs / runptr.PROJECT_LOG_NAME).exists()
+
+
+# ---------------------------------------------------------------- the log index (event ids, calls, lifecycle)
+
+EIDS = ["evt-1", "evt-2", "evt-3"]
+CIDS = ["call-1", "call-2"]
+RIDS = ["res-1", "res-2"]
+KINDS = [frozenset({"resource"}), frozenset({"test_run"}), frozenset({"resource", "test_run"})]
+
+
+def _escaped(text: str, value: str) -> str:
+    """``text`` with ``value``'s first character written as a JSON escape (same row, other bytes)."""
+    return text.replace(f'"{value}"', f'"\\u{ord(value[0]):04x}{value[1:]}"', 1)
+
+
+_LIFECYCLE_ROW = st.one_of(
+    st.fixed_dictionaries(
+        {
+            "event": st.just("resource"),
+            "phase": st.sampled_from(["acquired", "released", "cleanup_failed", "bogus"]),
+            "resource_id": st.sampled_from(RIDS),
+            "resource_kind": st.sampled_from(["sandbox", "vm"]),
+            "cleanup_required": st.just(True),
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "event": st.just("test_run"),
+            "phase": st.sampled_from(["start", "case_start", "case_complete", "complete", "abandoned"]),
+            "case_id": st.sampled_from(["c1", "c2"]),
+            "result": st.sampled_from(["PASS", "FAIL"]),
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "event": st.sampled_from(["model_call", "model_usage"]),
+            "phase": st.sampled_from(["claimed", "complete"]),
+            "call_id": st.sampled_from(CIDS),
+        }
+    ),
+    st.fixed_dictionaries({"event": st.sampled_from(["task_done", "progress", "run_done"])}),
+)
+
+
+@st.composite
+def _event_row(draw: st.DrawFn) -> str:
+    row = {"run_id": draw(st.sampled_from(RUNS)), **draw(_LIFECYCLE_ROW)}
+    if draw(st.booleans()):
+        row["event_id"] = draw(st.sampled_from(EIDS))  # duplicate ids are common
+    if draw(st.integers(0, 4)) == 0:
+        row["detail"] = "mentions " + draw(st.sampled_from([*EIDS, *RUNS, *CIDS]))  # a needle, not the id
+    text = json.dumps(row)
+    if draw(st.integers(0, 5)) == 0:  # an id written with an escape: the same row to a parser
+        text = _escaped(text, draw(st.sampled_from([str(v) for v in row.values() if isinstance(v, str)])))
+    return text
+
+
+_INDEX_ROW = st.one_of(
+    _event_row(),
+    _event_row(),
+    st.builds(lambda r: r + " " * 200, _event_row()),  # over the row limit when it is 150 bytes
+    st.sampled_from(['{"run_id": "' + RUNS[0] + '", "event": "resource"', "not json evt-1", "[1]", "   "]),
+    st.builds(lambda e: "garbage mentioning " + e, st.sampled_from([*EIDS, *RUNS])),
+)
+
+
+@st.composite
+def _index_chunk(draw: st.DrawFn) -> bytes:
+    rows = draw(st.lists(_INDEX_ROW, max_size=10))
+    text = "\n".join(rows)
+    if rows and draw(st.integers(0, 3)):
+        text += "\n"  # otherwise the last row is torn (the next chunk may end it)
+    return text.encode()
+
+
+def _tear_index(log: Path, where: float) -> None:
+    path = logindex.index_path(log)
+    if path.exists():
+        data = path.read_bytes()
+        cut = int(where * len(data))
+        path.write_bytes(data[:cut] + b"\xff" * 64 + data[cut + 64 :])  # garbage in its pages
+
+
+_INDEX_STEP = st.one_of(
+    st.tuples(st.just("append"), _index_chunk()),
+    st.tuples(st.just("append"), _index_chunk()),
+    st.tuples(st.just("edit"), st.tuples(st.floats(0, 1), _event_row())),
+    st.tuples(st.just("truncate"), st.floats(0, 1)),
+    st.tuples(st.just("replace"), _index_chunk()),
+    st.tuples(st.just("tear_index"), st.floats(0, 1)),
+    st.tuples(st.just("drop_index"), st.just(b"")),
+)
+
+
+def _plain_calls(log: Path, run: str, eid: str, cid: str | None) -> tuple[object, ...]:
+    facts = events._scan_plainly(log, run, eid, cid)
+    return facts.duplicate, facts.usage, facts.claim
+
+
+def _view(state: lifecycle.RunLifecycle, rid: str) -> tuple[object, ...]:
+    """What ``decide`` reads of a replayed run for an event on ``rid``."""
+    open_ids = set(state.resources.unclosed())
+    resources = {r: state.resources.states.get(r) for r in open_ids | {rid}}
+    return {r: v for r, v in resources.items() if v is not None}, dataclasses.asdict(state.invocations)
+
+
+def _plain_lifecycle(log: Path, run: str, eid: str, kinds: frozenset[str], rid: str) -> object:
+    try:
+        with open(log, "rb") as handle:
+            return _view(lifecycle.replay(handle, run, eid, kinds), rid)
+    except FileNotFoundError:
+        return _view(lifecycle.RunLifecycle(), rid)
+    except lifecycle.Unverifiable as exc:
+        return exc.reason
+
+
+def _indexed_lifecycle(log: Path, run: str, eid: str, kinds: frozenset[str], rid: str) -> object:
+    try:
+        state = logindex.run_lifecycle(log, run, eid, kinds, rid)
+    except lifecycle.Unverifiable as exc:
+        return exc.reason
+    return None if state is None else _view(state, rid)
+
+
+def _check_index(log: Path) -> int:
+    """Every question asked through the index and plainly: the same answers. The number of
+    lifecycle questions the index handed back to the plain replay."""
+    handed_back = 0
+    for run in ALL:
+        for eid in EIDS:
+            for cid in (None, *CIDS):
+                assert logindex.call_rows(log, run, eid, cid) == _plain_calls(log, run, eid, cid), (
+                    run,
+                    eid,
+                    cid,
+                )
+    for run in RUNS:
+        for eid in EIDS[:2]:
+            for kinds in KINDS:
+                rid = RIDS[len(kinds) % 2]
+                got = _indexed_lifecycle(log, run, eid, kinds, rid)
+                if got is None:
+                    handed_back += 1
+                    continue
+                assert got == _plain_lifecycle(log, run, eid, kinds, rid), (run, eid, kinds)
+    return handed_back
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    first=_index_chunk(), steps=st.lists(_INDEX_STEP, max_size=6), limit=st.sampled_from([150, 256 * 1024])
+)
+def test_indexed_answers_equal_a_plain_read_after_every_change(
+    first: bytes, steps: list[tuple[str, object]], limit: int
+) -> None:
+    """Generated logs (duplicate ids, call ids, resources, QA invocations and task_done of several
+    runs; torn, oversized and junk rows; ids written with escapes), grown, edited, truncated and
+    replaced, with the index torn or dropped between reads: the writer's questions (the event id,
+    the call id, the run's lifecycle) get the answers of a plain read from the start."""
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(runptr, "MAX_ROW_BYTES", limit)
+        log = Path(tmp) / runptr.PROJECT_LOG_NAME
+        _check_index(log)  # absent
+        log.write_bytes(first)
+        _check_index(log)
+        for kind, arg in steps:
+            if kind == "tear_index":
+                assert isinstance(arg, float)
+                _tear_index(log, arg)
+            elif kind == "drop_index":
+                logindex.remove(log)
+            else:
+                _apply(log, (kind, arg))
+            _check_index(log)
+            _check_index(log)  # and again, through the index the previous read left
+
+
+def test_a_plain_log_is_answered_by_the_index_alone(tmp_path: Path) -> None:
+    """Without escaped ids of the run the index answers every lifecycle question itself."""
+    log = tmp_path / runptr.PROJECT_LOG_NAME
+    rows = [{"run_id": RUNS[0], "event": "run_start", "event_id": "evt-0"}]
+    rows += [{"run_id": RUNS[0], "event": "resource", "phase": "acquired", "resource_id": RIDS[0],
+              "resource_kind": "vm", "cleanup_required": True, "event_id": "evt-1"},
+             {"run_id": RUNS[0], "event": "test_run", "phase": "start", "event_id": "evt-2"}]  # fmt: skip
+    log.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert _check_index(log) == 0
+
+
+def _grown(log: Path, rows: int) -> None:
+    lines = [{"run_id": RUNS[0], "event": "run_start", "event_id": "evt-start"}]
+    lines += [{"run_id": RUNS[0], "event": "progress", "event_id": f"evt-{i:06d}"} for i in range(rows)]
+    lines += [{"run_id": RUNS[0], "event": "model_call", "phase": "claimed", "call_id": CIDS[0], "event_id": "c"},
+              {"run_id": RUNS[0], "event": "resource", "phase": "acquired", "resource_id": RIDS[0],
+               "resource_kind": "vm", "cleanup_required": True, "event_id": "r"}]  # fmt: skip
+    log.write_text("".join(json.dumps(row) + "\n" for row in lines))
+
+
+def test_the_index_reads_only_the_rows_after_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the first question, a question on a grown log parses the new rows only and never
+    reads the log plainly: the cost of an event does not grow with the log."""
+    log = tmp_path / runptr.PROJECT_LOG_NAME
+    _grown(log, 20_000)
+    assert logindex.call_rows(log, RUNS[0], "evt-000007", None) is not None
+    parsed: list[bytes] = []
+    real = runptr.loads_row
+    monkeypatch.setattr(runptr, "loads_row", lambda raw: parsed.append(raw) or real(raw))
+    with open(log, "a") as handle:
+        handle.write(json.dumps({"run_id": RUNS[0], "event": "progress", "event_id": "evt-new"}) + "\n")
+    duplicate, usage, claim = logindex.call_rows(log, RUNS[0], "evt-019999", CIDS[0]) or (None, None, None)
+    assert duplicate is not None and duplicate["event_id"] == "evt-019999"
+    assert usage is None and claim is not None and claim["event_id"] == "c"
+    state = logindex.run_lifecycle(log, RUNS[0], "evt-x", frozenset({"resource", "test_run"}))
+    assert state is not None and state.resources.unclosed() == [RIDS[0]]
+    assert len(parsed) == 1 + 2  # the new row, then the two rows the answers name (read back)
+
+
+def test_a_forged_or_foreign_index_is_rebuilt(tmp_path: Path) -> None:
+    """An index whose schema is not ours (a trigger that would hide ids), another log's, one that
+    claims more of the log than there is, or garbage: deleted and built again, same answers."""
+    import sqlite3
+
+    log = tmp_path / runptr.PROJECT_LOG_NAME
+    _grown(log, 500)
+    path = logindex.index_path(log)
+
+    def forge(statement: str) -> None:
+        assert logindex.call_rows(log, RUNS[0], "evt-000001", None) is not None  # built and current
+        db = sqlite3.connect(path)
+        db.execute(statement)
+        db.commit()
+        db.close()
+
+    for statement in (
+        "CREATE TRIGGER hide AFTER INSERT ON ids BEGIN DELETE FROM ids; END",
+        "DELETE FROM ids",  # with the meta left as it was: the rows it names are read back
+        "UPDATE meta SET v = '1' WHERE k = 'ino'",
+        "UPDATE meta SET v = '999999999' WHERE k = 'offset'",
+        "UPDATE ids SET pos = 0",
+    ):
+        forge(statement)
+        if statement == "DELETE FROM ids":  # a missing id cannot be read back: drop the index
+            logindex.remove(log)  # (this is the trust the checkpoint has: the log decides)
+        assert _check_index(log) == 0, statement
+    path.write_bytes(b"not a database" * 100)
+    assert _check_index(log) == 0
+    path.unlink()
+    os.mkfifo(path)  # never opened as a database: removed, then built again
+    assert _check_index(log) == 0
+    assert path.is_file()
+
+
+_INDEX_BUILDER = """
+import sys
+from pathlib import Path
+from toolkit.cm import logindex
+print("ready", flush=True)
+logindex.call_rows(Path(sys.argv[1]), "cm-20261201T000000Z-0000000a", "evt-x", None)
+"""
+
+
+@pytest.mark.parametrize("delay", [0.05, 0.3, 0.8])
+def test_a_process_killed_while_it_builds_the_index_leaves_the_answers_right(
+    tmp_path: Path, delay: float
+) -> None:
+    """kill -9 in the middle of an index transaction (a long first build): SQLite rolls the journal
+    back, and the next question builds or catches up from what was committed."""
+    log = tmp_path / runptr.PROJECT_LOG_NAME
+    _grown(log, 60_000)
+    proc = subprocess.Popen([sys.executable, "-c", _INDEX_BUILDER, str(log)], stdout=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    time.sleep(delay)  # not a barrier: where the kill lands in the build
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert _check_index(log) == 0
+
+
+_GUARDED_WRITER = """
+import json, sys
+from toolkit.cm import events
+specs, n, home = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+def write(event, phase=None, **data):
+    args = events.EventArgs(workflow="cm-ai", event=event, phase=phase, runtime="codex", detail="d",
+                            specs_dir=specs, data_json=json.dumps(data))
+    events.write_event(args, environ={"CM_WORKFLOW_LOG_HOME": home, "HOME": home})
+write("run_start")
+for i in range(n):
+    rid = f"res-{i}"
+    write("resource", "acquired", resource_id=rid, resource_kind="vm", cleanup_required=True)
+    write("progress", i=i)
+    write("resource", "released", resource_id=rid, resource_kind="vm")
+    write("task_done", i=i)
+"""
+
+
+@pytest.mark.parametrize("delay", [0.5, 1.0, 1.6])
+def test_a_writer_killed_mid_run_leaves_indexed_answers_equal_to_a_plain_read(
+    tmp_path: Path, delay: float
+) -> None:
+    """The real writer (resources, progress, task_done) killed at some point: the project log's and
+    the global log's indexes answer as a plain read of each log; the next events are judged alike."""
+    specs, home = tmp_path / "specs", tmp_path / "home"
+    specs.mkdir()
+    proc = subprocess.Popen([sys.executable, "-c", _GUARDED_WRITER, str(specs), "100000", str(home)])
+    time.sleep(delay)  # not a barrier: where the kill lands inside the run
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    log = specs / runptr.PROJECT_LOG_NAME
+    if not log.exists():
+        pytest.skip("killed before the first write")
+    run = json.loads(log.read_bytes().splitlines()[0])["run_id"]
+    mirrors = list((home / "runs").glob(f"*/{run}.jsonl"))
+    for each in [log, *mirrors]:
+        with open(each, "ab") as handle:  # and a torn row of the run at the end
+            handle.write(b'{"run_id": "%s", "event": "resource"' % run.encode())
+        for eid in EIDS[:1]:
+            assert logindex.call_rows(each, run, eid, None) == _plain_calls(each, run, eid, None)
+        for kinds in KINDS:
+            assert _indexed_lifecycle(each, run, "evt-x", kinds, "res-0") == _plain_lifecycle(
+                each, run, "evt-x", kinds, "res-0"
+            )

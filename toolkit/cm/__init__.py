@@ -8,6 +8,7 @@ __all__ = [
     "events",
     "handoff",
     "lifecycle",
+    "logindex",
     "packet",
     "prefix",
     "report",

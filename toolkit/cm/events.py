@@ -425,6 +425,17 @@ class _CallFacts:
 
 
 def _scan(log: Path, run_id: str, event_id: str, call_id: str | None) -> _CallFacts:
+    """What ``log`` holds for the event id and the call id: from the log's index (``logindex``), or
+    read plainly when the index cannot answer (the same answers)."""
+    from toolkit.cm import logindex  # on the write path only: `--help` stays light
+
+    found = logindex.call_rows(log, run_id, event_id, call_id)
+    if found is not None:
+        return _CallFacts(*found)
+    return _scan_plainly(log, run_id, event_id, call_id)
+
+
+def _scan_plainly(log: Path, run_id: str, event_id: str, call_id: str | None) -> _CallFacts:
     facts = _CallFacts()
     needles = [event_id.encode()] + ([call_id.encode()] if call_id else [])
     # only the lines that name the event or the call (found a block at a time; LOG_UNREADABLE: a
@@ -567,6 +578,8 @@ def _confine_specs(raw: str) -> None:
             (runptr.RUN_LOCK_NAME, "the project run lock"),
             (runptr.POINTER_NAME, "the run pointer"),
             (runptr.CHECKPOINT_NAME, "the run checkpoint"),
+            (runptr.INDEX_NAME, "the run index"),
+            (runptr.INDEX_JOURNAL_NAME, "the run index"),
         ):
             confined.resolve_inside(root, os.path.join(specs, name), what)
     except confined.PathOutsideRepository as exc:
@@ -775,13 +788,15 @@ def _unreadable(guarded: bool, event: str) -> EventError:
 
 def _check_lifecycle(log: Path, run_id: str, event: dict[str, Any]) -> None:
     """Replay the run's resources and QA invocations from the log, then apply rules 1-4."""
-    from toolkit.cm import lifecycle  # on the write path only: `--help` stays light
+    from toolkit.cm import lifecycle, logindex  # on the write path only: `--help` stays light
 
     subject = "test_run" if event["event"] == "test_run" else "resource"
+    kinds = lifecycle.needs(event["event"], event.get("phase"))
     try:
-        with open(log, "rb") as handle:
-            kinds = lifecycle.needs(event["event"], event.get("phase"))
-            state = lifecycle.replay(handle, run_id, event["event_id"], kinds)
+        state = logindex.run_lifecycle(log, run_id, event["event_id"], kinds, event.get("resource_id"))
+        if state is None:  # the index cannot answer: replay the log
+            with open(log, "rb") as handle:
+                state = lifecycle.replay(handle, run_id, event["event_id"], kinds)
     except FileNotFoundError:
         state = lifecycle.RunLifecycle()
     except OSError:

@@ -34,10 +34,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolkit.cm import runptr
 from toolkit.core.errors import InvalidInput
 from toolkit.core.strictjson import json_depth_exceeds
 
@@ -72,9 +73,9 @@ QA_WORKFLOW = "cm-ai"
 QA_NODE = "N6"
 MAX_ATTEMPT = 3
 MAX_REASON_BYTES = 500
-# A row the writer produced is at most ~10 KiB and 33 levels deep; anything far beyond is not ours.
-MAX_ROW_BYTES = 256 * 1024
-MAX_ROW_DEPTH = 64
+# A row the writer produced is at most ~10 KiB and 33 levels deep; anything far beyond is not ours
+# (the limits are the log readers', ``runptr.MAX_ROW_BYTES`` and ``MAX_ROW_DEPTH``: the same rows).
+TOO_LARGE = "a log row of the run is too large or too deeply nested"
 
 
 class LifecycleError(InvalidInput):
@@ -143,11 +144,39 @@ def _check_test_run_row(phase: Any, row: Mapping[str, Any], error: type[Lifecycl
 # ---------------------------------------------------------------- resources (rules 1, 2)
 
 
+class IndexedStates:
+    """Resource states kept outside (a log index), read one id at a time; what ``Resources.apply``
+    sets stays in ``changed`` until the owner writes it back."""
+
+    def __init__(
+        self, lookup: Callable[[str], tuple[str, str] | None], open_ids: Callable[[], Iterable[str]]
+    ) -> None:
+        self._lookup, self._open_ids = lookup, open_ids
+        self.changed: dict[str, tuple[str, str]] = {}
+
+    def get(self, resource_id: str) -> tuple[str, str] | None:
+        if resource_id in self.changed:
+            return self.changed[resource_id]
+        return self._lookup(resource_id)
+
+    def __setitem__(self, resource_id: str, value: tuple[str, str]) -> None:
+        self.changed[resource_id] = value
+
+    def unclosed(self) -> list[str]:
+        """The ids left acquired or failed: those the index holds open, and those changed since."""
+        candidates = set(self._open_ids()) | set(self.changed)
+        return sorted(
+            rid
+            for rid in candidates
+            if (found := self.get(rid)) is not None and found[0] in OPEN_RESOURCE_PHASES
+        )
+
+
 @dataclass
 class Resources:
     """Each resource id of one run: (last phase, kind)."""
 
-    states: dict[str, tuple[str, str]] = field(default_factory=dict)
+    states: dict[str, tuple[str, str]] | IndexedStates = field(default_factory=dict)
 
     def apply(self, resource_id: str, kind: str, phase: str) -> None:
         """Apply one transition or raise ``Refused`` (the state is unchanged then)."""
@@ -176,6 +205,8 @@ class Resources:
         self.states[resource_id] = (phase, kind)
 
     def unclosed(self) -> list[str]:
+        if isinstance(self.states, IndexedStates):
+            return self.states.unclosed()
         return sorted(rid for rid, (phase, _) in self.states.items() if phase in OPEN_RESOURCE_PHASES)
 
 
@@ -387,8 +418,8 @@ class RunLifecycle:
 
 
 def _row(raw: bytes) -> dict[str, Any]:
-    if len(raw) > MAX_ROW_BYTES or json_depth_exceeds(raw, MAX_ROW_DEPTH):
-        raise Unverifiable("a log row of the run is too large or too deeply nested")
+    if len(raw) > runptr.MAX_ROW_BYTES or json_depth_exceeds(raw, runptr.MAX_ROW_DEPTH):
+        raise Unverifiable(TOO_LARGE)
     try:
         value = json.loads(raw)
     except (ValueError, RecursionError):
@@ -424,7 +455,13 @@ def replay(
     Only lines that mention the run id or the event id are parsed (other runs' rows cannot
     change this run). Raises ``Unverifiable`` for a row of the run that cannot be trusted.
     """
-    state = RunLifecycle()
+    return replay_into(RunLifecycle(), lines, run_id, event_id, kinds)
+
+
+def replay_into(
+    state: RunLifecycle, lines: Iterable[bytes], run_id: str, event_id: str, kinds: frozenset[str]
+) -> RunLifecycle:
+    """``replay`` continued from ``state`` (a run replayed up to where ``lines`` begin)."""
     run_needle, id_needle = run_id.encode(), event_id.encode()
     for raw in lines:
         if run_needle not in raw and id_needle not in raw:
@@ -436,11 +473,21 @@ def replay(
             state.duplicate = row
         if row.get("run_id") != run_id:
             continue
-        _replay_row(state, row, kinds)
+        replay_row(state, row, kinds)
     return state
 
 
-def _replay_row(state: RunLifecycle, row: dict[str, Any], kinds: frozenset[str]) -> None:
+def check_row(raw: bytes) -> str | None:
+    """Why ``replay`` would refuse this line of the run (the ``Unverifiable`` reason), or None."""
+    try:
+        _row(raw)
+    except Unverifiable as exc:
+        return exc.reason
+    return None
+
+
+def replay_row(state: RunLifecycle, row: dict[str, Any], kinds: frozenset[str]) -> None:
+    """Apply one row of the run (of ``kinds``) to ``state``; ``Unverifiable`` when it cannot be."""
     event, phase = row.get("event"), row.get("phase")
     try:
         if event == "resource" and "resource" in kinds:
@@ -473,6 +520,7 @@ def decide(state: RunLifecycle, event: Mapping[str, Any]) -> None:
 
 __all__ = [
     "COMPLETION_EVENTS",
+    "IndexedStates",
     "Invocations",
     "LifecycleError",
     "Refused",
@@ -483,5 +531,8 @@ __all__ = [
     "decide",
     "is_guarded",
     "needs",
+    "check_row",
     "replay",
+    "replay_into",
+    "replay_row",
 ]

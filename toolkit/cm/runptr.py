@@ -240,6 +240,9 @@ def project_runs(project_log: Path | None, checkpoint: Path | None = None) -> Pr
 
 
 CHECKPOINT_NAME = ".cm-runs.ckpt.json"
+# the project log's index (``logindex``; a run's global log has its own beside it) and its journal
+INDEX_NAME = ".cm-runs.index.db"
+INDEX_JOURNAL_NAME = INDEX_NAME + "-journal"
 CHECKPOINT_VERSION = 1
 MAX_CHECKPOINT_BYTES = 4 * 1024 * 1024
 _PROBE = 4096  # bytes hashed at each probe of the prefix: its start, its end and _PROBES between
