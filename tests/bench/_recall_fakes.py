@@ -962,3 +962,134 @@ FORMATS: dict[str, str] = {
     "conn-postgres": r"[\w.!~*-]{12,}",
     "private-key": r"[A-Za-z0-9+/]{64,70}",
 }
+
+# -- look-alikes: what a reviewer would not accept as a finding ---------------------------------
+
+SERVICES: tuple[str, ...] = (
+    "STRIPE",
+    "GITHUB",
+    "SLACK",
+    "SENTRY",
+    "MAILGUN",
+    "TWILIO",
+    "OPENAI",
+    "PYPI",
+    "NPM",
+    "DOCKER",
+)
+SERVICES += ("AZURE", "GCP", "AWS", "REDIS", "POSTGRES", "SMTP", "VAULT", "JIRA", "CODECOV", "DATADOG")
+KINDS = ("TOKEN", "API_KEY", "PASSWORD", "SECRET", "CLIENT_SECRET", "ACCESS_KEY")
+CAMEL: tuple[str, ...] = (
+    "Session",
+    "Client",
+    "Context",
+    "Factory",
+    "Redirect",
+    "Transport",
+    "Adapter",
+    "Cookie",
+    "Proxy",
+)
+CAMEL += ("Handler", "Mixin", "Auth", "Digest", "Stream", "Pool", "Manager", "Resolver", "Dispatch", "TLS")
+LOOKALIKES = (
+    "env-reference",
+    "placeholder",
+    "format-placeholder",
+    "ssh-public-key",
+    "jwt-header-only",
+    "base64-json-config",
+    "identifier",
+    "hash-in-test",
+    "uuid",
+    "cache-buster",
+    "bad-checksum-token",
+    "aws-example-key",
+    "cli-without-secret",
+    "header-variable",
+    "conn-without-password",
+)
+
+
+def _ssh_public(rng: random.Random) -> str:
+    if rng.random() < 0.5:
+        blob = _ssh_string(b"ssh-ed25519") + _ssh_string(rng.randbytes(32))
+        return f"ssh-ed25519 {b64(blob)} {user(rng)}@laptop"
+    n = rng.getrandbits(2048) | (1 << 2047) | 1
+    blob = _ssh_string(b"ssh-rsa") + _mpint(65537) + _mpint(n)
+    return f"ssh-rsa {b64(blob)} {user(rng)}@build"
+
+
+def lookalike(cls: str, rng: random.Random, index: int) -> Fake:
+    """A value no scanner should report; ``index`` (unique in a run) keeps needles unique."""
+    svc, kind = SERVICES[index % len(SERVICES)], KINDS[(index // len(SERVICES)) % len(KINDS)]
+    name = f"{svc}_{kind}" + (f"_{index // 120 + 1}" if index >= 120 else "")
+    if cls == "env-reference":
+        text = rng.choice((f"${{{name}}}", f"${{{{ secrets.{name} }}}}", f"%{name}%"))
+        return Fake(cls, "value", text, text, name)
+    if cls == "placeholder":
+        text = rng.choice((f"<your-{svc.lower()}-{kind.lower()}>", f"your_{svc.lower()}_{kind.lower()}_here"))
+        return Fake(cls, "value", text, text, name)
+    if cls == "format-placeholder":
+        text = rng.choice((f"%({svc.lower()}_{kind.lower()})s", f"{{{svc.lower()}_{kind.lower()}}}"))
+        return Fake(cls, "value", text, text, name)
+    if cls == "ssh-public-key":
+        text = _ssh_public(rng)
+        return Fake(cls, "value", text, text.split()[1][:60], "SSH_PUBLIC_KEY")
+    if cls == "jwt-header-only":
+        head = {
+            "alg": rng.choice(("HS256", "RS256", "ES256", "PS256")),
+            "typ": "JWT",
+            "kid": pick(rng, HEX, 8),
+        }
+        text = b64(json.dumps(head, separators=(",", ":")).encode(), url=True, pad=False)
+        return Fake(cls, "value", text, text, "JWT_HEADER")
+    if cls == "base64-json-config":
+        doc = {"theme": rng.choice(("dark", "light")), "pageSize": rng.randint(10, 99), "locale": "en-US"}
+        doc["features"] = rng.sample(["search", "export", "beta-ui", "sso", "audit"], 3)  # type: ignore[assignment]
+        text = b64(json.dumps(doc).encode())
+        return Fake(cls, "value", text, text, "UI_CONFIG")
+    if cls == "identifier":
+        text = "_" + "".join(rng.sample(CAMEL, 4))
+        return Fake(cls, "value", text, text, "transport_class")
+    if cls == "hash-in-test":
+        digest = hashlib.sha256(rng.randbytes(16)).hexdigest()
+        text = rng.choice((digest, digest[:40], digest[:32]))
+        return Fake(cls, "value", text, text, rng.choice(("expected_etag", "content_hash", "sha256")))
+    if cls == "uuid":
+        text = uuid(rng)
+        return Fake(cls, "value", text, text, rng.choice(("request_id", "TENANT_ID", "correlation_id")))
+    if cls == "cache-buster":
+        text = f"/static/app.js?v={b64(rng.randbytes(16), url=True, pad=False)}"
+        return Fake(cls, "value", text, text, "asset_url")
+    if cls == "bad-checksum-token":
+        body = pick(rng, ALNUM, 30)
+        check = base62_crc32(body)
+        text = "gh" + "p_" + body + check[::-1] if check != check[::-1] else "gh" + "p_" + body + "zzzzzz"
+        return Fake(cls, "value", text, text, "GITHUB_TOKEN")
+    if cls == "aws-example-key":
+        text = "AK" + "IA" + pick(rng, BASE32, 9) + "EXAMPLE"
+        return Fake(cls, "value", text, text, "AWS_ACCESS_KEY_ID")
+    if cls == "cli-without-secret":
+        forms = (
+            f"mysql -u {user(rng)} -p -h db.internal app_{index}",
+            f'echo "${name}" | docker login -u {user(rng)} --password-stdin registry-{index}.corp.lan',
+            f'curl -u "$DEPLOY_USER:${name}" https://api.corp.lan/v{index}/upload',
+            f"gpg --batch --passphrase-file /run/secrets/{name.lower()} --decrypt build-{index}.gpg",
+            f"az login --identity --username {uuid(rng)}",
+        )
+        text = forms[index % len(forms)]
+        return Fake(cls, "line", text, text.split()[-1])
+    if cls == "header-variable":
+        text = rng.choice(
+            (f"Bearer ${{{name}}}", f"Bearer $({svc.lower()}-cli auth print-token)", f"Basic ${name}")
+        )
+        return Fake(cls, "header", text, text.split(" ", 1)[1], "Authorization")
+    host = rng.choice(HOSTS)
+    text = rng.choice(
+        (
+            f"postgresql://app_{index}@{host}:5432/app",
+            f"postgresql://app_{index}:${{{name}}}@{host}:5432/app",
+            f"redis://{host}:6379/{index}",
+        )
+    )
+    return Fake(cls, "value", text, text, "DATABASE_URL")

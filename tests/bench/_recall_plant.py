@@ -48,11 +48,18 @@ class Plant:
     fake: fk.Fake
     context: str
     path: str  # relative to the tree root: <repo>/<file>
+    key: str = ""  # the name it is assigned to, unique within its file
     first: int = 0
     last: int = 0
 
+    @property
+    def lookalike(self) -> bool:
+        return self.fake.family in fk.LOOKALIKES
+
 
 def contexts_of(family: str) -> tuple[str, ...]:
+    if family in ("cli-without-secret", "header-variable"):
+        return LINE_CONTEXTS
     if family in fk.FILE_FAMILIES:
         return ()
     if family == "cli-powershell":
@@ -195,28 +202,45 @@ def _curl(value: str) -> str:
     return f"curl -sS -H {quoted} https://api.example.com/v1/items"
 
 
-def snippet(context: str, fake: fk.Fake, indent: str, k: int) -> list[str]:
-    """The lines of one plant in ``context`` (``k`` keeps names unique within a file)."""
-    lower = fake.name.lower().replace("-", "_")
-    n, v = fake.name, fake.text
+PREFIXES = ("", "prod_", "staging_", "ci_", "backup_", "legacy_", "new_", "old_", "dev_", "qa_")
+
+
+def name_keys(group: list[Plant]) -> None:
+    """Give each plant of one file its own name: the family's, or a prefixed one when taken."""
+    used: set[str] = set()
+    for plant in group:
+        base = plant.fake.name
+        for prefix in PREFIXES:
+            key = (prefix.upper() if base.isupper() else prefix) + base
+            if key.lower() not in used:
+                break
+        used.add(key.lower())
+        plant.key = key
+
+
+def snippet(context: str, fake: fk.Fake, indent: str, k: int, name: str = "") -> list[str]:
+    """The lines of one plant in ``context``: ``name`` is its key (default the family's),
+    ``k`` its number in the file (step names, the prose or fenced form in docs)."""
+    n, v = name or fake.name, fake.text
+    lower = n.lower().replace("-", "_")
     pem = fake.text.splitlines()
     if fake.kind == "pem":
         if context == "yaml":
-            return [f"{lower}_{k}: |", *("  " + line for line in pem)]
+            return [f"{lower}: |", *("  " + line for line in pem)]
         if context == "python":
             return [f'{indent}{lower} = """{pem[0]}', *pem[1:-1], f'{pem[-1]}"""']
         if context == "markdown":
             return ["```", *pem, "```", ""]
         if context == "env":
-            return [f'{n}_{k}="{pem[0]}', *pem[1:-1], f'{pem[-1]}"']
+            return [f'{n}="{pem[0]}', *pem[1:-1], f'{pem[-1]}"']
         raise ValueError(context)
     if fake.kind == "value":
         if context == "yaml":
-            return [f"{lower}_{k}: '{v}'"]
+            return [f"{lower}: '{v}'"]
         if context == "toml":
-            return [f'{lower}_{k} = "{v}"']
+            return [f'{lower} = "{v}"']
         if context == "ini":
-            return [f"{lower}_{k} = {v}"]
+            return [f"{lower} = {v}"]
         if context == "shell":
             return [f"export {n}='{v}'"]
         if context == "ci":
@@ -260,12 +284,12 @@ def snippet(context: str, fake: fk.Fake, indent: str, k: int) -> list[str]:
     raise ValueError(context)
 
 
-def notebook_cell(fake: fk.Fake) -> list[str]:
+def notebook_cell(fake: fk.Fake, name: str) -> list[str]:
     if fake.kind == "pem":
         pem = fake.text.splitlines()
-        return [f'{fake.name.lower()} = """{pem[0]}', *pem[1:-1], f'{pem[-1]}"""']
+        return [f'{name.lower()} = """{pem[0]}', *pem[1:-1], f'{pem[-1]}"""']
     if fake.kind == "value":
-        return ["import os", f'os.environ["{fake.name}"] = "{fake.text}"']
+        return ["import os", f'os.environ["{name}"] = "{fake.text}"']
     if fake.kind == "header":
         return [
             f"headers = {{'Authorization': {fake.text!r}}}",
@@ -284,7 +308,7 @@ def insert(text: str, context: str, plants: list[Plant], rng: random.Random) -> 
         ((rng.choice(points), k, p) for k, p in enumerate(plants)), key=lambda t: (-t[0][0], -t[1])
     )
     for (index, indent), k, plant in chosen:
-        lines[index:index] = snippet(context, plant.fake, indent, k)
+        lines[index:index] = snippet(context, plant.fake, indent, k, plant.key)
     return "\n".join(lines) + "\n"
 
 
@@ -324,8 +348,8 @@ def new_file(context: str, plants: list[Plant], rng: random.Random, readme: str)
     fakes = [p.fake for p in plants]
     if context == "env":
         parts = [
-            snippet("env", f, "", k) if f.kind == "pem" else [f"{f.name}={f.text}"]
-            for k, f in enumerate(fakes)
+            snippet("env", p.fake, "", k, p.key) if p.fake.kind == "pem" else [f"{p.key}={p.fake.text}"]
+            for k, p in enumerate(plants)
         ]
         return "\n".join(_interleave(ENV_BASE, parts, rng)) + "\n"
     if context == "json":
@@ -337,16 +361,16 @@ def new_file(context: str, plants: list[Plant], rng: random.Random, readme: str)
         }
         doc["database"] = {"host": "localhost", "port": 5432, "name": "app"}
         items = list(doc.items())
-        for k, f in enumerate(fakes):
-            items.insert(rng.randint(0, len(items)), (f"{f.name.lower()}_{k}", f.text))
+        for p in plants:
+            items.insert(rng.randint(0, len(items)), (p.key.lower(), p.fake.text))
         return json.dumps(dict(items), indent=2) + "\n"
     if context == "ps1":
         return "\n".join(_interleave(PS1_BASE, [[f.text] for f in fakes], rng)) + "\n"
     if context == "notebook":
         code = re.findall(r"```(?:python|py|pycon)\n(.*?)```", readme, re.S)[:6] or ["print('hello')\n"]
         cells = [_cell("markdown", ["# A tour"])] + [_cell("code", c.rstrip("\n").splitlines()) for c in code]
-        for f in fakes:
-            cells.insert(rng.randint(1, len(cells)), _cell("code", notebook_cell(f)))
+        for p in plants:
+            cells.insert(rng.randint(1, len(cells)), _cell("code", notebook_cell(p.fake, p.key)))
         meta = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}}
         return (
             json.dumps({"cells": cells, "metadata": meta, "nbformat": 4, "nbformat_minor": 5}, indent=1)
@@ -379,7 +403,7 @@ def new_file(context: str, plants: list[Plant], rng: random.Random, readme: str)
             + "\n"
         )
     if context == "kubernetes-secret":
-        data = [f"  {f.name}-{k}: {f.text}" for k, f in enumerate(fakes)]
+        data = [f"  {p.key}: {p.fake.text}" for p in plants]
         return K8S_BASE + ("data:\n" + "\n".join(data) + "\n" if data else "")
     raise ValueError(context)
 
@@ -401,7 +425,7 @@ def plan(repos: dict[str, Path], seed: int) -> tuple[list[Plant], dict[str, list
     cands = {r: candidates(repos[r], names[r]) for r in repos}
     plants: list[Plant] = []
     order = sorted(repos)
-    for family in fk.FAMILIES:
+    for family in (*fk.FAMILIES, *fk.LOOKALIKES):
         if family in fk.FILE_FAMILIES:
             for repo in order:
                 for i in range(FILE_PLANTS_PER_REPO):
@@ -410,7 +434,10 @@ def plan(repos: dict[str, Path], seed: int) -> tuple[list[Plant], dict[str, list
                     )
             continue
         for i, context in enumerate(contexts_of(family)):
-            fake = fk.make(family, rng, i)
+            if family in fk.LOOKALIKES:
+                fake = fk.lookalike(family, rng, sum(p.lookalike for p in plants))
+            else:
+                fake = fk.make(family, rng, i)
             if context == "pemfile":
                 plants.append(Plant(fake, context, f"{rng.choice(order)}/deploy/keys/{family}-{i}.pem"))
             elif context in NEW_FILES:
@@ -442,6 +469,7 @@ def build(repos: dict[str, Path], out: Path, seed: int, extra_per_repo: int = 15
         repo, _, name = rel.partition("/")
         source = repos[repo] / name
         group = by_file.get(rel, [])
+        name_keys(group)
         for tree in ("clean", "planted"):
             target = out / tree / rel
             target.parent.mkdir(parents=True, exist_ok=True)

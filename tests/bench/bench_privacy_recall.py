@@ -12,8 +12,12 @@ one line (a PEM block its lines); a finding on that line of that file is a hit.
 The three scanners run on the same trees in the same run: ``workgroup privacy scan --all-files
 --json`` (every file, as the all-files hook sees them), ``detect-secrets scan --all-files`` and
 ``secretlint --format json "**/*"`` with its recommended preset. False alarms are each tool's
-findings on the clean copy (the same files, nothing planted). MB/CPU-s is our in-process scan of
-the planted tree, one process, after a warm-up.
+findings on the clean copy (the same files, nothing planted), and their findings on look-alikes
+planted alongside the secrets (environment references, placeholders, format placeholders, public
+keys, a JWT header alone, base64 JSON, identifiers, hashes, UUIDs, cache busters, tokens with a
+wrong checksum, AWS's documentation key, command lines and headers without a secret, connection
+strings without a password). MB/CPU-s is our in-process scan of the planted tree, one process,
+the best of three after a warm-up.
 
 ``--source DIR`` scans with the toolkit of another checkout (e.g. ``git archive`` of an older commit),
 for a before/after table; the default is this checkout.
@@ -95,14 +99,17 @@ from toolkit.privacy.selection import scan_targets, select
 tree = Path(sys.argv[2])
 targets = select(["."], tree, tree, all_files=True, notices=[])
 scan_targets(targets, tree, jobs=1)
-cpu = time.process_time()
-scan_targets(targets, tree, jobs=1)
-print(sum(t.size for t in targets) / 1e6, time.process_time() - cpu)
+best = float("inf")
+for _ in range(3):
+    cpu = time.process_time()
+    scan_targets(targets, tree, jobs=1)
+    best = min(best, time.process_time() - cpu)
+print(sum(t.size for t in targets) / 1e6, best)
 """
 
 
 def throughput(source: Path, tree: Path) -> tuple[float, float]:
-    """(MB, CPU seconds) of our scan of ``tree`` in one process, after a warm-up (patterns compiled)."""
+    """(MB, CPU seconds) of our scan of ``tree`` in one process: the best of three after a warm-up."""
     argv = [sys.executable, "-c", THROUGHPUT, str(source), str(tree)]
     done = subprocess.run(argv, cwd=tree, capture_output=True, text=True, check=True)
     megabytes, cpu = done.stdout.split()
@@ -210,17 +217,32 @@ def report(
         print(
             f"{family:26} {row['planted']:>7} {row['ours']:>5} {row['detect-secrets']:>5} {row['secretlint']:>5}  {'; '.join(notes)}"
         )
-    total = len(plants)
+    secrets = [p for p in plants if not p.lookalike]
+    total = len(secrets)
     print()
-    print(f"{'total':26} {total:>7} " + " ".join(f"{sum(per[f][t] for f in per):>5}" for t in TOOLS))
-    print("recall: " + ", ".join(f"{t} {sum(per[f][t] for f in per) / total:.3f}" for t in TOOLS))
+    print(f"{'total':26} {total:>7} " + " ".join(f"{sum(per[f][t] for f in fk.FAMILIES):>5}" for t in TOOLS))
+    print("recall: " + ", ".join(f"{t} {sum(per[f][t] for f in fk.FAMILIES) / total:.3f}" for t in TOOLS))
+    print("families short of the target: " + (", ".join(short) if short else "none"))
+    print()
+    print(
+        f"{'look-alike (a finding is a false alarm)':40} {'planted':>7} {'ours':>5} {'d-s':>5} {'slint':>5}"
+    )
+    for family in fk.LOOKALIKES:
+        row = per[family]
+        print(
+            f"{family:40} {row['planted']:>7} {row['ours']:>5} {row['detect-secrets']:>5} {row['secretlint']:>5}"
+        )
+    print(
+        f"{'total':40} {len(plants) - total:>7} "
+        + " ".join(f"{sum(per[f][t] for f in fk.LOOKALIKES):>5}" for t in TOOLS)
+    )
+    print()
     planted_lines = {(p.path, line) for p in plants for line in range(p.first, p.last + 1)}
     print("false alarms on the clean copy: " + ", ".join(f"{t} {len(found[t]['clean'])}" for t in TOOLS))
     print(
         "findings off the planted lines (planted copy): "
         + ", ".join(f"{t} {len(found[t]['planted'] - planted_lines)}" for t in TOOLS)
     )
-    print("families short of the target: " + (", ".join(short) if short else "none"))
 
 
 if __name__ == "__main__":

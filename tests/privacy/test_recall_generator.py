@@ -193,6 +193,24 @@ def test_credential_files_encode_what_they_claim(fakes: list[fk.Fake]) -> None:
         assert base64.b64encode(base64.b64decode(fake.text, validate=True)).decode() == fake.text
 
 
+def test_look_alikes_are_what_they_claim() -> None:
+    rng = random.Random(27)
+    made = {cls: [fk.lookalike(cls, rng, i) for i in range(8)] for cls in fk.LOOKALIKES}
+    assert not any(checksum_ok(f.text) for f in made["bad-checksum-token"])
+    assert all(re.fullmatch(fk.FORMATS["github-token"], f.text) for f in made["bad-checksum-token"])
+    assert all(f.text.endswith("EXAMPLE") and len(f.text) == 20 for f in made["aws-example-key"])
+    for fake in made["jwt-header-only"]:
+        head = json.loads(base64.urlsafe_b64decode(fake.text + "=" * (-len(fake.text) % 4)))
+        assert head["typ"] == "JWT" and "." not in fake.text
+    for fake in made["ssh-public-key"]:
+        kind, blob, _ = fake.text.split()
+        assert base64.b64decode(blob)[4:].startswith(kind.encode())
+    for fake in made["base64-json-config"]:
+        assert "theme" in json.loads(base64.b64decode(fake.text))
+    needles = [f.secret for fakes in made.values() for f in fakes]
+    assert len(set(needles)) == len(needles)
+
+
 # -- planting ------------------------------------------------------------------------------------
 
 README = (
@@ -231,7 +249,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_plants_keep_syntax_and_sit_on_their_lines(repos: dict[str, Path], tmp_path: Path) -> None:
     plants = rp.build(repos, tmp_path, 27, extra_per_repo=0)
     assert rp.check_syntax(tmp_path / "planted", plants) == []
-    assert {p.fake.family for p in plants} == set(fk.FAMILIES)
+    assert {p.fake.family for p in plants} == set(fk.FAMILIES) | set(fk.LOOKALIKES)
     taken: set[tuple[str, int]] = set()
     for plant in plants:
         lines = (tmp_path / "planted" / plant.path).read_text(encoding="utf-8").splitlines()
@@ -243,7 +261,7 @@ def test_plants_keep_syntax_and_sit_on_their_lines(repos: dict[str, Path], tmp_p
         assert not own & taken, f"two plants share a line of {plant.path}"
         taken |= own
     clean = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "clean").rglob("*") if p.is_file())
-    assert not [p for p in plants if rp.needles(p.fake)[0] in clean]
+    assert not [p for p in plants if not p.lookalike and rp.needles(p.fake)[0] in clean]
     for rel, text in FILES.items():  # the clean copy is the repository's file, byte for byte
         assert (tmp_path / "clean" / "alpha" / rel).read_text(encoding="utf-8") == text
 
