@@ -57,7 +57,7 @@ class Destination:
     def __init__(self, absolute: str, rel: str | None) -> None:
         self.absolute = absolute
         self.rel = rel
-        self.shown = rel if rel is not None else absolute
+        self.shown = safe_path(rel if rel is not None else absolute)
 
 
 class Refusal(Refused):
@@ -126,7 +126,7 @@ def destination(path: str, base: str, root: str | None) -> Destination:
     if rel == "." or rel.startswith("../"):
         raise Refusal("the destination is the repository folder itself or above it; name a file inside it")
     if rel == ".git" or rel.startswith(".git/"):
-        raise Refusal(f"{rel}: writes into the git directory are never allowed from an agent tool")
+        raise Refusal(f"{safe_path(rel)}: writes into the git directory are never allowed from an agent tool")
     return Destination(target, rel)
 
 
@@ -136,14 +136,25 @@ def _outside(absolute: str, real_root: str | None) -> Destination:
         real = os.path.realpath(absolute)
         if real == real_root or real.startswith(real_root.rstrip("/") + "/"):
             raise Refusal(
-                f"{absolute}: a symlink into the repository; write the repository file itself so its checks apply"
+                f"{safe_path(absolute)}: a symlink into the repository; write the repository file itself so its checks apply"
             )
     return Destination(absolute, None)
 
 
 def _shown_path(absolute: str, root: str) -> str:
     prefix = root.rstrip("/") + "/"
-    return absolute[len(prefix) :] if absolute.startswith(prefix) else absolute
+    return safe_path(absolute[len(prefix) :] if absolute.startswith(prefix) else absolute)
+
+
+def safe_path(path: str) -> str:
+    """``path`` as an answer may name it: a name that itself holds private content (a token as a
+    file name, a home folder) is not repeated, and no control character reaches the agent."""
+    from toolkit.core.display import shown
+    from toolkit.privacy import Context, scan_text
+
+    if scan_text(path, Context.GENERIC):
+        return "the destination (its path holds private content, so it is not repeated)"
+    return shown(path)
 
 
 def privacy_reasons(intent: WriteIntent, where: Destination, root: str | None) -> list[str]:
@@ -163,14 +174,18 @@ def privacy_reasons(intent: WriteIntent, where: Destination, root: str | None) -
 
 
 def finding_reason(shown: str, item: FileFinding) -> str:
-    """``PATH: line N holds a RULE CATEGORY; ADVICE.`` (never the value, not even masked)."""
+    """``PATH: line N holds WHAT (RULE); ADVICE.`` (never the value, not even masked)."""
     found = item.finding
     category = found.category.value
-    noun = {"secret": "secret", "identifier": "provider identifier", "transcript": "raw transcript"}.get(
-        category, category
-    )
+    what = {
+        "secret": f"a {found.rule} secret",
+        "identifier": f"a provider identifier ({found.rule})",
+        "transcript": f"raw transcript text ({found.rule})",
+        "path": f"a home-directory path ({found.rule})",
+        "email": f"an email address ({found.rule})",
+    }.get(category, f"private content ({found.rule})")
     advice = _ADVICE.get(category, "leave it out")
-    return f"{shown}: line {found.line} holds a {found.rule} {noun}; {advice}. {_SUPPRESS}"
+    return f"{shown}: line {found.line} holds {what}; {advice}. {_SUPPRESS}"
 
 
 _GLOBS_READ: list[str] = []
@@ -208,6 +223,7 @@ def ownership_holder(root: str, rel: str, lineage: str | None) -> str | None:
     from toolkit.runtime.codes import RuntimeOpError
     from toolkit.runtime.router import op_route
 
+    shown = safe_path(rel)
     request: dict[str, object] = {"is_writer": True, "owned_files": [rel]}
     if lineage:
         request["lineage_id"] = lineage
@@ -215,14 +231,14 @@ def ownership_holder(root: str, rel: str, lineage: str | None) -> str | None:
         decision = op_route({"input": request}, RuntimeContext(cwd=root))
     except RuntimeOpError as exc:
         if exc.code == "INVALID_OWNERSHIP_PATH":
-            return f"{rel}: the path cannot be checked against the writer registry ({exc.code}); name a plain repository path"
-        return f"{rel}: the writer registry could not be read ({exc.code}); the write waits until `workgroup owners list` works"
+            return f"{shown}: the path cannot be checked against the writer registry ({exc.code}); name a plain repository path"
+        return f"{shown}: the writer registry could not be read ({exc.code}); the write waits until `workgroup owners list` works"
     if "WRITER_OWNERSHIP_CONFLICT" not in decision.get("reason_codes", ()):
         return None
     who = _holder_of(root, rel, lineage)
     held = f"the lease of writer {who}" if who else "another active writer's lease"
     return (
-        f"{rel}: {held} covers this path (CEO-06: one writer per path); leave it to that writer, "
+        f"{shown}: {held} covers this path (CEO-06: one writer per path); leave it to that writer, "
         "or wait until `workgroup owners list` no longer shows the lease"
     )
 
