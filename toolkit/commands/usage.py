@@ -59,7 +59,8 @@ JobsOpt = Annotated[
     int,
     typer.Option(
         "--jobs",
-        help="Worker processes (0, the default: one per CPU, up to 4, once the logs pass 64 MB; 1: none).",
+        help="Worker processes (0, the default: once the logs pass 64 MB, one per CPU up to 4, or one per "
+        "source when the files average under 1 MB; 1: none).",
     ),
 ]
 

@@ -173,13 +173,16 @@ def _candidates(data: bytes, out: FileLog) -> Iterator[_Line]:
 class _Pick:
     """The best line so far of one call in this file (built into a ``Call`` once the file is read)."""
 
-    __slots__ = ("line", "owner", "sidechain", "tokens")
+    __slots__ = ("key", "line", "owner", "sidechain", "tokens")
+    # key: message id and request id (or, without one, the session), NUL-joined; None without a
+    # message id (the lines of one call share it: the pick is found by it)
 
-    def __init__(self, line: _Line, owner: str, tokens: int) -> None:
+    def __init__(self, line: _Line, owner: str, tokens: int, key: str | None) -> None:
         self.line = line
         self.owner = owner
         self.tokens = tokens
         self.sidechain = line.isSidechain is True
+        self.key = key
 
     def take(self, line: _Line, owner: str, tokens: int) -> None:
         """Another line of the same call: the non-sidechain one wins, else the larger token total, else
@@ -216,7 +219,7 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
         message = line.message
         if line.subtype == "compact_boundary":
             if not project and isinstance(line.cwd, str):
-                project = hashed(line.cwd)
+                project = _project(line.cwd)
             if _valid_ts(line.timestamp):
                 meta = line.compactMetadata or _CompactMeta()
                 picks.append(
@@ -228,22 +231,28 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
         if message is None or message.usage is None:
             continue  # not a model call (a tool result may carry its own usage object)
         if not project and isinstance(line.cwd, str):
-            project = hashed(line.cwd)
+            project = _project(line.cwd)
         if not _usable(line, message, message.usage):
             out.skipped_lines += 1
             continue
         line_session = line.sessionId if isinstance(line.sessionId, str) else ""
         owner = session = session or line_session
-        key = _key(line, message, line_session or owner)
-        if key is None:
-            picks.append(_Pick(line, owner, 0))
+        msg_id = message.id
+        if not isinstance(msg_id, str):  # no key
+            picks.append(_Pick(line, owner, 0, None))
             continue
+        request_id = line.requestId  # the key: ids NUL-joined; only kept calls get a digest (``dedup.Seen``)
+        key = (
+            msg_id
+            + "\x00"
+            + (request_id if isinstance(request_id, str) else "\x01" + (line_session or owner))
+        )
         pick = first.get(key)
         if pick is not None:
             out.duplicates += 1
             pick.take(line, owner, _tokens(message.usage))
             continue
-        pick = first[key] = _Pick(line, owner, _tokens(message.usage))
+        pick = first[key] = _Pick(line, owner, _tokens(message.usage), key)
         picks.append(pick)
     out.session = session or stem
     out.project = project or hashed(folder)
@@ -251,6 +260,19 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
         item if isinstance(item, Boundary) else _call(item, out, subagent, path_hash, index) for item in picks
     ]
     return out
+
+
+_PROJECTS: dict[str, str] = {}
+
+
+def _project(cwd: str) -> str:
+    """``hashed(cwd)``, remembered for the few working folders a history has."""
+    found = _PROJECTS.get(cwd)
+    if found is None:
+        found = hashed(cwd)
+        if len(_PROJECTS) < 4096:
+            _PROJECTS[cwd] = found
+    return found
 
 
 def _boundary_key(line: _Line) -> str | None:
@@ -306,16 +328,6 @@ def _tokens(usage: _Usage) -> int:
     return usage.input_tokens + write + (usage.cache_read_input_tokens or 0) + usage.output_tokens
 
 
-def _key(line: _Line, message: _Message, session: str) -> str | None:
-    """Message id and request id (or, without one, the session), NUL-joined; None without a message id."""
-    msg_id = message.id
-    if not isinstance(msg_id, str):
-        return None
-    request_id = line.requestId
-    # the strings themselves inside a session; only kept calls get a digest (``dedup.Seen``)
-    return msg_id + "\x00" + (request_id if isinstance(request_id, str) else "\x01" + session)
-
-
 def _call(pick: _Pick, out: FileLog, subagent: bool, path_hash: str, index: int) -> Call:
     line = pick.line
     message = line.message
@@ -326,27 +338,27 @@ def _call(pick: _Pick, out: FileLog, subagent: bool, path_hash: str, index: int)
         model += "-fast"
     cache_write, write_1h = _cache_write(usage)
     sidechain = pick.sidechain
-    line_session = line.sessionId if isinstance(line.sessionId, str) else ""
     read_tokens = usage.cache_read_input_tokens or 0
-    return Call(
-        source="claude",
-        session=out.session,
-        project=out.project,
-        thread=path_hash + ("#side" if sidechain and not subagent else ""),
-        subagent=subagent or sidechain,
-        ts=line.timestamp or "",
-        model=intern(model or "unknown"),
-        input=usage.input_tokens,
-        output=usage.output_tokens,
-        cache_write=cache_write,
-        cache_read=read_tokens,
-        reasoning=None,
-        context=usage.input_tokens + cache_write + read_tokens,
-        final=message.stop_reason is not None,
-        cache_write_1h=write_1h,
-        key=_key(line, message, line_session or pick.owner),
-        msg_id=message.id if isinstance(message.id, str) else None,
-        sidechain=sidechain,
+    msg_id = message.id
+    return Call(  # positional, in the field order of ``Call`` (source .. sidechain)
+        "claude",
+        out.session,
+        out.project,
+        path_hash + ("#side" if sidechain and not subagent else ""),
+        subagent or sidechain,
+        line.timestamp or "",
+        intern(model or "unknown"),
+        usage.input_tokens,
+        usage.output_tokens,
+        cache_write,
+        read_tokens,
+        None,
+        usage.input_tokens + cache_write + read_tokens,
+        message.stop_reason is not None,
+        write_1h,
+        pick.key,
+        msg_id if isinstance(msg_id, str) else None,
+        sidechain,
         log=index,
     )
 

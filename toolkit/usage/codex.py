@@ -256,11 +256,15 @@ def _parent_of(payload: _MetaPayload) -> tuple[str | None, bool]:
     return payload.forked_from_id or None, False
 
 
-def read(log: LogFile, index: int, registry: Registry, data: bytes | None = None) -> FileLog:
-    """Parse one rollout (archived copies of live sessions are left out before, in ``fold``)."""
+def read(
+    log: LogFile, index: int, registry: Registry, data: bytes | None = None, info: Head | None = None
+) -> FileLog:
+    """Parse one rollout (archived copies of live sessions are left out before, in ``fold``;
+    ``info``: its ``head``, when the plan read it already)."""
     if data is None:
         data = log.path.read_bytes()
-    info = head(data)
+    if info is None:
+        info = head(data)
     session = info.session or log.path.stem
     path_hash = hashed(str(log.path), "f-")
     group = info.parent if info.subagent and info.parent else session

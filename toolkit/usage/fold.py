@@ -168,8 +168,9 @@ def _iso(mtime: float) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-def _head_of(log: LogFile) -> codex.Head:
-    """The leading ``session_meta`` lines of a rollout, read without reading the whole file."""
+def _head_of(log: LogFile, keep: dict[LogFile, codex.Head] | None = None) -> codex.Head:
+    """The leading ``session_meta`` lines of a rollout, read without reading the whole file (kept in
+    ``keep`` when every line it looks at was read whole: the read of the whole file needs no other)."""
     try:
         fd = os.open(log.path, os.O_RDONLY)
     except OSError:
@@ -187,7 +188,10 @@ def _head_of(log: LogFile) -> codex.Head:
         return codex.Head()
     finally:
         os.close(fd)
-    return codex.head(data)
+    found = codex.head(data)
+    if keep is not None and _head_read(data):
+        keep[log] = found
+    return found
 
 
 def _read_upto(fd: int, size: int) -> bytes:
@@ -215,12 +219,15 @@ def _head_read(data: bytes) -> bool:
     return True
 
 
-def _codex_units(files: list[LogFile], known: Known | None = None) -> list[Unit]:
+def _codex_units(
+    files: list[LogFile], known: Known | None = None, keep: dict[LogFile, codex.Head] | None = None
+) -> list[Unit]:
     """Families: a rollout, then its forks and spawned threads (depth first), so a child finds its
-    parent's totals and the totals are dropped with the family. ``sessions/`` beats an archived copy."""
+    parent's totals and the totals are dropped with the family. ``sessions/`` beats an archived copy.
+    The heads read here go to ``keep`` (see ``_head_of``)."""
     ordered = sorted(files, key=lambda f: (f.archived, str(f.path)))
     read = (known or Known()).heads
-    heads = {log: read.get(log) or _id_and_parent(_head_of(log)) for log in ordered}
+    heads = {log: read.get(log) or _id_and_parent(_head_of(log, keep)) for log in ordered}
     ids = {log: heads[log][0] or log.path.stem for log in ordered}
     live = {ids[f] for f in ordered if not f.archived}
     ordered = [f for f in ordered if not (f.archived and ids[f] in live)]
@@ -260,13 +267,19 @@ def _id_and_parent(head: codex.Head) -> tuple[str | None, str | None]:
     return head.session, head.parent
 
 
-def plan(files: Iterable[LogFile], known: Known | None = None, settle: bool = False) -> list[Unit]:
+def plan(
+    files: Iterable[LogFile],
+    known: Known | None = None,
+    settle: bool = False,
+    heads: dict[LogFile, codex.Head] | None = None,
+) -> list[Unit]:
     """Every session's files, Claude sessions first (oldest first), then Codex families (``settle``:
-    see ``_by_age``; the units are then to be read by ``_fold_units``)."""
+    see ``_by_age``; the units are then to be read by ``_fold_units``). The rollout heads read for
+    the plan go to ``heads``, for the read of the rollouts (``_parse_unit``)."""
     every = list(files)
     return [
         *_claude_units([f for f in every if f.source == "claude"], known, settle),
-        *_codex_units([f for f in every if f.source == "codex"], known),
+        *_codex_units([f for f in every if f.source == "codex"], known, heads),
     ]
 
 
@@ -346,16 +359,21 @@ def _read(log: LogFile) -> bytes | None:
         os.close(fd)
 
 
-def _parse_one(log: LogFile, registry: codex.Registry) -> FileLog | None:
+def _parse_one(
+    log: LogFile, registry: codex.Registry, heads: dict[LogFile, codex.Head] | None = None
+) -> FileLog | None:
     data = _read(log)
     if data is None:
         return None
-    return claude.read(log, 0, data) if log.source == "claude" else codex.read(log, 0, registry, data)
+    if log.source == "claude":
+        return claude.read(log, 0, data)
+    return codex.read(log, 0, registry, data, heads.pop(log, None) if heads else None)
 
 
-def _parse_unit(unit: Unit) -> list[FileLog | None]:
+def _parse_unit(unit: Unit, heads: dict[LogFile, codex.Head] | None = None) -> list[FileLog | None]:
+    """The unit's files parsed (``heads``: rollout heads read for the plan, taken out as used)."""
     registry = codex.Registry(wanted=unit.wanted)  # one family's totals, dropped with it
-    return [_parse_one(log, registry) for log in unit.files]
+    return [_parse_one(log, registry, heads) for log in unit.files]
 
 
 _Parsed = list[FileLog | None]
@@ -546,7 +564,8 @@ def fold_logs(files: Iterable[LogFile], ledger: Ledger, sink_for: Callable[[Ledg
     sink = sink_for(ledger)
     with _no_cyclic_gc():
         if ahead <= 1:  # one process
-            _fold_units(plan(every, settle=True), ledger, sink, Seen())
+            heads: dict[LogFile, codex.Head] = {}
+            _fold_units(plan(every, settle=True, heads=heads), ledger, sink, Seen(), heads)
         elif jobs == 0 and by_source(every):
             _fold_by_source(every, ledger, sink, sink_for)
         else:
@@ -590,14 +609,16 @@ class _SourceRead(msgspec.Struct, array_like=True):
 _SOURCE_WIRE = msgspec.msgpack.Decoder(_SourceRead)
 
 
-def _fold_units(units: list[Unit], ledger: Ledger, sink: Sink, seen: Seen) -> None:
+def _fold_units(
+    units: list[Unit], ledger: Ledger, sink: Sink, seen: Seen, heads: dict[LogFile, codex.Head] | None = None
+) -> None:
     """Every unit read, deduplicated and folded in plan order; a run of units marked ``settle`` is
-    put in order as it is read (``_settled``)."""
+    put in order as it is read (``_settled``); ``heads``: see ``plan``."""
     index = 0
     while index < len(units):
         unit = units[index]
         if not unit.settle:
-            sink.add_all(_session(unit, _parse_unit(unit), ledger, seen))
+            sink.add_all(_session(unit, _parse_unit(unit, heads), ledger, seen))
             index += 1
             continue
         end = index + 1
@@ -641,7 +662,8 @@ def _read_source(task: int) -> bytes:
     groups, sink_for = _BY_SOURCE
     counts = Ledger()
     sink = sink_for(counts)
-    _fold_units(plan(groups[task], settle=True), counts, sink, Seen())
+    heads: dict[LogFile, codex.Head] = {}
+    _fold_units(plan(groups[task], settle=True, heads=heads), counts, sink, Seen(), heads)
     state = pickle.dumps(sink.take(), protocol=pickle.HIGHEST_PROTOCOL)
     return _AHEAD_WIRE.encode(_SourceRead(counts, state))
 
@@ -668,7 +690,8 @@ def _fold_by_source(
                 _merge_counts(ledger, read.counts)
                 sink.merge(pickle.loads(read.state), first)
             else:
-                _fold_units(plan(group, settle=True), ledger, sink, seen)
+                heads: dict[LogFile, codex.Head] = {}
+                _fold_units(plan(group, settle=True, heads=heads), ledger, sink, seen, heads)
     finally:
         results.close()
         _BY_SOURCE = None
