@@ -24,11 +24,16 @@ def test_corpus_size_and_coverage() -> None:
     assert set(categories) == set(Category) - {Category.UNREADABLE}, categories
     # each text detector has at least one true and one false (look-alike) case
     text_rules = {r.id for r in RULES if len(r.contexts) == len(list(type(next(iter(r.contexts)))))}
-    # the families added by issue 13 have their own table (tests/privacy/test_privacy_families.py)
+    # the families added by issue 13 have their own table (tests/privacy/test_privacy_families.py),
+    # and so do issue 27's authorization schemes and connection strings
+    import test_privacy_auth_headers as headers
+    import test_privacy_connection_strings as connections
     from test_privacy_families import LOOK_ALIKES, POSITIVES
 
-    assert text_rules <= {c["expect"] for c in POSITIVE} | {r for r, _ in POSITIVES}
-    assert text_rules <= {c["near"] for c in NEGATIVE} | {n for n, _ in LOOK_ALIKES}
+    positives = {r for r, _ in POSITIVES} | {r for m in (headers, connections) for r, _, _ in m.POSITIVES}
+    look_alikes = {n for n, _ in LOOK_ALIKES} | {n for m in (headers, connections) for n, _ in m.LOOK_ALIKES}
+    assert text_rules <= {c["expect"] for c in POSITIVE} | positives
+    assert text_rules <= {c["near"] for c in NEGATIVE} | look_alikes
 
 
 def test_every_positive_case_is_found() -> None:

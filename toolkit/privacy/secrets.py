@@ -1,6 +1,8 @@
 """Secret detectors without a fixed provider format: PEM keys, JWTs, authorization headers,
-credentials in URLs, command lines, SQL and ``password = ...`` assignments, and high-entropy
-strings with look-alike filters. Provider formats live in ``providers.py``.
+credentials in URLs, SQL, ``password = ...`` and key-suffix assignments (``db_credential =``,
+``slackToken:``), and high-entropy strings with look-alike filters. Provider formats live in
+``providers.py``, command lines in ``commandline.py``, the other authorization schemes and
+connection strings in ``credentials.py``.
 
 Every pattern is linear: possessive bodies, bounded windows, boundaries checked after a
 literal. The high-entropy rule finds maximal token runs in one pass (``[...]{24,}+`` cannot
@@ -10,10 +12,18 @@ backtrack) and judges each run in Python.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
+from toolkit.privacy.commandline import (
+    COMMAND_LINE_RULES,
+    LONG_FLAG_RULE,
+    PW_PLACEHOLDERS,
+    ValueRule,
+    line_before,
+    password_ok,
+)
+from toolkit.privacy.credentials import CREDENTIAL_RULES
 from toolkit.privacy.providers import PROVIDER_RULES
 from toolkit.privacy.rules import ALNUM, WORD, Rule, ScanText, lazy, lead
 from toolkit.privacy.types import ARTIFACT_CONTEXTS, Category, Context
@@ -22,7 +32,8 @@ S = Category.SECRET
 SOURCE_ONLY = frozenset({Context.SOURCE})
 
 _AWS_SECRET = lazy(
-    r"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key|SecretAccessKey)[\"']?[ \t]*+(?::=|=>|[:=])[ \t]*+"
+    # "aws configure set aws_secret_access_key X" separates by a space alone
+    r"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key|SecretAccessKey)[\"']?(?:[ \t]*+(?::=|=>|[:=])|(?=[ \t]))[ \t]*+"
     r"[\"']?([A-Za-z0-9/+]{40}+)(?![A-Za-z0-9/+=])"
 )
 _AZURE = lazy(
@@ -48,15 +59,19 @@ _AUTH_HEADER = lazy(
 _AUTH_ANCHOR = lazy(
     r"authorization[\"']?[ \t]*+[:=][ \t]*+[\"']?(?:basic|token|apikey|api-key|digest|ssws)[ \t]"
 )
-_URL_CREDS = lazy(r"://([^\s:/@\"'<>]{1,64}+):([^\s@/\"'<>]{1,128}+)@([A-Za-z0-9.-]{1,253}+)")
+_URL_CREDS = lazy(r"://([^\s:/@\"'<>]{0,64}+):([^\s@/\"'<>]{1,128}+)@([A-Za-z0-9.-]{1,253}+)")
 _SCHEME = lazy(r"[a-z][a-z0-9+.-]{1,20}$")
-_CURL_USER = lazy(r"(?<![^ \t\n])(?:-u|--user)[ \t]++[\"']?([^\s:\"']{1,64}+):([^\s@\"']{3,128}+)")
 _LABEL = (
     r"(?:password|passwd|pwd|passphrase|secret|secret[_.-]?key|client[_.-]?secret|api[_.-]?key|apikey|"
-    r"access[_.-]?token|auth[_.-]?token|refresh[_.-]?token|private[_.-]?key|token|db[_.-]?pass)"
+    r"access[_.-]?token|auth[_.-]?token|refresh[_.-]?token|private[_.-]?key|token|db[_.-]?pass|"
+    # key-suffix names: only as the last part of a longer name, after a separator or a camelCase
+    # capital (x-auth-key, authKey, smtp_pass, gi_reo_gi_api), or alone (service_credential),
+    # judged by _suffix_check; a look-behind keeps "key=key=..." from matching at every repeat
+    r"(?<=[_.-])key|(?<=[a-z])(?-i:K)ey|(?<=[_.-])pass|sshpass|credentials|credential|creds|(?<=_)api)"
 )
-_ASSIGN = lazy(
-    r"(?i:" + _LABEL + r")[\"']?[ \t]*+(?::=|=>|[:=])[ \t]*+"
+# the same over the lower-cased text the anchor reads (where a capital is lower case too)
+_LABEL_LOW = _LABEL.replace("(?<=[a-z])(?-i:K)ey", "(?<=[a-z])key")
+_VALUE = (
     # an unquoted value may hold "&" (password: Qm7x&Lp2vR9zK4w); a part after "&" that is
     # followed by "=" is the next field of a query string (?password=x&next=1), not the value
     r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\n]{1,200}+)(?P=q)|"
@@ -64,20 +79,14 @@ _ASSIGN = lazy(
     # wrongly and took "&next=" into the value)
     r"(?P<uv>[^\s\"',;&)}\]<>`]{1,200}+(?:&(?![^\s\"',;&)}\]<>`=]{0,200}=)[^\s\"',;&)}\]<>`=]{1,200}+)*))"
 )
-_CLI_FLAG = lazy(
-    r"--(?i:password|passwd|token|api-key|secret|client-secret)(?:=|[ \t]++)"
-    r"[\"']?(?P<uv>[^\s\"'`]{6,200}+)"
-)
+_ASSIGN = lazy(r"(?i:(?P<label>" + _LABEL + r"))[\"']?[ \t]*+(?::=|=>|[:=])[ \t]*+" + _VALUE)
+
 # SQL: MySQL/MariaDB "IDENTIFIED BY 'x'", PostgreSQL "CREATE/ALTER USER|ROLE ... PASSWORD 'x'"
 _SQL_IDENTIFIED = lazy(
     r"(?i:identified)[ \t]++(?i:by)[ \t]++(?:(?i:password)[ \t]++)?(['\"])([^'\"\n]{1,200}+)\1"
 )
 _SQL_PASSWORD = lazy(r"(?i:password)[ \t]++(['\"])([^'\"\n]{1,200}+)\1")
 _SQL_USER = lazy(r"(?i:\b(?:create|alter)[ \t]++(?:user|role)\b)")
-# command lines: mysql -pSECRET (glued), sshpass -p SECRET
-_MYSQL_P = lazy(r"(?<![^ \t])-p([^\s'\"`]{3,128}+)")
-_MYSQL_CMD = lazy(r"(?i:\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlsh)\b)")
-_SSHPASS = lazy(r"(?i:sshpass)[ \t]++-p[ \t]*+([\"']?)([^\s'\"`]{3,128}+)\1")
 # documentation pairs: "login: admin / password: hunter2", "user=bob, pass=letmein"
 _PAIR = lazy(
     r"(?i:login|user(?:name)?|account)[ \t]*+[:=][ \t]*+[^\s/,;|]{1,64}+[ \t]*+(?:/|,|;|\||(?i:and))[ \t]*+"
@@ -170,11 +179,6 @@ def _source_auth_check(match: re.Match[str]) -> bool:
     return ":" in decoded and decoded.isprintable()
 
 
-_PW_PLACEHOLDERS = frozenset(
-    {"password", "passwd", "pass", "pwd", "secret", "token", "user", "username", "x"}
-)
-
-
 def _url_check(match: re.Match[str]) -> bool:
     text, start = match.string, match.start()
     scheme = _SCHEME.compiled.search(text, max(0, start - 21), start) if start else None
@@ -183,15 +187,31 @@ def _url_check(match: re.Match[str]) -> bool:
     if scheme.start() > 0 and text[scheme.start() - 1] in ALNUM | {"+", ".", "-"}:
         return False
     user, password, host = match.group(1), match.group(2), match.group(3).lower()
-    if password.lower() in _PW_PLACEHOLDERS or password == user or f.is_placeholder(password):
+    if any(c in _NOT_USERINFO for c in user + password):
+        return False  # the invalid-userinfo filter: no URL parser accepts these there unescaped
+    if any(c in password for c in "{}<>"):
+        return False  # a template ({PASSWORD}, <password>)
+    if "%" in user + password:
+        # percent-encoded userinfo (RFC 3986): judged decoded, and only when every escape is
+        # well formed and the password decodes to something random-looking; URL-parser test
+        # vectors encode odd characters into short or malformed values
+        if _BAD_ESCAPE.search(user + password):
+            return False
+        from urllib.parse import unquote
+
+        password = unquote(password)
+        if not f.looks_random(password, min_len=8, min_entropy=3.0):
+            return False
+    if password.lower() in PW_PLACEHOLDERS or password == user or f.is_placeholder(password):
         return False
     if password.startswith(("$", "%")) or f.is_example_value(password) or len(password) < 4:
         return False
-    if any(c in password for c in "{}<>") or "%" in user + password:
-        return False  # a template ({PASSWORD}) or percent-encoded URL-parsing test data
-    if any(c in _NOT_USERINFO for c in user + password):
-        return False  # the invalid-userinfo filter: no URL parser accepts these there unescaped
+    if not user and len(password) < 6:
+        return False  # redis://:pw@host: a password alone must stand on its own
     return not f.is_email_placeholder_domain(host)
+
+
+_BAD_ESCAPE = lazy(r"%(?![0-9A-Fa-f]{2})")
 
 
 # RFC 3986 userinfo is unreserved characters, sub-delims, ":" and percent-escapes. Square
@@ -200,32 +220,76 @@ def _url_check(match: re.Match[str]) -> bool:
 _NOT_USERINFO = frozenset('[]"`') | frozenset(chr(c) for c in range(32)) | {"\x7f"}
 
 
-def _curl_check(match: re.Match[str]) -> bool:
-    password = match.group(2)
-    return (
-        password.lower() not in _PW_PLACEHOLDERS
-        and not f.is_placeholder(password)
-        and not f.is_env_read(password)
-        and not f.is_example_value(password)
-    )
-
-
 _LABEL_BEFORE = lazy(r"[A-Za-z0-9_.-]{0,64}$")
 _LABEL_AFTER = lazy(r"[A-Za-z0-9_.-]{0,64}")
 
 
-def _full_label(match: re.Match[str]) -> str | None:
-    """The whole key around the keyword (``db_password``), or None when the keyword is glued
-    to a word (``mytoken``) rather than separated from it. Bounded windows, no per-character
-    loop."""
+# glued upper-case names that are a client's password variable (PGPASSWORD=x psql, SSHPASS=x)
+_GLUED_NAMES = frozenset({"pgpassword", "pgpass", "sshpass"})
+_SUFFIX_WORDS = frozenset({"credentials", "credential", "creds", "api", "key", "pass"})
+# "<word>_key" names whose value is a secret key (detect-secrets' and gitleaks' key words)
+_KEY_PREFIXES = frozenset(
+    {
+        "api", "auth", "service", "account", "db", "database", "priv", "private", "client", "secret",
+        "master", "encryption", "signing", "app", "subscription", "storage", "shared", "license",
+    }
+)  # fmt: skip
+# "<word>_token" names that are not credentials: paging cursors, sync markers, model limits
+_NOT_SECRET_TOKENS = frozenset(
+    {"next", "page", "continuation", "sync", "cursor", "pagination", "prev", "previous", "resume", "max"}
+)
+_CAMEL = lazy(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+
+def _full_label(match: re.Match[str]) -> tuple[str, bool] | None:
+    """The whole key around the keyword (``db_password``) and whether the keyword is glued to
+    the word before it as a camelCase part (``slackToken``) or a known upper-case name
+    (``PGPASSWORD``); None when it is glued inside a word (``mytoken``, ``compass``). Bounded
+    windows, no per-character loop."""
     text, start = match.string, match.start()
-    if start > 0 and text[start - 1] in ALNUM:
-        return None
+    glued = start > 0 and text[start - 1] in ALNUM
+    if glued and not (text[start].isupper() and (text[start - 1].islower() or text[start - 1].isdigit())):
+        glued_name = True  # upper case glued: only the known client variables
+    else:
+        glued_name = False
     before = _LABEL_BEFORE.compiled.search(text, max(0, start - 64), start)
     after = _LABEL_AFTER.compiled.match(text, start, min(len(text), start + 64))
     begin = before.start() if before else start
     end = after.end() if after else start
-    return text[begin:end].lower()
+    label = text[begin:end]
+    if glued_name and label.lower() not in _GLUED_NAMES and not any(c in match.group("label") for c in "_.-"):
+        return None  # (a keyword with a separator ends in a word of its own: oauth_token)
+    return label, glued
+
+
+def _label_parts(label: str) -> list[str]:
+    """The words of a key, lower case: ``x-auth-key`` and ``xAuthKey`` -> x, auth, key."""
+    return [w.lower() for part in re.split(r"[_.\-]", label) for w in _CAMEL.compiled.findall(part)]
+
+
+def _generated(value: str) -> bool:
+    """A value shaped like a generated key or token rather than a name, a URL or a path: long,
+    one unbroken random-looking run, letters mixed with digits (or both cases when long)."""
+    if len(value) < 12 or "://" in value or value.startswith(("/", "~", ".")):
+        return False
+    lower, upper, digit = f.char_classes(value)
+    if not (digit and (lower or upper)) and not (lower and upper and len(value) >= 20):
+        return False
+    if max(len(run) for run in re.split(r"[-_.:/]", value)) < 8:
+        return False  # short parts joined: a slug, a version, a host name
+    return f.shannon_entropy(value) >= 3.0 and not f.is_uuid(value) and not f.is_placeholder(value)
+
+
+def _suffix_check(keyword: str, parts: list[str], value: str) -> bool:
+    """The key-suffix names: the last part of a longer name (``gi_reo_gi_api``,
+    ``service_credential``, ``x-auth-key``, ``smtp_pass``)."""
+    if keyword in ("api", "key", "pass") and len(parts) < 2:
+        return False  # "api", "key", "pass" alone name too many things
+    if keyword == "key" and parts[-2] not in _KEY_PREFIXES:
+        return False  # sort_key, cache_key, public_key, primary_key
+    if keyword == "pass":
+        return not value.isalpha() and len(set(value)) >= 4  # a password, not a word
+    return _generated(value)
 
 
 def _assign_check(match: re.Match[str]) -> bool:
@@ -233,20 +297,34 @@ def _assign_check(match: re.Match[str]) -> bool:
     value = quoted if quoted is not None else match.group("uv")
     if value is None or len(value) < 6 or any(c.isspace() for c in value):
         return False  # cheapest rejections first: hostile input repeats these by the thousand
-    label = _full_label(match)
-    if label is None or value.lower() == label:
+    found = _full_label(match)
+    if found is None:
         return False
+    original, glued = found
+    label = original.lower()
+    if value.lower() == label:
+        return False
+    keyword = match.group("label").lower()
+    parts = _label_parts(original) if keyword in _SUFFIX_WORDS or glued or "token" in keyword else []
+    if keyword in ("key", "api") and (
+        len(parts) < 2 or (keyword == "key" and parts[-2] not in _KEY_PREFIXES)
+    ):
+        return False  # early: "key": and "api": fields are everywhere in JSON and YAML
     if "hash" in label or "digest" in label or f.is_password_hash(value):
         return False  # hashed_password, password_hash: a digest of the secret, not the secret
     if not f.is_value(value, quoted=quoted is not None, text=match.string, end=match.end()):
         return False
     if _CONSTANT_NAME.match(value):
         return False  # ENV_KEY = "OPENAI_API_KEY": the name of where the secret lives
+    if keyword in _SUFFIX_WORDS and label not in _GLUED_NAMES:
+        return _suffix_check(keyword, parts, value)
+    if len(parts) >= 2 and parts[-1] == "token" and parts[-2] in _NOT_SECRET_TOKENS:
+        return False  # next_token, pageToken, max_tokens: cursors and limits
     tokenish = "token" in label or "key" in label
     if (
         tokenish
         and label.endswith("token")
-        and not ("_" in label or "-" in label or "." in label)
+        and not ("_" in label or "-" in label or "." in label or glued)
         and quoted is None
     ):
         return False  # bare "token = next_token" in code
@@ -259,90 +337,12 @@ def _assign_check(match: re.Match[str]) -> bool:
     return len(set(value)) >= 4
 
 
-def _assign_span_group(match: re.Match[str]) -> str:
-    if "qv" in match.re.groupindex and match.group("qv") is not None:
-        return "qv"
-    return "uv"
-
-
-class _AssignRule(Rule):
-    """``password = "..."``: the reported span is the value, quoted or not."""
-
-    def spans(self, view: ScanText) -> Iterator[tuple[int, int]]:
-        text = view.text
-        for match in self.matches(view):
-            if not self.starts_token(text, match.start()):
-                continue
-            if self.check is not None and not self.check(match):
-                continue
-            yield match.span(_assign_span_group(match))
-
-
-def _cli_check(match: re.Match[str]) -> bool:
-    value = match.group("uv")
-    return not (
-        value.startswith("-")
-        or f.is_env_read(value)
-        or f.is_placeholder(value)
-        or f.is_literal_word(value)
-        or f.is_example_value(value)
-        or (value.isalpha() and value.islower())
-    )
-
-
-def _password_ok(value: str) -> bool:
-    """A literal password: not a placeholder, an example, a variable or a template."""
-    return not (
-        f.is_placeholder(value)
-        or f.is_env_read(value)
-        or f.is_example_value(value)
-        or value.lower() in _PW_PLACEHOLDERS
-        or value.startswith(("$", "%", ":", "@", "?"))
-    )
-
-
-def _line_of(text: str, offset: int, reach: int = 160) -> str:
-    """The start of the line before ``offset``, at most ``reach`` characters (bounded work)."""
-    begin = text.rfind("\n", max(0, offset - reach), offset) + 1
-    return text[max(begin, offset - reach) : offset]
-
-
 def _sql_identified_check(match: re.Match[str]) -> bool:
-    return _password_ok(match.group(2))
+    return password_ok(match.group(2))
 
 
 def _sql_password_check(match: re.Match[str]) -> bool:
-    return bool(_SQL_USER.search(_line_of(match.string, match.start()))) and _password_ok(match.group(2))
-
-
-# The client names of the last text a ``-p`` was judged in: (text, name ends, name starts), swapped
-# in as one tuple. One pass per text instead of one search per ``-p`` keeps a line of ``mysql -p``
-# repeated at a small constant per MB.
-_clients: tuple[str | None, list[int], list[int]] = (None, [], [])
-
-
-def _client_before(text: str, offset: int, reach: int = 160) -> bool:
-    """Whether a MySQL/MariaDB client name lies wholly on the line before ``offset``, at most
-    ``reach`` characters back (the window ``_line_of`` gives)."""
-    global _clients
-    seen, ends, starts = _clients
-    if seen is not text:
-        found = [(m.end(), m.start()) for m in _MYSQL_CMD.finditer(text)]
-        ends, starts = [e for e, _ in found], [b for _, b in found]
-        _clients = (text, ends, starts)
-    last = bisect_right(ends, offset) - 1  # names never overlap: the last to end starts last
-    if last < 0:
-        return False
-    floor = max(text.rfind("\n", max(0, offset - reach), offset) + 1, offset - reach)
-    return starts[last] >= floor
-
-
-def _mysql_check(match: re.Match[str]) -> bool:
-    return _client_before(match.string, match.start()) and _password_ok(match.group(1))
-
-
-def _sshpass_check(match: re.Match[str]) -> bool:
-    return _password_ok(match.group(2))
+    return bool(_SQL_USER.search(line_before(match.string, match.start()))) and password_ok(match.group(2))
 
 
 def _pair_check(match: re.Match[str]) -> bool:
@@ -352,7 +352,7 @@ def _pair_check(match: re.Match[str]) -> bool:
     follow = match.string[match.end() : match.end() + 1]
     if follow in {"(", "[", "."} or any(c in value for c in "()[]{}.") or len(value) < 4:
         return False
-    return not f.is_literal_word(value) and _password_ok(value)
+    return not f.is_literal_word(value) and password_ok(value)
 
 
 def _inside_pem(text: str, offset: int) -> bool:
@@ -477,7 +477,7 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         ("secret",),
         priority=90,
         anchor=lazy(
-            r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key|secretaccesskey)[\"']?[ \t]*+(?::=|=>|[:=])"
+            r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key|secretaccesskey)[\"']?(?:[ \t]*+(?::=|=>|[:=])|[ \t])"
         ),
         seeds=("secret",),
         near=(0, 4),  # aws_secret: "secret" 3-4 characters into the anchor
@@ -521,19 +521,6 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
     ),
     Rule("url-credentials", S, _URL_CREDS, 2, _url_check, ("://",), priority=75),
     Rule(
-        "basic-auth-credentials",
-        S,
-        _CURL_USER,
-        2,
-        _curl_check,
-        ("-u", "--user"),
-        priority=70,
-        anchor=lazy("-u|--user"),
-        heuristic=True,
-        seeds=("-u",),
-        near=(0, 1),
-    ),
-    Rule(
         "sql-password",
         S,
         _SQL_IDENTIFIED,
@@ -556,18 +543,8 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         boundary=WORD,
         heuristic=True,
     ),
-    Rule(
-        "command-line-password",
-        S,
-        _MYSQL_P,
-        1,
-        _mysql_check,
-        ("mysql", "mariadb"),
-        priority=72,
-        anchor=lazy("-p"),
-        heuristic=True,
-    ),
-    Rule("command-line-password", S, _SSHPASS, 2, _sshpass_check, ("sshpass",), priority=72, heuristic=True),
+    *COMMAND_LINE_RULES,
+    *CREDENTIAL_RULES,
     Rule(
         "credential-pair",
         S,
@@ -581,31 +558,22 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         heuristic=True,
         seeds=("login", "user", "account"),
     ),
-    _AssignRule(
+    ValueRule(
         "password-assignment",
         S,
         _ASSIGN,
         0,
         _assign_check,
-        ("pass", "pwd", "secret", "key", "token"),
+        ("pass", "pwd", "secret", "key", "token", "cred", "_api"),
         priority=60,
         # the label and its separator, over the lower-cased text: hits only where a value follows
-        anchor=lazy(_LABEL + r"[\"']?[ \t]*+(?::=|=>|[:=])"),
+        anchor=lazy(_LABEL_LOW + r"[\"']?[ \t]*+(?::=|=>|[:=])"),
         heuristic=True,
-        # every label holds one of these at most 8 characters in (private_key, refresh-token)
-        seeds=("pass", "pwd", "secret", "key", "token"),
-        near=(0, 8),
+        # every label holds one of these at most 8 characters in (private_key, refresh-token);
+        # "api" only as a name's last part: its seed is the "_" before it, one character back
+        seeds=("pass", "pwd", "secret", "key", "token", "cred", "_api"),
+        near=(-1, 8),
     ),
-    _AssignRule(
-        "password-assignment",
-        S,
-        _CLI_FLAG,
-        0,
-        _cli_check,
-        ("--",),
-        priority=60,
-        boundary=ALNUM | {"-"},
-        heuristic=True,
-    ),
+    LONG_FLAG_RULE,
     _EntropyRule("high-entropy-string", S, _ENTROPY_RUN, 0, None, (), priority=10, heuristic=True),
 )

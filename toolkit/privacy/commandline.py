@@ -1,0 +1,423 @@
+"""Credentials on command lines: the flags and idioms the common clients take a secret by.
+
+* long flags whose name ends in a secret word: ``--password X``, ``gpg --passphrase X``,
+  ``--some-secret-token X``, ``--oauth2-bearer X``, ``az ... --client-secret X``,
+  ``az storage ... --account-key X`` (``--passphrase-fd 0``, ``--password-file f`` and
+  ``--password-stdin`` name where the secret comes from, not the secret);
+* single-dash parameters: PowerShell ``-Password 'X'`` / ``-NuGetApiKey X``, keytool
+  ``-storepass X``, openssl ``-passin pass:X``, and ``ConvertTo-SecureString 'X' -AsPlainText``;
+* ``-p`` of the clients that take a password by it: mysql and mariadb (glued ``-pX`` or
+  ``-p'X'``; ``-p X`` with a space is the database name to mysql, so only a value shaped like
+  a password counts there), ``docker|podman|helm registry|az login -p X``, ``sshpass -p X``;
+* ``curl -u user:pass`` / ``--user``, secrets piped or here-stringed into ``--password-stdin``
+  and ``gh auth login --with-token``, and ``npm config set //registry/:_authToken X``.
+
+Every pattern starts with a literal and reads bounded bodies possessively; what a pattern
+cannot say linearly (which client a ``-p`` belongs to, what follows a pipe) is a bounded look
+at the same line in Python.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from toolkit.privacy import filters as f
+from toolkit.privacy.rules import ALNUM, Rule, ScanText, lazy
+from toolkit.privacy.types import Category
+
+S = Category.SECRET
+# the placeholder words documentation puts where a password goes
+PW_PLACEHOLDERS = frozenset({"password", "passwd", "pass", "pwd", "secret", "token", "user", "username", "x"})
+_VALUE_GROUPS = ("qv", "uv", "sv")
+
+
+class ValueRule(Rule):
+    """A rule whose reported span is its value (``qv`` quoted, ``uv`` unquoted or ``sv`` spaced,
+    whichever matched), not the label or flag in front of it."""
+
+    def spans(self, view: ScanText) -> Iterator[tuple[int, int]]:
+        text = view.text
+        for match in self.matches(view):
+            if not self.starts_token(text, match.start()):
+                continue
+            if self.check is not None and not self.check(match):
+                continue
+            yield match.span(value_group(match))
+
+
+def value_group(match: re.Match[str]) -> str:
+    """The name of the value group that matched."""
+    names = match.re.groupindex
+    for name in _VALUE_GROUPS:
+        if name in names and match.group(name) is not None:
+            return name
+    return "uv"
+
+
+def value_of(match: re.Match[str]) -> str:
+    return match.group(value_group(match)) or ""
+
+
+# documented defaults of the clients themselves (the JDK's keystore password)
+_CLIENT_DEFAULTS = frozenset({"changeit"})
+
+
+def password_ok(value: str) -> bool:
+    """A literal password: not a placeholder, an example, a variable or a template."""
+    return not (
+        value.lower() in _CLIENT_DEFAULTS
+        or f.is_placeholder(value)
+        or f.is_env_read(value)
+        or f.is_example_value(value)
+        or value.lower() in PW_PLACEHOLDERS
+        or value.startswith(("$", "%", ":", "@", "?", "(", "`"))
+    )
+
+
+def token_ok(value: str, *, min_len: int = 12) -> bool:
+    """A token or key: long enough, letters mixed with digits or symbols, not a word or a slug."""
+    if len(value) < min_len or not password_ok(value) or f.is_uuid(value) or f.is_password_hash(value):
+        return False
+    if value.isalpha() or _WORD_SLUG.match(value):
+        return False  # a word, or words joined by dashes ("not-a-real-token")
+    return f.shannon_entropy(value) >= 3.0
+
+
+def line_before(text: str, offset: int, reach: int = 160) -> str:
+    """The start of the line before ``offset``, at most ``reach`` characters (bounded work)."""
+    begin = text.rfind("\n", max(0, offset - reach), offset) + 1
+    return text[max(begin, offset - reach) : offset]
+
+
+def line_after(text: str, offset: int, reach: int = 240) -> str:
+    """The rest of the line from ``offset``, at most ``reach`` characters."""
+    end = text.find("\n", offset, offset + reach)
+    return text[offset : offset + reach if end == -1 else end]
+
+
+_WORD_SLUG = lazy(r"^[A-Za-z]+(?:[-_][A-Za-z]+)+$")
+_PATHLIKE = lazy(r"^[\w.-]{1,80}\.(?:txt|json|pem|key|crt|yaml|yml|env|cfg|conf|ini|gpg|asc|p12|pfx|jks)$")
+
+# --- long flags: --password X, --some-secret-token X ---------------------------------------
+# The flag and its separator only; the value is read by a lookahead, so a flag that takes no
+# value (``--batch --passphrase X``) does not swallow the next flag and hide it.
+_LONG_FLAG = lazy(
+    r"--(?P<name>[A-Za-z0-9][A-Za-z0-9_-]{0,62}+)"
+    r"(?=(?:=|[ \t]++)(?:(?P<q>[\"'])(?P<qv>[^\"'\n]{6,200}+)(?P=q)|[\"']?(?P<uv>[^\s\"'`]{6,200}+)))"
+)
+_SECRET_LAST = frozenset({"password", "passwd", "pwd", "passphrase", "secret", "token", "apikey", "bearer"})
+# "--<word>-key" names that hold a key's secret value (``--account-key``, ``--api-key``)
+_KEY_PREFIXES = frozenset(
+    {"api", "secret", "auth", "access", "account", "master", "encryption", "signing", "client", "private"}
+)
+_TOKENISH_LAST = frozenset({"token", "apikey", "bearer", "key"})
+
+
+def flag_name_ok(name: str) -> bool:
+    """Whether a flag's name ends in a secret word (``db-password``, ``some-secret-token``)."""
+    parts = [p for p in re.split(r"[-_]", name.lower()) if p]
+    if not parts:
+        return False
+    last = parts[-1]
+    if last in _SECRET_LAST:
+        return True
+    return last == "key" and len(parts) > 1 and parts[-2] in _KEY_PREFIXES
+
+
+def _long_flag_check(match: re.Match[str]) -> bool:
+    name = match.group("name")
+    if not flag_name_ok(name):
+        return False
+    value = value_of(match)
+    if value.startswith(("-", "/", "~", "./", "<", "[")) or "://" in value or _PATHLIKE.match(value):
+        return False  # the next flag, a file, a URL, a placeholder
+    if (
+        f.is_env_read(value)
+        or f.is_placeholder(value)
+        or f.is_literal_word(value)
+        or f.is_example_value(value)
+    ):
+        return False
+    if value.isalpha() and value.islower():
+        return False  # a word: a mode or a name, not a secret
+    last = re.split(r"[-_]", name.lower())[-1]
+    if last in _TOKENISH_LAST:
+        return token_ok(value, min_len=8)
+    return password_ok(value)
+
+
+# --- single-dash parameters: PowerShell, keytool, openssl ----------------------------------
+_DASH_PARAM = lazy(
+    r"-(?P<name>(?i:password|passwd|pass|passin|passout|passphrase|storepass|keypass|srcstorepass|"
+    r"deststorepass|srckeypass|destkeypass|nugetapikey|apikey|accesstoken|clientsecret|token|"
+    r"plainpassword|secret))"
+    r"(?::|[ \t]++)(?:pass:)?(?:(?P<q>[\"'])(?P<qv>[^\"'\n]{3,200}+)(?P=q)|(?P<uv>[^\s\"'`;|&)]{3,200}+))"
+)
+_DASH_TOKENISH = frozenset({"nugetapikey", "apikey", "accesstoken", "token"})
+
+
+def _dash_param_check(match: re.Match[str]) -> bool:
+    start = match.start()
+    if start and match.string[start - 1] not in " \t\"'(`":
+        return False  # a hyphenated word (re-password), or the second dash of a long flag
+    value = value_of(match)
+    if value.startswith(("-", "env:", "file:", "fd:", "stdin")) or value.lower() in {
+        "stdin",
+        "true",
+        "false",
+    }:
+        return False  # the next parameter, or openssl naming where the password comes from
+    if match.group("name").lower() in _DASH_TOKENISH:
+        return token_ok(value, min_len=8)
+    quoted = match.group("qv") is not None
+    if not quoted and (f.is_reference(value) and not any(c.isdigit() for c in value)):
+        return False  # -Password $cred.Password, -Password SecureStringVar
+    return password_ok(value) and len(set(value)) >= 4
+
+
+_SECURE_STRING = lazy(
+    r"(?i:convertto-securestring)[ \t]++(?:-(?i:string)[ \t]++)?"
+    r"(?:(?P<q>[\"'])(?P<qv>[^\"'\n]{3,200}+)(?P=q)|(?P<uv>[^\s\"'`;|)]{3,200}+))"
+)
+
+
+def _secure_string_check(match: re.Match[str]) -> bool:
+    if "-asplaintext" not in line_after(match.string, match.end()).lower():
+        return False  # without -AsPlainText the argument is an encrypted string, not the password
+    value = value_of(match)
+    return not value.startswith("-") and password_ok(value) and len(set(value)) >= 4
+
+
+# --- -p of the clients that take a password by it ------------------------------------------
+_SHORT_P = lazy(
+    r"-p(?:(?P<q>[\"'])(?P<qv>[^\"'\n]{3,128}+)(?P=q)|(?P<uv>[^\s'\"`=][^\s'\"`]{2,127}+)|"
+    r"=?[ \t]*+(?P<sq>[\"']?)(?P<sv>[^\s'\"`]{3,128}+)(?P=sq))"
+)
+_CLIENTS = lazy(
+    r"(?i:\b(?:(?P<mysql>mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlsh|mariadb|mariadb-dump)|"
+    r"(?P<login>(?:docker|podman|buildah|nerdctl|skopeo|oras|helm[ \t]++registry|az)[ \t]++login))\b)"
+)
+_CLIENT_WORDS = (b"mysql", b"mariadb", b" login")
+_CLIENT_REACH = 160  # how far along its line after a client name its -p is looked for
+
+
+class _ClientFlagRule(ValueRule):
+    """``-p`` where a client that takes a password by it is named earlier on the line, at most
+    ``_CLIENT_REACH`` characters back. Driven by the client names (found with a substring
+    search of the lower-cased text): a ``-p`` anywhere else (``mkdir -p``) is never tried."""
+
+    def spans(self, view: ScanText) -> Iterator[tuple[int, int]]:
+        text, low = view.text, view.low_ascii
+        lines: set[int] = set()
+        for word in _CLIENT_WORDS:
+            at = low.find(word)
+            while at != -1:  # each line once: the search goes on from the end of the line
+                lines.add(low.rfind(b"\n", 0, at) + 1)
+                newline = low.find(b"\n", at)
+                at = -1 if newline == -1 else low.find(word, newline)
+        compiled = self.pattern.compiled
+        for head in sorted(lines):
+            tail = text.find("\n", head)
+            tail = len(text) if tail == -1 else tail
+            done = head
+            for client in _CLIENTS.compiled.finditer(text, head, tail):
+                kind = client.lastgroup or ""
+                for match in compiled.finditer(
+                    text, max(done, client.end()), min(tail, client.end() + _CLIENT_REACH)
+                ):
+                    done = match.end()
+                    if _short_p_ok(match, kind):
+                        yield match.span(value_group(match))
+
+
+def _short_p_ok(match: re.Match[str], kind: str) -> bool:
+    text, start = match.string, match.start()
+    if start and text[start - 1] not in " \t":
+        return False
+    value = value_of(match)
+    if not password_ok(value) or value.startswith(("-", "/")):
+        return False
+    if kind == "mysql" and match.group("sv") is not None:
+        # "mysql -u root -p app": after a space mysql reads a database name and prompts
+        return _password_shaped(value)
+    return True
+
+
+def _password_shaped(value: str) -> bool:
+    """Shaped like a password rather than a database or file name: long enough, and mixing
+    both cases with digits, or holding a symbol names do not use."""
+    if len(value) < 8:
+        return False
+    lower, upper, digit = f.char_classes(value)
+    return (lower and upper and digit) or any(c in "!#%^&*+=?~@" for c in value)
+
+
+_SSHPASS = lazy(r"(?i:sshpass)[ \t]++-p[ \t]*+(?P<sq>[\"']?)(?P<sv>[^\s'\"`]{3,128}+)(?P=sq)")
+
+
+def _sshpass_check(match: re.Match[str]) -> bool:
+    return password_ok(match.group("sv"))
+
+
+# --- curl -u user:password, --user ----------------------------------------------------------
+_CURL_USER = lazy(
+    r"(?<![^ \t\n])(?:-u|--user)(?:=|[ \t]++)[\"']?([^\s:\"']{0,64}+):(?P<uv>[^\s@\"']{3,128}+)"
+)
+
+
+def _curl_check(match: re.Match[str]) -> bool:
+    password = match.group("uv")
+    return (
+        password.lower() not in PW_PLACEHOLDERS
+        and not password.startswith("/")  # "-u http://host": a URL, not user:password
+        and not (password.startswith("[") and password.endswith("]"))  # [PASSWORD]
+        and not f.is_placeholder(password)
+        and not f.is_env_read(password)
+        and not f.is_example_value(password)
+    )
+
+
+# --- secrets fed to --password-stdin / --with-token ------------------------------------------
+_HERE_STRING = lazy(
+    r"--(?:password-stdin|with-token)[^\n<]{0,120}+<<<[ \t]*+"
+    r"(?:(?P<q>[\"'])(?P<qv>[^\"'\n]{6,300}+)(?P=q)|(?P<uv>[^\s\"'`;|&]{6,300}+))"
+)
+_PIPED = lazy(
+    r"(?i:echo|printf)[ \t]++(?:-[neE]{1,3}+[ \t]++)?"
+    r"(?:(?P<q>[\"'])(?P<qv>[^\"'\n]{6,300}+)(?P=q)|(?P<uv>[^\s\"'`;|&]{6,300}+))[ \t]*+\|"
+)
+
+
+def _stdin_value_ok(value: str) -> bool:
+    return password_ok(value) and not value.startswith("-") and len(set(value)) >= 5
+
+
+def _here_string_check(match: re.Match[str]) -> bool:
+    return _stdin_value_ok(value_of(match))
+
+
+def _piped_check(match: re.Match[str]) -> bool:
+    rest = line_after(match.string, match.end())
+    if "--password-stdin" not in rest and "--with-token" not in rest:
+        return False  # echo "x" | grep ...: not a login
+    return _stdin_value_ok(value_of(match))
+
+
+# --- npm config set //registry/:_authToken X -------------------------------------------------
+_NPM_SET = lazy(
+    r"(?i:npm|yarn|pnpm)[ \t]++config[ \t]++set[ \t]++(?P<key>[^\s=]{1,300}+)(?:=|[ \t]++)"
+    r"(?P<sq>[\"']?)(?P<sv>[^\s\"'`]{6,300}+)(?P=sq)"
+)
+_NPM_KEYS = ("_authtoken", "_auth", "_password", "npmauthtoken", "npmauthident")
+
+
+def _npm_set_check(match: re.Match[str]) -> bool:
+    if not match.group("key").lower().endswith(_NPM_KEYS):
+        return False
+    return token_ok(match.group("sv"), min_len=8)
+
+
+COMMAND_LINE_RULES: tuple[Rule, ...] = (
+    _ClientFlagRule(
+        "command-line-password",
+        S,
+        _SHORT_P,
+        priority=72,
+        heuristic=True,
+        literals=(
+            "mysql",
+            "mariadb",
+            *(
+                f"{client} login"
+                for client in ("docker", "podman", "buildah", "nerdctl", "skopeo", "oras", "az")
+            ),
+            "registry login",
+        ),
+    ),
+    ValueRule(
+        "command-line-password", S, _SSHPASS, 0, _sshpass_check, ("sshpass",), priority=72, heuristic=True
+    ),
+    ValueRule(
+        "command-line-password",
+        S,
+        _DASH_PARAM,
+        0,
+        _dash_param_check,
+        priority=72,
+        anchor=lazy(
+            r"-(?:password|passwd|pass|passin|passout|passphrase|storepass|keypass|srcstorepass|deststorepass|"
+            r"srckeypass|destkeypass|nugetapikey|apikey|accesstoken|clientsecret|token|plainpassword|secret)"
+            r"(?::|[ \t])"
+        ),
+        heuristic=True,
+    ),
+    ValueRule(
+        "command-line-password",
+        S,
+        _SECURE_STRING,
+        0,
+        _secure_string_check,
+        priority=72,
+        heuristic=True,
+        literals=("ConvertTo-SecureString",),
+    ),
+    ValueRule(
+        "command-line-password",
+        S,
+        _HERE_STRING,
+        0,
+        _here_string_check,
+        priority=72,
+        heuristic=True,
+        literals=("<<<",),
+    ),
+    ValueRule(
+        "command-line-password",
+        S,
+        _PIPED,
+        0,
+        _piped_check,
+        priority=72,
+        anchor=lazy(r"(?:echo|printf)[ \t]"),
+        heuristic=True,
+        literals=("--password-stdin", "--with-token"),
+    ),
+    ValueRule(
+        "command-line-password",
+        S,
+        _NPM_SET,
+        0,
+        _npm_set_check,
+        priority=72,
+        anchor=lazy(r"(?:npm|yarn|pnpm)[ \t]+config[ \t]"),
+        heuristic=True,
+        literals=("config set",),
+    ),
+    ValueRule(
+        "basic-auth-credentials",
+        S,
+        _CURL_USER,
+        0,
+        _curl_check,
+        ("-u", "--user"),
+        priority=70,
+        anchor=lazy("-u|--user"),
+        heuristic=True,
+        seeds=("-u",),
+        near=(0, 1),
+    ),
+)
+
+# the long-flag rule keeps the id it had (password-assignment): allowlist entries name it
+LONG_FLAG_RULE = ValueRule(
+    "password-assignment",
+    S,
+    _LONG_FLAG,
+    0,
+    _long_flag_check,
+    ("--",),
+    priority=60,
+    boundary=ALNUM | {"-"},
+    heuristic=True,
+)
