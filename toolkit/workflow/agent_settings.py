@@ -26,6 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import InvalidInput, Refused
+from toolkit.core.strictjson import json_error_at, loads_strict
+from toolkit.infra import confined
+from toolkit.infra.boundedio import NOT_UTF8, FileRefused
 
 AGENTS = ("claude", "codex")
 FILES = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json"}
@@ -135,12 +138,11 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def parse(text: str, file: str) -> dict[str, Any]:
     """The settings object; a coded refusal for anything the merge could not keep whole."""
-    from toolkit.core.strictjson import json_error_at, reject_constant
 
     try:
-        data = json.loads(
-            text, object_pairs_hook=_no_duplicates, parse_constant=reject_constant, parse_float=_finite
-        )
+        data = loads_strict(text, finite=True)
+        # a duplicate key would be lost when the file is written back: refused, not merged
+        json.loads(text, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as exc:
         raise InvalidInput(
             "AGENT_SETTINGS_INVALID", f"{file} is not valid JSON ({json_error_at(exc)}); nothing written"
@@ -154,12 +156,6 @@ def parse(text: str, file: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise Refused("AGENT_SETTINGS_UNMERGEABLE", f"{file} is not a JSON object; add the hooks by hand")
     return data
-
-
-def _finite(text: str) -> float:
-    from toolkit.core.strictjson import finite_float
-
-    return finite_float(text)
 
 
 def _has_ours(groups: list[Any], pattern: re.Pattern[str]) -> bool:
@@ -219,8 +215,6 @@ def _merge_status_line(data: dict[str, Any]) -> str:
 
 def write_agent_settings(workdir: Path, agent: str, *, dry_run: bool = False) -> AgentMerge:
     """Read, merge and (unless ``dry_run``) atomically write the agent's project file."""
-    from toolkit.infra import confined
-    from toolkit.infra.boundedio import NOT_UTF8, FileRefused
 
     if agent not in AGENTS:
         raise InvalidInput("INIT_UNKNOWN_AGENT", "--agent must be claude or codex")
