@@ -420,6 +420,95 @@ PROVIDERS: dict[str, tuple[str, Callable[[random.Random], tuple[str, dict[str, A
     "1password-service-token": ("OP_SERVICE_ACCOUNT_TOKEN", _onepassword),
 }
 
+
+def _discord_bot(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    bot_id = str(rng.randint(10**17, 10**18))
+    head = b64(bot_id.encode(), pad=False)
+    return head + "." + pick(rng, URLSAFE, 6) + "." + pick(rng, URLSAFE, 38), {}
+
+
+def _tailscale(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    kind = rng.choice(("auth", "api", "client"))
+    return "tskey" + f"-{kind}-k{pick(rng, ALNUM, 6)}CNTRL-" + pick(rng, ALNUM, 33), {}
+
+
+def _teams_webhook(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    org = pick(rng, LOWER_ALNUM, 8)
+    path = f"{uuid(rng)}@{uuid(rng)}/IncomingWebhook/{pick(rng, HEX, 32)}/{uuid(rng)}"
+    return f"https://{org}.webhook." + "office.com/webhookb2/" + path, {}
+
+
+def _terraform(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    return pick(rng, ALNUM, 14) + ".atlas" + "v1." + pick(rng, ALNUM + "_=-", 67), {}
+
+
+MORE_PROVIDERS: dict[str, tuple[str, Callable[[random.Random], tuple[str, dict[str, Any]]]]] = {
+    "gcp-oauth-client-secret": ("GOOGLE_CLIENT_SECRET", _prefixed("GOC" + "SPX-", URLSAFE, 28)),
+    "tencent-secret-id": ("TENCENTCLOUD_SECRET_ID", _prefixed("AK" + "ID", ALNUM, 32)),
+    "cloudflare-origin-ca-key": (
+        "CF_ORIGIN_CA_KEY",
+        lambda r: ("v1" + ".0-" + pick(r, HEX, 24) + "-" + pick(r, HEX, 146), {}),
+    ),
+    "flyio-token": ("FLY_API_TOKEN", _prefixed("fo" + "1_", URLSAFE, 43)),
+    "tailscale-key": ("TS_AUTHKEY", _tailscale),
+    "docker-hub-token": ("DOCKERHUB_TOKEN", _prefixed("dckr" + "_pat_", URLSAFE, 27)),
+    "artifactory-token": ("ARTIFACTORY_API_KEY", _prefixed("AK" + "Cp", ALNUM, 69)),
+    "sourcegraph-token": ("SRC_ACCESS_TOKEN", _prefixed("sg" + "p_", HEX, 40)),
+    "prefect-api-key": ("PREFECT_API_KEY", _prefixed("pn" + "u_", ALNUM, 36)),
+    "readme-api-key": ("README_API_KEY", _prefixed("rd" + "me_", LOWER_ALNUM, 70)),
+    "infracost-api-key": ("INFRACOST_API_KEY", _prefixed("ic" + "o-", ALNUM, 32)),
+    "octopus-deploy-api-key": ("OCTOPUS_API_KEY", _prefixed("AP" + "I-", UPPER_ALNUM, 26)),
+    "frameio-token": ("FRAMEIO_TOKEN", _prefixed("fio" + "-u-", URLSAFE, 64)),
+    "sendinblue-api-key": (
+        "BREVO_API_KEY",
+        lambda r: ("xkey" + "sib-" + pick(r, HEX, 64) + "-" + pick(r, ALNUM, 16), {}),
+    ),
+    "shippo-api-token": ("SHIPPO_API_KEY", _prefixed("shippo" + "_live_", HEX, 40)),
+    "duffel-api-token": ("DUFFEL_ACCESS_TOKEN", _prefixed("duffel" + "_live_", URLSAFE, 43)),
+    "easypost-api-token": ("EASYPOST_API_KEY", _prefixed("EZ" + "AK", ALNUM, 54)),
+    "flutterwave-secret-key": (
+        "FLW_SECRET_KEY",
+        lambda r: ("FLWSECK" + "_TEST-" + pick(r, HEX, 32) + "-X", {}),
+    ),
+    "sentry-token": ("SENTRY_AUTH_TOKEN", _prefixed("sntr" + "yu_", HEX, 64)),
+    "perplexity-api-key": ("PERPLEXITY_API_KEY", _prefixed("pp" + "lx-", ALNUM, 48)),
+    "facebook-access-token": ("FB_PAGE_ACCESS_TOKEN", _prefixed("EA" + "AC", ALNUM, 150)),
+    "airtable-token": (
+        "AIRTABLE_TOKEN",
+        lambda r: ("pa" + "t" + pick(r, ALNUM, 14) + "." + pick(r, HEX, 64), {}),
+    ),
+    "microsoft-teams-webhook": ("TEAMS_WEBHOOK_URL", _teams_webhook),
+    "mailchimp-api-key": ("MAILCHIMP_API_KEY", lambda r: (pick(r, HEX, 32) + f"-us{r.randint(1, 21)}", {})),
+    "maxmind-license-key": (
+        "MAXMIND_LICENSE_KEY",
+        lambda r: (pick(r, ALNUM, 6) + "_" + pick(r, ALNUM, 29) + "_mmk", {}),
+    ),
+    "harness-token": (
+        "HARNESS_API_KEY",
+        lambda r: (
+            "pa" + "t." + pick(r, URLSAFE, 22) + "." + pick(r, HEX, 24) + "." + pick(r, ALNUM, 20),
+            {},
+        ),
+    ),
+    "defined-networking-token": (
+        "DN_API_KEY",
+        lambda r: ("dn" + "key-" + pick(r, LOWER_ALNUM, 26) + "-" + pick(r, LOWER_ALNUM, 52), {}),
+    ),
+    "1password-secret-key": (
+        "OP_SECRET_KEY",
+        lambda r: ("A" + "3-" + "-".join(pick(r, UPPER_ALNUM, n) for n in (6, 6, 5, 5, 5, 5)), {}),
+    ),
+    "discord-bot-token": ("DISCORD_BOT_TOKEN", _discord_bot),
+    "dropbox-token": ("DROPBOX_ACCESS_TOKEN", _prefixed("s" + "l.", URLSAFE, 135)),
+    "terraform-cloud-token": ("TFE_TOKEN", _terraform),
+    "sonarqube-token": ("SONAR_TOKEN", _prefixed("sq" + "p_", HEX, 40)),
+    "akamai-token": (
+        "AKAMAI_CLIENT_TOKEN",
+        lambda r: ("aka" + "b-" + pick(r, LOWER_ALNUM, 16) + "-" + pick(r, LOWER_ALNUM, 16), {}),
+    ),
+}
+PROVIDERS.update(MORE_PROVIDERS)
+
 # -- JWT, passwords, key-suffix names, connection strings, URLs ---------------------------------
 
 
@@ -961,6 +1050,42 @@ FORMATS: dict[str, str] = {
     "key-suffix-assignment": r"[A-Za-z0-9]{32,44}",
     "conn-postgres": r"[\w.!~*-]{12,}",
     "private-key": r"[A-Za-z0-9+/]{64,70}",
+    "gcp-oauth-client-secret": r"GOCSPX-[\w-]{28}",
+    "tencent-secret-id": r"AKID[A-Za-z0-9]{32}",
+    "cloudflare-origin-ca-key": r"v1\.0-[0-9a-f]{24}-[0-9a-f]{146}",
+    "flyio-token": r"fo1_[\w-]{43}",
+    "tailscale-key": r"tskey-(auth|api|client)-k[A-Za-z0-9]{6}CNTRL-[A-Za-z0-9]{33}",
+    "docker-hub-token": r"dckr_pat_[\w-]{27}",
+    "artifactory-token": r"AKCp[A-Za-z0-9]{69}",
+    "sourcegraph-token": r"sgp_[0-9a-f]{40}",
+    "prefect-api-key": r"pnu_[A-Za-z0-9]{36}",
+    "readme-api-key": r"rdme_[a-z0-9]{70}",
+    "infracost-api-key": r"ico-[A-Za-z0-9]{32}",
+    "octopus-deploy-api-key": r"API-[A-Z0-9]{26}",
+    "frameio-token": r"fio-u-[\w-]{64}",
+    "sendinblue-api-key": r"xkeysib-[0-9a-f]{64}-[A-Za-z0-9]{16}",
+    "shippo-api-token": r"shippo_live_[0-9a-f]{40}",
+    "duffel-api-token": r"duffel_live_[\w-]{43}",
+    "easypost-api-token": r"EZAK[A-Za-z0-9]{54}",
+    "flutterwave-secret-key": r"FLWSECK_TEST-[0-9a-f]{32}-X",
+    "sentry-token": r"sntryu_[0-9a-f]{64}",
+    "perplexity-api-key": r"pplx-[A-Za-z0-9]{48}",
+    "facebook-access-token": r"EAAC[A-Za-z0-9]{150}",
+    "airtable-token": r"pat[A-Za-z0-9]{14}\.[0-9a-f]{64}",
+    "microsoft-teams-webhook": (
+        r"https://[a-z0-9]{8}\.webhook\.office\.com/webhookb2/[0-9a-f-]{36}@[0-9a-f-]{36}"
+        r"/IncomingWebhook/[0-9a-f]{32}/[0-9a-f-]{36}"
+    ),
+    "mailchimp-api-key": r"[0-9a-f]{32}-us\d{1,2}",
+    "maxmind-license-key": r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk",
+    "harness-token": r"pat\.[\w-]{22}\.[0-9a-f]{24}\.[A-Za-z0-9]{20}",
+    "defined-networking-token": r"dnkey-[a-z0-9]{26}-[a-z0-9]{52}",
+    "1password-secret-key": r"A3-[A-Z0-9]{6}-[A-Z0-9]{6}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}",
+    "discord-bot-token": r"[MNO][\w-]{23}\.[\w-]{6}\.[\w-]{38}",
+    "dropbox-token": r"sl\.[\w-]{135}",
+    "terraform-cloud-token": r"[A-Za-z0-9]{14}\.atlasv1\.[\w=-]{67}",
+    "sonarqube-token": r"sqp_[0-9a-f]{40}",
+    "akamai-token": r"akab-[a-z0-9]{16}-[a-z0-9]{16}",
 }
 
 # -- look-alikes: what a reviewer would not accept as a finding ---------------------------------
