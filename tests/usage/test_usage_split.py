@@ -269,3 +269,34 @@ def test_the_walk_passes_over_a_folder_it_cannot_read(tmp_path: Path) -> None:
         assert _walk(root) == [str(root / "open" / "1.jsonl")]
     finally:
         (root / "shut").chmod(0o755)
+
+
+def test_the_lean_parser_formats_at_the_width_argparse_finds(monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    from toolkit.usage.cli import _formatter
+
+    for columns in ("60", "200", "0", "x", None):
+        if columns is None:
+            monkeypatch.delenv("COLUMNS", raising=False)
+        else:
+            monkeypatch.setenv("COLUMNS", columns)
+        assert _formatter("p")._width == argparse.HelpFormatter("p")._width
+
+
+def test_a_report_loads_no_module_it_does_not_use(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    env = {**os.environ, **build(tmp_path / "logs")}
+    code = (
+        "import sys\nfrom toolkit.entry import main\n"
+        "rc = main(['usage', '--json', '--timezone', 'UTC'])\n"
+        "sys.stderr.write('@@' + ' '.join(sorted(sys.modules)))\nraise SystemExit(rc)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(proc.stderr.rpartition("@@")[2].split())
+    assert "toolkit.usage.fold" in loaded and json.loads(proc.stdout)["totals"]["calls"] > 0
+    unused = {"shutil", "dataclasses", "toolkit.usage.html", "toolkit.usage.cost", "toolkit.usage.events"}
+    assert loaded & unused == set()

@@ -223,10 +223,28 @@ def session_command(
     return 0
 
 
+def _formatter(prog: str) -> Any:
+    """argparse's help formatter at the width it would find itself, found without importing
+    ``shutil`` (argparse imports it, with its compression modules, for every parser it builds)."""
+    import argparse
+    import os
+
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:  # as shutil.get_terminal_size: the terminal of stdout, else 80
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return argparse.HelpFormatter(prog, width=(columns or 80) - 2)
+
+
 def parser() -> Any:
     import argparse
 
-    top = argparse.ArgumentParser(prog="workgroup usage")
+    top = argparse.ArgumentParser(prog="workgroup usage", formatter_class=_formatter)
     top.add_argument("--source", choices=SOURCES, default="all")
     top.add_argument("--since")
     top.add_argument("--until")
@@ -239,7 +257,7 @@ def parser() -> Any:
     top.add_argument("--emit-events", type=Path, dest="emit_events")
     top.add_argument("--html", type=Path)
     top.add_argument("--jobs", type=int, default=0)
-    session = argparse.ArgumentParser(prog="workgroup usage session")
+    session = argparse.ArgumentParser(prog="workgroup usage session", formatter_class=_formatter)
     session.add_argument("session_id", metavar="ID")
     session.add_argument("--source", choices=SOURCES, default="all")
     session.add_argument("--timezone")
