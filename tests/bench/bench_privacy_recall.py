@@ -130,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         "--keep", type=Path, help="build the trees here and keep them (default: a temp folder)"
     )
     parser.add_argument("--list", default="", help="print each plant of FAMILY (masked) and who found it")
+    parser.add_argument("--misses", action="store_true", help="print each secret we missed (masked)")
     parser.add_argument("--source", type=Path, default=ROOT, help="the toolkit checkout to scan with")
     args = parser.parse_args(argv)
 
@@ -175,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         megabytes, cpu = throughput(args.source.resolve(), out / "planted")
         files = sum(1 for _ in (out / "planted").rglob("*") if _.is_file())
         report(plants, found, args)
+        if args.misses:
+            misses(out / "planted", plants, found["ours"]["planted"])
         print()
         print(f"seed {args.seed}; repositories: " + ", ".join(f"{n}@{c}" for n, c in sorted(commits.items())))
         print(
@@ -243,6 +246,18 @@ def report(
         "findings off the planted lines (planted copy): "
         + ", ".join(f"{t} {len(found[t]['planted'] - planted_lines)}" for t in TOOLS)
     )
+
+
+def misses(tree: Path, plants: list[rp.Plant], found: set[tuple[str, int]]) -> None:
+    """Each planted secret our scan did not report: where, in what context, the line masked."""
+    print()
+    for plant in plants:
+        if plant.lookalike or hit(plant, found):
+            continue
+        line = (tree / plant.path).read_text(encoding="utf-8").splitlines()[plant.first - 1].strip()
+        for needle in rp.needles(plant.fake):
+            line = line.replace(needle, needle[:4] + "***")
+        print(f"missed {plant.fake.family} [{plant.context}] {plant.path}:{plant.first}: {line[:140]}")
 
 
 if __name__ == "__main__":
