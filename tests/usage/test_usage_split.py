@@ -63,7 +63,7 @@ def test_by_source_is_for_many_small_files_of_both_sources(tmp_path: Path) -> No
 
 
 @forking
-def test_each_source_in_its_own_worker_gives_what_one_process_gives(
+def test_codex_read_in_a_worker_while_claude_is_read_here_gives_what_one_process_gives(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, two_workers: None
 ) -> None:
     env = build(tmp_path / "logs")
@@ -73,32 +73,31 @@ def test_each_source_in_its_own_worker_gives_what_one_process_gives(
     marks.mkdir()
     real = fold._read_source
 
-    def marked(task: int) -> bytes:
-        (marks / f"{task}-{os.getpid()}").write_text("")
-        return real(task)
+    def marked(group: list[LogFile], sink_for: object) -> bytes:
+        (marks / f"{group[0].source}-{os.getpid()}").write_text("")
+        return real(group, sink_for)  # type: ignore[arg-type]
 
     monkeypatch.setattr(fold, "_read_source", marked)
     split = _auto(files)
-    # both sources were read by worker processes (each leaves its mark), none here
-    done = sorted(p.name.split("-") for p in marks.iterdir())
-    assert [task for task, _pid in done] == ["0", "1"]
-    assert all(int(pid) != os.getpid() for _task, pid in done)
+    # the Codex files were read by another process (it leaves its mark), the Claude files here
+    done = [p.name.split("-") for p in marks.iterdir()]
+    assert len(done) == 1 and done[0][0] == "codex" and int(done[0][1]) != os.getpid()
     one = read_logs(files, 1)
     assert _calls(split) == _calls(one) and _counts(split) == _counts(one)
     assert one.resumed_from and {c.source for c in one.calls} == {"claude", "codex"}
 
 
 @forking
-def test_a_source_whose_worker_fails_is_read_here(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, two_workers: None
+@pytest.mark.parametrize("how", ["raises", "killed"])
+def test_when_the_codex_worker_fails_its_files_are_read_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, two_workers: None, how: str
 ) -> None:
     files = discover("all", build(tmp_path / "logs"))
-    real = fold._read_source
 
-    def failing(task: int) -> bytes:
-        if task == 0:
-            raise RuntimeError("the Claude worker fails")
-        return real(task)
+    def failing(group: list[LogFile], sink_for: object) -> bytes:
+        if how == "killed":
+            os.kill(os.getpid(), 9)  # the worker is gone mid-task (killed, out of memory)
+        raise RuntimeError("the Codex worker fails")
 
     monkeypatch.setattr(fold, "_read_source", failing)
     split = _auto(files)
@@ -107,7 +106,23 @@ def test_a_source_whose_worker_fails_is_read_here(
 
 
 @forking
-def test_the_report_is_the_same_with_a_worker_per_source(
+def test_a_worker_still_running_is_ended_and_reaped_when_the_caller_stops() -> None:
+    import time
+
+    aside = fold._Aside(lambda: (time.sleep(30), b"")[1])
+    pid = aside.pid
+    assert pid > 0
+    started = time.monotonic()
+    aside.close()
+    assert time.monotonic() - started < 10
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped: no such child left
+    assert aside.result() is None
+    assert fold._Aside(lambda: b"done").result() == b"done"
+
+
+@forking
+def test_the_report_is_the_same_with_the_codex_worker(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, two_workers: None
 ) -> None:
     for key, value in build(tmp_path / "logs").items():

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import signal
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, date, datetime, timedelta, tzinfo
@@ -583,7 +584,6 @@ def fold_logs(files: Iterable[LogFile], ledger: Ledger, sink_for: Callable[[Ledg
 
 _SPLIT_FILE_BYTES = 1 << 20  # files this small on average: the per-file work outweighs the pool's gain
 _SPLIT_SHARE = 0.2  # each source at least this share of the bytes, or the split gains little
-_BY_SOURCE: tuple[list[list[LogFile]], Callable[[Ledger], Any]] | None = None  # set before the fork
 
 
 def by_source(files: list[LogFile]) -> bool:
@@ -656,45 +656,97 @@ def _settled(run: list[Unit]) -> list[tuple[Unit, _Parsed]]:
     return [(unit, parsed) for _key, unit, parsed in keyed]
 
 
-def _read_source(task: int) -> bytes:
+def _read_source(files: list[LogFile], sink_for: Callable[[Ledger], Any]) -> bytes:
     """Worker: one source's files planned, read and folded in plan order, as one process would."""
-    assert _BY_SOURCE is not None
-    groups, sink_for = _BY_SOURCE
     counts = Ledger()
     sink = sink_for(counts)
-    heads: dict[LogFile, codex.Head] = {}
-    _fold_units(plan(groups[task], settle=True, heads=heads), counts, sink, Seen(), heads)
+    _fold_source(files, counts, sink, Seen())
     state = pickle.dumps(sink.take(), protocol=pickle.HIGHEST_PROTOCOL)
     return _AHEAD_WIRE.encode(_SourceRead(counts, state))
+
+
+def _fold_source(files: list[LogFile], ledger: Ledger, sink: Sink, seen: Seen) -> None:
+    heads: dict[LogFile, codex.Head] = {}
+    _fold_units(plan(files, settle=True, heads=heads), ledger, sink, seen, heads)
 
 
 def _fold_by_source(
     files: list[LogFile], ledger: Ledger, sink: Sink, sink_for: Callable[[Ledger], Any]
 ) -> None:
-    """Claude sessions in one worker, Codex families in another, merged in plan order (Claude
-    first). Deduplication and resume marks are Claude's alone and Codex families read only their
-    own files, so each source folded apart gives what one process gives. A source whose worker
-    did not report is read here."""
-    from toolkit.infra import forkmap
-
-    global _BY_SOURCE
-    groups = [[f for f in files if f.source == "claude"], [f for f in files if f.source == "codex"]]
-    _BY_SOURCE = (groups, sink_for)
-    results = forkmap.ordered_map(len(groups), _read_source, len(groups))
+    """Codex families in a worker process while the Claude sessions are read here, merged in plan
+    order (Claude first). Deduplication and resume marks are Claude's alone and Codex families
+    read only their own files, so each source folded apart gives what one process gives. When the
+    worker does not report, the Codex files are read here."""
+    claude_files = [f for f in files if f.source == "claude"]
+    codex_files = [f for f in files if f.source == "codex"]
+    aside = _Aside(lambda: _read_source(codex_files, sink_for))
     seen = Seen()
     try:
-        for group, result in zip(groups, results, strict=True):
-            if isinstance(result, bytes):
-                read = _SOURCE_WIRE.decode(result)
-                first = len(ledger.logs)
-                _merge_counts(ledger, read.counts)
-                sink.merge(pickle.loads(read.state), first)
-            else:
-                heads: dict[LogFile, codex.Head] = {}
-                _fold_units(plan(group, settle=True, heads=heads), ledger, sink, seen, heads)
+        _fold_source(claude_files, ledger, sink, seen)
+        result = aside.result()
     finally:
-        results.close()
-        _BY_SOURCE = None
+        aside.close()  # stopped early (an error, Ctrl-C): the worker is ended and reaped
+    if result is None:
+        _fold_source(codex_files, ledger, sink, seen)
+        return
+    read = _SOURCE_WIRE.decode(result)
+    first = len(ledger.logs)
+    _merge_counts(ledger, read.counts)
+    sink.merge(pickle.loads(read.state), first)
+
+
+class _Aside:
+    """``work()`` run in a forked worker process while this one goes on; ``result()`` waits for
+    its bytes. None when there is no fork here, the worker failed or it was killed: the caller
+    then does the work itself."""
+
+    def __init__(self, work: Callable[[], bytes]) -> None:
+        self.pid, self.fd = 0, -1
+        if not hasattr(os, "fork"):
+            return
+        read, write = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:  # no process to be had: the work is done here
+            os.close(read)
+            os.close(write)
+            return
+        if pid == 0:  # pragma: no cover - the worker's side, after the fork
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends it at once
+                os.close(read)
+                view = memoryview(work())
+                while view:
+                    view = view[os.write(write, view) :]
+                os._exit(0)
+            finally:  # an exception: exit 1, no traceback, no flush of the parent's buffers
+                os._exit(1)
+        os.close(write)
+        self.pid, self.fd = pid, read
+
+    def result(self) -> bytes | None:
+        """The worker's bytes once it has ended well, else None (waits for it)."""
+        if not self.pid:
+            return None
+        chunks = []
+        while chunk := os.read(self.fd, 1 << 20):
+            chunks.append(chunk)
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = 0
+        return b"".join(chunks) if os.waitstatus_to_exitcode(status) == 0 else None
+
+    def close(self) -> None:
+        """Ends a worker still running (the caller stopped early) and reaps it; closes the pipe."""
+        if self.pid:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(self.pid, 0)
+            self.pid = 0
+        if self.fd != -1:
+            os.close(self.fd)
+            self.fd = -1
 
 
 class _Probed(msgspec.Struct, array_like=True):
