@@ -577,12 +577,14 @@ def test_a_writer_killed_mid_run_leaves_indexed_answers_equal_to_a_plain_read(
     specs, home = tmp_path / "specs", tmp_path / "home"
     specs.mkdir()
     proc = subprocess.Popen([sys.executable, "-c", _GUARDED_WRITER, str(specs), "100000", str(home)])
+    log = specs / runptr.PROJECT_LOG_NAME
+    deadline = time.monotonic() + 60
+    while not log.exists() and time.monotonic() < deadline:  # the run has begun
+        time.sleep(0.01)  # not a barrier: the poll interval of a wait bounded by its deadline
     time.sleep(delay)  # not a barrier: where the kill lands inside the run
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    log = specs / runptr.PROJECT_LOG_NAME
-    if not log.exists():
-        pytest.skip("killed before the first write")
+    assert log.exists()
     run = json.loads(log.read_bytes().splitlines()[0])["run_id"]
     mirrors = list((home / "runs").glob(f"*/{run}.jsonl"))
     for each in [log, *mirrors]:
@@ -594,3 +596,47 @@ def test_a_writer_killed_mid_run_leaves_indexed_answers_equal_to_a_plain_read(
             assert _indexed_lifecycle(each, run, "evt-x", kinds, "res-0") == _plain_lifecycle(
                 each, run, "evt-x", kinds, "res-0"
             )
+
+
+def test_log_event_refuses_a_symlinked_index(git_repo: GitRepo) -> None:
+    """The index and its journal are files of the specs dir like the checkpoint: a symlink in their
+    place that leads outside the repository is refused before anything is read or written."""
+    outside = git_repo.path.parent / "outside-index.db"
+    outside.write_text("x")
+    specs = git_repo.path / "specs"
+    specs.mkdir()
+    for name in (runptr.INDEX_NAME, runptr.INDEX_JOURNAL_NAME):
+        os.symlink(outside, specs / name)
+        code, out, err = cli(
+            "--workflow", "cm-ai", "--event", "progress", "--runtime", "codex", "--detail", "d",
+            "--specs-dir", "specs", script="cm-log-event",
+        )  # fmt: skip
+        assert code == 1 and out == "" and "(PATH_OUTSIDE_REPOSITORY)" in err and "run index" in err
+        assert outside.read_text() == "x"
+        assert not (specs / runptr.PROJECT_LOG_NAME).exists()
+        (specs / name).unlink()
+
+
+def test_an_index_that_cannot_be_made_leaves_the_plain_readers_answering(tmp_path: Path) -> None:
+    """A directory in the index's place: the writer reads the log plainly, with the same answers (an
+    exact retry deduplicated, an open resource blocking task_done)."""
+    specs, home = tmp_path / "specs", tmp_path / "home"
+    specs.mkdir()
+    (specs / runptr.INDEX_NAME).mkdir()
+    environ = {"CM_WORKFLOW_LOG_HOME": str(home), "HOME": str(home)}
+
+    def write(event: str, phase: str | None = None, **data: object) -> events.WriteResult:
+        args = events.EventArgs(workflow="cm-ai", event=event, phase=phase, runtime="codex", detail="d",
+                                specs_dir=str(specs), data_json=json.dumps(data), at="2026-12-01T00:00:00Z")  # fmt: skip
+        return events.write_event(args, environ=environ)
+
+    write("run_start")
+    first = write("progress", i=1)
+    assert write("progress", i=1).result["deduplicated"] is True
+    assert first.result["deduplicated"] is False
+    write("resource", "acquired", resource_id="r1", resource_kind="vm", cleanup_required=True)
+    with pytest.raises(events.EventError) as refused:
+        write("task_done")
+    assert refused.value.code == "RESOURCES_OPEN"
+    assert (specs / runptr.INDEX_NAME).is_dir()
+    assert logindex.call_rows(specs / runptr.PROJECT_LOG_NAME, RUNS[0], "evt-1", None) is None

@@ -1,9 +1,11 @@
 """Run lifecycle rules of ``cm-log-event``: resources, QA ``test_run`` invocations, completion.
 
-The state of a run is never stored: it is replayed from the run's rows in the authoritative log
-(the project log with ``--specs-dir``, else the run's global log) under the writer's locks, then
-the new event is checked against it. Pure functions over plain rows; the one reader,
-``replay``, takes the log's lines as bytes. Standard library only (the ``cm-*`` start-up path).
+The state of a run is the replay of the run's rows in the authoritative log (the project log with
+``--specs-dir``, else the run's global log) under the writer's locks; the new event is checked
+against it. The log's index (``logindex``) keeps that replay up to its offset, built with these
+same functions (``replay_row``) and continued from there (``replay_into``); without it, ``replay``
+reads the log from the start. Pure functions over plain rows; the readers take the log's lines as
+bytes. Standard library only (the ``cm-*`` start-up path).
 
 The rules (each numbered as in the parity issue):
 

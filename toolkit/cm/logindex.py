@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import IO, Any, TypeVar
 
 from toolkit.cm import lifecycle, runptr
+from toolkit.core.errors import ToolkitError
 from toolkit.core.identifiers import CM_RUN_ID
 
 INDEX_VERSION = 1
@@ -73,8 +74,11 @@ T = TypeVar("T")
 CallRows = tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None]
 
 
-class _Rebuild(Exception):
-    """The index does not match the log: delete it and build it again."""
+class _Rebuild(ToolkitError):
+    """The index does not match the log: delete it and build it again (never leaves this module)."""
+
+    def __init__(self) -> None:
+        super().__init__("CM_INDEX_STALE", "the log index does not match the log")
 
 
 def index_path(log: Path) -> Path:
@@ -124,8 +128,10 @@ def _ask(log: Path, question: Callable[[_Index], T | None], empty: T) -> T | Non
                 index = _Index(db, handle)
                 db.execute("COMMIT")  # the rows read so far stay indexed, whatever the answer
                 return question(index)
-            except (_Rebuild, sqlite3.Error):
-                continue  # built again from the start (``fresh``), once
+            except lifecycle.LifecycleError:
+                raise  # the answer: the run's history cannot be replayed
+            except (_Rebuild, sqlite3.Error, ValueError, TypeError, KeyError):
+                continue  # not the index of this log (or not ours): built again from the start, once
             finally:
                 db.close()
     return None

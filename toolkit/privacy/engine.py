@@ -15,6 +15,7 @@ import bisect
 import re
 from collections.abc import Iterable, Iterator
 
+from toolkit.privacy.configs import CONFIG_RULES
 from toolkit.privacy.identity import IDENTITY_RULES
 from toolkit.privacy.keys import KEY_RULES, key_findings
 from toolkit.privacy.rules import LineRule, Rule, ScanText, lazy
@@ -27,7 +28,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing stays out of the hook's cold start
     from typing import Any
 
-RULES: tuple[Rule, ...] = SECRET_RULES + IDENTITY_RULES + TRANSCRIPT_RULES + STRICT_RULES
+RULES: tuple[Rule, ...] = SECRET_RULES + CONFIG_RULES + IDENTITY_RULES + TRANSCRIPT_RULES + STRICT_RULES
 LINE_RULES: tuple[LineRule, ...] = TRANSCRIPT_LINE_RULES
 _PRIORITY: dict[str, int] = {}
 _ALL_RULES: tuple[Rule | LineRule, ...] = (*RULES, *LINE_RULES)
