@@ -336,11 +336,11 @@ K8S_BASE = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: app-secrets\n  name
 
 
 def _interleave(base: list[str], parts: list[list[str]], rng: random.Random) -> list[str]:
-    out = list(base)
+    """``base`` with each part inserted whole at a random place (never inside another part)."""
+    blocks = [[line] for line in base]
     for part in parts:
-        at = rng.randint(0, len(out))
-        out[at:at] = part
-    return out
+        blocks.insert(rng.randint(0, len(blocks)), part)
+    return [line for block in blocks for line in block]
 
 
 def new_file(context: str, plants: list[Plant], rng: random.Random, readme: str) -> str:

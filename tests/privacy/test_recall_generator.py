@@ -257,6 +257,11 @@ def test_plants_keep_syntax_and_sit_on_their_lines(repos: dict[str, Path], tmp_p
         first, last = rp.needles(plant.fake)
         assert any(first in line or json.dumps(first)[1:-1] in line for line in span), plant.path
         assert any(last in line or json.dumps(last)[1:-1] in line for line in span), plant.path
+        if plant.fake.kind == "pem" and plant.first < plant.last:  # a block stays whole, nothing inside
+            body = plant.fake.text.splitlines()[1:-1]
+            assert any(
+                body == [line.strip() for line in span[i : i + len(body)]] for i in range(len(span))
+            ), plant.path
         own = {(plant.path, n) for n in range(plant.first, plant.last + 1)}
         assert not own & taken, f"two plants share a line of {plant.path}"
         taken |= own
@@ -264,6 +269,28 @@ def test_plants_keep_syntax_and_sit_on_their_lines(repos: dict[str, Path], tmp_p
     assert not [p for p in plants if not p.lookalike and rp.needles(p.fake)[0] in clean]
     for rel, text in FILES.items():  # the clean copy is the repository's file, byte for byte
         assert (tmp_path / "clean" / "alpha" / rel).read_text(encoding="utf-8") == text
+
+
+@pytest.mark.parametrize("context", ["env", "netrc"])
+def test_a_multi_line_plant_stays_whole_among_others(context: str) -> None:
+    rng = random.Random(3)
+    for seed in range(20):
+        if context == "env":
+            block = fk.make("private-key", rng, 0)
+            others = [fk.make("github-token", rng) for _ in range(10)]
+        else:  # netrc index 0: the three-line form (machine, login, password)
+            block = fk.make("netrc", rng, 0)
+            others = [fk.make("netrc", rng, 1) for _ in range(6)]
+        plants = [rp.Plant(f, context, f"r/{context}") for f in (block, *others)]
+        rp.name_keys(plants)
+        lines = rp.new_file(context, plants, random.Random(seed), "").splitlines()
+        if context == "env":
+            want = block.text.splitlines()
+        else:
+            want = [f"machine {block.meta['host']}", f"  login {block.meta['login']}", block.text]
+        end = next(i for i, line in enumerate(lines) if want[-1] in line)
+        got = lines[end + 1 - len(want) : end + 1]
+        assert [w in line for w, line in zip(want, got, strict=True)] == [True] * len(want), seed
 
 
 def test_the_same_seed_plants_the_same_tree(repos: dict[str, Path], tmp_path: Path) -> None:
