@@ -167,6 +167,61 @@ def test_the_cached_path_imports_no_reader(git_repo: GitRepo, session: Path) -> 
     assert proc.stdout.decode().splitlines()[1] == "['msgspec', 'toolkit.usage.claude', 'toolkit.usage.cost']"
 
 
+def user_line(text: str) -> str:
+    return json.dumps(
+        {
+            "type": "user",
+            "sessionId": "s-1111",
+            "cwd": f"/home/dev/{CANARY}",
+            "version": "2.1.0",
+            "timestamp": "2026-01-06T06:00:00.000Z",
+            "message": {"role": "user", "content": text},
+        },
+        separators=(",", ":"),
+    )
+
+
+def test_a_tail_without_model_calls_keeps_the_line_without_the_reader(
+    git_repo: GitRepo, session: Path
+) -> None:
+    """Prompts and tool results appended: the counts cannot have changed, and the line is kept
+    with the standard library alone (no msgspec import). The reader reads that gap later, with the
+    next model call; a tail that names "usage" anywhere, or a changed start, goes to the reader."""
+    given = status_input(session, git_repo.path)
+    assert cli("statusline", stdin=given).stdout == HAND_LINE + "\n"
+    probe = (
+        "import sys; from toolkit.agents import statusline as s; "
+        "print(s.status_line(sys.stdin.buffer.read())); print('msgspec' in sys.modules)"
+    )
+
+    def run() -> list[str]:
+        proc = subprocess.run(
+            [sys.executable, "-c", probe], input=given, capture_output=True, timeout=60, check=True
+        )
+        return proc.stdout.decode().splitlines()
+
+    with session.open("a") as log:
+        log.write(user_line("a prompt " + CANARY) + "\n" + user_line("a tool result") + "\n")
+    assert run() == [HAND_LINE, "False"]
+    assert run() == [HAND_LINE, "False"]  # and now served as unchanged
+    with session.open("a") as log:
+        log.write(user_line('the word usage, quoted: "usage"') + "\n")  # escaped inside a string
+    assert run() == [HAND_LINE, "False"]
+    with session.open("a") as log:
+        log.write(user_line("usage") + "\n")  # a string "usage" looks like the key: the reader decides
+    assert run() == [HAND_LINE, "True"]
+    with session.open("a") as log:
+        log.write(assistant_line("msg_E", _usage(1, 0, 100, 9)) + "\n")
+    out = run()
+    assert out[0].startswith("workgroup: 40.4k tok verified · 5 calls") and out[0] == fresh_counts(session)
+    # the start rewritten (same length) and a prompt appended: not trusted, read again
+    text = session.read_text()
+    session.write_text(
+        text.replace('"uuid":"u1"', '"uuid":"u8"').replace("msg_E", "msg_Q") + user_line("p") + "\n"
+    )
+    assert run() == [fresh_counts(session), "True"]
+
+
 def test_an_appended_tail_is_read_from_the_cached_offset(git_repo: GitRepo, session: Path) -> None:
     """The state's calls are kept and only the tail is parsed: a call planted in the cached state
     (never in the file) is still counted after the file grew; a rewrite before the offset is noticed."""
@@ -241,6 +296,26 @@ def test_a_truncated_transcript_is_read_again(git_repo: GitRepo, session: Path) 
     session.write_text("".join(lines[:3]))  # only msg_A remains in the main file
     out = cli("statusline", stdin=given).stdout
     assert "2 calls" in out and out == fresh_counts(session) + "\n"
+
+
+def test_old_caches_are_pruned_to_the_last_written(git_repo: GitRepo, session: Path) -> None:
+    """The caches of the KEEP_CACHES transcripts written last stay; older ones (both files) go."""
+    folder = Path(git_repo.path, ".git", "workgroup", "statusline")
+    folder.mkdir(parents=True)
+    keep = statusline.KEEP_CACHES
+    for number in range(keep + 5):
+        for suffix in (".state", ".line"):
+            stale = folder / f"old{number:03d}{suffix}"
+            stale.write_text("{}")
+            os.utime(stale, (1_000_000 + number, 1_000_000 + number))
+    assert cli("statusline", stdin=status_input(session, git_repo.path)).stdout == HAND_LINE + "\n"
+    states = sorted(p.name for p in folder.glob("*.state"))
+    key = statusline.cache_key(str(session))
+    # pruned before the new state was written: the newest KEEP_CACHES old ones and the new one
+    assert states == sorted([f"old{n:03d}.state" for n in range(5, keep + 5)] + [f"{key}.state"])
+    assert sorted(p.name for p in folder.glob("*.line")) == sorted(
+        [f"old{n:03d}.line" for n in range(5, keep + 5)] + [f"{key}.line"]
+    )
 
 
 def test_a_corrupt_cache_is_ignored(git_repo: GitRepo, session: Path) -> None:

@@ -17,8 +17,9 @@ changes less):
 * ``session start``: ``agent-hook session-start`` (source ``startup``), ``stop``: ``agent-hook stop``
   (``stop_hook_active`` false, the transcript above) (targets p95 <= 500 ms);
 * ``statusline``: ``workgroup statusline`` on the same transcript: ``cached`` (nothing changed since
-  the last refresh), ``refresh`` (one turn appended before each run: the appended tail is read)
-  and ``cold`` (``--no-cache``: the whole transcript read) (target p95 <= 50 ms);
+  the last refresh), ``refresh`` (one turn appended before each run: the appended tail is read),
+  ``refresh, no call`` (a tool result appended: no model call, the line is kept) and ``cold``
+  (``--no-cache``: the whole transcript read) (target p95 <= 50 ms);
 * ``baseline``: ``workgroup --version`` (the interpreter's and the console script's own start-up).
 
 Exit status 1 when a hook answered an unexpected exit code (a gate that denies an ordinary write,
@@ -222,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
             ("stop", [*hook, "stop", "--agent", "claude"], stop, {0}, 500, max(5, args.repeat // 3)),
             ("statusline: cached", [workgroup, "statusline"], status, {0}, 50, args.repeat),
             ("statusline: refresh (tail)", [workgroup, "statusline"], status, {0}, 50, args.repeat),
+            ("statusline: refresh, no call", [workgroup, "statusline"], status, {0}, 50, args.repeat),
             (
                 "statusline: cold (--no-cache)",
                 [workgroup, "statusline", "--no-cache"],
@@ -245,7 +247,9 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(runs):
                 if name.startswith("statusline: refresh"):
                     with transcript.open("a") as log:
-                        log.write(turn(appended, str(repo)))
+                        whole = turn(appended, str(repo))
+                        # "no call": the tool result alone (the first of the turn's two lines)
+                        log.write(whole if name.endswith("(tail)") else whole.split("\n", 1)[0] + "\n")
                     appended += 1
                 ms, cpu, code, out = timed(command, stdin, repo, env)
                 times.append(ms)

@@ -11,8 +11,10 @@ all prompt tokens) and the list-price estimate when every model is priced
 It runs often and the agent waits for it, so the work is cached per transcript under the git
 common dir (``workgroup/statusline/``, never committed):
 
-* ``<key>.line``: the line and the (inode, size, mtime) of every file it was computed from.
-  When nothing changed, that line is printed with the standard library alone.
+* ``<key>.line``: the line, the (inode, size, mtime) of every file it was computed from, and per
+  file the inode, offset and mark the counts were read up to. When nothing changed, that line is
+  printed with the standard library alone; likewise when what was appended holds no complete line
+  naming ``"usage"`` (prompts and tool results: no model call, so no count can have changed).
 * ``<key>.state``: per file, the calls read so far, the byte offset read up to and a fingerprint
   of the file's first bytes and of the bytes just before the offset. A file that grew is read
   from that offset only (a refresh reads the appended tail); one that shrank, was replaced (another
@@ -43,6 +45,7 @@ MAX_SUBAGENT_FILES = 512
 CHUNK = 16 * 1_048_576  # bytes decoded at once (a long transcript is read in pieces)
 MARK = 256  # bytes at the start and just before the offset whose digest says the read part is unchanged
 KEEP_CACHES = 64  # transcripts whose cache is kept (the least recently written go first)
+TAIL_SCAN = 4 * 1_048_576  # appended bytes looked through for a model call without the reader
 UNAVAILABLE = "workgroup: usage unavailable"
 NO_TRANSCRIPT = "workgroup: no transcript yet"
 NO_CALLS = "workgroup: no model calls yet"
@@ -184,18 +187,66 @@ def _write_atomic(path: str, data: bytes) -> None:
         raise
 
 
-def _cached_line(folder: str, key: str, signature: list[list[Any]]) -> str | None:
-    raw = _read_small(os.path.join(folder, key + ".line"), 65536)
+def _line_doc(folder: str, key: str) -> dict[str, Any] | None:
+    """The ``.line`` cache: ``line``, ``sig`` (the files it was computed from) and ``at`` (per file,
+    the inode, offset and mark the counts were read up to)."""
+    raw = _read_small(os.path.join(folder, key + ".line"), 1_048_576)
     if raw is None:
         return None
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):
         return None
-    if not isinstance(data, dict) or data.get("v") != CACHE_VERSION or data.get("sig") != signature:
+    if not isinstance(data, dict) or data.get("v") != CACHE_VERSION or not isinstance(data.get("line"), str):
         return None
-    line = data.get("line")
-    return line if isinstance(line, str) else None
+    return data
+
+
+def _nothing_counted_since(
+    doc: dict[str, Any], files: list[tuple[str, str]], signature: list[list[Any]]
+) -> bool:
+    """Whether what was appended since the cached line holds no model call: no complete new line of
+    any file names ``"usage"`` (tool results and prompts only), no file is new and none went away.
+    Then the counts are the cached ones, known with the standard library alone."""
+    at = doc.get("at")
+    old = doc.get("sig")
+    if not isinstance(at, dict) or not isinstance(old, list):
+        return False
+    if {entry[0] for entry in signature} != {e[0] for e in old if isinstance(e, list) and e}:
+        return False  # a subagent log appeared or went away
+    paths = dict(files)
+    for name, ino, size, _mtime in signature:
+        mark = at.get(name)
+        if not (isinstance(mark, list) and len(mark) == 3 and mark[0] == ino and isinstance(mark[1], int)):
+            return False
+        if not (mark[1] <= size and size - mark[1] <= TAIL_SCAN) or not _tail_without_calls(
+            paths[name], mark
+        ):
+            return False
+    return True
+
+
+def _tail_without_calls(path: str, mark: list[Any]) -> bool:
+    import stat
+
+    _ino, offset, digest = mark
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_ino != mark[0] or st.st_size < offset:
+            return False
+        if offset and _mark(fd, offset) != digest:
+            return False
+        tail = os.pread(fd, min(st.st_size - offset, TAIL_SCAN), offset)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    # the torn last line waits, as the reader leaves it; a complete one naming "usage" is read
+    return b'"usage"' not in tail[: tail.rfind(b"\n") + 1]
 
 
 # --- counting ----------------------------------------------------------------------------------
@@ -389,8 +440,11 @@ def _mark(fd: int, offset: int) -> str:
     return blake2b(head + b"\x00" + os.pread(fd, offset - start, start), digest_size=16).hexdigest()
 
 
-def compute(transcript: str, files: list[tuple[str, str]], folder: str | None, key: str) -> str:
-    """The line, reading only what the cache does not hold (and storing what was read)."""
+def compute(
+    transcript: str, files: list[tuple[str, str]], folder: str | None, key: str
+) -> tuple[str, dict[str, list[Any]]]:
+    """(the line, per file the inode, offset and mark read up to), reading only what the cache
+    does not hold (and storing what was read)."""
     from toolkit.usage.dedup import Seen, dedup_session
     from toolkit.usage.model import FileLog
 
@@ -404,12 +458,13 @@ def compute(transcript: str, files: list[tuple[str, str]], folder: str | None, k
         if state is not None:
             states[name] = state
     if "" not in states:
-        return NO_TRANSCRIPT
+        return NO_TRANSCRIPT, {}
     if folder is not None and state_path is not None:
         _store(folder, state_path, encode_state(states), prune=True)
     logs = [FileLog("claude", name, "", "", items=list(s.calls)) for name, s in states.items()]
     dedup_session(logs, Seen(), {})
-    return render(count([c for log in logs for c in log.items]))  # type: ignore[misc]
+    at = {name: [state.ino, state.offset, state.mark] for name, state in states.items()}
+    return render(count([c for log in logs for c in log.items])), at  # type: ignore[misc]
 
 
 def _store(folder: str, path: str, data: bytes, *, prune: bool = False) -> None:
@@ -450,13 +505,15 @@ def status_line(raw: bytes, *, use_cache: bool = True) -> str:
         return NO_TRANSCRIPT
     folder = cache_dir(given.start) if use_cache else None
     key = cache_key(given.transcript)
-    if folder is not None:
-        line = _cached_line(folder, key, signature)
-        if line is not None:
-            return line
-    line = compute(given.transcript, files, folder, key)
+    doc = _line_doc(folder, key) if folder is not None else None
+    if doc is not None and doc.get("sig") == signature:
+        return str(doc["line"])
+    if doc is not None and _nothing_counted_since(doc, files, signature):
+        line, at = str(doc["line"]), doc["at"]
+    else:
+        line, at = compute(given.transcript, files, folder, key)
     if folder is not None and line != NO_TRANSCRIPT:
-        payload = json.dumps({"v": CACHE_VERSION, "sig": signature, "line": line}).encode()
+        payload = json.dumps({"v": CACHE_VERSION, "sig": signature, "line": line, "at": at}).encode()
         _store(folder, os.path.join(folder, key + ".line"), payload)
     return line
 
