@@ -1132,6 +1132,8 @@ LOOKALIKES = (
     "cli-without-secret",
     "header-variable",
     "conn-without-password",
+    "cli-format-placeholder",
+    "secret-path",
 )
 
 
@@ -1209,6 +1211,27 @@ def lookalike(cls: str, rng: random.Random, index: int) -> Fake:
             (f"Bearer ${{{name}}}", f"Bearer $({svc.lower()}-cli auth print-token)", f"Basic ${name}")
         )
         return Fake(cls, "header", text, text.split(" ", 1)[1], "Authorization")
+    if cls == "cli-format-placeholder":  # a template in code: the values are filled in at run time
+        hosts = (
+            f"db-{index}.internal",
+            f"api-{index}.corp.lan",
+            f"registry-{index}.corp.lan",
+            f"pg-{index}.internal",
+        )
+        templates = (
+            f"mysql --user={{user}} --password={{password}} --host={hosts[0]} app",
+            f"curl -u {{user}}:{{password}} https://{hosts[1]}/upload",
+            f"docker login --username {{user}} --password '{{password}}' {hosts[2]}",
+            f'psql "host={hosts[3]} user={{user}} password={{password}} dbname=app"',
+        )
+        return Fake(cls, "line", templates[index % len(templates)], hosts[index % len(templates)])
+    if cls == "secret-path":
+        text = rng.choice(
+            (f"deploy/k8s/secret-{index}.yaml", f"/run/secrets/app{index}", f"/etc/app/passwd-{index}")
+        )
+        return Fake(
+            cls, "value", text, text, rng.choice(("secret_file", "PASSWORD_FILE", "kubernetes_secret"))
+        )
     host = rng.choice(HOSTS)
     text = rng.choice(
         (

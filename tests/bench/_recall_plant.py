@@ -58,7 +58,7 @@ class Plant:
 
 
 def contexts_of(family: str) -> tuple[str, ...]:
-    if family in ("cli-without-secret", "header-variable"):
+    if family in ("cli-without-secret", "header-variable", "cli-format-placeholder"):
         return LINE_CONTEXTS
     if family in fk.FILE_FAMILIES:
         return ()

@@ -195,7 +195,7 @@ def test_credential_files_encode_what_they_claim(fakes: list[fk.Fake]) -> None:
 
 def test_look_alikes_are_what_they_claim() -> None:
     rng = random.Random(27)
-    made = {cls: [fk.lookalike(cls, rng, i) for i in range(8)] for cls in fk.LOOKALIKES}
+    made = {cls: [fk.lookalike(cls, rng, 8 * k + i) for i in range(8)] for k, cls in enumerate(fk.LOOKALIKES)}
     assert not any(checksum_ok(f.text) for f in made["bad-checksum-token"])
     assert all(re.fullmatch(fk.FORMATS["github-token"], f.text) for f in made["bad-checksum-token"])
     assert all(f.text.endswith("EXAMPLE") and len(f.text) == 20 for f in made["aws-example-key"])
