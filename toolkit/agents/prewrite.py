@@ -52,12 +52,17 @@ class Destination:
     """Where one write lands: ``shown`` (the path as reported), ``rel`` (repository-relative, or
     None outside the repository), ``absolute``."""
 
-    __slots__ = ("absolute", "rel", "shown")
+    __slots__ = ("absolute", "rel")
 
     def __init__(self, absolute: str, rel: str | None) -> None:
         self.absolute = absolute
         self.rel = rel
-        self.shown = safe_path(rel if rel is not None else absolute)
+
+    @property
+    def shown(self) -> str:
+        """The path as an answer names it (checked only when a reason needs it: the allow path
+        pays for no second scan)."""
+        return safe_path(self.rel if self.rel is not None else self.absolute)
 
 
 class Refusal(Refused):
@@ -152,7 +157,11 @@ def safe_path(path: str) -> str:
     from toolkit.core.display import shown
     from toolkit.privacy import Context, scan_text
 
-    if scan_text(path, Context.GENERIC):
+    # the path whole, each of its names, and each name without its extension: an address or a token
+    # used as a file name (``notes/jane@corp.io.md``) is found on a line of its own
+    names = [name for name in path.replace("\\", "/").split("/") if name]
+    stems = [name.rsplit(".", 1)[0] for name in names if "." in name]
+    if scan_text("\n".join([path, *names, *stems]), Context.GENERIC):
         return "the destination (its path holds private content, so it is not repeated)"
     return shown(path)
 
@@ -168,9 +177,11 @@ def privacy_reasons(intent: WriteIntent, where: Destination, root: str | None) -
         if findings:
             findings = _allowlisted(findings, root)
     else:
-        findings = scan_loaded(text, where.shown, where.shown, context_for(where.shown))
-    part = f" ({intent.part})" if intent.part else ""
-    return [finding_reason(where.shown + part, item) for item in findings]
+        findings = scan_loaded(text, where.absolute, where.absolute, context_for(where.absolute))
+    if not findings:
+        return []
+    shown = where.shown + (f" ({intent.part})" if intent.part else "")
+    return [finding_reason(shown, item) for item in findings]
 
 
 def finding_reason(shown: str, item: FileFinding) -> str:
@@ -219,22 +230,28 @@ def _allowlisted(findings: list[FileFinding], root: str) -> list[FileFinding]:
 
 def ownership_holder(root: str, rel: str, lineage: str | None) -> str | None:
     """The reason ``rel`` may not be written by this session (another live lease covers it), or None."""
+    from toolkit.infra.localstate import find_git
+
+    location = find_git(root)
+    if location is None or not os.path.lexists(location.owners_registry):
+        return None  # no registry, no lease: the router (and its imports) is not needed
     from toolkit.runtime.adapter import RuntimeContext
     from toolkit.runtime.codes import RuntimeOpError
     from toolkit.runtime.router import op_route
 
-    shown = safe_path(rel)
     request: dict[str, object] = {"is_writer": True, "owned_files": [rel]}
     if lineage:
         request["lineage_id"] = lineage
     try:
         decision = op_route({"input": request}, RuntimeContext(cwd=root))
     except RuntimeOpError as exc:
+        shown = safe_path(rel)
         if exc.code == "INVALID_OWNERSHIP_PATH":
             return f"{shown}: the path cannot be checked against the writer registry ({exc.code}); name a plain repository path"
         return f"{shown}: the writer registry could not be read ({exc.code}); the write waits until `workgroup owners list` works"
     if "WRITER_OWNERSHIP_CONFLICT" not in decision.get("reason_codes", ()):
         return None
+    shown = safe_path(rel)
     who = _holder_of(root, rel, lineage)
     held = f"the lease of writer {who}" if who else "another active writer's lease"
     return (
