@@ -3,6 +3,8 @@ are read, one walk per folder. Each way must give what one process reading in pl
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 from pathlib import Path
@@ -315,3 +317,30 @@ def test_a_report_loads_no_module_it_does_not_use(tmp_path: Path) -> None:
     assert "toolkit.usage.fold" in loaded and json.loads(proc.stdout)["totals"]["calls"] > 0
     unused = {"shutil", "dataclasses", "toolkit.usage.html", "toolkit.usage.cost", "toolkit.usage.events"}
     assert loaded & unused == set()
+
+
+def test_the_walk_runs_with_the_cyclic_collector_paused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from toolkit.usage import cli as usage_cli
+    from toolkit.usage import sources
+
+    env = build(tmp_path / "logs")
+    states: list[bool] = []
+    real = sources.discover
+
+    def watched(source: str, environ: object) -> list[LogFile]:
+        states.append(gc.isenabled())
+        return real(source, environ)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sources, "discover", watched)
+    assert gc.isenabled()
+    for run in (
+        lambda: usage_cli.report_command(env, timezone="UTC", jobs=1),
+        lambda: usage_cli.session_command(env, "s-aaaa", timezone="UTC", jobs=1),
+    ):
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            assert run() == 0
+    assert states == [False, False] and gc.isenabled()  # paused for the walk, on again after

@@ -72,7 +72,16 @@ def report_command(
     html: Path | None = None,
     jobs: int = 0,
 ) -> int:
-    from toolkit.usage.fold import By, Ledger, LocalDays, fold_logs, parse_day, resolve_tz, selector
+    from toolkit.usage.fold import (
+        By,
+        Ledger,
+        LocalDays,
+        fold_logs,
+        no_cyclic_gc,
+        parse_day,
+        resolve_tz,
+        selector,
+    )
     from toolkit.usage.sources import discover
 
     zone = resolve_tz(timezone)
@@ -84,13 +93,15 @@ def report_command(
     keep = selector(days, first, last, hashed_project)
     outputs = _Outputs(By(by), days, keep, cost or prices is not None, prices, emit_events, html)
     ledger = Ledger()
-    # each session's calls are folded and dropped before the next is read (here or in workers)
-    logs = discover(source, environ)
-    if not logs:  # all-zero totals are no finding: say where no log was found
-        from toolkit.usage.sources import looked_in
+    # each session's calls are folded and dropped before the next is read (here or in workers);
+    # the walk's records, like the calls, hold no cycle for the collector to look for
+    with no_cyclic_gc():
+        logs = discover(source, environ)
+        if not logs:  # all-zero totals are no finding: say where no log was found
+            from toolkit.usage.sources import looked_in
 
-        _say("usage: no agent log found; looked in " + "; ".join(looked_in(source, environ)))
-    fold = fold_logs(logs, ledger, outputs.fold, _jobs(jobs))
+            _say("usage: no agent log found; looked in " + "; ".join(looked_in(source, environ)))
+        fold = fold_logs(logs, ledger, outputs.fold, _jobs(jobs))
     data = fold.data(ledger, timezone or "local")
     outputs.page_context = dict(
         zone=zone, timezone=timezone, source=source, since=first, until=last, project=hashed_project
@@ -200,7 +211,7 @@ def session_command(
     as_json: bool = False,
     jobs: int = 0,
 ) -> int:
-    from toolkit.usage.fold import Collect, Ledger, LocalDays, fold_logs, resolve_tz
+    from toolkit.usage.fold import Collect, Ledger, LocalDays, fold_logs, no_cyclic_gc, resolve_tz
     from toolkit.usage.session import find_session, named, session_table, session_view
     from toolkit.usage.sources import discover
 
@@ -208,12 +219,13 @@ def session_command(
     ledger = Ledger()
     wanted = named(session_id)
     # only the calls of the sessions the id can name are kept
-    fold_logs(
-        discover(source, environ),
-        ledger,
-        lambda led: Collect(led.calls, lambda c: wanted(c.session)),
-        _jobs(jobs),
-    )
+    with no_cyclic_gc():
+        fold_logs(
+            discover(source, environ),
+            ledger,
+            lambda led: Collect(led.calls, lambda c: wanted(c.session)),
+            _jobs(jobs),
+        )
     name = find_session(ledger, session_id)
     view = session_view(ledger, name, LocalDays(zone), zone, workflow)
     if as_json:

@@ -528,7 +528,7 @@ class Collect:
 
 
 @contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
+def no_cyclic_gc() -> Iterator[None]:
     """Many small acyclic records: the cyclic collector would only rescan them."""
     paused = gc.isenabled()
     gc.disable()
@@ -543,7 +543,7 @@ def stream(files: Iterable[LogFile], ledger: Ledger) -> Iterator[list[Call]]:
     """Each session's kept calls as soon as the session is read, in this process; ``ledger`` gets
     the run's counts."""
     seen = Seen()
-    with _no_cyclic_gc():
+    with no_cyclic_gc():
         for unit in plan(files):
             yield _session(unit, _parse_unit(unit), ledger, seen)
 
@@ -563,7 +563,7 @@ def fold_logs(files: Iterable[LogFile], ledger: Ledger, sink_for: Callable[[Ledg
     every = list(files)
     ahead = jobs if jobs != 0 else auto_jobs(every)
     sink = sink_for(ledger)
-    with _no_cyclic_gc():
+    with no_cyclic_gc():
         if ahead <= 1:  # one process
             heads: dict[LogFile, codex.Head] = {}
             _fold_units(plan(every, settle=True, heads=heads), ledger, sink, Seen(), heads)
