@@ -225,3 +225,126 @@ def test_a_codex_session_gates_patches_and_counts_its_rollout(git_repo: GitRepo,
     (event,) = _telemetry(git_repo)
     assert event["provider"] == "codex"
     assert {k: event["billed"][k] for k in CODEX_BILLED} == CODEX_BILLED
+
+
+def test_every_claude_write_tool_and_a_prompt_are_gated(git_repo: GitRepo) -> None:
+    root = git_repo.path
+    git_repo.commit("base", {"src/api.py": "x = 1\n"})
+    token = github_token()
+    line = f'TOKEN = "{token}"'
+    cases = {
+        "Write": ({"file_path": str(root / "src/a.py"), "content": f"x = 1\n{line}\n"}, "src/a.py: line 2"),
+        "Edit": (
+            {"file_path": str(root / "src/api.py"), "old_string": "x", "new_string": line},
+            "src/api.py: line 1",
+        ),
+        "MultiEdit": (
+            {
+                "file_path": str(root / "src/api.py"),
+                "edits": [{"new_string": "y"}, {"new_string": f"\n{line}"}],
+            },
+            "src/api.py (edit 2): line 2",
+        ),
+        "NotebookEdit": ({"notebook_path": str(root / "nb.ipynb"), "new_source": line}, "nb.ipynb: line 1"),
+    }
+    for tool, (tool_input, where) in cases.items():
+        data = payload("claude", "pre-tool-use.write", root)
+        data["tool_name"], data["tool_input"] = tool, tool_input
+        result = hook("pre-tool-use", data, cwd=root)
+        assert result.code == 2, tool
+        assert f"{where} holds a github-token secret" in result.reason, (tool, result.reason)
+        assert token not in result.stdout + result.stderr
+    prompt = payload("claude", "user-prompt-submit", root)
+    prompt["prompt"] = f"deploy with\n{token} please"
+    held = hook("user-prompt-submit", prompt, cwd=root)
+    assert held.code == 0 and held.data is not None and held.data["decision"] == "block"
+    assert "line 2 holds a github-token secret" in held.reason and token not in held.stdout
+
+
+def test_reviewed_false_positives_pass_as_the_commit_hook_would(git_repo: GitRepo) -> None:
+    root = git_repo.path
+    token = github_token()
+    content = f'FIXTURE = "{token}"\n'
+    git_repo.commit("base", {"tests/fixture.py": content})
+    write = _write(root, "tests/fixture.py", content)
+    assert hook("pre-tool-use", write, cwd=root).code == 2
+    # an inline reviewed suppression on the line
+    inline = _write(root, "tests/fixture.py", f'FIXTURE = "{token}"  # workgroup: allow github-token\n')
+    assert hook("pre-tool-use", inline, cwd=root).code == 0
+    # a committed allowlist entry (a fingerprint of rule, path and value): what every clone and CI read
+    allowed = run_workgroup(
+        "privacy",
+        "allow",
+        "tests/fixture.py",
+        "--line",
+        "1",
+        "--rule",
+        "github-token",
+        "--reason",
+        "test fixture",
+        cwd=root,
+    )
+    assert allowed.returncode == 0, allowed.stderr
+    git_repo.commit("allow the fixture")
+    assert hook("pre-tool-use", write, cwd=root).code == 0
+    # the same value anywhere else is still refused
+    assert hook("pre-tool-use", _write(root, "src/live.py", content), cwd=root).code == 2
+
+
+def _append_call(transcript: Path, output: int) -> None:
+    """One more assistant line as Claude Code writes it (compact JSON, one line each)."""
+    usage = {
+        "input_tokens": 7,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 500,
+        "output_tokens": output,
+    }
+    line = {
+        "type": "assistant",
+        "uuid": f"u-new-{output}",
+        "parentUuid": "u-prev",
+        "sessionId": "s-1111",
+        "requestId": "req_NEW",
+        "timestamp": "2026-01-06T03:00:00.000Z",
+        "cwd": "/home/dev/demo",
+        "version": "2.1.0",
+        "isSidechain": False,
+        "message": {"id": "msg_NEW", "model": "claude-sonnet-4-5", "usage": usage},
+    }
+    text = transcript.read_text(encoding="utf-8")
+    ending = "" if text.endswith("\n") else "\n"  # the recording ends in a torn line; the next starts anew
+    with transcript.open("a", encoding="utf-8") as handle:
+        handle.write(ending + json.dumps(line, separators=(",", ":")) + "\n")
+
+
+def test_each_stop_counts_only_what_was_billed_since_the_last(git_repo: GitRepo, tmp_path: Path) -> None:
+    root = git_repo.path
+    git_repo.commit("base", {"src/api.py": "x = 1\n"})
+    transcript = claude_transcript(tmp_path / "claude-home")
+    data = payload("claude", "stop", root, transcript)
+    assert hook("stop", data, cwd=root).code == 0
+    _append_call(transcript, 1)  # a streamed call: its first line carries a partial output count
+    partial = hook("stop", data, cwd=root)
+    assert "1 verified call(s), 508 billed tokens" in partial.message
+    _append_call(transcript, 40)  # the same call's final line: only its growth is new
+    final = hook("stop", data, cwd=root)
+    assert "1 verified call(s), 39 billed tokens" in final.message
+    first, second, third = _telemetry(git_repo)
+    assert [e["billed"]["output_tokens"] for e in (second, third)] == [1, 39]
+    assert [e["billed"]["cache_read_input_tokens"] for e in (second, third)] == [500, 0]
+    # the events add up to the session's verified total: nothing counted twice
+    for key, value in CLAUDE_BILLED.items():
+        if key != "accounting_source":
+            extra = {"uncached_input_tokens": 7, "cache_read_input_tokens": 500, "output_tokens": 40}.get(
+                key, 0
+            )
+            assert sum(e["billed"][key] for e in (first, second, third)) == value + extra, key
+
+
+def test_telemetry_off_records_nothing(git_repo: GitRepo, tmp_path: Path) -> None:
+    root = git_repo.path
+    git_repo.commit("base", {".workgroup/config.yml": "context_efficiency:\n  telemetry: off\n"})
+    transcript = claude_transcript(tmp_path / "claude-home")
+    stop = hook("stop", payload("claude", "stop", root, transcript), cwd=root)
+    assert stop.code == 0 and "telemetry is off: not recorded" in stop.message
+    assert _telemetry(git_repo) == []

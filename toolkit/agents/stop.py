@@ -10,8 +10,10 @@
   only, verified and deduplicated) and one ``knowzcode.efficiency-event/v1`` ``worker_usage``
   event carries what was billed since this session's previous event (``billed``: the provider's
   own counts, ``provider-reported``) apart from the logical measures (``logical``: the largest
-  prompt, compactions). A marker in the local state dir remembers what was already counted, so
-  the events of one session add up to its total. Telemetry ``off`` records nothing.
+  prompt, compactions). A marker in the local state dir remembers, per call (Claude: its message
+  and request ids), the counts already in an event, so a call is never counted twice, a streamed
+  call whose final line came later adds only its growth, and the events of one session add up to
+  its verified total. Telemetry ``off`` records nothing.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ if TYPE_CHECKING:
     from toolkit.usage.model import Call
 
 MARKER_DIR = "agent-sessions"
-_COUNTED = ("calls", "input", "cache_write", "cache_read", "output", "compactions")
 
 
 def stop(hook: HookInput, workflow: str, lang: str) -> Answer:
@@ -130,7 +131,7 @@ def session_calls(agent: str, transcript: str | None) -> list[Call]:
 
 
 def record_usage(root: str, hook: HookInput) -> str:
-    """Append the session's new usage as one event; the line that says what happened."""
+    """Append the session's usage billed since its previous event as one event; the line that says so."""
     calls = session_calls(hook.agent, hook.transcript_path)
     if not calls:
         return "usage: no verified model calls in the session's transcript yet."
@@ -138,10 +139,12 @@ def record_usage(root: str, hook: HookInput) -> str:
     task = state.session_task_id(hook.agent, hook.session_id)
     marker = layout.local / MARKER_DIR / f"{task}.json"
     counted = _read_marker(marker)
-    new = calls[int(counted.get("calls", 0)) :] if counted.get("calls", 0) <= len(calls) else calls
-    if not new:
+    delta = Delta()
+    for call in calls:
+        delta.add(call, counted)
+    if not delta.calls:
         return "usage: nothing new since the last event."
-    event = usage_event(hook.agent, hook.session_id or task, new)
+    event = delta.event(hook.agent, hook.session_id or task)
     mode = telemetry_mode(root)
     if mode != "off":
         from toolkit.infra.store import file_lock
@@ -149,31 +152,65 @@ def record_usage(root: str, hook: HookInput) -> str:
 
         with file_lock(layout.lock("telemetry")):
             append_held(layout.telemetry_log, event)
-    _write_marker(marker, {"calls": len(calls)})
+    _write_marker(marker, counted)
     billed = event["billed"]
-    total = sum(
-        billed[k] or 0
-        for k in (
-            "uncached_input_tokens",
-            "cache_creation_input_tokens",
-            "cache_read_input_tokens",
-            "output_tokens",
-        )
-    )
+    total = sum(billed[k] or 0 for k in _BILLED)
     where = "recorded in the local telemetry log" if mode != "off" else "telemetry is off: not recorded"
-    return f"usage: {len(new)} verified call(s), {total} billed tokens since the last event ({where})."
+    return f"usage: {delta.calls} verified call(s), {total} billed tokens since the last event ({where})."
 
 
-def usage_event(agent: str, session: str, calls: list[Call]) -> dict[str, Any]:
-    """One normalized ``worker_usage`` event of ``calls`` (logical and billed apart)."""
-    from toolkit.runtime.telemetry import normalize_event
-    from toolkit.usage.events import SessionSums, session_event
+_BILLED = ("uncached_input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
 
-    sums = SessionSums()
-    for call in calls:
-        sums.add(call, "")
-    event, _dropped = normalize_event(session_event(agent, session, sums, sums.resume))
-    return event
+
+def call_identity(call: Call) -> str:
+    """One model call across reads of a growing transcript: Claude's message and request ids (a
+    streamed call keeps them while its counts grow), else its thread and time (Codex)."""
+    import hashlib
+
+    raw = call.key if call.key else f"{call.thread}\x1f{call.ts}\x1f{call.model}"
+    return hashlib.sha256(f"{call.session}\x1f{raw}".encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+class Delta:
+    """What was billed since the last event: per call, its counts minus what was counted before
+    (a call seen for the first time counts whole; a streamed call that grew counts its growth)."""
+
+    def __init__(self) -> None:
+        from toolkit.usage.events import SessionSums
+
+        self.sums = SessionSums()
+        self.calls = 0
+
+    def add(self, call: Call, counted: dict[str, list[int]]) -> None:
+        ident = call_identity(call)
+        now = [call.input, call.cache_write, call.cache_read, call.output]
+        before = counted.get(ident)
+        grown = [max(0, a - b) for a, b in zip(now, before or [0, 0, 0, 0], strict=True)]
+        if before is not None and not any(grown):
+            return
+        counted[ident] = [max(a, b) for a, b in zip(now, before or [0, 0, 0, 0], strict=True)]
+        sums = self.sums
+        self.calls += 1
+        sums.calls += 1
+        sums.models[call.model] = sums.models.get(call.model, 0) + sum(grown)
+        sums.first = min(sums.first, call.ts) if sums.first else call.ts
+        sums.last = max(sums.last, call.ts)
+        sums.largest_prompt = max(sums.largest_prompt, call.prompt)
+        if before is None:
+            sums.compactions += call.compactions + call.compactions_after
+            sums.resume = sums.resume or call.resume
+        sums.input += grown[0]
+        sums.cache_write += grown[1]
+        sums.cache_read += grown[2]
+        sums.output += grown[3]
+
+    def event(self, agent: str, session: str) -> dict[str, Any]:
+        """The normalized ``worker_usage`` event (logical and billed apart)."""
+        from toolkit.runtime.telemetry import normalize_event
+        from toolkit.usage.events import session_event
+
+        event, _dropped = normalize_event(session_event(agent, session, self.sums, self.sums.resume))
+        return event
 
 
 def telemetry_mode(root: str) -> str:
@@ -187,23 +224,32 @@ def telemetry_mode(root: str) -> str:
     return str(load_config(Path(root))["context_efficiency"]["telemetry"])
 
 
-def _read_marker(path: Path) -> dict[str, int]:
+MAX_MARKER_BYTES = 8 * 1024 * 1024
+
+
+def _read_marker(path: Path) -> dict[str, list[int]]:
+    """The counts already in an event, per call identity ({} when absent or not ours)."""
     from toolkit.infra.boundedio import FileRefused, read_regular
 
     try:
         raw = read_regular(
-            path, limit=4096, what="the session marker", follow_symlinks=False, missing_ok=True
+            path, limit=MAX_MARKER_BYTES, what="the session marker", follow_symlinks=False, missing_ok=True
         )
         data = json.loads(raw) if raw else {}
-    except (FileRefused, OSError, ValueError):
+    except (FileRefused, OSError, ValueError, RecursionError):
         return {}
-    if not isinstance(data, dict) or not all(isinstance(data.get(k, 0), int) for k in _COUNTED):
+    counted = data.get("counted") if isinstance(data, dict) else None
+    if not isinstance(counted, dict):
         return {}
-    return {k: int(v) for k, v in data.items() if k in _COUNTED}
+    return {
+        key: value
+        for key, value in counted.items()
+        if isinstance(value, list) and len(value) == 4 and all(type(n) is int and n >= 0 for n in value)
+    }
 
 
-def _write_marker(path: Path, data: dict[str, int]) -> None:
+def _write_marker(path: Path, counted: dict[str, list[int]]) -> None:
     from toolkit.infra.store import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, json.dumps(data) + "\n")
+    atomic_write(path, json.dumps({"counted": counted}, separators=(",", ":")) + "\n")
