@@ -237,6 +237,8 @@ def test_a_last_time_from_the_bytes_read_is_the_one_read_from_the_end(
         data = b"\n".join(lines) + end
         path.write_bytes(data)
         assert claude.last_stamp_in(data) == claude.last_stamp(path)
+        # the first time read with the size the walk found, as with the size asked of the file
+        assert claude.first_stamp(path, len(data)) == claude.first_stamp(path)
 
 
 def test_the_walk_lists_what_os_walk_lists_in_its_order(tmp_path: Path) -> None:

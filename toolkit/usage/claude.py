@@ -420,15 +420,16 @@ def _last_stamp(data: bytes, whole: bool) -> str | None:
     return None
 
 
-def first_stamp(path: Path) -> str | None:
+def first_stamp(path: Path, size: int | None = None) -> str | None:
     """The time of a log's first timestamped line (a top-level ``timestamp``), read from its start
-    only; None when there is none there or the file cannot be read."""
+    only (``size``: the file's size as the walk found it, else asked of the file); None when there
+    is none there or the file cannot be read."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
         return None
     try:
-        return _first_stamp(fd, os.fstat(fd).st_size)
+        return _first_stamp(fd, os.fstat(fd).st_size if size is None else size)
     except OSError:
         return None
     finally:

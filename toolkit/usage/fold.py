@@ -112,7 +112,7 @@ def _by_age(units: list[Unit], known: Known, settle: bool = False) -> None:
 
     def first_of(log: LogFile) -> str:
         found = read.get(log)
-        return (found[0] if found is not None else claude.first_stamp(log.path)) or _iso(log.mtime)
+        return (found[0] if found is not None else claude.first_stamp(log.path, log.size)) or _iso(log.mtime)
 
     def last_of(log: LogFile) -> str:
         found = read.get(log)
@@ -228,17 +228,25 @@ def _codex_units(
     The heads read here go to ``keep`` (see ``_head_of``)."""
     ordered = sorted(files, key=lambda f: (f.archived, str(f.path)))
     read = (known or Known()).heads
-    heads = {log: read.get(log) or _id_and_parent(_head_of(log, keep)) for log in ordered}
-    ids = {log: heads[log][0] or log.path.stem for log in ordered}
-    live = {ids[f] for f in ordered if not f.archived}
-    ordered = [f for f in ordered if not (f.archived and ids[f] in live)]
+    # per file, by its place in ``ordered`` (lists, not dicts keyed by the file: no hashing)
+    heads = [(read.get(log) if read else None) or _id_and_parent(_head_of(log, keep)) for log in ordered]
+    ids = [head[0] or log.path.stem for head, log in zip(heads, ordered, strict=True)]
+    live = {sid for sid, log in zip(ids, ordered, strict=True) if not log.archived}
     by_id: dict[str, list[LogFile]] = {}
-    for log in ordered:
-        by_id.setdefault(ids[log], []).append(log)
+    first_head: dict[str, tuple[str | None, str | None]] = {}
+    for sid, head, log in zip(ids, heads, ordered, strict=True):
+        if log.archived and sid in live:
+            continue  # an archived copy of a live session
+        found = by_id.get(sid)
+        if found is None:
+            by_id[sid] = [log]
+            first_head[sid] = head
+        else:
+            found.append(log)
     kids: dict[str, list[str]] = {}
     parent_of: dict[str, str] = {}
-    for sid, logs in by_id.items():
-        parent = heads[logs[0]][1]
+    for sid in by_id:
+        parent = first_head[sid][1]
         if parent and parent != sid and parent in by_id:
             parent_of[sid] = parent
             kids.setdefault(parent, []).append(sid)
