@@ -173,6 +173,28 @@ def test_a_hook_the_user_retuned_is_kept_as_written(git_repo: GitRepo) -> None:
     assert "statusLine: yours is kept" in err
 
 
+def test_our_hooks_in_the_local_settings_are_pointed_out(git_repo: GitRepo) -> None:
+    """Claude Code runs the hooks of settings.local.json too: the same hook there would run twice."""
+    local = git_repo.path / ".claude" / "settings.local.json"
+    local.parent.mkdir()
+    local.write_text(
+        json.dumps(
+            {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "workgroup agent-hook stop"}]}]}}
+        )
+    )
+    code, out, err = cli("init", "--agent", "claude", "--json")
+    assert code == 0, err
+    assert ".claude/settings.local.json also runs our hook for Stop: Claude Code runs both" in err
+    assert json.loads(out)["also_in_local_settings"] == ["Stop"]
+    assert (
+        json.loads(local.read_text())["hooks"]["Stop"][0]["hooks"][0]["command"]
+        == "workgroup agent-hook stop"
+    )
+    local.write_text("{not json")  # a local file init cannot read is Claude Code's business: no note
+    code, _, err = cli("init", "--agent", "claude")
+    assert code == 0 and "settings.local.json" not in err
+
+
 def test_another_event_name_is_not_taken_for_ours(git_repo: GitRepo) -> None:
     """`workgroup agent-hook stop` does not count as our SessionEnd (or a `stop-x` hook as Stop)."""
     path = git_repo.path / ".claude" / "settings.json"

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolkit.core.errors import InvalidInput, Refused
+from toolkit.core.errors import InvalidInput, Refused, ToolkitError
 from toolkit.core.strictjson import json_error_at, loads_strict
 from toolkit.infra import confined
 from toolkit.infra.boundedio import NOT_UTF8, FileRefused
@@ -35,6 +35,7 @@ FILES = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json"}
 # seconds; the agents' default is 60 and every handler of an event waits for the slowest one
 TIMEOUT = 10
 STATUS_LINE = "workgroup statusline"
+LOCAL_FILE = ".claude/settings.local.json"  # Claude Code's own per-user project file, merged over ours
 _MAX_FILE = 1_048_576
 # a settings event, its matcher (None: the event takes none, or every source) and our hook's event
 _CLAUDE: tuple[tuple[str, str | None, str], ...] = (
@@ -87,6 +88,9 @@ class AgentMerge:
     added: list[dict[str, Any]] = field(default_factory=list)
     present: list[str] = field(default_factory=list)
     status_line: str = ""  # claude: "added" | "present" | "kept yours" ; codex: ""
+    local_too: list[str] = field(
+        default_factory=list
+    )  # claude: events settings.local.json also runs ours for
 
     def messages(self, dry_run: bool = False) -> list[str]:
         verb = "would be " if dry_run else ""
@@ -105,6 +109,11 @@ class AgentMerge:
             lines.append("  already present, kept as written: statusLine")
         elif self.status_line == "kept yours":
             lines.append(f"  statusLine: yours is kept; ours would be `{STATUS_LINE}`")
+        if self.local_too:
+            lines.append(
+                f"  {LOCAL_FILE} also runs our hook for {', '.join(self.local_too)}: Claude Code runs both; "
+                "remove one of them"
+            )
         if self.status != "unchanged":
             lines.append(
                 f"  commit {self.file} to share the hooks: every clone's agent then runs them "
@@ -124,6 +133,7 @@ class AgentMerge:
         }
         if self.agent == "claude":
             out["status_line"] = self.status_line
+            out["also_in_local_settings"] = self.local_too
         else:
             out["note"] = CODEX_NOTE
         return out
@@ -213,6 +223,26 @@ def _merge_status_line(data: dict[str, Any]) -> str:
     return "kept yours"
 
 
+def _local_duplicates(workdir: Path) -> list[str]:
+    """Events whose our hook is also in ``.claude/settings.local.json`` (only a note: a local file
+    that cannot be read or parsed is left to Claude Code, which reads it)."""
+    try:
+        text = confined.read_text(
+            workdir, workdir / LOCAL_FILE, what=LOCAL_FILE, limit=_MAX_FILE, missing_ok=True
+        )
+        data = loads_strict(text or "{}")
+    except (ToolkitError, ValueError):
+        return []
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    if not isinstance(hooks, dict):
+        return []
+    return [
+        event
+        for event, _matcher, name in WANTED["claude"]
+        if isinstance(hooks.get(event), list) and _has_ours(hooks[event], _ours(name))
+    ]
+
+
 def write_agent_settings(workdir: Path, agent: str, *, dry_run: bool = False) -> AgentMerge:
     """Read, merge and (unless ``dry_run``) atomically write the agent's project file."""
 
@@ -230,6 +260,8 @@ def write_agent_settings(workdir: Path, agent: str, *, dry_run: bool = False) ->
         code = "FILE_NOT_UTF8" if exc.code == NOT_UTF8 else exc.code
         raise InvalidInput(code, exc.message) from None
     result = merge(text, agent)
+    if agent == "claude":
+        result.local_too = _local_duplicates(workdir)
     if result.text is not None and not dry_run:
         # the folder's layout is checked again at the write (a rename never follows a symlink)
         target = confined.resolve_inside(workdir, path, file)
