@@ -5,8 +5,8 @@ object on stdin (session id, ``transcript_path``, model, workspace, running cost
 first line it prints. This prints the verified counts of the session: its transcript and its
 ``subagents/`` logs read by the usage reader (``toolkit.usage.claude``: allowlisted fields only)
 and deduplicated by the usage rules (``toolkit.usage.dedup``), the re-read share (cache reads over
-all prompt tokens) and the list-price estimate when every model is priced
-(``toolkit.usage.cost``). Nothing from the input is echoed: only numbers and fixed words.
+all prompt tokens) and the list-price estimate when its models are priced
+(``toolkit.usage.cost``; calls of unpriced models are counted beside it). Nothing from the input is echoed: only numbers and fixed words.
 
 It runs often and the agent waits for it, so the work is cached per transcript under the git
 common dir (``workgroup/statusline/``, never committed):
