@@ -92,6 +92,31 @@ CASES: list[tuple[str, str, str]] = [
         'key = (\n    b"' + ssh_body("ssh-rsa", 40)[:64] + '"\n)\nsecret = ("' + rnd(40, B64) + '")\n',
     ),
     (
+        "ssh-public-key",
+        # an ECDSA key whose first line the entropy rule passes over, then continuation lines
+        'k = (\n    b"'
+        + ssh_body("ecdsa-sha2-nistp256", 0)
+        + '"\n    b"'
+        + rnd(70, B64)
+        + '"\n)\n'
+        # a DSA key in a triple-quoted string with backslash continuations
+        + 'd = b"""\\\nssh-dss '
+        + ssh_body("ssh-dss", 30)
+        + "\\\n"
+        + rnd(76, B64)
+        + "\\\n"
+        + rnd(76, B64)
+        + '"""\n'
+        # a hashed known_hosts line: |1|salt|hash
+        + "line = b'|1|"
+        + rnd(27, B64)
+        + "=|"
+        + rnd(27, B64)
+        + "= ssh-rsa '\n",
+        # a random run on the line after an ordinary statement is not a key line
+        'x = 1\nsecret = (\n    b"' + rnd(70, B64) + '"\n)\n',
+    ),
+    (
         "public-block",
         # a PGP public key longer than 16 KB (a SECURITY.md)
         "Our key:\n\n" + pem("PGP PUBLIC KEY BLOCK", 400),

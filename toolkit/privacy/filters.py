@@ -339,7 +339,8 @@ FILTERS: dict[str, str] = {
     "code-identifier": "CamelCase and snake_case names made of words are not high-entropy strings "
     "(is_code_identifier)",
     "ssh-public-key": "an OpenSSH public key body (ssh-ed25519/ssh-rsa/ecdsa-sha2-... AAAA...), also "
-    "split over string literals, is public (is_ssh_public_key_run)",
+    "split over string literals or backslash continuations, an lsh public key, a hashed known_hosts "
+    "name, is public (is_ssh_public_key_run)",
     "public-block": "the body of a PUBLIC KEY, CERTIFICATE or PGP PUBLIC KEY BLOCK / SIGNATURE of "
     "any length is public (is_public_block_body)",
     "jwt-header-only": "a JWT header alone (alg/typ/kid) signs nothing (is_jwt_header_only)",
@@ -432,41 +433,69 @@ def is_code_identifier(value: str) -> bool:
 
 
 _SSH_KEY_TYPES = (b"ssh-", b"ecdsa-sha2-", b"sk-ssh-", b"sk-ecdsa-", b"x509v3-", b"rsa-sha2-")
-# The last SSH public key body seen (text, end): the lines of one key split over several string
-# literals (b"AAAA..." b"..." b"...") follow it, separated by quotes, spaces and newlines only.
-_ssh_chain: tuple[str | None, int] = (None, 0)
-_KEY_GAP = frozenset(" \t\r\n\"'\\b+(")
+# The verdict on the last run judged (text, end, is a key line): the lines of one key split over
+# string literals (b"AAAA..." b"..." b"...") inherit it, so a long key is walked back once.
+_ssh_chain: tuple[str | None, int, bool] = (None, 0, False)
+_KEY_GAP = frozenset(" \t\r\n\"'\\b+({")
+_B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+_KEY_LINES = 16  # lines a split key is followed back (a 4096-bit RSA key is about 11)
 
 
 def is_ssh_public_key(value: str) -> bool:
     """The base64 body of an OpenSSH public key (``ssh-ed25519 AAAAC3Nz...``): it starts with the
-    length-prefixed name of its key type, which is what ``AAAA`` decodes to."""
+    length-prefixed name of its key type, which is what ``AAAA`` decodes to. An SPKI/lsh public
+    key (``{KDEwOnB1YmxpYy1rZXk...``, ``(10:public-key``) is one too."""
     import base64
     import binascii
 
-    if not value.startswith("AAAA") or len(value) < 16:
+    if len(value) < 16 or not value.startswith(("AAAA", "KDEwOnB1YmxpYy1rZXk")):
         return False
     try:
         head = base64.b64decode(value[:32], validate=True)
     except (binascii.Error, ValueError):
         return False
+    if head.startswith(b"(10:public-key"):
+        return True
     size = int.from_bytes(head[:4], "big")
     return 7 <= size <= 64 and head[4:].startswith(_SSH_KEY_TYPES)
 
 
-def is_ssh_public_key_run(text: str, start: int, end: int) -> bool:
-    """``is_ssh_public_key``, or the next line of the same key split over string literals."""
-    global _ssh_chain
+def _previous_run(text: str, start: int) -> tuple[int, int] | None:
+    """The base64 run on the line before ``start``, when only quotes, spaces, a ``b`` prefix or
+    a backslash continuation (and one line end) lie between them."""
+    at, low = start, max(0, start - 40)
+    while at > low and text[at - 1] in _KEY_GAP:
+        at -= 1
+    if at == start or "\n" not in text[at:start]:
+        return None
+    begin, low = at, max(0, at - 200)
+    while begin > low and text[begin - 1] in _B64_CHARS:
+        begin -= 1
+    return (begin, at) if at - begin >= 16 else None
+
+
+def _key_line(text: str, start: int, end: int, depth: int) -> bool:
     if is_ssh_public_key(text[start:end]):
-        _ssh_chain = (text, end)
         return True
-    seen, last = _ssh_chain
-    if seen is text and last <= start and start - last <= 40:
-        gap = text[last:start]
-        if "\n" in gap and _KEY_GAP.issuperset(gap):
-            _ssh_chain = (text, end)
-            return True
-    return False
+    before = text[max(0, start - 48) : start]
+    if before.endswith("|") and "|1|" in before:
+        return True  # a hashed known_hosts host name: |1|salt|hash
+    previous = _previous_run(text, start) if depth else None
+    if previous is None:
+        return False
+    seen, last, verdict = _ssh_chain
+    if seen is text and last == previous[1]:
+        return verdict
+    return _key_line(text, previous[0], previous[1], depth - 1)
+
+
+def is_ssh_public_key_run(text: str, start: int, end: int) -> bool:
+    """``is_ssh_public_key``, a hashed known_hosts name, or a later line of one key split over
+    string literals or backslash continuations (followed back at most 16 lines)."""
+    global _ssh_chain
+    verdict = _key_line(text, start, end, _KEY_LINES)
+    _ssh_chain = (text, end, verdict)
+    return verdict
 
 
 _PUBLIC_BLOCKS = (
