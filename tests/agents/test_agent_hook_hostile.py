@@ -180,3 +180,23 @@ def test_outside_any_repository_writes_are_still_scanned(tmp_path: Path) -> None
     _denied(hook("pre-tool-use", data, cwd=folder))
     data["tool_input"] = {"file_path": str(folder / "a.txt"), "content": "plain\n"}
     assert hook("pre-tool-use", data, cwd=folder).code == 0
+
+
+def test_a_call_writing_too_many_files_is_denied(repo: GitRepo) -> None:
+    data = payload("claude", "pre-tool-use.multiedit", repo.path)
+    data["tool_input"] = {"file_path": str(repo.path / "src" / "api.py"), "edits": [{"new_string": "y"}] * 65}
+    _denied(hook("pre-tool-use", data, cwd=repo.path), "TOO_MANY_WRITES")
+    shell = payload("codex", "pre-tool-use.redirect", repo.path)
+    shell["tool_input"] = {"command": "echo x | tee " + " ".join(f"f{n}.txt" for n in range(65))}
+    _denied(hook("pre-tool-use", shell, cwd=repo.path), "TOO_MANY_WRITES")
+
+
+def test_one_command_writing_to_several_files_is_judged_per_destination(repo: GitRepo) -> None:
+    # an address is ordinary content in source, private in a workflow artifact
+    shell = payload("codex", "pre-tool-use.redirect", repo.path)
+    shell["tool_input"] = {
+        "command": "echo 'owner: jane.doe@acmecorp.io' | tee src/owners.txt .reviews/owners.md"
+    }
+    err = _denied(hook("pre-tool-use", shell, cwd=repo.path))
+    assert ".reviews/owners.md (the command): line 1 holds an email address" in err
+    assert "src/owners.txt" not in err

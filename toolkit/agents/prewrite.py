@@ -25,15 +25,20 @@ import os
 
 from toolkit.agents import answers
 from toolkit.agents.payload import WriteIntent, write_intents
-from toolkit.core.errors import Refused, ToolkitError
+from toolkit.core.errors import InvalidInput, Refused, ToolkitError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from toolkit.agents.answers import Answer
     from toolkit.agents.payload import HookInput
     from toolkit.privacy.files import FileFinding
+    from toolkit.privacy.types import Finding
+
+    # (id of the text, context, kind) -> (the text, kept alive for its id; its findings with values)
+    Scanned = dict[tuple[int, str, str], tuple[str, list[tuple[Finding, str]]]]
 
 MAX_LISTED = 5
+MAX_WRITES = 64
 _ADVICE = {
     "secret": "read it from an environment variable or a secret store at run time instead of writing it into the file",
     "identifier": "replace the provider id with a placeholder; ids of sessions and accounts do not belong in workflow artifacts",
@@ -77,6 +82,10 @@ def check(hook: HookInput, lineage: str | None) -> Answer:
     intents = write_intents(hook)
     if not intents:
         return answers.allow()
+    if len(intents) > MAX_WRITES:  # bounded work: a hook that times out lets the call through
+        raise InvalidInput(
+            "TOO_MANY_WRITES", f"one tool call writing more than {MAX_WRITES} files is not checked; split it"
+        )
     base = hook.cwd if hook.cwd and os.path.isabs(hook.cwd) else os.getcwd()
     from toolkit.infra.localstate import find_git
 
@@ -84,6 +93,7 @@ def check(hook: HookInput, lineage: str | None) -> Answer:
     root = location.workdir if location is not None else None
     reasons: list[str] = []
     owned_checked: dict[str, str | None] = {}
+    scanned: Scanned = {}
     for intent in intents:
         try:
             where = destination(intent.path, base, root)
@@ -91,7 +101,7 @@ def check(hook: HookInput, lineage: str | None) -> Answer:
             reasons.append(exc.message)
             continue
         if intent.text:
-            reasons += privacy_reasons(intent, where, root)
+            reasons += privacy_reasons(intent, where, root, scanned)
         if root is not None and where.rel is not None and where.rel not in owned_checked:
             owned_checked[where.rel] = holder = ownership_holder(root, where.rel, lineage)
             if holder is not None:
@@ -166,18 +176,29 @@ def safe_path(path: str) -> str:
     return shown(path)
 
 
-def privacy_reasons(intent: WriteIntent, where: Destination, root: str | None) -> list[str]:
-    """One reason per finding in the text about to land at ``where``."""
-    from toolkit.privacy.files import context_for, scan_loaded
+def privacy_reasons(
+    intent: WriteIntent, where: Destination, root: str | None, scanned: Scanned | None = None
+) -> list[str]:
+    """One reason per finding in the text about to land at ``where``. ``scanned`` keeps each text's
+    findings per context and kind: a shell command writing to many files is scanned once per kind
+    of destination, not once per file."""
+    from toolkit.privacy.engine import scan_text_with_values
+    from toolkit.privacy.files import FileFinding, context_for, context_of, file_kind
 
     text = intent.text or ""
-    if where.rel is not None and root is not None:
+    inside = where.rel is not None and root is not None
+    name = where.rel if where.rel is not None else where.absolute
+    if inside and root is not None:
         _team_globs(root)
-        findings = scan_loaded(text, where.rel, where.rel)
-        if findings:
-            findings = _allowlisted(findings, root)
-    else:
-        findings = scan_loaded(text, where.absolute, where.absolute, context_for(where.absolute))
+    context = context_of(name, text) if inside else context_for(name)
+    kind = file_kind(name, text)
+    key = (id(text), context.value, kind.value)
+    cache = {} if scanned is None else scanned
+    if key not in cache:
+        cache[key] = (text, scan_text_with_values(text, context, kind))
+    findings = [FileFinding(name, found, value, name) for found, value in cache[key][1]]
+    if findings and inside and root is not None:
+        findings = _allowlisted(findings, root)
     if not findings:
         return []
     shown = where.shown + (f" ({intent.part})" if intent.part else "")
