@@ -227,6 +227,16 @@ def report(
     print("recall: " + ", ".join(f"{t} {sum(per[f][t] for f in fk.FAMILIES) / total:.3f}" for t in TOOLS))
     print("families short of the target: " + (", ".join(short) if short else "none"))
     print()
+    by_context: dict[str, Counter[str]] = {}
+    for plant in secrets:
+        row = by_context.setdefault(plant.context, Counter())
+        row["planted"] += 1
+        for tool in TOOLS:
+            row[tool] += hit(plant, found[tool]["planted"])
+    print(f"{'context':26} {'planted':>7} {'ours':>5} {'d-s':>5} {'slint':>5}")
+    for context, row in sorted(by_context.items()):
+        print(f"{context:26} {row['planted']:>7} " + " ".join(f"{row[t]:>5}" for t in TOOLS))
+    print()
     print(
         f"{'look-alike (a finding is a false alarm)':40} {'planted':>7} {'ours':>5} {'d-s':>5} {'slint':>5}"
     )
