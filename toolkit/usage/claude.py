@@ -17,7 +17,7 @@ from sys import intern
 import msgspec
 
 from toolkit.usage.model import Boundary, Call, FileLog
-from toolkit.usage.sources import LogFile, hashed
+from toolkit.usage.sources import LogFile, hashed, project_hash
 
 _UNSET = msgspec.UNSET
 _USAGE = b'"usage":{'
@@ -219,7 +219,7 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
         message = line.message
         if line.subtype == "compact_boundary":
             if not project and isinstance(line.cwd, str):
-                project = _project(line.cwd)
+                project = project_hash(line.cwd)
             if _valid_ts(line.timestamp):
                 meta = line.compactMetadata or _CompactMeta()
                 picks.append(
@@ -231,7 +231,7 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
         if message is None or message.usage is None:
             continue  # not a model call (a tool result may carry its own usage object)
         if not project and isinstance(line.cwd, str):
-            project = _project(line.cwd)
+            project = project_hash(line.cwd)
         if not _usable(line, message, message.usage):
             out.skipped_lines += 1
             continue
@@ -260,19 +260,6 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
         item if isinstance(item, Boundary) else _call(item, out, subagent, path_hash, index) for item in picks
     ]
     return out
-
-
-_PROJECTS: dict[str, str] = {}
-
-
-def _project(cwd: str) -> str:
-    """``hashed(cwd)``, remembered for the few working folders a history has."""
-    found = _PROJECTS.get(cwd)
-    if found is None:
-        found = hashed(cwd)
-        if len(_PROJECTS) < 4096:
-            _PROJECTS[cwd] = found
-    return found
 
 
 def _boundary_key(line: _Line) -> str | None:

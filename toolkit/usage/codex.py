@@ -20,7 +20,7 @@ import msgspec
 from msgspec.structs import astuple
 
 from toolkit.usage.model import Boundary, Call, FileLog
-from toolkit.usage.sources import LogFile, hashed
+from toolkit.usage.sources import LogFile, hashed, project_hash
 
 _MARKERS = (
     (b'"type":"token_count"', 0),
@@ -268,7 +268,7 @@ def read(
     session = info.session or log.path.stem
     path_hash = hashed(str(log.path), "f-")
     group = info.parent if info.subagent and info.parent else session
-    out = FileLog("codex", path_hash, group, hashed(info.cwd) if info.cwd else "")
+    out = FileLog("codex", path_hash, group, project_hash(info.cwd) if info.cwd else "")
     _calls(out, _lines(data, out), info, session, registry)
     if not out.project:
         out.project = hashed(log.path.parent.name)
@@ -366,7 +366,7 @@ def _turn(out: FileLog, payload: _TurnPayload | _Payload, state: _State) -> None
     if payload.model:
         state.model = intern(payload.model)
     if not out.project and payload.cwd:
-        out.project = hashed(payload.cwd)
+        out.project = project_hash(payload.cwd)
 
 
 def _resume_marker(ts: str | None) -> Boundary:

@@ -21,6 +21,19 @@ def hashed(value: str, prefix: str = "p-") -> str:
     return prefix + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
+_PROJECTS: dict[str, str] = {}
+
+
+def project_hash(cwd: str) -> str:
+    """``hashed(cwd)``, remembered for the few working folders a history has (at most 4,096)."""
+    found = _PROJECTS.get(cwd)
+    if found is None:
+        found = hashed(cwd)
+        if len(_PROJECTS) < 4096:
+            _PROJECTS[cwd] = found
+    return found
+
+
 class LogFile(msgspec.Struct, frozen=True):
     source: str  # "claude" | "codex"
     path: Path
