@@ -49,6 +49,7 @@ from toolkit.core.errors import InvalidInput, Refused, ToolkitError
 from toolkit.core.identifiers import CM_RUN_ID
 from toolkit.core.strictjson import json_depth_exceeds, loads_strict
 from toolkit.infra.argparser import QuietArgumentParser
+from toolkit.infra.output import OutputUnwritable, guarded, write_stdout
 
 PROG = "cm-openai-compatible-call"
 ENV_ENABLED = "CM_OPENAI_COMPATIBLE_ENABLED"
@@ -497,7 +498,6 @@ def write_result(text: str) -> None:
     """Deliver the text, flushed now; ``OutputUnwritable`` (exit 3 under the entry point's guard)
     when it did not reach stdout (closed, broken pipe, full device). Called after the usage row
     is logged, so a failed print loses no usage."""
-    from toolkit.infra.output import OutputUnwritable, write_stdout
 
     try:
         write_stdout(text + "\n")
@@ -613,7 +613,6 @@ def invoke(argv: Sequence[str], *, environ: Mapping[str, str], stdin: Any) -> in
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console script ``cm-openai-compatible-call``, under the stdout guard (``toolkit.infra.output``)."""
-    from toolkit.infra.output import guarded
 
     return guarded(lambda: _main(argv))
 

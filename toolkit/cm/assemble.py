@@ -10,7 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.cm import packet as pk
+from toolkit.cm.compact import MAX_ANSWER_BYTES, ROLES, check_output, expected_output
+from toolkit.cm.prefix import build_prefix
 from toolkit.core.errors import InvalidInput, Refused
+from toolkit.infra import confined
+from toolkit.infra.boundedio import NOT_UTF8, FileRefused, loads_bounded, read_regular, read_text_bounded
+from toolkit.infra.git import project_root
 
 MAX_ITEM_FILE_BYTES = 256 * 1024
 
@@ -48,8 +53,6 @@ def _pairs(values: Sequence[str], what: str) -> list[tuple[str, str]]:
 
 
 def _read_text(path: Path, what: str) -> str:
-    from toolkit.infra import confined
-    from toolkit.infra.boundedio import NOT_UTF8, FileRefused, read_text_bounded
 
     confined.check_named_file(path, f"the {what} file")  # its text goes into the packet
     try:
@@ -72,7 +75,6 @@ def _relative_ref(ref: str, root: Path) -> str:
 
 
 def _context(spec: PacketSpec, root: Path) -> dict[str, Any]:
-    from toolkit.infra.boundedio import FileRefused, loads_bounded
 
     context: dict[str, Any] = {}
     if spec.refs:
@@ -108,7 +110,6 @@ def stable_prefix(
     role: str, workflow: str, stage: str, prefix_file: Sequence[str], rules: Path | None
 ) -> dict[str, str]:
     """The role's stable prefix with ``--prefix-file`` sections and ``--rules`` read in."""
-    from toolkit.cm.prefix import build_prefix
 
     if role not in pk.ROLE_ITEMS:
         raise InvalidInput("UNKNOWN_ROLE", "ROLE must be one of: " + ", ".join(pk.ROLE_ITEMS))
@@ -120,8 +121,6 @@ def stable_prefix(
 
 def build_packet(spec: PacketSpec) -> dict[str, Any]:
     """Assemble {stable_prefix, dynamic_packet}; Refused(MISSING_ITEMS) lists anything absent."""
-    from toolkit.cm.compact import expected_output
-    from toolkit.infra.git import project_root
 
     role = spec.role
     prefix = stable_prefix(role, spec.workflow, spec.stage, spec.prefix_files, spec.rules)
@@ -163,8 +162,6 @@ def refuse_private(packet: object) -> None:
 
 
 def read_bytes(path: Path) -> bytes:
-    from toolkit.infra import confined
-    from toolkit.infra.boundedio import FileRefused, read_regular
 
     confined.check_named_file(path, "the file")
     try:
@@ -220,8 +217,6 @@ def check_packet(file: Path, *, workflow: str | None, stage: str | None, role: s
 def check_answer(role: str, file: Path) -> list[Any]:
     """``workgroup packet check-output``: the findings of a role's answer against its compact
     schema and the failure rule (``UNKNOWN_ROLE``, ``NOT_COMPACT``, ``INVALID_JSON`` before that)."""
-    from toolkit.cm.compact import MAX_ANSWER_BYTES, ROLES, check_output
-    from toolkit.infra.boundedio import FileRefused, loads_bounded
 
     if role not in ROLES:
         raise InvalidInput("UNKNOWN_ROLE", "ROLE must be one of: " + ", ".join(ROLES))

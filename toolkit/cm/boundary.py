@@ -16,6 +16,7 @@ from enum import Enum, StrEnum
 from typing import assert_never
 
 from toolkit.core.errors import InvalidInput
+from toolkit.infra.resources import template_text
 
 
 class Workflow(StrEnum):
@@ -238,6 +239,5 @@ def parse_texts(text: str) -> dict[str, str]:
 
 def verdict_texts(lang: Lang) -> dict[str, str]:
     """The shipped verdict texts of one language (templates/verdict.<lang>.txt)."""
-    from toolkit.infra.resources import template_text
 
     return parse_texts(template_text(f"verdict.{lang.value}.txt"))

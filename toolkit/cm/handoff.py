@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.core.errors import Refused
+from toolkit.infra import confined
+from toolkit.infra.boundedio import FileRefused, read_regular
 
 HANDOFF_RELPATH = Path(".reviews") / "session-handoff.md"
 MAX_TASKS_BYTES = 512 * 1024
@@ -139,7 +141,6 @@ def write_handoff(
     The handoff and the folders above it are the repository's: a symlink that leaves ``root``
     (or stands in the file's place) is refused as ``fail_outside_root`` and nothing is written.
     """
-    from toolkit.infra import confined
 
     if directory is None:
         raise HandoffError("fail_no_dir")
@@ -164,8 +165,6 @@ def read_tasks(path: Path, root: Path | None = None) -> Tasks:
     A tasks.md inside ``root`` is the repository's: read through the confined layer (a symlink
     leaving the work tree is refused, so no outside file's lines reach the committed handoff).
     """
-    from toolkit.infra import confined
-    from toolkit.infra.boundedio import FileRefused, read_regular
 
     try:
         if root is not None and confined.is_under(root, path):

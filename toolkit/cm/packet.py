@@ -15,6 +15,8 @@ from typing import Any
 from toolkit.core.canonical import sha256_digest
 from toolkit.core.errors import InvalidInput
 from toolkit.core.strictjson import json_depth_exceeds, json_error_at, loads_strict
+from toolkit.privacy.engine import scan_value
+from toolkit.privacy.types import Context
 
 STABLE_PREFIX_KEYS: tuple[str, ...] = ("safety", "workflow", "project_rules", "role", "output_schema")
 DYNAMIC_REQUIRED: tuple[str, ...] = (
@@ -262,8 +264,6 @@ def private_categories(packet: object) -> list[str]:
     ids, home paths, emails and transcript text are all findings, field names included. Only the
     categories are returned, never a value. Imported lazily: a refused packet pays nothing.
     """
-    from toolkit.privacy.engine import scan_value
-    from toolkit.privacy.types import Context
 
     try:
         findings = scan_value(packet, Context.HANDOFF)

@@ -39,9 +39,11 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 from toolkit.cm.runptr import log_home
+from toolkit.core.display import shown
 from toolkit.core.strictjson import json_depth_exceeds
 from toolkit.infra.argparser import QuietArgumentParser
 from toolkit.infra.boundedio import FileRefused, json_line, open_regular
+from toolkit.infra.output import guarded
 
 PROG = "cm-usage-report"
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -59,7 +61,6 @@ DISCLAIMER = (
 
 def _shown(text: object) -> str:
     """Log-controlled text (paths, model names, stages) with control and format characters escaped."""
-    from toolkit.core.display import shown
 
     return shown(text)
 
@@ -710,7 +711,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console script ``cm-usage-report``, under the stdout guard (``toolkit.infra.output``)."""
-    from toolkit.infra.output import guarded
 
     return guarded(lambda: _main(argv))
 

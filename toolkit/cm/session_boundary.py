@@ -7,9 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from toolkit.cm import handoff as ho
 from toolkit.cm.boundary import Facts, Lang, decide, reason_text, render, verdict_texts
 from toolkit.core.errors import InvalidInput
 from toolkit.infra.git import project_root as git_project_root
+from toolkit.infra.resources import template_text
 
 
 def _leaks(text: str) -> bool:
@@ -32,8 +34,6 @@ def run_boundary(
     project_root: Path | None,
 ) -> tuple[list[str], dict[str, Any]]:
     """Decide, write the handoff when due; ``(verdict lines, the handoff's line last; the JSON report)``."""
-    from toolkit.cm import handoff as ho
-    from toolkit.infra.resources import template_text
 
     if specs_dir is not None and archive_dir is not None:
         raise InvalidInput("CONFLICTING_OPTIONS", "give --specs-dir or --archive-dir, not both")

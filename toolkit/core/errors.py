@@ -6,6 +6,8 @@ output and an exit code. Messages are written by us and never echo user input.
 
 from __future__ import annotations
 
+from toolkit.core.display import shown
+
 
 class ExitCode:
     """The process exit codes (plain ints: this module is on the runtime path, which imports no enum)."""
@@ -46,7 +48,6 @@ class ToolkitError(Exception):
         cannot reach the terminal raw, and a line break inside it is shown as ``\\n``, so a hostile
         value cannot start a line that looks like ``error[...]`` or a finding. The only line breaks
         printed are the ones between the error's own lines."""
-        from toolkit.core.display import shown
 
         return f"error[{self.code}]: {shown(self.headline)}" + "".join(
             "\n" + shown(line) for line in self.lines

@@ -22,6 +22,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from toolkit.core.display import shown
+from toolkit.core.sarif import annotation
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing stays out of the hooks' cold start
     from typing import IO, Any
@@ -44,7 +47,6 @@ class Finding:
 
     def text(self) -> str:
         """The text line(s); path, code, message and fix pass ``shown`` (no raw control character)."""
-        from toolkit.core.display import shown
 
         head = f"{shown(self.path)}:{self.line}:{self.col}: {shown(self.code)} {shown(self.message)}"
         return head if not self.fix else f"{head}\n  fix: {shown(self.fix)}"
@@ -101,7 +103,6 @@ def emit(
     """Write findings in the shared convention (text or JSON) and the summary; with ``annotate``
     (the caller found a GitHub Actions job: ``toolkit.infra.ci.github_actions``), text output
     also writes each finding as a workflow annotation."""
-    from toolkit.core.display import shown
 
     if as_json:
         doc = {
@@ -125,7 +126,6 @@ def emit(
 
 def _annotate(findings: list[Finding], stdout: IO[str]) -> None:
     """Each finding again as a workflow annotation (toolkit/core/sarif.py)."""
-    from toolkit.core.sarif import annotation
 
     for f in findings:
         stdout.write(annotation(f, f.extra.get("file")) + "\n")

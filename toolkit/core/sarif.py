@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 
+from toolkit import __version__
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -51,7 +53,6 @@ def document(
     """The SARIF log of ``findings``: ``rules`` maps a rule id to (short description, help);
     ``fingerprints``, ``commits`` and ``paths`` (the file path when ``Finding.path`` says more)
     run parallel to ``findings``."""
-    from toolkit import __version__
 
     known = dict(rules or {})
     ids = sorted({f.code for f in findings})

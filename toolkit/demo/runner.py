@@ -18,6 +18,7 @@ from typing import Any
 
 from toolkit.core.display import shown
 from toolkit.demo.steps import STEPS
+from toolkit.infra.git import commit_all, init_repository
 
 
 @dataclass
@@ -78,7 +79,6 @@ _CM_SHIM = (
 
 
 def run_demo(keep: bool = False) -> int:
-    from toolkit.infra.git import commit_all, init_repository
 
     tmp = tempfile.mkdtemp(prefix="workgroup-demo-")
     root = Path(tmp) / "project"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from toolkit.core.errors import InvalidInput
 from toolkit.core.timefmt import parse_rfc3339
 
 
@@ -22,7 +23,5 @@ def moment_or_now(value: str | None, option: str = "--now") -> datetime:
         return now_utc()
     moment = parse_rfc3339(value)
     if moment is None:
-        from toolkit.core.errors import InvalidInput
-
         raise InvalidInput("INVALID_DATE_TIME", f"{option} must be a strict RFC 3339 date-time")
     return moment

@@ -14,7 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import InvalidInput
+from toolkit.infra import confined
+from toolkit.infra.boundedio import NOT_FOUND, FileRefused
 from toolkit.infra.store import Layout
+from toolkit.models.config import ContextEfficiency, ToolkitSettings, WorkgroupConfig
 
 MAX_CONFIG_BYTES = 65_536
 CONFIG_INVALID = "CONFIG_INVALID"
@@ -30,8 +33,6 @@ def _read_text(path: Path) -> str | None:
     """The config through the confined layer (its work tree is ``path``'s grandparent): a
     ``.workgroup`` or ``config.yml`` symlink leaving the work tree, or a symlinked ``config.yml``,
     is ``PATH_OUTSIDE_REPOSITORY`` and is never read."""
-    from toolkit.infra import confined
-    from toolkit.infra.boundedio import NOT_FOUND, FileRefused
 
     absolute = os.path.abspath(path)
     root = os.path.dirname(os.path.dirname(absolute))
@@ -90,8 +91,6 @@ def _describe(error: Mapping[str, Any], known: set[str]) -> str:
 def validate_config(data: Any) -> dict[str, Any]:
     """Validate parsed YAML against ``WorkgroupConfig`` and return it with defaults filled in."""
     from pydantic import ValidationError
-
-    from toolkit.models.config import ContextEfficiency, ToolkitSettings, WorkgroupConfig
 
     if data is None:
         data = {}

@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput
+from toolkit.infra.git import NotARepository
 
 
 def _git(cwd: str | os.PathLike[str], *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -41,8 +42,6 @@ class CliRepo:
             return cls(Path(lines[1]).resolve(), (Path(where) / lines[0]).resolve())
         proc = _git(where, "rev-parse", "--is-bare-repository", "--git-common-dir")
         if proc.returncode != 0:
-            from toolkit.infra.git import NotARepository
-
             raise NotARepository()
         bare, common = proc.stdout.decode("utf-8", "surrogateescape").splitlines()[:2]
         if bare.strip() == "true":

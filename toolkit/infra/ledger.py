@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 
+from toolkit.infra.boundedio import MAX_LOG_BYTES, FileRefused, loads_bounded, read_regular
+
 LEDGER_NAME = "replay-ledger.jsonl"
 
 
@@ -23,7 +25,6 @@ def read_replay_state(
     folder is empty. A ledger that is not a readable regular file within the log cap raises
     ``FileRefused``: callers must never read that as "nothing consumed".
     """
-    from toolkit.infra.boundedio import MAX_LOG_BYTES, FileRefused, loads_bounded, read_regular
 
     raw = read_regular(
         os.fspath(ledger),

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 
+from toolkit.infra.boundedio import FileRefused, read_json_bounded, read_regular
+
 # Same value as ``toolkit.infra.store.LOCAL_STATE_NAME`` (a test keeps them equal); not imported from
 # there because ``store`` pulls in ``tempfile`` and ``pathlib``, which the runtime path avoids.
 LOCAL_STATE_NAME = "workgroup"
@@ -24,7 +26,6 @@ def read_owners_registry(path: str, default: object) -> object:
     """The decoded writer registry at ``path`` (``default`` when absent), read the one way both its
     readers use: our own state file, so a symlink or a FIFO there is never ours (O_NOFOLLOW,
     regular files only), bounded in size and depth. Raises ``boundedio.FileRefused``."""
-    from toolkit.infra.boundedio import read_json_bounded
 
     return read_json_bounded(
         path,
@@ -74,7 +75,6 @@ class GitLocation:
 
 
 def _read_small(path: str) -> str | None:
-    from toolkit.infra.boundedio import FileRefused, read_regular
 
     try:
         # a FIFO named .git or commondir must not block the runtime: regular files only

@@ -37,6 +37,8 @@ from toolkit.infra.boundedio import (
     read_json_bounded,
     read_regular,
 )
+from toolkit.infra.ledger import LEDGER_NAME
+from toolkit.infra.localstate import find_git
 
 WORKGROUP_DIR = ".workgroup"
 LOCAL_STATE_NAME = "workgroup"  # inside the git common dir, shared by all worktrees
@@ -102,7 +104,6 @@ class Layout:
 
     @property
     def replay_ledger(self) -> Path:
-        from toolkit.infra.ledger import LEDGER_NAME
 
         return self.local / LEDGER_NAME
 
@@ -153,7 +154,6 @@ _PREFIX_CHARS = 96  # of the target's name in the temp's name (a 255-byte name w
 
 def _temp_dir_for(parent: Path) -> Path | None:
     """``<git common dir>/workgroup/tmp`` of the repository holding ``parent``, or None outside any."""
-    from toolkit.infra.localstate import find_git
 
     location = find_git(str(parent))
     if location is None:
@@ -184,7 +184,6 @@ def sweep_orphans(directory: Path, suffix: str, *, now: float | None = None) -> 
 
 def _exclude_beside_temps(parent: Path) -> None:
     """Make sure ``info/exclude`` of the repository holding ``parent`` ignores beside temps."""
-    from toolkit.infra.localstate import find_git
 
     location = find_git(str(parent))
     if location is None:

@@ -25,6 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from toolkit.infra.boundedio import MAX_FILE_BYTES, effective_limit, open_regular
+from toolkit.infra.store import append_jsonl
+
 SEGMENT_BYTES = 16 * 1_048_576
 SEGMENT_ENV = "WORKGROUP_TELEMETRY_SEGMENT_BYTES"  # a smaller segment size (tests)
 LOCK_NAME = "telemetry"
@@ -97,8 +100,6 @@ def append_held(active: Path, record: Any) -> None:
     """Append one record to the telemetry log, rotating first when due; the caller holds its lock."""
     import json
 
-    from toolkit.infra.store import append_jsonl
-
     size = len(json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode("utf-8")) + 1
     rotate_if_due(active, size)
     append_jsonl(active, record)
@@ -121,7 +122,6 @@ def iter_lines(active: Path, *, what: str = "the telemetry log") -> Iterator[Lin
     hold only records written after the read began). A file that is not a regular file (or a symlink in its
     place) raises ``FileRefused``.
     """
-    from toolkit.infra.boundedio import MAX_FILE_BYTES, effective_limit, open_regular
 
     cap = effective_limit(MAX_FILE_BYTES)
     current = open_regular(active, what=what, follow_symlinks=False, missing_ok=True)

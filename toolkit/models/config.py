@@ -26,6 +26,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
+from toolkit.core.errors import InvalidInput
+from toolkit.core.globs import validate_globs
+
 RolloutStage = Literal["off", "observe", "shadow", "canary", "on"]
 Profile = Literal["quality", "balanced", "economy", "latency"]
 TelemetryMode = Literal["off", "local", "provider", "otlp"]
@@ -98,8 +101,6 @@ class PrivacySettings(BaseModel):
     @field_validator("artifact_paths")
     @classmethod
     def _globs(cls, value: list[str]) -> list[str]:
-        from toolkit.core.errors import InvalidInput
-        from toolkit.core.globs import validate_globs
 
         try:
             return list(validate_globs(value, "privacy.artifact_paths"))

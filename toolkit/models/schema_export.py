@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from toolkit.models.registry import SCHEMA_MODELS
+
 
 def render_schema(target: str) -> str:
     """The schema text of ``module:Model``."""
@@ -20,7 +22,6 @@ def render_schema(target: str) -> str:
 
 def render_all() -> tuple[dict[str, str], list[str]]:
     """``({file name: text}, [file names whose model is missing])``."""
-    from toolkit.models.registry import SCHEMA_MODELS
 
     rendered: dict[str, str] = {}
     missing: list[str] = []

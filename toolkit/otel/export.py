@@ -22,6 +22,7 @@ from toolkit.core.errors import EnvironmentFailure, InvalidInput
 from toolkit.core.timefmt import parse_rfc3339
 from toolkit.otel.records import Skipped, SpanRecord, metrics_for, to_ns
 from toolkit.otel.resource import repository_id, resource_attributes
+from toolkit.otel.sdk import Sender, resolve_endpoints, undelivered_message
 from toolkit.otel.sources import agent_spans, cm_log_files, cm_spans, telemetry_log_spans
 from toolkit.otel.withhold import Withholder, load_key
 
@@ -107,7 +108,6 @@ class ExportRequest:
 def export(request: ExportRequest, *, now: datetime, roots: Callable[[], list[str]]) -> dict[str, Any]:
     """Collect, map and (unless ``dry_run``) send; returns the summary the command prints."""
     since_ns = parse_since(request.since, now)
-    from toolkit.otel.sdk import resolve_endpoints
 
     endpoints = resolve_endpoints(request.endpoint, request.environ)
     # everything that leaves passes the telemetry context; a value that fails is pseudonymized
@@ -169,8 +169,6 @@ def export(request: ExportRequest, *, now: datetime, roots: Callable[[], list[st
             if taken.get(span.source, 0) < by_source.get(span.source, 0):
                 taken[span.source] = taken.get(span.source, 0) + 1
                 yield withholder.span(span)
-
-    from toolkit.otel.sdk import Sender, undelivered_message
 
     sender = Sender(endpoints, request.timeout)
     try:

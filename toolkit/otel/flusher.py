@@ -26,7 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import ToolkitError
+from toolkit.core.timefmt import format_utc
+from toolkit.infra.boundedio import FileRefused, loads_bounded, open_regular
+from toolkit.infra.clock import now_utc
+from toolkit.infra.git import discover, root_commit_ids
+from toolkit.infra.store import atomic_write
 from toolkit.otel.live import FLUSHER_LOCK, SPOOL
+from toolkit.otel.records import Skipped, cm_span, decision_span, efficiency_span
+from toolkit.otel.resource import repository_id, resource_attributes
+from toolkit.otel.sdk import Sender, resolve_endpoints
+from toolkit.otel.withhold import Withholder, load_key
 
 IDLE_SECONDS = 2.0
 GIVE_UP_SECONDS = 30.0  # the default of OTEL_BSP_EXPORT_TIMEOUT (milliseconds there)
@@ -62,7 +71,6 @@ def rotate(otel_dir: Path) -> Path | None:
 
 def spans_of(batch: Path) -> list[Any]:
     """The spans of one batch file; unreadable or refused lines are dropped (never sent)."""
-    from toolkit.otel.records import Skipped, cm_span, decision_span, efficiency_span
 
     skipped = Skipped()
     spans = []
@@ -89,14 +97,11 @@ def spans_of(batch: Path) -> list[Any]:
 
 def _stamp() -> str:
     """The time of a delivery attempt in status.json (RFC 3339, UTC, whole seconds)."""
-    from toolkit.core.timefmt import format_utc
-    from toolkit.infra.clock import now_utc
 
     return format_utc(now_utc())
 
 
 def _status(otel_dir: Path, **values: Any) -> None:
-    from toolkit.infra.store import atomic_write
 
     values["at"] = _stamp()
     try:
@@ -107,7 +112,6 @@ def _status(otel_dir: Path, **values: Any) -> None:
 
 def _previous_traces(otel_dir: Path) -> dict[str, Any]:
     """The ``signals.traces`` entry an earlier flusher left (its last success and last error)."""
-    from toolkit.infra.boundedio import FileRefused, loads_bounded, open_regular
 
     try:
         handle = open_regular(otel_dir / STATUS, what="otel status", missing_ok=True)
@@ -151,8 +155,6 @@ class Flusher:
         self.traces.update(_previous_traces(otel_dir))
 
     def _connect(self) -> None:
-        from toolkit.otel.resource import repository_id, resource_attributes
-        from toolkit.otel.sdk import Sender, resolve_endpoints
 
         if self.sender is None:
             self.sender = Sender(resolve_endpoints(None, os.environ), None)
@@ -161,14 +163,12 @@ class Flusher:
             self.resource = self._withholder().resource(attrs)
 
     def _withholder(self) -> Any:
-        from toolkit.otel.withhold import Withholder, load_key
 
         if self.withholder is None:
             self.withholder = Withholder(load_key(self.dir))
         return self.withholder
 
     def _roots(self) -> list[str]:
-        from toolkit.infra.git import discover, root_commit_ids
 
         try:  # the otel dir is <common dir>/workgroup/otel: discovery from the common dir works
             return root_commit_ids(discover(self.dir.parent.parent))

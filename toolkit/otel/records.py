@@ -30,7 +30,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from toolkit.cm.report import check_usage
 from toolkit.core.timefmt import parse_rfc3339
+from toolkit.privacy import Context, scan_value
+from toolkit.runtime.codes import RuntimeOpError
+from toolkit.runtime.telemetry import normalize_event
+from toolkit.runtime.vocabulary import MODES, REASON_CODES
+from toolkit.usage.events import model_label
 
 AttrValue = str | bool | int | float | tuple[str, ...]
 
@@ -180,7 +186,6 @@ _NAME_VERDICTS: dict[tuple[str, tuple[str, ...]], bool] = {}  # field-name sets:
 
 
 def _flagged(text: str, context: str) -> bool:
-    from toolkit.privacy import Context, scan_value
 
     key = (context, text)
     verdict = _VERDICTS.get(key)
@@ -198,7 +203,6 @@ def private_free(values: Mapping[str, Any], context: str) -> bool:
     string value), but each distinct string is scanned once per process: an export repeats the
     same field names and labels (stage, role, model ...) on every row.
     """
-    from toolkit.privacy import Context, scan_value
 
     if any(isinstance(value, (dict, list, tuple)) for value in values.values()):
         return not scan_value(dict(values), Context(context))  # nested: the engine walks it
@@ -225,8 +229,6 @@ def _set(attrs: dict[str, AttrValue], key: str, value: Any) -> None:
 
 def efficiency_span(raw: Any, key: str, skipped: Skipped) -> SpanRecord | None:
     """A span for one efficiency event of the local log, or None (counted in ``skipped``)."""
-    from toolkit.runtime.codes import RuntimeOpError
-    from toolkit.runtime.telemetry import normalize_event
 
     if isinstance(raw, dict) and raw.get("schema") != "knowzcode.efficiency-event/v1":
         skipped.add("not an efficiency event")
@@ -292,7 +294,6 @@ DECISION_FIELDS = ("op", "mode", "reason_codes", "rollout", "at", "duration_ms",
 
 def decision_projection(raw: Mapping[str, Any]) -> dict[str, Any] | None:
     """Only the vocabulary values of a decision; None when any of them is not ours."""
-    from toolkit.runtime.vocabulary import MODES, REASON_CODES
 
     op, mode, reasons = raw.get("op", "route"), raw.get("mode"), raw.get("reason_codes")
     if op not in DECISION_OPS or mode not in MODES:
@@ -369,7 +370,6 @@ CM_ATTRIBUTES: dict[str, str] = {
 
 def cm_span(row: Any, skipped: Skipped) -> SpanRecord | None:
     """A CLIENT span for one completed CM model call (a ``model_usage`` row)."""
-    from toolkit.cm.report import check_usage
 
     if not isinstance(row, dict) or row.get("event") != "model_usage":
         return None
@@ -420,7 +420,6 @@ def agent_span(call: Any, key: str, skipped: Skipped) -> SpanRecord | None:
     as the event's label (a family name or an anonymous digest), the provider's token counts, the
     source and whether a subagent made the call; the session is the event's anonymous task id.
     """
-    from toolkit.usage.events import model_label
 
     end = time_ns(call.ts)
     if end is None:

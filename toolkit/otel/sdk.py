@@ -22,6 +22,7 @@ from itertools import islice
 from typing import Any
 from urllib.parse import urlsplit
 
+import toolkit
 from toolkit.core.errors import EnvironmentFailure, InvalidInput
 from toolkit.otel.records import SCOPE_NAME, HistogramPoint, MetricRecord, SpanRecord
 
@@ -83,8 +84,6 @@ def _resource(attributes: Mapping[str, str]) -> Any:
 
 def _scope() -> Any:
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-
-    import toolkit
 
     return InstrumentationScope(SCOPE_NAME, toolkit.__version__)
 

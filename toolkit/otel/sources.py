@@ -17,6 +17,10 @@ import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from toolkit.cm.report import load_run_refs, safe_log_path
+from toolkit.cm.runptr import PROJECT_LOG_NAME, iter_json_lines
+from toolkit.infra.boundedio import FileRefused, loads_bounded, open_regular
+from toolkit.infra.telemetrylog import iter_lines
 from toolkit.otel.records import (
     Occurrences,
     Skipped,
@@ -27,6 +31,8 @@ from toolkit.otel.records import (
     decision_span,
     efficiency_span,
 )
+from toolkit.usage.fold import Ledger, stream
+from toolkit.usage.sources import discover, hashed
 
 EFFICIENCY_SCHEMA = "knowzcode.efficiency-event/v1"
 EVIDENCE_SCHEMA = "workgroup.routing-evidence/v1"
@@ -37,8 +43,6 @@ def telemetry_log_spans(path: Path, skipped: Skipped) -> Iterator[SpanRecord]:
 
     Streamed line by line, each line within the line cap: a log of any total size is read in
     bounded memory (``toolkit.infra.telemetrylog``)."""
-    from toolkit.infra.boundedio import FileRefused, loads_bounded
-    from toolkit.infra.telemetrylog import iter_lines
 
     occurrences = Occurrences()
     for line in iter_lines(path):
@@ -68,7 +72,6 @@ def _jsonl(path: Path, skipped: Skipped, seen: set[str] | None = None) -> Iterat
     """The CM usage rows of one log: regular files only (a FIFO never blocks), each line bounded.
 
     An unreadable line whose bytes are in ``seen`` was counted in an earlier log: not again."""
-    from toolkit.infra.boundedio import FileRefused, loads_bounded, open_regular
 
     try:
         handle = open_regular(path, what="a CM log", missing_ok=True)
@@ -107,7 +110,6 @@ def runs_of(home: Path, workdir: Path) -> set[str]:
     The global log home is shared by every project of the machine; an export speaks for one
     repository, so the other projects' runs stay out unless asked for.
     """
-    from toolkit.cm.runptr import iter_json_lines
 
     root = workdir.resolve()
     runs: set[str] = set()
@@ -125,8 +127,6 @@ def cm_log_files(home: Path | None, specs_dir: Path | None, workdir: Path | None
 
     With ``workdir``, only the runs of that work tree (``runs_of``); without it, every run.
     """
-    from toolkit.cm.report import load_run_refs, safe_log_path
-    from toolkit.cm.runptr import PROJECT_LOG_NAME
 
     files: list[Path] = []
     if home is not None and home.is_dir():
@@ -185,8 +185,6 @@ def agent_spans(environ: Mapping[str, str], workdir: Path | None, skipped: Skipp
     --project``); without it, every call of the machine's logs. A call's key is the digest of its
     session, thread, time, model and counts, numbered among equals (the readers have deduplicated).
     """
-    from toolkit.usage.fold import Ledger, stream
-    from toolkit.usage.sources import discover, hashed
 
     project = None if workdir is None else hashed(str(workdir.resolve()))
     occurrences = Occurrences()

@@ -24,7 +24,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from toolkit.core.errors import ToolkitError
+from toolkit.infra.boundedio import FileRefused, read_regular
+from toolkit.infra.store import create_exclusive
 from toolkit.otel.records import AttrValue, MetricRecord, SpanRecord
+from toolkit.privacy import Context, scan_text
 
 PREFIX = "withheld:"
 KEY_FILE = "pseudonym-key"
@@ -35,9 +39,6 @@ _MAX_CACHE = 100_000
 
 def load_key(otel_dir: Path) -> bytes | None:
     """The per-repository pseudonym key (created on first use); None when it cannot be had."""
-    from toolkit.core.errors import ToolkitError
-    from toolkit.infra.boundedio import FileRefused, read_regular
-    from toolkit.infra.store import create_exclusive
 
     path = otel_dir / KEY_FILE
     try:
@@ -61,8 +62,6 @@ class Withholder:
     def _findings(self, text: str) -> frozenset[str]:
         rules = self._rules.get(text)
         if rules is None:
-            from toolkit.privacy import Context, scan_text
-
             rules = frozenset(finding.rule for finding in scan_text(text, Context.TELEMETRY))
             if len(self._rules) < _MAX_CACHE:
                 self._rules[text] = rules

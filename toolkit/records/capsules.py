@@ -13,10 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolkit.core.canonical import canonical_bytes
 from toolkit.core.errors import InvalidInput, Refused, ToolkitError
 from toolkit.infra import confined
+from toolkit.infra.confined import resolve_inside
+from toolkit.infra.paths import Canonicalizer
 from toolkit.infra.store import read_json_file
-from toolkit.runtime.capsule_rules import ARTIFACT_BOUNDARY, explain_schema
+from toolkit.runtime.capsule import prepare_capsule
+from toolkit.runtime.capsule_rules import ARTIFACT_BOUNDARY, artifact_paths, explain_schema
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 
 if TYPE_CHECKING:
@@ -38,7 +42,6 @@ def as_toolkit_error(exc: RuntimeOpError) -> ToolkitError:
 
 def schema_error(capsule: Any, path: str | None = None) -> InvalidInput:
     """CAPSULE_SCHEMA_INVALID naming every field at fault with its rule (never a value)."""
-    from toolkit.runtime.capsule_rules import explain_schema
 
     problems = explain_schema(capsule, sealed=False)
     shown = problems[:10] + ([f"... and {len(problems) - 10} more"] if len(problems) > 10 else [])
@@ -77,7 +80,6 @@ def read_record(
 def safe_destination(workdir: Path, target: Path) -> Path:
     """The checked path of a write under the work tree (``confined.resolve_inside``): a folder
     above it that leads outside, or a symlink in its place, is ``PATH_OUTSIDE_REPOSITORY``."""
-    from toolkit.infra.confined import resolve_inside
 
     return Path(resolve_inside(workdir, target, "the destination"))
 
@@ -115,8 +117,6 @@ def _canonical_paths(workdir: Path, capsule: dict[str, Any]) -> None:
     """Owned files and artifact refs through the canonicalizer ``workgroup owners`` uses, against the
     real work tree: a path whose real location (symlinks resolved) leaves it, or lies in ``.git``,
     is ``INVALID_OWNERSHIP_PATH`` (exit 2), as in the writer registry."""
-    from toolkit.infra.paths import Canonicalizer
-    from toolkit.runtime.capsule_rules import artifact_paths
 
     canon = Canonicalizer(str(workdir))
     for path in [*capsule.get("owned_files", []), *artifact_paths(capsule)]:
@@ -134,8 +134,6 @@ def seal_file(
     write: bool = False,
 ) -> SealOutcome:
     """Read ``source``, bind it to ``checkpoint``, run the pipeline, optionally store the result."""
-    from toolkit.core.canonical import canonical_bytes
-    from toolkit.runtime.capsule import prepare_capsule
 
     workdir = repo.workdir
     capsule = read_record(source, workdir)

@@ -20,8 +20,15 @@ from typing import TYPE_CHECKING, Any
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
 from toolkit.core.identifiers import FULL_SHA, PSEUDONYM
 from toolkit.infra import confined
-from toolkit.infra.store import atomic_write, create_exclusive, file_lock
+from toolkit.infra.boundedio import FileRefused, read_json_bounded, read_regular
+from toolkit.infra.clock import now_utc
+from toolkit.infra.store import atomic_write, create_exclusive, file_lock, safe_segment
+from toolkit.models.lineage import AgentLineage
 from toolkit.records.capsules import read_record, safe_destination
+from toolkit.records.owners import release_lineage
+from toolkit.runtime.capsule_rules import engine_findings, private_value, walk
+from toolkit.runtime.codes import RuntimeOpError
+from toolkit.runtime.lineage import evaluate_lineage, reference_now
 
 if TYPE_CHECKING:
     from toolkit.infra.git import Repo
@@ -33,7 +40,6 @@ ACCEPTED_STATES = ("HOT", "COLD_VALID")
 
 def _pseudonym_key(layout: Layout) -> bytes:
     """The per-repository HMAC key; created once (exclusive create, so racing writers agree)."""
-    from toolkit.infra.boundedio import FileRefused, read_regular
 
     path = layout.local / PSEUDONYM_KEY_FILE
     if not os.path.lexists(path):
@@ -58,7 +64,6 @@ def _read_pseudonyms(layout: Layout) -> dict[str, Any]:
 
     Rebuilding a damaged map would silently drop the real handles it holds, so the user is told.
     """
-    from toolkit.infra.boundedio import FileRefused, read_json_bounded
 
     try:
         loaded = read_json_bounded(
@@ -92,8 +97,6 @@ def _remember(layout: Layout, pseudonym: str, platform: str, handle: str) -> Non
 def validate_lineage(value: Any) -> dict[str, Any]:
     """The lineage model's verdict (pydantic), as a coded error; returns the record as given."""
     from pydantic import ValidationError
-
-    from toolkit.models.lineage import AgentLineage
 
     if not isinstance(value, dict):
         raise InvalidInput("LINEAGE_SCHEMA_INVALID", "the lineage does not match knowzcode.agent-lineage/v1")
@@ -143,7 +146,6 @@ def schema_paths(errors: list[Any]) -> list[str]:
 
 
 def _privacy_refusal(value: Any) -> bool:
-    from toolkit.runtime.capsule_rules import engine_findings, private_value, walk
 
     return any(kind == "str" and private_value(item) for kind, _, item in walk(value)) or bool(
         # generic context: lineage field names are fixed by the schema (platform_handle is one)
@@ -192,7 +194,6 @@ def find_lineage(repo: Repo, ref: str) -> Path:
     candidate = Path(ref)
     if candidate.is_file() or candidate.is_symlink():
         return candidate
-    from toolkit.infra.store import safe_segment
 
     lineage_id = safe_segment(ref, "lineage_id")
     matches = sorted(repo.layout.workgroup.glob(f"workgroups/*/lineages/{lineage_id}.json"))
@@ -222,9 +223,6 @@ class Checked:
 
 def check_lineage(repo: Repo, ref: str, current_file: Path, now: str | None) -> Checked:
     """Evaluate a recorded lineage against the current facts; an invalid holder loses its lease."""
-    from toolkit.infra.clock import now_utc
-    from toolkit.runtime.codes import RuntimeOpError
-    from toolkit.runtime.lineage import evaluate_lineage, reference_now
 
     workdir = repo.workdir
     lineage = read_record(find_lineage(repo, ref), workdir, what="lineage file")
@@ -247,6 +245,5 @@ def check_lineage(repo: Repo, ref: str, current_file: Path, now: str | None) -> 
 
 def _release(repo: Repo, lineage_id: str) -> bool:
     """Free the invalidated holder's writer lease; True when it held one."""
-    from toolkit.records.owners import release_lineage
 
     return bool(release_lineage(repo.layout, lineage_id))

@@ -33,6 +33,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
+from toolkit.core.owners_index import INDEX_FILE, decode_index, encode_index, registry_binding
 from toolkit.core.ownership import (
     OverlapIndex,
     check_globs,
@@ -42,6 +43,9 @@ from toolkit.core.ownership import (
     overlaps,
 )
 from toolkit.core.timefmt import format_utc, parse_rfc3339
+from toolkit.infra.boundedio import NOT_A_FILE, TOO_DEEP, TOO_LARGE, FileRefused, loads_bounded, read_regular
+from toolkit.infra.clock import now_utc
+from toolkit.infra.localstate import MAX_REGISTRY_BYTES, read_owners_registry
 from toolkit.infra.paths import Canonicalizer
 from toolkit.infra.store import Layout, atomic_write, file_lock, safe_segment
 
@@ -112,8 +116,6 @@ def _lease_from_json(row: object) -> Lease:
 
 
 def _read(layout: Layout) -> list[Lease]:
-    from toolkit.infra.boundedio import NOT_A_FILE, TOO_DEEP, TOO_LARGE, FileRefused
-    from toolkit.infra.localstate import read_owners_registry
 
     try:
         data = read_owners_registry(str(layout.owners_registry), {"schema": SCHEMA, "writers": []})
@@ -147,9 +149,6 @@ def _write(layout: Layout, leases: Sequence[Lease]) -> None:
 
 
 def _write_index(layout: Layout, rows: list[dict[str, Any]], data: bytes) -> None:
-    from toolkit.core.owners_index import INDEX_FILE, encode_index, registry_binding
-    from toolkit.infra.boundedio import FileRefused, read_regular
-    from toolkit.infra.localstate import MAX_REGISTRY_BYTES
 
     index_path = layout.local / INDEX_FILE
     try:
@@ -182,9 +181,6 @@ def _refresh_index(layout: Layout) -> None:
     """Under the lock, when nothing is written: a registry whose index is missing or bound to
     other bytes (a hand edit, a crash between the two writes) gets one again, built from the bytes
     read here once they validate as ``_read`` validates them. Anything else leaves it as it is."""
-    from toolkit.core.owners_index import INDEX_FILE, decode_index, encode_index, registry_binding
-    from toolkit.infra.boundedio import FileRefused, loads_bounded, read_regular
-    from toolkit.infra.localstate import MAX_REGISTRY_BYTES
 
     registry, index_path = layout.owners_registry, layout.local / INDEX_FILE
     try:
@@ -357,7 +353,6 @@ def release(layout: Layout, lineage_id: str, *, now: datetime | None = None) -> 
 
 def release_lineage(layout: Layout, lineage_id: str) -> bool:
     """Called when a lineage check invalidates the holder: its lease is released."""
-    from toolkit.infra.clock import now_utc
 
     return release(layout, lineage_id, now=now_utc())
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from toolkit.core.errors import InvalidInput
 from toolkit.core.timefmt import format_utc, parse_rfc3339
+from toolkit.infra.boundedio import FileRefused, read_json_bounded
 from toolkit.infra.store import Layout, file_lock, safe_segment, write_json_atomic
 from toolkit.runtime.vocabulary import PHASES
 
@@ -114,7 +115,6 @@ def _valid_record(value: Any) -> bool:
 
 def read_cache(layout: Layout) -> dict[str, dict[str, Any]]:
     """The cached records; a missing, oversized or corrupt cache reads as empty (probe again)."""
-    from toolkit.infra.boundedio import FileRefused, read_json_bounded
 
     try:
         data = read_json_bounded(

@@ -21,9 +21,27 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import toolkit.runtime
 from toolkit.core.canonical import sha256_digest
 from toolkit.core.errors import InvalidInput, Refused
-from toolkit.infra.store import Layout, append_jsonl, create_exclusive, file_lock
+from toolkit.core.identifiers import MEASUREMENT_RUN_ID
+from toolkit.core.timefmt import format_utc
+from toolkit.infra import confined
+from toolkit.infra.boundedio import NOT_FOUND, TOO_LARGE, FileRefused, read_regular
+from toolkit.infra.ledger import read_replay_state
+from toolkit.infra.store import Layout, append_jsonl, create_exclusive, file_lock, read_json_file
+from toolkit.runtime.codes import RuntimeOpError
+from toolkit.runtime.envelope import (
+    ENVELOPE_SCHEMA,
+    KEY_ID,
+    SHA256,
+    VERSION_ID,
+    corpus_digest,
+    parse_trusted_keys,
+    sign_envelope,
+)
+from toolkit.runtime.promotion import consumed_ids, evaluate_promotion
+from toolkit.runtime.promotion_pairs import validate_pairs
 
 DECISION_SCHEMA = "workgroup.promotion-decision/v1"
 LEDGER_LOCK = "replay-ledger"
@@ -34,8 +52,6 @@ MAX_PAIRS_BYTES = 8 * 1_048_576
 def runtime_digest(runtime_dir: Path | None = None) -> str:
     """``sha256:`` of the sorted ``sha256sum``-style manifest of ``toolkit/runtime/*.py``."""
     if runtime_dir is None:
-        import toolkit.runtime
-
         runtime_dir = Path(toolkit.runtime.__file__).resolve().parent
     manifest = "".join(
         f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.name}\n"
@@ -45,7 +61,6 @@ def runtime_digest(runtime_dir: Path | None = None) -> str:
 
 
 def _read_small(path: Path, what: str, limit: int = MAX_KEY_BYTES) -> bytes:
-    from toolkit.infra.boundedio import NOT_FOUND, TOO_LARGE, FileRefused, read_regular
 
     try:
         data = read_regular(path, limit=limit, what=what, allow_over=True) or b""
@@ -59,7 +74,6 @@ def _read_small(path: Path, what: str, limit: int = MAX_KEY_BYTES) -> bytes:
 
 def load_trusted_keys(directory: Path) -> dict[str, str]:
     """{signer key id: SPKI PEM} from ``DIR/<key id>.pem``; files with other names are ignored."""
-    from toolkit.runtime.envelope import KEY_ID, parse_trusted_keys
 
     if not directory.is_dir():
         raise InvalidInput("TRUSTED_KEYS_DIR_INVALID", "the trusted keys directory does not exist")
@@ -76,7 +90,6 @@ def read_pairs_file(path: Path) -> tuple[list[Any], bool]:
     A file marked ``"synthetic": true``, ``"empirical": false`` or with non-measured provenance
     is synthetic: it can be evaluated but never promote.
     """
-    from toolkit.infra.store import read_json_file
 
     data = read_json_file(path, limit=MAX_PAIRS_BYTES, what="pairs file")
     if isinstance(data, list):
@@ -96,8 +109,6 @@ def read_pairs_file(path: Path) -> tuple[list[Any], bool]:
 
 def consumed_run_ids(layout: Layout) -> list[str]:
     """Run ids already decided: the local ledger plus committed promotion records."""
-    from toolkit.infra.ledger import read_replay_state
-    from toolkit.runtime.promotion import consumed_ids
 
     return consumed_ids(*read_replay_state(layout.replay_ledger, layout.workgroup / "promotions"))
 
@@ -118,9 +129,6 @@ def decide(
     checkpoint_sha: str | None = None,
 ) -> dict[str, Any]:
     """Evaluate and, for a trusted envelope, record the decision (consuming its run id)."""
-    from toolkit.core.timefmt import format_utc
-    from toolkit.runtime.codes import RuntimeOpError
-    from toolkit.runtime.promotion import evaluate_promotion
 
     # Evaluate outside the lock (it is the slow part); under the lock, re-read the consumed ids
     # and either record the decision or turn it into a replay refusal.
@@ -159,7 +167,6 @@ def decide(
         )
     path = layout.promotion_path(run_id)
     text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
-    from toolkit.infra import confined
 
     with file_lock(layout.lock(LEDGER_LOCK)):
         # the record is committed under .workgroup/: a folder leading outside the work tree is refused
@@ -228,18 +235,6 @@ def sign_pairs(
 ) -> dict[str, Any]:
     """A signed envelope for ``pairs``. Synthetic or non-measured pairs are signed with
     ``promotion_authorized: false``, so the signature is honest and the data still cannot promote."""
-    from toolkit.core.identifiers import MEASUREMENT_RUN_ID
-    from toolkit.core.timefmt import format_utc
-    from toolkit.runtime.codes import RuntimeOpError
-    from toolkit.runtime.envelope import (
-        ENVELOPE_SCHEMA,
-        KEY_ID,
-        SHA256,
-        VERSION_ID,
-        corpus_digest,
-        sign_envelope,
-    )
-    from toolkit.runtime.promotion_pairs import validate_pairs
 
     checks = (
         (signer_key_id, KEY_ID, "key id"),
@@ -281,8 +276,6 @@ def generate_keypair(directory: Path, key_id: str) -> tuple[Path, Path]:
     """Write ``<key id>.key`` (PKCS8, mode 0600) and ``<key id>.pem`` (SPKI); never overwrite."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    from toolkit.runtime.envelope import KEY_ID
 
     if not KEY_ID.match(key_id):
         raise InvalidInput(

@@ -29,6 +29,8 @@ from typing import Any
 from toolkit.core.errors import InvalidInput, Refused
 from toolkit.infra import confined, store
 from toolkit.infra.store import Layout, safe_segment
+from toolkit.privacy.engine import scan_text
+from toolkit.privacy.files import context_for
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 from toolkit.runtime.result_policy import RESULT_MODES, WRITE_KINDS, resolve_result_policy
 
@@ -147,7 +149,6 @@ def store_artifact(layout: Layout, raw_path: Path, boundary: str) -> Path:
     The artifact folder is the repository's: created through the confined layer (a folder that
     leads outside the work tree is refused), and the file's name is checked before the rename.
     """
-    from toolkit.infra import confined
 
     what = "the artifact folder"
     target_dir = Path(confined.mkdirs(layout.workdir, layout.artifact_boundary(boundary), what))
@@ -174,8 +175,6 @@ def store_artifact(layout: Layout, raw_path: Path, boundary: str) -> Path:
 
 def _check_private(summary: str, rel_path: str) -> None:
     """A summary that will be committed passes the privacy engine first (as the hook would)."""
-    from toolkit.privacy.engine import scan_text
-    from toolkit.privacy.files import context_for
 
     findings = scan_text(summary, context_for(rel_path))
     if findings:

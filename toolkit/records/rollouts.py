@@ -18,7 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import InvalidInput, Refused
+from toolkit.infra import confined
+from toolkit.infra.boundedio import MAX_FILE_BYTES, FileRefused, loads_bounded
+from toolkit.infra.config import load_config, read_config_text, validate_config
 from toolkit.infra.store import Layout, file_lock
+from toolkit.runtime.rollout import ROLLOUT_STATES
 
 LADDER: tuple[tuple[str, float | None], ...] = (
     ("off", None),
@@ -103,8 +107,6 @@ def _label(index: int) -> str:
 
 
 def read_history(layout: Layout) -> dict[str, Any]:
-    from toolkit.infra import confined
-    from toolkit.infra.boundedio import MAX_FILE_BYTES, FileRefused, loads_bounded
 
     empty: dict[str, Any] = {"schema": HISTORY_SCHEMA, "active_family": None, "steps": []}
     what = ".workgroup/rollout.json"
@@ -133,8 +135,6 @@ def promoted(layout: Layout, run_id: str | None) -> bool:
     """True when ``.workgroup/promotions/<run_id>.json`` records a promotion that promoted."""
     if run_id is None:
         return False
-    from toolkit.infra import confined
-    from toolkit.infra.boundedio import MAX_FILE_BYTES, FileRefused, loads_bounded
 
     what = "the promotion record"
     try:
@@ -184,7 +184,6 @@ def apply_advance(
     layout: Layout, target: Step, families: list[str], *, evidence_run: str | None, at: str, write: bool
 ) -> dict[str, Any]:
     """Check and (with ``write``) record one rollout move under the rollout lock."""
-    from toolkit.infra.config import load_config, validate_config
 
     with file_lock(layout.lock("rollout")):
         block = load_config(layout)["context_efficiency"]
@@ -207,7 +206,6 @@ def apply_advance(
         if target.stage == "canary" and target.percent is not None:
             values["canary_percent"] = f"{target.percent:g}"
         config_path = layout.config
-        from toolkit.infra.config import read_config_text
 
         old = read_config_text(config_path) or ""
         new = set_config_keys(old, values)
@@ -226,7 +224,6 @@ def apply_advance(
                 "evidence": evidence_run,
             }
         )
-        from toolkit.infra import confined
 
         # both paths were checked when they were read above, so neither write is refused after the other
         confined.atomic_write(layout.workdir, config_path, new, what=".workgroup/config.yml")
@@ -241,7 +238,6 @@ def apply_advance(
 
 
 def parse_target(stage: str, percent: float | None) -> Step:
-    from toolkit.runtime.rollout import ROLLOUT_STATES
 
     if stage not in ROLLOUT_STATES:
         raise InvalidInput("ROLLOUT_STAGE_INVALID", "the stage is one of off, observe, shadow, canary, on")

@@ -26,9 +26,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from toolkit.core.errors import EnvironmentFailure, InvalidInput, ToolkitError
+from toolkit.core import sarif
+from toolkit.core.canonical import capsule_digest, sha256_digest
+from toolkit.core.errors import EnvironmentFailure, InvalidInput, ToolkitError, exit_code_for
+from toolkit.core.findings import Finding as Shared
+from toolkit.core.findings import emit
 from toolkit.core.identifiers import FULL_SHA, MEASUREMENT_RUN_ID, PSEUDONYM
+from toolkit.infra import gitcli
+from toolkit.infra.boundedio import FileRefused, open_regular
+from toolkit.infra.ci import github_actions
+from toolkit.infra.confined import PathOutsideRepository
+from toolkit.infra.gitcli import CliRepo
+from toolkit.infra.output import guarded
 from toolkit.infra.store import WORKGROUP_DIR
+from toolkit.records import verify_cache
+from toolkit.records.capsules import inside, read_record
+from toolkit.runtime.capsule_rules import (
+    ARTIFACT_BOUNDARY,
+    MAX_CAPSULE_STRING_BYTES,
+    artifact_paths,
+    assert_paths,
+    engine_findings_in,
+    explain_schema,
+    private_value,
+    schema_problems,
+    strings_of,
+)
+from toolkit.runtime.codes import RuntimeOpError
+from toolkit.runtime.lineage import lineage_schema_errors
 
 
 class Repo(Protocol):
@@ -196,7 +221,6 @@ class Finding:
 
     def shared(self) -> Any:
         """The shared finding (toolkit/core/findings.py): the whole file, so line and col are 0."""
-        from toolkit.core.findings import Finding as Shared
 
         return Shared(self.path, 0, 0, self.rule, self.message, fix=self.fix)
 
@@ -225,8 +249,6 @@ class Report:
 
     def emit(self, *, as_json: bool, stdout: Any, stderr: Any) -> None:
         """Findings in the shared convention: lines on stdout (or one JSON object), summary on stderr."""
-        from toolkit.core.findings import emit
-        from toolkit.infra.ci import github_actions
 
         emit(
             "verify",
@@ -243,8 +265,6 @@ class Report:
     def emit_sarif(self, *, stdout: Any, stderr: Any) -> None:
         """The findings as a SARIF 2.1.0 log on stdout (toolkit/core/sarif.py), the summary on stderr."""
         import io
-
-        from toolkit.core import sarif
 
         rows = [f.shared() for f in self.findings]
         rules = {
@@ -273,8 +293,6 @@ def sealed_digest(capsule: dict[str, Any]) -> str:
     (which UTF-8 cannot encode) falls back to the general canonical writer.
     """
     import json
-
-    from toolkit.core.canonical import capsule_digest, sha256_digest
 
     body = {key: value for key, value in capsule.items() if key != "capsule_hash"}
     try:
@@ -316,12 +334,6 @@ class _Verifier:
         """The privacy rules over one pass of the record. Capsules (``keys``) get exactly what the
         runtime's capsule op applies, the shared engine alone; lineages and promotions keep the
         reference's value patterns before the engine."""
-        from toolkit.runtime.capsule_rules import (
-            MAX_CAPSULE_STRING_BYTES,
-            engine_findings_in,
-            private_value,
-            strings_of,
-        )
 
         names, texts = strings_of(value)
         if any(
@@ -343,13 +355,6 @@ class _Verifier:
 
     # -- per kind ------------------------------------------------------------------------
     def capsule(self, rec: _Record) -> None:
-        from toolkit.runtime.capsule_rules import (
-            artifact_paths,
-            assert_paths,
-            explain_schema,
-            schema_problems,
-        )
-        from toolkit.runtime.codes import RuntimeOpError
 
         cap = rec.data
         if rec.trusted:  # schema, location, hash, paths and privacy held for these exact bytes
@@ -379,8 +384,6 @@ class _Verifier:
         self.privacy(rec, cap, keys=True)
 
     def artifact(self, rec: _Record, ref: str) -> None:
-        from toolkit.records.capsules import inside
-        from toolkit.runtime.capsule_rules import ARTIFACT_BOUNDARY
 
         target = self.workdir / ref
         # the artifact root itself is a valid reference (as in the reference runtime): a directory
@@ -393,7 +396,6 @@ class _Verifier:
         match = CONTENT_ADDRESSED.match(target.name)
         if match is None:
             return
-        from toolkit.infra.boundedio import FileRefused, open_regular
 
         digest = hashlib.sha256()
         try:
@@ -411,7 +413,6 @@ class _Verifier:
             )
 
     def lineage(self, rec: _Record, lineage_ids: set[str]) -> None:
-        from toolkit.runtime.lineage import lineage_schema_errors
 
         lin = rec.data
         if rec.trusted:
@@ -488,7 +489,6 @@ class _Verifier:
     def history(self, rev: str, proven: set[str] | None = None) -> None:
         """One walk of REV's history, shared by every record's checkpoint; ``proven`` are the
         checkpoints the cache already knows to be ancestors of REV (not walked again)."""
-        from toolkit.infra import gitcli
 
         self.rev = rev
         workdir = self.workdir
@@ -528,8 +528,6 @@ def verify(repo: Repo, rev: str = "HEAD", *, cache: bool = False) -> Report:
     verifier.history(rev, proven)
     report.findings.sort(key=lambda f: (f.path, f.rule))
     if cache and report.rev is not None:
-        from toolkit.records import verify_cache
-
         flagged = {f.path for f in report.findings}
         clean = {rel: key for rel, key in keys.items() if rel not in flagged}
         verify_cache.save(repo.common_dir, repo.workdir, rules, report.rev, clean)
@@ -540,8 +538,6 @@ def _load_cache(repo: Repo, rev: str, report: Report) -> tuple[str, dict[str, st
     """(the rules' fingerprint, {rel: record key} the cache vouches for); resolves ``report.rev``.
 
     The cache counts only while the HEAD it was proven for is an ancestor of REV's commit."""
-    from toolkit.infra import gitcli
-    from toolkit.records import verify_cache
 
     rules = verify_cache.rules_fingerprint()
     try:
@@ -558,8 +554,6 @@ def _read_records(verifier: _Verifier, trusted: dict[str, str], keys: dict[str, 
     """Every record file, read through the confined layer; an unreadable one is a finding. With
     ``keys`` (the cache in use), each record's key is noted and a record the cache vouches for
     is marked trusted."""
-    from toolkit.infra.confined import PathOutsideRepository
-    from toolkit.records.capsules import read_record
 
     workdir = verifier.workdir
     root = str(workdir.resolve())
@@ -581,8 +575,6 @@ def _read_records(verifier: _Verifier, trusted: dict[str, str], keys: dict[str, 
                 continue
             key = ""
             if keys is not None:
-                from toolkit.records import verify_cache
-
                 key = keys[rel] = verify_cache.record_key(data)
             records.append(_Record(kind, path, rel, data, trusted.get(rel) == key and rel in trusted))
     return records
@@ -593,7 +585,6 @@ HOOK_PROG = "workgroup-verify-hook"
 
 def run_cli(argv: list[str], *, prog: str = "workgroup verify") -> int:
     """``workgroup verify`` without the typer app, under the stdout guard."""
-    from toolkit.infra.output import guarded
 
     return guarded(lambda: _run_cli(argv, prog=prog))
 
@@ -608,9 +599,6 @@ def _run_cli(argv: list[str], *, prog: str = "workgroup verify") -> int:
     """
     import argparse
     import sys
-
-    from toolkit.core.errors import exit_code_for
-    from toolkit.infra.gitcli import CliRepo
 
     parser = argparse.ArgumentParser(prog=prog)
     parser.add_argument("--rev", default="HEAD")

@@ -28,7 +28,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+import toolkit
 from toolkit.core.errors import ToolkitError
+from toolkit.infra.boundedio import FileRefused, read_json_bounded
+from toolkit.infra.confined import atomic_write
+from toolkit.infra.store import LOCAL_STATE_NAME
 
 CACHE_NAME = "verify-cache.json"
 VERSION = 1
@@ -41,7 +45,6 @@ _RULE_PACKAGES = ("core", "privacy", "records", "runtime")
 def rules_fingerprint() -> str:
     """Toolkit version plus (name, size, mtime) of every module of the rule packages: an upgraded
     or edited rule set never meets a cache of the old one."""
-    import toolkit
 
     package = Path(toolkit.__file__).parent
     parts = [str(getattr(toolkit, "__version__", ""))]
@@ -69,7 +72,6 @@ def record_key(data: Any) -> str:
 
 
 def cache_path(common_dir: Path) -> Path:
-    from toolkit.infra.store import LOCAL_STATE_NAME
 
     return common_dir / LOCAL_STATE_NAME / CACHE_NAME
 
@@ -79,7 +81,6 @@ def load(common_dir: Path, workdir: Path, rules: str) -> tuple[str, dict[str, st
 
     A missing, foreign, symlinked, oversized or corrupt file is None: recompute, never "verified".
     """
-    from toolkit.infra.boundedio import FileRefused, read_json_bounded
 
     path = cache_path(common_dir)
     if os.path.islink(path.parent):
@@ -110,7 +111,6 @@ def load(common_dir: Path, workdir: Path, rules: str) -> tuple[str, dict[str, st
 def save(common_dir: Path, workdir: Path, rules: str, head: str, records: dict[str, str]) -> None:
     """Write the cache atomically (temp + rename, never through a symlink). A cache that cannot
     be written is no error: the next run recomputes."""
-    from toolkit.infra.confined import atomic_write
 
     document = {"version": VERSION, "rules": rules, "workdir": str(workdir), "head": head, "records": records}
     with contextlib.suppress(ToolkitError, OSError):

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.core.errors import InvalidInput, Refused
+from toolkit.infra import confined
+from toolkit.infra.resources import template_text
 from toolkit.workflow.hook_source import release_rev, repository_url
 
 WORKFLOW_REL = ".github/workflows/workgroup.yml"
@@ -61,7 +63,6 @@ def _local(repo: str) -> InvalidInput:
 
 def render(install: str) -> str:
     """The workflow template with its install command pinned to ``install``."""
-    from toolkit.infra.resources import template_text
 
     template = template_text("ci/workgroup-verify.yml")
     pinned = f'"git+{repository_url()}@{release_rev()}"'
@@ -75,7 +76,6 @@ def render(install: str) -> str:
 def plan(workdir: Path, kind: str, repo: str | None, rev: str, *, force: bool) -> CiPlan:
     """Check everything before anything is written: the kind, the install source, the target
     (inside the work tree, not a directory) and an existing file (``CI_WORKFLOW_EXISTS``)."""
-    from toolkit.infra import confined
 
     if kind not in CI_KINDS:
         raise InvalidInput("CI_KIND_UNKNOWN", f"--ci must be one of: {', '.join(CI_KINDS)}")
@@ -98,7 +98,6 @@ def plan(workdir: Path, kind: str, repo: str | None, rev: str, *, force: bool) -
 
 def write(workdir: Path, ci: CiPlan) -> str:
     """Write the planned workflow; the line ``init`` reports."""
-    from toolkit.infra import confined
 
     if ci.text is not None:
         confined.atomic_write(workdir, workdir / WORKFLOW_REL, ci.text, what=WORKFLOW_REL)

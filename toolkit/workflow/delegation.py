@@ -23,6 +23,18 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
+from toolkit.core.timefmt import format_utc
+from toolkit.infra.clock import now_utc
+from toolkit.infra.config import fill_absent, load_config, rollout_defaults, routing_defaults
+from toolkit.infra.git import NotARepository, discover
+from toolkit.infra.store import file_lock
+from toolkit.infra.telemetrylog import append_held
+from toolkit.otel.live import emit_decision
+from toolkit.privacy import Context, scan_value
+from toolkit.runtime.adapter import RuntimeContext
+from toolkit.runtime.codes import MESSAGES, RuntimeOpError
+from toolkit.runtime.dispatch import dispatch_with_facts
+from toolkit.runtime.router import op_route, routing_evidence
 
 DISABLED: dict[str, Any] = {"mode": "local", "reason_codes": ["CAPABILITY_FALLBACK"]}
 # refusals of a well-formed dispatch request (exit 1); every other runtime code is invalid input (exit 2)
@@ -34,7 +46,6 @@ RECORDED_NOTE = "routing evidence recorded in the local telemetry log"
 
 def _coded(code: str, refusals: set[str] | frozenset[str] = frozenset()) -> Exception:
     """The CLI error for a runtime code: environment (exit 3), refusal (exit 1) or invalid input (2)."""
-    from toolkit.runtime.codes import MESSAGES
 
     if code == "ENVIRONMENT_ERROR":
         return EnvironmentFailure(code, MESSAGES[code])
@@ -45,8 +56,6 @@ def _coded(code: str, refusals: set[str] | frozenset[str] = frozenset()) -> Exce
 
 def _layout_and_config(record: bool) -> tuple[Any, dict[str, Any]]:
     """The repository's layout (None outside one; ``--record`` needs one) and its config."""
-    from toolkit.infra.config import load_config
-    from toolkit.infra.git import NotARepository, discover
 
     try:
         layout = discover().layout
@@ -59,25 +68,17 @@ def _layout_and_config(record: bool) -> tuple[Any, dict[str, Any]]:
 
 def _emit_live(block: dict[str, Any], layout: Any, op: str, result: dict[str, Any]) -> None:
     if block["telemetry"] == "otlp" and layout is not None:
-        from toolkit.otel.live import emit_decision
-
         emit_decision(str(layout.workdir), op, result, 0.0)
 
 
 def record_evidence(layout: Any, facts: dict[str, Any], result: dict[str, Any]) -> None:
     """Append the routing evidence of ``facts`` -> ``result``; ``PRIVATE_CONTENT`` refuses it."""
-    from toolkit.core.timefmt import format_utc
-    from toolkit.infra.clock import now_utc
-    from toolkit.infra.store import file_lock
-    from toolkit.privacy import Context, scan_value
-    from toolkit.runtime.router import routing_evidence
 
     evidence = routing_evidence(facts, result, recorded_at=format_utc(now_utc()))
     findings = scan_value(evidence, Context.GENERIC)
     if findings:
         rules = ", ".join(sorted({f.rule for f in findings}))
         raise Refused("PRIVATE_CONTENT", f"routing evidence not recorded: private content ({rules})")
-    from toolkit.infra.telemetrylog import append_held
 
     with file_lock(layout.lock("telemetry")):
         append_held(layout.telemetry_log, evidence)  # rotates by size first when due
@@ -97,9 +98,6 @@ def routing_input(request: Any) -> dict[str, Any]:
 
 def route_decision(facts: dict[str, Any]) -> dict[str, Any]:
     """The runtime router's decision in the current directory, its codes as CLI errors."""
-    from toolkit.runtime.adapter import RuntimeContext
-    from toolkit.runtime.codes import RuntimeOpError
-    from toolkit.runtime.router import op_route
 
     try:
         return op_route({"input": facts}, RuntimeContext(cwd=os.getcwd()))
@@ -109,7 +107,6 @@ def route_decision(facts: dict[str, Any]) -> dict[str, Any]:
 
 def route(request: Any, *, record: bool) -> tuple[dict[str, Any], list[str]]:
     """``workgroup route``: ``({mode, reason_codes}, notes)``."""
-    from toolkit.infra.config import fill_absent, routing_defaults
 
     facts = routing_input(request)
     layout, config = _layout_and_config(record)
@@ -144,7 +141,6 @@ def _section(request: dict[str, Any], name: str) -> dict[str, Any] | None:
 
 def fill_request(request: dict[str, Any], config: dict[str, Any], *, enabled: bool) -> dict[str, Any]:
     """The request with config-filled routing and rollout facts (request values win)."""
-    from toolkit.infra.config import fill_absent, rollout_defaults, routing_defaults
 
     filled = dict(request)
     routing = _section(request, "routing")
@@ -160,9 +156,6 @@ def fill_request(request: dict[str, Any], config: dict[str, Any], *, enabled: bo
 
 def dispatch_decision(request: dict[str, Any], *, enabled: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     """The runtime's dispatch result and the routing facts it was decided on, codes as CLI errors."""
-    from toolkit.runtime.adapter import RuntimeContext
-    from toolkit.runtime.codes import RuntimeOpError
-    from toolkit.runtime.dispatch import dispatch_with_facts
 
     router = (
         None if enabled else (lambda facts, ctx: dict(DISABLED, reason_codes=list(DISABLED["reason_codes"])))

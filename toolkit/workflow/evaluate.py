@@ -19,6 +19,17 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from toolkit.core.errors import InvalidInput
+from toolkit.infra.boundedio import (
+    NOT_A_FILE,
+    NOT_FOUND,
+    UNREADABLE,
+    FileRefused,
+    loads_bounded,
+    read_regular,
+)
+from toolkit.models.corpus import Scenario
+from toolkit.runtime.adapter import RuntimeContext
+from toolkit.runtime.protocol import execute
 from toolkit.runtime.vocabulary import STRATA
 
 MIN_SCENARIOS = 40
@@ -93,14 +104,6 @@ def _strict_equal(left: Any, right: Any) -> bool:
 
 
 def _load_json(path: Path) -> Any:
-    from toolkit.infra.boundedio import (
-        NOT_A_FILE,
-        NOT_FOUND,
-        UNREADABLE,
-        FileRefused,
-        loads_bounded,
-        read_regular,
-    )
 
     try:
         raw = read_regular(path, limit=MAX_SCENARIO_BYTES, what="a corpus file", allow_over=True) or b""
@@ -138,8 +141,6 @@ def scenario_files(directory: Path) -> list[Path]:
 def load_scenarios(directory: Path) -> list[dict[str, Any]]:
     """Every scenario, validated against the ``Scenario`` model (exit 2 naming the bad file)."""
     from pydantic import ValidationError
-
-    from toolkit.models.corpus import Scenario
 
     scenarios = []
     for path in scenario_files(directory):
@@ -191,8 +192,6 @@ def _expected(oracle: dict[str, Any]) -> str:
 
 def run_scenario(scenario: dict[str, Any]) -> ScenarioResult:
     """Run one scenario in its own virtual repository and compare with its oracle."""
-    from toolkit.runtime.adapter import RuntimeContext
-    from toolkit.runtime.protocol import execute
 
     with tempfile.TemporaryDirectory(prefix="wg-eval-") as tmp:
         _materialize(Path(tmp), scenario["repository"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from toolkit.infra.boundedio import MAX_LOG_BYTES, FileRefused, read_regular
 from toolkit.infra.git import Repo, blob_sizes, staged_blobs, staged_key, tree_blobs, tree_key
 from toolkit.infra.store import atomic_write, file_lock
 from toolkit.workflow.inventory import Inventory, build, load_cached
@@ -16,8 +17,6 @@ def inventory(repo: Repo, *, staged: bool = False, rev: str = "HEAD", use_cache:
     layout = repo.layout
     cache = layout.local / "index" / f"{source}-{key}.json"
     if use_cache:
-        from toolkit.infra.boundedio import MAX_LOG_BYTES, FileRefused, read_regular
-
         try:
             raw = read_regular(cache, limit=MAX_LOG_BYTES, what="the index cache", follow_symlinks=False)
             cached = load_cached(raw or b"", key)

@@ -13,6 +13,7 @@ from collections import Counter
 from typing import Any
 
 from toolkit.core.canonical import sha256_digest
+from toolkit.core.strictjson import json_depth_exceeds
 
 SCHEMA = "workgroup.inventory/v1"
 
@@ -214,7 +215,6 @@ def load_cached(raw: bytes, key: str) -> Inventory | None:
 
     Checking the digest over the stored bytes (no JSON parse) keeps the warm path cheap.
     """
-    from toolkit.core.strictjson import json_depth_exceeds
 
     raw = raw.rstrip(b"\n")
     if json_depth_exceeds(raw, 16):  # ours nests 4 deep; a deeper cache is not ours: recompute

@@ -7,7 +7,10 @@ from typing import Any
 
 from toolkit.core.errors import InvalidInput
 from toolkit.core.timefmt import format_utc
+from toolkit.infra import confined
 from toolkit.infra.clock import now_utc
+from toolkit.infra.config import parse_config_yaml, read_config_text
+from toolkit.infra.git import discover
 from toolkit.infra.store import append_jsonl, file_lock
 from toolkit.workflow.profiles import (
     DEFAULT_PROFILE,
@@ -21,14 +24,12 @@ _PROFILE_LINE = re.compile(r"^(?P<indent>[ \t]+)profile:[ \t]*(?P<value>[^#\s]*)
 
 
 def _repo() -> Any:
-    from toolkit.infra.git import discover
 
     return discover()
 
 
 def current_block(*, required: bool) -> dict[str, Any]:
     """The ``context_efficiency`` block of the config (empty when absent and not required)."""
-    from toolkit.infra.config import parse_config_yaml, read_config_text
 
     repo = _repo()
     text = read_config_text(repo.layout.config)
@@ -62,7 +63,6 @@ def set_profile(name: str, *, reason: str | None) -> dict[str, Any]:
             effective_settings({**block, "profile": name})
         except ProfileError as exc:
             raise InvalidInput("INVALID_PROFILE", exc.message) from None
-        from toolkit.infra.config import read_config_text
 
         text = read_config_text(layout.config) or ""
         match = _PROFILE_LINE.search(text)
@@ -78,8 +78,6 @@ def set_profile(name: str, *, reason: str | None) -> dict[str, Any]:
             )
         record = change_record(old, name, at=format_utc(now_utc()), reason=reason)
         if old != name:
-            from toolkit.infra import confined
-
             confined.atomic_write(layout.workdir, layout.config, text, what=".workgroup/config.yml")
             with file_lock(layout.lock("profile-changes")):
                 append_jsonl(layout.local / "profile-changes.jsonl", record)

@@ -6,7 +6,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from toolkit.core.errors import ToolkitError
+from toolkit.core.findings import Finding, emit
+from toolkit.infra.boundedio import FileRefused, read_regular
 from toolkit.infra.boundedio import FileRefused as FileRefusedError
+from toolkit.infra.ci import github_actions
+from toolkit.infra.git import discover
 from toolkit.workflow.skills import LintConfig, LintFinding, is_lint_candidate, lint
 
 TYPE_CHECKING = False
@@ -31,7 +36,6 @@ def _read(path: Path) -> str | None:
 
 def _load(path: Path) -> str:
     """A regular, non-symlink UTF-8 text file of at most 1 MiB; raises otherwise."""
-    from toolkit.infra.boundedio import read_regular
 
     raw = read_regular(path, limit=MAX_FILE_BYTES, what="the file", follow_symlinks=False) or b""
     if b"\x00" in raw:
@@ -41,7 +45,6 @@ def _load(path: Path) -> str:
 
 def _refusal(path: Path) -> str | None:
     """Why the file argument ``path`` cannot be linted (None when it can)."""
-    from toolkit.infra.boundedio import FileRefused
 
     if path.is_symlink():
         return "is a symlink to nothing" if not path.exists() else "is a symlink; symlinks are not followed"
@@ -57,8 +60,6 @@ def _refusal(path: Path) -> str | None:
 def _root() -> tuple[Path, list[str] | None]:
     """The work tree root and the files git would commit (tracked plus untracked, not ignored), or
     the cwd and None outside a repository."""
-    from toolkit.core.errors import ToolkitError
-    from toolkit.infra.git import discover
 
     try:
         repo = discover()
@@ -129,14 +130,11 @@ def _argument(given: str, root: Path) -> tuple[str | None, list[str]]:
 
 def shared_findings(findings: list[LintFinding]) -> list[Finding]:
     """The findings in the shared convention (toolkit/core/findings.py); lint findings name a line only."""
-    from toolkit.core.findings import Finding
 
     return [Finding(f.path, f.line, 0, f.rule, f.message, severity=f.severity) for f in findings]
 
 
 def emit_findings(findings: list[LintFinding], *, as_json: bool, stdout: IO[str], stderr: IO[str]) -> None:
-    from toolkit.core.findings import emit
-    from toolkit.infra.ci import github_actions
 
     emit(
         "skills",

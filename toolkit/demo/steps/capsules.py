@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from toolkit.infra.git import commit_all, discover, squash_onto
+
 if TYPE_CHECKING:
     from toolkit.demo.runner import Demo
 
@@ -45,7 +47,6 @@ def _expect(proc: Any, code: int, what: str) -> None:
 
 
 def run(demo: Demo) -> None:
-    from toolkit.infra.git import commit_all, discover, squash_onto
 
     demo.heading("Capsules bound to checkpoints, and `workgroup verify`")
     repo = discover(demo.root)

@@ -6,6 +6,11 @@ import json
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from toolkit.core.canonical import sha256_digest
+from toolkit.core.timefmt import format_utc
+from toolkit.infra.clock import now_utc
+from toolkit.infra.git import commit_all, discover
+
 if TYPE_CHECKING:
     from toolkit.demo.runner import Demo
 
@@ -13,8 +18,6 @@ from toolkit.runtime.lineage import CURRENT_KEYS  # the compared fields plus cap
 
 
 def _lineage(head: str, now: Any) -> dict[str, Any]:
-    from toolkit.core.canonical import sha256_digest
-    from toolkit.core.timefmt import format_utc
 
     return {
         "schema": "knowzcode.agent-lineage/v1",
@@ -76,8 +79,6 @@ def _dispatch(demo: Demo, record: dict[str, Any], current: dict[str, Any]) -> No
 
 
 def run(demo: Demo) -> None:
-    from toolkit.infra.clock import now_utc
-    from toolkit.infra.git import commit_all, discover
 
     demo.heading("Lineage: may a worker's context be resumed?")
     repo = discover(demo.root)

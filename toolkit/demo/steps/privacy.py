@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolkit.infra.git import discover
+
 if TYPE_CHECKING:
     from toolkit.demo.runner import Demo
 
@@ -67,7 +69,6 @@ def _pre_commit(demo: Demo, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _stage(demo: Demo, *paths: str) -> None:
-    from toolkit.infra.git import discover
 
     index = discover(demo.root).raw.index
     for rel in paths:
@@ -76,7 +77,6 @@ def _stage(demo: Demo, *paths: str) -> None:
 
 
 def _unstage(demo: Demo, rel: str) -> None:
-    from toolkit.infra.git import discover
 
     index = discover(demo.root).raw.index
     index.remove(rel)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from toolkit.infra.resources import data_dir
+
 if TYPE_CHECKING:
     from toolkit.demo.runner import Demo
 
@@ -34,7 +36,6 @@ def _canary(demo: Demo, percent: int) -> None:
 
 
 def run(demo: Demo) -> None:
-    from toolkit.infra.resources import data_dir
 
     demo.heading("Rollout and promotion: a canary decision, and synthetic data that cannot promote")
     demo.say("The canary bucket is the first 8 hex digits of SHA-256(task id) scaled to 0..100, the same")
