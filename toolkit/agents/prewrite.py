@@ -16,7 +16,10 @@ For each write of the call (``payload.write_intents``):
    hook and ``workgroup runtime route`` never disagree. The session's own lineage (``--lineage`` or
    ``WORKGROUP_LINEAGE_ID``) is not another writer.
 
-The deny reason names the file, the line, the rule and what to do instead; never the value.
+The deny reason names the file, the line, the rule and what to do instead; never the value (and
+never a path that itself holds private content). The work is bounded, since a hook that times out
+lets the call through: at most ``MAX_WRITES`` files per call, one scan per text and kind of
+destination, the registry's router loaded only when a registry exists.
 """
 
 from __future__ import annotations
