@@ -2,15 +2,16 @@
 
 * long flags whose name ends in a secret word: ``--password X``, ``gpg --passphrase X``,
   ``--some-secret-token X``, ``--oauth2-bearer X``, ``az ... --client-secret X``,
-  ``az storage ... --account-key X`` (``--passphrase-fd 0``, ``--password-file f`` and
-  ``--password-stdin`` name where the secret comes from, not the secret);
+  ``az storage ... --account-key X``, ``gh auth login --with-token <<< X`` (``--passphrase-fd 0``,
+  ``--password-file f`` and ``--password-stdin`` name where the secret comes from, not the
+  secret, unless a here-string follows);
 * single-dash parameters: PowerShell ``-Password 'X'`` / ``-NuGetApiKey X``, keytool
-  ``-storepass X``, openssl ``-passin pass:X``, and ``ConvertTo-SecureString 'X' -AsPlainText``;
-* ``-p`` of the clients that take a password by it: mysql and mariadb (glued ``-pX`` or
-  ``-p'X'``; ``-p X`` with a space is the database name to mysql, so only a value shaped like
-  a password counts there), ``docker|podman|helm registry|az login -p X``, ``sshpass -p X``;
-* ``curl -u user:pass`` / ``--user``, secrets piped or here-stringed into ``--password-stdin``
-  and ``gh auth login --with-token``, and ``npm config set //registry/:_authToken X``.
+  ``-storepass X``, openssl ``-passin pass:X``, ``docker|podman|helm registry|az login -p X``,
+  and ``ConvertTo-SecureString 'X' -AsPlainText``;
+* mysql and mariadb ``-p`` (glued ``-pX`` or ``-p'X'``; ``-p X`` with a space is the database
+  name to mysql, so only a value shaped like a password counts there), ``sshpass -p X``;
+* ``curl -u user:pass`` / ``--user``, ``echo X | ... --password-stdin`` (or ``--with-token``),
+  and ``npm config set //registry/:_authToken X``.
 
 Every pattern starts with a literal and reads bounded bodies possessively; what a pattern
 cannot say linearly (which client a ``-p`` belongs to, what follows a pipe) is a bounded look
@@ -20,10 +21,11 @@ at the same line in Python.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
-from toolkit.privacy.rules import ALNUM, Rule, ScanText, lazy
+from toolkit.privacy.rules import ALNUM, LazyPattern, Rule, ScanText, lazy
 from toolkit.privacy.types import Category
 
 S = Category.SECRET
@@ -104,7 +106,8 @@ _PATHLIKE = lazy(r"^[\w.-]{1,80}\.(?:txt|json|pem|key|crt|yaml|yml|env|cfg|conf|
 # value (``--batch --passphrase X``) does not swallow the next flag and hide it.
 _LONG_FLAG = lazy(
     r"--(?P<name>[A-Za-z0-9][A-Za-z0-9_-]{0,62}+)"
-    r"(?=(?:=|[ \t]++)(?:(?P<q>[\"'])(?P<qv>[^\"'\n]{6,200}+)(?P=q)|[\"']?(?P<uv>[^\s\"'`]{6,200}+)))"
+    r"(?=(?:=|[ \t]++)(?P<here><<<[ \t]*+)?"
+    r"(?:(?P<q>[\"'])(?P<qv>[^\"'\n]{6,200}+)(?P=q)|[\"']?(?P<uv>[^\s\"'`;|&]{6,200}+)))"
 )
 _SECRET_LAST = frozenset({"password", "passwd", "pwd", "passphrase", "secret", "token", "apikey", "bearer"})
 # "--<word>-key" names that hold a key's secret value (``--account-key``, ``--api-key``)
@@ -127,7 +130,8 @@ def flag_name_ok(name: str) -> bool:
 
 def _long_flag_check(match: re.Match[str]) -> bool:
     name = match.group("name")
-    if not flag_name_ok(name):
+    here = match.group("here") is not None  # gh auth login --with-token <<< X, --password-stdin <<< X
+    if not (flag_name_ok(name) or (here and name.lower().endswith("stdin"))):
         return False
     value = value_of(match)
     if value.startswith(("-", "/", "~", "./", "<", "[")) or "://" in value or _PATHLIKE.match(value):
@@ -142,17 +146,19 @@ def _long_flag_check(match: re.Match[str]) -> bool:
     if value.isalpha() and value.islower():
         return False  # a word: a mode or a name, not a secret
     last = re.split(r"[-_]", name.lower())[-1]
+    if here:
+        return password_ok(value) and len(set(value)) >= 5
     if last in _TOKENISH_LAST:
         return token_ok(value, min_len=8)
     return password_ok(value)
 
 
-# --- single-dash parameters: PowerShell, keytool, openssl ----------------------------------
+# --- single-dash parameters: PowerShell, keytool, openssl, and the clients' -p ---------------
 _DASH_PARAM = lazy(
-    r"-(?P<name>(?i:password|passwd|pass|passin|passout|passphrase|storepass|keypass|srcstorepass|"
+    r"-(?:(?P<name>(?i:password|passwd|pass|passin|passout|passphrase|storepass|keypass|srcstorepass|"
     r"deststorepass|srckeypass|destkeypass|nugetapikey|apikey|accesstoken|clientsecret|token|"
-    r"plainpassword|secret))"
-    r"(?::|[ \t]++)(?:pass:)?(?:(?P<q>[\"'])(?P<qv>[^\"'\n]{3,200}+)(?P=q)|(?P<uv>[^\s\"'`;|&)]{3,200}+))"
+    r"plainpassword|secret))(?::|=|[ \t]++)|(?P<p>p)(?P<gap>=?[ \t]*+))"
+    r"(?:pass:)?(?:(?P<q>[\"'])(?P<qv>[^\"'\n]{3,200}+)(?P=q)|(?P<uv>[^\s\"'`;|&)]{3,200}+))"
 )
 _DASH_TOKENISH = frozenset({"nugetapikey", "apikey", "accesstoken", "token"})
 
@@ -162,6 +168,8 @@ def _dash_param_check(match: re.Match[str]) -> bool:
     if start and match.string[start - 1] not in " \t\"'(`":
         return False  # a hyphenated word (re-password), or the second dash of a long flag
     value = value_of(match)
+    if match.group("p") is not None:
+        return _client_p_check(match, value)
     if value.startswith(("-", "env:", "file:", "fd:", "stdin")) or value.lower() in {
         "stdin",
         "true",
@@ -176,72 +184,58 @@ def _dash_param_check(match: re.Match[str]) -> bool:
     return password_ok(value) and len(set(value)) >= 4
 
 
-_SECURE_STRING = lazy(
-    r"(?i:convertto-securestring)[ \t]++(?:-(?i:string)[ \t]++)?"
-    r"(?:(?P<q>[\"'])(?P<qv>[^\"'\n]{3,200}+)(?P=q)|(?P<uv>[^\s\"'`;|)]{3,200}+))"
+# The clients that take a password by -p: mysql and mariadb (glued, quoted, or spaced when the
+# value is password-shaped: after a space mysql reads a database name and prompts), the
+# registry logins and sshpass (any form).
+_MYSQL_CLIENT = lazy(
+    r"(?i:\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlsh|mariadb|mariadb-dump)\b)"
+)
+_LOGIN_CLIENT = lazy(
+    r"(?i:\b(?:(?:docker|podman|buildah|nerdctl|skopeo|oras|helm[ \t]++registry|az)[ \t]++login|sshpass)\b)"
 )
 
 
-def _secure_string_check(match: re.Match[str]) -> bool:
-    if "-asplaintext" not in line_after(match.string, match.end()).lower():
-        return False  # without -AsPlainText the argument is an encrypted string, not the password
-    value = value_of(match)
-    return not value.startswith("-") and password_ok(value) and len(set(value)) >= 4
-
-
-# --- -p of the clients that take a password by it ------------------------------------------
-_SHORT_P = lazy(
-    r"-p(?:(?P<q>[\"'])(?P<qv>[^\"'\n]{3,128}+)(?P=q)|(?P<uv>[^\s'\"`=][^\s'\"`]{2,127}+)|"
-    r"=?[ \t]*+(?P<sq>[\"']?)(?P<sv>[^\s'\"`]{3,128}+)(?P=sq))"
-)
-_CLIENTS = lazy(
-    r"(?i:\b(?:(?P<mysql>mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlsh|mariadb|mariadb-dump)|"
-    r"(?P<login>(?:docker|podman|buildah|nerdctl|skopeo|oras|helm[ \t]++registry|az)[ \t]++login))\b)"
-)
-_CLIENT_WORDS = (b"mysql", b"mariadb", b" login")
-_CLIENT_REACH = 160  # how far along its line after a client name its -p is looked for
-
-
-class _ClientFlagRule(ValueRule):
-    """``-p`` where a client that takes a password by it is named earlier on the line, at most
-    ``_CLIENT_REACH`` characters back. Driven by the client names (found with a substring
-    search of the lower-cased text): a ``-p`` anywhere else (``mkdir -p``) is never tried."""
-
-    def spans(self, view: ScanText) -> Iterator[tuple[int, int]]:
-        text, low = view.text, view.low_ascii
-        lines: set[int] = set()
-        for word in _CLIENT_WORDS:
-            at = low.find(word)
-            while at != -1:  # each line once: the search goes on from the end of the line
-                lines.add(low.rfind(b"\n", 0, at) + 1)
-                newline = low.find(b"\n", at)
-                at = -1 if newline == -1 else low.find(word, newline)
-        compiled = self.pattern.compiled
-        for head in sorted(lines):
-            tail = text.find("\n", head)
-            tail = len(text) if tail == -1 else tail
-            done = head
-            for client in _CLIENTS.compiled.finditer(text, head, tail):
-                kind = client.lastgroup or ""
-                for match in compiled.finditer(
-                    text, max(done, client.end()), min(tail, client.end() + _CLIENT_REACH)
-                ):
-                    done = match.end()
-                    if _short_p_ok(match, kind):
-                        yield match.span(value_group(match))
-
-
-def _short_p_ok(match: re.Match[str], kind: str) -> bool:
+def _client_p_check(match: re.Match[str], value: str) -> bool:
     text, start = match.string, match.start()
-    if start and text[start - 1] not in " \t":
+    if value.startswith(("-", "/")):
+        return False  # mkdir -p -v, -p /path
+    line = line_before(text, start).lower()
+    if ("mysql" in line or "mariadb" in line) and _named_before(_mysql_names, _MYSQL_CLIENT, text, start):
+        if match.group("gap") and match.group("qv") is None and not _password_shaped(value):
+            return False  # "mysql -u root -p shop": a database name
+        return password_ok(value)
+    if ("login" in line or "sshpass" in line) and _named_before(_login_names, _LOGIN_CLIENT, text, start):
+        return password_ok(value) and len(set(value)) >= 4
+    return False
+
+
+class _Names:
+    """Where the names of one pattern occur in the last text asked about (found in one pass,
+    the first time a ``-p`` of that text needs them): a line of ``mysql -p`` repeated costs a
+    bisect per repeat, not a search of its line."""
+
+    __slots__ = ("text", "ends", "starts")
+
+    def __init__(self) -> None:
+        self.text: str | None = None
+        self.ends: list[int] = []
+        self.starts: list[int] = []
+
+
+_mysql_names, _login_names = _Names(), _Names()
+
+
+def _named_before(names: _Names, pattern: LazyPattern, text: str, offset: int, reach: int = 160) -> bool:
+    """Whether a name of ``pattern`` lies wholly on the line before ``offset``, at most
+    ``reach`` characters back."""
+    if names.text is not text:
+        found = [(m.end(), m.start()) for m in pattern.compiled.finditer(text)]
+        names.ends, names.starts, names.text = [e for e, _ in found], [b for _, b in found], text
+    last = bisect_right(names.ends, offset) - 1  # names never overlap: the last to end starts last
+    if last < 0:
         return False
-    value = value_of(match)
-    if not password_ok(value) or value.startswith(("-", "/")):
-        return False
-    if kind == "mysql" and match.group("sv") is not None:
-        # "mysql -u root -p app": after a space mysql reads a database name and prompts
-        return _password_shaped(value)
-    return True
+    floor = max(text.rfind("\n", max(0, offset - reach), offset) + 1, offset - reach)
+    return names.starts[last] >= floor
 
 
 def _password_shaped(value: str) -> bool:
@@ -253,11 +247,17 @@ def _password_shaped(value: str) -> bool:
     return (lower and upper and digit) or any(c in "!#%^&*+=?~@" for c in value)
 
 
-_SSHPASS = lazy(r"(?i:sshpass)[ \t]++-p[ \t]*+(?P<sq>[\"']?)(?P<sv>[^\s'\"`]{3,128}+)(?P=sq)")
+_SECURE_STRING = lazy(
+    r"(?i:convertto-securestring)[ \t]++(?:-(?i:string)[ \t]++)?"
+    r"(?:(?P<q>[\"'])(?P<qv>[^\"'\n]{3,200}+)(?P=q)|(?P<uv>[^\s\"'`;|)]{3,200}+))"
+)
 
 
-def _sshpass_check(match: re.Match[str]) -> bool:
-    return password_ok(match.group("sv"))
+def _secure_string_check(match: re.Match[str]) -> bool:
+    if "-asplaintext" not in line_after(match.string, match.end()).lower():
+        return False  # without -AsPlainText the argument is an encrypted string, not the password
+    value = value_of(match)
+    return not value.startswith("-") and password_ok(value) and len(set(value)) >= 4
 
 
 # --- curl -u user:password, --user ----------------------------------------------------------
@@ -279,10 +279,6 @@ def _curl_check(match: re.Match[str]) -> bool:
 
 
 # --- secrets fed to --password-stdin / --with-token ------------------------------------------
-_HERE_STRING = lazy(
-    r"--(?:password-stdin|with-token)[^\n<]{0,120}+<<<[ \t]*+"
-    r"(?:(?P<q>[\"'])(?P<qv>[^\"'\n]{6,300}+)(?P=q)|(?P<uv>[^\s\"'`;|&]{6,300}+))"
-)
 _PIPED = lazy(
     r"(?i:echo|printf)[ \t]++(?:-[neE]{1,3}+[ \t]++)?"
     r"(?:(?P<q>[\"'])(?P<qv>[^\"'\n]{6,300}+)(?P=q)|(?P<uv>[^\s\"'`;|&]{6,300}+))[ \t]*+\|"
@@ -291,10 +287,6 @@ _PIPED = lazy(
 
 def _stdin_value_ok(value: str) -> bool:
     return password_ok(value) and not value.startswith("-") and len(set(value)) >= 5
-
-
-def _here_string_check(match: re.Match[str]) -> bool:
-    return _stdin_value_ok(value_of(match))
 
 
 def _piped_check(match: re.Match[str]) -> bool:
@@ -309,7 +301,7 @@ _NPM_SET = lazy(
     r"(?i:npm|yarn|pnpm)[ \t]++config[ \t]++set[ \t]++(?P<key>[^\s=]{1,300}+)(?:=|[ \t]++)"
     r"(?P<sq>[\"']?)(?P<sv>[^\s\"'`]{6,300}+)(?P=sq)"
 )
-_NPM_KEYS = ("_authtoken", "_auth", "_password", "npmauthtoken", "npmauthident")
+_NPM_KEYS = ("_authtoken", "npmauthtoken")
 
 
 def _npm_set_check(match: re.Match[str]) -> bool:
@@ -319,25 +311,6 @@ def _npm_set_check(match: re.Match[str]) -> bool:
 
 
 COMMAND_LINE_RULES: tuple[Rule, ...] = (
-    _ClientFlagRule(
-        "command-line-password",
-        S,
-        _SHORT_P,
-        priority=72,
-        heuristic=True,
-        literals=(
-            "mysql",
-            "mariadb",
-            *(
-                f"{client} login"
-                for client in ("docker", "podman", "buildah", "nerdctl", "skopeo", "oras", "az")
-            ),
-            "registry login",
-        ),
-    ),
-    ValueRule(
-        "command-line-password", S, _SSHPASS, 0, _sshpass_check, ("sshpass",), priority=72, heuristic=True
-    ),
     ValueRule(
         "command-line-password",
         S,
@@ -345,10 +318,11 @@ COMMAND_LINE_RULES: tuple[Rule, ...] = (
         0,
         _dash_param_check,
         priority=72,
+        # every "-p" (the clients' -p, glued or not, and the names that start with p), the rest
+        # with their separator
         anchor=lazy(
-            r"-(?:password|passwd|pass|passin|passout|passphrase|storepass|keypass|srcstorepass|deststorepass|"
-            r"srckeypass|destkeypass|nugetapikey|apikey|accesstoken|clientsecret|token|plainpassword|secret)"
-            r"(?::|[ \t])"
+            r"-(?:p|(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass|nugetapikey|"
+            r"apikey|accesstoken|clientsecret|token|secret)(?::|=|[ \t]))"
         ),
         heuristic=True,
     ),
@@ -361,16 +335,6 @@ COMMAND_LINE_RULES: tuple[Rule, ...] = (
         priority=72,
         heuristic=True,
         literals=("ConvertTo-SecureString",),
-    ),
-    ValueRule(
-        "command-line-password",
-        S,
-        _HERE_STRING,
-        0,
-        _here_string_check,
-        priority=72,
-        heuristic=True,
-        literals=("<<<",),
     ),
     ValueRule(
         "command-line-password",
@@ -392,7 +356,7 @@ COMMAND_LINE_RULES: tuple[Rule, ...] = (
         priority=72,
         anchor=lazy(r"(?:npm|yarn|pnpm)[ \t]+config[ \t]"),
         heuristic=True,
-        literals=("config set",),
+        literals=("_authToken", "npmAuthToken"),
     ),
     ValueRule(
         "basic-auth-credentials",

@@ -119,7 +119,7 @@ def _oauth_check(match: re.Match[str]) -> bool:
 
 
 _ORACLE = lazy(
-    r"(?:(?i:jdbc:oracle:(?:thin|oci8?|kprb):)|(?i:sqlplus)[ \t]++(?:-[A-Za-z]{1,2}[ \t]++){0,3})"
+    r"(?:(?i:jdbc:oracle:thin:)|(?i:sqlplus)[ \t]++(?:-[A-Za-z]{1,2}[ \t]++){0,3})"
     r"(?P<user>[A-Za-z0-9_$#.]{1,64}+)/(?P<uv>[^\s@/\"'<>]{3,128}+)(?=@|[ \t\"']|$)"
 )
 
@@ -168,8 +168,8 @@ CREDENTIAL_RULES: tuple[Rule, ...] = (
         0,
         _oracle_check,
         priority=75,
-        anchor=lazy(r"jdbc:oracle:|sqlplus[ \t]"),
+        anchor=lazy(r"jdbc:oracle:thin:|sqlplus[ \t]"),
         heuristic=True,
-        literals=("jdbc:oracle:", "sqlplus"),
+        literals=("oracle:thin", "sqlplus"),
     ),
 )

@@ -67,7 +67,7 @@ _LABEL = (
     # key-suffix names: only as the last part of a longer name, after a separator or a camelCase
     # capital (x-auth-key, authKey, smtp_pass, gi_reo_gi_api), or alone (service_credential),
     # judged by _suffix_check; a look-behind keeps "key=key=..." from matching at every repeat
-    r"(?<=[_.-])key|(?<=[a-z])(?-i:K)ey|(?<=[_.-])pass|sshpass|credentials|credential|creds|(?<=_)api)"
+    r"(?<=[_.-])key|(?<=[a-z])(?-i:K)ey|(?<=[_.-])pass|sshpass|credentials|credential|creds|_api)"
 )
 # the same over the lower-cased text the anchor reads (where a capital is lower case too)
 _LABEL_LOW = _LABEL.replace("(?<=[a-z])(?-i:K)ey", "(?<=[a-z])key")
@@ -247,7 +247,7 @@ def _full_label(match: re.Match[str]) -> tuple[str, bool] | None:
     (``PGPASSWORD``); None when it is glued inside a word (``mytoken``, ``compass``). Bounded
     windows, no per-character loop."""
     text, start = match.string, match.start()
-    glued = start > 0 and text[start - 1] in ALNUM
+    glued = start > 0 and text[start - 1] in ALNUM and text[start] != "_"  # "_api" brings its separator
     if glued and not (text[start].isupper() and (text[start - 1].islower() or text[start - 1].isdigit())):
         glued_name = True  # upper case glued: only the known client variables
     else:
@@ -304,7 +304,7 @@ def _assign_check(match: re.Match[str]) -> bool:
     label = original.lower()
     if value.lower() == label:
         return False
-    keyword = match.group("label").lower()
+    keyword = match.group("label").lower().lstrip("_")
     parts = _label_parts(original) if keyword in _SUFFIX_WORDS or glued or "token" in keyword else []
     if keyword in ("key", "api") and (
         len(parts) < 2 or (keyword == "key" and parts[-2] not in _KEY_PREFIXES)
@@ -464,8 +464,6 @@ class _EntropyRule(Rule):
                 continue  # a segment of a stored password hash ($argon2id$..., $2b$12$...)
             if _inside_pem(text, start):
                 continue
-            if f.entropy_lookalike(text, start, end):
-                continue  # the named look-alike filters (identifiers, public keys, digests in tests...)
             yield start, end
 
 
@@ -572,9 +570,9 @@ SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
         anchor=lazy(_LABEL_LOW + r"[\"']?[ \t]*+(?::=|=>|[:=])"),
         heuristic=True,
         # every label holds one of these at most 8 characters in (private_key, refresh-token);
-        # "api" only as a name's last part: its seed is the "_" before it, one character back
+        # ("_api" is a label with its separator: only a name's last part)
         seeds=("pass", "pwd", "secret", "key", "token", "cred", "_api"),
-        near=(-1, 8),
+        near=(0, 8),
     ),
     LONG_FLAG_RULE,
     _EntropyRule("high-entropy-string", S, _ENTROPY_RUN, 0, None, (), priority=10, heuristic=True),
