@@ -346,3 +346,17 @@ def test_the_walk_runs_with_the_cyclic_collector_paused(
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             assert run() == 0
     assert states == [False, False] and gc.isenabled()  # paused for the walk, on again after
+
+
+def test_a_working_folder_is_hashed_once_and_the_same() -> None:
+    from toolkit.usage import sources
+
+    assert (
+        sources.project_hash("/home/dev/x")
+        == sources.hashed("/home/dev/x")
+        == sources.project_hash("/home/dev/x")
+    )
+    assert "/home/dev/x" in sources._PROJECTS
+    for n in range(5000):  # the memo stays bounded whatever the history
+        assert sources.project_hash(f"/tmp/p{n}") == sources.hashed(f"/tmp/p{n}")
+    assert len(sources._PROJECTS) <= 4096
