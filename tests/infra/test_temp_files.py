@@ -41,7 +41,7 @@ real_replace = os.replace
 def replace(src, dst):
     if hold and i == 3:  # the temp is whole on disk and not yet renamed: the kill lands here
         print("between", flush=True)
-        time.sleep(600)
+        time.sleep(600)  # not a barrier: held here until the test kills it
     real_replace(src, dst)
 os.replace = replace
 big = "x" * 4_000_000
@@ -207,7 +207,7 @@ real_chmod = os.chmod
 def chmod(path, mode):
     if hold and i == 2:  # the copy is whole in its temp and not yet renamed: the kill lands here
         print("between", flush=True)
-        time.sleep(600)
+        time.sleep(600)  # not a barrier: held here until the test kills it
     real_chmod(path, mode)
 os.chmod = chmod
 i = 0
