@@ -464,6 +464,8 @@ class _EntropyRule(Rule):
                 continue  # a segment of a stored password hash ($argon2id$..., $2b$12$...)
             if _inside_pem(text, start):
                 continue
+            if f.entropy_lookalike(text, start, end):
+                continue  # the named look-alike filters (identifiers, public keys, digests in tests...)
             yield start, end
 
 
