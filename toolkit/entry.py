@@ -37,13 +37,23 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] == "agent-hook":
         # every tool call of an agent session waits on it; it answers in the agent's own terms (exit 2
         # blocks), so it stays outside the stdout guard, whose exit 3 an agent would take as "go on"
-        from toolkit.agents.main import main as agent_hook_main
-
+        try:
+            from toolkit.agents.main import main as agent_hook_main
+        except Exception:  # a broken install: a gate that cannot load must not wave a write through
+            return _hook_unavailable(args[1:])
         return agent_hook_main(args[1:])
     from toolkit.infra.output import guarded
 
     # a stdout that cannot be written is exit 3 with OUTPUT_UNWRITABLE, never a traceback
     return guarded(lambda: _dispatch(args))
+
+
+def _hook_unavailable(args: list[str]) -> int:
+    """``agent-hook`` whose code cannot be imported: exit 2 (the agent blocks) before a tool call or
+    a prompt, exit 1 (shown to the user, the session goes on) elsewhere."""
+    sys.stderr.write("error[HOOK_UNAVAILABLE]: workgroup agent-hook could not load; reinstall the toolkit\n")
+    event = args[0].replace("-", "").replace("_", "").lower() if args else ""
+    return 2 if event in ("", "pretooluse", "userpromptsubmit") else 1
 
 
 def _dispatch(args: list[str]) -> int:

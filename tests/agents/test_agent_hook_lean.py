@@ -56,3 +56,34 @@ def test_a_pre_write_check_loads_nothing_heavy(git_repo: GitRepo) -> None:
     code, loaded = _loaded(git_repo.path, data)
     assert code == 0 and "toolkit.runtime.router" in loaded
     assert sorted(loaded & HEAVY) == []
+
+
+BROKEN = """\
+import sys
+from toolkit.entry import main
+
+class Broken:
+    def find_spec(self, name, path=None, target=None):
+        if name == "toolkit.agents.main":
+            raise ImportError("simulated broken install")
+        return None
+
+sys.meta_path.insert(0, Broken())
+raise SystemExit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("event", "code"), [("pre-tool-use", 2), ("PreToolUse", 2), ("user-prompt-submit", 2), ("stop", 1)]
+)
+def test_a_hook_that_cannot_load_blocks_tool_calls_only(event: str, code: int, tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", BROKEN, "agent-hook", event],
+        input=b"{}",
+        capture_output=True,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == code
+    assert proc.stderr.decode().startswith("error[HOOK_UNAVAILABLE]")

@@ -32,6 +32,10 @@ BLANKET_ALLOWED = {
         "toolkit/agents/main.py",
         "answer",
     ): "a crashing hook fails open at the agent: the gate answers deny instead",
+    (
+        "toolkit/entry.py",
+        "main",
+    ): "an agent hook that cannot load blocks the tool call instead of failing open",
 }
 
 
