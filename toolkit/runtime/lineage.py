@@ -217,15 +217,7 @@ def evaluate_lineage(lineage: Any, current: Mapping[str, Any], now: Any) -> dict
     if any(key not in current for key in CURRENT_KEYS):
         return _decision(LineageState.INVALID, [Invalidation.UNKNOWN_PROVENANCE])
 
-    found: list[Invalidation] = []
-    # CEO-05: an independent reviewer never reuses a builder's reasoning lineage.
-    if js_truthy(current.get("independent_reviewer")) and lineage["role"] == "builder":
-        found.append(Invalidation.REVIEW_LINEAGE_CONTAMINATION)
-    for name, code in MISMATCH_FIELDS:
-        if not js_strict_equal(current[name], lineage[name]):
-            found.append(code)
-    if lineage["resumable"] is not True:
-        found.append(Invalidation.NON_RESUMABLE)
+    found = _incompatibilities(lineage, current)
     if found:
         return _decision(LineageState.INVALID, found)  # already in the fixed order
 
@@ -236,18 +228,38 @@ def evaluate_lineage(lineage: Any, current: Mapping[str, Any], now: Any) -> dict
         current["capsule_hash"], lineage["capsule_hash"]
     ):
         return _decision(LineageState.RECONCILE_REQUIRED, [Invalidation.RECONCILIATION_REQUIRED])
+    return _decision(_resume_temperature(lineage, current, moment))
 
+
+def _incompatibilities(lineage: Mapping[str, Any], current: Mapping[str, Any]) -> list[Invalidation]:
+    """Rule 3: reviewer contamination, the field mismatches and ``NON_RESUMABLE``, in the fixed order."""
+    found: list[Invalidation] = []
+    # CEO-05: an independent reviewer never reuses a builder's reasoning lineage.
+    if js_truthy(current.get("independent_reviewer")) and lineage["role"] == "builder":
+        found.append(Invalidation.REVIEW_LINEAGE_CONTAMINATION)
+    for name, code in MISMATCH_FIELDS:
+        if not js_strict_equal(current[name], lineage[name]):
+            found.append(code)
+    if lineage["resumable"] is not True:
+        found.append(Invalidation.NON_RESUMABLE)
+    return found
+
+
+def _resume_temperature(
+    lineage: Mapping[str, Any], current: Mapping[str, Any], moment: datetime
+) -> LineageState:
+    """Rule 6: ``COLD_VALID`` for a null or passed lease or a finished scope, else ``HOT``."""
     lease = lineage["lease_expires_at"]
     # A null lease keeps provenance for reconciliation but never authorizes a hot resume.
     if lease is None:
-        return _decision(LineageState.COLD_VALID)
+        return LineageState.COLD_VALID
     lease_moment = parse_rfc3339(lease)
     assert lease_moment is not None  # guaranteed by the schema check above
     if _epoch_ms(moment) >= _epoch_ms(lease_moment):
-        return _decision(LineageState.COLD_VALID)
+        return LineageState.COLD_VALID
     if current.get("scope_complete") is True and current.get("likely_continuation") is not True:
-        return _decision(LineageState.COLD_VALID)
-    return _decision(LineageState.HOT)
+        return LineageState.COLD_VALID
+    return LineageState.HOT
 
 
 def reference_now(moment: datetime) -> str:
