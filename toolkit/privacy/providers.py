@@ -13,50 +13,17 @@ not reported while every real token is.
 from __future__ import annotations
 
 import re
-import zlib
 from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
-from toolkit.privacy.rules import Check, Rule, ScanText, lazy, lead
-from toolkit.privacy.types import Category
+from toolkit.privacy.providers_base import END_DASH as _END_DASH
+from toolkit.privacy.providers_base import S, base62_crc32, checksum_ok, value_ok
+from toolkit.privacy.providers_base import hex_mix as _hex_mix
+from toolkit.privacy.providers_base import provider_rule as _rule
+from toolkit.privacy.providers_families import FAMILY_RULES
+from toolkit.privacy.rules import Rule, ScanText, lazy
 
-S = Category.SECRET
-_END = r"(?![A-Za-z0-9_])"
-_END_DASH = r"(?![A-Za-z0-9_-])"
-_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-
-def value_ok(group: int | str = 1, *, need_digit: bool = True, min_distinct: int = 8) -> Check:
-    """A provider-shaped key whose body is not a placeholder and looks generated."""
-
-    def check(match: re.Match[str]) -> bool:
-        value = match.group(group)
-        if f.is_placeholder(value):
-            return False
-        if need_digit and not any(c.isdigit() for c in value):
-            return False
-        return len(set(value)) >= min_distinct
-
-    return check
-
-
-def base62_crc32(data: str) -> str:
-    """CRC32 of ``data`` in base62 (digits, upper, lower), left-padded to six characters."""
-    number = zlib.crc32(data.encode("ascii"))
-    out = ""
-    while number:
-        number, digit = divmod(number, 62)
-        out = _BASE62[digit] + out
-    return out.rjust(6, "0")
-
-
-def checksum_ok(token: str) -> bool:
-    """A ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_``/``npm_`` token of 36 characters after its
-    prefix ends in the base62 CRC32 of the 30 before it (the format GitHub introduced in 2021)."""
-    body = token.split("_", 1)[1]
-    if len(body) != 36 or not body.isascii():
-        return False
-    return base62_crc32(body[:30]) == body[30:]
+__all__ = ["PROVIDER_RULES", "base62_crc32", "checksum_ok", "value_ok"]
 
 
 def _github_check(match: re.Match[str]) -> bool:
@@ -71,6 +38,15 @@ def _github_check(match: re.Match[str]) -> bool:
 
 def _npm_check(match: re.Match[str]) -> bool:
     return checksum_ok(match.group(1))
+
+
+# A PyPI token is "pypi-" and a base64 macaroon whose first caveat is its location: the bytes
+# 02 01, the length, then "pypi.org" or "test.pypi.org" (so the body starts with one of these)
+_PYPI_HEADS = ("pypi-AgEIcHlwaS5vcmc", "pypi-AgENdGVzdC5weXBpLm9yZw")
+
+
+def _pypi_check(match: re.Match[str]) -> bool:
+    return match.group(1).startswith(_PYPI_HEADS) and value_ok()(match)
 
 
 def _discord_check(match: re.Match[str]) -> bool:
@@ -109,40 +85,6 @@ class _DiscordRule(Rule):
                     break
 
 
-def _hex_mix(match: re.Match[str]) -> bool:
-    value = match.group(1)
-    return not f.is_placeholder(value) and f.digit_count(value) >= 4 and len(set(value)) >= 8
-
-
-def _rule(
-    rule_id: str,
-    prefixes: tuple[str, ...],
-    body: str,
-    *,
-    check: Check | None = None,
-    end: str = _END,
-    before: str = "A-Za-z0-9_",
-    priority: int = 90,
-    flags: int = 0,
-) -> Rule:
-    """A provider rule: ``lead(prefixes)`` + ``body`` (possessive) + ``end``, group 1 the token."""
-    pattern = lazy("(" + lead(prefixes, before) + body + ")" + end, flags)
-    # The prefixes are the rule's literals (the combined prefilter tells whether any occurs)
-    # and its seeds: a match starts at an occurrence of one, so the pattern is tried only there.
-    return Rule(
-        rule_id,
-        S,
-        pattern,
-        1,
-        check or value_ok(),
-        (),
-        priority=priority,
-        literals=prefixes,
-        seeds=prefixes,
-        seed_case=True,
-    )
-
-
 PROVIDER_RULES: tuple[Rule, ...] = (
     _rule(
         "anthropic-api-key",
@@ -159,7 +101,11 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         before="A-Za-z0-9_-",
         priority=85,
     ),
-    _rule("stripe-secret-key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_"), r"[A-Za-z0-9]{16,120}+"),
+    _rule(
+        "stripe-secret-key",
+        ("sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_"),
+        r"[A-Za-z0-9]{16,120}+",
+    ),
     _rule("stripe-secret-key", ("whsec_",), r"[A-Za-z0-9]{24,80}+"),
     _rule(
         "google-api-key",
@@ -186,7 +132,8 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     _rule(
         "gitlab-token",
         ("glpat-", "gldt-", "glptt-", "glrt-", "glsoat-"),
-        r"[A-Za-z0-9_-]{20,64}+",
+        # routable tokens (2024) are longer and end in "." + two base36 + seven base36 characters
+        r"[A-Za-z0-9_-]{20,300}+(?:\.[0-9a-z]{9}+)?",
         end=_END_DASH,
     ),
     _rule(
@@ -196,7 +143,7 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     ),
     _rule("slack-webhook", ("hooks.slack.com/",), r"(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,200}+"),
     _rule("npm-token", ("npm_",), r"[A-Za-z0-9]{36}+", check=_npm_check),
-    _rule("pypi-token", ("pypi-AgE",), r"[A-Za-z0-9_-]{50,2000}+", end=_END_DASH),
+    _rule("pypi-token", ("pypi-AgE",), r"[A-Za-z0-9_-]{50,2000}+", end=_END_DASH, check=_pypi_check),
     # Hugging Face user tokens are 34 letters after hf_: no digit required
     _rule(
         "huggingface-token",
@@ -295,4 +242,4 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         seed_case=True,
         near=(11, 11),  # eleven characters, then the ten A's
     ),
-)
+) + FAMILY_RULES
