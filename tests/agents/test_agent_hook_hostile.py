@@ -200,3 +200,71 @@ def test_one_command_writing_to_several_files_is_judged_per_destination(repo: Gi
     err = _denied(hook("pre-tool-use", shell, cwd=repo.path))
     assert ".reviews/owners.md (the command): line 1 holds an email address" in err
     assert "src/owners.txt" not in err
+
+
+# --- the shared hostile-input catalogue (tests/_hostile.py) ----------------------------------------
+
+_TEMPLATE = (
+    b'{"session_id": @SID@, "transcript_path": @TRANSCRIPT@, "cwd": @CWD@, "hook_event_name": @NAME@,'
+    b' "tool_name": "Write", "tool_input": {"file_path": @PATH@, "content": @CONTENT@}, "source": @SOURCE@,'
+    b' "stop_hook_active": @ACTIVE@, "prompt": @CONTENT@}'
+)
+_SLOTS = (b"@SID@", b"@TRANSCRIPT@", b"@CWD@", b"@NAME@", b"@PATH@", b"@CONTENT@", b"@SOURCE@", b"@ACTIVE@")
+_ALLOWED_CODES = {
+    "pre-tool-use": {0, 2},
+    "user-prompt-submit": {0, 2},
+    "session-start": {0, 1},
+    "stop": {0, 1},
+}
+
+
+def _in_process(event: str, raw: bytes) -> tuple[int, str]:
+    import io
+
+    from toolkit.agents.main import answer
+
+    result = answer([event], io.BytesIO(raw))
+    out, err = io.StringIO(), io.StringIO()
+    code = result.write(out, err)
+    return code, out.getvalue() + err.getvalue()
+
+
+@pytest.mark.parametrize("name", sorted(__import__("_hostile").CONTENTS))
+def test_every_hostile_stdin_gets_a_coded_answer(
+    name: str, repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from _hostile import CONTENTS, tried
+
+    monkeypatch.chdir(repo.path)
+    for event, codes in _ALLOWED_CODES.items():
+        code, shown = _in_process(event, CONTENTS[name])
+        tried(f"agent-hook {event}")
+        assert code in codes, (event, code, shown)
+        if code:  # refused input names its code, nothing else
+            assert "error[" in shown
+
+
+@pytest.mark.parametrize("fragment", sorted(__import__("_hostile").REQUEST_FRAGMENTS))
+def test_hostile_values_in_every_field_get_a_coded_answer(fragment: str, repo: GitRepo) -> None:
+    from _hostile import REQUEST_FRAGMENTS, tried
+
+    good = {
+        b"@SID@": b'"s-1"',
+        b"@TRANSCRIPT@": b'"/nonexistent/s-1.jsonl"',
+        b"@CWD@": json.dumps(str(repo.path)).encode(),
+        b"@NAME@": b"null",
+        b"@PATH@": json.dumps(str(repo.path / "src" / "a.py")).encode(),
+        b"@CONTENT@": b'"x = 1\\n"',
+        b"@SOURCE@": b'"startup"',
+        b"@ACTIVE@": b"false",
+    }
+    for slot in _SLOTS:
+        raw = _TEMPLATE
+        for other, value in good.items():
+            raw = raw.replace(other, REQUEST_FRAGMENTS[fragment] if other == slot else value)
+        for event, codes in _ALLOWED_CODES.items():
+            code, _shown = _in_process(event, raw)
+            tried(f"agent-hook {event}")
+            assert code in codes, (slot, event, code)
+    # nothing of the tool call was written by the hook
+    assert not (repo.path / "src" / "a.py").exists()
