@@ -39,7 +39,7 @@ from toolkit.runtime.vocabulary import MODES, REASON_CODES
 # runs on every ``workgroup runtime route``: typing and datetime stay out of start-up
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from datetime import datetime
     from typing import Any, TypeGuard
 
@@ -175,23 +175,50 @@ def _writer_conflict(
         return _indexed_conflict(proposed, *indexed)
     index = OverlapIndex()
     index.add_all(proposed, "proposed")
+    if key_cache is not None and from_registry:
+        return _memoized_registry_conflict(index, writers, active_canon, key_cache)
+    return _listed_writers_conflict(index, writers, active_canon, from_registry)
+
+
+def _memoized_registry_conflict(
+    index: OverlapIndex, writers: list[Any], active_canon: Canonicalizer, key_cache: dict[Any, list[str]]
+) -> bool:
+    """Rule 1 against registry writers whose keys are memoized across one ``--batch``.
+
+    A bad registry entry (not an object, no scope, a path that does not canonicalize) is the
+    environment's fault: ``ENVIRONMENT_ERROR``.
+    """
     for active in writers:
         try:
             if not isinstance(active, dict):
                 raise RuntimeOpError("INVALID_OWNERSHIP_PATH")
-            if key_cache is not None and from_registry:
-                memo = (
-                    tuple(active.get("owned_files") or ()),
-                    tuple(active.get("resolved_owned_files") or ()),
-                )
-                keys = key_cache.get(memo)
-                if keys is None:
-                    keys = key_cache[memo] = _scope_keys(active, active_canon)
-                if not keys:
-                    raise RuntimeOpError("WRITER_SCOPE_REQUIRED")
-                if index.first_overlap(keys) is not None:
-                    return True
-                continue
+            memo = (
+                tuple(active.get("owned_files") or ()),
+                tuple(active.get("resolved_owned_files") or ()),
+            )
+            keys = key_cache.get(memo)
+            if keys is None:
+                keys = key_cache[memo] = _scope_keys(active, active_canon)
+            if not keys:
+                raise RuntimeOpError("WRITER_SCOPE_REQUIRED")
+            if index.first_overlap(keys) is not None:
+                return True
+        except (RuntimeOpError, OwnershipPathError):
+            raise RuntimeOpError("ENVIRONMENT_ERROR") from None
+    return False
+
+
+def _listed_writers_conflict(
+    index: OverlapIndex, writers: list[Any], active_canon: Canonicalizer, from_registry: bool
+) -> bool:
+    """Rule 1 against writers read afresh (the request's own, or the registry's without a memo).
+
+    A bad writer is the request's refusal, or ``ENVIRONMENT_ERROR`` when it came from the registry.
+    """
+    for active in writers:
+        try:
+            if not isinstance(active, dict):
+                raise RuntimeOpError("INVALID_OWNERSHIP_PATH")
             raw = _path_list(active.get("owned_files")) + _path_list(active.get("resolved_owned_files"))
             if not raw:
                 raise RuntimeOpError("WRITER_SCOPE_REQUIRED")
@@ -229,14 +256,7 @@ def _indexed_conflict(
     if any(live(expires, holder) for expires, holder in index.fallback):
         raise IndexUndecided
     root_prefix = _index_root_prefix(proposed, index, canon)
-    odd = OverlapIndex()
-    for expires, holder, paths in index.slow:
-        if live(expires, holder):
-            try:
-                odd.add_all(canon.keys(paths), holder)
-            except OwnershipPathError:
-                raise IndexUndecided from None
-    if odd.exact and odd.first_overlap(proposed) is not None:
+    if _slow_entries_conflict(proposed, index, canon, live):
         return True
     cut = len(root_prefix)
     try:
@@ -245,6 +265,21 @@ def _indexed_conflict(
         )
     except ValueError:
         raise IndexUndecided from None
+
+
+def _slow_entries_conflict(
+    proposed: list[str], index: OwnersIndex, canon: Canonicalizer, live: Callable[[int, str], bool]
+) -> bool:
+    """Whether a live lease of the index's slow part (paths not keyed lexically) overlaps the
+    proposed keys; ``IndexUndecided`` when one of its paths no longer canonicalizes."""
+    odd = OverlapIndex()
+    for expires, holder, paths in index.slow:
+        if live(expires, holder):
+            try:
+                odd.add_all(canon.keys(paths), holder)
+            except OwnershipPathError:
+                raise IndexUndecided from None
+    return bool(odd.exact) and odd.first_overlap(proposed) is not None
 
 
 def _index_root_prefix(proposed: list[str], index: OwnersIndex, canon: Canonicalizer) -> str:
@@ -291,17 +326,18 @@ def _inferred_writer(inp: dict[str, Any]) -> bool:
         if _non_empty_list(source.get("owned_files")) or _non_empty_list(source.get("resolved_owned_files")):
             return True
     team_scopes = _obj(inp.get("team")).get("scopes")
-    for scope in team_scopes if isinstance(team_scopes, list) else []:
-        if (
-            isinstance(scope, dict)
-            and scope.get("is_writer") is not False
-            and (
-                _non_empty_list(scope.get("owned_files"))
-                or _non_empty_list(scope.get("resolved_owned_files"))
-            )
-        ):
-            return True
+    if isinstance(team_scopes, list) and any(_writer_scope_with_paths(scope) for scope in team_scopes):
+        return True
     return _WRITER_ROLE.search(_js_string(_role(inp)).lower()) is not None
+
+
+def _writer_scope_with_paths(scope: object) -> bool:
+    """A team scope that is not marked read-only and names owned paths makes the task a writer."""
+    return (
+        isinstance(scope, dict)
+        and scope.get("is_writer") is not False
+        and (_non_empty_list(scope.get("owned_files")) or _non_empty_list(scope.get("resolved_owned_files")))
+    )
 
 
 def _int_field(inp: dict[str, Any], name: str, default: int, minimum: int) -> int:
@@ -465,21 +501,27 @@ def _rule8_team(f: _Facts) -> _Decision:
     inp, team = f.inp, _obj(f.inp.get("team"))
     peers = team.get("peers")
     f.team_requested = team.get("coordination_required") is True and _is_int(peers) and peers >= 2
-    latency = team.get("latency_ratio")
     f.team_ok = bool(
-        f.team_requested
-        and team.get("provider_supported") is True
+        f.team_requested and _team_admissible(team, inp) and not _team_overlap(team.get("scopes"), f.canon)
+    )
+    if f.team_ok and inp.get("capsule_sufficient") is False:
+        return decision("coordinated-team", ["TEAM_COORDINATION_REQUIRED"])
+    return None
+
+
+def _team_admissible(team: dict[str, Any], inp: dict[str, Any]) -> bool:
+    """A team the provider supports, marked safe and approved for normal sensitivity, in budget,
+    with a latency ratio of at most 0.75 (scope overlap is checked after)."""
+    latency = team.get("latency_ratio")
+    return (
+        team.get("provider_supported") is True
         and team.get("safe") is True
         and team.get("sensitivity_approved") is True
         and inp.get("sensitivity") == "normal"
         and team.get("within_budget") is True
         and _is_finite_number(latency)
         and 0 <= latency <= 0.75
-        and not _team_overlap(team.get("scopes"), f.canon)
     )
-    if f.team_ok and inp.get("capsule_sufficient") is False:
-        return decision("coordinated-team", ["TEAM_COORDINATION_REQUIRED"])
-    return None
 
 
 def _rule9_fresh_capsule(f: _Facts) -> dict[str, Any]:
@@ -675,14 +717,22 @@ def _proposed_rels(inp: dict[str, Any], canon: Canonicalizer, real_workdir: str)
     sources += [s for s in _obj(inp.get("team")).get("scopes") or [] if isinstance(s, dict)]
     rels = []
     for path in (p for source in sources for name in _OWNED_FIELDS for p in _list_or_empty(source.get(name))):
-        try:
-            real = canon.canonical(path)
-        except OwnershipPathError:
-            continue
-        absolute = canon.real_root.rstrip("/") + "/" + real.rel if real.rel else canon.real_root
-        if (absolute + "/").startswith(real_workdir) and absolute + "/" != real_workdir:
-            rels.append(absolute[len(real_workdir) :])
+        rel = _rel_below(canon, path, real_workdir)
+        if rel is not None:
+            rels.append(rel)
     return rels
+
+
+def _rel_below(canon: Canonicalizer, path: object, real_workdir: str) -> str | None:
+    """``path`` relative to the work tree when it canonicalizes strictly inside it, else None."""
+    try:
+        real = canon.canonical(path)
+    except OwnershipPathError:
+        return None
+    absolute = canon.real_root.rstrip("/") + "/" + real.rel if real.rel else canon.real_root
+    if (absolute + "/").startswith(real_workdir) and absolute + "/" != real_workdir:
+        return absolute[len(real_workdir) :]
+    return None
 
 
 _OWNED_FIELDS = ("owned_files", "resolved_owned_files")
@@ -722,17 +772,36 @@ def op_route(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
     proposed_lineage = inp.get("lineage_id")
     if proposed_lineage is None:
         proposed_lineage = _obj(inp.get("lineage")).get("lineage_id")
+    answer = _route_by_index(inp, ctx, proposed_lineage)
+    if answer is not None:
+        return answer
+    return _route_by_registry(inp, ctx, root, proposed_lineage)
+
+
+def _route_by_index(
+    inp: dict[str, Any], ctx: RuntimeContext, proposed_lineage: object
+) -> dict[str, Any] | None:
+    """The decision with the registry's writers looked up in its index; None when there is no
+    trusted index or it cannot answer exactly (the full read answers then)."""
     found = _load_index(ctx)
-    if found is not None:
-        workdir, index = found
-        now = None if index.empty() else ctx.now()
-        indexed = (index, ctx.canonicalizer(workdir), now, proposed_lineage)
-        try:
-            return route_task(
-                inp, workspace_root=cwd, ctx=ctx, active_writers=[], active_root=workdir, indexed=indexed
-            )
-        except IndexUndecided:
-            pass  # the full read below answers
+    if found is None:
+        return None
+    workdir, index = found
+    now = None if index.empty() else ctx.now()
+    indexed = (index, ctx.canonicalizer(workdir), now, proposed_lineage)
+    try:
+        return route_task(
+            inp, workspace_root=ctx.cwd, ctx=ctx, active_writers=[], active_root=workdir, indexed=indexed
+        )
+    except IndexUndecided:
+        return None
+
+
+def _route_by_registry(
+    inp: dict[str, Any], ctx: RuntimeContext, root: object, proposed_lineage: object
+) -> dict[str, Any]:
+    """The decision against the live writers of the registry read in full (none without one)."""
+    cwd = ctx.cwd
     loaded = _load_registry(ctx)
     if loaded is None:
         return route_task(inp, workspace_root=cwd, ctx=ctx, active_writers=[])
