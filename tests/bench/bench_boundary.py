@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from toolkit.cm.boundary import Event, Facts, Workflow, decide
 from toolkit.cm.packet import STABLE_PREFIX_KEYS, prefix_digest, validate_adapter_input
@@ -32,7 +33,7 @@ def main() -> None:
     facts = Facts(Workflow.CM_AI, Event.RUN_DONE, declined=True, must_shrink=True, next_command="/cm-ai run")
     print(f"decide(): {per_call(lambda: decide(facts), 20000) * 1e6:.2f} us per decision")
 
-    packet = {
+    packet: dict[str, Any] = {
         "stable_prefix": {key: key * 200 for key in STABLE_PREFIX_KEYS},
         "dynamic_packet": {
             "workflow": "cm-ai",

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -61,7 +62,10 @@ def main() -> int:
     (root / "services" / "README.md").write_text("x\n", encoding="utf-8")
     commit_all(repo, "init")
     layout = discover(root).layout
-    proposed = {"is_writer": True, "owned_files": [f"new/area/file{j}.py" for j in range(PATHS_PER_WRITER)]}
+    proposed: dict[str, Any] = {
+        "is_writer": True,
+        "owned_files": [f"new/area/file{j}.py" for j in range(PATHS_PER_WRITER)],
+    }
     now = datetime.now(UTC)
     expires = (now + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     print(
@@ -74,9 +78,11 @@ def main() -> int:
         facts = {**proposed, "active_writers": active}
         decision = route_task(facts, workspace_root=str(root), ctx=RuntimeContext())
         assert decision["mode"] == "fresh-capsule", decision  # no overlap: every path was checked
-        t_route = best_of(
-            3, lambda facts=facts: route_task(facts, workspace_root=str(root), ctx=RuntimeContext())
-        )
+
+        def route(facts: dict[str, Any] = facts) -> None:
+            route_task(facts, workspace_root=str(root), ctx=RuntimeContext())
+
+        t_route = best_of(3, route)
 
         rows = [
             {

@@ -145,7 +145,7 @@ def main() -> int:
     sys.path.insert(0, str(ROOT))
     from toolkit.privacy.engine import LINE_RULES, RULES
 
-    category = {r.id: r.category.value for r in (*RULES, *LINE_RULES)}
+    category = {r.id: r.category.value for r in RULES} | {r.id: r.category.value for r in LINE_RULES}
     secret_rules = {rid for rid, cat in category.items() if cat == "secret"}
     ds = ensure_detect_secrets()
     cases = load_cases()

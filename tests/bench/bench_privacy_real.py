@@ -24,10 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from toolkit.privacy.selection import scan_targets, select  # noqa: E402
+from toolkit.privacy.selection import Target, scan_targets, select  # noqa: E402
 
 
-def _ours(repo: Path, jobs: int) -> tuple[float, float, object, list]:
+def _ours(repo: Path, jobs: int) -> tuple[float, float, object, list[Target]]:
     """(wall seconds, CPU seconds of this process, report, targets) of one scan."""
     notices: list[str] = []
     targets = select(["."], repo, repo, all_files=False, notices=notices)
@@ -36,7 +36,7 @@ def _ours(repo: Path, jobs: int) -> tuple[float, float, object, list]:
     return time.perf_counter() - start, time.process_time() - cpu, report, targets
 
 
-def _lines(repo: Path, targets: list) -> int:
+def _lines(repo: Path, targets: list[Target]) -> int:
     total = 0
     for target in targets:
         try:

@@ -42,7 +42,7 @@ def build(root: Path, commits: int, capsules: int) -> Path:
         parents = [oid]
         shas.append(str(oid))
     raw.create_reference("refs/heads/main", parents[0], force=True)
-    raw.checkout_head(strategy=pygit2.enums.CheckoutStrategy.FORCE)
+    raw.checkout_head(strategy=pygit2.enums.CheckoutStrategy.FORCE)  # type: ignore[no-untyped-call]
     for i in range(capsules):
         wg = f"wg-{i % 20:02d}"
         capsule = {
