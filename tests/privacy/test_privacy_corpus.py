@@ -25,13 +25,15 @@ def test_corpus_size_and_coverage() -> None:
     # each text detector has at least one true and one false (look-alike) case
     text_rules = {r.id for r in RULES if len(r.contexts) == len(list(type(next(iter(r.contexts)))))}
     # the families added by issue 13 have their own table (tests/privacy/test_privacy_families.py),
-    # and so do issue 27's authorization schemes and connection strings
+    # and so do issue 27's authorization schemes, connection strings and config files
     import test_privacy_auth_headers as headers
+    import test_privacy_config_files as configs
     import test_privacy_connection_strings as connections
     from test_privacy_families import LOOK_ALIKES, POSITIVES
 
-    positives = {r for r, _ in POSITIVES} | {r for m in (headers, connections) for r, _, _ in m.POSITIVES}
-    look_alikes = {n for n, _ in LOOK_ALIKES} | {n for m in (headers, connections) for n, _ in m.LOOK_ALIKES}
+    tables = (headers, connections, configs)
+    positives = {r for r, _ in POSITIVES} | {r for m in tables for r, _, _ in m.POSITIVES}
+    look_alikes = {n for n, _ in LOOK_ALIKES} | {n for m in tables for n, _ in m.LOOK_ALIKES}
     assert text_rules <= {c["expect"] for c in POSITIVE} | positives
     assert text_rules <= {c["near"] for c in NEGATIVE} | look_alikes
 
