@@ -135,6 +135,10 @@ def test_an_apply_patch_body_names_each_file_and_its_added_lines() -> None:
         ("ls 2>&1 | grep x >&2", []),
         ("diff <(ls a) <(ls b)", []),
         ('bash -lc "echo hi > /dev/null"', []),
+        ('bash -lc "echo hi > inner.txt"', ["inner.txt"]),  # the nested shell's writes count
+        ('git commit -m "a > b"', []),  # a quoted > is text
+        ("cmd >& both.log", ["both.log"]),
+        ('echo "open quote > q.txt', ["q.txt"]),  # unreadable by the tokenizer: the pattern decides
     ],
 )
 def test_shell_redirect_targets(command: str, targets: list[str]) -> None:

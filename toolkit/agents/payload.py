@@ -269,17 +269,59 @@ def shell_writes(command: str) -> list[WriteIntent]:
         return patch_writes(command)
     targets: list[str] = []
     for line in _outside_heredocs(command):
-        for match in _REDIRECT.finditer(line):
-            targets.append(_unquoted(match.group(1)))
-        for match in _TEE.finditer(line):
-            for word in re.findall(r"'[^']*'|\"[^\"]*\"|[^\s'\"]+", match.group(1)):
-                if not word.startswith("-"):
-                    targets.append(_unquoted(word))
+        targets += _line_targets(line)
     seen: list[str] = []
     for target in targets:
         if target and target not in _NOT_FILES and not target.startswith("/dev/fd/") and target not in seen:
             seen.append(target)
     return [WriteIntent(target, command, "the command") for target in seen]
+
+
+_OPERATORS = frozenset({"|", "||", "&", "&&", ";", ";;", "(", ")", "<(", ">(", "<", "<<", "<<<", "|&"})
+_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+
+
+def _line_targets(line: str, depth: int = 0) -> list[str]:
+    """The files one command line redirects or tees into, read by shell tokenization (a quoted
+    ``>`` is text, not a redirect); a line the tokenizer cannot read (an open quote) by pattern."""
+    import shlex
+
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:
+        return _pattern_targets(line)
+    targets: list[str] = []
+    teeing = False
+    for index, word in enumerate(words):
+        following = words[index + 1] if index + 1 < len(words) else ""
+        if word in _REDIRECTS or (
+            word == ">&" and following and not following.isdigit() and following != "-"
+        ):
+            if following and following not in _OPERATORS and following not in _REDIRECTS:
+                targets.append(following)
+            teeing = False
+        elif word in _OPERATORS or word in (">&",):
+            teeing = False
+        elif word == "tee" or word.endswith("/tee"):
+            teeing = True
+        elif word in ("-c", "-lc", "-ic") and index and words[index - 1].rsplit("/", 1)[-1] in _SHELLS:
+            for inner in _outside_heredocs(following):  # `bash -c "echo x > f"`: the inner command's writes
+                targets += _line_targets(inner, depth + 1) if depth < 4 else _pattern_targets(inner)
+        elif teeing and not word.startswith("-") and (index == 0 or words[index - 1] not in _REDIRECTS):
+            targets.append(word)
+    return targets
+
+
+def _pattern_targets(line: str) -> list[str]:
+    targets = [_unquoted(match.group(1)) for match in _REDIRECT.finditer(line)]
+    for match in _TEE.finditer(line):
+        for word in re.findall(r"'[^']*'|\"[^\"]*\"|[^\s'\"]+", match.group(1)):
+            if not word.startswith("-"):
+                targets.append(_unquoted(word))
+    return targets
 
 
 def _unquoted(word: str) -> str:
