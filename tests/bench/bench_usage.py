@@ -10,9 +10,9 @@ time, MB/s per CPU second and peak RSS (``resource.getrusage`` of the child), ne
 the largest session file (the memory bound). With ccusage (``--ccusage``, ``CCUSAGE_BIN`` or on PATH)
 it runs ``ccusage daily`` (all agents) on the same files, once with its default parallel loading and
 once with ``--single-thread``, beside ``workgroup usage`` as it runs by default (above 64 MB of
-logs: one worker process per CPU up to 4, or, when the files average under 1 MB and both tools
-have a fair share of the bytes, the Codex rollouts in one worker while the Claude sessions are read
-in the main process) and with ``--jobs 1`` (one core), interleaved ``--repeat`` times, and checks
+logs: one worker process per CPU up to 4, or, when both tools have a fair share of the bytes and
+the files average under 1 MB or there are two CPUs, the Codex rollouts in one worker while the
+Claude sessions are read in the main process) and with ``--jobs 1`` (one core), interleaved ``--repeat`` times, and checks
 that the per-day totals agree. CPU time is the child's ``getrusage`` with its workers.
 CPU time is quoted beside wall time because a shared machine stretches wall time.
 """

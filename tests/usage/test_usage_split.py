@@ -57,11 +57,14 @@ def test_by_source_is_for_many_small_files_of_both_sources(tmp_path: Path) -> No
     def logs(source: str, count: int, size: int) -> list[LogFile]:
         return [LogFile(source, tmp_path / f"{source}{n}.jsonl", tmp_path, size=size) for n in range(count)]
 
-    assert by_source(logs("claude", 300, 40_000) + logs("codex", 200, 40_000))
-    assert not by_source(logs("claude", 300, 40_000))  # one source: nothing to share
-    assert not by_source(logs("claude", 300, 40_000) + logs("codex", 10, 40_000))  # 3 % Codex
-    assert not by_source(logs("claude", 60, 4_000_000) + logs("codex", 60, 4_000_000))  # large files
-    assert not by_source([])
+    for workers in (2, 4):
+        assert by_source(logs("claude", 300, 40_000) + logs("codex", 200, 40_000), workers)
+        assert not by_source(logs("claude", 300, 40_000), workers)  # one source: nothing to share
+        assert not by_source(logs("claude", 300, 40_000) + logs("codex", 10, 40_000), workers)  # 3 %
+        assert not by_source([], workers)
+    # large files: the session pool when it has more than two workers
+    assert by_source(logs("claude", 60, 4_000_000) + logs("codex", 60, 4_000_000), 2)
+    assert not by_source(logs("claude", 60, 4_000_000) + logs("codex", 60, 4_000_000), 4)
 
 
 @forking
@@ -70,7 +73,7 @@ def test_codex_read_in_a_worker_while_claude_is_read_here_gives_what_one_process
 ) -> None:
     env = build(tmp_path / "logs")
     files = discover("all", env)
-    assert by_source(files)
+    assert by_source(files, 2)
     marks = tmp_path / "marks"
     marks.mkdir()
     real = fold._read_source

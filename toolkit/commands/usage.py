@@ -59,8 +59,8 @@ JobsOpt = Annotated[
     int,
     typer.Option(
         "--jobs",
-        help="Worker processes (0, the default: once the logs pass 64 MB, one per CPU up to 4, or one per "
-        "source when the files average under 1 MB; 1: none).",
+        help="Worker processes (0, the default: once the logs pass 64 MB, one per CPU up to 4, or the Codex "
+        "logs in one beside the Claude logs read here; 1: none).",
     ),
 ]
 

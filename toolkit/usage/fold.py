@@ -565,8 +565,9 @@ def fold_logs(files: Iterable[LogFile], ledger: Ledger, sink_for: Callable[[Ledg
     state, the counts, and the dedup questions it asked. Here, in plan order, a session's result
     is merged when the earlier sessions answer every one of its questions "not seen" (always, for
     Codex families and for sessions that copy no history); otherwise its parsed files (sent along
-    for Claude sessions) are folded here, in its turn, with everything before it known. The
-    result equals ``jobs=1``.
+    for Claude sessions) are folded here, in its turn, with everything before it known. With
+    ``jobs`` 0 and ``by_source`` the Codex rollouts are read in one worker instead while the Claude
+    sessions are read here (``_fold_by_source``). The result equals ``jobs=1``.
     """
     every = list(files)
     ahead = jobs if jobs != 0 else auto_jobs(every)
@@ -575,7 +576,7 @@ def fold_logs(files: Iterable[LogFile], ledger: Ledger, sink_for: Callable[[Ledg
         if ahead <= 1:  # one process
             heads: dict[LogFile, codex.Head] = {}
             _fold_units(plan(every, settle=True, heads=heads), ledger, sink, Seen(), heads)
-        elif jobs == 0 and by_source(every):
+        elif jobs == 0 and by_source(every, ahead):
             _fold_by_source(every, ledger, sink, sink_for)
         else:
             units = plan(every, prepare(every, ahead) if len(every) > _PREPARE_FILES else None)
@@ -594,16 +595,18 @@ _SPLIT_FILE_BYTES = 1 << 20  # files this small on average: the per-file work ou
 _SPLIT_SHARE = 0.2  # each source at least this share of the bytes, or the split gains little
 
 
-def by_source(files: list[LogFile]) -> bool:
-    """Whether ``--jobs 0`` reads each source in a worker of its own instead of the session pool:
-    many small files (their per-file work dominates, and the pool's per-session bookkeeping costs
-    more than it saves) with both sources carrying a fair share of the bytes."""
+def by_source(files: list[LogFile], workers: int) -> bool:
+    """Whether ``--jobs 0`` reads the Codex rollouts in one worker process while this one reads the
+    Claude sessions, instead of the session pool of ``workers`` processes: both sources carry a
+    fair share of the bytes, and either the files are small (their per-file work dominates, and
+    the pool's per-session bookkeeping costs more than it saves) or the pool would have two
+    workers (one CPU each way, without the pool's bookkeeping)."""
     total = sum(f.size for f in files)
     claude_bytes = sum(f.size for f in files if f.source == "claude")
     return (
         bool(files)
-        and total < _SPLIT_FILE_BYTES * len(files)
         and min(claude_bytes, total - claude_bytes) >= _SPLIT_SHARE * total
+        and (workers <= 2 or total < _SPLIT_FILE_BYTES * len(files))
     )
 
 
