@@ -230,6 +230,32 @@ def _set(attrs: dict[str, AttrValue], key: str, value: Any) -> None:
 def efficiency_span(raw: Any, key: str, skipped: Skipped) -> SpanRecord | None:
     """A span for one efficiency event of the local log, or None (counted in ``skipped``)."""
 
+    event = _efficiency_event(raw, skipped)
+    if event is None:
+        return None
+    end = time_ns(event["observed_at"])
+    if end is None:  # pragma: no cover - normalize_event already checked the timestamp
+        skipped.add("invalid event")
+        return None
+    elapsed = event["outcome"]["elapsed_ms"]
+    start = end - elapsed * 1_000_000 if isinstance(elapsed, int) else end
+    attrs = _efficiency_attrs(event)
+    task = event["task_corpus_id"]
+    return SpanRecord(
+        trace_id=trace_id_for(f"task:{task}" if task else f"event:{key}"),
+        span_id=span_id_for(f"efficiency:{key}"),
+        name=f"workgroup.efficiency {event['event']}",
+        client=False,
+        start_ns=start,
+        end_ns=end,
+        attributes=attrs,
+        source=SOURCE_EFFICIENCY,
+    )
+
+
+def _efficiency_event(raw: Any, skipped: Skipped) -> dict[str, Any] | None:
+    """The normalized efficiency event of a log row, or None with the reason counted in ``skipped``
+    (another schema, private content, or an invalid event)."""
     if isinstance(raw, dict) and raw.get("schema") != "knowzcode.efficiency-event/v1":
         skipped.add("not an efficiency event")
         return None
@@ -238,12 +264,12 @@ def efficiency_span(raw: Any, key: str, skipped: Skipped) -> SpanRecord | None:
     except RuntimeOpError as exc:
         skipped.add("private content" if exc.code == "PRIVATE_TELEMETRY" else "invalid event")
         return None
-    end = time_ns(event["observed_at"])
-    if end is None:  # pragma: no cover - normalize_event already checked the timestamp
-        skipped.add("invalid event")
-        return None
-    elapsed = event["outcome"]["elapsed_ms"]
-    start = end - elapsed * 1_000_000 if isinstance(elapsed, int) else end
+    return event
+
+
+def _efficiency_attrs(event: dict[str, Any]) -> dict[str, AttrValue]:
+    """The span attributes of a normalized efficiency event: its labels, the billed token counts in
+    the GenAI conventions, the logical and outcome measures and the billed amount (None left out)."""
     attrs: dict[str, AttrValue] = {"workgroup.record": SOURCE_EFFICIENCY, "workgroup.event": event["event"]}
     provider = event["provider"]
     attrs["workgroup.provider"] = provider
@@ -257,6 +283,18 @@ def efficiency_span(raw: Any, key: str, skipped: Skipped) -> SpanRecord | None:
     billed = event["billed"]
     if billed["accounting_source"] != "unknown":
         attrs["workgroup.billed.accounting_source"] = billed["accounting_source"]
+    _set_billed_tokens(attrs, billed)
+    for space in ("logical", "outcome"):
+        for name, value in event[space].items():
+            _set(attrs, f"workgroup.{space}.{name}", value)
+    for name in ("amount", "units"):
+        _set(attrs, f"workgroup.billed.{name}", billed[name])
+    _set(attrs, "workgroup.billed.currency", billed["currency"])
+    return attrs
+
+
+def _set_billed_tokens(attrs: dict[str, AttrValue], billed: dict[str, Any]) -> None:
+    """The billed token counts as GenAI usage attributes: input includes both cache parts."""
     uncached, created, read = (
         billed["uncached_input_tokens"],
         billed["cache_creation_input_tokens"],
@@ -268,23 +306,6 @@ def efficiency_span(raw: Any, key: str, skipped: Skipped) -> SpanRecord | None:
     _set(attrs, "gen_ai.usage.output_tokens", billed["output_tokens"])
     _set(attrs, "gen_ai.usage.cache_read.input_tokens", read)
     _set(attrs, "gen_ai.usage.cache_creation.input_tokens", created)
-    for space in ("logical", "outcome"):
-        for name, value in event[space].items():
-            _set(attrs, f"workgroup.{space}.{name}", value)
-    for name in ("amount", "units"):
-        _set(attrs, f"workgroup.billed.{name}", billed[name])
-    _set(attrs, "workgroup.billed.currency", billed["currency"])
-    task = event["task_corpus_id"]
-    return SpanRecord(
-        trace_id=trace_id_for(f"task:{task}" if task else f"event:{key}"),
-        span_id=span_id_for(f"efficiency:{key}"),
-        name=f"workgroup.efficiency {event['event']}",
-        client=False,
-        start_ns=start,
-        end_ns=end,
-        attributes=attrs,
-        source=SOURCE_EFFICIENCY,
-    )
 
 
 # ------------------------------------------------------------------ decisions
@@ -383,16 +404,7 @@ def cm_span(row: Any, skipped: Skipped) -> SpanRecord | None:
     ):
         skipped.add("invalid model call")
         return None
-    # free text (task, feature, node, labels) is not judged here: every string of the span passes
-    # the telemetry context when it is sent (toolkit.otel.withhold), and a failing one is withheld
-    kept = {name: row[name] for name in CM_ATTRIBUTES if row.get(name) is not None}
-    attrs: dict[str, AttrValue] = {"workgroup.record": SOURCE_CM, "gen_ai.operation.name": GEN_AI_OPERATION}
-    for name, value in kept.items():
-        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-            attrs[CM_ATTRIBUTES[name]] = value
-    provider = row.get("provider")
-    if isinstance(provider, str) and provider.lower() in _PROVIDER_NAMES:
-        attrs["gen_ai.provider.name"] = _PROVIDER_NAMES[provider.lower()]
+    attrs = _cm_attrs(row)
     duration = row.get("duration_ms")
     start = end - duration * 1_000_000 if isinstance(duration, int) else end
     outcome = row.get("outcome")
@@ -408,6 +420,22 @@ def cm_span(row: Any, skipped: Skipped) -> SpanRecord | None:
         error=None if outcome == "success" else str(outcome),
         source=SOURCE_CM,
     )
+
+
+def _cm_attrs(row: dict[str, Any]) -> dict[str, AttrValue]:
+    """The span attributes of a ``model_usage`` row: its allowlisted scalar fields under their
+    OTel names, and the GenAI provider name when the provider is one we know."""
+    # free text (task, feature, node, labels) is not judged here: every string of the span passes
+    # the telemetry context when it is sent (toolkit.otel.withhold), and a failing one is withheld
+    kept = {name: row[name] for name in CM_ATTRIBUTES if row.get(name) is not None}
+    attrs: dict[str, AttrValue] = {"workgroup.record": SOURCE_CM, "gen_ai.operation.name": GEN_AI_OPERATION}
+    for name, value in kept.items():
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            attrs[CM_ATTRIBUTES[name]] = value
+    provider = row.get("provider")
+    if isinstance(provider, str) and provider.lower() in _PROVIDER_NAMES:
+        attrs["gen_ai.provider.name"] = _PROVIDER_NAMES[provider.lower()]
+    return attrs
 
 
 # ------------------------------------------------------------------ agent-log calls
@@ -484,12 +512,6 @@ def metrics_for(spans: Iterable[SpanRecord]) -> list[MetricRecord]:
     decisions = MetricRecord(
         "workgroup.decisions", "{decision}", "Runtime decisions by operation and mode.", False
     )
-    types = (
-        ("input", "gen_ai.usage.input_tokens"),
-        ("output", "gen_ai.usage.output_tokens"),
-        ("cache_read", "gen_ai.usage.cache_read.input_tokens"),
-        ("cache_creation", "gen_ai.usage.cache_creation.input_tokens"),
-    )
     for span in spans:
         attrs = span.attributes
         if span.source == SOURCE_DECISION:
@@ -502,24 +524,45 @@ def metrics_for(spans: Iterable[SpanRecord]) -> list[MetricRecord]:
             )
             continue
         if span.source == SOURCE_EFFICIENCY:
-            labels = {"workgroup.event": str(attrs["workgroup.event"])}
-            if isinstance(attrs.get("workgroup.mode"), str):
-                labels["workgroup.mode"] = str(attrs["workgroup.mode"])
-            events.add(labels, 1)
+            events.add(_event_labels(attrs), 1)
         base = _model_attrs(attrs, span.source)
-        for kind, name in types:
-            value = attrs.get(name)
-            if not isinstance(value, int) or isinstance(value, bool):
-                continue
-            if kind in ("input", "output"):
-                tokens.add({**base, "gen_ai.token.type": kind}, value, TOKEN_BUCKETS)
-            token_sum.add({**base, "workgroup.token.type": kind}, value)
+        _add_token_points(tokens, token_sum, base, attrs)
         if span.source == SOURCE_CM:
             labelled = dict(base)
             if span.error:
                 labelled["error.type"] = span.error
             duration.add(labelled, (span.end_ns - span.start_ns) / 1e9, DURATION_BUCKETS)
     return [metric for metric in (tokens, duration, token_sum, events, decisions) if metric.points]
+
+
+_TOKEN_TYPES = (
+    ("input", "gen_ai.usage.input_tokens"),
+    ("output", "gen_ai.usage.output_tokens"),
+    ("cache_read", "gen_ai.usage.cache_read.input_tokens"),
+    ("cache_creation", "gen_ai.usage.cache_creation.input_tokens"),
+)
+
+
+def _event_labels(attrs: Mapping[str, AttrValue]) -> dict[str, str]:
+    """The labels an efficiency event is counted under: its kind, and its mode when it has one."""
+    labels = {"workgroup.event": str(attrs["workgroup.event"])}
+    if isinstance(attrs.get("workgroup.mode"), str):
+        labels["workgroup.mode"] = str(attrs["workgroup.mode"])
+    return labels
+
+
+def _add_token_points(
+    tokens: MetricRecord, token_sum: MetricRecord, base: dict[str, str], attrs: Mapping[str, AttrValue]
+) -> None:
+    """A span's integer token counts: input and output into the GenAI histogram, every type
+    (cache reads and writes too) into the workgroup sum."""
+    for kind, name in _TOKEN_TYPES:
+        value = attrs.get(name)
+        if not isinstance(value, int) or isinstance(value, bool):
+            continue
+        if kind in ("input", "output"):
+            tokens.add({**base, "gen_ai.token.type": kind}, value, TOKEN_BUCKETS)
+        token_sum.add({**base, "workgroup.token.type": kind}, value)
 
 
 def window(spans: Sequence[SpanRecord]) -> tuple[int, int]:
