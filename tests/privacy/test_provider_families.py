@@ -363,11 +363,13 @@ def test_an_azure_storage_key_in_a_connection_string_is_one_finding() -> None:
 
 
 def test_a_run_of_seeds_stays_linear() -> None:
-    """Hostile input for the rules found from a seed: dense seeds fall back to one pass."""
+    """Hostile input for the rules found from a literal inside or after the token: linear."""
     import time
 
-    for unit in ("==", ":A", "-us", "_mmk", "Q~", "sig=", "1" * 16 + ":A"):
-        small, large = unit * 20_000, unit * 80_000
+    # the gate words make the gated rules run (see GATED)
+    gates = "STORAGE_KEY telegram MAILCHIMP client_secret maxmind Dynatrace sv=1&se=2 "
+    for unit in ("==", ":A", "-us", "_mmk", "Q~", "sig=", "1" * 16 + ":A", "pat.", "-us" + "a" * 32):
+        small, large = gates + unit * 20_000, gates + unit * 80_000
         start = time.process_time()
         scan_text(small, Context.SOURCE)
         first = time.process_time() - start

@@ -13,13 +13,8 @@ storage account key, the numeric bot id of a Telegram token.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import re
-import string
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from toolkit.privacy import filters as f
 from toolkit.privacy.providers_base import END, END_DASH, S, hex_mix, provider_rule, value_ok
@@ -56,19 +51,20 @@ def _seeded(
     )
 
 
-@dataclass(frozen=True)
 class _BackRule(Rule):
     """A token found from a literal inside or after it: ``middle`` (a bytes pattern led by that
     literal, so ``re`` jumps to it, with a look-behind for the characters before) finds the
     candidates in one pass; the start is at most ``reach`` characters of ``walk`` back, and the
-    pattern is matched there once. Linear: one pass, then bounded work per candidate."""
+    pattern is matched there once. Linear: one pass, then bounded work per candidate.
 
-    middle: LazyPattern | None = None
-    walk: frozenset[str] = frozenset()
-    reach: int = 0
+    The three are set by ``_back`` (not dataclass fields: generating a dataclass costs the
+    import some milliseconds, and the hooks start with this module)."""
+
+    middle: LazyPattern
+    walk: frozenset[str]
+    reach: int
 
     def spans(self, view: ScanText) -> Iterator[tuple[int, int]]:
-        assert self.middle is not None
         text = view.text
         compiled = self.pattern.compiled
         last = 0
@@ -100,7 +96,7 @@ def _back(
     boundary: frozenset[str] = WORD,
     priority: int = 90,
 ) -> Rule:
-    return _BackRule(
+    rule = _BackRule(
         rule_id,
         S,
         lazy(pattern),
@@ -110,17 +106,23 @@ def _back(
         priority=priority,
         boundary=boundary,
         literals=literals,
-        middle=lazy(middle),
-        walk=frozenset(walk),
-        reach=reach,
     )
+    object.__setattr__(rule, "middle", lazy(middle))  # a frozen dataclass's instance
+    object.__setattr__(rule, "walk", frozenset(walk))
+    object.__setattr__(rule, "reach", reach)
+    return rule
 
 
-_B64_CHARS = string.ascii_letters + string.digits + "+/"
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"  # not the string module:
+_B64_CHARS = _ALNUM + "+/"  # importing it compiles a regex (string.Template), a cost at start-up
 
 
 def _b64_json(text: str) -> dict[str, object] | None:
     """The JSON object that ``text`` (base64, standard or URL-safe, padding optional) encodes."""
+    import base64
+    import binascii
+    import json
+
     try:
         raw = base64.b64decode(text.replace("-", "+").replace("_", "/") + "=" * (-len(text) % 4))
         value = json.loads(raw.decode("utf-8"))
@@ -158,6 +160,8 @@ def _azure_key_check(match: re.Match[str]) -> bool:
     """An Azure storage account key is 64 random bytes in base64 (86 characters and ``==``),
     named as a key where it is written (``AccountKey=``, ``AZURE_STORAGE_KEY``, ``--account-key``);
     a SHA-512 digest has the same length, so a line that names a digest is not a key."""
+    import base64
+
     value = match.group(1)
     line = _line_around(match, 120, 0).lower()
     if "key" not in line and "azure" not in line and "storage" not in line:
@@ -176,6 +180,8 @@ _SAS_FIELDS = ("sv=", "se=", "sp=", "sr=", "ss=")
 def _azure_sas_check(match: re.Match[str]) -> bool:
     """A shared access signature: ``sig=`` in a query that also has the version (``sv=``) and
     an expiry or permissions; the signature is an HMAC-SHA256, 32 bytes once decoded."""
+    import base64
+    import binascii
     from urllib.parse import unquote
 
     line = _line_around(match, 600, 300)
@@ -294,7 +300,7 @@ FAMILY_RULES: tuple[Rule, ...] = (
         "azure-ad-client-secret",
         r"([A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}+)(?![A-Za-z0-9_~.-])",
         r"Q~(?<=[A-Za-z0-9_~.]{3}[0-9]Q~)",
-        string.ascii_letters + string.digits + "_~.",
+        _ALNUM + "_~.",
         4,
         _letters_ok(),
         literals=_CLIENT_SECRET_GATE,
@@ -399,7 +405,7 @@ FAMILY_RULES: tuple[Rule, ...] = (
         "telegram-bot-token",
         r"(\d{5,16}+:A[A-Za-z0-9_-]{34}+)(?![A-Za-z0-9_-])",
         r":A(?<=[0-9]:A)(?=[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-]))",
-        string.digits,
+        "0123456789",
         16,
         _telegram_check,
         literals=_TELEGRAM_GATE,
@@ -513,7 +519,7 @@ FAMILY_RULES: tuple[Rule, ...] = (
         "maxmind-license-key",
         r"([A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)(?![A-Za-z0-9_])",
         r"_mmk(?<=[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)(?![A-Za-z0-9_])",
-        string.ascii_letters + string.digits + "_",
+        _ALNUM + "_",
         36,
         value_ok(),
         literals=("maxmind", "MAXMIND", "MaxMind", "license_key", "LICENSE_KEY"),
