@@ -54,45 +54,20 @@ def document(
     ``fingerprints``, ``commits`` and ``paths`` (the file path when ``Finding.path`` says more)
     run parallel to ``findings``."""
 
-    known = dict(rules or {})
     ids = sorted({f.code for f in findings})
-    driver_rules = []
-    for rule_id in ids:
-        short, help_text = known.get(rule_id, (f"{tool}: {rule_id}", f"See `workgroup {tool} --help`."))
-        driver_rules.append(
-            {
-                "id": rule_id,
-                "name": _rule_name(rule_id),
-                "shortDescription": {"text": short},
-                "fullDescription": {"text": short},
-                "help": {"text": help_text},
-                "defaultConfiguration": {"level": "error"},
-            }
-        )
+    driver_rules = _driver_rules(tool, ids, dict(rules or {}))
     index = {rule_id: i for i, rule_id in enumerate(ids)}
-    results = []
-    for i, f in enumerate(findings):
-        path = paths[i] if paths else f.path
-        location: dict[str, Any] = {"artifactLocation": {"uri": _uri(path), "uriBaseId": "%SRCROOT%"}}
-        if f.line > 0:
-            region: dict[str, int] = {"startLine": f.line}
-            if f.col > 0:
-                region["startColumn"] = f.col
-            location["region"] = region
-        result: dict[str, Any] = {
-            "ruleId": f.code,
-            "ruleIndex": index[f.code],
-            "level": _LEVELS.get(f.severity, "error"),
-            "message": {"text": f.message},
-            "locations": [{"physicalLocation": location}],
-        }
-        fp = fingerprints[i] if fingerprints else None
-        if fp:
-            result["partialFingerprints"] = {f"{tool}/v1": fp}
-        commit = commits[i] if commits else None
-        if commit:
-            result["properties"] = {"commit": commit}
-        results.append(result)
+    results = [
+        _result(
+            tool,
+            f,
+            paths[i] if paths else f.path,
+            index[f.code],
+            fingerprints[i] if fingerprints else None,
+            commits[i] if commits else None,
+        )
+        for i, f in enumerate(findings)
+    ]
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -106,11 +81,62 @@ def document(
         "columnKind": "unicodeCodePoints",
         "results": results,
     }
-    if repository_uri and commits and any(commits):
-        run["versionControlProvenance"] = [
-            {"repositoryUri": repository_uri, "revisionId": c} for c in sorted({c for c in commits if c})
-        ]
+    provenance = _provenance(repository_uri, commits)
+    if provenance:
+        run["versionControlProvenance"] = provenance
     return {"$schema": SCHEMA, "version": VERSION, "runs": [run]}
+
+
+def _driver_rules(tool: str, ids: list[str], known: Mapping[str, tuple[str, str]]) -> list[dict[str, Any]]:
+    """The driver's rule entries for ``ids``, described from ``known`` or by a pointer to the help."""
+    driver_rules = []
+    for rule_id in ids:
+        short, help_text = known.get(rule_id, (f"{tool}: {rule_id}", f"See `workgroup {tool} --help`."))
+        driver_rules.append(
+            {
+                "id": rule_id,
+                "name": _rule_name(rule_id),
+                "shortDescription": {"text": short},
+                "fullDescription": {"text": short},
+                "help": {"text": help_text},
+                "defaultConfiguration": {"level": "error"},
+            }
+        )
+    return driver_rules
+
+
+def _provenance(repository_uri: str | None, commits: list[str | None] | None) -> list[dict[str, str]]:
+    """One version-control provenance entry per distinct commit the findings name, sorted; none
+    without a repository URI."""
+    if not repository_uri or not commits:
+        return []
+    return [{"repositoryUri": repository_uri, "revisionId": c} for c in sorted({c for c in commits if c})]
+
+
+def _result(
+    tool: str, f: Finding, path: str, rule_index: int, fingerprint: str | None, commit: str | None
+) -> dict[str, Any]:
+    """The SARIF result of one finding at ``path``: its rule, level, message and physical location
+    (a region only for a known line, a start column only for a known column), its fingerprint
+    and its commit when it has them."""
+    location: dict[str, Any] = {"artifactLocation": {"uri": _uri(path), "uriBaseId": "%SRCROOT%"}}
+    if f.line > 0:
+        region: dict[str, int] = {"startLine": f.line}
+        if f.col > 0:
+            region["startColumn"] = f.col
+        location["region"] = region
+    result: dict[str, Any] = {
+        "ruleId": f.code,
+        "ruleIndex": rule_index,
+        "level": _LEVELS.get(f.severity, "error"),
+        "message": {"text": f.message},
+        "locations": [{"physicalLocation": location}],
+    }
+    if fingerprint:
+        result["partialFingerprints"] = {f"{tool}/v1": fingerprint}
+    if commit:
+        result["properties"] = {"commit": commit}
+    return result
 
 
 def _rule_name(rule_id: str) -> str:
