@@ -37,26 +37,49 @@ def parse_filenames(
         if arg == "--":
             return names + args[index:]
         if arg in ("-h", "--help"):
-            more = f"\n\n{ARTIFACT_HELP}" if globs is not None else ""
-            sys.stdout.write(f"usage: {prog} {usage}\n\n{description}{more}\n")
-            return 0
-        if globs is not None and (arg == "--artifact-path" or arg.startswith("--artifact-path=")):
-            if "=" in arg:
-                globs.append(arg.partition("=")[2])
-            elif index < len(args):
-                globs.append(args[index])
-                index += 1
-            else:
+            return _write_help(f"usage: {prog} {usage}\n\n{description}", globs is not None)
+        if globs is not None and _is_artifact_option(arg):
+            index = _take_glob(arg, args, index, globs)
+            if index < 0:
                 sys.stderr.write(f"usage: {prog} {usage}\n{prog}: error: --artifact-path needs a GLOB\n")
                 return 2
             continue
-        if arg.startswith("-") and arg != "-":
+        if _is_option(arg):
             sys.stderr.write(
                 f"usage: {prog} {usage}\n{prog}: error: unrecognized argument {shown(option_name(arg))}\n"
             )
             return 2
         names.append(arg)
     return names
+
+
+def _write_help(text: str, artifact_paths: bool) -> int:
+    """Print the help (with the ``--artifact-path`` paragraph for the privacy hooks); exit code 0."""
+    more = f"\n\n{ARTIFACT_HELP}" if artifact_paths else ""
+    sys.stdout.write(f"{text}{more}\n")
+    return 0
+
+
+def _is_option(arg: str) -> bool:
+    """True for an argument that looks like an option (``-`` alone is a file name)."""
+    return arg.startswith("-") and arg != "-"
+
+
+def _is_artifact_option(arg: str) -> bool:
+    """True for ``--artifact-path`` and ``--artifact-path=GLOB``."""
+    return arg == "--artifact-path" or arg.startswith("--artifact-path=")
+
+
+def _take_glob(arg: str, args: list[str], index: int, globs: list[str]) -> int:
+    """Append the GLOB of an ``--artifact-path`` option (its ``=GLOB``, else the next argument, at
+    ``index``) to ``globs``; the index of the argument after it, or -1 when no GLOB follows."""
+    if "=" in arg:
+        globs.append(arg.partition("=")[2])
+        return index
+    if index < len(args):
+        globs.append(args[index])
+        return index + 1
+    return -1
 
 
 def run(argv: Sequence[str] | None, description: str, prog: str = "workgroup-privacy-hook") -> int:
