@@ -120,6 +120,18 @@ def lexical_segments(value: object) -> list[str]:
         and value.strip(PAD) == value
     ):
         return value.split("/")
+    text = _path_text(value)
+    if not text.isascii():
+        _check_normal_form(text)
+    segments = _lexical_checks(text)
+    if git_segment(segments):
+        raise OwnershipPathError("nothing under .git can be owned")
+    return segments
+
+
+def _path_text(value: object) -> str:
+    """``value`` when it is a non-empty, unpadded string of bounded length without control or
+    hidden characters; otherwise the refusal, checked in that order."""
     if not isinstance(value, str) or not value or value.strip(PAD) != value:
         raise OwnershipPathError("an owned path must be a non-empty, unpadded string")
     if len(value) > MAX_PATH_CHARS:
@@ -129,26 +141,26 @@ def lexical_segments(value: object) -> list[str]:
     hidden = hidden_character(value)
     if hidden is not None:
         raise OwnershipPathError(f"an owned path must not contain {hidden}")
-    if not value.isascii():
-        import unicodedata  # only non-ASCII paths pay for it
+    return value
 
-        # normalization first: the escape checks below must see what NFKC-folded keys will see
-        normal = unicodedata.normalize("NFKC", value)
-        if normal != value:
-            literal = _segments(value)
-            normal_segments = _segments(normal)
-            if len(normal_segments) != len(literal) or any(
-                norm in (".", "..") and norm != seg
-                for norm, seg in zip(normal_segments, literal, strict=True)
-            ):
-                raise OwnershipPathError(
-                    "an owned path must not normalize (NFKC) to other separators or dot segments"
-                )
-            _lexical_checks(normal)
-    segments = _lexical_checks(value)
-    if git_segment(segments):
-        raise OwnershipPathError("nothing under .git can be owned")
-    return segments
+
+def _check_normal_form(value: str) -> None:
+    """A non-ASCII path's NFKC form must keep its separators and dot segments and pass the
+    lexical checks too: the escape checks must see what NFKC-folded keys will see."""
+    import unicodedata  # only non-ASCII paths pay for it
+
+    normal = unicodedata.normalize("NFKC", value)
+    if normal == value:
+        return
+    literal = _segments(value)
+    normal_segments = _segments(normal)
+    if len(normal_segments) != len(literal) or any(
+        norm in (".", "..") and norm != seg for norm, seg in zip(normal_segments, literal, strict=True)
+    ):
+        raise OwnershipPathError(
+            "an owned path must not normalize (NFKC) to other separators or dot segments"
+        )
+    _lexical_checks(normal)
 
 
 def _segments(value: str) -> list[str]:
@@ -165,6 +177,13 @@ def _lexical_checks(value: str) -> list[str]:
     if _FIRST_SEGMENT_COLON.match(portable):
         raise OwnershipPathError("an owned path must not start with a drive or a URL scheme")
     segments = [seg for seg in portable.split("/") if seg and seg != "."]
+    _check_no_climb(segments)
+    return segments
+
+
+def _check_no_climb(segments: list[str]) -> None:
+    """Refuse a drive or scheme reached at the root (behind ``./`` or ``a/..``) and any ``..``
+    that climbs above the workspace root."""
     depth = 0
     for seg in segments:
         if depth == 0 and ":" in seg:  # a drive or scheme hidden behind ``./`` or ``a/..``
@@ -172,7 +191,6 @@ def _lexical_checks(value: str) -> list[str]:
         depth = depth - 1 if seg == ".." else depth + 1
         if depth < 0:
             raise OwnershipPathError("an owned path must not climb out of the workspace root")
-    return segments
 
 
 class CanonicalPath:
@@ -312,32 +330,39 @@ def check_globs(globs: object) -> list[str]:
     """Validate owned globs: a list of non-empty strings, no ``!`` negation, no absolute/escape."""
     if not isinstance(globs, list):
         raise OwnershipPathError("owned_globs must be a list of strings", INVALID_OWNERSHIP_GLOB)
-    out: list[str] = []
-    for glob in globs:
-        if not isinstance(glob, str) or not glob or glob.strip(PAD) != glob or _CONTROL.search(glob):
-            raise OwnershipPathError(
-                "an owned glob must be a non-empty, unpadded string", INVALID_OWNERSHIP_GLOB
-            )
-        if glob.startswith("!"):
-            raise OwnershipPathError("negated owned globs ('!') are refused", INVALID_OWNERSHIP_GLOB)
-        hidden = hidden_character(glob)
-        if hidden is not None:
-            raise OwnershipPathError(f"an owned glob must not contain {hidden}", INVALID_OWNERSHIP_GLOB)
-        portable = glob.replace("\\", "/")
-        # the same rules for the NFKC form (full-width dots and slashes), and nothing under .git
-        forms = {portable}
-        if not portable.isascii():
-            import unicodedata  # only non-ASCII globs pay for it
+    return [_checked_glob(glob) for glob in globs]
 
-            forms.add(unicodedata.normalize("NFKC", portable).replace("\\", "/"))
-        for form in forms:
-            parts = form.split("/")
-            if form.startswith("/") or _FIRST_SEGMENT_COLON.match(form) or ".." in parts:
-                raise OwnershipPathError("an owned glob must be repository-relative", INVALID_OWNERSHIP_GLOB)
-            if git_segment(parts):
-                raise OwnershipPathError("nothing under .git can be owned", INVALID_OWNERSHIP_GLOB)
-        out.append(portable)
-    return out
+
+def _checked_glob(glob: object) -> str:
+    """One owned glob with ``/`` separators: a non-empty, unpadded string without control or
+    hidden characters, not negated, and (in its NFKC form too) repository-relative and not
+    under .git; otherwise the refusal, checked in that order."""
+    if not isinstance(glob, str) or not glob or glob.strip(PAD) != glob or _CONTROL.search(glob):
+        raise OwnershipPathError("an owned glob must be a non-empty, unpadded string", INVALID_OWNERSHIP_GLOB)
+    if glob.startswith("!"):
+        raise OwnershipPathError("negated owned globs ('!') are refused", INVALID_OWNERSHIP_GLOB)
+    hidden = hidden_character(glob)
+    if hidden is not None:
+        raise OwnershipPathError(f"an owned glob must not contain {hidden}", INVALID_OWNERSHIP_GLOB)
+    portable = glob.replace("\\", "/")
+    _check_glob_forms(portable)
+    return portable
+
+
+def _check_glob_forms(portable: str) -> None:
+    """A glob and its NFKC form (full-width dots and slashes) must be repository-relative (no
+    leading ``/``, drive, scheme or ``..``) and name nothing under .git."""
+    forms = {portable}
+    if not portable.isascii():
+        import unicodedata  # only non-ASCII globs pay for it
+
+        forms.add(unicodedata.normalize("NFKC", portable).replace("\\", "/"))
+    for form in forms:
+        parts = form.split("/")
+        if form.startswith("/") or _FIRST_SEGMENT_COLON.match(form) or ".." in parts:
+            raise OwnershipPathError("an owned glob must be repository-relative", INVALID_OWNERSHIP_GLOB)
+        if git_segment(parts):
+            raise OwnershipPathError("nothing under .git can be owned", INVALID_OWNERSHIP_GLOB)
 
 
 def glob_spec(globs: Sequence[str]) -> object:
@@ -368,10 +393,15 @@ def _plain_glob_regex(glob: str) -> str | None:
         return None
     dir_only = glob.endswith("/")
     parts = (glob[:-1] if dir_only else glob).split("/")
-    if any("**" in seg and seg != "**" for seg in parts) or (dir_only and parts[-1] == "**"):
+    if not _plain_segments(parts, dir_only):
         return None
-    if len(parts) > 1 and parts[-1] == "*" and not dir_only:
-        return None  # ``dir/*``: pathspec matches one level only, not the paths under a match
+    return _plain_regex(parts, dir_only)
+
+
+def _plain_regex(parts: list[str], dir_only: bool) -> str:
+    """The anchored regex of a glob's checked plain segments: at any depth without an inner
+    slash, ``**`` as any directories (everything inside when last), ``*`` within one segment,
+    and every path under a match (under a directory only, with a trailing ``/``)."""
     out = [] if len(parts) > 1 else ["(?:.*/)?"]  # no inner slash: at any depth
     for i, seg in enumerate(parts):
         last = i == len(parts) - 1
@@ -383,6 +413,15 @@ def _plain_glob_regex(glob: str) -> str | None:
             out.append("/")
     out.append("/.*" if dir_only else "(?:/.*)?")
     return "".join(out)
+
+
+def _plain_segments(parts: list[str], dir_only: bool) -> bool:
+    """Whether a plain glob's segments keep to the subset's ``**`` and ``*`` rules: ``**`` only as
+    a whole segment (and not the last of a directory-only glob), and no ``dir/*`` (pathspec
+    matches one level only there, not the paths under a match)."""
+    if any("**" in seg and seg != "**" for seg in parts) or (dir_only and parts[-1] == "**"):
+        return False
+    return not (len(parts) > 1 and parts[-1] == "*" and not dir_only)
 
 
 def glob_matcher(globs: Sequence[str]) -> Callable[[str], bool]:
