@@ -223,9 +223,35 @@ class Delivery:
         return out
 
 
+# (phrase, exception classes, exception type names) of a failed request, in the order they are
+# tried: the first row any exception of the chain matches names the failure
+_NETWORK_REASONS: tuple[tuple[str, tuple[type[BaseException], ...], frozenset[str]], ...] = (
+    ("connection refused", (ConnectionRefusedError,), frozenset()),
+    (
+        "timed out",
+        (TimeoutError,),
+        frozenset({"Timeout", "ConnectTimeout", "ReadTimeout", "ConnectTimeoutError", "ReadTimeoutError"}),
+    ),
+    ("TLS handshake failed", (), frozenset({"SSLError", "SSLCertVerificationError"})),
+    ("host name not resolved", (), frozenset({"gaierror", "NameResolutionError"})),
+    ("connection reset", (ConnectionResetError,), frozenset()),
+)
+
+
 def network_reason(exc: BaseException) -> str:
     """A short, fixed phrase for a request that got no HTTP answer (never the exception's text,
     which names the URL with its query)."""
+    seen = _exception_chain(exc)
+    names = {type(item).__name__ for item in seen}
+    for phrase, classes, type_names in _NETWORK_REASONS:
+        if names & type_names or any(isinstance(item, classes) for item in seen):
+            return phrase
+    return f"connection failed ({type(exc).__name__})"
+
+
+def _exception_chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the exceptions behind it (causes, contexts, ``reason`` attributes and
+    arguments), breadth first, each once, at most 32."""
     seen: list[BaseException] = []
     todo: list[object] = [exc]
     while todo and len(seen) < 32:
@@ -234,20 +260,7 @@ def network_reason(exc: BaseException) -> str:
             continue
         seen.append(item)
         todo.extend((item.__cause__, item.__context__, getattr(item, "reason", None), *item.args))
-    names = {type(item).__name__ for item in seen}
-    if any(isinstance(item, ConnectionRefusedError) for item in seen):
-        return "connection refused"
-    if any(isinstance(item, TimeoutError) for item in seen) or names & {
-        "Timeout", "ConnectTimeout", "ReadTimeout", "ConnectTimeoutError", "ReadTimeoutError"
-    }:  # fmt: skip
-        return "timed out"
-    if names & {"SSLError", "SSLCertVerificationError"}:
-        return "TLS handshake failed"
-    if any(type(item).__name__ == "gaierror" for item in seen) or "NameResolutionError" in names:
-        return "host name not resolved"
-    if any(isinstance(item, ConnectionResetError) for item in seen):
-        return "connection reset"
-    return f"connection failed ({type(exc).__name__})"
+    return seen
 
 
 @dataclass
