@@ -338,34 +338,56 @@ def merge_pre_commit_config(text: str | None, form: HookForm) -> tuple[str | Non
     if not holders:
         entry = form.entry(list(HOOK_IDS), pin)
         new = _insert(text, render_entry(entry, layout))
-        expected = [entry, *data["repos"]]
-        how = "merged"
+        expected, how = [entry, *data["repos"]], "merged"
     else:
-        index = holders[0]
-        current = data["repos"][index]
-        ids = _hook_ids(current)
-        if len(holders) > 1 or not set(ids) <= ours:
-            raise _unmergeable("the workgroup hooks are spread over several repos or mixed with other hooks")
-        ids = list(dict.fromkeys(SUPERSEDED.get(i, i) for i in ids))
-        entry = form.entry(ids + [h for h in HOOK_IDS if h not in ids], pin)
-        if current == entry:
+        replaced = _replace_ours(text, data["repos"], (holders, ours), form, pin, layout)
+        if replaced is None:
             return None, "unchanged"
-        lines, first, end, indent = _replace_item(text, _item_lines(text)[index])
-        block = render_entry(entry, Layout(indent, layout.gap, layout.hooks))
-        new = "".join(lines[:first]) + block + "".join(lines[end:])
-        expected = [*data["repos"][:index], entry, *data["repos"][index + 1 :]]
-        was_local = current.get("repo") == "local"
-        how = "updated" if was_local == (form.kind == "local") else f"switched to {form.kind} hooks"
-    merged = _parse(new)
-    ok = (
-        isinstance(merged, dict)
-        and {k: v for k, v in merged.items() if k != "repos"}
-        == {k: v for k, v in data.items() if k != "repos"}
-        and merged.get("repos") == expected
-    )
-    if not ok:
-        raise _unmergeable("merging would change the existing configuration")
+        new, expected, how = replaced
+    _check_only_key_changed(data, new, "repos", expected)
     return new, how
+
+
+def _replace_ours(
+    text: str,
+    repos: list[Any],
+    found: tuple[list[int], set[str]],
+    form: HookForm,
+    pin: str | None,
+    layout: Layout,
+) -> tuple[str, list[Any], str] | None:
+    """(new text, expected repos list, what happened) when our existing repos item is rewritten in
+    ``form`` (superseded hook ids renamed, missing ones added), None when it already is. ``found``
+    is (the indexes of the repos items holding our hooks, our hook ids). Refused when our hooks sit
+    in several items or share one with other hooks."""
+    holders, ours = found
+    index = holders[0]
+    current = repos[index]
+    ids = _hook_ids(current)
+    if len(holders) > 1 or not set(ids) <= ours:
+        raise _unmergeable("the workgroup hooks are spread over several repos or mixed with other hooks")
+    ids = list(dict.fromkeys(SUPERSEDED.get(i, i) for i in ids))
+    entry = form.entry(ids + [h for h in HOOK_IDS if h not in ids], pin)
+    if current == entry:
+        return None
+    lines, first, end, indent = _replace_item(text, _item_lines(text)[index])
+    block = render_entry(entry, Layout(indent, layout.gap, layout.hooks))
+    new = "".join(lines[:first]) + block + "".join(lines[end:])
+    expected = [*repos[:index], entry, *repos[index + 1 :]]
+    was_local = current.get("repo") == "local"
+    how = "updated" if was_local == (form.kind == "local") else f"switched to {form.kind} hooks"
+    return new, expected, how
+
+
+def _check_only_key_changed(data: dict[str, Any], new: str, key: str, expected: Any) -> None:
+    """Refuse the merge unless ``new`` parses back to ``data`` with only ``key`` set to ``expected``."""
+    merged = _parse(new)
+    if not (
+        isinstance(merged, dict)
+        and {k: v for k, v in merged.items() if k != key} == {k: v for k, v in data.items() if k != key}
+        and merged.get(key) == expected
+    ):
+        raise _unmergeable("merging would change the existing configuration")
 
 
 def merge_install_types(text: str) -> tuple[str | None, str]:
@@ -378,37 +400,44 @@ def merge_install_types(text: str) -> tuple[str | None, str]:
     if not isinstance(data, dict):
         raise _unmergeable(".pre-commit-config.yaml is not a mapping with a repos list")
     current = data.get("default_install_hook_types")
-    wanted = list(INSTALL_TYPES)
     if isinstance(current, list) and all(t in current for t in INSTALL_TYPES):
         return None, "default_install_hook_types: " + ", ".join(map(str, current))
     key = _INSTALL_TYPES_KEY.search(text)
     if key is None:
-        repos = _REPOS_LINE.search(text) or _REPOS_FLOW_EMPTY.search(text)
-        if repos is None:
-            raise _unmergeable("could not find a block-style `repos:` line")
-        line = f"default_install_hook_types: [{', '.join(wanted)}]  # pre-commit install: both hooks\n"
-        new = text[: repos.start()] + line + text[repos.start() :]
+        wanted = list(INSTALL_TYPES)
+        new = _add_install_types_line(text, wanted)
     else:
-        end = text.find("\n", key.end())
-        rest = text[key.end() : len(text) if end < 0 else end]
-        flow = rest.partition(" #")[0].strip()
-        if not (isinstance(current, list) and flow.startswith("[") and flow.endswith("]")):
+        extended = _extend_install_types(text, key, current)
+        if extended is None:
             return None, (
                 "default_install_hook_types: left as written; add commit-msg to it, or the "
                 "commit-message hook is not installed by `pre-commit install`"
             )
-        wanted = [*map(str, current), *(t for t in INSTALL_TYPES if t not in current)]
-        close = key.end() + rest.index("]") + 1  # the comment after the list stays as written
-        new = text[: key.end()] + f" [{', '.join(wanted)}]" + text[close:]
-    merged = _parse(new)
-    if not (
-        isinstance(merged, dict)
-        and merged.get("default_install_hook_types") == wanted
-        and {k: v for k, v in merged.items() if k != "default_install_hook_types"}
-        == {k: v for k, v in data.items() if k != "default_install_hook_types"}
-    ):
-        raise _unmergeable("merging would change the existing configuration")
+        new, wanted = extended
+    _check_only_key_changed(data, new, "default_install_hook_types", wanted)
     return new, "default_install_hook_types: " + ", ".join(wanted) + " (added for the commit-msg hook)"
+
+
+def _add_install_types_line(text: str, wanted: list[str]) -> str:
+    """``text`` with a ``default_install_hook_types`` line inserted above the ``repos:`` line."""
+    repos = _REPOS_LINE.search(text) or _REPOS_FLOW_EMPTY.search(text)
+    if repos is None:
+        raise _unmergeable("could not find a block-style `repos:` line")
+    line = f"default_install_hook_types: [{', '.join(wanted)}]  # pre-commit install: both hooks\n"
+    return text[: repos.start()] + line + text[repos.start() :]
+
+
+def _extend_install_types(text: str, key: re.Match[str], current: Any) -> tuple[str, list[str]] | None:
+    """(new text, the types it lists) with the missing install types appended to a one-line flow
+    list after ``key``; None when the value is written some other way (left for the user)."""
+    end = text.find("\n", key.end())
+    rest = text[key.end() : len(text) if end < 0 else end]
+    flow = rest.partition(" #")[0].strip()
+    if not (isinstance(current, list) and flow.startswith("[") and flow.endswith("]")):
+        return None
+    wanted = [*map(str, current), *(t for t in INSTALL_TYPES if t not in current)]
+    close = key.end() + rest.index("]") + 1  # the comment after the list stays as written
+    return text[: key.end()] + f" [{', '.join(wanted)}]" + text[close:], wanted
 
 
 def _insert(text: str, block: str) -> str:
