@@ -97,14 +97,24 @@ class Rule:
         occurrences: list[array[int]] = []
         hits = 0
         for needle in _encoded(self.seeds):
-            found = array(kind)
-            at = haystack.find(needle)
-            while at != -1:
-                hits += 1
-                if hits > limit:
-                    return None
-                found.append(at)
-                at = haystack.find(needle, at + 1)
+            # a seed's occurrences are found once per text and shared by the rules that seed on
+            # it ("secret": the AWS secret key and the assignments); past ``limit`` it is dense
+            key = (needle, self.seed_case)
+            if key in view.seeds:
+                found = view.seeds[key]
+            else:
+                found = array(kind)
+                at = haystack.find(needle)
+                while at != -1 and found is not None:
+                    if len(found) >= limit:
+                        found = None
+                        break
+                    found.append(at)
+                    at = haystack.find(needle, at + 1)
+                view.seeds[key] = found
+            if found is None or hits + len(found) > limit:
+                return None
+            hits += len(found)
             occurrences.append(found)
         return _near_starts(occurrences, *self.near)
 
@@ -170,7 +180,7 @@ class ScanText:
     case-insensitive label in a pattern could match, in every text alike.
     """
 
-    __slots__ = ("text", "ascii", "low_ascii", "_present")
+    __slots__ = ("text", "ascii", "low_ascii", "_present", "seeds")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -191,6 +201,7 @@ class ScanText:
                 low = bytes(patched)
             self.low_ascii = low
         self._present: frozenset[str] | None = None
+        self.seeds: dict[tuple[bytes, bool], array[int] | None] = {}  # Rule._seed_starts
 
     def has_keyword(self, words: tuple[str, ...]) -> bool:
         """Whether one of the lower-case ``words`` occurs in the lower-cased text."""
