@@ -81,22 +81,51 @@ def read_journal(layout: Layout) -> JournalState:
     bad = len(problems)
     for row in rows:
         value = row.value
-        kind = value.get("type") if isinstance(value, dict) else None
-        seqs = value.get("seqs") if isinstance(value, dict) else None
-        if kind == "delta" and isinstance(value.get("seq"), int):
+        kind = _row_kind(value)
+        if kind == "delta":
             entries.append(value)
-        elif kind in ("flush", "offer") and isinstance(seqs, list) and isinstance(value.get("batch_id"), str):
-            ints = [seq for seq in seqs if isinstance(seq, int) and not isinstance(seq, bool)]
-            if kind == "flush":
-                for seq in ints:
-                    flushed.setdefault(seq, value["batch_id"])
-            else:
-                offers[value["batch_id"]] = ints
-                offered.update(dict.fromkeys(ints, value["batch_id"]))
-        else:
+        elif kind is None:
             bad += 1
+        else:
+            _note_batch(kind, value, flushed, offered, offers)
     held = {seq: batch for seq, batch in offered.items() if seq not in flushed}
     return JournalState(entries, flushed, bad, held, offers)
+
+
+def _row_kind(value: object) -> str | None:
+    """The kind of one journal row: ``delta`` (with an integer seq), ``flush`` or ``offer`` (with
+    a seqs list and a string batch id); None for a torn or foreign row."""
+    if not isinstance(value, dict):
+        return None
+    kind = value.get("type")
+    if kind == "delta" and isinstance(value.get("seq"), int):
+        return "delta"
+    if (
+        kind in ("flush", "offer")
+        and isinstance(value.get("seqs"), list)
+        and isinstance(value.get("batch_id"), str)
+    ):
+        return str(kind)
+    return None
+
+
+def _note_batch(
+    kind: str,
+    value: dict[str, Any],
+    flushed: dict[int, str],
+    offered: dict[int, str],
+    offers: dict[str, list[int]],
+) -> None:
+    """Record a flush row (its seqs delivered by their first batch) or an offer row (its seqs
+    held by this batch, the latest offer winning); non-integer seqs are ignored."""
+    batch_id = value["batch_id"]
+    ints = [seq for seq in value["seqs"] if isinstance(seq, int) and not isinstance(seq, bool)]
+    if kind == "flush":
+        for seq in ints:
+            flushed.setdefault(seq, batch_id)
+    else:
+        offers[batch_id] = ints
+        offered.update(dict.fromkeys(ints, batch_id))
 
 
 def _decision_input(request: Mapping[str, Any], state: JournalState) -> dict[str, Any]:
@@ -127,16 +156,7 @@ def current_records(state: JournalState) -> list[dict[str, Any]]:
         delta = entry.get("delta")
         if not isinstance(delta, dict):
             continue
-        target = entry.get("KnowledgeId") if entry.get("action") in ("amend", "update") else None
-        if isinstance(target, str) and target:
-            record = {k: v for k, v in delta.items() if k not in ID_FIELDS}
-            record["KnowledgeId"] = target
-        else:
-            record = dict(delta)
-            try:
-                target = stable_knowledge_id(record)
-            except RuntimeOpError:
-                target = None  # two ids on one record: kept, never replaced
+        record, target = _record_and_target(entry, delta)
         if target and target in by_id:
             records[by_id[target]] = record
         else:
@@ -144,6 +164,22 @@ def current_records(state: JournalState) -> list[dict[str, Any]]:
                 by_id[target] = len(records)
             records.append(record)
     return records
+
+
+def _record_and_target(entry: dict[str, Any], delta: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """The knowledge record a journal delta describes and the id it replaces or is known by: an
+    amend/update with a ``KnowledgeId`` targets that id (the delta's own ids dropped); any other
+    delta is known by its stable id (None when it carries two ids: kept, never replaced)."""
+    target = entry.get("KnowledgeId") if entry.get("action") in ("amend", "update") else None
+    if isinstance(target, str) and target:
+        record = {k: v for k, v in delta.items() if k not in ID_FIELDS}
+        record["KnowledgeId"] = target
+        return record, target
+    record = dict(delta)
+    try:
+        return record, stable_knowledge_id(record)
+    except RuntimeOpError:
+        return record, None  # two ids on one record: kept, never replaced
 
 
 def _coded(exc: RuntimeOpError) -> Exception:
