@@ -66,13 +66,7 @@ def plan_advance(
     current: Step, target: Step, families: list[str], history: dict[str, Any], promoted_run: bool
 ) -> dict[str, Any]:
     """Check one move; returns the new history entry's facts or raises ``Refused``/``InvalidInput``."""
-    if len(set(families)) > 1:
-        raise Refused("ROLLOUT_MULTIPLE_FAMILIES", "change one intervention family at a time")
-    if not families:
-        raise InvalidInput("ROLLOUT_FAMILY_REQUIRED", "name the intervention family with --family")
-    family = families[0]
-    if not _FAMILY.match(family):
-        raise InvalidInput("ROLLOUT_FAMILY_INVALID", "a family is a lower-case name like routing or capsules")
+    family = _one_family(families)
     here, there = position(current.stage, current.percent), position(target.stage, target.percent)
     if target.stage == "canary" and (target.percent, there) not in (
         (s, i) for i, (_, s) in enumerate(LADDER)
@@ -86,7 +80,29 @@ def plan_advance(
         if there != 1:
             raise Refused("ROLLOUT_STAGE_SKIPPED", "a new family starts at observe")
         return {"family": family, "rollback": False}
-    if family != active:
+    _check_next_step(current, target, here, there, family != active, promoted_run)
+    return {"family": family, "rollback": False}
+
+
+def _one_family(families: list[str]) -> str:
+    """The one intervention family a move names: more than one is refused, none or a malformed
+    name is a usage error (checked in that order)."""
+    if len(set(families)) > 1:
+        raise Refused("ROLLOUT_MULTIPLE_FAMILIES", "change one intervention family at a time")
+    if not families:
+        raise InvalidInput("ROLLOUT_FAMILY_REQUIRED", "name the intervention family with --family")
+    family = families[0]
+    if not _FAMILY.match(family):
+        raise InvalidInput("ROLLOUT_FAMILY_INVALID", "a family is a lower-case name like routing or capsules")
+    return family
+
+
+def _check_next_step(
+    current: Step, target: Step, here: int, there: int, other_family: bool, promoted_run: bool
+) -> None:
+    """A forward move of the active family: refused while another family is part-way, when it
+    skips a step, or when it turns ``on`` without a promotion that promoted."""
+    if other_family:
         raise Refused(
             "ROLLOUT_FAMILY_IN_PROGRESS", "another intervention family is part-way through its rollout"
         )
@@ -96,7 +112,6 @@ def plan_advance(
         raise Refused(
             "ROLLOUT_PROMOTION_REQUIRED", "rollout on needs a recorded promotion decision that promoted"
         )
-    return {"family": family, "rollback": False}
 
 
 def _label(index: int) -> str:
@@ -156,10 +171,27 @@ def set_config_keys(text: str, values: dict[str, str]) -> str:
     if header is None:
         block = ["context_efficiency:", *(f"  {k}: {v}" for k, v in values.items())]
         return "\n".join([*lines, *block]) + "\n"
+    end = _block_end(lines, header)
+    indent = _block_indent(lines, header, end)
+    for key, value in values.items():
+        if not _replace_key(lines, header, end, key, value):
+            lines.insert(header + 1, f"{indent}{key}: {value}")
+            end += 1
+    return "\n".join(lines) + "\n"
+
+
+def _block_end(lines: list[str], header: int) -> int:
+    """The index after the block that starts at ``header``: its blank and indented lines."""
     end = header + 1
     while end < len(lines) and (not lines[end].strip() or lines[end][:1] in (" ", "\t")):
         end += 1
-    indent = next(
+    return end
+
+
+def _block_indent(lines: list[str], header: int, end: int) -> str:
+    """The indentation of the block's first key line (not blank, not a comment); two spaces
+    for an empty block."""
+    return next(
         (
             lines[i][: len(lines[i]) - len(lines[i].lstrip())]
             for i in range(header + 1, end)
@@ -167,17 +199,18 @@ def set_config_keys(text: str, values: dict[str, str]) -> str:
         ),
         "  ",
     )
-    for key, value in values.items():
-        pattern = re.compile(rf"^(\s+){re.escape(key)}:(\s*)([^#]*?)(\s*#.*)?$")
-        for i in range(header + 1, end):
-            match = pattern.match(lines[i])
-            if match:
-                lines[i] = f"{match.group(1)}{key}: {value}{match.group(4) or ''}"
-                break
-        else:
-            lines.insert(header + 1, f"{indent}{key}: {value}")
-            end += 1
-    return "\n".join(lines) + "\n"
+
+
+def _replace_key(lines: list[str], header: int, end: int, key: str, value: str) -> bool:
+    """Set the first line of the block holding ``key`` to ``value``, keeping its indentation and
+    trailing comment; False when the block has no such line."""
+    pattern = re.compile(rf"^(\s+){re.escape(key)}:(\s*)([^#]*?)(\s*#.*)?$")
+    for i in range(header + 1, end):
+        match = pattern.match(lines[i])
+        if match:
+            lines[i] = f"{match.group(1)}{key}: {value}{match.group(4) or ''}"
+            return True
+    return False
 
 
 def apply_advance(
