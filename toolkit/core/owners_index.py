@@ -39,7 +39,7 @@ from toolkit.core.ownership import MAX_PATH_CHARS, PAD, SIMPLE_PATH
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from datetime import datetime
     from typing import Any, TypeGuard
 
@@ -79,31 +79,14 @@ def encode_index(writers: Sequence[Mapping[str, object]], binding: Mapping[str, 
     slow: list[list[object]] = []
     fallback: list[list[object]] = []
     for writer in writers:
-        expires = parse_rfc3339(writer.get("lease_expires_at"))
-        holder = writer.get("lineage_id")
-        if expires is None or not isinstance(holder, str):
+        row = _lease_row(writer, parse_rfc3339(writer.get("lease_expires_at")))
+        if row is None:
             return None
-        paths: list[object] = []
-        for name in ("owned_files", "resolved_owned_files"):
-            value = writer.get(name, [])
-            if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-                return None
-            paths += value
-        globs = writer.get("owned_globs", [])
-        if not isinstance(globs, list) or not all(isinstance(item, str) for item in globs):
-            return None
-        at = micros(expires)
+        at, holder, paths, globs = row
         if globs or not paths:
             fallback.append([at, holder])
             continue
-        shown = json.dumps(holder, ensure_ascii=True)  # never a raw tab or newline
-        odd = []
-        for path in paths:
-            if plain_path(path):
-                heads.add(path.rpartition("/")[0])
-                lines.add(f"{path.lower()}\t{at}\t{shown}")
-            else:
-                odd.append(path)
+        odd = _add_plain_lines(paths, at, holder, lines, heads)
         if odd:
             slow.append([at, holder, odd])
     body = "\n".join(sorted(lines, key=lambda line: line.encode("ascii"))).encode("ascii")
@@ -115,6 +98,41 @@ def encode_index(writers: Sequence[Mapping[str, object]], binding: Mapping[str, 
         "fallback": fallback,
     }
     return MAGIC + json.dumps(header, ensure_ascii=True).encode("ascii") + b"\n" + body
+
+
+def _lease_row(
+    writer: Mapping[str, object], expires: datetime | None
+) -> tuple[int, str, list[str], list[str]] | None:
+    """(expiry in microseconds, holder, owned paths, owned globs) of a registry row the writer
+    would have written; None for any other row (no expiry or holder, a path or glob list that is
+    not a list of strings)."""
+    holder = writer.get("lineage_id")
+    if expires is None or not isinstance(holder, str):
+        return None
+    paths: list[str] = []
+    for name in ("owned_files", "resolved_owned_files"):
+        value = writer.get(name, [])
+        if not _str_list(value):
+            return None
+        paths += value
+    globs = writer.get("owned_globs", [])
+    if not _str_list(globs):
+        return None
+    return micros(expires), holder, paths, globs
+
+
+def _add_plain_lines(paths: list[str], at: int, holder: str, lines: set[str], heads: set[str]) -> list[str]:
+    """Add a lease's plain paths as body lines (and their directories as heads); the paths that
+    are not plain, left for the header's slow part."""
+    shown = json.dumps(holder, ensure_ascii=True)  # never a raw tab or newline
+    odd = []
+    for path in paths:
+        if plain_path(path):
+            heads.add(path.rpartition("/")[0])
+            lines.add(f"{path.lower()}\t{at}\t{shown}")
+        else:
+            odd.append(path)
+    return odd
 
 
 def _int(value: object) -> bool:
@@ -185,10 +203,11 @@ def decode_index(raw: bytes) -> OwnersIndex | None:
     binding, heads = header.get("registry"), header.get("heads")
     slow, fallback = header.get("slow"), header.get("fallback")
     if not (
-        _binding_ok(binding) and _str_list(heads) and isinstance(slow, list) and isinstance(fallback, list)
+        _binding_ok(binding)
+        and _str_list(heads)
+        and _rows_of(slow, _slow_row)
+        and _rows_of(fallback, _fallback_row)
     ):
-        return None
-    if not all(_slow_row(row) for row in slow) or not all(_fallback_row(row) for row in fallback):
         return None
     slow_rows = [(row[0], row[1], row[2]) for row in slow]
     fallback_rows = [(row[0], row[1]) for row in fallback]
@@ -222,6 +241,11 @@ def _binding_ok(binding: object) -> TypeGuard[dict[str, int]]:
 
 def _str_list(value: object) -> TypeGuard[list[str]]:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _rows_of(value: object, row_ok: Callable[[object], bool]) -> TypeGuard[list[Any]]:
+    """A list whose every row passes ``row_ok``."""
+    return isinstance(value, list) and all(row_ok(row) for row in value)
 
 
 def _slow_row(row: object) -> bool:
