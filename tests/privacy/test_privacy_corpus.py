@@ -29,11 +29,13 @@ def test_corpus_size_and_coverage() -> None:
     import test_privacy_auth_headers as headers
     import test_privacy_config_files as configs
     import test_privacy_connection_strings as connections
+    import test_provider_families as providers
     from test_privacy_families import LOOK_ALIKES, POSITIVES
 
-    tables = (headers, connections, configs)
+    tables = (headers, connections, configs, providers)
     positives = {r for r, _ in POSITIVES} | {r for m in tables for r, _, _ in m.POSITIVES}
     look_alikes = {n for n, _ in LOOK_ALIKES} | {n for m in tables for n, _ in m.LOOK_ALIKES}
+    look_alikes |= {n for n, _ in providers.NEAR_MISSES}
     assert text_rules <= {c["expect"] for c in POSITIVE} | positives
     assert text_rules <= {c["near"] for c in NEGATIVE} | look_alikes
 
