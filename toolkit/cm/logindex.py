@@ -197,44 +197,55 @@ def _loads(raw: bytes) -> dict[str, Any] | None:
     return runptr._row(raw, None)
 
 
+def _ensure_schema(db: sqlite3.Connection) -> dict[str, str]:
+    """The index's metadata rows; in an empty database the schema is created first. A database
+    with another schema, or with our tables but no metadata, is rebuilt."""
+    found = list(db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"))
+    if not found:
+        for statement in _SCHEMA:
+            db.execute(statement)
+    elif found != _schema():
+        raise _Rebuild  # not ours (another schema, a trigger, a view): never used
+    meta = dict(db.execute("SELECT k, v FROM meta"))
+    if found and not meta:
+        raise _Rebuild  # tables without the log they index
+    return meta
+
+
 class _Index:
     """An index brought up to the log's last whole row (in the caller's transaction)."""
 
     def __init__(self, db: sqlite3.Connection, handle: IO[bytes]) -> None:
         self.db, self.handle = db, handle
         info = os.fstat(handle.fileno())
-        found = list(db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"))
-        if not found:
-            for statement in _SCHEMA:
-                db.execute(statement)
-        elif found != _schema():
-            raise _Rebuild  # not ours (another schema, a trigger, a view): never used
-        meta = dict(db.execute("SELECT k, v FROM meta"))
-        if found and not meta:
-            raise _Rebuild  # tables without the log they index
+        meta = _ensure_schema(db)
         expected = {
             "version": str(INDEX_VERSION),
             "limits": f"{runptr.MAX_ROW_BYTES}/{runptr.MAX_ROW_DEPTH}",
             "dev": str(info.st_dev),
             "ino": str(info.st_ino),
         }
-        offset = 0
-        if meta:
-            if any(meta.get(key) != value for key, value in expected.items()):
-                raise _Rebuild
-            raw = meta.get("offset", "")
-            offset = int(raw) if raw.isdigit() else -1
-            if not 0 <= offset <= info.st_size or meta.get("digest") != runptr._prefix_digest(handle, offset):
-                raise _Rebuild
-            if offset:
-                handle.seek(offset - 1)
-                if handle.read(1) != b"\n":
-                    raise _Rebuild
+        offset = self._indexed_offset(meta, expected, info.st_size) if meta else 0
         self.offset = self._catch_up(offset)
         if self.offset != offset or not meta:
             expected["offset"] = str(self.offset)
             expected["digest"] = runptr._prefix_digest(handle, self.offset)
             db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", expected.items())
+
+    def _indexed_offset(self, meta: dict[str, str], expected: dict[str, str], log_size: int) -> int:
+        """The log offset an existing index has reached, once its metadata matches this log file
+        and these limits, the digest of the log up to it matches, and it ends a line."""
+        if any(meta.get(key) != value for key, value in expected.items()):
+            raise _Rebuild
+        raw = meta.get("offset", "")
+        offset = int(raw) if raw.isdigit() else -1
+        if not 0 <= offset <= log_size or meta.get("digest") != runptr._prefix_digest(self.handle, offset):
+            raise _Rebuild
+        if offset:
+            self.handle.seek(offset - 1)
+            if self.handle.read(1) != b"\n":
+                raise _Rebuild
+        return offset
 
     # ------------------------------------------------------------ building
 
@@ -305,6 +316,22 @@ class _Index:
 
     def call_rows(self, run_id: str, event_id: str, call_id: str | None) -> CallRows:
         needles = [event_id.encode()] + ([call_id.encode()] if call_id else [])
+        found = self._indexed_calls(run_id, event_id, call_id)
+        self._add_escaped_calls(found, needles, run_id, event_id, call_id)
+        rows = self._rows_checked(found, run_id, event_id, call_id)
+        tail, _ = self._tail()
+        if (
+            tail is not None
+            and any(needle in tail for needle in needles)
+            and (row := _loads(tail)) is not None
+        ):
+            for name in _call_matches(row, run_id, event_id, call_id):
+                rows.setdefault(name, row)
+        return rows.get("duplicate"), rows.get("usage"), rows.get("claim")
+
+    def _indexed_calls(self, run_id: str, event_id: str, call_id: str | None) -> dict[str, int]:
+        """Where the plain index puts the row with ``event_id`` ("duplicate") and, with a
+        ``call_id``, the usage and claim rows of that call."""
         found: dict[str, int] = {}
         for name, pos in (
             ("duplicate", self._one("SELECT pos FROM ids WHERE event_id = ?", (event_id,))),
@@ -325,6 +352,13 @@ class _Index:
         ):
             if pos is not None and (name == "duplicate" or call_id):
                 found[name] = pos
+        return found
+
+    def _add_escaped_calls(
+        self, found: dict[str, int], needles: list[bytes], run_id: str, event_id: str, call_id: str | None
+    ) -> None:
+        """Add to ``found`` the earliest matching rows among those whose ids are written with
+        escapes (so the plain index does not hold them)."""
         for pos, size, _ in self._odd(_ESCAPED_EVENT | _ESCAPED_CALL):
             raw = self._line(pos, size)
             row = _loads(raw)
@@ -333,21 +367,19 @@ class _Index:
             if any(needle in raw for needle in needles):
                 for name in _call_matches(row, run_id, event_id, call_id):
                     found[name] = min(found.get(name, pos), pos)
+
+    def _rows_checked(
+        self, found: dict[str, int], run_id: str, event_id: str, call_id: str | None
+    ) -> dict[str, dict[str, Any]]:
+        """The rows at the positions ``found``, each read back and confirmed to be the row its name
+        says (else the index is rebuilt)."""
         rows: dict[str, dict[str, Any]] = {}
         for name, pos in found.items():
             row = self._row_at(pos)
             if name not in _call_matches(row, run_id, event_id, call_id):
                 raise _Rebuild  # the index names a row that is not that one
             rows[name] = row
-        tail, _ = self._tail()
-        if (
-            tail is not None
-            and any(needle in tail for needle in needles)
-            and (row := _loads(tail)) is not None
-        ):
-            for name in _call_matches(row, run_id, event_id, call_id):
-                rows.setdefault(name, row)
-        return rows.get("duplicate"), rows.get("usage"), rows.get("claim")
+        return rows
 
     def _one(self, query: str, args: tuple[Any, ...]) -> int | None:
         found = self.db.execute(query, args).fetchone()
@@ -357,7 +389,22 @@ class _Index:
         self, run_id: str, event_id: str, kinds: frozenset[str], resource_id: str | None
     ) -> lifecycle.RunLifecycle | None:
         needles = (run_id.encode(), event_id.encode())
-        failures: list[tuple[int, str]] = []
+        failures = self._odd_run_failures(run_id, needles)
+        if failures is None:
+            return None  # a row of the run the replay would apply, not in the index: ask it
+        for kind in kinds & set(_KINDS):
+            failed = self.db.execute("SELECT pos, reason FROM fail WHERE run_id=? AND kind=?", (run_id, kind))
+            failures.extend((int(pos), str(reason)) for pos, reason in failed)
+        if failures:
+            raise lifecycle.Unverifiable(min(failures)[1])
+        state = _Runs(self.db).state(run_id)
+        self._replay_tail(state, (run_id, event_id), kinds)
+        return _narrowed(state, kinds, resource_id)
+
+    def _odd_run_failures(self, run_id: str, needles: tuple[bytes, bytes]) -> list[tuple[int, str]] | None:
+        """The first line that is not a row and holds the run or event id, as (pos, reason) (in log
+        order: the replay stops there); None when an escaped row of the run holds the event id (the
+        replay would apply it and the index does not hold it)."""
         for pos, size, flags in self._odd(_BAD | _ESCAPED_RUN):
             if flags & _BAD:
                 if self._holds(pos, size, needles):
@@ -365,35 +412,42 @@ class _Index:
                     reason = reason or lifecycle.check_row(self._line(pos, size))
                     if reason is None:
                         raise _Rebuild  # indexed as not a row, reads as one
-                    failures.append((pos, reason))
-                    break  # in log order: the first such line is where the replay stops
+                    return [(pos, reason)]
                 continue
             raw = self._line(pos, size)
             row = _loads(raw)
             if row is None:
                 raise _Rebuild
             if row.get("run_id") == run_id and needles[1] in raw:
-                return None  # a row of the run the replay would apply, not in the index: ask it
-        for kind in kinds & set(_KINDS):
-            failed = self.db.execute("SELECT pos, reason FROM fail WHERE run_id=? AND kind=?", (run_id, kind))
-            failures.extend((int(pos), str(reason)) for pos, reason in failed)
-        if failures:
-            raise lifecycle.Unverifiable(min(failures)[1])
-        state = _Runs(self.db).state(run_id)
+                return None
+        return []
+
+    def _replay_tail(
+        self, state: lifecycle.RunLifecycle, ids: tuple[str, str], kinds: frozenset[str]
+    ) -> None:
+        """Apply the unindexed last line (no newline yet) to ``state``; an oversized one that holds
+        the run or event id (``ids``) makes the answer unverifiable."""
         tail, size = self._tail()
         if tail is not None:
-            lifecycle.replay_into(state, [tail], run_id, event_id, kinds)
+            lifecycle.replay_into(state, [tail], ids[0], ids[1], kinds)
         elif size:  # an oversized last row without its newline
-            if self._holds(self.offset, size, needles):
+            if self._holds(self.offset, size, (ids[0].encode(), ids[1].encode())):
                 raise lifecycle.Unverifiable(lifecycle.TOO_LARGE)
-        view = state.resources.states
-        assert isinstance(view, lifecycle.IndexedStates)
-        wanted = set(view.unclosed()) | ({resource_id} if resource_id is not None else set())
-        kept = {rid: found for rid in wanted if (found := view.get(rid))} if "resource" in kinds else {}
-        state.resources = lifecycle.Resources(kept)  # the replay applies only the rows of ``kinds``
-        if "test_run" not in kinds:
-            state.invocations = lifecycle.Invocations()
-        return state
+
+
+def _narrowed(
+    state: lifecycle.RunLifecycle, kinds: frozenset[str], resource_id: str | None
+) -> lifecycle.RunLifecycle:
+    """``state`` holding only what the replay of the rows of ``kinds`` would: the unclosed
+    resources and ``resource_id`` when resources are asked, the invocations when test runs are."""
+    view = state.resources.states
+    assert isinstance(view, lifecycle.IndexedStates)
+    wanted = set(view.unclosed()) | ({resource_id} if resource_id is not None else set())
+    kept = {rid: found for rid in wanted if (found := view.get(rid))} if "resource" in kinds else {}
+    state.resources = lifecycle.Resources(kept)  # the replay applies only the rows of ``kinds``
+    if "test_run" not in kinds:
+        state.invocations = lifecycle.Invocations()
+    return state
 
 
 def _call_matches(row: dict[str, Any], run_id: str, event_id: str, call_id: str | None) -> list[str]:
@@ -524,25 +578,36 @@ class _Adder:
             self.odd.append((pos, size, _BAD))
             return
         assert raw is not None
-        flags = 0
-        event_id = row.get("event_id")
-        if isinstance(event_id, str) and _KEY.fullmatch(event_id):
-            if event_id.encode() in raw:
-                self.ids.append((event_id, pos))
-            else:
-                flags |= _ESCAPED_EVENT
-        run_id, event = row.get("run_id"), row.get("event")
+        flags = self._event_id(pos, raw, row)
+        run_id = row.get("run_id")
         if isinstance(run_id, str) and CM_RUN_ID.fullmatch(run_id):
             flags |= self._call(pos, raw, row, run_id)
-            kind = "resource" if event == "resource" else None
-            if event == "test_run" and row.get("phase") is not None:
-                kind = "test_run"
-            if kind is not None and run_id.encode() not in raw:
-                flags |= _ESCAPED_RUN  # the replay applies it only when it holds the asked event id
-            elif kind is not None:
-                self.runs.apply(run_id, kind, pos, row)
+            flags |= self._lifecycle(pos, raw, row, run_id)
         if flags:
             self.odd.append((pos, size, flags))
+
+    def _event_id(self, pos: int, raw: bytes, row: dict[str, Any]) -> int:
+        """Index the row's event id when written plainly; ``_ESCAPED_EVENT`` when written with escapes."""
+        event_id = row.get("event_id")
+        if isinstance(event_id, str) and _KEY.fullmatch(event_id):
+            if event_id.encode() not in raw:
+                return _ESCAPED_EVENT
+            self.ids.append((event_id, pos))
+        return 0
+
+    def _lifecycle(self, pos: int, raw: bytes, row: dict[str, Any], run_id: str) -> int:
+        """Apply a resource or test-run row to its run's lifecycle; ``_ESCAPED_RUN`` instead when the
+        run id is written with escapes (the replay applies it only when it holds the asked event id)."""
+        event = row.get("event")
+        kind = "resource" if event == "resource" else None
+        if event == "test_run" and row.get("phase") is not None:
+            kind = "test_run"
+        if kind is None:
+            return 0
+        if run_id.encode() not in raw:
+            return _ESCAPED_RUN
+        self.runs.apply(run_id, kind, pos, row)
+        return 0
 
     def _call(self, pos: int, raw: bytes, row: dict[str, Any], run_id: str) -> int:
         call_id, event = row.get("call_id"), row.get("event")
