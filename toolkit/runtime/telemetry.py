@@ -22,6 +22,7 @@ from toolkit.runtime.vocabulary import MODES, REASON_CODES
 
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
+    from collections.abc import Collection
     from typing import Any
 
     from toolkit.runtime.adapter import RuntimeContext
@@ -176,12 +177,17 @@ def _kept_strings(event: dict[str, Any]) -> list[str]:
     for key in TOP_LEVEL:
         value = event.get(key)
         if key in allowed and isinstance(value, dict):
-            texts.extend(v for k, v in value.items() if k in allowed[key] and isinstance(v, str))
+            texts.extend(_namespace_strings(value, allowed[key]))
         elif isinstance(value, str):
             texts.append(value)
         elif isinstance(value, list):
             texts.extend(v for v in value if isinstance(v, str))
     return texts
+
+
+def _namespace_strings(namespace: dict[str, Any], kept: Collection[str]) -> list[str]:
+    """The string values of the namespace fields the projection keeps."""
+    return [v for k, v in namespace.items() if k in kept and isinstance(v, str)]
 
 
 def assert_private_free(event: dict[str, Any]) -> None:
@@ -221,15 +227,21 @@ def _counter(value: Any, kind: str) -> Any:
         if not isinstance(value, bool):
             raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
         return value
+    value = _js_number(value)
+    if value < 0 or (kind == "int" and not isinstance(value, int)):
+        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+    return value
+
+
+def _js_number(value: Any) -> int | float:
+    """A finite JSON number (never a boolean), integral floats below 2**53 as ints."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
     if isinstance(value, float):
         if not math.isfinite(value):
             raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
         if value.is_integer() and abs(value) < 2**53:
-            value = int(value)
-    if value < 0 or (kind == "int" and not isinstance(value, int)):
-        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+            return int(value)
     return value
 
 
@@ -283,16 +295,7 @@ def normalize_event(event: Any) -> tuple[dict[str, Any], list[str]]:
     spaces = {name: _namespace(event, name) for name in ("logical", "billed", "outcome")}
     billed_in = spaces["billed"]
     _check_accounting(billed_in)
-    observed_at = event.get("observed_at")
-    if not isinstance(observed_at, str) or not is_rfc3339(observed_at):
-        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
-    task_id = event.get("task_corpus_id")
-    if task_id is not None and not (isinstance(task_id, str) and ANONYMOUS_CORPUS_ID.match(task_id)):
-        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
-    currency = billed_in.get("currency")
-    if currency is not None and not (isinstance(currency, str) and _CURRENCY.match(currency)):
-        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
-    source = billed_in.get("accounting_source")
+    observed_at, task_id, currency = _checked_formats(event, billed_in)
     normalized: dict[str, Any] = {
         "schema": SCHEMA,
         "event": _choice(event.get("event"), EVENTS, nullable=False),
@@ -305,16 +308,38 @@ def normalize_event(event: Any) -> tuple[dict[str, Any], list[str]]:
         "mode": _choice(event.get("mode"), MODES),
         "reason_codes": _reasons(event.get("reason_codes")),
         "logical": {key: _counter(spaces["logical"].get(key), kind) for key, kind in LOGICAL.items()},
-        "billed": {
-            **{key: _counter(billed_in.get(key), kind) for key, kind in BILLED_COUNTERS.items()},
-            "currency": currency,
-            "units": _counter(billed_in.get("units"), "num"),
-            "accounting_source": "unknown" if source is None else _choice(source, ACCOUNTING_SOURCES),
-        },
+        "billed": _normalized_billed(billed_in, currency),
         "outcome": {key: _counter(spaces["outcome"].get(key), kind) for key, kind in OUTCOME.items()},
     }
     _check_event_rules(normalized)
     return normalized, _dropped(event, spaces)
+
+
+def _checked_formats(event: dict[str, Any], billed: dict[str, Any]) -> tuple[str, Any, Any]:
+    """(observed_at, task_corpus_id, currency) once each has its format: an RFC 3339 time, an
+    anonymous corpus id or null, a currency code or null."""
+    observed_at = event.get("observed_at")
+    if not isinstance(observed_at, str) or not is_rfc3339(observed_at):
+        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+    task_id = event.get("task_corpus_id")
+    if task_id is not None and not (isinstance(task_id, str) and ANONYMOUS_CORPUS_ID.match(task_id)):
+        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+    currency = billed.get("currency")
+    if currency is not None and not (isinstance(currency, str) and _CURRENCY.match(currency)):
+        raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
+    return observed_at, task_id, currency
+
+
+def _normalized_billed(billed: dict[str, Any], currency: Any) -> dict[str, Any]:
+    """The billed namespace: its counters, the checked currency, the units and the accounting
+    source (``unknown`` when absent)."""
+    source = billed.get("accounting_source")
+    return {
+        **{key: _counter(billed.get(key), kind) for key, kind in BILLED_COUNTERS.items()},
+        "currency": currency,
+        "units": _counter(billed.get("units"), "num"),
+        "accounting_source": "unknown" if source is None else _choice(source, ACCOUNTING_SOURCES),
+    }
 
 
 def _check_event_rules(event: dict[str, Any]) -> None:
