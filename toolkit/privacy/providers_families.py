@@ -385,7 +385,13 @@ FAMILY_RULES: tuple[Rule, ...] = (
         before="A-Za-z0-9_-",
         gate=("infracost", "INFRACOST", "Infracost"),
     ),
-    provider_rule("octopus-deploy-api-key", ("API-",), r"[A-Z0-9]{26}+", end=r"(?![A-Za-z0-9])"),
+    provider_rule(
+        "octopus-deploy-api-key",
+        ("API-",),
+        r"[A-Z0-9]{26}+",
+        end=r"(?![A-Za-z0-9])",
+        gate=("octopus", "Octopus", "OCTOPUS_", "X-Octopus-ApiKey"),  # "API-" is in every API doc
+    ),
     provider_rule("frameio-token", ("fio-u-",), r"[A-Za-z0-9_=-]{64}+", end=r"(?![A-Za-z0-9_=-])"),
     _back(
         "harness-token",
@@ -444,6 +450,7 @@ FAMILY_RULES: tuple[Rule, ...] = (
         end=r"(?![A-Za-z0-9_+/=-])",
         before="A-Za-z0-9_+/-",
         check=value_ok(min_distinct=16),
+        gate=("square", "Square", "SQUARE"),  # "EAAA" is in base64 blobs
     ),
     provider_rule("shippo-api-token", ("shippo_live_", "shippo_test_"), r"[a-fA-F0-9]{40}+", check=hex_mix),
     provider_rule(
