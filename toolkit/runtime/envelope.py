@@ -67,22 +67,30 @@ def envelope_signing_bytes(envelope: dict[str, Any]) -> bytes:
 def parse_trusted_keys(value: Any, *, from_json: bool = False) -> dict[str, str]:
     """{key id: SPKI PEM} with malformed entries left out (an unknown key is simply untrusted)."""
     if from_json:
-        if not isinstance(value, str) or not value or len(value) > MAX_KEYS_JSON:
-            return {}
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return {}
+        value = _keys_json(value)
     if not isinstance(value, dict):
         return {}
-    return {
-        key_id: pem
-        for key_id, pem in value.items()
-        if isinstance(key_id, str)
-        and KEY_ID.match(key_id)
+    return {key_id: pem for key_id, pem in value.items() if _trusted_entry(key_id, pem)}
+
+
+def _keys_json(text: Any) -> Any:
+    """The decoded JSON of a non-empty, bounded keys text; None for anything else."""
+    if not isinstance(text, str) or not text or len(text) > MAX_KEYS_JSON:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _trusted_entry(key_id: object, pem: object) -> bool:
+    """A well-formed key id naming a well-formed SPKI PEM public key."""
+    return (
+        isinstance(key_id, str)
+        and KEY_ID.match(key_id) is not None
         and isinstance(pem, str)
-        and PUBLIC_KEY_PEM.match(pem)
-    }
+        and PUBLIC_KEY_PEM.match(pem) is not None
+    )
 
 
 def verify_signature(pem: str, message: bytes, signature: bytes) -> bool:
@@ -105,18 +113,23 @@ def verify_signature(pem: str, message: bytes, signature: bytes) -> bool:
 
 
 def _expectation_failures(consumed: Any, candidate: Any, corpus: Any, runtime: Any) -> list[str]:
+    """Codes for the caller's own expectations that are malformed: the consumed run ids and the
+    expected candidate version, corpus version and runtime digest, in that order."""
     failures = []
-    if not isinstance(consumed, list) or not all(
-        isinstance(v, str) and MEASUREMENT_RUN_ID.match(v) for v in consumed
-    ):
+    if not isinstance(consumed, list) or not all(_matches(MEASUREMENT_RUN_ID, v) for v in consumed):
         failures.append("CONSUMED_RUN_IDS_INVALID")
-    if not (isinstance(candidate, str) and VERSION_ID.match(candidate)):
-        failures.append("EXPECTED_CANDIDATE_VERSION_INVALID")
-    if not (isinstance(corpus, str) and VERSION_ID.match(corpus)):
-        failures.append("EXPECTED_CORPUS_VERSION_INVALID")
-    if not (isinstance(runtime, str) and SHA256.match(runtime)):
-        failures.append("EXPECTED_RUNTIME_DIGEST_INVALID")
+    expectations = (
+        (candidate, VERSION_ID, "EXPECTED_CANDIDATE_VERSION_INVALID"),
+        (corpus, VERSION_ID, "EXPECTED_CORPUS_VERSION_INVALID"),
+        (runtime, SHA256, "EXPECTED_RUNTIME_DIGEST_INVALID"),
+    )
+    failures += [code for value, pattern, code in expectations if not _matches(pattern, value)]
     return failures
+
+
+def _matches(pattern: re.Pattern[str], value: object) -> bool:
+    """A string that ``pattern`` matches at its start."""
+    return isinstance(value, str) and pattern.match(value) is not None
 
 
 def _field_failures(envelope: dict[str, Any]) -> list[str]:
@@ -143,28 +156,43 @@ def _field_failures(envelope: dict[str, Any]) -> list[str]:
     return [code for key, ok, code in checks if not ok(envelope.get(key))]
 
 
+_MISMATCH_CODES = {
+    "candidate_version": "CANDIDATE_VERSION_MISMATCH",
+    "corpus_version": "CORPUS_VERSION_MISMATCH",
+    "runtime_digest": "RUNTIME_DIGEST_MISMATCH",
+}
+
+
+def _pair_count_ok(count: object, pairs: object) -> bool:
+    """The envelope's pair count is a number equal to the number of pairs given (never a boolean)."""
+    return not isinstance(count, bool) and isinstance(pairs, list) and count == len(pairs)
+
+
+def _measured_at_failure(measured_at: object, now: datetime) -> str | None:
+    """Why the measurement time cannot be accepted (not an RFC 3339 time, too far in the
+    future, too old), or None."""
+    parsed = parse_rfc3339(measured_at) if isinstance(measured_at, str) else None
+    if parsed is None:
+        return "MEASURED_AT_INVALID"
+    if parsed > now + MAX_FUTURE_SKEW:
+        return "MEASUREMENT_FROM_FUTURE"
+    if now - parsed > MAX_AGE:
+        return "MEASUREMENT_STALE"
+    return None
+
+
 def _binding_failures(
     pairs: Any, envelope: dict[str, Any], now: datetime, consumed: Any, expected: tuple[Any, Any, Any]
 ) -> list[str]:
-    failures = []
-    candidate, corpus, runtime = expected
-    if envelope.get("candidate_version") != candidate:
-        failures.append("CANDIDATE_VERSION_MISMATCH")
-    if envelope.get("corpus_version") != corpus:
-        failures.append("CORPUS_VERSION_MISMATCH")
-    if envelope.get("runtime_digest") != runtime:
-        failures.append("RUNTIME_DIGEST_MISMATCH")
-    count = envelope.get("pair_count")
-    if isinstance(count, bool) or not isinstance(pairs, list) or count != len(pairs):
+    """Codes for what does not bind the envelope to this request: the expected versions and
+    digest, the pair count, the measurement time, a replayed run id and the corpus digest."""
+    bound = zip(("candidate_version", "corpus_version", "runtime_digest"), expected, strict=True)
+    failures = [_MISMATCH_CODES[key] for key, want in bound if envelope.get(key) != want]
+    if not _pair_count_ok(envelope.get("pair_count"), pairs):
         failures.append("PAIR_COUNT_MISMATCH")
-    measured_at = envelope.get("measured_at")
-    parsed = parse_rfc3339(measured_at) if isinstance(measured_at, str) else None
-    if parsed is None:
-        failures.append("MEASURED_AT_INVALID")
-    elif parsed > now + MAX_FUTURE_SKEW:
-        failures.append("MEASUREMENT_FROM_FUTURE")
-    elif now - parsed > MAX_AGE:
-        failures.append("MEASUREMENT_STALE")
+    timing = _measured_at_failure(envelope.get("measured_at"), now)
+    if timing is not None:
+        failures.append(timing)
     if isinstance(consumed, list) and envelope.get("measurement_run_id") in consumed:
         failures.append("RUN_ID_REPLAYED")
     if isinstance(envelope.get("corpus_digest"), str) and envelope["corpus_digest"] != corpus_digest(pairs):
