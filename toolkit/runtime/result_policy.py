@@ -59,26 +59,33 @@ def resolve_result_policy(input: dict[str, Any]) -> dict[str, Any]:  # noqa: A00
     if write_prohibited:
         return {"mode": "ephemeral", "write_prohibited": True, "writes": writes}
 
-    mode: str
-    if _is_true(facts, "large_raw_output"):
-        mode = "artifact"
-    elif handoff_required and requested in (None, "ephemeral"):
-        mode = "durable"
-    else:
-        mode = requested or "ephemeral"
-
-    # an explicit false on a needed write is a refusal; anything else leaves it authorized
-    if (handoff_required or mode == "durable") and facts.get("authorize_handoff") is False:
-        raise RuntimeOpError("RESULT_HANDOFF_NOT_AUTHORIZED")
-    if mode == "artifact" and facts.get("authorize_artifact") is False:
-        raise RuntimeOpError("RESULT_ARTIFACT_NOT_AUTHORIZED")
-
+    mode = _result_mode(facts, requested, handoff_required)
+    _check_needed_writes(facts, mode, handoff_required)
     writes["handoff"] = handoff_required or mode == "durable"
     writes["artifact"] = mode == "artifact"
     writes["vault"] = _is_true(facts, "authorize_vault_write")
     writes["settings"] = _is_true(facts, "authorize_settings_write")
     writes["workgroup"] = _is_true(facts, "authorize_workgroup_write")
     return {"mode": mode, "write_prohibited": False, "writes": writes}
+
+
+def _result_mode(facts: dict[str, Any], requested: str | None, handoff_required: bool) -> str:
+    """Rules 2 and 3: a large raw output is an artifact; work that needs a handoff upgrades an
+    absent or ``ephemeral`` request to ``durable``; otherwise the request (default ephemeral)."""
+    if _is_true(facts, "large_raw_output"):
+        return "artifact"
+    if handoff_required and requested in (None, "ephemeral"):
+        return "durable"
+    return requested or "ephemeral"
+
+
+def _check_needed_writes(facts: dict[str, Any], mode: str, handoff_required: bool) -> None:
+    """Rule 4: an explicit false on a needed handoff or artifact write is a refusal; anything
+    else leaves it authorized."""
+    if (handoff_required or mode == "durable") and facts.get("authorize_handoff") is False:
+        raise RuntimeOpError("RESULT_HANDOFF_NOT_AUTHORIZED")
+    if mode == "artifact" and facts.get("authorize_artifact") is False:
+        raise RuntimeOpError("RESULT_ARTIFACT_NOT_AUTHORIZED")
 
 
 def op_result_policy(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
