@@ -114,6 +114,7 @@ def test_when_the_codex_worker_fails_its_files_are_read_here(
 def test_a_worker_still_running_is_ended_and_reaped_when_the_caller_stops() -> None:
     import time
 
+    # not a barrier: the worker is still running when the caller stops, which is the case under test
     aside = fold._Aside(lambda: (time.sleep(30), b"")[1])
     pid = aside.pid
     assert pid > 0
