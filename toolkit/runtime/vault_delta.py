@@ -198,15 +198,26 @@ def evaluate_vault_delta(input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
     against_prior = _against_prior(semantic, prior, previous_hashes)
     if against_prior is not None:
         return against_prior
-    if explicit_save:
-        return {"action": "flush", "reason": "EXPLICIT_SAVE"}
-    if interruption_sensitive:
-        return {"action": "flush", "reason": "INTERRUPTION_SENSITIVE"}
-    if severity in ("HIGH", "CRITICAL"):
-        return {"action": "flush", "reason": "HIGH_RISK"}
-    if semantic["category"] in DURABLE_CATEGORIES:
-        return {"action": "flush", "reason": "DURABILITY_REQUIRED"}
+    reason = _flush_reason(explicit_save, interruption_sensitive, severity, semantic["category"])
+    if reason is not None:
+        return {"action": "flush", "reason": reason}
     return {"action": "batch", "reason": "NORMAL_DELTA"}
+
+
+def _flush_reason(
+    explicit_save: bool, interruption_sensitive: bool, severity: str | None, category: str | None
+) -> str | None:
+    """Why new knowledge must be flushed now rather than batched (the first rule that applies:
+    an explicit save, interruption sensitivity, a high risk, a durable category), or None."""
+    if explicit_save:
+        return "EXPLICIT_SAVE"
+    if interruption_sensitive:
+        return "INTERRUPTION_SENSITIVE"
+    if severity in ("HIGH", "CRITICAL"):
+        return "HIGH_RISK"
+    if category in DURABLE_CATEGORIES:
+        return "DURABILITY_REQUIRED"
+    return None
 
 
 def _against_prior(
@@ -216,21 +227,36 @@ def _against_prior(
     None when the delta is new knowledge."""
     # each prior record is normalized once; every rule below reads these views
     views = [semantic_delta(p) for p in prior]
-    # equal normalized views have equal hashes, so prior records are compared by value and only
-    # caller-supplied hashes need the digest (same decisions, no hashing per prior record)
-    if previous_hashes and _identity_hash(semantic) in previous_hashes:
-        return {"action": "skip", "reason": "SEMANTIC_DUPLICATE"}
-    content = _content_view(semantic)
-    if any(_content_view(v) == content for v in views):  # an identity match is a content match too
+    if _is_duplicate(semantic, views, previous_hashes):
         return {"action": "skip", "reason": "SEMANTIC_DUPLICATE"}
     key = semantic["semantic_key"]
     same_key = [p for p, v in zip(prior, views, strict=True) if key and v["semantic_key"] == key]
     if same_key:
         return _mutation("amend", "SEMANTIC_IDENTITY_CHANGED", same_key)
+    return _supersession_update(semantic, prior, views)
+
+
+def _supersession_update(
+    semantic: dict[str, str | None], prior: list[dict[str, Any]], views: list[dict[str, str | None]]
+) -> dict[str, Any] | None:
+    """An update of the prior records a superseding delta replaces; None when the delta
+    supersedes nothing or no prior record matches."""
     if not semantic["supersedes"]:
         return None
     superseded = [p for p, v in zip(prior, views, strict=True) if _supersession_match(semantic, p, v)]
     return _mutation("update", "SUPERSESSION_CHANGED", superseded) if superseded else None
+
+
+def _is_duplicate(
+    semantic: dict[str, str | None], views: list[dict[str, str | None]], previous_hashes: set[str]
+) -> bool:
+    """The delta's identity hash is one the caller passed, or its content equals a prior record's."""
+    # equal normalized views have equal hashes, so prior records are compared by value and only
+    # caller-supplied hashes need the digest (same decisions, no hashing per prior record)
+    if previous_hashes and _identity_hash(semantic) in previous_hashes:
+        return True
+    content = _content_view(semantic)
+    return any(_content_view(v) == content for v in views)  # an identity match is a content match too
 
 
 def _supersession_match(
