@@ -68,15 +68,7 @@ def effective_thresholds(thresholds: Any) -> dict[str, Any]:
         thresholds = {}
     if not isinstance(thresholds, dict):
         raise invalid_input()
-    for name, value in thresholds.items():
-        if name != "required_strata" and not is_number(value):
-            raise invalid_input()
-    requested = thresholds.get("required_strata")
-    extra: list[str] = []
-    if isinstance(requested, list):
-        if not all(isinstance(item, str) for item in requested):
-            raise invalid_input()
-        extra = requested
+    extra = _checked_threshold_values(thresholds)
     effective: dict[str, Any] = {}
     for name in _RAISE_ONLY:
         effective[name] = max(DEFAULT_THRESHOLDS[name], thresholds.get(name, DEFAULT_THRESHOLDS[name]))
@@ -84,6 +76,20 @@ def effective_thresholds(thresholds: Any) -> dict[str, Any]:
         effective[name] = min(DEFAULT_THRESHOLDS[name], thresholds.get(name, DEFAULT_THRESHOLDS[name]))
     effective["required_strata"] = list(dict.fromkeys([*STRATA, *extra]))
     return effective
+
+
+def _checked_threshold_values(thresholds: dict[str, Any]) -> list[str]:
+    """The extra required strata the caller names, once every other threshold is a number and a
+    ``required_strata`` list holds only strings (``PROMOTION_INPUT_INVALID`` otherwise)."""
+    for name, value in thresholds.items():
+        if name != "required_strata" and not is_number(value):
+            raise invalid_input()
+    requested = thresholds.get("required_strata")
+    if not isinstance(requested, list):
+        return []
+    if not all(isinstance(item, str) for item in requested):
+        raise invalid_input()
+    return requested
 
 
 def _rework_regression(pairs: list[Pair]) -> float:
@@ -99,21 +105,36 @@ def compute_metrics(pairs: list[Pair]) -> dict[str, Any]:
     counts: dict[str, int] = {}
     for pair in pairs:
         counts[pair.stratum] = counts.get(pair.stratum, 0) + 1
-    errors = [p.reconciliation_error for p in pairs if p.reconciliation_error is not None]
-    base_quality = quantile([p.baseline_quality for p in pairs], 0.5)
-    cand_quality = quantile([p.candidate_quality for p in pairs], 0.5)
     return {
         "sample_size": len(pairs),
         "stratum_counts": dict(sorted(counts.items())),
-        "median_cost_reduction": quantile([p.cost_reduction for p in pairs], 0.5),
-        "p75_cost_reduction": quantile([p.cost_reduction for p in pairs], 0.75),
-        "p95_cost_regression": quantile([p.cost_regression for p in pairs], 0.95),
-        "median_wall_time_reduction": quantile([p.wall_time_reduction for p in pairs], 0.5),
-        "quality_drop_points": (base_quality or 0) - (cand_quality or 0),
+        "median_cost_reduction": _column_quantile(pairs, "cost_reduction", 0.5),
+        "p75_cost_reduction": _column_quantile(pairs, "cost_reduction", 0.75),
+        "p95_cost_regression": _column_quantile(pairs, "cost_regression", 0.95),
+        "median_wall_time_reduction": _column_quantile(pairs, "wall_time_reduction", 0.5),
+        "quality_drop_points": _quality_drop(pairs),
         "rework_relative_regression": _rework_regression(pairs),
         "new_high_critical_escape": any(p.new_escape for p in pairs),
-        "max_provider_reconciliation_error": max(errors) if errors else None,
+        "max_provider_reconciliation_error": _max_reconciliation_error(pairs),
     }
+
+
+def _column_quantile(pairs: list[Pair], field: str, q: float) -> float | None:
+    """The ``q`` quantile of one per-pair measure."""
+    return quantile([getattr(p, field) for p in pairs], q)
+
+
+def _quality_drop(pairs: list[Pair]) -> float:
+    """Median baseline quality minus median candidate quality (an absent median counts as 0)."""
+    base_quality = _column_quantile(pairs, "baseline_quality", 0.5)
+    cand_quality = _column_quantile(pairs, "candidate_quality", 0.5)
+    return (base_quality or 0) - (cand_quality or 0)
+
+
+def _max_reconciliation_error(pairs: list[Pair]) -> float | None:
+    """The largest provider reconciliation error among the pairs that report one, or None."""
+    errors = [p.reconciliation_error for p in pairs if p.reconciliation_error is not None]
+    return max(errors) if errors else None
 
 
 # --- the gate table: one named rule per gate, in the contract's order -----------------------------
@@ -257,31 +278,15 @@ def evaluate_promotion(
         trusted_keys=trusted_keys or {},
     )
     measured = all(p.measured for p in checked) and not synthetic
-    if synthetic:
-        failures.insert(0, "SYNTHETIC_DATA")
-    elif not all(p.measured for p in checked):
-        failures.insert(0, "PAIRS_NOT_MEASURED")
+    _note_pair_provenance(failures, checked, synthetic)
     metrics["measured_pair_provenance"] = measured
     metrics["provider_accounting_complete"] = all(p.reconciliation_error is not None for p in checked)
-    metrics["trusted_measurement_envelope"] = not [
-        f for f in failures if f not in ("SYNTHETIC_DATA", "PAIRS_NOT_MEASURED")
-    ]
-    strata_ok = all(
-        metrics["stratum_counts"].get(s, 0) >= limits["minimum_per_stratum"]
-        for s in limits["required_strata"]
-    )
-    table = _gate_table(metrics, limits, strata_ok)
+    metrics["trusted_measurement_envelope"] = not [f for f in failures if f not in _PAIR_PROVENANCE]
+    table = _gate_table(metrics, limits, _strata_ok(metrics, limits))
     gates = {row["gate"]: row["passed"] for row in table}
     metrics["rework_relative_regression"] = _json_number(metrics["rework_relative_regression"])
     report = {
-        "bootstrap": {
-            "median_cost_reduction": bootstrap_interval(
-                [p.cost_reduction for p in checked], seed=bootstrap_seed, samples=bootstrap_samples
-            ),
-            "median_wall_time_reduction": bootstrap_interval(
-                [p.wall_time_reduction for p in checked], seed=bootstrap_seed, samples=bootstrap_samples
-            ),
-        },
+        "bootstrap": _bootstrap_report(checked, bootstrap_seed, bootstrap_samples),
         "strata": strata_table(checked, limits["required_strata"]),
     }
     return {
@@ -293,6 +298,37 @@ def evaluate_promotion(
         "provenance_failures": failures,
         "report": report,
         "evaluated_at": format_utc(now),
+    }
+
+
+_PAIR_PROVENANCE = ("SYNTHETIC_DATA", "PAIRS_NOT_MEASURED")
+
+
+def _note_pair_provenance(failures: list[str], checked: list[Pair], synthetic: bool) -> None:
+    """Put the pairs' own provenance failure first: synthetic data, else pairs not all measured."""
+    if synthetic:
+        failures.insert(0, "SYNTHETIC_DATA")
+    elif not all(p.measured for p in checked):
+        failures.insert(0, "PAIRS_NOT_MEASURED")
+
+
+def _strata_ok(metrics: dict[str, Any], limits: dict[str, Any]) -> bool:
+    """Every required stratum reached the minimum number of pairs."""
+    return all(
+        metrics["stratum_counts"].get(s, 0) >= limits["minimum_per_stratum"]
+        for s in limits["required_strata"]
+    )
+
+
+def _bootstrap_report(checked: list[Pair], seed: int, samples: int) -> dict[str, Any]:
+    """Seeded bootstrap confidence intervals of the median cost and wall-time reductions (report only)."""
+    return {
+        "median_cost_reduction": bootstrap_interval(
+            [p.cost_reduction for p in checked], seed=seed, samples=samples
+        ),
+        "median_wall_time_reduction": bootstrap_interval(
+            [p.wall_time_reduction for p in checked], seed=seed, samples=samples
+        ),
     }
 
 
