@@ -33,7 +33,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolkit.cm import events
 from toolkit.cm.packet import (
@@ -50,6 +50,9 @@ from toolkit.core.identifiers import CM_RUN_ID
 from toolkit.core.strictjson import json_depth_exceeds, loads_strict
 from toolkit.infra.argparser import QuietArgumentParser
 from toolkit.infra.output import OutputUnwritable, guarded, write_stdout
+
+if TYPE_CHECKING:  # urllib.parse is imported when a call resolves its endpoint
+    from urllib.parse import SplitResult
 
 PROG = "cm-openai-compatible-call"
 ENV_ENABLED = "CM_OPENAI_COMPATIBLE_ENABLED"
@@ -125,6 +128,23 @@ def _printable(text: str) -> bool:
 
 def resolve_endpoint(environ: Mapping[str, str]) -> Endpoint:
     """The three variables: authority (exactly ``true``), endpoint, secret."""
+    base, key = _settings(environ)
+    import urllib.parse
+
+    try:
+        parts = urllib.parse.urlsplit(base)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        raise Rejected(f"{ENV_BASE_URL} must be a valid HTTP(S) URL") from None
+    host = _checked_host(base, parts, host)
+    path = parts.path.rstrip("/")
+    if not path.endswith("/chat/completions"):
+        path += "/chat/completions"
+    return Endpoint(parts.scheme, host, port, path, key)
+
+
+def _settings(environ: Mapping[str, str]) -> tuple[str, str]:
+    """(base URL, API key) once calls are enabled and both are set and printable."""
     if environ.get(ENV_ENABLED, "") != "true":
         raise Rejected(f"OpenAI-compatible calls are not explicitly enabled; set {ENV_ENABLED}=true")
     base = environ.get(ENV_BASE_URL, "")
@@ -137,28 +157,40 @@ def resolve_endpoint(environ: Mapping[str, str]) -> Endpoint:
         raise Rejected(f"{ENV_API_KEY} is not configured")
     if len(key) > 4096 or not _printable(key):
         raise Rejected("API key contains unsupported characters")
-    import urllib.parse
+    return base, key
 
-    try:
-        parts = urllib.parse.urlsplit(base)
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        raise Rejected(f"{ENV_BASE_URL} must be a valid HTTP(S) URL") from None
+
+def _checked_host(base: str, parts: SplitResult, host: str | None) -> str:
+    """The host of the base URL; refused when the URL is not HTTP(S) with a host, carries
+    credentials, a query or a fragment, or is plain HTTP to a host other than loopback."""
     if parts.scheme not in ("http", "https") or not parts.netloc or not host:
         raise Rejected(f"{ENV_BASE_URL} must be an HTTP(S) URL")
-    if parts.username is not None or parts.password is not None or parts.query or parts.fragment:
-        raise Rejected(f"{ENV_BASE_URL} cannot contain credentials or query data")
-    if "?" in base or "#" in base:
+    if _carries_extras(base, parts):
         raise Rejected(f"{ENV_BASE_URL} cannot contain credentials or query data")
     if parts.scheme == "http" and not is_loopback(host):
         raise Rejected("non-loopback OpenAI-compatible endpoints require HTTPS")
-    path = parts.path.rstrip("/")
-    if not path.endswith("/chat/completions"):
-        path += "/chat/completions"
-    return Endpoint(parts.scheme, host, port, path, key)
+    return host
+
+
+def _carries_extras(base: str, parts: SplitResult) -> bool:
+    """True when the base URL holds a user name, password, query or fragment (even an empty one)."""
+    if parts.username is not None or parts.password is not None or parts.query or parts.fragment:
+        return True
+    return "?" in base or "#" in base
 
 
 def validate_args(args: CallArgs) -> tuple[Path, Path | None]:
+    _check_values(args)
+    root = _directory("--project-root", args.project_root)
+    specs = _directory("--specs-dir", args.specs_dir) if args.specs_dir is not None else None
+    if specs is None and args.run_id is None:
+        raise Rejected("--run-id is required without --specs-dir")
+    _refuse_private_values(args)
+    return root, specs
+
+
+def _check_values(args: CallArgs) -> None:
+    """Refuse an identity, model alias, call id, run id or timeout outside its format or range."""
     for label, value in (("--workflow", args.workflow), ("--stage", args.stage), ("--role", args.role)):
         if not IDENTIFIER.fullmatch(value):
             raise Rejected(f"{label} is not a valid identifier")
@@ -170,12 +202,6 @@ def validate_args(args: CallArgs) -> tuple[Path, Path | None]:
         raise Rejected("--run-id is not valid")
     if not 1 <= args.timeout_seconds <= 600:
         raise Rejected("--timeout-seconds must be between 1 and 600")
-    root = _directory("--project-root", args.project_root)
-    specs = _directory("--specs-dir", args.specs_dir) if args.specs_dir is not None else None
-    if specs is None and args.run_id is None:
-        raise Rejected("--run-id is required without --specs-dir")
-    _refuse_private_values(args)
-    return root, specs
 
 
 def _refuse_private_values(args: CallArgs) -> None:
