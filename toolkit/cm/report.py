@@ -126,26 +126,36 @@ def load_run_refs(home: Path, warn: TextIO) -> list[RunRef]:
         warn.write(f"warning: cannot read index.jsonl: {type(exc).__name__}\n")
         return []
     for number, raw in lines:
-        try:
-            row = json_line(raw)
-        except ValueError:
-            if raw.strip():
-                warn.write(f"warning: invalid JSON at index.jsonl:{number}\n")
-            continue
-        if not isinstance(row, dict):
-            continue
-        run_id, log_file, at = row.get("run_id"), row.get("log_file"), _parse_at(row.get("at"))
-        if not isinstance(run_id, str) or not isinstance(log_file, str) or at is None:
-            continue
-        previous = refs.get(run_id)
-        status = (
-            "done" if row.get("status") == "done" or (previous and previous.status == "done") else "running"
-        )
-        if previous is None or at >= previous.updated_at:
-            refs[run_id] = RunRef(run_id, status, at, log_file)
-        elif status == "done":
-            previous.status = "done"
+        row = _index_row(raw, number, warn)
+        if row is not None:
+            _take_ref(refs, row)
     return sorted(refs.values(), key=lambda ref: ref.updated_at, reverse=True)
+
+
+def _index_row(raw: bytes, number: int, warn: TextIO) -> dict[str, Any] | None:
+    """The JSON object on one line of ``index.jsonl``; None (with a warning when the line is not
+    blank and not JSON) for anything else."""
+    try:
+        row = json_line(raw)
+    except ValueError:
+        if raw.strip():
+            warn.write(f"warning: invalid JSON at index.jsonl:{number}\n")
+        return None
+    return row if isinstance(row, dict) else None
+
+
+def _take_ref(refs: dict[str, RunRef], row: dict[str, Any]) -> None:
+    """Fold one index record into ``refs``: the latest record of a run wins, ``done`` is sticky;
+    a record without a run id, log file or valid time is skipped."""
+    run_id, log_file, at = row.get("run_id"), row.get("log_file"), _parse_at(row.get("at"))
+    if not isinstance(run_id, str) or not isinstance(log_file, str) or at is None:
+        return
+    previous = refs.get(run_id)
+    status = "done" if row.get("status") == "done" or (previous and previous.status == "done") else "running"
+    if previous is None or at >= previous.updated_at:
+        refs[run_id] = RunRef(run_id, status, at, log_file)
+    elif status == "done":
+        previous.status = "done"
 
 
 def safe_log_path(home: Path, relative: str, warn: TextIO) -> Path | None:
@@ -211,7 +221,7 @@ def _cache_count(row: Mapping[str, Any], name: str, value: Any) -> int | None:
 def check_usage(row: Mapping[str, Any]) -> Compact | str:
     """A valid ``model_usage`` row in compact form, or the reason it is malformed.
 
-    It runs once per row: the identity and count checks are inline, one helper call for the counts.
+    It runs once per row: the call id and identity checks are inline, one helper call for the rest.
     """
     values = tuple(map(row.get, _USAGE_FIELDS))
     call_id, phase, outcome, duration, state, inp, out, read, write, effective = values[8:]
@@ -223,27 +233,34 @@ def check_usage(row: Mapping[str, Any]) -> Compact | str:
     if set(map(type, ident)) != _STR_ONLY or "" in ident:
         reason = _identity_or_reason(row)  # a reason, since the fast check failed
         return reason if isinstance(reason, str) else "invalid identity"
-    if outcome not in OUTCOMES:
-        return "invalid outcome"
-    if duration is not None and not (type(duration) is int and duration >= 0):
-        return "invalid duration"
-    counts: tuple[int, int, int, int] | None = None
-    if state == "observed":
-        checked = _observed_counts(row, inp, out, read, write)
-        if isinstance(checked, str):
-            return checked
-        counts = checked
-    elif state == "unavailable":
-        if not row.keys().isdisjoint(_UNAVAILABLE_FORBIDDEN):
-            return "unavailable row contains token counts"
-    else:
-        return "invalid usage state"
+    counts = _counts_or_reason(row, outcome, duration, state, inp, out, read, write)
+    if isinstance(counts, str):
+        return counts
     model: str
     if type(effective) is str and effective:
         model, source = effective, "effective"
     else:  # requested_model is an identity field, so it is a non-empty string here
         model, source = cast(str, ident[5]), "requested"
     return cast(Compact, (call_id, ident, state, outcome, model, source, counts, duration))
+
+
+def _counts_or_reason(
+    row: Mapping[str, Any], outcome: Any, duration: Any, state: Any, inp: Any, out: Any, read: Any, write: Any
+) -> tuple[int, int, int, int] | None | str:
+    """Past the call id and identity: why the outcome, duration or counts are malformed (in that
+    order), else by usage state an observed row's (input, output, cache read, cache write) counts,
+    or None for an unavailable row (which must carry no token count)."""
+    if outcome not in OUTCOMES:
+        return "invalid outcome"
+    if duration is not None and not (type(duration) is int and duration >= 0):
+        return "invalid duration"
+    if state == "observed":
+        return _observed_counts(row, inp, out, read, write)
+    if state == "unavailable":
+        if not row.keys().isdisjoint(_UNAVAILABLE_FORBIDDEN):
+            return "unavailable row contains token counts"
+        return None
+    return "invalid usage state"
 
 
 def _observed_counts(
@@ -254,20 +271,37 @@ def _observed_counts(
         return "invalid input count"
     if not (type(out) is int and out >= 0):
         return "invalid output count"
+    cache = _cache_counts(row, read, write)
+    if cache is None:
+        return "invalid cache count"
+    read, write = cache
+    if "reasoning_tokens" in row:  # rare: looked up only when present
+        problem = _reasoning_reason(row["reasoning_tokens"], out)
+        if problem is not None:
+            return problem
+    return (inp, out, read, write)
+
+
+def _cache_counts(row: Mapping[str, Any], read: Any, write: Any) -> tuple[int, int] | None:
+    """(cache read, cache write) of an observed row (absent is 0), or None when either is not a
+    count (an explicit null included)."""
     if read is None or write is None:  # absent is 0; an explicit null is malformed
         read = _cache_count(row, "cache_read_tokens", read)
         write = _cache_count(row, "cache_write_tokens", write)
     elif not (type(read) is int and read >= 0 and type(write) is int and write >= 0):
-        read = None
+        return None
     if read is None or write is None:
-        return "invalid cache count"
-    if "reasoning_tokens" in row:  # rare: looked up only when present
-        reasoning = row["reasoning_tokens"]
-        if not (type(reasoning) is int and reasoning >= 0):
-            return "invalid cache count"  # the reference's wording for any bad count
-        if reasoning > out:
-            return "invalid reasoning subset"
-    return (inp, out, read, write)
+        return None
+    return read, write
+
+
+def _reasoning_reason(reasoning: Any, out: int) -> str | None:
+    """Why a present ``reasoning_tokens`` is malformed: not a count, or more than the output."""
+    if not (type(reasoning) is int and reasoning >= 0):
+        return "invalid cache count"  # the reference's wording for any bad count
+    if reasoning > out:
+        return "invalid reasoning subset"
+    return None
 
 
 def usage_row_error(row: Mapping[str, Any]) -> str | None:
@@ -374,6 +408,11 @@ def _fold_run(path: Path, rel: str, run_id: str, totals: Totals, warn: TextIO) -
         _add_usage(totals, usage)
         if usage[1][6] == MANAGED_SOURCE:
             _add_native(totals.native, row, observed=usage[2] == "observed")
+    _count_unresolved(state, totals)
+
+
+def _count_unresolved(state: _RunState, totals: Totals) -> None:
+    """Count the run's claims that no valid usage row completed, per claimed identity."""
     for call_id, (_, ident) in state.claims.items():
         if call_id not in state.completed:
             key6 = (ident[0], ident[2], ident[3], ident[4], ident[5], ident[6])
@@ -384,8 +423,7 @@ def _usage_row(raw: bytes, where: str, run_id: str, totals: Totals, warn: TextIO
     """The ``model_usage`` row of ``run_id`` on this line, or None (a torn or undecodable line that
     pass 1 did not report is reported here)."""
     if b'"model_' not in raw:
-        if not raw.endswith(b"\n") and raw.strip():
-            _unreadable(totals, raw, where, warn)
+        _report_if_torn(totals, raw, where, warn)
         return None
     claim_line = b'"model_call"' in raw
     if claim_line and b'"model_usage"' not in raw:
@@ -399,6 +437,12 @@ def _usage_row(raw: bytes, where: str, run_id: str, totals: Totals, warn: TextIO
     if type(row) is not dict or row.get("run_id") != run_id or row.get("event") != "model_usage":
         return None
     return row
+
+
+def _report_if_torn(totals: Totals, raw: bytes, where: str, warn: TextIO) -> None:
+    """Report a line neither pass parses when it is torn (no newline) and not blank."""
+    if not raw.endswith(b"\n") and raw.strip():
+        _unreadable(totals, raw, where, warn)
 
 
 def _claim_holds(
@@ -525,12 +569,7 @@ def _partial(task: tuple[str, str, str]) -> tuple[Totals, str]:
 
 
 def _merge(into: Totals, part: Totals) -> None:
-    for key, value in part.summary.items():
-        if key == "outcomes":
-            for outcome, n in value.items():
-                into.summary["outcomes"][outcome] += n
-        elif key != "runs":
-            into.summary[key] += value
+    _merge_summary(into.summary, part.summary)
     for mine, theirs in ((into.groups, part.groups), (into.unavailable, part.unavailable)):
         for group, counts in theirs.items():
             mine[group] = [a + b for a, b in zip(mine.get(group, [0] * len(counts)), counts, strict=True)]
@@ -542,6 +581,16 @@ def _merge(into: Totals, part: Totals) -> None:
     into.native = [a + b for a, b in zip(into.native, part.native, strict=True)]
 
 
+def _merge_summary(into: dict[str, Any], part: dict[str, Any]) -> None:
+    """Add one run's summary counts (outcomes per outcome) to ``into``; the run count stays."""
+    for key, value in part.items():
+        if key == "outcomes":
+            for outcome, n in value.items():
+                into["outcomes"][outcome] += n
+        elif key != "runs":
+            into[key] += value
+
+
 def _jobs(requested: int, paths: Sequence[Path]) -> int:
     """``--jobs 0`` (auto): one worker per core (at most 4) once the selected logs are large."""
     if requested > 0:
@@ -551,13 +600,9 @@ def _jobs(requested: int, paths: Sequence[Path]) -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-def build_report(home: Path, refs: Sequence[RunRef], warn: TextIO, *, jobs: int = 1) -> dict[str, Any]:
-    """Fold each run in turn; the result has the reference's JSON shape (plus two fields).
-
-    With ``jobs > 1`` runs are folded in worker processes (each holds one run at a time) and
-    merged in run order, so output and warnings are the same as the sequential fold.
-    """
-    totals = Totals.empty(len(refs))
+def _fold_items(home: Path, refs: Sequence[RunRef], warn: TextIO) -> list[tuple[str, str, str] | str]:
+    """Per run in order: (log path, log file as recorded, run id) to fold, or the warning for a
+    run whose log is missing or outside the log home."""
     items: list[tuple[str, str, str] | str] = []
     for ref in refs:
         path = safe_log_path(home, ref.log_file, warn)
@@ -565,29 +610,56 @@ def build_report(home: Path, refs: Sequence[RunRef], warn: TextIO, *, jobs: int 
             items.append(f"warning: missing run log for {ref.run_id}\n")
         else:
             items.append((str(path), ref.log_file, ref.run_id))
-    tasks = [item for item in items if isinstance(item, tuple)]
-    workers = _jobs(jobs, [Path(t[0]) for t in tasks])
-    if workers > 1:
-        from concurrent.futures import ProcessPoolExecutor
+    return items
 
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = iter(pool.map(_partial, tasks))
-            for item in items:
-                if isinstance(item, str):
-                    warn.write(item)
-                    continue
-                part, text = next(results)
-                _merge(totals, part)
-                warn.write(text)
-    else:
+
+def _fold_in_workers(
+    items: list[tuple[str, str, str] | str],
+    tasks: list[tuple[str, str, str]],
+    workers: int,
+    totals: Totals,
+    warn: TextIO,
+) -> None:
+    """Fold the runs in worker processes; merge their totals and write their warnings in run order."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        results = iter(pool.map(_partial, tasks))
         for item in items:
             if isinstance(item, str):
                 warn.write(item)
                 continue
-            try:
-                _fold_run(Path(item[0]), item[1], item[2], totals, warn)
-            except OSError as exc:
-                warn.write(f"warning: cannot read {_shown(item[1])}: {type(exc).__name__}\n")
+            part, text = next(results)
+            _merge(totals, part)
+            warn.write(text)
+
+
+def _fold_in_turn(items: list[tuple[str, str, str] | str], totals: Totals, warn: TextIO) -> None:
+    """Fold the runs one after the other in this process."""
+    for item in items:
+        if isinstance(item, str):
+            warn.write(item)
+            continue
+        try:
+            _fold_run(Path(item[0]), item[1], item[2], totals, warn)
+        except OSError as exc:
+            warn.write(f"warning: cannot read {_shown(item[1])}: {type(exc).__name__}\n")
+
+
+def build_report(home: Path, refs: Sequence[RunRef], warn: TextIO, *, jobs: int = 1) -> dict[str, Any]:
+    """Fold each run in turn; the result has the reference's JSON shape (plus two fields).
+
+    With ``jobs > 1`` runs are folded in worker processes (each holds one run at a time) and
+    merged in run order, so output and warnings are the same as the sequential fold.
+    """
+    totals = Totals.empty(len(refs))
+    items = _fold_items(home, refs, warn)
+    tasks = [item for item in items if isinstance(item, tuple)]
+    workers = _jobs(jobs, [Path(t[0]) for t in tasks])
+    if workers > 1:
+        _fold_in_workers(items, tasks, workers, totals, warn)
+    else:
+        _fold_in_turn(items, totals, warn)
     names = ("calls", *TOKEN_FIELDS, "duration_ms", "duration_observed_calls")
     groups = [
         {
