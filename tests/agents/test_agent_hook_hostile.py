@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import GitRepo
-from hook_support import claude_transcript, github_token, hook, payload
+from hook_support import HookResult, claude_transcript, github_token, hook, payload
 
 from toolkit.agents.payload import MAX_STDIN_BYTES
 
@@ -30,9 +30,9 @@ def _write(root: Path, path: str | Path, content: str = "VALUE = 1\n") -> dict[s
     return data
 
 
-def _denied(result: object, code: str | None = None) -> str:
-    code_, data, _out, err = result  # type: ignore[misc]
-    assert code_ == 2, result
+def _denied(result: HookResult, code: str | None = None) -> str:
+    code_, data, _out, err = result
+    assert code_ == 2 and data is not None, result
     assert data["hookSpecificOutput"]["permissionDecision"] == "deny"
     if code is not None:
         assert f"error[{code}]" in err, err

@@ -248,7 +248,7 @@ def _memory_note(run: dict[str, object], mb: float) -> None:
     print(
         f"memory: {calls:,} kept calls in {mb:,.0f} MB; the cross-session dedup digests of that many "
         f"Claude calls take {size / 1e6:,.1f} MB ({size / max(calls, 1):,.0f} bytes per call, an upper "
-        f"bound: Codex calls keep none); peak RSS {int(run['rss_kb']) / 1024:,.0f} MB"
+        f"bound: Codex calls keep none); peak RSS {int(str(run['rss_kb'])) / 1024:,.0f} MB"
     )
 
 

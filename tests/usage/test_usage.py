@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from pathlib import Path
 
 import pytest
-from conftest import cli
+from conftest import GitRepo, cli
 from usage_fixtures import CANARY, build
 
 from toolkit.usage.fold import By, LocalDays, read_logs, resolve_tz
@@ -151,7 +152,7 @@ def test_filters_since_until_and_project(logs: dict[str, str]) -> None:
         (("--by", "hour"), 2, ""),  # not a grouping (click's usage error)
     ],
 )
-def test_bad_options_are_usage_errors(logs: dict[str, str], args, code, error) -> None:  # type: ignore[no-untyped-def]
+def test_bad_options_are_usage_errors(logs: dict[str, str], args: list[str], code: int, error: str) -> None:
     got, out, err = cli("usage", *args)
     assert got == code and out == "" and "Traceback" not in err and error in err
 
@@ -189,7 +190,7 @@ def test_session_view_folds_subagents_and_judges_boundaries(logs: dict[str, str]
     assert code == 0 and "subagent 1" in text and "'fresh'" in text
 
 
-def test_canary_never_reaches_any_output(logs: dict[str, str], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_canary_never_reaches_any_output(logs: dict[str, str], tmp_path: Path) -> None:
     outputs = []
     for args in (
         ("usage", "--timezone", "UTC"),
@@ -226,7 +227,7 @@ def test_price_lookup(model: str, priced_as: str | None) -> None:
     assert rates_for(model, models) is (models[priced_as] if priced_as else None)
 
 
-def test_cost_is_a_labelled_estimate_apart_from_counts(logs: dict[str, str], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cost_is_a_labelled_estimate_apart_from_counts(logs: dict[str, str], tmp_path: Path) -> None:
     _, plain, _ = cli("usage", "--timezone", "UTC", "--json")
     prices = tmp_path / "prices.json"
     prices.write_text(
@@ -265,7 +266,7 @@ def test_cost_is_a_labelled_estimate_apart_from_counts(logs: dict[str, str], tmp
     assert code == 2 and out == "" and "USAGE_BAD_PRICES" in err
 
 
-def test_events_pass_the_telemetry_gate(logs: dict[str, str], git_repo) -> None:  # type: ignore[no-untyped-def]
+def test_events_pass_the_telemetry_gate(logs: dict[str, str], git_repo: GitRepo) -> None:
     events = git_repo.path / "events.jsonl"
     code, _, err = cli("usage", "--timezone", "UTC", "--emit-events", str(events))
     assert code == 0 and "wrote 7 efficiency event(s)" in err
@@ -287,7 +288,7 @@ def test_events_pass_the_telemetry_gate(logs: dict[str, str], git_repo) -> None:
     assert json.loads(out)["event"] == records[0]["event"] and json.loads(out)["dropped_keys"] == []
 
 
-def test_html_is_self_contained(logs: dict[str, str], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_html_is_self_contained(logs: dict[str, str], tmp_path: Path) -> None:
     import re
 
     page = tmp_path / "report.html"
@@ -317,7 +318,7 @@ def test_lean_parser_accepts_the_typer_options() -> None:
 
     top, sess = parser()
 
-    def opts(p) -> set[str]:  # type: ignore[no-untyped-def]
+    def opts(p: argparse.ArgumentParser) -> set[str]:
         return {o for a in p._actions for o in a.option_strings if o.startswith("--") and o != "--help"}
 
     assert (opts(top), opts(sess)) == _typer_options()
@@ -437,7 +438,9 @@ def test_codex_resume_in_the_same_rollout_is_marked_and_keeps_the_context(
     assert code == 0 and [b["kind"] for b in json.loads(out)["boundaries"]] == ["resume"]
 
 
-def test_html_needs_no_optional_package(logs: dict[str, str], tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_html_needs_no_optional_package(
+    logs: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import sys
 
     monkeypatch.setitem(sys.modules, "plotly", None)  # the page is drawn by the toolkit itself
@@ -448,7 +451,7 @@ def test_html_needs_no_optional_package(logs: dict[str, str], tmp_path: Path, mo
     assert page.stat().st_size > 0 and events.stat().st_size > 0
 
 
-def test_an_unwritable_output_fails_before_anything_is_written(logs: dict[str, str], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_an_unwritable_output_fails_before_anything_is_written(logs: dict[str, str], tmp_path: Path) -> None:
     events = tmp_path / "events.jsonl"
     code, out, err = cli("usage", "--emit-events", str(events), "--html", str(tmp_path / "no" / "r.html"))
     assert code == 2 and "USAGE_BAD_OUTPUT" in err and out == "" and not events.exists()

@@ -125,8 +125,8 @@ CCUSAGE_FIXTURES = os.environ.get("CCUSAGE_FIXTURES")  # a ccusage checkout's ap
 @pytest.mark.skipif(not CCUSAGE_FIXTURES, reason="set CCUSAGE_FIXTURES to ccusage's own test fixtures")
 @pytest.mark.parametrize(("agent", "fields"), [("claude", CLAUDE_FIELDS), ("codex", CODEX_FIELDS[:3])])
 def test_ccusage_own_fixtures_give_the_same_days(
-    tmp_path_factory: pytest.TempPathFactory, agent, fields
-) -> None:  # type: ignore[no-untyped-def]
+    tmp_path_factory: pytest.TempPathFactory, agent: str, fields: tuple[tuple[str, str], ...]
+) -> None:
     assert CCUSAGE_FIXTURES
     root = Path(CCUSAGE_FIXTURES)
     home = tmp_path_factory.mktemp("home")

@@ -24,7 +24,7 @@ Four = tuple[int, int, int, int]
 def _model(events: list[tuple[Four | None, Four | None, str | None]]) -> list[tuple[int, ...]]:
     """The rules, written plainly: (input, cache read, output, reasoning, context) per call."""
     prev: dict[str | None, tuple[int, ...]] = {}
-    calls = []
+    calls: list[tuple[int, ...]] = []
     for total4, last, key in events:
         total = None if total4 is None else (*total4, total4[0] + total4[2])
         delta: tuple[int, ...] | None

@@ -427,7 +427,7 @@ def test_an_interrupt_ends_the_run_with_130_and_no_traceback(
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     real = fold._session
-    merged = []
+    merged: list[object] = []
 
     def interrupted(*args: object) -> object:
         if merged:  # the second session folded here: Ctrl-C arrives mid-run

@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -114,8 +115,11 @@ def test_when_the_codex_worker_fails_its_files_are_read_here(
 def test_a_worker_still_running_is_ended_and_reaped_when_the_caller_stops() -> None:
     import time
 
-    # not a barrier: the worker is still running when the caller stops, which is the case under test
-    aside = fold._Aside(lambda: (time.sleep(30), b"")[1])
+    def slow() -> bytes:
+        time.sleep(30)  # not a barrier: the worker is still running when the caller stops
+        return b""
+
+    aside = fold._Aside(slow)
     pid = aside.pid
     assert pid > 0
     started = time.monotonic()
@@ -343,10 +347,11 @@ def test_the_walk_runs_with_the_cyclic_collector_paused(
 
     monkeypatch.setattr(sources, "discover", watched)
     assert gc.isenabled()
-    for run in (
+    runs: tuple[Callable[[], int], ...] = (
         lambda: usage_cli.report_command(env, timezone="UTC", jobs=1),
         lambda: usage_cli.session_command(env, "s-aaaa", timezone="UTC", jobs=1),
-    ):
+    )
+    for run in runs:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             assert run() == 0
     assert states == [False, False] and gc.isenabled()  # paused for the walk, on again after
