@@ -442,6 +442,15 @@ class _Verifier:
         if not isinstance(data, dict):
             self.add(rec.rel, SCHEMA, "a promotion record must be a JSON object")
             return
+        self.promotion_run_id(rec, data, run_ids)
+        if "checkpoint_sha" in data:
+            self.checkpoint(rec, data["checkpoint_sha"])
+        if not rec.trusted:
+            self.privacy(rec, data, keys=False)
+
+    def promotion_run_id(self, rec: _Record, data: dict[str, Any], run_ids: dict[str, list[str]]) -> None:
+        """A promotion record's measurement run id: its own or its signed envelope's (the two must
+        agree), well formed, and naming the file; valid ids are noted in ``run_ids``."""
         envelope = data.get("envelope")
         run_id = data.get("measurement_run_id")
         signed = envelope.get("measurement_run_id") if isinstance(envelope, dict) else None
@@ -451,14 +460,10 @@ class _Verifier:
             self.add(rec.rel, RUN_ID, "the record's measurement_run_id differs from its signed envelope's")
         if not isinstance(run_id, str) or not MEASUREMENT_RUN_ID.match(run_id):
             self.add(rec.rel, RUN_ID, "the record carries no valid measurement_run_id")
-        else:
-            run_ids.setdefault(run_id, []).append(rec.rel)
-            if rec.path.stem != run_id:
-                self.add(rec.rel, LOCATION, "the file name does not match the record's measurement_run_id")
-        if "checkpoint_sha" in data:
-            self.checkpoint(rec, data["checkpoint_sha"])
-        if not rec.trusted:
-            self.privacy(rec, data, keys=False)
+            return
+        run_ids.setdefault(run_id, []).append(rec.rel)
+        if rec.path.stem != run_id:
+            self.add(rec.rel, LOCATION, "the file name does not match the record's measurement_run_id")
 
     def check_all(self, records: list[_Record]) -> None:
         """Every rule that reads the records themselves (history() then proves the checkpoints)."""
@@ -498,11 +503,22 @@ class _Verifier:
         self.report.rev = head
         if not self._checkpoints:
             return
-        wanted = {sha for _rel, sha in self._checkpoints} - (proven or set())
-        missing = gitcli.unreachable(workdir, wanted, head)
-        unproven = [(rel, sha) for rel, sha in self._checkpoints if sha in missing]
+        unproven = self.unreached_checkpoints(head, proven or set())
         if unproven and gitcli.is_shallow(workdir):
             raise EnvironmentFailure("SHALLOW_CLONE", SHALLOW_FIX)
+        self.unproven_checkpoints(rev, unproven)
+
+    def unreached_checkpoints(self, head: str, proven: set[str]) -> list[tuple[str, str]]:
+        """(record, checkpoint) pairs whose checkpoint is neither proven already nor reachable
+        from ``head`` (one history walk for all of them)."""
+        wanted = {sha for _rel, sha in self._checkpoints} - proven
+        missing = gitcli.unreachable(self.workdir, wanted, head)
+        return [(rel, sha) for rel, sha in self._checkpoints if sha in missing]
+
+    def unproven_checkpoints(self, rev: str, unproven: list[tuple[str, str]]) -> None:
+        """A finding per checkpoint not reached from REV: rewritten history when the commit
+        exists, a missing commit otherwise."""
+        workdir = self.workdir
         for rel, sha in unproven:
             if gitcli.commit_exists(workdir, sha):
                 self.add(
@@ -528,10 +544,16 @@ def verify(repo: Repo, rev: str = "HEAD", *, cache: bool = False) -> Report:
     verifier.history(rev, proven)
     report.findings.sort(key=lambda f: (f.path, f.rule))
     if cache and report.rev is not None:
-        flagged = {f.path for f in report.findings}
-        clean = {rel: key for rel, key in keys.items() if rel not in flagged}
-        verify_cache.save(repo.common_dir, repo.workdir, rules, report.rev, clean)
+        _save_clean_records(repo, rules, report, keys)
     return report
+
+
+def _save_clean_records(repo: Repo, rules: str, report: Report, keys: dict[str, str]) -> None:
+    """Remember in the cache the keys of the records no finding names, proven for ``report.rev``."""
+    assert report.rev is not None  # the caller saves only for a resolved commit
+    flagged = {f.path for f in report.findings}
+    clean = {rel: key for rel, key in keys.items() if rel not in flagged}
+    verify_cache.save(repo.common_dir, repo.workdir, rules, report.rev, clean)
 
 
 def _load_cache(repo: Repo, rev: str, report: Report) -> tuple[str, dict[str, str]]:
