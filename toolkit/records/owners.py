@@ -30,6 +30,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
@@ -184,21 +185,11 @@ def _refresh_index(layout: Layout) -> None:
 
     registry, index_path = layout.owners_registry, layout.local / INDEX_FILE
     try:
-        before = os.stat(registry, follow_symlinks=False)
-        raw = read_regular(
-            registry, limit=MAX_REGISTRY_BYTES, what="the writer registry", follow_symlinks=False
-        )
-        after = os.stat(registry, follow_symlinks=False)
-        if raw is None or (before.st_ino, before.st_mtime_ns) != (after.st_ino, after.st_mtime_ns):
+        read = _steady_registry_bytes(registry)
+        if read is None:
             return
-        try:
-            old = read_regular(
-                index_path, limit=MAX_REGISTRY_BYTES, what="the index", follow_symlinks=False, missing_ok=True
-            )
-        except FileRefused:
-            old = None  # a symlink or not a file: replaced below
-        current = None if old is None else decode_index(old)
-        if current is not None and current.bound_to(raw, after.st_mtime_ns, after.st_ino):
+        raw, after = read
+        if _index_bound(index_path, raw, after):
             return
         leases = _leases_from(loads_bounded(raw, what="the writer registry", strict=False))
         encoded = encode_index(
@@ -211,6 +202,30 @@ def _refresh_index(layout: Layout) -> None:
         atomic_write(index_path, encoded)
     except (OSError, FileRefused, EnvironmentFailure):
         return  # not valid, or not readable: no index, and the readers report the registry
+
+
+def _steady_registry_bytes(registry: Path) -> tuple[bytes, os.stat_result] | None:
+    """The registry's bytes and its status after the read, or None when it is missing or was
+    replaced or changed while it was read."""
+    before = os.stat(registry, follow_symlinks=False)
+    raw = read_regular(registry, limit=MAX_REGISTRY_BYTES, what="the writer registry", follow_symlinks=False)
+    after = os.stat(registry, follow_symlinks=False)
+    if raw is None or (before.st_ino, before.st_mtime_ns) != (after.st_ino, after.st_mtime_ns):
+        return None
+    return raw, after
+
+
+def _index_bound(index_path: Path, raw: bytes, after: os.stat_result) -> bool:
+    """The index on disk decodes and is bound to exactly these registry bytes (a symlink or a
+    non-file there is not an index)."""
+    try:
+        old = read_regular(
+            index_path, limit=MAX_REGISTRY_BYTES, what="the index", follow_symlinks=False, missing_ok=True
+        )
+    except FileRefused:
+        return False  # a symlink or not a file: replaced by the caller
+    current = None if old is None else decode_index(old)
+    return current is not None and current.bound_to(raw, after.st_mtime_ns, after.st_ino)
 
 
 def _live(leases: Sequence[Lease], now: datetime) -> list[Lease]:
@@ -304,16 +319,8 @@ def acquire(
     safe_segment(lineage_id, "lineage_id")
     if isinstance(minutes, bool) or not isinstance(minutes, int) or not 1 <= minutes <= MAX_LEASE_MINUTES:
         raise InvalidInput("INVALID_LEASE_MINUTES", f"the lease must be 1..{MAX_LEASE_MINUTES} minutes")
-    files = list(owned_files)
-    globs = check_globs(list(owned_globs))
-    if len(files) + len(globs) > MAX_PATHS:
-        raise InvalidInput("TOO_MANY_PATHS", f"at most {MAX_PATHS} owned paths per lease")
     canon = Canonicalizer(str(layout.workdir))
-    for path in files:
-        canon.key(path)  # validates (INVALID_OWNERSHIP_PATH, exit 2) before anything is locked or written
-    resolved = expand_globs(globs, tracked_files or []) if globs else []
-    if not files and not globs:
-        raise InvalidInput("WRITER_SCOPE_REQUIRED", "a writer must own at least one path or glob")
+    files, globs, resolved = _checked_scope(canon, owned_files, owned_globs, tracked_files)
     lease = Lease(
         lineage_id=lineage_id,
         owned_files=tuple(dict.fromkeys(files)),
@@ -331,6 +338,27 @@ def acquire(
             raise OwnershipConflict(*conflict)
         _write(layout, [*held, lease])
     return lease
+
+
+def _checked_scope(
+    canon: Canonicalizer,
+    owned_files: Sequence[str],
+    owned_globs: Sequence[str],
+    tracked_files: Sequence[str] | None,
+) -> tuple[list[str], list[str], list[str]]:
+    """(files, globs, tracked files the globs match) of a proposed scope, validated before
+    anything is locked or written: valid globs, at most MAX_PATHS entries, valid paths
+    (INVALID_OWNERSHIP_PATH, exit 2), and at least one path or glob, in that order."""
+    files = list(owned_files)
+    globs = check_globs(list(owned_globs))
+    if len(files) + len(globs) > MAX_PATHS:
+        raise InvalidInput("TOO_MANY_PATHS", f"at most {MAX_PATHS} owned paths per lease")
+    for path in files:
+        canon.key(path)
+    resolved = expand_globs(globs, tracked_files or []) if globs else []
+    if not files and not globs:
+        raise InvalidInput("WRITER_SCOPE_REQUIRED", "a writer must own at least one path or glob")
+    return files, globs, resolved
 
 
 def release(layout: Layout, lineage_id: str, *, now: datetime | None = None) -> bool:
