@@ -172,31 +172,40 @@ def _coder(c: _Checker, answer: dict[str, Any]) -> None:
 
 
 def _tester(c: _Checker, answer: dict[str, Any]) -> None:
-    cases = answer.get("case_verdicts")
-    failing_cases: set[str] = set()
-    if not isinstance(cases, list):
-        c.add("case_verdicts", "type", "must be a list")
-    else:
-        for i, item in enumerate(cases):
-            if (
-                not isinstance(item, dict)
-                or set(item) != {"case", "verdict"}
-                or item["verdict"] not in VERDICTS
-            ):
-                c.add(f"case_verdicts[{i}]", "type", "must be {case, verdict} with a known verdict")
-            elif c.text(item["case"], f"case_verdicts[{i}].case") and item["verdict"] == "fail":
-                failing_cases.add(item["case"])
-    counts = answer.get("counts")
-    if not isinstance(counts, dict) or set(counts) != {"passed", "failed", "blocked", "skipped"}:
-        c.add("counts", "type", "must have exactly passed, failed, blocked, skipped")
-    elif all(c.int_(counts[k], f"counts.{k}") for k in counts) and counts["failed"] != len(failing_cases):
-        c.add("counts.failed", "consistency", "differs from the failing case verdicts")
+    failing_cases = _failing_cases(c, answer.get("case_verdicts"))
+    _check_counts(c, answer.get("counts"), failing_cases)
     c.strings(answer.get("evidence_paths"), "evidence_paths")
     failing = answer.get("failing_ids")
     c.strings(failing, "failing_ids")
     if isinstance(failing, list) and set(failing) != failing_cases:
         c.add("failing_ids", "consistency", "differs from the failing case verdicts")
-    failures = answer.get("failures", [])
+    _check_failure_entries(c, answer.get("failures", []), failing_cases)
+
+
+def _failing_cases(c: _Checker, cases: Any) -> set[str]:
+    """The cases ``case_verdicts`` marks ``fail``; each malformed verdict is a finding."""
+    failing_cases: set[str] = set()
+    if not isinstance(cases, list):
+        c.add("case_verdicts", "type", "must be a list")
+        return failing_cases
+    for i, item in enumerate(cases):
+        if not isinstance(item, dict) or set(item) != {"case", "verdict"} or item["verdict"] not in VERDICTS:
+            c.add(f"case_verdicts[{i}]", "type", "must be {case, verdict} with a known verdict")
+        elif c.text(item["case"], f"case_verdicts[{i}].case") and item["verdict"] == "fail":
+            failing_cases.add(item["case"])
+    return failing_cases
+
+
+def _check_counts(c: _Checker, counts: Any, failing_cases: set[str]) -> None:
+    """``counts`` has exactly the four counts, and ``failed`` matches the failing case verdicts."""
+    if not isinstance(counts, dict) or set(counts) != {"passed", "failed", "blocked", "skipped"}:
+        c.add("counts", "type", "must have exactly passed, failed, blocked, skipped")
+    elif all(c.int_(counts[k], f"counts.{k}") for k in counts) and counts["failed"] != len(failing_cases):
+        c.add("counts.failed", "consistency", "differs from the failing case verdicts")
+
+
+def _check_failure_entries(c: _Checker, failures: Any, failing_cases: set[str]) -> None:
+    """``failures`` is a list of well-formed failure entries covering every failing case."""
     if not isinstance(failures, list):
         c.add("failures", "type", "must be a list")
         return
@@ -210,7 +219,18 @@ def _tester(c: _Checker, answer: dict[str, Any]) -> None:
 def _reviewer(c: _Checker, answer: dict[str, Any], order: list[str]) -> None:
     if order and order[0] != "findings":
         c.add("findings", "order", "findings must come first")
-    findings = answer.get("findings")
+    blocking = _blocking_findings(c, answer.get("findings"))
+    if answer.get("verdict") not in REVIEW_VERDICTS:
+        c.add("verdict", "type", "must be approve, request_changes or blocked")
+    if c.int_(answer.get("blocking_count"), "blocking_count") and answer["blocking_count"] != blocking:
+        c.add("blocking_count", "consistency", "differs from the blocking findings")
+    if answer.get("verdict") == "approve" and blocking:
+        c.add("verdict", "consistency", "approve with blocking findings")
+    c.strings(answer.get("reviewed_scope"), "reviewed_scope")
+
+
+def _blocking_findings(c: _Checker, findings: Any) -> int:
+    """How many findings are blocking; each malformed finding is a finding of its own."""
     blocking = 0
     if not isinstance(findings, list):
         c.add("findings", "type", "must be a list")
@@ -235,22 +255,11 @@ def _reviewer(c: _Checker, answer: dict[str, Any], order: list[str]) -> None:
             blocking += item["blocking"] is True
             c.text(item["severity"], f"{path}.severity")
             c.text(item["summary"], f"{path}.summary")
-    if answer.get("verdict") not in REVIEW_VERDICTS:
-        c.add("verdict", "type", "must be approve, request_changes or blocked")
-    if c.int_(answer.get("blocking_count"), "blocking_count") and answer["blocking_count"] != blocking:
-        c.add("blocking_count", "consistency", "differs from the blocking findings")
-    if answer.get("verdict") == "approve" and blocking:
-        c.add("verdict", "consistency", "approve with blocking findings")
-    c.strings(answer.get("reviewed_scope"), "reviewed_scope")
+    return blocking
 
 
-def check_output(role: str, answer: object, *, key_order: list[str] | None = None) -> list[Finding]:
-    """All broken rules of ``answer`` for ``role`` (empty when it is a valid compact answer)."""
-    if role not in ROLES:
-        raise ValueError("unknown role")
-    c = _Checker()
-    if not isinstance(answer, dict):
-        return [Finding("$", "type", "the answer must be one JSON object")]
+def _check_keys(c: _Checker, role: str, answer: dict[str, Any]) -> None:
+    """The answer holds no key outside the role's compact schema and every required one."""
     shape = SHAPES[role]
     optional = OPTIONAL_KEYS.get(role, frozenset())
     if set(answer) - set(shape):
@@ -260,6 +269,16 @@ def check_output(role: str, answer: object, *, key_order: list[str] | None = Non
     for key in shape:
         if key not in answer and key not in optional:
             c.add(key, "missing", "is required")
+
+
+def check_output(role: str, answer: object, *, key_order: list[str] | None = None) -> list[Finding]:
+    """All broken rules of ``answer`` for ``role`` (empty when it is a valid compact answer)."""
+    if role not in ROLES:
+        raise ValueError("unknown role")
+    c = _Checker()
+    if not isinstance(answer, dict):
+        return [Finding("$", "type", "the answer must be one JSON object")]
+    _check_keys(c, role, answer)
     if role in ("analyst", "planner"):
         _plan(c, answer)
     elif role == "coder":
