@@ -54,14 +54,7 @@ def _check_tree(value: object, label: str = "packet") -> None:
         current, depth = stack.pop()
         if depth > MAX_JSON_DEPTH:
             raise PacketError(f"{label} exceeds the maximum JSON nesting depth")
-        if isinstance(current, str):
-            _check_unicode(current)
-        elif isinstance(current, bool) or current is None or isinstance(current, int):
-            continue
-        elif isinstance(current, float):
-            if not math.isfinite(current):
-                raise PacketError("packet must contain strict JSON numbers")
-        elif isinstance(current, dict):
+        if isinstance(current, dict):
             for key, child in current.items():
                 if not isinstance(key, str):
                     raise PacketError("packet object keys must be strings")
@@ -70,7 +63,20 @@ def _check_tree(value: object, label: str = "packet") -> None:
         elif isinstance(current, list):
             stack.extend((child, depth + 1) for child in current)
         else:
-            raise PacketError("packet must contain only JSON values")
+            _check_scalar(current)
+
+
+def _check_scalar(value: object) -> None:
+    """A JSON scalar: an encodable string, a boolean, null, an integer or a finite float."""
+    if isinstance(value, str):
+        _check_unicode(value)
+    elif isinstance(value, bool) or value is None or isinstance(value, int):
+        return
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise PacketError("packet must contain strict JSON numbers")
+    else:
+        raise PacketError("packet must contain only JSON values")
 
 
 def _check_unicode(text: str) -> None:
@@ -92,6 +98,19 @@ def _check_prefix(stable: object) -> dict[str, str]:
 def _check_dynamic(dynamic: object, identity: dict[str, str]) -> dict[str, Any]:
     if not isinstance(dynamic, dict):
         raise PacketError("dynamic_packet must be a JSON object")
+    _check_dynamic_keys(dynamic)
+    for field in _TEXT_FIELDS:
+        if not _nonempty_text(dynamic[field]):
+            raise PacketError(f"dynamic_packet.{field} must be a non-empty string")
+    for field in ("workflow", "stage", "role"):
+        if dynamic[field] != identity[field]:
+            raise PacketError(f"dynamic_packet.{field} must match --{field}")
+    _check_dynamic_structures(dynamic)
+    return dict(dynamic)
+
+
+def _check_dynamic_keys(dynamic: dict[Any, Any]) -> None:
+    """Every required key present (the missing ones named), no key outside the schema."""
     missing = [key for key in DYNAMIC_REQUIRED if key not in dynamic]
     if missing:
         raise PacketError("dynamic_packet requires: " + ", ".join(missing))
@@ -99,12 +118,10 @@ def _check_dynamic(dynamic: object, identity: dict[str, str]) -> dict[str, Any]:
     if any(key not in allowed for key in dynamic):
         # Unknown key names are packet content; they are not echoed.
         raise PacketError("dynamic_packet contains unsupported fields")
-    for field in _TEXT_FIELDS:
-        if not _nonempty_text(dynamic[field]):
-            raise PacketError(f"dynamic_packet.{field} must be a non-empty string")
-    for field in ("workflow", "stage", "role"):
-        if dynamic[field] != identity[field]:
-            raise PacketError(f"dynamic_packet.{field} must match --{field}")
+
+
+def _check_dynamic_structures(dynamic: dict[Any, Any]) -> None:
+    """``identifiers`` (and ``context`` when present) are objects; ``constraints`` non-empty strings."""
     if not isinstance(dynamic["identifiers"], dict):
         raise PacketError("dynamic_packet.identifiers must be a JSON object")
     constraints = dynamic["constraints"]
@@ -112,7 +129,6 @@ def _check_dynamic(dynamic: object, identity: dict[str, str]) -> dict[str, Any]:
         raise PacketError("dynamic_packet.constraints must be a list of strings, each non-empty")
     if "context" in dynamic and not isinstance(dynamic["context"], dict):
         raise PacketError("dynamic_packet.context must be a JSON object")
-    return dict(dynamic)
 
 
 def validate_adapter_input(
