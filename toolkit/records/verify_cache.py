@@ -26,7 +26,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import toolkit
 from toolkit.core.errors import ToolkitError
@@ -96,16 +96,27 @@ def load(common_dir: Path, workdir: Path, rules: str) -> tuple[str, dict[str, st
         )
     except (FileRefused, ToolkitError, OSError, ValueError, RecursionError):
         return None
+    return _cache_contents(data, workdir, rules)
+
+
+def _cache_contents(data: object, workdir: Path, rules: str) -> tuple[str, dict[str, str]] | None:
+    """(proven head, records) of a decoded cache of this version, rule set and work tree whose
+    head is a full commit id and whose records map strings to strings; None otherwise."""
     if not isinstance(data, dict) or data.get("version") != VERSION:
         return None
-    head, records = data.get("head"), data.get("records")
     if data.get("rules") != rules or data.get("workdir") != str(workdir):
         return None
-    if not isinstance(head, str) or len(head) != 40 or not isinstance(records, dict):
-        return None
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in records.items()):
+    head, records = data.get("head"), data.get("records")
+    if not isinstance(head, str) or len(head) != 40 or not _str_map(records):
         return None
     return head, records
+
+
+def _str_map(value: object) -> TypeGuard[dict[str, str]]:
+    """A dict from strings to strings."""
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    )
 
 
 def save(common_dir: Path, workdir: Path, rules: str, head: str, records: dict[str, str]) -> None:
