@@ -59,24 +59,40 @@ def decision_from_policy(policy: Any) -> dict[str, Any]:
     Facts are resolved here with the same pure function the runtime uses; a given decision is
     checked for shape and consistency, so a hand-edited "write_prohibited but writes" is refused.
     """
+    policy = _unframed(policy)
+    if isinstance(policy, Mapping) and set(policy) == {"input"}:
+        return _resolve_facts(policy["input"])
+    if not _decision_shaped(policy):
+        _bad()
+    _check_consistent(policy["mode"], policy["write_prohibited"], policy["writes"])
+    return {
+        "mode": policy["mode"],
+        "write_prohibited": policy["write_prohibited"],
+        "writes": dict(policy["writes"]),
+    }
+
+
+def _unframed(policy: Any) -> Any:
+    """The decision inside a successful ``result-policy`` runtime frame; anything else as given."""
     if (
         isinstance(policy, Mapping)
         and policy.get("ok") is True
         and policy.get("operation") == "result-policy"
     ):
-        policy = policy.get("result")
-    if isinstance(policy, Mapping) and set(policy) == {"input"}:
-        return _resolve_facts(policy["input"])
-    if not _decision_shaped(policy):
-        _bad()
-    mode, prohibited, writes = policy["mode"], policy["write_prohibited"], policy["writes"]
+        return policy.get("result")
+    return policy
+
+
+def _check_consistent(mode: str, prohibited: bool, writes: Mapping[str, bool]) -> None:
+    """A well-shaped decision must also agree with itself: write-prohibited means ephemeral with
+    no writes, an artifact is written exactly for an artifact decision, a durable one writes its
+    handoff (checked in that order)."""
     if prohibited and (mode != "ephemeral" or any(writes.values())):
         raise InvalidInput("POLICY_INVALID", "a write-prohibited decision must be ephemeral with no writes")
     if writes["artifact"] != (mode == "artifact" and not prohibited):
         raise InvalidInput("POLICY_INVALID", "an artifact is written exactly when the decision is artifact")
     if mode == "durable" and not writes["handoff"]:
         raise InvalidInput("POLICY_INVALID", "a durable decision writes its handoff")
-    return {"mode": mode, "write_prohibited": prohibited, "writes": dict(writes)}
 
 
 def _resolve_facts(facts: Any) -> dict[str, Any]:
