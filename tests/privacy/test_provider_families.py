@@ -389,7 +389,7 @@ GATED: list[tuple[str, str, str]] = [
     ("dynatrace-token", "token = {}", "headers = {{'Authorization': 'Api-Token {}'}}"),
     ("notion-token", "token = {}", "from notion_client import Client  # Notion\ntoken = {}"),
 ]
-_GATED_MAKERS = {
+_GATED_MAKERS: dict[str, Callable[[], str]] = {
     "azure-storage-account-key": azure_key,
     "telegram-bot-token": lambda: digits(10) + ":AA" + rnd(33, URLSAFE),
     "mailchimp-api-key": lambda: rnd(32, HEX) + "-us" + str(R.randint(1, 21)),
