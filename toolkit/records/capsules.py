@@ -19,7 +19,7 @@ from toolkit.infra import confined
 from toolkit.infra.confined import resolve_inside
 from toolkit.infra.paths import Canonicalizer
 from toolkit.infra.store import read_json_file
-from toolkit.runtime.capsule import prepare_capsule
+from toolkit.runtime.capsule import Prepared, prepare_capsule
 from toolkit.runtime.capsule_rules import ARTIFACT_BOUNDARY, artifact_paths, explain_schema
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 
@@ -141,15 +141,7 @@ def seal_file(
         raise schema_error(capsule, str(source))
     sha = repo.resolve_commit(checkpoint)
     bound = {**capsule, "checkpoint_sha": sha}
-    roots = artifact_roots if artifact_roots is not None else ([ARTIFACT_BOUNDARY] if artifact_path else [])
-    try:
-        prepared = prepare_capsule(
-            bound, max_bytes=max_bytes, artifact_path=artifact_path, artifact_roots=roots
-        )
-    except RuntimeOpError as exc:
-        if exc.code == "CAPSULE_SCHEMA_INVALID":
-            raise schema_error(bound, str(source)) from None
-        raise as_toolkit_error(exc) from None
+    prepared = _prepare(bound, source, max_bytes, artifact_path, artifact_roots)
     sealed = prepared.capsule
     _canonical_paths(workdir, sealed)
     size = len(canonical_bytes(sealed))
@@ -157,7 +149,32 @@ def seal_file(
         return SealOutcome(
             sealed, sha, size, artifact_ref=prepared.artifact_ref, artifact_digest=prepared.artifact_digest
         )
+    return _store_sealed(repo, prepared, sha, size)
 
+
+def _prepare(
+    bound: dict[str, Any],
+    source: Path,
+    max_bytes: int | None,
+    artifact_path: str | None,
+    artifact_roots: list[str] | None,
+) -> Prepared:
+    """The runtime's capsule pipeline on a bound capsule (artifacts under the default boundary
+    unless roots are given); a schema refusal names the source file, other codes keep theirs."""
+    roots = artifact_roots if artifact_roots is not None else ([ARTIFACT_BOUNDARY] if artifact_path else [])
+    try:
+        return prepare_capsule(bound, max_bytes=max_bytes, artifact_path=artifact_path, artifact_roots=roots)
+    except RuntimeOpError as exc:
+        if exc.code == "CAPSULE_SCHEMA_INVALID":
+            raise schema_error(bound, str(source)) from None
+        raise as_toolkit_error(exc) from None
+
+
+def _store_sealed(repo: Repo, prepared: Prepared, sha: str, size: int) -> SealOutcome:
+    """Write the sealed capsule (and its artifact first, unless the same bytes are there) inside
+    the work tree, every destination checked before the first byte is written."""
+    workdir = repo.workdir
+    sealed = prepared.capsule
     layout = repo.layout
     capsule_target = safe_destination(workdir, layout.capsule_path(sealed["workgroup_id"], sealed["task_id"]))
     artifact_target = None
