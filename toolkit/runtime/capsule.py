@@ -154,7 +154,15 @@ def prepare_capsule(
     prepared = seal(capsule)
     if sealed_size(prepared) <= limit:
         return _final(prepared)
+    return _externalized(prepared, artifact_path, roots, limit)
 
+
+def _externalized(
+    prepared: dict[str, Any], artifact_path: str | None, roots: list[str], limit: int
+) -> Prepared:
+    """An oversized capsule with its evidence moved to a content-addressed artifact under an
+    authorized root; ``CAPSULE_MANDATORY_OVERFLOW`` when there is no evidence or path to move it
+    to, or the capsule is still too large without it."""
     evidence = prepared.get("evidence")
     if not (isinstance(evidence, list) and evidence and artifact_path is not None):
         raise RuntimeOpError("CAPSULE_MANDATORY_OVERFLOW")

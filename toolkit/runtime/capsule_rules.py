@@ -128,30 +128,33 @@ def schema_problems(capsule: Any) -> list[str]:
         return ["$"]
     problems = [f"unknown:{key}" for key in capsule if key not in REQUIRED_KEYS and key not in OPTIONAL_KEYS]
     problems += [f"missing:{key}" for key in REQUIRED_KEYS if key not in capsule]
-    checks: dict[str, Any] = {
-        "schema": lambda v: v == CAPSULE_SCHEMA_ID and isinstance(v, str),
-        "task_id": _is_id,
-        "workgroup_id": _is_id,
-        "phase": lambda v: isinstance(v, str) and v in PHASES,
-        "objective": lambda v: _is_str(v, 1, 4096),
-        "node_ids": lambda v: _str_list(v, 64, 128, unique=True),
-        "owned_files": lambda v: _str_list(v, 64, 512, unique=True),
-        "read_files": lambda v: _str_list(v, 128, 512, unique=True),
-        "specs": lambda v: _objects(v, 64, _spec_ok),
-        "approved_decisions": lambda v: _str_list(v, 128, 2048, unique=False),
-        "checkpoint_sha": lambda v: v is None or _is_str(v, 7, None),
-        "failures": lambda v: _objects(v, 64, _failure_ok),
-        "risks": lambda v: _str_list(v, 128, 2048, unique=False),
-        "constraints": lambda v: _str_list(v, 128, 2048, unique=False),
-        "next_action": lambda v: _is_str(v, 1, 2048),
-        "evidence": lambda v: _objects(v, 128, _evidence_ok),
-        "artifact_refs": lambda v: _str_list(v, 128, 512, unique=True),
-        "capsule_hash": lambda v: isinstance(v, str) and HASH_PATTERN.match(v) is not None,
-    }
-    for key, check in checks.items():
-        if key in capsule and not check(capsule[key]):
-            problems.append(f"invalid:{key}")
+    problems += [
+        f"invalid:{key}" for key, check in _FIELD_CHECKS.items() if key in capsule and not check(capsule[key])
+    ]
     return problems
+
+
+# the closed schema's rule of each field, in the order problems are reported
+_FIELD_CHECKS: dict[str, Any] = {
+    "schema": lambda v: v == CAPSULE_SCHEMA_ID and isinstance(v, str),
+    "task_id": _is_id,
+    "workgroup_id": _is_id,
+    "phase": lambda v: isinstance(v, str) and v in PHASES,
+    "objective": lambda v: _is_str(v, 1, 4096),
+    "node_ids": lambda v: _str_list(v, 64, 128, unique=True),
+    "owned_files": lambda v: _str_list(v, 64, 512, unique=True),
+    "read_files": lambda v: _str_list(v, 128, 512, unique=True),
+    "specs": lambda v: _objects(v, 64, _spec_ok),
+    "approved_decisions": lambda v: _str_list(v, 128, 2048, unique=False),
+    "checkpoint_sha": lambda v: v is None or _is_str(v, 7, None),
+    "failures": lambda v: _objects(v, 64, _failure_ok),
+    "risks": lambda v: _str_list(v, 128, 2048, unique=False),
+    "constraints": lambda v: _str_list(v, 128, 2048, unique=False),
+    "next_action": lambda v: _is_str(v, 1, 2048),
+    "evidence": lambda v: _objects(v, 128, _evidence_ok),
+    "artifact_refs": lambda v: _str_list(v, 128, 512, unique=True),
+    "capsule_hash": lambda v: isinstance(v, str) and HASH_PATTERN.match(v) is not None,
+}
 
 
 FILLED_IN = ("checkpoint_sha", "capsule_hash")  # `workgroup capsule seal` sets these
@@ -257,16 +260,22 @@ def explain_schema(capsule: Any, *, sealed: bool) -> list[str]:
     if not isinstance(capsule, dict):
         return ["$: must be a JSON object (a capsule)"]
     out = [_unknown_field(key) for key in capsule if key not in REQUIRED_KEYS and key not in OPTIONAL_KEYS]
-    out += [
-        f"$.{key}: required"
-        for key in REQUIRED_KEYS
-        if key not in capsule and (sealed or key not in FILLED_IN)
-    ]
+    out += _missing_fields(capsule, sealed)
     out += [problem for key, value in capsule.items() if (problem := _field_problem(key, value))]
     if not out:  # never less precise than the closed schema itself
         candidate = {"checkpoint_sha": None, "capsule_hash": "sha256:" + "0" * 64, **capsule}
         out = [f"$.{p.partition(':')[2]}: does not match the schema" for p in schema_problems(candidate)]
     return out
+
+
+def _missing_fields(capsule: dict[str, Any], sealed: bool) -> list[str]:
+    """``$.field: required`` for each required field left out (unsealed input may leave out
+    the fields sealing fills in)."""
+    return [
+        f"$.{key}: required"
+        for key in REQUIRED_KEYS
+        if key not in capsule and (sealed or key not in FILLED_IN)
+    ]
 
 
 def assert_schema(capsule: Any, *, sealed: bool) -> None:
