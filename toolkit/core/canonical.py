@@ -44,15 +44,26 @@ def js_number_text(value: int | float) -> str:
         raise ValueError("non-finite number")
     if number == 0:
         return "0"  # JSON.stringify(-0) is "0"
-    text = repr(abs(number))
-    mantissa, _, exponent = text.partition("e")
+    digits, point = _shortest_digits(abs(number))
+    return ("-" if number < 0 else "") + _place_point(digits, point)
+
+
+def _shortest_digits(magnitude: float) -> tuple[str, int]:
+    """(significant digits, decimal point position) of the shortest round-trip form of a
+    positive double: ``0.0125`` is ``("125", -1)``, ``1.5e+20`` is ``("15", 21)``."""
+    mantissa, _, exponent = repr(magnitude).partition("e")
     whole, _, fraction = mantissa.partition(".")
     digits = whole + fraction
     point = len(whole) + (int(exponent) if exponent else 0)
     stripped = digits.lstrip("0")
     point -= len(digits) - len(stripped)
-    digits = stripped.rstrip("0")
-    k, n = len(digits), point
+    return stripped.rstrip("0"), point
+
+
+def _place_point(digits: str, n: int) -> str:
+    """The digits written as ECMAScript's Number::toString places them around the point ``n``:
+    an integer up to 21 digits, a plain fraction down to 1e-6, exponent notation otherwise."""
+    k = len(digits)
     if k <= n <= 21:
         body = digits + "0" * (n - k)
     elif 0 < n <= 21:
@@ -64,7 +75,7 @@ def js_number_text(value: int | float) -> str:
         body = (
             (digits[0] + ("." + digits[1:] if k > 1 else "")) + "e" + ("+" if e >= 0 else "-") + str(abs(e))
         )
-    return ("-" if number < 0 else "") + body
+    return body
 
 
 def _string_text(value: str) -> str:
@@ -85,27 +96,38 @@ def _key_order(keys: list[str]) -> list[str]:
     return indexes + [k for k in ordered if not _is_array_index(k)]
 
 
+def _write_object(value: dict[Any, Any], drop_key: str | None, out: list[str]) -> None:
+    """An object with its keys in JavaScript's order (``drop_key`` left out); a key that is not
+    a string is a ``TypeError``."""
+    out.append("{")
+    first = True
+    for key in _key_order([k for k in value if k != drop_key]):
+        if not isinstance(key, str):
+            raise TypeError("object keys must be strings")
+        if not first:
+            out.append(",")
+        first = False
+        out.append(_string_text(key))
+        out.append(":")
+        _write(value[key], drop_key, out)
+    out.append("}")
+
+
+def _write_array(value: list[Any] | tuple[Any, ...], drop_key: str | None, out: list[str]) -> None:
+    """An array, its items in order."""
+    out.append("[")
+    for index, item in enumerate(value):
+        if index:
+            out.append(",")
+        _write(item, drop_key, out)
+    out.append("]")
+
+
 def _write(value: Any, drop_key: str | None, out: list[str]) -> None:
     if isinstance(value, dict):
-        out.append("{")
-        first = True
-        for key in _key_order([k for k in value if k != drop_key]):
-            if not isinstance(key, str):
-                raise TypeError("object keys must be strings")
-            if not first:
-                out.append(",")
-            first = False
-            out.append(_string_text(key))
-            out.append(":")
-            _write(value[key], drop_key, out)
-        out.append("}")
+        _write_object(value, drop_key, out)
     elif isinstance(value, (list, tuple)):
-        out.append("[")
-        for index, item in enumerate(value):
-            if index:
-                out.append(",")
-            _write(item, drop_key, out)
-        out.append("]")
+        _write_array(value, drop_key, out)
     elif isinstance(value, str):
         out.append(_string_text(value))
     elif value is None:
