@@ -94,18 +94,8 @@ def open_checked(
         if os.path.islink(path):
             raise FileRefused(NOT_FOUND, f"{what} is a symlink to nothing") from None
         raise FileRefused(NOT_FOUND, f"{what} does not exist") from None
-    except IsADirectoryError:
-        raise FileRefused(NOT_A_FILE, f"{what} is a directory") from None
-    except PermissionError:
-        raise FileRefused(UNREADABLE, f"{what} cannot be read (permission denied)") from None
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise FileRefused(NOT_A_FILE, f"{what} is a symlink, refused here") from None
-        if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket (or device) cannot be opened
-            raise FileRefused(NOT_A_FILE, f"{what} is not a regular file") from None
-        if exc.errno == errno.ENOTDIR:
-            raise FileRefused(NOT_FOUND, f"{what} does not exist") from None
-        raise FileRefused(UNREADABLE, f"{what} cannot be read") from None
+        raise _open_refusal(exc, what) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -114,6 +104,22 @@ def open_checked(
         os.close(fd)
         raise
     return fd, info
+
+
+def _open_refusal(exc: OSError, what: str) -> FileRefused:
+    """The refusal for a file that exists but cannot be opened: a directory, a symlink where
+    none is followed, a socket or device, a path through a non-directory, or no permission."""
+    if isinstance(exc, IsADirectoryError):
+        return FileRefused(NOT_A_FILE, f"{what} is a directory")
+    if isinstance(exc, PermissionError):
+        return FileRefused(UNREADABLE, f"{what} cannot be read (permission denied)")
+    if exc.errno == errno.ELOOP:
+        return FileRefused(NOT_A_FILE, f"{what} is a symlink, refused here")
+    if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket (or device) cannot be opened
+        return FileRefused(NOT_A_FILE, f"{what} is not a regular file")
+    if exc.errno == errno.ENOTDIR:
+        return FileRefused(NOT_FOUND, f"{what} does not exist")
+    return FileRefused(UNREADABLE, f"{what} cannot be read")
 
 
 def read_regular(
