@@ -128,6 +128,12 @@ def _previous_traces(otel_dir: Path) -> dict[str, Any]:
     traces = signals.get("traces") if isinstance(signals, dict) else None
     if not isinstance(traces, dict):
         return {}
+    return _carried_traces(traces)
+
+
+def _carried_traces(traces: dict[str, Any]) -> dict[str, Any]:
+    """What a new flusher keeps of an earlier traces entry: the last success time, and the last
+    error's string and integer fields."""
     error = traces.get("last_error")
     return {
         "last_success": traces["last_success"] if isinstance(traces.get("last_success"), str) else None,
@@ -153,6 +159,9 @@ class Flusher:
         # status.json's traces entry, carried over from the flusher before (last success, last error)
         self.traces: dict[str, Any] = {"state": None, "last_success": None, "last_error": None}
         self.traces.update(_previous_traces(otel_dir))
+        # the retry state of one run(): since when the collector refuses, and the current pause
+        self.failing_since: float | None = None
+        self.pause = 0.5
 
     def _connect(self) -> None:
 
@@ -230,10 +239,9 @@ class Flusher:
         delay = _env_seconds("OTEL_BSP_SCHEDULE_DELAY", 1.0)
         give_up = _env_seconds("OTEL_BSP_EXPORT_TIMEOUT", GIVE_UP_SECONDS)
         idle_since = time.monotonic()
-        failing_since: float | None = None
-        pause = 0.5
+        self.failing_since, self.pause = None, 0.5
         while True:
-            time.sleep(delay if failing_since is None else pause)
+            time.sleep(delay if self.failing_since is None else self.pause)
             rotate(self.dir)
             batches = self.pending()
             if not batches:
@@ -241,30 +249,42 @@ class Flusher:
                     return 0
                 continue
             idle_since = time.monotonic()
-            for batch in batches:
-                try:
-                    delivery = self.send(batch)
-                except (ToolkitError, ImportError, OSError, ValueError) as exc:
-                    # a missing extra, a bad endpoint or resource variable: keep the spool, and keep
-                    # the lock a while, so the calls meanwhile do not start a flusher each
-                    if isinstance(exc, ToolkitError):
-                        code, reason = exc.code, exc.message
-                    else:
-                        code, reason = type(exc).__name__, "the batch could not be read or mapped"
-                    self.report(code, reason)
-                    time.sleep(min(give_up, HOLD_ON_ERROR))
-                    return 1
-                if delivery is not None and not delivery.ok:
-                    failing_since = failing_since or time.monotonic()
-                    self.report("COLLECTOR_UNAVAILABLE", delivery.reason, delivery)
-                    if time.monotonic() - failing_since > give_up:
-                        return 1  # the spool stays; the next spooled record starts a new flusher
-                    pause = min(pause * 2, MAX_PAUSE)
-                    break
-                if delivery is not None or failing_since is not None:
-                    self.report(delivery=delivery)  # after every delivery: a recovery clears the error
-            else:
-                failing_since, pause = None, 0.5
+            code = self._send_pending(batches, give_up)
+            if code is not None:
+                return code
+
+    def _send_pending(self, batches: list[Path], give_up: float) -> int | None:
+        """Send the spooled batches in order. An exit code when the flusher stops (a batch that
+        cannot be sent, a collector refusing for longer than ``give_up``); None to go on: all
+        sent (the retry state cleared) or a refused delivery (retried after a doubled pause)."""
+        for batch in batches:
+            try:
+                delivery = self.send(batch)
+            except (ToolkitError, ImportError, OSError, ValueError) as exc:
+                return self._hold_after_error(exc, give_up)
+            if delivery is not None and not delivery.ok:
+                self.failing_since = self.failing_since or time.monotonic()
+                self.report("COLLECTOR_UNAVAILABLE", delivery.reason, delivery)
+                if time.monotonic() - self.failing_since > give_up:
+                    return 1  # the spool stays; the next spooled record starts a new flusher
+                self.pause = min(self.pause * 2, MAX_PAUSE)
+                return None
+            if delivery is not None or self.failing_since is not None:
+                self.report(delivery=delivery)  # after every delivery: a recovery clears the error
+        self.failing_since, self.pause = None, 0.5
+        return None
+
+    def _hold_after_error(self, exc: Exception, give_up: float) -> int:
+        """A batch that cannot be sent (a missing extra, a bad endpoint or resource variable):
+        report it, keep the spool, and keep the lock a while so the calls meanwhile do not start
+        a flusher each; exit code 1."""
+        if isinstance(exc, ToolkitError):
+            code, reason = exc.code, exc.message
+        else:
+            code, reason = type(exc).__name__, "the batch could not be read or mapped"
+        self.report(code, reason)
+        time.sleep(min(give_up, HOLD_ON_ERROR))
+        return 1
 
 
 def main(argv: list[str] | None = None) -> int:
