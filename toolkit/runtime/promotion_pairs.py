@@ -73,18 +73,10 @@ def _side(pair: dict[str, Any], name: str) -> dict[str, Any]:
 def _pair(raw: Any, seen: set[str]) -> Pair:
     if not isinstance(raw, dict):
         raise invalid_input()
-    pair_id = raw.get("id")
-    if not isinstance(pair_id, str) or not ANONYMOUS_CORPUS_ID.match(pair_id) or pair_id in seen:
-        raise invalid_input()
-    seen.add(pair_id)
+    pair_id = _new_pair_id(raw.get("id"), seen)
     if raw.get("stratum") not in STRATA:
         raise invalid_input()
-    provenance = raw.get("provenance")
-    measured = isinstance(provenance, dict) and (
-        provenance.get("kind") == "measured"
-        and provenance.get("empirical") is True
-        and provenance.get("promotion_authorized") is True
-    )
+    measured = _measured(raw.get("provenance"))
     base, cand = _side(raw, "baseline"), _side(raw, "candidate")
     base_cost = _metric(base.get("billed_cost"), positive=True, maximum=MAX_COST)
     next_cost = _metric(cand.get("billed_cost"), maximum=MAX_COST)
@@ -95,11 +87,7 @@ def _pair(raw: Any, seen: set[str]) -> Pair:
         for side, data in (("baseline", base), ("candidate", cand))
         for key in ("rework_rounds", "escaped_high_critical")
     }
-    reconciliation: float | None = None
-    provider, accounted = cand.get("provider_reported_total"), cand.get("event_accounted_total")
-    if provider is not None and accounted is not None:
-        total = _metric(provider, positive=True, integer=True)
-        reconciliation = abs(_metric(accounted, integer=True) - total) / total
+    reconciliation = _reconciliation_error(cand)
     return Pair(
         id=pair_id,
         stratum=raw["stratum"],
@@ -114,6 +102,33 @@ def _pair(raw: Any, seen: set[str]) -> Pair:
         new_escape=counts["candidate.escaped_high_critical"] > counts["baseline.escaped_high_critical"],
         reconciliation_error=reconciliation,
     )
+
+
+def _new_pair_id(pair_id: Any, seen: set[str]) -> str:
+    """An anonymous corpus id not used by an earlier pair (noted in ``seen``)."""
+    if not isinstance(pair_id, str) or not ANONYMOUS_CORPUS_ID.match(pair_id) or pair_id in seen:
+        raise invalid_input()
+    seen.add(pair_id)
+    return pair_id
+
+
+def _measured(provenance: Any) -> bool:
+    """Empirically measured provenance, authorized for promotion."""
+    return isinstance(provenance, dict) and (
+        provenance.get("kind") == "measured"
+        and provenance.get("empirical") is True
+        and provenance.get("promotion_authorized") is True
+    )
+
+
+def _reconciliation_error(cand: dict[str, Any]) -> float | None:
+    """The relative gap between the provider's reported total and the events' accounted total,
+    or None unless the candidate reports both."""
+    provider, accounted = cand.get("provider_reported_total"), cand.get("event_accounted_total")
+    if provider is None or accounted is None:
+        return None
+    total = _metric(provider, positive=True, integer=True)
+    return abs(_metric(accounted, integer=True) - total) / total
 
 
 def validate_pairs(pairs: Any) -> list[Pair]:
