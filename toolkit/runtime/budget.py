@@ -81,16 +81,7 @@ def evaluate_budget(used: Any, limit: Any, kind: str | None = None) -> dict[str,
         raise RuntimeOpError("INVALID_REQUEST")
     if used is not None and (_number(used) < 0):
         raise RuntimeOpError("INVALID_REQUEST")
-    if limit is None:
-        state, ratio = "UNBOUNDED", None
-    else:
-        used_n, limit_n = _number(used), _number(limit)
-        if limit_n <= 0:
-            raise RuntimeOpError("INVALID_REQUEST")
-        quotient = used_n / limit_n
-        if not math.isfinite(quotient):
-            raise RuntimeOpError("INVALID_REQUEST")
-        state, ratio = budget_state(quotient), _js_ratio(quotient)
+    state, ratio = ("UNBOUNDED", None) if limit is None else _bounded_state(used, limit)
     boundary = kind in ("safety", "authentication")
     actions = list(_BOUNDARY_HARD_ACTIONS if boundary and state == "HARD" else _EFFICIENCY_ACTIONS[state])
     result: dict[str, Any] = {
@@ -103,6 +94,18 @@ def evaluate_budget(used: Any, limit: Any, kind: str | None = None) -> dict[str,
         result["kind"] = kind
         result["pause"] = state == "HARD" and boundary
     return result
+
+
+def _bounded_state(used: Any, limit: Any) -> tuple[str, float | int]:
+    """(tier, ratio as JavaScript prints it) of ``used`` against a positive ``limit``; a limit
+    that is not positive or a ratio that is not finite is ``INVALID_REQUEST``."""
+    used_n, limit_n = _number(used), _number(limit)
+    if limit_n <= 0:
+        raise RuntimeOpError("INVALID_REQUEST")
+    quotient = used_n / limit_n
+    if not math.isfinite(quotient):
+        raise RuntimeOpError("INVALID_REQUEST")
+    return budget_state(quotient), _js_ratio(quotient)
 
 
 def op_budget(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
