@@ -55,15 +55,19 @@ def strata_table(pairs: list[Pair], required: list[str]) -> list[dict[str, Any]]
         if not members:
             table.append({"stratum": stratum, "n": 0})
             continue
-        table.append(
-            {
-                "stratum": stratum,
-                "n": len(members),
-                "median_cost_reduction": quantile([p.cost_reduction for p in members], 0.5),
-                "median_wall_time_reduction": quantile([p.wall_time_reduction for p in members], 0.5),
-                "quality_drop_points": (quantile([p.baseline_quality for p in members], 0.5) or 0)
-                - (quantile([p.candidate_quality for p in members], 0.5) or 0),
-                "new_high_critical_escapes": sum(p.new_escape for p in members),
-            }
-        )
+        table.append(_stratum_row(stratum, members))
     return table
+
+
+def _stratum_row(stratum: str, members: list[Pair]) -> dict[str, Any]:
+    """One stratum's report row: its size, median cost and wall-time reductions, quality drop
+    (an absent median counts as 0) and new high or critical escapes."""
+    return {
+        "stratum": stratum,
+        "n": len(members),
+        "median_cost_reduction": quantile([p.cost_reduction for p in members], 0.5),
+        "median_wall_time_reduction": quantile([p.wall_time_reduction for p in members], 0.5),
+        "quality_drop_points": (quantile([p.baseline_quality for p in members], 0.5) or 0)
+        - (quantile([p.candidate_quality for p in members], 0.5) or 0),
+        "new_high_critical_escapes": sum(p.new_escape for p in members),
+    }
