@@ -77,6 +77,26 @@ def _recommended(data: dict[str, Any]) -> Any:
     return None
 
 
+def _stage(value: Any) -> str:
+    """The rollout stage, ``off`` when absent; anything but a known stage is ``INVALID_REQUEST``."""
+    if value is None:
+        return "off"
+    if not isinstance(value, str) or value not in ROLLOUT_STATES:
+        raise RuntimeOpError("INVALID_REQUEST")
+    return value
+
+
+def _canary_draw(facts: dict[str, Any]) -> tuple[float, bool]:
+    """(bucket, execute) of a canary: the task's salted bucket, executed below the percent; a
+    bad percent, task id or salt is refused (checked in that order)."""
+    percent = _canary_percent(facts.get("canary_percent"))
+    task_id = facts.get("task_corpus_id")
+    if not isinstance(task_id, str) or not ANONYMOUS_CORPUS_ID.match(task_id):
+        raise RuntimeOpError("INVALID_REQUEST")
+    bucket = canary_bucket(task_id, _salt(facts.get("experiment_salt")))
+    return bucket, bucket < percent
+
+
 def select_rollout(input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002 - the reference's argument name
     """Resolve a rollout stage into what to record and what to execute.
 
@@ -86,11 +106,7 @@ def select_rollout(input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002 - the
     """
     if not isinstance(input, dict):
         raise RuntimeOpError("INVALID_REQUEST")
-    rollout = input.get("rollout")
-    if rollout is None:
-        rollout = "off"
-    if not isinstance(rollout, str) or rollout not in ROLLOUT_STATES:
-        raise RuntimeOpError("INVALID_REQUEST")
+    rollout = _stage(input.get("rollout"))
     actual = _optional_mode(input.get("actual_mode"))
     recommended = _optional_mode(_recommended(input))
     if rollout in EXECUTING_STAGES and recommended is None:
@@ -99,12 +115,7 @@ def select_rollout(input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002 - the
     execute = rollout == "on"
     bucket: float | None = None
     if rollout == "canary":
-        percent = _canary_percent(input.get("canary_percent"))
-        task_id = input.get("task_corpus_id")
-        if not isinstance(task_id, str) or not ANONYMOUS_CORPUS_ID.match(task_id):
-            raise RuntimeOpError("INVALID_REQUEST")
-        bucket = canary_bucket(task_id, _salt(input.get("experiment_salt")))
-        execute = bucket < percent
+        bucket, execute = _canary_draw(input)
 
     return {
         "rollout": rollout,
