@@ -27,19 +27,23 @@ def parse_rfc3339(value: object) -> datetime | None:
     if hour > 23 or minute > 59 or second > 59:
         # leap seconds (:60) are not representable; the reference refuses them too
         return None
-    if offset == "Z":
-        tz: timezone = UTC
-    else:
-        oh, om = int(offset[1:3]), int(offset[4:6])
-        if oh > 23 or om > 59:
-            return None
-        delta = timedelta(hours=oh, minutes=om)
-        tz = timezone(delta if offset[0] == "+" else -delta)
+    tz = UTC if offset == "Z" else _offset_zone(offset)
+    if tz is None:
+        return None
     micro = int((frac[1:] + "000000")[:6]) if frac else 0
     try:
         return datetime(year, month, day, hour, minute, second, micro, tzinfo=tz)
     except ValueError:  # Feb 31, Feb 29 in a common year, month 13 ...
         return None
+
+
+def _offset_zone(offset: str) -> timezone | None:
+    """The fixed zone of a ``+HH:MM`` / ``-HH:MM`` offset; None beyond 23 hours or 59 minutes."""
+    oh, om = int(offset[1:3]), int(offset[4:6])
+    if oh > 23 or om > 59:
+        return None
+    delta = timedelta(hours=oh, minutes=om)
+    return timezone(delta if offset[0] == "+" else -delta)
 
 
 def is_rfc3339(value: object) -> bool:
