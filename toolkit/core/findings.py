@@ -105,14 +105,7 @@ def emit(
     also writes each finding as a workflow annotation."""
 
     if as_json:
-        doc = {
-            "tool": tool,
-            "findings": [f.as_json() for f in findings],
-            "summary": summary_counts(
-                findings, **({"checked": checked} if checked is not None else {}), **(summary_extra or {})
-            ),
-        }
-        stdout.write(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
+        _write_json(tool, findings, stdout, checked, summary_extra)
     else:
         for f in findings:
             stdout.write(f.text() + "\n")
@@ -122,6 +115,25 @@ def emit(
         stderr.write(f"{tool}: {shown(notice)}\n")
     if not as_json or findings:
         stderr.write(summary_line(tool, findings, checked, unit) + "\n")
+
+
+def _write_json(
+    tool: str,
+    findings: list[Finding],
+    stdout: IO[str],
+    checked: int | None,
+    summary_extra: dict[str, Any] | None,
+) -> None:
+    """The ``--json`` document: the tool, every finding and the summary counts (with the number
+    checked when known, and the caller's extra summary fields)."""
+    doc = {
+        "tool": tool,
+        "findings": [f.as_json() for f in findings],
+        "summary": summary_counts(
+            findings, **({"checked": checked} if checked is not None else {}), **(summary_extra or {})
+        ),
+    }
+    stdout.write(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
 def _annotate(findings: list[Finding], stdout: IO[str]) -> None:
