@@ -164,6 +164,12 @@ def run_single(op: str, stdin: IO[bytes], out: IO[str], ctx: RuntimeContext) -> 
     return 0 if line.startswith('{"ok":true') else 1
 
 
+def _drain_line(stdin: IO[bytes], line: bytes) -> None:
+    """Read past the rest of an oversized line without keeping it (the rare path of a batch)."""
+    while line and not line.endswith(b"\n"):
+        line = stdin.readline(65536)
+
+
 def run_batch(op: str, stdin: IO[bytes], out: IO[str], ctx: RuntimeContext) -> int:
     """JSON Lines in, one answer line per non-empty input line, exit 1 if any failed."""
     status = 0
@@ -174,9 +180,7 @@ def run_batch(op: str, stdin: IO[bytes], out: IO[str], ctx: RuntimeContext) -> i
         if len(line) > MAX_REQUEST_BYTES + 1 or (
             len(line) == MAX_REQUEST_BYTES + 1 and not line.endswith(b"\n")
         ):
-            # drain the rest of the oversized line without keeping it
-            while line and not line.endswith(b"\n"):
-                line = stdin.readline(65536)
+            _drain_line(stdin, line)
             _emit(out, failure("REQUEST_TOO_LARGE"))
             status = 1
             continue
