@@ -190,20 +190,26 @@ def detect_layout(text: str) -> Layout:
         if not item or not re.match(r"[ \t]*-[ \t]+repo:", line):
             continue
         column = len(item.group(1)) + 1 + len(item.group(2))
-        hooks = "  "
-        for later in range(number + 1, len(lines)):
-            if re.match(rf"^[ \t]{{{column}}}hooks:[ \t]*(?:#.*)?$", lines[later]):
-                nxt = next(
-                    (x for x in lines[later + 1 :] if x.strip() and not x.lstrip().startswith("#")), ""
-                )
-                dash = re.match(r"^([ \t]*)-", nxt)
-                if dash:
-                    hooks = " " * max(0, len(dash.group(1)) - column)
-                break
-        return Layout(item.group(1), item.group(2), hooks)
-    indents = [len(x) - len(x.lstrip(" ")) for x in lines if x.strip() and not x.lstrip().startswith("#")]
+        return Layout(item.group(1), item.group(2), _hooks_indent(lines[number + 1 :], column))
+    indents = [len(x) - len(x.lstrip(" ")) for x in lines if _is_content(x)]
     step = min((i for i in indents if i > 0), default=2)
     return Layout(" " * step, " ", " " * step)
+
+
+def _is_content(line: str) -> bool:
+    """A line that is neither blank nor a comment."""
+    return bool(line.strip()) and not line.lstrip().startswith("#")
+
+
+def _hooks_indent(lines: list[str], column: int) -> str:
+    """How far the first item of the ``hooks:`` list (at ``column``, in ``lines``) is indented
+    beyond its key (default: 2 spaces)."""
+    for later, line in enumerate(lines):
+        if re.match(rf"^[ \t]{{{column}}}hooks:[ \t]*(?:#.*)?$", line):
+            nxt = next((x for x in lines[later + 1 :] if _is_content(x)), "")
+            dash = re.match(r"^([ \t]*)-", nxt)
+            return " " * max(0, len(dash.group(1)) - column) if dash else "  "
+    return "  "
 
 
 def _scalar(value: Any) -> str:
@@ -280,19 +286,25 @@ def _replace_item(text: str, line: int) -> tuple[list[str], int, int, str]:
     dash = re.match(r"^([ \t]*)-", lines[line])
     if not dash:
         raise _unmergeable("a repos item does not start on its own line")
-    column = len(dash.group(1))
-    end = line + 1
-    while end < len(lines):
-        body = lines[end]
-        if body.strip() and not body.lstrip().startswith("#") and len(body) - len(body.lstrip()) <= column:
-            break
-        end += 1
-    while end > line + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
-        end -= 1
+    end = _item_end(lines, line, len(dash.group(1)))
     first = line
     if first > 0 and lines[first - 1].strip() == MARKER:
         first -= 1
     return lines, first, end, dash.group(1)
+
+
+def _item_end(lines: list[str], line: int, column: int) -> int:
+    """The line after the repos item whose dash (at ``column``) is on ``line``: it ends before the
+    next content line indented no deeper, less the comments and blank lines just above that."""
+    end = line + 1
+    while end < len(lines):
+        body = lines[end]
+        if _is_content(body) and len(body) - len(body.lstrip()) <= column:
+            break
+        end += 1
+    while end > line + 1 and not _is_content(lines[end - 1]):
+        end -= 1
+    return end
 
 
 def python_pin(text: str | None) -> tuple[str | None, str]:
@@ -454,13 +466,18 @@ def merge_gitignore(text: str | None, cm: bool = False) -> tuple[str | None, str
     run-pointer and lock lines only when the project uses CM."""
     current = text or ""
     present = {line.strip() for line in current.splitlines()}
-    wanted = GITIGNORE_LINES + (CM_GITIGNORE_LINES if cm else ())
-    missing = [line for line in wanted if line not in present]
+    missing = _missing_gitignore_lines(present, cm)
     if not missing:
         return None, "unchanged"
     prefix = current if not current or current.endswith("\n") else current + "\n"
     block = ([GITIGNORE_MARK] if GITIGNORE_MARK not in present else []) + missing
     return prefix + "\n".join(block) + "\n", "updated" if text else "written"
+
+
+def _missing_gitignore_lines(present: set[str], cm: bool) -> list[str]:
+    """The local-state lines (and the CM lines when ``cm``) not in ``present``, in their order."""
+    wanted = GITIGNORE_LINES + (CM_GITIGNORE_LINES if cm else ())
+    return [line for line in wanted if line not in present]
 
 
 def uses_cm(workdir: Path) -> bool:
@@ -539,19 +556,8 @@ def hook_form(
     (``RELEASE_COMMITS``) when that exists in the repository, else its tag.
     """
     origin = None if hook_repo else origin_of()
-    installed = False  # repo and rev are where pip installed this toolkit from
-    # without --hook-rev: the release commit, then the release tag (the first that exists)
-    rev, *fallbacks = (validate_rev(hook_rev),) if hook_rev else release_revs()
-    if hook_repo:
-        repo: str | None = validate_repo(hook_repo)
-        source = ""
-    elif origin is not None and origin.kind == "git" and origin.shareable and safe_repo(origin.url):
-        assert origin.commit is not None  # parse_direct_url keeps git origins with a commit only
-        repo, rev, fallbacks = origin.url, validate_rev(hook_rev) if hook_rev else origin.commit, []
-        installed = rev == origin.commit
-        source = "the git URL the toolkit was installed from" + ("" if hook_rev else ", its commit")
-    else:
-        repo, source = repository_url(), METADATA_SOURCE
+    candidate = _hook_source(hook_repo, hook_rev, origin)
+    repo, rev, source = candidate.repo, candidate.revs[0], candidate.source
     if local:
         return HookForm("local", repo, rev, source)
     if repo is None:
@@ -560,19 +566,53 @@ def hook_form(
             f"the toolkit's repository URL is not in its metadata. {_origin_note(origin)}{ADVICE}",
         )
     if check:
-        try:
-            rev = _first_existing(repo, [rev, *fallbacks])
-        except EnvironmentFailure as exc:
-            if exc.code == "HOOK_REPO_UNREACHABLE" and installed:
-                # pip cloned this very commit from this URL: it exists; only now is it out of reach
-                return HookForm("remote", repo, rev, source + "; not reachable now, so not rechecked")
-            if source == METADATA_SOURCE:
-                raise EnvironmentFailure(exc.code, _default_failed(exc, origin, rev)) from None
-            raise
-        except Refused as exc:
-            if source == METADATA_SOURCE:
-                raise Refused(exc.code, _default_failed(exc, origin, rev)) from None
-            raise
+        return _checked_form(repo, candidate, origin)
+    return HookForm("remote", repo, rev, source)
+
+
+@dataclass(frozen=True)
+class _Source:
+    """Where the hooks would come from: the repository, the revs to try in order, what chose them,
+    and whether that repository and first rev are where pip installed this toolkit from."""
+
+    repo: str | None
+    revs: list[str]
+    source: str
+    installed: bool = False
+
+
+def _hook_source(hook_repo: str | None, hook_rev: str | None, origin: InstallOrigin | None) -> _Source:
+    """The first source that applies: ``--hook-repo``; the git URL the toolkit was installed from;
+    the repository URL of the package metadata. Without ``--hook-rev`` the revs are the release
+    commit, then the release tag (the first that exists is taken), or the installed commit."""
+    revs = [validate_rev(hook_rev)] if hook_rev else list(release_revs())
+    if hook_repo:
+        return _Source(validate_repo(hook_repo), revs, "")
+    if origin is not None and origin.kind == "git" and origin.shareable and safe_repo(origin.url):
+        assert origin.commit is not None  # parse_direct_url keeps git origins with a commit only
+        rev = validate_rev(hook_rev) if hook_rev else origin.commit
+        source = "the git URL the toolkit was installed from" + ("" if hook_rev else ", its commit")
+        return _Source(origin.url, [rev], source, installed=rev == origin.commit)
+    return _Source(repository_url(), revs, METADATA_SOURCE)
+
+
+def _checked_form(repo: str, candidate: _Source, origin: InstallOrigin | None) -> HookForm:
+    """The remote form at the first of the candidate revs that exists in ``repo``. An installed
+    commit out of reach now is taken unchecked; a failure of the default source says so."""
+    rev, source = candidate.revs[0], candidate.source
+    try:
+        rev = _first_existing(repo, candidate.revs)
+    except EnvironmentFailure as exc:
+        if exc.code == "HOOK_REPO_UNREACHABLE" and candidate.installed:
+            # pip cloned this very commit from this URL: it exists; only now is it out of reach
+            return HookForm("remote", repo, rev, source + "; not reachable now, so not rechecked")
+        if source == METADATA_SOURCE:
+            raise EnvironmentFailure(exc.code, _default_failed(exc, origin, rev)) from None
+        raise
+    except Refused as exc:
+        if source == METADATA_SOURCE:
+            raise Refused(exc.code, _default_failed(exc, origin, rev)) from None
+        raise
     return HookForm("remote", repo, rev, source)
 
 
@@ -607,14 +647,9 @@ def initialize(workdir: Path, *, form: HookForm, install: bool = True, cm: bool 
     pre_commit_path = workdir / ".pre-commit-config.yaml"
     out.cm = uses_cm(workdir) if cm is None else cm
     new_gitignore, out.gitignore = merge_gitignore(_read(workdir, gitignore_path), cm=out.cm)
-    old_pre_commit = _read(workdir, pre_commit_path)
-    new_pre_commit, out.pre_commit_config = merge_pre_commit_config(old_pre_commit, form)
-    typed, types_note = merge_install_types(
-        new_pre_commit if new_pre_commit is not None else old_pre_commit or ""
+    new_pre_commit, out.pre_commit_config, types_note = _merged_pre_commit(
+        _read(workdir, pre_commit_path), form
     )
-    if typed is not None:
-        new_pre_commit = typed
-        out.pre_commit_config = "updated" if out.pre_commit_config == "unchanged" else out.pre_commit_config
     # a .workgroup/ leading outside the work tree is refused, not taken as "config exists"
     config_there = confined.exists(workdir, config_path, what=".workgroup/config.yml")
     config_text = None if config_there else template_text("config.yml")
@@ -625,20 +660,35 @@ def initialize(workdir: Path, *, form: HookForm, install: bool = True, cm: bool 
         confined.atomic_write(workdir, gitignore_path, new_gitignore, what=".gitignore")
     if new_pre_commit is not None:
         confined.atomic_write(workdir, pre_commit_path, new_pre_commit, what=".pre-commit-config.yaml")
-    where = f"{form.kind} hooks" + (
-        f" ({form.repo} @ {form.rev})" if form.kind == "remote" and form.repo else ""  # `say` escapes
-    )
-    where += f", from {form.source}" if form.source and form.kind == "remote" else ""
     out.hooks = form.kind
     out.messages += [
         f".workgroup/config.yml: {out.config}",
         f".gitignore: {out.gitignore}" + ("" if out.cm else " (no CM files found: CM lines left out)"),
-        f".pre-commit-config.yaml: {out.pre_commit_config}, {where}",
+        f".pre-commit-config.yaml: {out.pre_commit_config}, {_hooks_from(form)}",
         *_hook_lines(_read(workdir, pre_commit_path) if new_pre_commit is None else new_pre_commit, form),
         f"  {types_note}",
     ]
     out.hook = _install_hook(workdir, out) if install else "skipped"
     return out
+
+
+def _merged_pre_commit(old: str | None, form: HookForm) -> tuple[str | None, str, str]:
+    """(new .pre-commit-config.yaml text or None when unchanged, what happened to it, the note on
+    ``default_install_hook_types``): our hooks merged in, then the install types."""
+    new, state = merge_pre_commit_config(old, form)
+    typed, types_note = merge_install_types(new if new is not None else old or "")
+    if typed is not None:
+        new = typed
+        state = "updated" if state == "unchanged" else state
+    return new, state, types_note
+
+
+def _hooks_from(form: HookForm) -> str:
+    """Which hooks were written and, for remote ones, from which repository, rev and source."""
+    where = f"{form.kind} hooks" + (
+        f" ({form.repo} @ {form.rev})" if form.kind == "remote" and form.repo else ""  # `say` escapes
+    )
+    return where + (f", from {form.source}" if form.source and form.kind == "remote" else "")
 
 
 def _hook_lines(text: str | None, form: HookForm) -> list[str]:
@@ -648,14 +698,19 @@ def _hook_lines(text: str | None, form: HookForm) -> list[str]:
     ours = set(hook_definitions())
     ids = [i for repo in repos or [] for i in _hook_ids(repo) if i in ours]
     lines = [f"  {i}: {HOOK_NOTES[i]}" for i in ids if i in HOOK_NOTES]
+    return lines + _pin_lines(text, form)
+
+
+def _pin_lines(text: str | None, form: HookForm) -> list[str]:
+    """The line saying remote hooks are pinned to this Python, when the config's default is too old."""
     pin, default = python_pin(text) if form.kind == "remote" else (None, "")
-    if pin:
-        lines.append(  # printed by `say`, which escapes the default read from the config
-            f"  language_version: {pin} on these hooks: the repository's default_language_version "
-            f"({default}) is below Python {PYTHON_FLOOR[0]}.{PYTHON_FLOOR[1]}, which the "
-            "toolkit needs; every clone needs that Python (or change the pin to another 3.11+)"
-        )
-    return lines
+    if not pin:
+        return []
+    return [  # printed by `say`, which escapes the default read from the config
+        f"  language_version: {pin} on these hooks: the repository's default_language_version "
+        f"({default}) is below Python {PYTHON_FLOOR[0]}.{PYTHON_FLOOR[1]}, which the "
+        "toolkit needs; every clone needs that Python (or change the pin to another 3.11+)"
+    ]
 
 
 def _install_hook(workdir: Path, out: InitOutcome) -> str:
