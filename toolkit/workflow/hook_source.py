@@ -136,20 +136,22 @@ def parse_direct_url(text: str | None) -> InstallOrigin | None:
         return None
     vcs = data.get("vcs_info")
     if isinstance(vcs, dict):
-        commit = vcs.get("commit_id")
-        if (
-            vcs.get("vcs") != "git"
-            or not isinstance(commit, str)
-            or not re.fullmatch(r"[0-9a-f]{40}", commit)
-        ):
-            return None
-        requested = vcs.get("requested_revision")
-        return InstallOrigin("git", url, commit, requested if isinstance(requested, str) else None)
+        return _git_origin(url, vcs)
     if isinstance(data.get("dir_info"), dict):
         return InstallOrigin("directory", url)
     if isinstance(data.get("archive_info"), dict):
         return InstallOrigin("archive", url)
     return None
+
+
+def _git_origin(url: str, vcs: dict[str, Any]) -> InstallOrigin | None:
+    """The git origin ``vcs_info`` describes, with its full commit id; None for another VCS or a
+    missing or abbreviated commit."""
+    commit = vcs.get("commit_id")
+    if vcs.get("vcs") != "git" or not isinstance(commit, str) or not re.fullmatch(r"[0-9a-f]{40}", commit):
+        return None
+    requested = vcs.get("requested_revision")
+    return InstallOrigin("git", url, commit, requested if isinstance(requested, str) else None)
 
 
 def install_origin() -> InstallOrigin | None:
@@ -236,6 +238,24 @@ def _unreachable(repo: str) -> EnvironmentFailure:
 
 def check_rev(repo: str, rev: str) -> RevCheck:
     """Raise unless ``rev`` names a tag, branch or commit of ``repo`` (a URL or a local path)."""
+    refs = _remote_refs(repo)
+    if f"refs/tags/{rev}" in refs:
+        return RevCheck(rev, "tag")
+    if f"refs/heads/{rev}" in refs:
+        return RevCheck(rev, "branch")
+    if _SHA.match(rev) and (any(sha.startswith(rev) for sha in refs.values()) or _has_commit(repo, rev)):
+        return RevCheck(rev, "commit")
+    known = ", ".join(_release_tags(refs)) or "none"
+    raise Refused(
+        "HOOK_REV_NOT_FOUND",
+        f"rev {rev} is neither a tag, a branch nor a commit of {shown(repo)} (release tags there: "
+        f"{known}); pass --hook-rev with a tag or commit that exists, or use --local",
+    )
+
+
+def _remote_refs(repo: str) -> dict[str, str]:
+    """The object id of each ref of ``repo`` (``git ls-remote``); a local folder that is not a
+    repository and a repository out of reach are told apart."""
     local = Path(repo).expanduser()
     proc = _git(["ls-remote", "--", str(local) if local.is_dir() else repo])
     if proc.returncode != 0:
@@ -248,19 +268,13 @@ def check_rev(repo: str, rev: str) -> RevCheck:
     for line in proc.stdout.splitlines():
         sha, _, ref = line.partition("\t")
         refs[ref] = sha
-    if f"refs/tags/{rev}" in refs:
-        return RevCheck(rev, "tag")
-    if f"refs/heads/{rev}" in refs:
-        return RevCheck(rev, "branch")
-    if _SHA.match(rev) and (any(sha.startswith(rev) for sha in refs.values()) or _has_commit(repo, rev)):
-        return RevCheck(rev, "commit")
+    return refs
+
+
+def _release_tags(refs: dict[str, str]) -> list[str]:
+    """The ``v*`` tags among ``refs``, sorted, without the peeled ``^{}`` entries."""
     tags = sorted(ref.removeprefix("refs/tags/") for ref in refs if ref.startswith("refs/tags/v"))
-    known = ", ".join(t for t in tags if not t.endswith("^{}")) or "none"
-    raise Refused(
-        "HOOK_REV_NOT_FOUND",
-        f"rev {rev} is neither a tag, a branch nor a commit of {shown(repo)} (release tags there: "
-        f"{known}); pass --hook-rev with a tag or commit that exists, or use --local",
-    )
+    return [t for t in tags if not t.endswith("^{}")]
 
 
 def _has_commit(repo: str, sha: str) -> bool:
