@@ -120,22 +120,28 @@ def effective_settings(
     block = dict(config_block or {})
     name = block.get("profile", DEFAULT_PROFILE)
     settings = profile_settings(name if isinstance(name, str) else DEFAULT_PROFILE)
-    for key, value in block.items():
-        if key in settings and value is not None:
-            # the seed's limits in config are the team's ceilings: a profile may only tighten them
-            settings[key] = min(value, settings[key]) if key in SEED_CEILINGS and _is_int(value) else value
+    _apply_config(settings, block)
     for key, value in (request or {}).items():
         if key in settings and value is not None:
             settings[key] = value
-    for key, ceiling in SEED_CEILINGS.items():
-        if (
-            not isinstance(settings[key], int)
-            or isinstance(settings[key], bool)
-            or not 1 <= settings[key] <= ceiling
-        ):
-            raise ProfileError(f"{key} must be an integer between 1 and {ceiling}")
+    _check_ceilings(settings)
     settings["profile"] = name
     return settings
+
+
+def _apply_config(settings: dict[str, Any], block: dict[str, Any]) -> None:
+    """The explicit settings of the config block over the profile's. The seed's limits in config
+    are the team's ceilings: there the smaller of the two applies."""
+    for key, value in block.items():
+        if key in settings and value is not None:
+            settings[key] = min(value, settings[key]) if key in SEED_CEILINGS and _is_int(value) else value
+
+
+def _check_ceilings(settings: dict[str, Any]) -> None:
+    """Refuse a seed limit that is not an integer between 1 and its ceiling."""
+    for key, ceiling in SEED_CEILINGS.items():
+        if not _is_int(settings[key]) or not 1 <= settings[key] <= ceiling:
+            raise ProfileError(f"{key} must be an integer between 1 and {ceiling}")
 
 
 def _is_int(value: Any) -> bool:
