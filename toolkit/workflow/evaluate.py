@@ -97,10 +97,20 @@ def _strict_equal(left: Any, right: Any) -> bool:
     if isinstance(left, bool) or isinstance(right, bool):
         return type(left) is type(right) and left == right
     if isinstance(left, list) and isinstance(right, list):
-        return len(left) == len(right) and all(_strict_equal(a, b) for a, b in zip(left, right, strict=True))
+        return _lists_equal(left, right)
     if isinstance(left, dict) and isinstance(right, dict):
-        return left.keys() == right.keys() and all(_strict_equal(left[k], right[k]) for k in left)
+        return _objects_equal(left, right)
     return bool(left == right) and (left is None) == (right is None)
+
+
+def _lists_equal(left: list[Any], right: list[Any]) -> bool:
+    """Same length and strictly equal item by item."""
+    return len(left) == len(right) and all(_strict_equal(a, b) for a, b in zip(left, right, strict=True))
+
+
+def _objects_equal(left: dict[Any, Any], right: dict[Any, Any]) -> bool:
+    """Same keys and strictly equal values."""
+    return left.keys() == right.keys() and all(_strict_equal(left[k], right[k]) for k in left)
 
 
 def _load_json(path: Path) -> Any:
@@ -157,6 +167,20 @@ def load_scenarios(directory: Path) -> list[dict[str, Any]]:
 
 def corpus_problems(scenarios: list[dict[str, Any]]) -> list[str]:
     """The contract's structural rules for the corpus (CEO-13)."""
+    problems = _size_problems(scenarios)
+    ids = [s["id"] for s in scenarios]
+    if len(set(ids)) != len(ids):
+        problems.append("scenario ids are not unique")
+    inputs = [json.dumps(s["input"], sort_keys=True) for s in scenarios]
+    if len(set(inputs)) != len(inputs):
+        problems.append("two scenarios share the same input")
+    if not _recovery_apart(scenarios):
+        problems.append("recovery/invalidation cases must be their own category")
+    return problems
+
+
+def _size_problems(scenarios: list[dict[str, Any]]) -> list[str]:
+    """Too few scenarios in all, then each stratum with too few."""
     problems = []
     if len(scenarios) < MIN_SCENARIOS:
         problems.append(f"only {len(scenarios)} scenarios (at least {MIN_SCENARIOS})")
@@ -164,18 +188,16 @@ def corpus_problems(scenarios: list[dict[str, Any]]) -> list[str]:
         count = sum(1 for s in scenarios if s["stratum"] == stratum)
         if count < MIN_PER_STRATUM:
             problems.append(f"stratum {stratum} has {count} scenarios (at least {MIN_PER_STRATUM})")
-    ids = [s["id"] for s in scenarios]
-    if len(set(ids)) != len(ids):
-        problems.append("scenario ids are not unique")
-    inputs = [json.dumps(s["input"], sort_keys=True) for s in scenarios]
-    if len(set(inputs)) != len(inputs):
-        problems.append("two scenarios share the same input")
-    recovery = [s for s in scenarios if s["stratum"] == "recovery-invalidation"]
-    if any(s["category"] != "recovery" for s in recovery) or any(
-        s["category"] == "recovery" for s in scenarios if s["stratum"] != "recovery-invalidation"
-    ):
-        problems.append("recovery/invalidation cases must be their own category")
     return problems
+
+
+def _recovery_apart(scenarios: list[dict[str, Any]]) -> bool:
+    """True when the recovery-invalidation stratum holds exactly the ``recovery`` category."""
+    recovery = [s for s in scenarios if s["stratum"] == "recovery-invalidation"]
+    return not (
+        any(s["category"] != "recovery" for s in recovery)
+        or any(s["category"] == "recovery" for s in scenarios if s["stratum"] != "recovery-invalidation")
+    )
 
 
 def _materialize(root: Path, repository: dict[str, Any]) -> None:
