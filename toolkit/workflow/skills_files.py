@@ -87,23 +87,36 @@ def lint_paths(paths: list[str], config: LintConfig) -> list[LintFinding]:
         if tracked is None:
             corpus_paths = set(_walk(root, root))
         targets = {p for p in corpus_paths if is_lint_candidate(p)}
+    refused = _take_arguments(paths, root, corpus_paths, targets)
+    corpus_paths.update(config.framework_documents)
+    files = _read_all(root, corpus_paths)
+    known = set(tracked or []) | set(files)
+    return refused + lint(files, targets=targets & set(files), config=config, known_paths=known)
+
+
+def _take_arguments(
+    paths: list[str], root: Path, corpus_paths: set[str], targets: set[str]
+) -> list[LintFinding]:
+    """Add the repository files each argument names to the corpus and the targets; a finding for
+    each argument that cannot be linted (a silent exit 0 would pass a hook)."""
     refused: list[LintFinding] = []
     for given in paths:
         problem, found = _argument(given, root)
         if problem is not None:
-            # every argument that cannot be linted is reported: a silent exit 0 would pass a hook
             refused.append(LintFinding(given, 0, UNLINTABLE, "error", problem))
         corpus_paths.update(found)
         targets.update(found)
-    for extra in config.framework_documents:
-        corpus_paths.add(extra)
+    return refused
+
+
+def _read_all(root: Path, corpus_paths: set[str]) -> dict[str, str]:
+    """The text of each corpus file that can be read, by repository path, in path order."""
     files: dict[str, str] = {}
     for rel in sorted(corpus_paths):
         text = _read(root / rel)
         if text is not None:
             files[rel] = text
-    known = set(tracked or []) | set(files)
-    return refused + lint(files, targets=targets & set(files), config=config, known_paths=known)
+    return files
 
 
 def _argument(given: str, root: Path) -> tuple[str | None, list[str]]:
