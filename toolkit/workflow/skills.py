@@ -134,21 +134,33 @@ def _parse(path: str, text: str) -> _Doc:
     doc = _Doc(path=path, text=text, kind=classify(path))
     lines = text.splitlines()
     if lines and lines[0].strip() == "---":
-        end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
-        if end is None:
-            doc.frontmatter_error = "frontmatter is not closed by a '---' line"
-        else:
-            import yaml  # lazy: only files with frontmatter pay for it
+        _read_frontmatter(doc, lines)
+    _read_markers(doc, lines)
+    return doc
 
-            try:
-                loaded = yaml.safe_load("\n".join(lines[1:end])) or {}
-            except (yaml.YAMLError, ValueError, RecursionError):  # huge integers, deep nesting
-                loaded = None
-            if isinstance(loaded, dict):
-                doc.frontmatter = loaded
-            else:
-                doc.frontmatter_error = "frontmatter is not a YAML mapping"
-            doc.body_start = end + 2
+
+def _read_frontmatter(doc: _Doc, lines: list[str]) -> None:
+    """The frontmatter after the opening ``---`` (or why it cannot be read) and where the body starts."""
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
+    if end is None:
+        doc.frontmatter_error = "frontmatter is not closed by a '---' line"
+        return
+    import yaml  # lazy: only files with frontmatter pay for it
+
+    try:
+        loaded = yaml.safe_load("\n".join(lines[1:end])) or {}
+    except (yaml.YAMLError, ValueError, RecursionError):  # huge integers, deep nesting
+        loaded = None
+    if isinstance(loaded, dict):
+        doc.frontmatter = loaded
+    else:
+        doc.frontmatter_error = "frontmatter is not a YAML mapping"
+    doc.body_start = end + 2
+
+
+def _read_markers(doc: _Doc, lines: list[str]) -> None:
+    """The canonical blocks (name, first line, last line) and the ``generated-from`` names. A
+    canonical block runs to its end marker, the next canonical marker, a later heading or the end."""
     open_name: tuple[str, int] | None = None
     for number, line in enumerate(lines, start=1):
         m = _CANONICAL.search(line)
@@ -157,16 +169,18 @@ def _parse(path: str, text: str) -> _Doc:
                 doc.canonical.append((open_name[0], open_name[1], number - 1))
             open_name = (m.group(1), number)
             continue
-        if open_name and (
-            _CANONICAL_END.search(line) or (_HEADING.match(line) and number > open_name[1] + 1)
-        ):
+        if open_name and _ends_canonical(line, number, open_name[1]):
             doc.canonical.append((open_name[0], open_name[1], number - 1))
             open_name = None
         for g in _GENERATED.finditer(line):
             doc.generated_from.add(g.group(1))
     if open_name:
         doc.canonical.append((open_name[0], open_name[1], len(lines)))
-    return doc
+
+
+def _ends_canonical(line: str, number: int, opened: int) -> bool:
+    """An end marker, or a heading past the line right after the marker (opened on ``opened``)."""
+    return bool(_CANONICAL_END.search(line) or (_HEADING.match(line) and number > opened + 1))
 
 
 def _normalize(line: str) -> str:
@@ -220,41 +234,46 @@ def _check_frontmatter(doc: _Doc) -> list[LintFinding]:
     if doc.frontmatter_error is not None:
         return [_f(doc.path, 1, Rule.FRONTMATTER_INVALID, doc.frontmatter_error)]
     fm = doc.frontmatter
-    if fm is None:
+    if fm is None or not needs_name:
         return out
-    name = fm.get("name")
-    if needs_name:
-        if not isinstance(name, str) or not name.strip():
-            out.append(_f(doc.path, 2, Rule.NAME_MISSING, "frontmatter has no 'name' for the skill"))
-        elif not _NAME.match(name):
-            out.append(
-                _f(
-                    doc.path,
-                    2,
-                    Rule.NAME_INVALID,
-                    "'name' must be lower-case letters, digits and hyphens (max 64)",
-                )
+    name_finding = _name_finding(doc.path, fm.get("name"))
+    if name_finding is not None:
+        out.append(name_finding)
+    if not _advertises_triggers(fm):
+        out.append(
+            _f(
+                doc.path,
+                2,
+                Rule.TRIGGERS_MISSING,
+                "frontmatter does not advertise its routing triggers: "
+                "add a 'triggers' list or a description saying 'Use when ...'",
             )
-    if doc.kind in (Kind.SKILL, Kind.AGENT):
-        triggers = fm.get("triggers")
-        has_triggers = isinstance(triggers, list) and any(isinstance(t, str) and t.strip() for t in triggers)
-        description = fm.get("description")
-        says_when = (
-            isinstance(description, str)
-            and len(description.strip()) >= 20
-            and bool(_TRIGGER_PHRASE.search(description))
         )
-        if not (has_triggers or says_when):
-            out.append(
-                _f(
-                    doc.path,
-                    2,
-                    Rule.TRIGGERS_MISSING,
-                    "frontmatter does not advertise its routing triggers: "
-                    "add a 'triggers' list or a description saying 'Use when ...'",
-                )
-            )
     return out
+
+
+def _name_finding(path: str, name: Any) -> LintFinding | None:
+    """A skill's or agent's ``name`` is missing, or not lower-case letters, digits and hyphens."""
+    if not isinstance(name, str) or not name.strip():
+        return _f(path, 2, Rule.NAME_MISSING, "frontmatter has no 'name' for the skill")
+    if not _NAME.match(name):
+        return _f(
+            path, 2, Rule.NAME_INVALID, "'name' must be lower-case letters, digits and hyphens (max 64)"
+        )
+    return None
+
+
+def _advertises_triggers(fm: dict[str, Any]) -> bool:
+    """A non-empty ``triggers`` list, or a description of 20+ characters saying when to use it."""
+    triggers = fm.get("triggers")
+    if isinstance(triggers, list) and any(isinstance(t, str) and t.strip() for t in triggers):
+        return True
+    description = fm.get("description")
+    return (
+        isinstance(description, str)
+        and len(description.strip()) >= 20
+        and bool(_TRIGGER_PHRASE.search(description))
+    )
 
 
 def _check_size(doc: _Doc, config: LintConfig) -> list[LintFinding]:
@@ -292,12 +311,17 @@ def _skill_dir(path: str) -> str:
 def _check_references(doc: _Doc, docs: dict[str, _Doc], known_paths: set[str]) -> list[LintFinding]:
     if doc.kind is not Kind.SKILL:
         return []
-    out: list[LintFinding] = []
     base = _skill_dir(doc.path)
     prefix = "" if base == "." else base + "/"
-    refs = sorted(p for p in docs if p.startswith(prefix + "references/"))
-    body = "\n".join(doc.lines[doc.body_start - 1 :])
     linked: set[str] = set()
+    out = _link_findings(doc, prefix, known_paths, linked)
+    return out + _reference_findings(doc, docs, prefix, linked)
+
+
+def _link_findings(doc: _Doc, prefix: str, known_paths: set[str], linked: set[str]) -> list[LintFinding]:
+    """A finding per reference link in the skill's body whose target does not exist; every
+    target (under the skill's folder ``prefix``) goes into ``linked``."""
+    out: list[LintFinding] = []
     for number, line in enumerate(doc.lines[doc.body_start - 1 :], start=doc.body_start):
         for m in _REF_LINK.finditer(line):
             target = prefix + m.group(1).removeprefix("./")
@@ -311,6 +335,15 @@ def _check_references(doc: _Doc, docs: dict[str, _Doc], known_paths: set[str]) -
                         f"points to {m.group(1)}, which does not exist",
                     )
                 )
+    return out
+
+
+def _reference_findings(doc: _Doc, docs: dict[str, _Doc], prefix: str, linked: set[str]) -> list[LintFinding]:
+    """Per file of the skill's ``references/``: never pointed to from the body, or a block of it
+    repeated in the body."""
+    out: list[LintFinding] = []
+    refs = sorted(p for p in docs if p.startswith(prefix + "references/"))
+    body = "\n".join(doc.lines[doc.body_start - 1 :])
     body_blocks = {text: line for line, text in _blocks(doc)}
     for ref in refs:
         rel = ref[len(prefix) :]
@@ -337,15 +370,8 @@ def _check_references(doc: _Doc, docs: dict[str, _Doc], known_paths: set[str]) -
 
 
 def _check_duplicates(docs: dict[str, _Doc], config: LintConfig) -> list[LintFinding]:
-    places: dict[str, list[tuple[str, int]]] = defaultdict(list)
-    for doc in docs.values():
-        seen_here: set[str] = set()
-        for line, block in _blocks(doc):
-            if len(block) >= config.min_block_chars and block not in seen_here:
-                seen_here.add(block)
-                places[block].append((doc.path, line))
     out: list[LintFinding] = []
-    for where in places.values():
+    for where in _block_places(docs, config).values():
         if len(where) < 2:
             continue
         owners = [
@@ -355,42 +381,64 @@ def _check_duplicates(docs: dict[str, _Doc], config: LintConfig) -> list[LintFin
             if first <= line <= last
         ]
         if owners:
-            owner_path, owner_line, name = owners[0]
-            for path, line in where:
-                if (path, line) == (owner_path, owner_line) or name in docs[path].generated_from:
-                    continue
-                out.append(
-                    _f(
-                        path,
-                        line,
-                        Rule.DUPLICATE_BLOCK,
-                        f"repeats canonical block '{name}' owned by {owner_path}:{owner_line}: link to it, "
-                        f"or generate this copy and mark it <!-- generated-from: {name} -->",
-                    )
-                )
+            out += _copies_of_canonical(docs, where, owners[0])
         else:
-            for path, line in where:
-                others = ", ".join(f"{p}:{n}" for p, n in where if (p, n) != (path, line))
-                out.append(
-                    _f(
-                        path,
-                        line,
-                        Rule.DUPLICATE_BLOCK,
-                        f"normative block also in {others}: give it one canonical owner "
-                        "(<!-- canonical: NAME -->) and link to it from the others",
-                    )
-                )
+            out += _unowned_copies(where)
+    return out
+
+
+def _block_places(docs: dict[str, _Doc], config: LintConfig) -> dict[str, list[tuple[str, int]]]:
+    """Where each long enough block occurs: (path, line), once per document, in document order."""
+    places: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for doc in docs.values():
+        seen_here: set[str] = set()
+        for line, block in _blocks(doc):
+            if len(block) >= config.min_block_chars and block not in seen_here:
+                seen_here.add(block)
+                places[block].append((doc.path, line))
+    return places
+
+
+def _copies_of_canonical(
+    docs: dict[str, _Doc], where: list[tuple[str, int]], owner: tuple[str, int, str]
+) -> list[LintFinding]:
+    """A finding per copy of a canonical block other than its owner and marked generated copies."""
+    out: list[LintFinding] = []
+    owner_path, owner_line, name = owner
+    for path, line in where:
+        if (path, line) == (owner_path, owner_line) or name in docs[path].generated_from:
+            continue
+        out.append(
+            _f(
+                path,
+                line,
+                Rule.DUPLICATE_BLOCK,
+                f"repeats canonical block '{name}' owned by {owner_path}:{owner_line}: link to it, "
+                f"or generate this copy and mark it <!-- generated-from: {name} -->",
+            )
+        )
+    return out
+
+
+def _unowned_copies(where: list[tuple[str, int]]) -> list[LintFinding]:
+    """A finding at each place of a repeated block that no canonical marker owns, naming the others."""
+    out: list[LintFinding] = []
+    for path, line in where:
+        others = ", ".join(f"{p}:{n}" for p, n in where if (p, n) != (path, line))
+        out.append(
+            _f(
+                path,
+                line,
+                Rule.DUPLICATE_BLOCK,
+                f"normative block also in {others}: give it one canonical owner "
+                "(<!-- canonical: NAME -->) and link to it from the others",
+            )
+        )
     return out
 
 
 def _check_framework(docs: dict[str, _Doc], config: LintConfig) -> list[LintFinding]:
-    frameworks = [
-        d
-        for d in docs.values()
-        if d.path in config.framework_documents
-        or _FRAMEWORK_MARK.search(d.text)
-        or (d.kind is Kind.DOCUMENT and len(_body_lines(d)) >= config.min_framework_lines)
-    ]
+    frameworks = [d for d in docs.values() if _is_framework(d, config)]
     out: list[LintFinding] = []
     for doc in docs.values():
         if doc.kind not in PROMPT_KINDS:
@@ -399,23 +447,39 @@ def _check_framework(docs: dict[str, _Doc], config: LintConfig) -> list[LintFind
         for fw in frameworks:
             if fw.path == doc.path:
                 continue
-            theirs = [x for x in _body_lines(fw) if len(x) > 3]
-            if len(theirs) < min(config.min_framework_lines, 5) and fw.path not in config.framework_documents:
-                continue
-            if not theirs:
-                continue
-            shared = sum(1 for x in theirs if x in mine)
-            if shared / len(theirs) >= config.framework_overlap:
-                out.append(
-                    _f(
-                        doc.path,
-                        doc.body_start,
-                        Rule.FRAMEWORK_DUPLICATE,
-                        f"the body duplicates the framework document {fw.path} "
-                        f"({shared} of {len(theirs)} lines): reference it instead",
-                    )
-                )
+            finding = _framework_copy(doc, mine, fw, config)
+            if finding is not None:
+                out.append(finding)
     return out
+
+
+def _is_framework(doc: _Doc, config: LintConfig) -> bool:
+    """A framework document: configured as one, marked as one, or a long plain document."""
+    return bool(
+        doc.path in config.framework_documents
+        or _FRAMEWORK_MARK.search(doc.text)
+        or (doc.kind is Kind.DOCUMENT and len(_body_lines(doc)) >= config.min_framework_lines)
+    )
+
+
+def _framework_copy(doc: _Doc, mine: set[str], fw: _Doc, config: LintConfig) -> LintFinding | None:
+    """A finding when the prompt's body lines (``mine``) hold the share of the framework document's
+    lines the config calls a copy; a short framework document counts only when configured."""
+    theirs = [x for x in _body_lines(fw) if len(x) > 3]
+    if len(theirs) < min(config.min_framework_lines, 5) and fw.path not in config.framework_documents:
+        return None
+    if not theirs:
+        return None
+    shared = sum(1 for x in theirs if x in mine)
+    if not shared / len(theirs) >= config.framework_overlap:  # a NaN overlap never matches
+        return None
+    return _f(
+        doc.path,
+        doc.body_start,
+        Rule.FRAMEWORK_DUPLICATE,
+        f"the body duplicates the framework document {fw.path} "
+        f"({shared} of {len(theirs)} lines): reference it instead",
+    )
 
 
 def _f(path: str, line: int, rule: Rule, message: str) -> LintFinding:
