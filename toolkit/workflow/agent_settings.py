@@ -96,19 +96,9 @@ class AgentMerge:
         verb = "would be " if dry_run else ""
         head = {"written": f"{verb}written", "updated": f"{verb}updated", "unchanged": "unchanged"}
         lines = [f"{self.file}: {head[self.status]}"]
-        for entry in self.added:
-            matcher = f" (matcher {entry['matcher']})" if entry.get("matcher") else ""
-            shown = f"workgroup agent-hook {entry['hook']} --agent {self.agent}"
-            if entry["hook"] == "pre-tool-use":
-                shown += " (blocks the write when workgroup is not on PATH)"
-            lines.append(f"  {'would add' if dry_run else 'added'} {entry['event']}{matcher}: {shown}")
+        lines += [self._added_line(entry, dry_run) for entry in self.added]
         lines += [f"  already present, kept as written: {event}" for event in self.present]
-        if self.status_line == "added":
-            lines.append(f"  {'would add' if dry_run else 'added'} statusLine: {STATUS_LINE}")
-        elif self.status_line == "present":
-            lines.append("  already present, kept as written: statusLine")
-        elif self.status_line == "kept yours":
-            lines.append(f"  statusLine: yours is kept; ours would be `{STATUS_LINE}`")
+        lines += self._status_line_lines(dry_run)
         if self.local_too:
             lines.append(
                 f"  {LOCAL_FILE} also runs our hook for {', '.join(self.local_too)}: Claude Code runs both; "
@@ -122,6 +112,24 @@ class AgentMerge:
         if self.agent == "codex":
             lines.append(f"  {CODEX_NOTE}")
         return lines
+
+    def _added_line(self, entry: dict[str, Any], dry_run: bool) -> str:
+        """The line for one added hook entry: its event, matcher and the command it runs."""
+        matcher = f" (matcher {entry['matcher']})" if entry.get("matcher") else ""
+        shown = f"workgroup agent-hook {entry['hook']} --agent {self.agent}"
+        if entry["hook"] == "pre-tool-use":
+            shown += " (blocks the write when workgroup is not on PATH)"
+        return f"  {'would add' if dry_run else 'added'} {entry['event']}{matcher}: {shown}"
+
+    def _status_line_lines(self, dry_run: bool) -> list[str]:
+        """What happened to Claude Code's ``statusLine`` (nothing for Codex)."""
+        if self.status_line == "added":
+            return [f"  {'would add' if dry_run else 'added'} statusLine: {STATUS_LINE}"]
+        if self.status_line == "present":
+            return ["  already present, kept as written: statusLine"]
+        if self.status_line == "kept yours":
+            return [f"  statusLine: yours is kept; ours would be `{STATUS_LINE}`"]
+        return []
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -190,26 +198,33 @@ def merge(text: str | None, agent: str) -> AgentMerge:
             "AGENT_SETTINGS_UNMERGEABLE", f'"hooks" in {file} is not an object; add the hooks by hand'
         )
     for event, matcher, name in WANTED[agent]:
-        groups = hooks.get(event, [])
-        if not isinstance(groups, list):
-            raise Refused(
-                "AGENT_SETTINGS_UNMERGEABLE",
-                f'"hooks.{event}" in {file} is not a list; add the hooks by hand',
-            )
-        if _has_ours(groups, _ours(name)):
-            out.present.append(event)
-            continue
-        handler = {"type": "command", "command": command_for(agent, name), "timeout": TIMEOUT}
-        group: dict[str, Any] = {"matcher": matcher} if matcher is not None else {}
-        group["hooks"] = [handler]
-        hooks[event] = [*groups, group]
-        out.added.append({"event": event, "matcher": matcher, "command": handler["command"], "hook": name})
+        _merge_event(hooks, (event, matcher, name), out)
     if agent == "claude":
         out.status_line = _merge_status_line(data)
     if out.added or out.status_line == "added":
         out.text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
         out.status = "written" if fresh else "updated"
     return out
+
+
+def _merge_event(hooks: dict[str, Any], wanted: tuple[str, str | None, str], out: AgentMerge) -> None:
+    """Add our handler for one (event, matcher, hook) to ``hooks`` unless one of ours is there;
+    ``out`` records which. Refused when the event's entry is not a list."""
+    event, matcher, name = wanted
+    groups = hooks.get(event, [])
+    if not isinstance(groups, list):
+        raise Refused(
+            "AGENT_SETTINGS_UNMERGEABLE",
+            f'"hooks.{event}" in {out.file} is not a list; add the hooks by hand',
+        )
+    if _has_ours(groups, _ours(name)):
+        out.present.append(event)
+        return
+    handler = {"type": "command", "command": command_for(out.agent, name), "timeout": TIMEOUT}
+    group: dict[str, Any] = {"matcher": matcher} if matcher is not None else {}
+    group["hooks"] = [handler]
+    hooks[event] = [*groups, group]
+    out.added.append({"event": event, "matcher": matcher, "command": handler["command"], "hook": name})
 
 
 def _merge_status_line(data: dict[str, Any]) -> str:
