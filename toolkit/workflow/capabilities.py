@@ -145,23 +145,36 @@ def fill_route_input(route_input: dict[str, Any], provider: str) -> tuple[dict[s
     lacking: list[str] = []
     inheritance = out.get("inheritance")
     if isinstance(inheritance, dict):
-        for key in ("full_supported", "recent_supported"):
-            if inheritance.get(key) is not False:
-                if inheritance.get(key) is True and not facts["inheritance"][key]:
-                    lacking.append("conversation_fork" if key == "full_supported" else "bounded_inheritance")
-                inheritance[key] = facts["inheritance"][key]
-        if inheritance.get("affinity") == "high" and not (
-            facts["inheritance"]["full_supported"] or facts["inheritance"]["recent_supported"]
-        ):
-            lacking.append("inheritance")
+        lacking += _fill_inheritance(inheritance, facts["inheritance"])
     team = out.get("team")
     if isinstance(team, dict) and team.get("provider_supported") is not False:
         if team.get("coordination_required") is True and not facts["team"]["provider_supported"]:
             lacking.append("formTeam")
         team["provider_supported"] = facts["team"]["provider_supported"]
     lineage = out.get("lineage")
-    if isinstance(lineage, dict) and not facts["resume_supported"] and lineage.get("resumable") is True:
-        lineage["resumable"] = False
-        if lineage.get("compatible") is True:
-            lacking.append("resume")
+    if isinstance(lineage, dict) and not facts["resume_supported"]:
+        lacking += _unset_resumable(lineage)
     return out, sorted(set(lacking))
+
+
+def _fill_inheritance(inheritance: dict[str, Any], facts: dict[str, bool]) -> list[str]:
+    """Set the two inheritance facts from the table unless the input says false; the wanted but
+    unsupported operations (a claimed fork or bounded inheritance, high affinity with neither)."""
+    lacking: list[str] = []
+    for key in ("full_supported", "recent_supported"):
+        if inheritance.get(key) is not False:
+            if inheritance.get(key) is True and not facts[key]:
+                lacking.append("conversation_fork" if key == "full_supported" else "bounded_inheritance")
+            inheritance[key] = facts[key]
+    if inheritance.get("affinity") == "high" and not (facts["full_supported"] or facts["recent_supported"]):
+        lacking.append("inheritance")
+    return lacking
+
+
+def _unset_resumable(lineage: dict[str, Any]) -> list[str]:
+    """For a provider without resume: a lineage marked resumable is not; ``resume`` is lacking when
+    the lineage was also compatible."""
+    if lineage.get("resumable") is not True:
+        return []
+    lineage["resumable"] = False
+    return ["resume"] if lineage.get("compatible") is True else []
