@@ -103,24 +103,22 @@ def _walk(root_real: str, parts: list[str], what: str) -> str:
             continue
         try:
             info = os.lstat(candidate)
-        except FileNotFoundError:
+        except OSError:  # missing, or a file where a folder should be (ENOTDIR): the write says so
             missing = True
             current = candidate
             continue
-        except OSError:  # a file where a folder should be (ENOTDIR) and the like: the write says so
-            current = candidate
-            missing = True
-            continue
-        if stat.S_ISLNK(info.st_mode):
-            real = os.path.realpath(candidate)
-            if not _inside(real, root_real):
-                raise PathOutsideRepository(what)
-            if not os.path.isdir(real):
-                raise PathOutsideRepository(what, "passes through a symlink to nothing")
-            current = real
-        else:
-            current = candidate
+        current = _followed_link(candidate, root_real, what) if stat.S_ISLNK(info.st_mode) else candidate
     return current
+
+
+def _followed_link(link: str, root_real: str, what: str) -> str:
+    """The real folder a symlink on the way leads to: it must stay inside the root and be a folder."""
+    real = os.path.realpath(link)
+    if not _inside(real, root_real):
+        raise PathOutsideRepository(what)
+    if not os.path.isdir(real):
+        raise PathOutsideRepository(what, "passes through a symlink to nothing")
+    return real
 
 
 def resolve_inside(root: str | os.PathLike[str], path: str | os.PathLike[str], what: str) -> str:
