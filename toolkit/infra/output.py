@@ -113,10 +113,7 @@ def guarded(run: Callable[[], int]) -> int:
     """
     current = sys.stdout
     if isinstance(current, GuardedStdout):
-        try:
-            return run()
-        except OutputUnwritable as exc:
-            return _report(exc)
+        return _run_guarded(run)
     closed = current is None or _on_closed_fd_1(current)
     if closed:  # started with fd 1 closed: hold fd 1 so that no file we open lands on it
         _hold_fd_1()
@@ -134,6 +131,14 @@ def guarded(run: Callable[[], int]) -> int:
     if guard.failed is not None and code != ExitCode.ENVIRONMENT:  # swallowed along the way
         code = _report(guard.failed)
     return code
+
+
+def _run_guarded(run: Callable[[], int]) -> int:
+    """Run a nested entry point under the outer guard: its exit code, or 3 when stdout failed."""
+    try:
+        return run()
+    except OutputUnwritable as exc:
+        return _report(exc)
 
 
 def _on_closed_fd_1(stream: Any) -> bool:
