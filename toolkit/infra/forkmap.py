@@ -191,14 +191,7 @@ def _collect(count: int, fds: _Fds, window: int) -> Iterator[object]:
                 fed += _feed(tasks, fed, min(count, done + window))
                 if fed == count:  # all handed out: the workers see the end once it is drained
                     fds.close(tasks)
-            for key, _ in selector.select():
-                fd = int(key.fd)
-                chunk = os.read(fd, _PIPE_SIZE)
-                if chunk:
-                    reports[fd].take(chunk, early)
-                    continue
-                selector.unregister(fd)
-                reports.pop(fd).lost(early)
+            if _read_ready(selector, reports, early):
                 # a worker killed between taking a number and reporting it leaves no trace: hand
                 # out everything, so the others finish and the rest comes back MISSING
                 window = count
@@ -206,6 +199,24 @@ def _collect(count: int, fds: _Fds, window: int) -> Iterator[object]:
                 fds.close(tasks)
     finally:
         selector.close()
+
+
+def _read_ready(
+    selector: selectors.BaseSelector, reports: dict[int, _Reports], early: dict[int, object]
+) -> bool:
+    """Read the reports of every worker pipe that is ready into ``early``; a closed pipe drops its
+    worker (what it held comes back MISSING). True when a worker was lost."""
+    lost = False
+    for key, _ in selector.select():
+        fd = int(key.fd)
+        chunk = os.read(fd, _PIPE_SIZE)
+        if chunk:
+            reports[fd].take(chunk, early)
+            continue
+        selector.unregister(fd)
+        reports.pop(fd).lost(early)
+        lost = True
+    return lost
 
 
 def _feed(fd: int, fed: int, upto: int) -> int:
