@@ -72,20 +72,29 @@ class ModelUsageEvent(_Envelope):
 
     @model_validator(mode="after")
     def _counts_match_state(self) -> ModelUsageEvent:
-        counts = (
-            self.input_tokens,
-            self.output_tokens,
-            self.cache_read_tokens,
-            self.cache_write_tokens,
-            self.reasoning_tokens,
-        )
-        if self.usage_state == "unavailable" and any(c is not None for c in counts):
-            raise ValueError("unavailable usage carries no token counts")
-        if self.usage_state == "observed" and (self.input_tokens is None or self.output_tokens is None):
-            raise ValueError("observed usage requires input_tokens and output_tokens")
-        if self.reasoning_tokens is not None and self.reasoning_tokens > (self.output_tokens or 0):
-            raise ValueError("reasoning_tokens must be a subset of output_tokens")
+        problem = _token_count_problem(self)
+        if problem is not None:
+            raise ValueError(problem)
         return self
+
+
+def _token_count_problem(row: ModelUsageEvent) -> str | None:
+    """How a usage row's token counts contradict its usage state, or None: unavailable usage has
+    no counts, observed usage has input and output, reasoning is a part of output."""
+    counts = (
+        row.input_tokens,
+        row.output_tokens,
+        row.cache_read_tokens,
+        row.cache_write_tokens,
+        row.reasoning_tokens,
+    )
+    if row.usage_state == "unavailable" and any(c is not None for c in counts):
+        return "unavailable usage carries no token counts"
+    if row.usage_state == "observed" and (row.input_tokens is None or row.output_tokens is None):
+        return "observed usage requires input_tokens and output_tokens"
+    if row.reasoning_tokens is not None and row.reasoning_tokens > (row.output_tokens or 0):
+        return "reasoning_tokens must be a subset of output_tokens"
+    return None
 
 
 class UsageEvent(RootModel[Annotated[ModelCallEvent | ModelUsageEvent, Field(discriminator="event")]]):
