@@ -210,17 +210,21 @@ def test_every_family_rule_has_positives_and_look_alikes() -> None:
     from toolkit.privacy.providers_families import FAMILY_RULES
 
     # the families of issue 27 have their own positives and look-alikes (test_provider_families.py)
-    families = {r.id for r in PROVIDER_RULES} - {r.id for r in FAMILY_RULES} - {
-        "anthropic-api-key",
-        "openai-api-key",
-        "stripe-secret-key",
-        "google-api-key",
-        "aws-access-key-id",
-        "gitlab-token",
-        "slack-token",
-        "slack-webhook",
-        "pypi-token",
-    }  # these older families are covered by the labelled corpus
+    families = (
+        {r.id for r in PROVIDER_RULES}
+        - {r.id for r in FAMILY_RULES}
+        - {
+            "anthropic-api-key",
+            "openai-api-key",
+            "stripe-secret-key",
+            "google-api-key",
+            "aws-access-key-id",
+            "gitlab-token",
+            "slack-token",
+            "slack-webhook",
+            "pypi-token",
+        }
+    )  # these older families are covered by the labelled corpus
     shapes = {"sql-password", "command-line-password", "credential-pair"}
     assert families | shapes <= {r for r, _ in POSITIVES}
     assert families | shapes <= {n for n, _ in LOOK_ALIKES}
