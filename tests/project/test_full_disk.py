@@ -173,10 +173,7 @@ def test_telemetry_record_on_a_full_device(tiny_fs: Path, tmp_path: Path) -> Non
     assert_refused_and_untouched(log, tiny_fs, record, 3, "error[DISK_FULL]")
 
 
-def test_cm_log_event_global_mode_on_a_full_device(tiny_fs: Path, tmp_path: Path) -> None:
-    home = tiny_fs / "logs"
-    run_id = "run-20260301-fulldisk"
-
+def _global_note(home: Path, run_id: str, cwd: Path) -> Callable[[int], subprocess.CompletedProcess[str]]:
     def note(number: int) -> subprocess.CompletedProcess[str]:
         return run(
             "-m",
@@ -191,9 +188,19 @@ def test_cm_log_event_global_mode_on_a_full_device(tiny_fs: Path, tmp_path: Path
             run_id,
             "--detail",
             f"note {number:04d}",
-            cwd=tmp_path,
+            cwd=cwd,
             env={"CM_WORKFLOW_LOG_HOME": str(home)},
         )
+
+    return note
+
+
+def test_cm_log_event_global_mode_on_a_full_device(tiny_fs: Path, tmp_path: Path) -> None:
+    """The log's own append on a full device: its index cannot be kept (a directory holds its place,
+    so the plain readers answer) and takes no space of its own that a failed update could free."""
+    home = tiny_fs / "logs"
+    run_id = "run-20260301-fulldisk"
+    note = _global_note(home, run_id, tmp_path)
 
     def note_ok(number: int) -> None:
         done = note(number)
@@ -201,11 +208,43 @@ def test_cm_log_event_global_mode_on_a_full_device(tiny_fs: Path, tmp_path: Path
 
     note_ok(0)  # the run's first event also registers it in index.jsonl
     (log,) = (home / "runs").glob(f"*/{run_id}.jsonl")
+    index = log.parent / f".{log.name}.idx"
+    index.unlink(missing_ok=True)
+    index.mkdir()
     prime(log, note_ok)
     # exit 1 is cm-log-event's documented code for an authoritative write that failed
     assert_refused_and_untouched(
         log, tiny_fs, lambda: note(9999), 1, "global-only log write failed (DISK_FULL)"
     )
+
+
+def test_cm_log_event_with_its_index_on_a_full_device_acknowledges_only_whole_rows(
+    tiny_fs: Path, tmp_path: Path
+) -> None:
+    """With the run's index beside the log, a full device may cost the index (a cache, rebuilt
+    from the log), never a row: the event is refused with the log untouched, or written whole
+    and acknowledged."""
+    home = tiny_fs / "logs"
+    run_id = "run-20260301-fullindex"
+    note = _global_note(home, run_id, tmp_path)
+    assert note(0).returncode == 0
+    (log,) = (home / "runs").glob(f"*/{run_id}.jsonl")
+    prime(log, lambda number: None if note(number).returncode == 0 else pytest.fail("priming failed"))
+    fill(tiny_fs)
+    before = log.read_bytes()
+    done = note(9999)
+    after = log.read_bytes()
+    assert "Traceback" not in done.stderr
+    if done.returncode == 0:
+        assert after.startswith(before) and after[len(before) :].count(b"\n") == 1
+        assert json.loads(after[len(before) :])["detail"] == "note 9999"
+    else:
+        assert done.returncode == 1 and "DISK_FULL" in done.stderr and after == before
+    (tiny_fs / "filler").unlink()
+    (tiny_fs / "filler2").unlink(missing_ok=True)
+    assert note(10000).returncode == 0
+    rows = log.read_bytes().split(b"\n")
+    assert rows[-1] == b"" and all(json.loads(row) for row in rows[:-1])
 
 
 def test_atomic_write_on_a_full_device_keeps_the_old_file(tiny_fs: Path) -> None:
