@@ -96,7 +96,15 @@ _LOCAL_KEYS = (
 )
 GITIGNORE_MARK = "# workgroup: local state, never committed"
 GITIGNORE_LINES = (".workgroup/local/",)
-CM_GITIGNORE_LINES = (".cm-run.json", ".cm-run.lock", ".cm-write.lock")
+# the CM run pointer and locks, and the caches beside the project log (rebuilt from it when missing)
+CM_GITIGNORE_LINES = (
+    ".cm-run.json",
+    ".cm-run.lock",
+    ".cm-write.lock",
+    ".cm-runs.ckpt.json",
+    ".cm-runs.index.db",
+    ".cm-runs.index.db-journal",
+)
 # What makes a project a CM project: the CM run pointer, its project log, its handoff file, or the
 # CM workflow config (the files toolkit/cm reads and writes).
 CM_MARKERS = (".cm-run.json", "运行日志.jsonl", ".cm-workflow.yml", ".cm-workflow.yaml")
