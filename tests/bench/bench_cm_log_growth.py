@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +70,7 @@ def event(
     name: str,
     i: int,
     phase: str | None = None,
-    data: dict[str, object] | None = None,
+    data: Mapping[str, object] | None = None,
 ) -> float:
     env = {**os.environ, **extra, "CM_WORKFLOW_LOG_HOME": str(base / "home")}
     argv = ["--workflow", "cm-ai", "--event", name, "--runtime", "codex", "--detail", f"bench {name} {i}"]

@@ -155,6 +155,7 @@ def test_resource_transitions(
     resources = Resources()
     for earlier in before:
         resources.apply(*earlier)
+    assert isinstance(resources.states, dict)  # the in-memory states (the index keeps its own)
     snapshot = dict(resources.states)
     if refusal is None:
         resources.apply(*step)

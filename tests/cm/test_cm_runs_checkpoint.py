@@ -86,9 +86,10 @@ _ROW = st.one_of(
 
 @st.composite
 def _chunk(draw: st.DrawFn) -> bytes:
-    rows = draw(st.lists(_ROW, max_size=8))
+    rows: list[str] = draw(st.lists(_ROW, max_size=8))
     text = "\n".join(rows)
-    if rows and draw(st.booleans()):
+    whole_last_row: bool = draw(st.booleans())
+    if rows and whole_last_row:
         text += "\n"  # otherwise the last row is torn (the next chunk may end it)
     return text.encode()
 
@@ -170,7 +171,12 @@ def test_only_rows_after_the_checkpoint_are_parsed(tmp_path: Path, monkeypatch: 
     assert _check(log).rebuilt is True
     parsed: list[bytes] = []
     real = runptr.loads_row
-    monkeypatch.setattr(runptr, "loads_row", lambda raw: parsed.append(raw) or real(raw))
+
+    def counted(raw: bytes) -> object:
+        parsed.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(runptr, "loads_row", counted)
     with open(log, "a") as handle:
         handle.write(json.dumps({"run_id": RUNS[0], "event": "run_done"}) + "\n")
     runs = _check(log)
@@ -342,9 +348,10 @@ _INDEX_ROW = st.one_of(
 
 @st.composite
 def _index_chunk(draw: st.DrawFn) -> bytes:
-    rows = draw(st.lists(_INDEX_ROW, max_size=10))
+    rows: list[str] = draw(st.lists(_INDEX_ROW, max_size=10))
     text = "\n".join(rows)
-    if rows and draw(st.integers(0, 3)):
+    ended: int = draw(st.integers(0, 3))
+    if rows and ended:
         text += "\n"  # otherwise the last row is torn (the next chunk may end it)
     return text.encode()
 
@@ -454,7 +461,7 @@ def test_indexed_answers_equal_a_plain_read_after_every_change(
 def test_a_plain_log_is_answered_by_the_index_alone(tmp_path: Path) -> None:
     """Without escaped ids of the run the index answers every lifecycle question itself."""
     log = tmp_path / runptr.PROJECT_LOG_NAME
-    rows = [{"run_id": RUNS[0], "event": "run_start", "event_id": "evt-0"}]
+    rows: list[dict[str, object]] = [{"run_id": RUNS[0], "event": "run_start", "event_id": "evt-0"}]
     rows += [{"run_id": RUNS[0], "event": "resource", "phase": "acquired", "resource_id": RIDS[0],
               "resource_kind": "vm", "cleanup_required": True, "event_id": "evt-1"},
              {"run_id": RUNS[0], "event": "test_run", "phase": "start", "event_id": "evt-2"}]  # fmt: skip
@@ -463,7 +470,7 @@ def test_a_plain_log_is_answered_by_the_index_alone(tmp_path: Path) -> None:
 
 
 def _grown(log: Path, rows: int) -> None:
-    lines = [{"run_id": RUNS[0], "event": "run_start", "event_id": "evt-start"}]
+    lines: list[dict[str, object]] = [{"run_id": RUNS[0], "event": "run_start", "event_id": "evt-start"}]
     lines += [{"run_id": RUNS[0], "event": "progress", "event_id": f"evt-{i:06d}"} for i in range(rows)]
     lines += [{"run_id": RUNS[0], "event": "model_call", "phase": "claimed", "call_id": CIDS[0], "event_id": "c"},
               {"run_id": RUNS[0], "event": "resource", "phase": "acquired", "resource_id": RIDS[0],
@@ -479,7 +486,12 @@ def test_the_index_reads_only_the_rows_after_it(tmp_path: Path, monkeypatch: pyt
     assert logindex.call_rows(log, RUNS[0], "evt-000007", None) is not None
     parsed: list[bytes] = []
     real = runptr.loads_row
-    monkeypatch.setattr(runptr, "loads_row", lambda raw: parsed.append(raw) or real(raw))
+
+    def counted(raw: bytes) -> object:
+        parsed.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(runptr, "loads_row", counted)
     with open(log, "a") as handle:
         handle.write(json.dumps({"run_id": RUNS[0], "event": "progress", "event_id": "evt-new"}) + "\n")
     duplicate, usage, claim = logindex.call_rows(log, RUNS[0], "evt-019999", CIDS[0]) or (None, None, None)
