@@ -204,15 +204,22 @@ def write_intents(hook: HookInput) -> list[WriteIntent] | None:
     if name in WRITE_TOOLS:
         return _tool_writes(name, data)
     if name in SHELL_TOOLS or name in PATCH_TOOLS:
-        command = data.get("command", data.get("cmd", data.get("input")))
-        if isinstance(command, list) and all(isinstance(part, str) for part in command):
-            command = _joined(command)
-        if not isinstance(command, str):
+        command = _shell_command(data)
+        if command is None:
             if name in PATCH_TOOLS:
                 raise InvalidInput("INVALID_TOOL_INPUT", "the patch tool's input carries no patch text")
             return None
         return shell_writes(command) or None
     return None
+
+
+def _shell_command(data: dict[str, Any]) -> str | None:
+    """The command text of a shell or patch tool's input (``command``, else ``cmd``, else
+    ``input``; an argv list joined), or ``None`` when it carries no text."""
+    command = data.get("command", data.get("cmd", data.get("input")))
+    if isinstance(command, list) and all(isinstance(part, str) for part in command):
+        command = _joined(command)
+    return command if isinstance(command, str) else None
 
 
 def _joined(parts: list[str]) -> str:
@@ -285,33 +292,82 @@ _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 def _line_targets(line: str, depth: int = 0) -> list[str]:
     """The files one command line redirects or tees into, read by shell tokenization (a quoted
     ``>`` is text, not a redirect); a line the tokenizer cannot read (an open quote) by pattern."""
+    words = _shell_words(line)
+    if words is None:
+        return _pattern_targets(line)
+    if not words:
+        return []
+    targets: list[str] = []
+    teeing = False
+    for previous, word, following in zip(["", *words[:-1]], words, [*words[1:], ""], strict=True):
+        kind = _word_kind(word, following, previous)
+        if kind == "redirect" and _names_file(following):
+            targets.append(following)
+        elif kind == "shell-c":
+            targets += _inner_targets(following, depth)
+        elif kind == "word" and teeing and _tee_operand(word, previous):
+            targets.append(word)
+        teeing = _TEEING_AFTER.get(kind, teeing)
+    return targets
+
+
+# whether the words after a word of this kind are ``tee``'s files (kinds not listed leave it as it was)
+_TEEING_AFTER = {"redirect": False, "separator": False, "tee": True}
+
+
+def _shell_words(line: str) -> list[str] | None:
+    """The words of one line as the shell splits them (operators apart), or ``None`` when the
+    tokenizer cannot read the line (an open quote)."""
     import shlex
 
     lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:
-        words = list(lexer)
+        return list(lexer)
     except ValueError:
-        return _pattern_targets(line)
+        return None
+
+
+def _word_kind(word: str, following: str, previous: str) -> str:
+    """What a word does for the writes of its line, checked in this order: ``redirect`` (output to
+    the following word; ``>&`` only before a name, not a descriptor or ``-``), ``separator`` (an
+    operator, or ``>&`` before a descriptor), ``tee``, ``shell-c`` (the ``-c`` of ``bash -c CMD``),
+    else ``word``."""
+    if _is_redirect(word, following):
+        return "redirect"
+    if word in _OPERATORS or word == ">&":
+        return "separator"
+    if word == "tee" or word.endswith("/tee"):
+        return "tee"
+    if word in ("-c", "-lc", "-ic") and previous.rsplit("/", 1)[-1] in _SHELLS:
+        return "shell-c"
+    return "word"
+
+
+def _is_redirect(word: str, following: str) -> bool:
+    """Whether the word sends output to a file: ``>``, ``>>``, ``>|``, ``&>``, ``&>>``, or ``>&``
+    before a name (``>&2`` and ``>&-`` are descriptors, not files)."""
+    if word in _REDIRECTS:
+        return True
+    return word == ">&" and bool(following) and not following.isdigit() and following != "-"
+
+
+def _tee_operand(word: str, previous: str) -> bool:
+    """Whether a word after ``tee`` is one of its files: not an option, not a redirect's target."""
+    return not word.startswith("-") and previous not in _REDIRECTS
+
+
+def _names_file(word: str) -> bool:
+    """Whether the word after a redirect is a file name (not missing, not an operator or redirect)."""
+    return bool(word) and word not in _OPERATORS and word not in _REDIRECTS
+
+
+def _inner_targets(command: str, depth: int) -> list[str]:
+    """The writes of the command a shell runs with ``-c`` (``bash -c "echo x > f"``), read line by
+    line outside heredocs; past four nested shells by pattern only."""
     targets: list[str] = []
-    teeing = False
-    for index, word in enumerate(words):
-        following = words[index + 1] if index + 1 < len(words) else ""
-        if word in _REDIRECTS or (
-            word == ">&" and following and not following.isdigit() and following != "-"
-        ):
-            if following and following not in _OPERATORS and following not in _REDIRECTS:
-                targets.append(following)
-            teeing = False
-        elif word in _OPERATORS or word in (">&",):
-            teeing = False
-        elif word == "tee" or word.endswith("/tee"):
-            teeing = True
-        elif word in ("-c", "-lc", "-ic") and index and words[index - 1].rsplit("/", 1)[-1] in _SHELLS:
-            for inner in _outside_heredocs(following):  # `bash -c "echo x > f"`: the inner command's writes
-                targets += _line_targets(inner, depth + 1) if depth < 4 else _pattern_targets(inner)
-        elif teeing and not word.startswith("-") and (index == 0 or words[index - 1] not in _REDIRECTS):
-            targets.append(word)
+    for inner in _outside_heredocs(command):
+        targets += _line_targets(inner, depth + 1) if depth < 4 else _pattern_targets(inner)
     return targets
 
 
@@ -350,24 +406,45 @@ def patch_writes(text: str) -> list[WriteIntent]:
     current: list[str] | None = None
     path = ""
     for line in text.split("\n"):
-        header = _PATCH_FILE.match(line)
-        move = _PATCH_MOVE.match(line)
-        if header or move or line.startswith("*** End Patch"):
+        header = _patch_header(line)
+        if header is not None:
             if current is not None:
                 found.append(WriteIntent(path, "\n".join(current), "the patch"))
-                current = None
-            if header:
-                path = header.group(2)
-                current = [] if header.group(1) != "Delete" else None
-                if header.group(1) == "Delete":
-                    found.append(WriteIntent(path, None, "the patch"))
-            elif move:  # the original goes away; the lines that follow land under the new name
-                found.append(WriteIntent(path, None, "the patch"))
-                path = move.group(1)
-                current = []
+            path, current = _after_header(header, path, found)
             continue
         if current is not None and line.startswith("+"):
             current.append(line[1:])
     if current is not None:
         found.append(WriteIntent(path, "\n".join(current), "the patch"))
     return found
+
+
+def _patch_header(line: str) -> tuple[str, str] | None:
+    """A patch line that ends the previous file's lines, as (``Add``/``Update``/``Delete``, path),
+    (``Move``, new path) or (``End``, ""); ``None`` for any other line."""
+    header = _PATCH_FILE.match(line)
+    if header:
+        return header.group(1), header.group(2)
+    move = _PATCH_MOVE.match(line)
+    if move:
+        return "Move", move.group(1)
+    if line.startswith("*** End Patch"):
+        return "End", ""
+    return None
+
+
+def _after_header(
+    header: tuple[str, str], path: str, found: list[WriteIntent]
+) -> tuple[str, list[str] | None]:
+    """The path the lines after ``header`` land in and their list (``None``: none are collected).
+    A deleted file, and the original of a moved one, is recorded in ``found`` as a write without text."""
+    kind, name = header
+    if kind == "End":
+        return path, None
+    if kind == "Move":  # the original goes away; the lines that follow land under the new name
+        found.append(WriteIntent(path, None, "the patch"))
+        return name, []
+    if kind == "Delete":
+        found.append(WriteIntent(name, None, "the patch"))
+        return name, None
+    return name, []
