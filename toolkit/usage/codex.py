@@ -352,11 +352,9 @@ def _calls(
                 _turn(out, line.payload, state)
         elif kind == "session_meta":
             metas += 1
-            if metas > max(info.metas, 1) and any(isinstance(i, Call) for i in out.items):
-                out.items.append(_resume_marker(line.timestamp))
-        elif kind == "compacted" and _valid_ts(line.timestamp):
-            if not (state.replaying and _replayed_mark(info, state, line.timestamp or "")):
-                out.items.append(Boundary(line.timestamp or "", "compaction"))
+            _meta_line(out, line, info, metas)
+        elif kind == "compacted":
+            _compacted(out, line, state, info)
     out.no_usage = state.turns > 0 and state.token_events == 0
 
 
@@ -367,6 +365,22 @@ def _turn(out: FileLog, payload: _TurnPayload | _Payload, state: _State) -> None
         state.model = intern(payload.model)
     if not out.project and payload.cwd:
         out.project = project_hash(payload.cwd)
+
+
+def _meta_line(out: FileLog, line: _MetaLine | _Line, info: Head, metas: int) -> None:
+    """The ``metas``-th ``session_meta`` line: past the leading ones and after calls, the rollout
+    was resumed (a resume boundary); otherwise nothing."""
+    if metas > max(info.metas, 1) and any(isinstance(i, Call) for i in out.items):
+        out.items.append(_resume_marker(line.timestamp))
+
+
+def _compacted(out: FileLog, line: _TopLine | _Line, state: _State, info: Head) -> None:
+    """A ``compacted`` line: a compaction boundary, unless its time is invalid or it is the parent's
+    compaction replayed at the head of a fork."""
+    if not _valid_ts(line.timestamp):
+        return
+    if not (state.replaying and _replayed_mark(info, state, line.timestamp or "")):
+        out.items.append(Boundary(line.timestamp or "", "compaction"))
 
 
 def _resume_marker(ts: str | None) -> Boundary:
@@ -395,67 +409,94 @@ def _token(
     total = astuple(counts) if counts is not None else None
     last = meta.last_token_usage
     key = payload.rate_limits.limit_id if payload.rate_limits is not None else None
-    if total is not None:
-        if own_totals is not None:
-            own_totals.add(total)
-        if total[4] > 0 and total[:4] == (0, 0, 0, 0):
-            return  # fill_to_context_window: a synthetic total with empty buckets is no call
-        if state.replaying:
-            same = _same_second(state, ts)  # first, so the first event of the file anchors the second
-            if total in parent_totals or _before(info, ts) or (not parent_totals and same):
-                state.prev[key] = total
-                return
-            state.replaying = False
-    elif state.replaying and ((_same_second(state, ts) and not parent_totals) or _before(info, ts)):
+    if total is not None and own_totals is not None:
+        own_totals.add(total)
+    if _replayed(state, info, ts, total, key, parent_totals):
         return
-    else:
+    delta = _call_delta(state, key, total, last)
+    if delta is not None and (delta[0] or delta[1] or delta[2] or delta[3]):
+        model = state.model or (intern(payload.model or meta.model or "unknown"))
+        out.items.append(_call(out, info, ts, model, delta, last))
+
+
+def _call(
+    out: FileLog, info: Head, ts: str, model: str, delta: tuple[int, int, int, int], last: _Counts | None
+) -> Call:
+    """The call one event's token ``delta`` stands for: cached input counted within the input (never
+    more than it), the context its ``last`` usage reports (else the delta's input)."""
+    d_in, d_cached, d_out, d_reasoning = delta
+    cached = d_cached if d_cached < d_in else d_in
+    return Call(
+        "codex",
+        out.session,
+        out.project,
+        out.path_hash,
+        info.subagent,
+        ts,
+        model,
+        d_in - cached,
+        d_out,
+        0,
+        cached,
+        d_reasoning,
+        last.input_tokens if last is not None else d_in,
+    )
+
+
+def _replayed(
+    state: _State, info: Head, ts: str, total: Totals | None, key: str | None, parent_totals: set[Totals]
+) -> bool:
+    """Whether a token event is no call of this file's own: a synthetic ``fill_to_context_window``
+    total (empty buckets), or an event of the parent's history replayed at the head of a fork (its
+    total is the parent's, it predates the fork, or, the parent's file absent, it shares the
+    replay's second). A replayed total still becomes the previous total; the first event that is
+    not replayed ends the replay."""
+    if total is None:
+        if state.replaying and ((_same_second(state, ts) and not parent_totals) or _before(info, ts)):
+            return True
         state.replaying = False
+        return False
+    if total[4] > 0 and total[:4] == (0, 0, 0, 0):
+        return True  # fill_to_context_window: a synthetic total with empty buckets is no call
+    if not state.replaying:
+        return False
+    same = _same_second(state, ts)  # first, so the first event of the file anchors the second
+    if total in parent_totals or _before(info, ts) or (not parent_totals and same):
+        state.prev[key] = total
+        return True
+    state.replaying = False
+    return False
+
+
+def _call_delta(
+    state: _State, key: str | None, total: Totals | None, last: _Counts | None
+) -> tuple[int, int, int, int] | None:
+    """The (input, cached, output, reasoning) tokens of one call: how far the running total of its
+    rate-limit ``key`` moved since the previous event (which it becomes), or the event's own
+    ``last`` usage when a bucket dropped (a new counter); None when there is no new call."""
     prev = state.prev.get(key)
     if total is not None:
         state.prev[key] = total
-    if total is not None and prev is not None and total != prev:
-        # the common case, the running total moved: the delta, unless a bucket dropped (a new counter)
-        d_in, d_cached, d_out, d_reasoning = (
-            total[0] - prev[0],
-            total[1] - prev[1],
-            total[2] - prev[2],
-            total[3] - prev[3],
-        )
-        if d_in < 0 or d_cached < 0 or d_out < 0 or d_reasoning < 0 or total[4] < prev[4]:
-            if last is None:
-                return
-            d_in, d_cached, d_out, d_reasoning = (
-                last.input_tokens,
-                last.cached_input_tokens,
-                last.output_tokens,
-                last.reasoning_output_tokens,
-            )
-    else:
+    if total is None or prev is None or total == prev:
         delta = _delta(total, prev, last)
-        if delta is None:
-            return
-        d_in, d_cached, d_out, d_reasoning = delta[0], delta[1], delta[2], delta[3]
-    if not (d_in or d_cached or d_out or d_reasoning):
-        return
-    cached = d_cached if d_cached < d_in else d_in
-    model = state.model or (intern(payload.model or meta.model or "unknown"))
-    out.items.append(
-        Call(
-            "codex",
-            out.session,
-            out.project,
-            out.path_hash,
-            info.subagent,
-            ts,
-            model,
-            d_in - cached,
-            d_out,
-            0,
-            cached,
-            d_reasoning,
-            last.input_tokens if last is not None else d_in,
-        )
+        return None if delta is None else (delta[0], delta[1], delta[2], delta[3])
+    # the common case, the running total moved: the delta, unless a bucket dropped (a new counter)
+    d_in, d_cached, d_out, d_reasoning = (
+        total[0] - prev[0],
+        total[1] - prev[1],
+        total[2] - prev[2],
+        total[3] - prev[3],
     )
+    if d_in < 0 or d_cached < 0 or d_out < 0 or d_reasoning < 0 or total[4] < prev[4]:
+        if last is None:
+            return None
+        return (
+            last.input_tokens,
+            last.cached_input_tokens,
+            last.output_tokens,
+            last.reasoning_output_tokens,
+        )
+    return d_in, d_cached, d_out, d_reasoning
 
 
 def _before(info: Head, ts: str) -> bool:
