@@ -191,6 +191,12 @@ def _url_check(match: re.Match[str]) -> bool:
         return False  # the invalid-userinfo filter: no URL parser accepts these there unescaped
     if any(c in password for c in "{}<>"):
         return False  # a template ({PASSWORD}, <password>)
+    return _url_password_ok(user, password, host)
+
+
+def _url_password_ok(user: str, password: str, host: str) -> bool:
+    """Whether the password of a URL's userinfo (percent-decoded when escaped) is a real one:
+    not a placeholder, an example, a variable or too short, and not at an example host."""
     if "%" in user + password:
         # percent-encoded userinfo (RFC 3986): judged decoded, and only when every escape is
         # well formed and the password decodes to something random-looking; URL-parser test
@@ -238,6 +244,7 @@ _KEY_PREFIXES = frozenset(
 _NOT_SECRET_TOKENS = frozenset(
     {"next", "page", "continuation", "sync", "cursor", "pagination", "prev", "previous", "resume", "max"}
 )
+_NOT_SECRET_TOKEN_NAMES = frozenset((word, "token") for word in _NOT_SECRET_TOKENS)
 _CAMEL = lazy(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 
@@ -293,6 +300,8 @@ def _suffix_check(keyword: str, parts: list[str], value: str) -> bool:
 
 
 def _assign_check(match: re.Match[str]) -> bool:
+    """A ``password = value`` assignment: the cheap value and label rejections, then the
+    verdict on the value for the kind of name it is assigned to (`_assign_verdict`)."""
     quoted = match.group("qv")
     value = quoted if quoted is not None else match.group("uv")
     if value is None or len(value) < 6 or any(c.isspace() for c in value):
@@ -310,31 +319,35 @@ def _assign_check(match: re.Match[str]) -> bool:
         len(parts) < 2 or (keyword == "key" and parts[-2] not in _KEY_PREFIXES)
     ):
         return False  # early: "key": and "api": fields are everywhere in JSON and YAML
+    return _assign_verdict(match, value, quoted is not None, label, keyword, parts, glued)
+
+
+def _assign_verdict(
+    match: re.Match[str], value: str, quoted: bool, label: str, keyword: str, parts: list[str], glued: bool
+) -> bool:
+    """Whether the value assigned to a credential name is a secret: not a digest, a code
+    expression or a constant's name, and shaped like a secret for that kind of name (a key
+    suffix, a token or key name, or a password)."""
     if "hash" in label or "digest" in label or f.is_password_hash(value):
         return False  # hashed_password, password_hash: a digest of the secret, not the secret
-    if not f.is_value(value, quoted=quoted is not None, text=match.string, end=match.end()):
+    if not f.is_value(value, quoted=quoted, text=match.string, end=match.end()):
         return False
     if _CONSTANT_NAME.match(value):
         return False  # ENV_KEY = "OPENAI_API_KEY": the name of where the secret lives
     if keyword in _SUFFIX_WORDS and label not in _GLUED_NAMES:
         return _suffix_check(keyword, parts, value)
-    if len(parts) >= 2 and parts[-1] == "token" and parts[-2] in _NOT_SECRET_TOKENS:
+    if tuple(parts[-2:]) in _NOT_SECRET_TOKEN_NAMES:
         return False  # next_token, pageToken, max_tokens: cursors and limits
-    tokenish = "token" in label or "key" in label
-    if (
-        tokenish
-        and label.endswith("token")
-        and not ("_" in label or "-" in label or "." in label or glued)
-        and quoted is None
-    ):
+    if "token" not in label and "key" not in label:
+        return len(set(value)) >= 4
+    if label.endswith("token") and not glued and not quoted and _NAME_SEPARATORS.isdisjoint(label):
         return False  # bare "token = next_token" in code
-    if tokenish and _WORD_SLUG.match(value):
+    if _WORD_SLUG.match(value) or len(value) < 12:
         return False  # "demo-key-not-a-secret": generated keys are not words joined by dashes
-    if tokenish and len(value) < 12:
-        return False
-    if tokenish:
-        return f.shannon_entropy(value) >= 3.0 and not f.is_uuid(value)
-    return len(set(value)) >= 4
+    return f.shannon_entropy(value) >= 3.0 and not f.is_uuid(value)
+
+
+_NAME_SEPARATORS = frozenset("_-.")
 
 
 def _sql_identified_check(match: re.Match[str]) -> bool:
