@@ -205,13 +205,10 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
     The same call again in this file (streaming partials, one line per content block) keeps one
     line; only that line becomes a ``Call``, after the whole file is read.
     """
-    if data is None:
-        data = log.path.read_bytes()
     session, subagent, folder, stem = where(log)
     path_hash = hashed(str(log.path), "f-")
     out = FileLog("claude", path_hash, session, "")
-    decoded = _all_lines(data, out)
-    lines: Iterable[_Line] = decoded if decoded is not None else _candidates(data, out)
+    lines = _lines(log, data, out)
     project = ""
     picks: list[_Pick | Boundary] = []
     first: dict[str, _Pick] = {}
@@ -220,13 +217,9 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
         if line.subtype == "compact_boundary":
             if not project and isinstance(line.cwd, str):
                 project = project_hash(line.cwd)
-            if _valid_ts(line.timestamp):
-                meta = line.compactMetadata or _CompactMeta()
-                picks.append(
-                    Boundary(
-                        line.timestamp or "", "compaction", meta.trigger, meta.preTokens, _boundary_key(line)
-                    )
-                )
+            boundary = _compaction(line)
+            if boundary is not None:
+                picks.append(boundary)
             continue
         if message is None or message.usage is None:
             continue  # not a model call (a tool result may carry its own usage object)
@@ -256,10 +249,33 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
         picks.append(pick)
     out.session = session or stem
     out.project = project or hashed(folder)
+    _items(out, picks, subagent, path_hash, index)
+    return out
+
+
+def _lines(log: LogFile, data: bytes | None, out: FileLog) -> Iterable[_Line]:
+    """The file's lines (``data``, else read from disk): all through the typed decoder in one call,
+    else, when one line does not fit it, the candidate lines one by one."""
+    if data is None:
+        data = log.path.read_bytes()
+    decoded = _all_lines(data, out)
+    return decoded if decoded is not None else _candidates(data, out)
+
+
+def _compaction(line: _Line) -> Boundary | None:
+    """A ``compact_boundary`` line's compaction marker; None when its time is not a valid one."""
+    if not _valid_ts(line.timestamp):
+        return None
+    meta = line.compactMetadata or _CompactMeta()
+    return Boundary(line.timestamp or "", "compaction", meta.trigger, meta.preTokens, _boundary_key(line))
+
+
+def _items(out: FileLog, picks: list[_Pick | Boundary], subagent: bool, path_hash: str, index: int) -> None:
+    """The file's items in file order: each kept line a ``Call`` (made only now, after the whole file
+    is read), the compaction markers as they are."""
     out.items = [
         item if isinstance(item, Boundary) else _call(item, out, subagent, path_hash, index) for item in picks
     ]
-    return out
 
 
 def _boundary_key(line: _Line) -> str | None:
@@ -274,7 +290,20 @@ def _boundary_key(line: _Line) -> str | None:
 
 def _usable(line: _Line, message: _Message, usage: _Usage) -> bool:
     """ccusage's rules for a usable line: no explicit null ids, a semver version, no empty ids."""
-    if (
+    if _explicit_null(line, message, usage):
+        return False
+    ts = line.timestamp
+    if ts is None or len(ts) < 20 or ts[4] != "-" or ts[10] != "T" or ts[-1] != "Z":
+        return False  # RFC 3339 in UTC as Claude Code writes it, or not a verified call time
+    version = line.version
+    if isinstance(version, str) and not (_SEMVER.get(version) or _semver_prefix(version)):
+        return False
+    return "" not in (message.id, line.requestId, line.sessionId, message.model)
+
+
+def _explicit_null(line: _Line, message: _Message, usage: _Usage) -> bool:
+    """Whether one of the ids, version, folder, speed or cache counts ccusage requires is null."""
+    return (
         message.id is None
         or message.model is None
         or line.sessionId is None
@@ -284,15 +313,7 @@ def _usable(line: _Line, message: _Message, usage: _Usage) -> bool:
         or usage.speed is None
         or usage.cache_creation_input_tokens is None
         or usage.cache_read_input_tokens is None
-    ):
-        return False
-    ts = line.timestamp
-    if ts is None or len(ts) < 20 or ts[4] != "-" or ts[10] != "T" or ts[-1] != "Z":
-        return False  # RFC 3339 in UTC as Claude Code writes it, or not a verified call time
-    version = line.version
-    if isinstance(version, str) and not (_SEMVER.get(version) or _semver_prefix(version)):
-        return False
-    return not (message.id == "" or line.requestId == "" or line.sessionId == "" or message.model == "")
+    )
 
 
 def _cache_write(usage: _Usage) -> tuple[int, int]:
