@@ -226,10 +226,26 @@ def _codex_units(
     """Families: a rollout, then its forks and spawned threads (depth first), so a child finds its
     parent's totals and the totals are dropped with the family. ``sessions/`` beats an archived copy.
     The heads read here go to ``keep`` (see ``_head_of``)."""
+    by_id, first_head = _codex_threads(files, known, keep)
+    kids, parent_of = _codex_links(by_id, first_head)
+    units: list[Unit] = []
+    visited: set[str] = set()
+    roots = [sid for sid in by_id if sid not in parent_of]
+    leftovers = [sid for sid in by_id if sid in parent_of]  # only reached this way in a cycle
+    for root in [*roots, *leftovers]:
+        if root not in visited:
+            units.append(_codex_family(root, by_id, kids, visited))
+    return units
+
+
+def _codex_threads(
+    files: list[LogFile], known: Known | None, keep: dict[LogFile, codex.Head] | None
+) -> tuple[dict[str, list[LogFile]], dict[str, tuple[str | None, str | None]]]:
+    """Each thread's files (``sessions/`` first, then by path; an archived copy of a live session
+    left out) and the (id, parent) its first file's head names, by thread id (the file's stem when
+    the head names none)."""
     ordered = sorted(files, key=lambda f: (f.archived, str(f.path)))
-    read = (known or Known()).heads
-    # per file, by its place in ``ordered`` (lists, not dicts keyed by the file: no hashing)
-    heads = [(read.get(log) if read else None) or _id_and_parent(_head_of(log, keep)) for log in ordered]
+    heads = _codex_heads(ordered, known, keep)
     ids = [head[0] or log.path.stem for head, log in zip(heads, ordered, strict=True)]
     live = {sid for sid, log in zip(ids, ordered, strict=True) if not log.archived}
     by_id: dict[str, list[LogFile]] = {}
@@ -243,6 +259,23 @@ def _codex_units(
             first_head[sid] = head
         else:
             found.append(log)
+    return by_id, first_head
+
+
+def _codex_heads(
+    ordered: list[LogFile], known: Known | None, keep: dict[LogFile, codex.Head] | None
+) -> list[tuple[str | None, str | None]]:
+    """Each file's (id, parent), by its place in ``ordered`` (lists, not dicts keyed by the file: no
+    hashing): as ``prepare`` found it, else read from its head now."""
+    read = (known or Known()).heads
+    return [(read.get(log) if read else None) or _id_and_parent(_head_of(log, keep)) for log in ordered]
+
+
+def _codex_links(
+    by_id: dict[str, list[LogFile]], first_head: dict[str, tuple[str | None, str | None]]
+) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """(each thread's children, each child's parent): a thread is a child when its head names a
+    parent other than itself that is among the threads read."""
     kids: dict[str, list[str]] = {}
     parent_of: dict[str, str] = {}
     for sid in by_id:
@@ -250,26 +283,26 @@ def _codex_units(
         if parent and parent != sid and parent in by_id:
             parent_of[sid] = parent
             kids.setdefault(parent, []).append(sid)
-    units: list[Unit] = []
-    visited: set[str] = set()
-    roots = [sid for sid in by_id if sid not in parent_of]
-    leftovers = [sid for sid in by_id if sid in parent_of]  # only reached this way in a cycle
-    for root in [*roots, *leftovers]:
-        if root in visited:
+    return kids, parent_of
+
+
+def _codex_family(
+    root: str, by_id: dict[str, list[LogFile]], kids: dict[str, list[str]], visited: set[str]
+) -> Unit:
+    """One family's unit: ``root``'s files, then its descendants' not yet ``visited``, depth first in
+    the children's order (marked visited here); the members with children keep their totals."""
+    family: list[LogFile] = []
+    members: set[str] = set()
+    stack = [root]
+    while stack:
+        sid = stack.pop()
+        if sid in visited:
             continue
-        family: list[LogFile] = []
-        members: set[str] = set()
-        stack = [root]
-        while stack:
-            sid = stack.pop()
-            if sid in visited:
-                continue
-            visited.add(sid)
-            members.add(sid)
-            family.extend(by_id[sid])
-            stack.extend(reversed(kids.get(sid, [])))
-        units.append(Unit("codex", family, {sid for sid in members if sid in kids}))
-    return units
+        visited.add(sid)
+        members.add(sid)
+        family.extend(by_id[sid])
+        stack.extend(reversed(kids.get(sid, [])))
+    return Unit("codex", family, {sid for sid in members if sid in kids})
 
 
 def _id_and_parent(head: codex.Head) -> tuple[str | None, str | None]:
