@@ -435,10 +435,7 @@ def render_html(page: Page, context: Context) -> str:
     moment = context.generated or generation_time(context.zone)
     per_day = _split(page.per_day.by_key())  # (day, source)
     per_session = _split(page.per_session.by_key())  # (source, session)
-    money_day = money_session = None
-    if page.money is not None and page.prices is not None:
-        money_day = _priced(page.money[0], page.prices)
-        money_session = _priced(page.money[1], page.prices)
+    money_day, money_session = _page_money(page)
     sources = sorted({s for _, s in per_day} | {s for s, _ in per_session})
     day_keys = sorted({d for d, _ in per_day})
     tz_short = context.timezone or "local time"
@@ -450,6 +447,39 @@ def render_html(page: Page, context: Context) -> str:
 
     first, last = date.fromisoformat(day_keys[0]), date.fromisoformat(day_keys[-1])
     unit, bucket_of = _bucketing(first, last)
+    buckets, bucket_money = _bucket_totals(per_day, bucket_of, money_day)
+    names = _every_bucket(first, last, bucket_of)  # days without calls are shown too, as zero
+    unit_label = {"day": "Day", "week": "Week (from Monday)", "month": "Month"}[unit]
+    axis = {"day": "day", "week": "week (from Monday)", "month": "month"}[unit] + f" ({tz_short})"
+
+    parts = [head, _summary(per_session, sources, money_session, _estimate_header(page))]
+    parts.extend(_period_charts(unit, axis, names, buckets, sources))
+    if money_day is not None and page.prices is not None:
+        parts.append(_money_chart(unit, axis, names, bucket_money, str(page.prices["currency"])))
+    parts.extend(_session_charts(per_session))
+    parts.append(
+        _period_table(unit, unit_label, names, buckets, sources, bucket_money if money_day else None, page)
+    )
+    parts.append(_session_table(per_session, page, money_session))
+    parts.append(_definitions(page))
+    return _document("\n".join(parts))
+
+
+def _page_money(page: Page) -> tuple[dict[str, Money] | None, dict[str, Money] | None]:
+    """(the estimate per day and tool, per tool and session) at list prices; both None when the
+    page carries no estimate or no prices."""
+    if page.money is None or page.prices is None:
+        return None, None
+    return _priced(page.money[0], page.prices), _priced(page.money[1], page.prices)
+
+
+def _bucket_totals(
+    per_day: Mapping[tuple[str, str], Totals],
+    bucket_of: Callable[[str], str],
+    money_day: Mapping[str, Money] | None,
+) -> tuple[dict[str, dict[str, Totals]], dict[str, Money]]:
+    """The day totals summed into the chart's buckets: (per bucket, the totals by tool; per bucket,
+    the estimate, when there is one)."""
     buckets: dict[str, dict[str, Totals]] = {}
     bucket_money: dict[str, Money] = {}
     for (day, source), totals in per_day.items():
@@ -458,53 +488,64 @@ def render_html(page: Page, context: Context) -> str:
         slot.merge(totals)
         if money_day is not None:
             bucket_money.setdefault(name, Money()).add(money_day.get(day + _SEP + source, Money()))
-    names = _every_bucket(first, last, bucket_of)  # days without calls are shown too, as zero
-    unit_label = {"day": "Day", "week": "Week (from Monday)", "month": "Month"}[unit]
-    axis = {"day": "day", "week": "week (from Monday)", "month": "month"}[unit] + f" ({tz_short})"
+    return buckets, bucket_money
 
-    parts = [head, _summary(per_session, sources, money_session, _estimate_header(page))]
-    parts.append(
-        _columns(
-            f"Tokens per {unit}, by tool",
-            names,
-            [
-                (_tool(s), TOOL_COLOURS.get(s, "#777777"), [_total(buckets.get(n, {}).get(s)) for n in names])
-                for s in sources
-            ],
-            x_label=axis,
-            y_label="tokens (input + cache + output)",
-            see=f'table "Per {unit}"',
-        )
+
+def _period_charts(
+    unit: str,
+    axis: str,
+    names: list[str],
+    buckets: Mapping[str, Mapping[str, Totals]],
+    sources: list[str],
+) -> list[str]:
+    """The two column charts per bucket: tokens by tool, tokens by kind."""
+    by_tool = _columns(
+        f"Tokens per {unit}, by tool",
+        names,
+        [
+            (_tool(s), TOOL_COLOURS.get(s, "#777777"), [_total(buckets.get(n, {}).get(s)) for n in names])
+            for s in sources
+        ],
+        x_label=axis,
+        y_label="tokens (input + cache + output)",
+        see=f'table "Per {unit}"',
     )
     merged = {n: _sum(buckets.get(n, {}).values()) for n in names}
-    parts.append(
-        _columns(
-            f"Tokens per {unit}, by kind",
-            names,
-            [(label, colour, [getattr(merged[n], attr) for n in names]) for attr, label, colour in KINDS],
-            x_label=axis,
-            y_label="tokens",
-            see=f'table "Per {unit}"',
-        )
+    by_kind = _columns(
+        f"Tokens per {unit}, by kind",
+        names,
+        [(label, colour, [getattr(merged[n], attr) for n in names]) for attr, label, colour in KINDS],
+        x_label=axis,
+        y_label="tokens",
+        see=f'table "Per {unit}"',
     )
-    if money_day is not None and page.prices is not None:
-        currency = str(page.prices["currency"])
-        parts.append(
-            _columns(
-                f"List-price estimate per {unit} ({currency}; not a bill)",
-                names,
-                [("estimate", "#555555", [bucket_money.get(n, Money()).amount for n in names])],
-                x_label=axis,
-                y_label=currency,
-                fmt=lambda v: f"{v:,.2f}",
-                exact=lambda v: f"{v:,.4f}",
-                see=f'table "Per {unit}"',
-            )
-        )
+    return [by_tool, by_kind]
+
+
+def _money_chart(
+    unit: str, axis: str, names: list[str], bucket_money: Mapping[str, Money], currency: str
+) -> str:
+    """The column chart of the list-price estimate per bucket."""
+    return _columns(
+        f"List-price estimate per {unit} ({currency}; not a bill)",
+        names,
+        [("estimate", "#555555", [bucket_money.get(n, Money()).amount for n in names])],
+        x_label=axis,
+        y_label=currency,
+        fmt=lambda v: f"{v:,.2f}",
+        exact=lambda v: f"{v:,.4f}",
+        see=f'table "Per {unit}"',
+    )
+
+
+def _session_charts(per_session: Mapping[tuple[str, str], Totals]) -> list[str]:
+    """The bar charts of the top sessions, by tokens and by carried history; a chart with no session
+    above zero is left out."""
+    charts = []
     by_tokens = [(k, t) for k, t in per_session.items() if t.prompt + t.output > 0]
     by_tokens.sort(key=lambda kv: (-(kv[1].prompt + kv[1].output), kv[0]))
     if by_tokens:
-        parts.append(
+        charts.append(
             _bars(
                 f"Top {min(TOP, len(by_tokens))} sessions by tokens",
                 [_bar_row(k, t.prompt + t.output) for k, t in by_tokens[:TOP]],
@@ -516,7 +557,7 @@ def render_html(page: Page, context: Context) -> str:
     by_carried = [(k, t) for k, t in per_session.items() if t.carried > 0]
     by_carried.sort(key=lambda kv: (-kv[1].carried, kv[0]))
     if by_carried:
-        parts.append(
+        charts.append(
             _bars(
                 f"Top {min(TOP, len(by_carried))} sessions by carried history",
                 [_bar_row(k, t.carried) for k, t in by_carried[:TOP]],
@@ -525,12 +566,7 @@ def render_html(page: Page, context: Context) -> str:
                 see='table "Per session", column "Carried history"',
             )
         )
-    parts.append(
-        _period_table(unit, unit_label, names, buckets, sources, bucket_money if money_day else None, page)
-    )
-    parts.append(_session_table(per_session, page, money_session))
-    parts.append(_definitions(page))
-    return _document("\n".join(parts))
+    return charts
 
 
 def _total(t: Totals | None) -> int:
