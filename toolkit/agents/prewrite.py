@@ -90,10 +90,24 @@ def check(hook: HookInput, lineage: str | None) -> Answer:
             "TOO_MANY_WRITES", f"one tool call writing more than {MAX_WRITES} files is not checked; split it"
         )
     base = hook.cwd if hook.cwd and os.path.isabs(hook.cwd) else os.getcwd()
+    reasons = _write_reasons(intents, base, _work_tree(base), lineage)
+    if not reasons:
+        return answers.allow()
+    return answers.deny(_refusal_text(reasons))
+
+
+def _work_tree(base: str) -> str | None:
+    """The work tree of the repository ``base`` is in, or None outside any repository."""
     from toolkit.infra.localstate import find_git
 
     location = find_git(base)
-    root = location.workdir if location is not None else None
+    return location.workdir if location is not None else None
+
+
+def _write_reasons(intents: list[WriteIntent], base: str, root: str | None, lineage: str | None) -> list[str]:
+    """Every reason to refuse the call's writes, in the order of the writes: a refused destination
+    (its text is then not scanned), the findings in the text, another writer's lease (each
+    repository path asked once)."""
     reasons: list[str] = []
     owned_checked: dict[str, str | None] = {}
     scanned: Scanned = {}
@@ -105,34 +119,40 @@ def check(hook: HookInput, lineage: str | None) -> Answer:
             continue
         if intent.text:
             reasons += privacy_reasons(intent, where, root, scanned)
-        if root is not None and where.rel is not None and where.rel not in owned_checked:
-            owned_checked[where.rel] = holder = ownership_holder(root, where.rel, lineage)
-            if holder is not None:
-                reasons.append(holder)
-    if not reasons:
-        return answers.allow()
+        if root is not None and where.rel is not None:
+            reasons += _ownership_once(root, where.rel, lineage, owned_checked)
+    return reasons
+
+
+def _ownership_once(root: str, rel: str, lineage: str | None, checked: dict[str, str | None]) -> list[str]:
+    """The ownership reason for ``rel`` (at most one), asked of the registry only the first time
+    ``rel`` comes up in the call (``checked`` remembers)."""
+    if rel in checked:
+        return []
+    checked[rel] = holder = ownership_holder(root, rel, lineage)
+    return [holder] if holder is not None else []
+
+
+def _refusal_text(reasons: list[str]) -> str:
+    """The deny message: the first ``MAX_LISTED`` reasons as a list, and how many more there are."""
     listed = reasons[:MAX_LISTED]
     more = len(reasons) - len(listed)
     tail = f"\n(and {more} more)" if more > 0 else ""
-    return answers.deny("workgroup refused this write:\n- " + "\n- ".join(listed) + tail)
+    return "workgroup refused this write:\n- " + "\n- ".join(listed) + tail
 
 
 def destination(path: str, base: str, root: str | None) -> Destination:
     """The checked destination of ``path`` (absolute, or relative to ``base``)."""
     from toolkit.infra import confined
 
-    if "\x00" in path:
-        raise Refusal("the destination path holds a NUL character; name a plain path")
-    absolute = path if os.path.isabs(path) else os.path.join(base, path)
-    absolute = os.path.abspath(absolute) if ".." not in absolute.split("/") else absolute
+    absolute = _absolute(path, base)
     if root is None:
         return _outside(absolute, None)
     real_root = confined.real_root(root)
-    lexically_inside = confined.is_under(root, absolute)
-    if not lexically_inside:
-        folder = os.path.realpath(os.path.dirname(absolute))
-        if not (folder == real_root or folder.startswith(real_root.rstrip("/") + "/")):
-            return _outside(absolute, real_root)
+    if not confined.is_under(root, absolute) and not _within(
+        os.path.realpath(os.path.dirname(absolute)), real_root
+    ):
+        return _outside(absolute, real_root)
     try:
         target = confined.resolve_inside(root, absolute, "the destination")
     except confined.PathOutsideRepository:
@@ -140,19 +160,38 @@ def destination(path: str, base: str, root: str | None) -> Destination:
             f"{_shown_path(absolute, root)}: the destination leads outside the repository through a symlink "
             "(or is a symlink); write to the real file inside the repository instead"
         ) from None
+    return Destination(target, _writable_rel(target, real_root))
+
+
+def _absolute(path: str, base: str) -> str:
+    """``path`` made absolute against ``base`` (normalized unless it holds ``..``, which the
+    confined layer resolves itself); a path holding NUL is refused."""
+    if "\x00" in path:
+        raise Refusal("the destination path holds a NUL character; name a plain path")
+    absolute = path if os.path.isabs(path) else os.path.join(base, path)
+    return os.path.abspath(absolute) if ".." not in absolute.split("/") else absolute
+
+
+def _within(real: str, real_root: str) -> bool:
+    """Whether the resolved path ``real`` is the repository folder or under it."""
+    return real == real_root or real.startswith(real_root.rstrip("/") + "/")
+
+
+def _writable_rel(target: str, real_root: str) -> str:
+    """The repository-relative path of a resolved ``target``; the repository folder itself (or
+    above it) and the git directory are refused."""
     rel = os.path.relpath(target, real_root).replace(os.sep, "/")
     if rel == "." or rel.startswith("../"):
         raise Refusal("the destination is the repository folder itself or above it; name a file inside it")
     if rel == ".git" or rel.startswith(".git/"):
         raise Refusal(f"{safe_path(rel)}: writes into the git directory are never allowed from an agent tool")
-    return Destination(target, rel)
+    return rel
 
 
 def _outside(absolute: str, real_root: str | None) -> Destination:
     """A destination outside the repository; a symlink there that points into it is refused."""
     if real_root is not None and os.path.islink(absolute):
-        real = os.path.realpath(absolute)
-        if real == real_root or real.startswith(real_root.rstrip("/") + "/"):
+        if _within(os.path.realpath(absolute), real_root):
             raise Refusal(
                 f"{safe_path(absolute)}: a symlink into the repository; write the repository file itself so its checks apply"
             )
@@ -185,27 +224,43 @@ def privacy_reasons(
     """One reason per finding in the text about to land at ``where``. ``scanned`` keeps each text's
     findings per context and kind: a shell command writing to many files is scanned once per kind
     of destination, not once per file."""
-    from toolkit.privacy.engine import scan_text_with_values
-    from toolkit.privacy.files import FileFinding, context_for, context_of, file_kind
-
     text = intent.text or ""
-    inside = where.rel is not None and root is not None
+    repository = root if where.rel is not None else None  # None: outside, no team rules or allowlist
     name = where.rel if where.rel is not None else where.absolute
-    if inside and root is not None:
-        _team_globs(root)
-    context = context_of(name, text) if inside else context_for(name)
-    kind = file_kind(name, text)
-    key = (id(text), context.value, kind.value)
-    cache = {} if scanned is None else scanned
-    if key not in cache:
-        cache[key] = (text, scan_text_with_values(text, context, kind))
-    findings = [FileFinding(name, found, value, name) for found, value in cache[key][1]]
-    if findings and inside and root is not None:
-        findings = _allowlisted(findings, root)
+    if repository is not None:
+        _team_globs(repository)
+    found = _scan_once(text, name, repository is not None, {} if scanned is None else scanned)
+    findings = _kept_findings(found, name, repository)
     if not findings:
         return []
     shown = where.shown + (f" ({intent.part})" if intent.part else "")
     return [finding_reason(shown, item) for item in findings]
+
+
+def _kept_findings(found: list[tuple[Finding, str]], name: str, repository: str | None) -> list[FileFinding]:
+    """The findings as findings of the file ``name``, minus what the repository's committed
+    allowlist suppresses (outside a repository: all of them)."""
+    from toolkit.privacy.files import FileFinding
+
+    findings = [FileFinding(name, finding, value, name) for finding, value in found]
+    if findings and repository is not None:
+        return _allowlisted(findings, repository)
+    return findings
+
+
+def _scan_once(text: str, name: str, inside: bool, cache: Scanned) -> list[tuple[Finding, str]]:
+    """The findings (with values) of ``text`` landing at ``name``: scanned with the context its
+    destination gets (a repository path by its kind and the team's artifact paths, a path outside
+    by its name alone), once per text, context and kind of file (``cache`` keeps them)."""
+    from toolkit.privacy.engine import scan_text_with_values
+    from toolkit.privacy.files import context_for, context_of, file_kind
+
+    context = context_of(name, text) if inside else context_for(name)
+    kind = file_kind(name, text)
+    key = (id(text), context.value, kind.value)
+    if key not in cache:
+        cache[key] = (text, scan_text_with_values(text, context, kind))
+    return cache[key][1]
 
 
 def finding_reason(shown: str, item: FileFinding) -> str:
