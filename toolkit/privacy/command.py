@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from toolkit.core.findings import Finding
     from toolkit.privacy.files import ScanReport
+    from toolkit.privacy.history import HistoryReport
 
 USAGE = (
     "usage: workgroup privacy scan [--format text|json|sarif] [--json] [--context CONTEXT] [--all-files] "
@@ -59,34 +60,50 @@ def parse(argv: list[str]) -> dict[str, object]:
         if arg == "--":
             paths.extend(items)
             break
-        if name in ("--format", "--context", "--jobs"):
+        if name in _VALUED:
             value = inline if eq else next(items, None)
             if value is None:
                 raise UsageError(f"{name} needs a value")
-            if name == "--format":
-                if value not in FORMATS:
-                    raise UsageError("--format must be text, json or sarif")
-                opts["format"] = value
-            elif name == "--context":
-                if value not in CONTEXTS:
-                    raise UsageError("--context must be one of " + ", ".join(CONTEXTS))
-                opts["context"] = value
-            else:
-                if not value.isdigit():
-                    raise UsageError("--jobs must be a whole number")
-                opts["jobs"] = int(value)
-        elif arg == "--json":
-            opts["json"] = True
-        elif arg in ("--history", "--all", "--progress"):
-            opts[arg[2:]] = True
-        elif arg == "--all-files":
-            opts["all_files"] = True
+            _set_value(opts, name, value)
+        elif arg in _FLAGS:
+            opts[_FLAGS[arg]] = True
         elif arg.startswith("-") and arg != "-":
             from toolkit.core.display import option_name
 
             raise UsageError(f"unknown option {option_name(arg)}")
         else:
             paths.append(arg)
+    return _settle(opts, paths)
+
+
+# the options taking a value: the choices each allows (None: a whole number) and the refusal
+_VALUED: dict[str, tuple[tuple[str, ...] | None, str]] = {
+    "--format": (FORMATS, "--format must be text, json or sarif"),
+    "--context": (CONTEXTS, "--context must be one of " + ", ".join(CONTEXTS)),
+    "--jobs": (None, "--jobs must be a whole number"),
+}
+# the switches and the option each sets
+_FLAGS = {
+    "--json": "json",
+    "--history": "history",
+    "--all": "all",
+    "--progress": "progress",
+    "--all-files": "all_files",
+}
+
+
+def _set_value(opts: dict[str, object], name: str, value: str) -> None:
+    """Store the value of ``--format``, ``--context`` or ``--jobs``; one outside the option's
+    choices (or not a whole number for ``--jobs``) is a usage error."""
+    choices, refusal = _VALUED[name]
+    if not (value.isdigit() if choices is None else value in choices):
+        raise UsageError(refusal)
+    opts[name[2:]] = value if choices is not None else int(value)
+
+
+def _settle(opts: dict[str, object], paths: list[str]) -> dict[str, object]:
+    """The options once every argument is read: ``--json`` folded into the format, the
+    combinations refused, and the paths (the current directory by default, none for history)."""
     if opts["json"] and opts["format"] == "text":  # --json is --format json, in either order
         opts["format"] = "json"
     opts["json"] = opts["format"] == "json"
@@ -173,47 +190,65 @@ def scan_command(
     fmt: str | None = None,
 ) -> int:
     """Run the scan and print it; the exit code (0 clean, 1 findings, 2 usage, 3 environment)."""
-    from toolkit.core.errors import InvalidInput, ToolkitError
-    from toolkit.core.findings import emit, write_error_json
-    from toolkit.infra.ci import github_actions
-    from toolkit.privacy.gate import SUPPRESS_HINT, apply_allowlist
-    from toolkit.privacy.selection import scan_targets, select
-    from toolkit.privacy.types import Context
+    from toolkit.core.errors import ToolkitError
+    from toolkit.core.findings import write_error_json
 
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     here = (cwd or Path.cwd()).resolve()
     fmt = fmt or ("json" if as_json else "text")
-    as_json = fmt == "json"
     try:
-        missing = [p for p in paths if not (here / p).exists() and not (here / p).is_symlink()]
-        if missing:
-            raise InvalidInput("PATH_NOT_FOUND", "no such file or directory: " + ", ".join(missing[:5]))
-        root = repository_root(here)
-        use_team_artifacts(root)
-        notices: list[str] = []
-        targets = select(paths, here, root, all_files=all_files, notices=notices)
-        progress = _Progress(err, time.monotonic())
-        try:
-            report = scan_targets(
-                targets, here, None if context == "auto" else Context(context), jobs=jobs, progress=progress
-            )
-        finally:
-            progress.close()
-        report.notices[:0] = notices
-        # on demand the work tree's allowlist applies (an entry just added counts), and the scan
-        # says when that is not what the hooks and CI read (the committed file)
-        report = apply_allowlist(report, root, here, committed=False)
-        from toolkit.privacy.allowlist import commit_hint
-
-        hint = commit_hint(root) if (root / ".workgroup").is_dir() else None
-        if hint:
-            report.notices.append(hint)
+        report = _scan_report(paths, here, err, context=context, all_files=all_files, jobs=jobs)
     except ToolkitError as exc:
-        if as_json:
+        if fmt == "json":
             write_error_json(out, exc.code, exc.message)
         err.write(exc.diagnostics() + "\n")
         return int(exc.exit_code)
+    return _print_report(report, fmt, out, err)
+
+
+def _scan_report(
+    paths: list[str], here: Path, err: IO[str], *, context: str, all_files: bool, jobs: int
+) -> ScanReport:
+    """The scan of ``paths`` (resolved from ``here``) with the work tree's allowlist applied and
+    its notices; a missing path is refused before anything is read."""
+    from toolkit.core.errors import InvalidInput
+    from toolkit.privacy.gate import apply_allowlist
+    from toolkit.privacy.selection import scan_targets, select
+    from toolkit.privacy.types import Context
+
+    missing = [p for p in paths if not (here / p).exists() and not (here / p).is_symlink()]
+    if missing:
+        raise InvalidInput("PATH_NOT_FOUND", "no such file or directory: " + ", ".join(missing[:5]))
+    root = repository_root(here)
+    use_team_artifacts(root)
+    notices: list[str] = []
+    targets = select(paths, here, root, all_files=all_files, notices=notices)
+    progress = _Progress(err, time.monotonic())
+    try:
+        report = scan_targets(
+            targets, here, None if context == "auto" else Context(context), jobs=jobs, progress=progress
+        )
+    finally:
+        progress.close()
+    report.notices[:0] = notices
+    # on demand the work tree's allowlist applies (an entry just added counts), and the scan
+    # says when that is not what the hooks and CI read (the committed file)
+    report = apply_allowlist(report, root, here, committed=False)
+    from toolkit.privacy.allowlist import commit_hint
+
+    hint = commit_hint(root) if (root / ".workgroup").is_dir() else None
+    if hint:
+        report.notices.append(hint)
+    return report
+
+
+def _print_report(report: ScanReport, fmt: str, out: IO[str], err: IO[str]) -> int:
+    """Print the findings as text, JSON or SARIF (the summary on ``err``); 1 when any, else 0."""
+    from toolkit.core.findings import emit
+    from toolkit.infra.ci import github_actions
+    from toolkit.privacy.gate import SUPPRESS_HINT
+
     rows = to_findings(report)
     if fmt == "sarif":
         # SARIF locations are relative to the repository root (%SRCROOT%), whatever the cwd
@@ -225,6 +260,7 @@ def scan_command(
         )
         emit("privacy", rows, as_json=True, stdout=io.StringIO(), stderr=err, notices=report.notices)
         return 1 if rows else 0
+    as_json = fmt == "json"
     emit(
         "privacy",
         rows,
@@ -293,56 +329,21 @@ def history_command(
     """``privacy scan --history [REVS]``: the lines each commit in REVS added (default: HEAD's
     history; ``every_ref``: every branch and tag), as ``commit:path:line:col: RULE category:
     masked`` lines, JSON or SARIF. Exit 0 clean, 1 findings, 2 bad range, 3 no repository."""
-    from toolkit.core.errors import EnvironmentFailure, ToolkitError
-    from toolkit.core.findings import Finding as Row
+    from toolkit.core.errors import ToolkitError
     from toolkit.core.findings import emit, write_error_json
     from toolkit.infra.ci import github_actions
-    from toolkit.privacy.history import SHORT, scan_history
-    from toolkit.privacy.types import Context
 
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     here = (cwd or Path.cwd()).resolve()
     try:
-        from toolkit.privacy.selection import git_toplevel
-
-        root = git_toplevel(here)
-        if root is None:
-            raise EnvironmentFailure("NOT_A_REPOSITORY", "--history needs a git repository")
-        use_team_artifacts(root)
-        tty = bool(getattr(err, "isatty", lambda: False)())
-        report = scan_history(
-            root,
-            [*revs, *(["--all"] if every_ref else [])],
-            None if context == "auto" else Context(context),
-            progress=err,
-            show_progress=progress or tty,
-        )
+        report = _history_report(revs, here, err, context=context, every_ref=every_ref, progress=progress)
     except ToolkitError as exc:
         if fmt == "json":  # with sarif a refusal leaves stdout empty (no log beats a broken one)
             write_error_json(out, exc.code, exc.message)
         err.write(exc.diagnostics() + "\n")
         return int(exc.exit_code)
-    rows = []
-    for hit in report.findings:
-        f = hit.item.finding
-        rows.append(
-            Row(
-                f"{hit.commit[:SHORT]}:{hit.item.path}",
-                f.line,
-                f.start + 1,
-                f.rule,
-                f"{f.category.value}: {f.masked}",
-                extra={
-                    "commit": hit.commit,
-                    "file": hit.item.path,
-                    "category": f.category.value,
-                    "rule": f.rule,
-                    "start": f.start,
-                    "end": f.end,
-                },
-            )
-        )
+    rows = _history_rows(report)
     if fmt == "sarif":
         write_sarif(
             out,
@@ -365,6 +366,58 @@ def history_command(
         annotate=github_actions(),
     )
     return 1 if rows else 0
+
+
+def _history_report(
+    revs: list[str], here: Path, err: IO[str], *, context: str, every_ref: bool, progress: bool
+) -> HistoryReport:
+    """The history scan of the repository around ``here`` (progress on ``err`` when asked or on
+    a terminal); outside a git repository an environment failure."""
+    from toolkit.core.errors import EnvironmentFailure
+    from toolkit.privacy.history import scan_history
+    from toolkit.privacy.selection import git_toplevel
+    from toolkit.privacy.types import Context
+
+    root = git_toplevel(here)
+    if root is None:
+        raise EnvironmentFailure("NOT_A_REPOSITORY", "--history needs a git repository")
+    use_team_artifacts(root)
+    tty = bool(getattr(err, "isatty", lambda: False)())
+    return scan_history(
+        root,
+        [*revs, *(["--all"] if every_ref else [])],
+        None if context == "auto" else Context(context),
+        progress=err,
+        show_progress=progress or tty,
+    )
+
+
+def _history_rows(report: HistoryReport) -> list[Finding]:
+    """The history findings as ``commit:path`` rows (masked values only)."""
+    from toolkit.core.findings import Finding as Row
+    from toolkit.privacy.history import SHORT
+
+    rows = []
+    for hit in report.findings:
+        f = hit.item.finding
+        rows.append(
+            Row(
+                f"{hit.commit[:SHORT]}:{hit.item.path}",
+                f.line,
+                f.start + 1,
+                f.rule,
+                f"{f.category.value}: {f.masked}",
+                extra={
+                    "commit": hit.commit,
+                    "file": hit.item.path,
+                    "category": f.category.value,
+                    "rule": f.rule,
+                    "start": f.start,
+                    "end": f.end,
+                },
+            )
+        )
+    return rows
 
 
 def main(argv: list[str]) -> int:
