@@ -68,40 +68,55 @@ def _check(table_data: Any) -> dict[str, Any]:
         "USAGE_BAD_PRICES",
         "the price table needs source, date (YYYY-MM-DD), currency and models {name: {rate: number >= 0}}",
     )
-    if not isinstance(table_data, dict):
+    if not isinstance(table_data, dict) or not _header_ok(table_data):
         raise bad
+    models = table_data.get("models")
+    if not isinstance(models, dict) or not models:
+        raise bad
+    for name, rates in models.items():
+        _check_model(name, rates, bad)
+    return table_data
+
+
+def _header_ok(table_data: dict[str, Any]) -> bool:
+    """Whether the table names a source, a date (YYYY-MM-DD) and a currency, each a non-blank string."""
     for key in ("source", "date", "currency"):
         if not isinstance(table_data.get(key), str) or not table_data[key].strip():
-            raise bad
+            return False
     from datetime import date
 
     try:
         date.fromisoformat(table_data["date"])
     except ValueError:
-        raise bad from None
-    models = table_data.get("models")
-    if not isinstance(models, dict) or not models:
+        return False
+    return True
+
+
+def _check_model(name: Any, rates: Any, bad: InvalidInput) -> None:
+    """One model's entry: a name and every rate of ``RATES`` (no other), each a finite number >= 0;
+    ``bad`` raised otherwise, or the coded error naming the rates it left out."""
+    if not isinstance(name, str) or not isinstance(rates, dict) or not set(rates) <= set(RATES):
         raise bad
-    for name, rates in models.items():
-        if not isinstance(name, str) or not isinstance(rates, dict) or not set(rates) <= set(RATES):
-            raise bad
-        missing = [rate for rate in RATES if rate not in rates]
-        if missing:
-            # a rate left out would price those tokens at 0 without a word
-            raise InvalidInput(
-                "USAGE_PRICE_MISSING_RATE",
-                f"the price table's model {_shown(name)} has no {', '.join(missing)} rate: every model needs "
-                f"all of {', '.join(RATES)} (0 where the provider charges nothing)",
-            )
-        for value in rates.values():
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or not math.isfinite(value)
-                or value < 0
-            ):
-                raise bad
-    return table_data
+    missing = [rate for rate in RATES if rate not in rates]
+    if missing:
+        # a rate left out would price those tokens at 0 without a word
+        raise InvalidInput(
+            "USAGE_PRICE_MISSING_RATE",
+            f"the price table's model {_shown(name)} has no {', '.join(missing)} rate: every model needs "
+            f"all of {', '.join(RATES)} (0 where the provider charges nothing)",
+        )
+    if not all(map(_rate_ok, rates.values())):
+        raise bad
+
+
+def _rate_ok(value: Any) -> bool:
+    """Whether a rate is a finite number >= 0 (a bool is no number here)."""
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, (int, float))
+        and math.isfinite(value)
+        and value >= 0
+    )
 
 
 def _shown(name: str) -> str:
@@ -195,31 +210,48 @@ class Estimate:
                 else:
                     rows[group] = rows[group] or 0.0  # no tokens: nothing to price
                 continue
-            rows[group] = (rows[group] or 0.0) + (
-                inp * rates["input"]
-                + write_5m * rates["cache_write_5m"]
-                + write_1h * rates["cache_write_1h"]
-                + read * rates["cache_read"]
-                + out * rates["output"]
-            ) / 1_000_000
+            rows[group] = (rows[group] or 0.0) + _amount(rates, inp, write_5m, write_1h, read, out)
             carried += carry * rates["cache_read"] / 1_000_000
-        priced = [v for v in rows.values() if v is not None]
-        return {
-            "label": "list-price estimate (not a bill; verified counts are the rows above)",
-            "price_table": {
-                "source": prices["source"],
-                "date": prices["date"],
-                "currency": prices["currency"],
-            },
-            "rows": [
-                {"key": k, "amount": None if v is None else round(v, 6), "unpriced_calls": row_unpriced[k]}
-                for k, v in sorted(rows.items())
-            ],
-            "total": round(sum(priced), 6) if priced or not unpriced else None,
-            "unpriced_calls": sum(unpriced.values()),
-            "carried_history_amount": round(carried, 6),
-            "unpriced_calls_by_model": dict(sorted(unpriced.items())),
-        }
+        return _report(prices, rows, row_unpriced, unpriced, carried)
+
+
+def _amount(rates: Mapping[str, float], inp: int, write_5m: int, write_1h: int, read: int, out: int) -> float:
+    """The list price of one group's tokens of one model (rates per million tokens)."""
+    return (
+        inp * rates["input"]
+        + write_5m * rates["cache_write_5m"]
+        + write_1h * rates["cache_write_1h"]
+        + read * rates["cache_read"]
+        + out * rates["output"]
+    ) / 1_000_000
+
+
+def _report(
+    prices: Mapping[str, Any],
+    rows: Mapping[str, float | None],
+    row_unpriced: Mapping[str, int],
+    unpriced: Mapping[str, int],
+    carried: float,
+) -> dict[str, Any]:
+    """The estimate as reported: amounts rounded to 6 places; the total None only when nothing was
+    priced and some calls were left unpriced."""
+    priced = [v for v in rows.values() if v is not None]
+    return {
+        "label": "list-price estimate (not a bill; verified counts are the rows above)",
+        "price_table": {
+            "source": prices["source"],
+            "date": prices["date"],
+            "currency": prices["currency"],
+        },
+        "rows": [
+            {"key": k, "amount": None if v is None else round(v, 6), "unpriced_calls": row_unpriced[k]}
+            for k, v in sorted(rows.items())
+        ],
+        "total": round(sum(priced), 6) if priced or not unpriced else None,
+        "unpriced_calls": sum(unpriced.values()),
+        "carried_history_amount": round(carried, 6),
+        "unpriced_calls_by_model": dict(sorted(unpriced.items())),
+    }
 
 
 def estimate(calls: list[Call], prices: dict[str, Any], *, by: By, days: LocalDays) -> dict[str, Any]:
