@@ -109,27 +109,12 @@ def _by_age(units: list[Unit], known: Known, settle: bool = False) -> None:
     own = [_own(u) for u in units]
     read = known.stamps
     settle = settle and not read
-
-    def first_of(log: LogFile) -> str:
-        found = read.get(log)
-        return (found[0] if found is not None else claude.first_stamp(log.path, log.size)) or _iso(log.mtime)
-
-    def last_of(log: LogFile) -> str:
-        found = read.get(log)
-        return (found[1] if found is not None else claude.last_stamp(log.path)) or _iso(log.mtime)
-
-    firsts = [first_of(files[0]) if len(files) == 1 else min(first_of(f) for f in files) for files in own]
+    firsts = [_first_among(files, read) for files in own]
     count: dict[str, int] = {}
     for first in firsts:
         count[first] = count.get(first, 0) + 1
     lasts = [
-        (
-            ""
-            if count[first] == 1 or settle
-            else last_of(files[0])
-            if len(files) == 1
-            else max(map(last_of, files))
-        )
+        "" if count[first] == 1 or settle else _last_among(files, read)
         for first, files in zip(firsts, own, strict=True)
     ]
     if settle:
@@ -142,6 +127,30 @@ def _by_age(units: list[Unit], known: Known, settle: bool = False) -> None:
     for unit, first in zip(units, firsts, strict=True):
         unit.first = first
     units.sort(key=lambda u: keys[id(u)])
+
+
+def _first_of(log: LogFile, read: Mapping[LogFile, tuple[str | None, str | None]]) -> str:
+    """A Claude file's first time: as ``prepare`` read it, else read now; its modification time when
+    it has none."""
+    found = read.get(log)
+    return (found[0] if found is not None else claude.first_stamp(log.path, log.size)) or _iso(log.mtime)
+
+
+def _last_of(log: LogFile, read: Mapping[LogFile, tuple[str | None, str | None]]) -> str:
+    """A Claude file's last time: as ``prepare`` read it, else read now from its end; its
+    modification time when it has none."""
+    found = read.get(log)
+    return (found[1] if found is not None else claude.last_stamp(log.path)) or _iso(log.mtime)
+
+
+def _first_among(files: list[LogFile], read: Mapping[LogFile, tuple[str | None, str | None]]) -> str:
+    """The earliest first time of the files that speak for a session."""
+    return _first_of(files[0], read) if len(files) == 1 else min(_first_of(f, read) for f in files)
+
+
+def _last_among(files: list[LogFile], read: Mapping[LogFile, tuple[str | None, str | None]]) -> str:
+    """The latest last time of the files that speak for a session."""
+    return _last_of(files[0], read) if len(files) == 1 else max(_last_of(f, read) for f in files)
 
 
 def _own(unit: Unit) -> list[LogFile]:
@@ -679,25 +688,36 @@ def _settled(run: list[Unit]) -> list[tuple[Unit, _Parsed]]:
     ``_TASK_TIES`` bytes of such sessions are held parsed until the run is in order); a longer run
     reads them from the files' ends first, as the plan does, and is parsed in its turn."""
     if sum(f.size for unit in run for f in unit.files) > _TASK_TIES:
-        lasts = {
-            id(unit): max(claude.last_stamp(f.path) or _iso(f.mtime) for f in _own(unit)) for unit in run
-        }
-        ordered = sorted(run, key=lambda u: _age_key(u, lasts[id(u)]))
-        return [(unit, _parse_unit(unit)) for unit in ordered]
+        return _settled_from_ends(run)
     keyed: list[tuple[tuple[str, float, str], Unit, _Parsed]] = []
     for unit in run:
-        own = {id(f) for f in _own(unit)}
-        last = ""
-        parsed: _Parsed = []
-        for log in unit.files:
-            data = _read(log)
-            if id(log) in own:
-                stamp = claude.last_stamp_in(data) if data is not None else None
-                last = max(last, stamp or _iso(log.mtime))
-            parsed.append(None if data is None else claude.read(log, 0, data))
+        last, parsed = _parsed_with_last(unit)
         keyed.append((_age_key(unit, last), unit, parsed))
     keyed.sort(key=lambda item: item[0])
     return [(unit, parsed) for _key, unit, parsed in keyed]
+
+
+def _settled_from_ends(run: list[Unit]) -> list[tuple[Unit, _Parsed]]:
+    """A run too long to hold parsed: put in order by the last times read from the files' ends,
+    then each session parsed in its turn."""
+    lasts = {id(unit): max(claude.last_stamp(f.path) or _iso(f.mtime) for f in _own(unit)) for unit in run}
+    ordered = sorted(run, key=lambda u: _age_key(u, lasts[id(u)]))
+    return [(unit, _parse_unit(unit)) for unit in ordered]
+
+
+def _parsed_with_last(unit: Unit) -> tuple[str, _Parsed]:
+    """(a session's last time, from the bytes of the files that speak for it; each file parsed, None
+    for one that could not be read)."""
+    own = {id(f) for f in _own(unit)}
+    last = ""
+    parsed: _Parsed = []
+    for log in unit.files:
+        data = _read(log)
+        if id(log) in own:
+            stamp = claude.last_stamp_in(data) if data is not None else None
+            last = max(last, stamp or _iso(log.mtime))
+        parsed.append(None if data is None else claude.read(log, 0, data))
+    return last, parsed
 
 
 def _read_source(files: list[LogFile], sink_for: Callable[[Ledger], Any]) -> bytes:
