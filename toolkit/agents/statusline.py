@@ -70,16 +70,19 @@ def parse_input(raw: bytes) -> _Input | None:
     path = data.get("transcript_path")
     if not isinstance(path, str) or not _usable_path(path) or not path.endswith(".jsonl"):
         return None
-    start = ""
+    return _Input(path, _start_folder(data))
+
+
+def _start_folder(data: dict[str, Any]) -> str:
+    """The folder to find the repository from: the workspace's ``project_dir``, else its
+    ``current_dir``, else ``cwd``, the first that is a usable absolute path ("" when none is)."""
     workspace = data.get("workspace")
     for key in ("project_dir", "current_dir"):
         value = workspace.get(key) if isinstance(workspace, dict) else None
         if isinstance(value, str) and _usable_path(value):
-            start = value
-            break
-    if not start and isinstance(data.get("cwd"), str) and _usable_path(data["cwd"]):
-        start = data["cwd"]
-    return _Input(path, start)
+            return value
+    cwd = data.get("cwd")
+    return cwd if isinstance(cwd, str) and _usable_path(cwd) else ""
 
 
 def _usable_path(value: str) -> bool:
@@ -212,18 +215,28 @@ def _nothing_counted_since(
     old = doc.get("sig")
     if not isinstance(at, dict) or not isinstance(old, list):
         return False
-    if {entry[0] for entry in signature} != {e[0] for e in old if isinstance(e, list) and e}:
+    if {entry[0] for entry in signature} != _cached_names(old):
         return False  # a subagent log appeared or went away
     paths = dict(files)
     for name, ino, size, _mtime in signature:
-        mark = at.get(name)
-        if not (isinstance(mark, list) and len(mark) == 3 and mark[0] == ino and isinstance(mark[1], int)):
-            return False
-        if not (mark[1] <= size and size - mark[1] <= TAIL_SCAN) or not _tail_without_calls(
-            paths[name], mark
-        ):
+        if not _appended_without_calls(paths[name], at.get(name), ino, size):
             return False
     return True
+
+
+def _cached_names(old: list[Any]) -> set[Any]:
+    """The file names of a cached signature (entries that are not non-empty lists are skipped)."""
+    return {entry[0] for entry in old if isinstance(entry, list) and entry}
+
+
+def _appended_without_calls(path: str, mark: Any, ino: int, size: int) -> bool:
+    """Whether a file only grew past its cached ``mark`` (same inode, an offset not past the end,
+    at most ``TAIL_SCAN`` bytes appended) and what was appended names no model call."""
+    if not (isinstance(mark, list) and len(mark) == 3 and mark[0] == ino and isinstance(mark[1], int)):
+        return False
+    if not (mark[1] <= size and size - mark[1] <= TAIL_SCAN):
+        return False
+    return _tail_without_calls(path, mark)
 
 
 def _tail_without_calls(path: str, mark: list[Any]) -> bool:
@@ -383,21 +396,13 @@ def _read_file_calls(path: str, root: str, previous: Any | None) -> Any | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return None
-        state = previous
-        if state is not None and not _still_prefix(fd, st, state):
-            state = None
-        if state is None:
-            state = _types()[0](ino=st.st_ino, size=0, mtime_ns=0, offset=0, mark="", calls=[])
+        state = _resumed_state(fd, st, previous)
         log = LogFile("claude", Path(path), Path(root))
         while state.offset < st.st_size:
             data = os.pread(fd, min(CHUNK, st.st_size - state.offset), state.offset)
-            if not data:
-                break
-            end = data.rfind(b"\n") + 1
+            end = _readable_end(data)
             if end == 0:
-                if len(data) < CHUNK:
-                    break  # a torn last line: read once it is whole
-                end = len(data)  # one line longer than a chunk: read it as it is
+                break  # nothing more, or a torn last line: read once it is whole
             parsed = claude.read(log, 0, data[:end])
             state.calls += [item for item in parsed.items if not _is_boundary(item)]
             state.offset += end
@@ -409,6 +414,23 @@ def _read_file_calls(path: str, root: str, previous: Any | None) -> Any | None:
         return None
     finally:
         os.close(fd)
+
+
+def _resumed_state(fd: int, st: os.stat_result, previous: Any | None) -> Any:
+    """The cached state to read on from when the part it read is still the file's start, else a
+    fresh one (this inode, nothing read)."""
+    if previous is not None and _still_prefix(fd, st, previous):
+        return previous
+    return _types()[0](ino=st.st_ino, size=0, mtime_ns=0, offset=0, mark="", calls=[])
+
+
+def _readable_end(data: bytes) -> int:
+    """How many bytes of a chunk to read now: up to its last newline; a chunk without one whole
+    when it fills ``CHUNK`` (one line longer than a chunk), else none (a torn last line waits)."""
+    end = data.rfind(b"\n") + 1
+    if end == 0 and len(data) >= CHUNK:
+        return len(data)
+    return end
 
 
 def _is_boundary(item: Any) -> bool:
@@ -445,26 +467,37 @@ def compute(
 ) -> tuple[str, dict[str, list[Any]]]:
     """(the line, per file the inode, offset and mark read up to), reading only what the cache
     does not hold (and storing what was read)."""
-    from toolkit.usage.dedup import Seen, dedup_session
-    from toolkit.usage.model import FileLog
-
     state_path = os.path.join(folder, key + ".state") if folder else None
     _, encode_state, decode_state = _types()
     previous = decode_state(_read_small(state_path, 256 * 1_048_576)) if state_path else {}
-    root = os.path.dirname(os.path.dirname(transcript))
+    states = _read_states(files, os.path.dirname(os.path.dirname(transcript)), previous)
+    if "" not in states:
+        return NO_TRANSCRIPT, {}
+    if folder is not None and state_path is not None:
+        _store(folder, state_path, encode_state(states), prune=True)
+    line = _deduplicated_line(states)
+    return line, {name: [state.ino, state.offset, state.mark] for name, state in states.items()}
+
+
+def _read_states(files: list[tuple[str, str]], root: str, previous: dict[str, Any]) -> dict[str, Any]:
+    """Per file name, its state read on from the cached one; a file that cannot be read as a
+    regular file is left out."""
     states = {}
     for name, path in files:
         state = _read_file_calls(path, root, previous.get(name))
         if state is not None:
             states[name] = state
-    if "" not in states:
-        return NO_TRANSCRIPT, {}
-    if folder is not None and state_path is not None:
-        _store(folder, state_path, encode_state(states), prune=True)
+    return states
+
+
+def _deduplicated_line(states: dict[str, Any]) -> str:
+    """The status line of the calls of every file, deduplicated across them by the usage rules."""
+    from toolkit.usage.dedup import Seen, dedup_session
+    from toolkit.usage.model import FileLog
+
     logs = [FileLog("claude", name, "", "", items=list(s.calls)) for name, s in states.items()]
     dedup_session(logs, Seen(), {})
-    at = {name: [state.ino, state.offset, state.mark] for name, state in states.items()}
-    return render(count([c for log in logs for c in log.items])), at  # type: ignore[misc]
+    return render(count([c for log in logs for c in log.items]))  # type: ignore[misc]
 
 
 def _store(folder: str, path: str, data: bytes, *, prune: bool = False) -> None:
@@ -508,14 +541,25 @@ def status_line(raw: bytes, *, use_cache: bool = True) -> str:
     doc = _line_doc(folder, key) if folder is not None else None
     if doc is not None and doc.get("sig") == signature:
         return str(doc["line"])
-    if doc is not None and _nothing_counted_since(doc, files, signature):
-        line, at = str(doc["line"]), doc["at"]
-    else:
-        line, at = compute(given.transcript, files, folder, key)
+    line, at = _line_and_marks(doc, given.transcript, files, signature, folder, key)
     if folder is not None and line != NO_TRANSCRIPT:
         payload = json.dumps({"v": CACHE_VERSION, "sig": signature, "line": line, "at": at}).encode()
         _store(folder, os.path.join(folder, key + ".line"), payload)
     return line
+
+
+def _line_and_marks(
+    doc: dict[str, Any] | None,
+    transcript: str,
+    files: list[tuple[str, str]],
+    signature: list[list[Any]],
+    folder: str | None,
+    key: str,
+) -> tuple[str, Any]:
+    """The cached line and marks when nothing counted was appended since, else both computed."""
+    if doc is not None and _nothing_counted_since(doc, files, signature):
+        return str(doc["line"]), doc["at"]
+    return compute(transcript, files, folder, key)
 
 
 def main(argv: list[str] | None = None) -> int:
