@@ -64,21 +64,32 @@ def claude_roots(environ: Mapping[str, str]) -> list[Path]:
     """The ``projects/`` folders to read; ``CLAUDE_CONFIG_DIR`` replaces the defaults when set."""
     override = environ.get("CLAUDE_CONFIG_DIR")
     if override is not None and _split(override):
-        roots: list[Path] = []
-        for raw in _split(override):
-            path = _expand(raw, environ)
-            projects = path if path.name == "projects" and path.is_dir() else path / "projects"
-            if projects.is_dir() and projects not in roots:
-                roots.append(projects)
-        if not roots:
-            raise InvalidInput(
-                "USAGE_NO_LOG_DIR", "no entry of CLAUDE_CONFIG_DIR is a Claude config folder with projects/"
-            )
-        return roots
+        return _claude_override(override, environ)
+    return [path for path in dict.fromkeys(_claude_defaults(environ)) if path.is_dir()]
+
+
+def _claude_override(override: str, environ: Mapping[str, str]) -> list[Path]:
+    """The ``projects/`` folders the entries of ``CLAUDE_CONFIG_DIR`` name (an entry may name the
+    ``projects/`` folder itself), each once; a coded error when none of them has one."""
+    roots: list[Path] = []
+    for raw in _split(override):
+        path = _expand(raw, environ)
+        projects = path if path.name == "projects" and path.is_dir() else path / "projects"
+        if projects.is_dir() and projects not in roots:
+            roots.append(projects)
+    if not roots:
+        raise InvalidInput(
+            "USAGE_NO_LOG_DIR", "no entry of CLAUDE_CONFIG_DIR is a Claude config folder with projects/"
+        )
+    return roots
+
+
+def _claude_defaults(environ: Mapping[str, str]) -> list[Path]:
+    """Where Claude Code keeps its ``projects/`` when ``CLAUDE_CONFIG_DIR`` is not set: below the XDG
+    config folder, then below ``~/.claude``."""
     xdg = environ.get("XDG_CONFIG_HOME")
     config = Path(xdg) if xdg else _home(environ) / ".config"
-    candidates = [config / "claude" / "projects", _home(environ) / ".claude" / "projects"]
-    return [path for path in dict.fromkeys(candidates) if path.is_dir()]
+    return [config / "claude" / "projects", _home(environ) / ".claude" / "projects"]
 
 
 def codex_roots(environ: Mapping[str, str]) -> list[Path]:
@@ -147,10 +158,17 @@ def discover(source: str, environ: Mapping[str, str]) -> list[LogFile]:
             files.extend(f for f in (_stat("claude", p, root) for p in _walk(root)) if f)
     if source in ("codex", "all"):
         for home in codex_roots(environ):
-            for sub, archived in (("sessions", False), ("archived_sessions", True)):
-                folder = home / sub
-                if folder.is_dir():
-                    files.extend(f for f in (_stat("codex", p, home, archived) for p in _walk(folder)) if f)
+            files.extend(_codex_files(home))
+    return files
+
+
+def _codex_files(home: Path) -> list[LogFile]:
+    """A Codex home's rollouts: those of ``sessions/``, then the archived ones."""
+    files: list[LogFile] = []
+    for sub, archived in (("sessions", False), ("archived_sessions", True)):
+        folder = home / sub
+        if folder.is_dir():
+            files.extend(f for f in (_stat("codex", p, home, archived) for p in _walk(folder)) if f)
     return files
 
 
@@ -158,30 +176,36 @@ def looked_in(source: str, environ: Mapping[str, str]) -> list[str]:
     """The folders ``discover`` reads for ``source``, as a person would type them (the home folder
     as ``~``) with the variable that moves them: what ``workgroup usage`` names when it found no log."""
     home = str(_home(environ))
-
-    def tilde(path: Path) -> str:
-        text = str(path)
-        return (
-            "~" + text[len(home) :] if home not in ("", "/") and (text + "/").startswith(home + "/") else text
-        )
-
     places: list[str] = []
     if source in ("claude", "all"):
-        if environ.get("CLAUDE_CONFIG_DIR") and _split(environ["CLAUDE_CONFIG_DIR"]):
-            folders = [tilde(root) for root in claude_roots(environ)]
-            places.append(f"{', '.join(folders)} (from CLAUDE_CONFIG_DIR)")
-        else:
-            xdg = environ.get("XDG_CONFIG_HOME")
-            config = Path(xdg) if xdg else _home(environ) / ".config"
-            folders = [tilde(config / "claude" / "projects"), tilde(_home(environ) / ".claude" / "projects")]
-            places.append(f"{', '.join(dict.fromkeys(folders))} (set CLAUDE_CONFIG_DIR to read others)")
+        places.append(_claude_place(environ, home))
     if source in ("codex", "all"):
-        if environ.get("CODEX_HOME") and _split(environ["CODEX_HOME"]):
-            homes = [tilde(home) for home in codex_roots(environ)]
-            suffix = "(from CODEX_HOME)"
-        else:
-            homes = [tilde(_home(environ) / ".codex")]
-            suffix = "(set CODEX_HOME to read others)"
-        folders = [f"{home}/{sub}" for home in homes for sub in ("sessions", "archived_sessions")]
-        places.append(f"{', '.join(folders)} {suffix}")
+        places.append(_codex_place(environ, home))
     return places
+
+
+def _tilde(path: Path, home: str) -> str:
+    """``path`` as a person would type it: the home folder as ``~`` (unless home is empty or /)."""
+    text = str(path)
+    return "~" + text[len(home) :] if home not in ("", "/") and (text + "/").startswith(home + "/") else text
+
+
+def _claude_place(environ: Mapping[str, str], home: str) -> str:
+    """The Claude folders ``discover`` reads, with the variable that moves them."""
+    if environ.get("CLAUDE_CONFIG_DIR") and _split(environ["CLAUDE_CONFIG_DIR"]):
+        folders = [_tilde(root, home) for root in claude_roots(environ)]
+        return f"{', '.join(folders)} (from CLAUDE_CONFIG_DIR)"
+    folders = [_tilde(path, home) for path in _claude_defaults(environ)]
+    return f"{', '.join(dict.fromkeys(folders))} (set CLAUDE_CONFIG_DIR to read others)"
+
+
+def _codex_place(environ: Mapping[str, str], home: str) -> str:
+    """The Codex folders ``discover`` reads, with the variable that moves them."""
+    if environ.get("CODEX_HOME") and _split(environ["CODEX_HOME"]):
+        homes = [_tilde(root, home) for root in codex_roots(environ)]
+        suffix = "(from CODEX_HOME)"
+    else:
+        homes = [_tilde(_home(environ) / ".codex", home)]
+        suffix = "(set CODEX_HOME to read others)"
+    folders = [f"{root}/{sub}" for root in homes for sub in ("sessions", "archived_sessions")]
+    return f"{', '.join(folders)} {suffix}"
