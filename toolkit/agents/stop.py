@@ -87,24 +87,42 @@ def transcript_files(agent: str, transcript: str | None) -> list[Any]:
     if not transcript or not os.path.isabs(transcript) or not transcript.endswith(".jsonl"):
         return []
     path = Path(transcript)
-    try:
-        info = os.stat(path)
-    except OSError:
-        return []
-    import stat
-
-    if not stat.S_ISREG(info.st_mode):  # a FIFO named *.jsonl would block the hook
+    info = _regular_stat(path)
+    if info is None:
         return []
     root = _log_root(path, agent)
     files = [LogFile(agent, path, root, False, info.st_size, info.st_mtime)]
     if agent == "claude":
-        subs = path.parent / path.stem / "subagents"
-        if subs.is_dir() and not subs.is_symlink():
-            for name in sorted(os.listdir(subs)):
-                sub = subs / name
-                if name.endswith(".jsonl") and sub.is_file() and not sub.is_symlink():
-                    sub_info = sub.stat()
-                    files.append(LogFile(agent, sub, root, False, sub_info.st_size, sub_info.st_mtime))
+        files += _subagent_files(agent, path, root)
+    return files
+
+
+def _regular_stat(path: Path) -> os.stat_result | None:
+    """The transcript's stat when it is a regular file (a FIFO named *.jsonl would block the
+    hook), else None (also when it cannot be read)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    import stat
+
+    return info if stat.S_ISREG(info.st_mode) else None
+
+
+def _subagent_files(agent: str, path: Path, root: Path) -> list[Any]:
+    """The ``*.jsonl`` files of a Claude transcript's ``<session>/subagents/`` folder, by name; a
+    folder or file that is a symlink is not followed."""
+    from toolkit.usage.sources import LogFile
+
+    subs = path.parent / path.stem / "subagents"
+    if not subs.is_dir() or subs.is_symlink():
+        return []
+    files = []
+    for name in sorted(os.listdir(subs)):
+        sub = subs / name
+        if name.endswith(".jsonl") and sub.is_file() and not sub.is_symlink():
+            sub_info = sub.stat()
+            files.append(LogFile(agent, sub, root, False, sub_info.st_size, sub_info.st_mtime))
     return files
 
 
@@ -241,11 +259,12 @@ def _read_marker(path: Path) -> dict[str, list[int]]:
     counted = data.get("counted") if isinstance(data, dict) else None
     if not isinstance(counted, dict):
         return {}
-    return {
-        key: value
-        for key, value in counted.items()
-        if isinstance(value, list) and len(value) == 4 and all(type(n) is int and n >= 0 for n in value)
-    }
+    return {key: value for key, value in counted.items() if _is_counts(value)}
+
+
+def _is_counts(value: object) -> bool:
+    """Whether a marker entry is four counts (non-negative integers, not booleans)."""
+    return isinstance(value, list) and len(value) == 4 and all(type(n) is int and n >= 0 for n in value)
 
 
 def _write_marker(path: Path, counted: dict[str, list[int]]) -> None:
