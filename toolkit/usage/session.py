@@ -9,7 +9,7 @@ not have re-read.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, tzinfo
 from typing import Any
 
@@ -99,19 +99,7 @@ def session_view(ledger: Ledger, name: str, days: LocalDays, zone: tzinfo, workf
         row = _row(call, zone)
         row["subagents"] = []
         rows.append(row)
-        for kind, present in (("compaction", call.compactions > 0), ("resume", call.resume)):
-            # a compaction after the last call has no calls after it to judge
-            if present:
-                after = _until_next_boundary(main, index)
-                boundaries.append(
-                    {
-                        "time": row["time"],
-                        "kind": kind,
-                        **_verdict(workflow, kind),
-                        "calls_after": len(after),
-                        "carried_after": sum(c.carried for c in after),
-                    }
-                )
+        boundaries.extend(_boundaries_at(main, index, row["time"], workflow))
     _fold_subagents(rows, main, subs, zone)
     source = calls[0].source if calls else None
     return {
@@ -125,6 +113,27 @@ def session_view(ledger: Ledger, name: str, days: LocalDays, zone: tzinfo, workf
         "totals": total(calls).as_dict(),
         "resumed_from": ledger.resumed_from.get(name),
     }
+
+
+def _boundaries_at(main: list[Call], index: int, time: str, workflow: str) -> list[dict[str, Any]]:
+    """The boundaries before the main call at ``index`` (a compaction, a resume), each with the
+    ``workflow``'s verdict and what was carried over the calls up to the next boundary."""
+    call = main[index]
+    points = []
+    for kind, present in (("compaction", call.compactions > 0), ("resume", call.resume)):
+        # a compaction after the last call has no calls after it to judge
+        if present:
+            after = _until_next_boundary(main, index)
+            points.append(
+                {
+                    "time": time,
+                    "kind": kind,
+                    **_verdict(workflow, kind),
+                    "calls_after": len(after),
+                    "carried_after": sum(c.carried for c in after),
+                }
+            )
+    return points
 
 
 def _until_next_boundary(main: list[Call], index: int) -> list[Call]:
@@ -160,35 +169,13 @@ def session_table(view: dict[str, Any]) -> str:
     body: list[list[str]] = []
     for row in view["calls"]:
         if "input" in row:
-            marks = []
-            if row["compactions_before"]:
-                marks.append("compacted")
-            if row["resume"]:
-                marks.append("resumed")
-            if row["compactions_after"]:
-                marks.append("then compacted")
-            if not row["final_usage"]:
-                marks.append("no final usage")
-            body.append(
-                [
-                    row["time"],
-                    row["model"],
-                    *(
-                        cell(row[k])
-                        for k in ("input", "cache_write", "cache_read", "output", "carried_history")
-                    ),
-                    ", ".join(marks),
-                ]
-            )
+            body.append([row["time"], row["model"], *_token_cells(row), ", ".join(_marks(row))])
         for sub in row["subagents"]:
             body.append(
                 [
                     f"  └ subagent {sub['subagent']}",
                     f"{sub['calls']} call" + ("" if sub["calls"] == 1 else "s"),
-                    *(
-                        cell(sub[k])
-                        for k in ("input", "cache_write", "cache_read", "output", "carried_history")
-                    ),
+                    *_token_cells(sub),
                     "",
                 ]
             )
@@ -208,3 +195,22 @@ def session_table(view: dict[str, Any]) -> str:
             f"{point['calls_after']} call(s)\n"
         )
     return "".join(out)
+
+
+# (row field, the mark its value gives, whether a true value gives it): in the order shown
+_MARKS = (
+    ("compactions_before", "compacted", True),
+    ("resume", "resumed", True),
+    ("compactions_after", "then compacted", True),
+    ("final_usage", "no final usage", False),
+)
+
+
+def _marks(row: Mapping[str, Any]) -> list[str]:
+    """A call row's marks: compacted or resumed before it, compacted after it, no final usage."""
+    return [mark for key, mark, when in _MARKS if bool(row[key]) is when]
+
+
+def _token_cells(row: Mapping[str, Any]) -> list[str]:
+    """A call's or a subagent's token counts as table cells, in the table's column order."""
+    return [cell(row[k]) for k in ("input", "cache_write", "cache_read", "output", "carried_history")]
