@@ -13,6 +13,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
     from toolkit.infra.store import Layout
@@ -111,34 +112,47 @@ def stored_capsules(root: str) -> list[Capsule]:
     """The sound capsules under ``.workgroup/workgroups/*/capsules/`` (at most ``MAX_CAPSULE_FILES``
     looked at; a folder or file that is a symlink, or unreadable, is skipped)."""
     from toolkit.infra import confined
-    from toolkit.infra.boundedio import FileRefused
 
     found: list[Capsule] = []
     try:
         top = confined.resolve_dir(root, CAPSULES_GLOB_ROOT, "the workgroups folder")
     except confined.PathOutsideRepository:
         return found
-    looked = 0
+    for looked, (group, name) in enumerate(_capsule_files(top), 1):
+        if looked > MAX_CAPSULE_FILES:
+            return found
+        capsule = _read_capsule(root, os.path.join(top, group, "capsules"), group, name)
+        if capsule is not None:
+            found.append(capsule)
+    return found
+
+
+def _capsule_files(top: str) -> Iterator[tuple[str, str]]:
+    """(workgroup, file name) of each ``*.json`` under ``<top>/<workgroup>/capsules/``, by name; a
+    workgroup or capsules folder that is a symlink is skipped."""
     for group in _names(top):
         folder = os.path.join(top, group, "capsules")
         if os.path.islink(os.path.join(top, group)) or os.path.islink(folder):
             continue
         for name in _names(folder):
-            if not name.endswith(".json"):
-                continue
-            looked += 1
-            if looked > MAX_CAPSULE_FILES:
-                return found
-            rel = f"{CAPSULES_GLOB_ROOT}/{group}/capsules/{name}"
-            try:
-                raw = confined.read_bytes(root, rel, what="a capsule", limit=MAX_CAPSULE_BYTES)
-                data = json.loads(raw or b"")
-                mtime = os.lstat(os.path.join(folder, name)).st_mtime
-            except (confined.PathOutsideRepository, FileRefused, OSError, ValueError, RecursionError):
-                continue
-            if _sound(data):
-                found.append(Capsule(data, rel, mtime))
-    return found
+            if name.endswith(".json"):
+                yield group, name
+
+
+def _read_capsule(root: str, folder: str, group: str, name: str) -> Capsule | None:
+    """The capsule in ``folder/name`` when it can be read through the confined layer, parses and is
+    sound; None otherwise."""
+    from toolkit.infra import confined
+    from toolkit.infra.boundedio import FileRefused
+
+    rel = f"{CAPSULES_GLOB_ROOT}/{group}/capsules/{name}"
+    try:
+        raw = confined.read_bytes(root, rel, what="a capsule", limit=MAX_CAPSULE_BYTES)
+        data = json.loads(raw or b"")
+        mtime = os.lstat(os.path.join(folder, name)).st_mtime
+    except (confined.PathOutsideRepository, FileRefused, OSError, ValueError, RecursionError):
+        return None
+    return Capsule(data, rel, mtime) if _sound(data) else None
 
 
 def _names(folder: str) -> list[str]:
@@ -163,6 +177,15 @@ def capsule_at_head(
 
 def changed_files(root: str, limit: int = 64) -> list[str]:
     """Paths with uncommitted changes (modified, added, untracked; not ignored), repository-relative."""
+    output = _porcelain_status(root)
+    if output is None:
+        return []
+    return _changed_paths(output.decode("utf-8", "surrogateescape").split("\0"), limit)
+
+
+def _porcelain_status(root: str) -> bytes | None:
+    """The output of ``git status --porcelain=v1 -z`` with every untracked file, or None when git
+    cannot be run or fails."""
     import subprocess
 
     try:
@@ -175,10 +198,13 @@ def changed_files(root: str, limit: int = 64) -> list[str]:
             timeout=10,
         )
     except (OSError, subprocess.SubprocessError):
-        return []
-    if proc.returncode != 0:
-        return []
-    entries = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _changed_paths(entries: list[str], limit: int) -> list[str]:
+    """The first ``limit`` distinct paths of the status entries that are not deleted and not the
+    toolkit's own records (the source name of a rename or copy is skipped)."""
     paths: list[str] = []
     skip = False
     for entry in entries:
