@@ -56,6 +56,23 @@ def session_capsule(root: str, head: str, task: str, trigger: str | None) -> dic
     """The unsealed capsule of the session's current state."""
     previous = next((c.data for c in _own(root, task)), None)
     owned = _portable(root, state.changed_files(root))
+    prior: dict[str, Any] = previous or {}
+    return {
+        "schema": "knowzcode.context-capsule/v1",
+        "task_id": task,
+        "workgroup_id": prior.get("workgroup_id", state.DEFAULT_WORKGROUP),
+        **_carried(previous, head),
+        "owned_files": owned,
+        "checkpoint_sha": head,
+        "constraints": _constraints(prior, trigger),
+        "next_action": prior.get("next_action")
+        or "Read the handoff (.reviews/session-handoff.md) and the files in owned_files, then continue the open work.",
+    }
+
+
+def _carried(previous: dict[str, Any] | None, head: str) -> dict[str, Any]:
+    """The work fields of the capsule: the session's previous capsule's where it has them, else
+    the defaults of a fresh session at ``head``."""
     base: dict[str, Any] = {
         "phase": "2A",
         "objective": f"Continue the agent session's work from checkpoint {head[:12]}.",
@@ -68,21 +85,15 @@ def session_capsule(root: str, head: str, task: str, trigger: str | None) -> dic
     }
     if previous is not None:
         base.update({key: previous[key] for key in _CARRIED if key in previous})
+    return base
+
+
+def _constraints(prior: dict[str, Any], trigger: str | None) -> list[str]:
+    """The previous capsule's constraints (at most 127, without the notes of earlier seals) and
+    this seal's note naming its trigger (``auto``, ``manual``, else ``unknown``)."""
     note = f"Sealed before a context compaction ({trigger if trigger in ('auto', 'manual') else 'unknown'} trigger)."
-    constraints = [
-        c for c in (previous or {}).get("constraints", []) if not c.startswith("Sealed before a context")
-    ]
-    return {
-        "schema": "knowzcode.context-capsule/v1",
-        "task_id": task,
-        "workgroup_id": (previous or {}).get("workgroup_id", state.DEFAULT_WORKGROUP),
-        **base,
-        "owned_files": owned,
-        "checkpoint_sha": head,
-        "constraints": [*constraints[:127], note],
-        "next_action": (previous or {}).get("next_action")
-        or "Read the handoff (.reviews/session-handoff.md) and the files in owned_files, then continue the open work.",
-    }
+    constraints = [c for c in prior.get("constraints", []) if not c.startswith("Sealed before a context")]
+    return [*constraints[:127], note]
 
 
 def seal_session_capsule(root: str, head: str, task: str, trigger: str | None) -> tuple[str, dict[str, Any]]:
