@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from operator import sub
 from sys import intern
-from typing import Any
+from typing import Any, TypeGuard
 
 import msgspec
 from msgspec.structs import astuple
@@ -205,7 +205,8 @@ def _spans(data: bytes) -> list[tuple[int, int, int]]:
     return spans
 
 
-def _valid_ts(value: str | None) -> bool:
+def _valid_ts(value: str | None) -> TypeGuard[str]:
+    """Whether a line's time has the shape of an ISO date and time (``YYYY-MM-DDT...``, 20 characters or more)."""
     return value is not None and len(value) >= 20 and value[4] == "-" and value[10] == "T"
 
 
@@ -216,6 +217,23 @@ def head(data: bytes) -> Head:
     come), else the first; a file that starts with two threads' lines and names no parent is a fork
     of the other one all the same.
     """
+    metas, stamps = _leading_metas(data)
+    info = Head(metas=len(metas))
+    if not metas:
+        return info
+    ids = {m.id for m in metas if m.id}
+    own = next((i for i, m in enumerate(metas) if _parent_of(m)[0] in ids - {m.id}), 0)
+    payload = metas[own]
+    info.session, info.cwd, info.started = payload.id, payload.cwd, stamps[own]
+    info.parent, info.subagent = _parent_of(payload)
+    if info.parent is None:
+        info.parent = next((m.id for m in metas if m.id and m.id != payload.id), None)
+    return info
+
+
+def _leading_metas(data: bytes) -> tuple[list[_MetaPayload], list[str | None]]:
+    """(the payloads, the times) of the ``session_meta`` lines among the first three lines, up to the
+    first line that is not one or does not decode."""
     metas: list[_MetaPayload] = []
     stamps: list[str | None] = []
     start = 0
@@ -233,17 +251,7 @@ def head(data: bytes) -> Head:
             metas.append(meta.payload)
             stamps.append(meta.timestamp)
         start = end + 1
-    info = Head(metas=len(metas))
-    if not metas:
-        return info
-    ids = {m.id for m in metas if m.id}
-    own = next((i for i, m in enumerate(metas) if _parent_of(m)[0] in ids - {m.id}), 0)
-    payload = metas[own]
-    info.session, info.cwd, info.started = payload.id, payload.cwd, stamps[own]
-    info.parent, info.subagent = _parent_of(payload)
-    if info.parent is None:
-        info.parent = next((m.id for m in metas if m.id and m.id != payload.id), None)
-    return info
+    return metas, stamps
 
 
 def _parent_of(payload: _MetaPayload) -> tuple[str | None, bool]:
@@ -270,12 +278,18 @@ def read(
     group = info.parent if info.subagent and info.parent else session
     out = FileLog("codex", path_hash, group, project_hash(info.cwd) if info.cwd else "")
     _calls(out, _lines(data, out), info, session, registry)
+    _settle_project(out, log)
+    return out
+
+
+def _settle_project(out: FileLog, log: LogFile) -> None:
+    """The rollout's project (its folder's name hashed when no line named a working folder), set on
+    the calls made before it was known."""
     if not out.project:
         out.project = hashed(log.path.parent.name)
     for item in out.items:
         if isinstance(item, Call) and item.project != out.project:
             item.project = out.project  # calls made before the project was known
-    return out
 
 
 class _State(msgspec.Struct):
@@ -398,7 +412,7 @@ def _token(
 ) -> None:
     """A ``token_count`` event with ``info``: a call when its running total moved."""
     ts = line.timestamp
-    if ts is None or len(ts) < 20 or ts[4] != "-" or ts[10] != "T":
+    if not _valid_ts(ts):
         out.skipped_lines += 1
         return
     payload = line.payload
@@ -415,15 +429,21 @@ def _token(
         return
     delta = _call_delta(state, key, total, last)
     if delta is not None and (delta[0] or delta[1] or delta[2] or delta[3]):
-        model = state.model or (intern(payload.model or meta.model or "unknown"))
-        out.items.append(_call(out, info, ts, model, delta, last))
+        out.items.append(_call(out, info, ts, state, (payload.model, meta.model), delta, last))
 
 
 def _call(
-    out: FileLog, info: Head, ts: str, model: str, delta: tuple[int, int, int, int], last: _Counts | None
+    out: FileLog,
+    info: Head,
+    ts: str,
+    state: _State,
+    named: tuple[str | None, str | None],
+    delta: tuple[int, int, int, int],
+    last: _Counts | None,
 ) -> Call:
-    """The call one event's token ``delta`` stands for: cached input counted within the input (never
-    more than it), the context its ``last`` usage reports (else the delta's input)."""
+    """The call one event's token ``delta`` stands for: its model the turn's (interned once), else
+    the one the event or its info ``named``; cached input counted within the input (never more than
+    it); the context its ``last`` usage reports (else the delta's input)."""
     d_in, d_cached, d_out, d_reasoning = delta
     cached = d_cached if d_cached < d_in else d_in
     return Call(
@@ -433,7 +453,7 @@ def _call(
         out.path_hash,
         info.subagent,
         ts,
-        model,
+        state.model or (intern(named[0] or named[1] or "unknown")),
         d_in - cached,
         d_out,
         0,
