@@ -265,28 +265,12 @@ def _columns(
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_W} {_H}" role="img" '
         f'aria-label="{_esc(title)}">'
     ]
-    for tick in ticks:
-        y = _TOP + plot_h - plot_h * tick / top
-        parts.append(
-            f'<line x1="{_LEFT}" x2="{_W - _RIGHT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
-            f'<text x="{_LEFT - 6}" y="{y + 4:.1f}" class="tick" text-anchor="end">{_esc(fmt(tick))}</text>'
-        )
+    parts.extend(_grid(ticks, plot_h, top, fmt))
     every = max(1, math.ceil(len(categories) / (plot_w / 74)))
     label_values = len(categories) <= 31
     for i, name in enumerate(categories):
         x = _LEFT + band * i + (band - bar) / 2
-        base = 0.0
-        for label, colour, values in series:
-            value = values[i]
-            if value <= 0:
-                continue
-            height = plot_h * value / top
-            y = _TOP + plot_h - plot_h * base / top - height
-            parts.append(
-                f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{height:.1f}" fill="{colour}">'
-                f"<title>{_esc(name)}, {_esc(label)}: {_esc(exact(value))}</title></rect>"
-            )
-            base += value
+        parts.extend(_stack(name, i, series, x, bar, plot_h, top, exact))
         if label_values and totals[i] > 0:
             y = _TOP + plot_h - plot_h * totals[i] / top - 4
             parts.append(
@@ -311,6 +295,46 @@ def _columns(
         f"<figure><figcaption>{_esc(title)}</figcaption>{legend}{''.join(parts)}"
         f'<p class="see">The numbers: {see}.</p></figure>'
     )
+
+
+def _grid(ticks: list[float], plot_h: float, top: float, fmt: Callable[[float], str]) -> list[str]:
+    """A column chart's horizontal grid lines, each with its value on the axis."""
+    lines = []
+    for tick in ticks:
+        y = _TOP + plot_h - plot_h * tick / top
+        lines.append(
+            f'<line x1="{_LEFT}" x2="{_W - _RIGHT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
+            f'<text x="{_LEFT - 6}" y="{y + 4:.1f}" class="tick" text-anchor="end">{_esc(fmt(tick))}</text>'
+        )
+    return lines
+
+
+def _stack(
+    name: str,
+    i: int,
+    series: Sequence[tuple[str, str, Sequence[float]]],
+    x: float,
+    bar: float,
+    plot_h: float,
+    top: float,
+    exact: Callable[[float], str],
+) -> list[str]:
+    """The stacked parts of category ``i``'s column (from the bottom, in the series' order), each
+    titled with its exact value; a part of zero or less is left out."""
+    rects = []
+    base = 0.0
+    for label, colour, values in series:
+        value = values[i]
+        if value <= 0:
+            continue
+        height = plot_h * value / top
+        y = _TOP + plot_h - plot_h * base / top - height
+        rects.append(
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{height:.1f}" fill="{colour}">'
+            f"<title>{_esc(name)}, {_esc(label)}: {_esc(exact(value))}</title></rect>"
+        )
+        base += value
+    return rects
 
 
 def _bars(
@@ -662,17 +686,29 @@ def _period_table(
     headers = [unit_label, *TOKEN_HEADERS, *(f"{_tool(s)} tokens" for s in sources)]
     if money is not None:
         headers.append(_estimate_header(page))
-    rows = []
-    for name in names:
-        parts = buckets.get(name, {})
-        row: list[Any] = [
-            name,
-            *_token_cells(_sum(parts.values())),
-            *(_int(_total(parts.get(s))) for s in sources),
-        ]
-        if money is not None:
-            row.append(_money_text(money.get(name)))
-        rows.append(row)
+    rows = [_period_row(name, buckets.get(name, {}), sources, money) for name in names]
+    rows.append(_period_total(buckets, sources, money))
+    return f"<h2>Per {unit}</h2>\n" + _table(f"per-{unit}", f"Tokens per {unit}", headers, rows)
+
+
+def _period_row(
+    name: str, parts: Mapping[str, Totals], sources: list[str], money: Mapping[str, Money] | None
+) -> list[Any]:
+    """One bucket's row: its token cells, each tool's tokens, its estimate when there is one."""
+    row: list[Any] = [
+        name,
+        *_token_cells(_sum(parts.values())),
+        *(_int(_total(parts.get(s))) for s in sources),
+    ]
+    if money is not None:
+        row.append(_money_text(money.get(name)))
+    return row
+
+
+def _period_total(
+    buckets: Mapping[str, Mapping[str, Totals]], sources: list[str], money: Mapping[str, Money] | None
+) -> list[Any]:
+    """The period table's total row: every bucket summed, by kind, by tool and in money."""
     every = [t for parts in buckets.values() for t in parts.values()]
     total: list[Any] = [
         "Total",
@@ -684,8 +720,7 @@ def _period_table(
         for part in money.values():
             amount.add(part)
         total.append(_money_text(amount))
-    rows.append(total)
-    return f"<h2>Per {unit}</h2>\n" + _table(f"per-{unit}", f"Tokens per {unit}", headers, rows)
+    return total
 
 
 def _estimate_header(page: Page) -> str:
