@@ -621,14 +621,23 @@ def fold_logs(files: Iterable[LogFile], ledger: Ledger, sink_for: Callable[[Ledg
         elif jobs == 0 and by_source(every, ahead):
             _fold_by_source(every, ledger, sink, sink_for)
         else:
-            units = plan(every, prepare(every, ahead) if len(every) > _PREPARE_FILES else None)
-            if jobs == 0:
-                jobs = auto_jobs([f for u in units for f in u.files])
-            if jobs > 1 and len(units) > 1:  # where processes cannot be forked, forkmap hands every task back
-                _fold_ahead(units, ledger, sink, sink_for, Seen(), jobs)
-            else:
-                _fold_units(units, ledger, sink, Seen())
+            _fold_sessions_ahead(every, ledger, sink, sink_for, ahead, jobs)
     return sink
+
+
+def _fold_sessions_ahead(
+    every: list[LogFile], ledger: Ledger, sink: Sink, sink_for: Callable[[Ledger], Any], ahead: int, jobs: int
+) -> None:
+    """The sessions read ahead in worker processes (the files' starts read in ``ahead`` workers
+    first when there are many), unless the plan leaves fewer than two workers or one unit: then
+    folded here."""
+    units = plan(every, prepare(every, ahead) if len(every) > _PREPARE_FILES else None)
+    if jobs == 0:
+        jobs = auto_jobs([f for u in units for f in u.files])
+    if jobs > 1 and len(units) > 1:  # where processes cannot be forked, forkmap hands every task back
+        _fold_ahead(units, ledger, sink, sink_for, Seen(), jobs)
+    else:
+        _fold_units(units, ledger, sink, Seen())
 
 
 # -- one worker per source: Claude sessions and Codex families never share a call --------------------------
@@ -853,8 +862,7 @@ def _tasks(units: list[Unit]) -> list[range]:
     start = size = 0
     for index, unit in enumerate(units):
         size += sum(f.size for f in unit.files)
-        after = units[index + 1] if index + 1 < len(units) else None
-        if after is not None and after.first and after.first == unit.first and size < _TASK_TIES:
+        if size < _TASK_TIES and _tied_to_next(units, index):
             continue
         if size >= _TASK_BYTES or index + 1 - start >= _TASK_UNITS:
             tasks.append(range(start, index + 1))
@@ -862,6 +870,12 @@ def _tasks(units: list[Unit]) -> list[range]:
     if start < len(units):
         tasks.append(range(start, len(units)))
     return tasks
+
+
+def _tied_to_next(units: list[Unit], index: int) -> bool:
+    """Whether the next unit starts at the same (known) time as the one at ``index``."""
+    after = units[index + 1] if index + 1 < len(units) else None
+    return after is not None and bool(after.first) and after.first == units[index].first
 
 
 def _read_ahead(task: int) -> bytes:
