@@ -391,12 +391,18 @@ def entropy_candidate(value: str) -> bool:
     threshold = 4.2 if len(value) < 40 else 4.5
     if f.shannon_entropy(value) < threshold:
         return False
+    return not _digest_path_or_words(value)
+
+
+def _digest_path_or_words(value: str) -> bool:
+    """Whether a random-looking run is something else: a digest or id (git SHA, sha256, UUID),
+    a placeholder, a path of short parts, or mostly words joined by separators."""
     if f.is_hex(value.replace("-", "")) or f.is_placeholder(value) or f.is_failed_checksum(value):
-        return False  # git SHAs, sha256 digests, UUIDs: ids and digests, not secrets
+        return True  # git SHAs, sha256 digests, UUIDs: ids and digests, not secrets
     segments = re.split(r"[/_-]", value)
     if "/" in value and all(len(s) < 16 for s in segments):
-        return False  # a path
-    return not (len(segments) > 2 and sum(1 for s in segments if s.isalpha()) > len(segments) // 2)
+        return True  # a path
+    return len(segments) > 2 and sum(1 for s in segments if s.isalpha()) > len(segments) // 2
 
 
 # token characters (the high-entropy rule's run class) -> "a", everything else -> " "
