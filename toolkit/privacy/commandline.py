@@ -129,6 +129,8 @@ def flag_name_ok(name: str) -> bool:
 
 
 def _long_flag_check(match: re.Match[str]) -> bool:
+    """A ``--password X``-style flag: the flag names a secret (a here-string to a ``--*stdin``
+    flag too) and its value is not the next flag, a path, a URL or a placeholder."""
     name = match.group("name")
     here = match.group("here") is not None  # gh auth login --with-token <<< X, --password-stdin <<< X
     if not (flag_name_ok(name) or (here and name.lower().endswith("stdin"))):
@@ -136,6 +138,13 @@ def _long_flag_check(match: re.Match[str]) -> bool:
     value = value_of(match)
     if value.startswith(("-", "/", "~", "./", "<", "[")) or "://" in value or _PATHLIKE.match(value):
         return False  # the next flag, a file, a URL, a placeholder
+    return _long_flag_value_ok(name, value, here)
+
+
+def _long_flag_value_ok(name: str, value: str, here: bool) -> bool:
+    """Whether the value given to a secret-named long flag is a secret: not an environment
+    read, a placeholder, a literal or a word, and shaped like a token for a token flag or like
+    a password otherwise (a here-string must also vary)."""
     if (
         f.is_env_read(value)
         or f.is_placeholder(value)
