@@ -120,6 +120,11 @@ def _by_age(units: list[Unit], known: Known, settle: bool = False) -> None:
     if settle:
         for unit, first in zip(units, firsts, strict=True):
             unit.settle = count[first] > 1
+    _sort_by_age(units, firsts, lasts)
+
+
+def _sort_by_age(units: list[Unit], firsts: list[str], lasts: list[str]) -> None:
+    """Each unit given its first time, then all sorted by first time, then ``_age_key``."""
     keys = {
         id(unit): (first, *_age_key(unit, last))
         for unit, first, last in zip(units, firsts, lasts, strict=True)
