@@ -204,7 +204,7 @@ class Estimate:
                 looked_up[model] = rates_for(model, models)
             rates = looked_up[model]
             if rates is None:
-                if inp or write_5m or write_1h or read or out:
+                if any((inp, write_5m, write_1h, read, out)):  # tokens at an unknown price
                     unpriced[model] = unpriced.get(model, 0) + calls
                     row_unpriced[group] += calls
                 else:
