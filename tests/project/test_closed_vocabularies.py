@@ -36,14 +36,20 @@ def _call_literals(tree: ast.AST, name: str, index: int) -> set[str]:
     return found
 
 
-# the kinds each method of verify's _Verifier checks (the shared methods serve every kind)
+# the kinds each method of verify's _Verifier checks, by the start of its name (capsule_*, artifact*,
+# lineage*, promotion*); the shared methods serve every kind
 _METHOD_KINDS = {
     "capsule": {"capsule"},
     "artifact": {"capsule"},
     "lineage": {"lineage"},
     "promotion": {"promotion"},
-    "promotion_runs": {"promotion"},
 }
+
+
+def _kinds_of(method: str) -> set[str]:
+    return next(
+        (kinds for start, kinds in _METHOD_KINDS.items() if method.startswith(start)), set(verify.ALL_KINDS)
+    )
 
 
 def _rules_added(tree: ast.AST) -> dict[str, set[str]]:
@@ -52,7 +58,7 @@ def _rules_added(tree: ast.AST) -> dict[str, set[str]]:
     for func in ast.walk(tree):
         if not isinstance(func, ast.FunctionDef):
             continue
-        kinds = _METHOD_KINDS.get(func.name, set(verify.ALL_KINDS))
+        kinds = _kinds_of(func.name)
         for node in ast.walk(func):
             if (
                 isinstance(node, ast.Call)
