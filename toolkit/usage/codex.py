@@ -472,10 +472,7 @@ def _replayed(
     replay's second). A replayed total still becomes the previous total; the first event that is
     not replayed ends the replay."""
     if total is None:
-        if state.replaying and ((_same_second(state, ts) and not parent_totals) or _before(info, ts)):
-            return True
-        state.replaying = False
-        return False
+        return _replayed_without_total(state, info, ts, parent_totals)
     if total[4] > 0 and total[:4] == (0, 0, 0, 0):
         return True  # fill_to_context_window: a synthetic total with empty buckets is no call
     if not state.replaying:
@@ -483,6 +480,15 @@ def _replayed(
     same = _same_second(state, ts)  # first, so the first event of the file anchors the second
     if total in parent_totals or _before(info, ts) or (not parent_totals and same):
         state.prev[key] = total
+        return True
+    state.replaying = False
+    return False
+
+
+def _replayed_without_total(state: _State, info: Head, ts: str, parent_totals: set[Totals]) -> bool:
+    """``_replayed`` for an event with no running total: replayed when it predates the fork or, the
+    parent's file absent, shares the replay's second; else the replay ends here."""
+    if state.replaying and ((_same_second(state, ts) and not parent_totals) or _before(info, ts)):
         return True
     state.replaying = False
     return False
@@ -508,15 +514,15 @@ def _call_delta(
         total[3] - prev[3],
     )
     if d_in < 0 or d_cached < 0 or d_out < 0 or d_reasoning < 0 or total[4] < prev[4]:
-        if last is None:
-            return None
-        return (
-            last.input_tokens,
-            last.cached_input_tokens,
-            last.output_tokens,
-            last.reasoning_output_tokens,
-        )
+        return _last_counts(last)
     return d_in, d_cached, d_out, d_reasoning
+
+
+def _last_counts(last: _Counts | None) -> tuple[int, int, int, int] | None:
+    """An event's own (input, cached, output, reasoning) usage, when it reports one."""
+    if last is None:
+        return None
+    return last.input_tokens, last.cached_input_tokens, last.output_tokens, last.reasoning_output_tokens
 
 
 def _before(info: Head, ts: str) -> bool:
