@@ -247,9 +247,7 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
             continue
         pick = first[key] = _Pick(line, owner, _tokens(message.usage), key)
         picks.append(pick)
-    out.session = session or stem
-    out.project = project or hashed(folder)
-    _items(out, picks, subagent, path_hash, index)
+    _finish(out, (session, stem), (project, folder), picks, subagent, index)
     return out
 
 
@@ -270,9 +268,21 @@ def _compaction(line: _Line) -> Boundary | None:
     return Boundary(line.timestamp or "", "compaction", meta.trigger, meta.preTokens, _boundary_key(line))
 
 
-def _items(out: FileLog, picks: list[_Pick | Boundary], subagent: bool, path_hash: str, index: int) -> None:
-    """The file's items in file order: each kept line a ``Call`` (made only now, after the whole file
-    is read), the compaction markers as they are."""
+def _finish(
+    out: FileLog,
+    session: tuple[str, str],
+    project: tuple[str, str],
+    picks: list[_Pick | Boundary],
+    subagent: bool,
+    index: int,
+) -> None:
+    """The file's session (the one its lines name, else the file's stem) and project (the hashed
+    working folder its lines name, else its folder's name hashed), then its items in file order:
+    each kept line a ``Call`` (made only now, after the whole file is read), the compaction
+    markers as they are."""
+    out.session = session[0] or session[1]
+    out.project = project[0] or hashed(project[1])
+    path_hash = out.path_hash
     out.items = [
         item if isinstance(item, Boundary) else _call(item, out, subagent, path_hash, index) for item in picks
     ]
