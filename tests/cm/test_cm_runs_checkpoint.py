@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from conftest import GitRepo, cli
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from toolkit.cm import events, lifecycle, logindex, runptr
@@ -433,6 +433,8 @@ def _check_index(log: Path) -> int:
 @given(
     first=_index_chunk(), steps=st.lists(_INDEX_STEP, max_size=6), limit=st.sampled_from([150, 256 * 1024])
 )
+# a torn index on an empty log: Python 3.11.2's sqlite3 raised UnicodeDecodeError on the garbage file
+@example(first=b"", steps=[("tear_index", 0.0859375)], limit=150)
 def test_indexed_answers_equal_a_plain_read_after_every_change(
     first: bytes, steps: list[tuple[str, object]], limit: int
 ) -> None:

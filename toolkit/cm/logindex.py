@@ -155,12 +155,12 @@ def _connect(path: Path, *, private: bool, fresh: bool) -> sqlite3.Connection | 
         db = sqlite3.connect(
             path.absolute().as_uri() + "?mode=rw", uri=True, timeout=30, isolation_level=None
         )
-    except (OSError, sqlite3.Error):
+    except (OSError, sqlite3.Error, ValueError):
         return None
     try:
         db.execute("PRAGMA synchronous=OFF")  # a cache: a transaction is atomic, durability is the log's
         db.execute("PRAGMA trusted_schema=OFF")
-    except sqlite3.Error:
+    except (sqlite3.Error, ValueError):  # garbage in its place (some sqlite3 builds raise UnicodeDecodeError)
         db.close()
         return None
     return db
