@@ -338,29 +338,36 @@ _bounds = _Bounds()
 
 def _yaml_entries(text: str, begin: int, end: int) -> Iterator[tuple[int, int]]:
     for block in _YAML_DATA.compiled.finditer(text, begin, end):
-        indent, encoded = len(block.group(1)), block.group(2) == "data"
-        at = block.end() + 1
-        child = -1
-        while at < end:
-            stop = text.find("\n", at, end)
-            stop = end if stop == -1 else stop
-            item = _YAML_ITEM.compiled.fullmatch(text, at, stop) if stop > at else None
-            blank = not text[at:stop].strip() or text[at:stop].lstrip().startswith("#")
-            if item is None:
-                if blank or (child >= 0 and len(text[at:stop]) - len(text[at:stop].lstrip()) > child):
-                    at = stop + 1  # a blank line, or a line of a block value (key: |)
-                    continue
-                break
-            depth = len(item.group(1))
-            if depth <= indent or (child >= 0 and depth < child):
-                break
-            if child < 0:
-                child = depth
-            if depth == child:
-                value = item.group(3).rstrip()
-                if value and value[0] not in "|>&*#" and secret_entry_ok(item.group(2), value, encoded):
-                    yield item.start(3), item.start(3) + len(value)
-            at = stop + 1
+        yield from _yaml_block_entries(text, block, end)
+
+
+def _yaml_block_entries(text: str, block: re.Match[str], end: int) -> Iterator[tuple[int, int]]:
+    """The secret values of one ``data:``/``stringData:`` block: its direct children (the
+    first item's indent), skipping blank lines, comments and the lines of block values; the
+    block ends at the first line indented no deeper than its key or shallower than its items."""
+    indent, encoded = len(block.group(1)), block.group(2) == "data"
+    at = block.end() + 1
+    child = -1
+    while at < end:
+        stop = text.find("\n", at, end)
+        stop = end if stop == -1 else stop
+        item = _YAML_ITEM.compiled.fullmatch(text, at, stop) if stop > at else None
+        if item is None:
+            line = text[at:stop]
+            stripped = line.lstrip()
+            if not stripped.strip() or stripped.startswith("#") or (0 <= child < len(line) - len(stripped)):
+                at = stop + 1  # a blank line, or a line of a block value (key: |)
+                continue
+            break
+        depth = len(item.group(1))
+        if depth <= indent or depth < child:
+            break
+        child = depth if child < 0 else child
+        if depth == child:
+            value = item.group(3).rstrip()
+            if value and value[0] not in "|>&*#" and secret_entry_ok(item.group(2), value, encoded):
+                yield item.start(3), item.start(3) + len(value)
+        at = stop + 1
 
 
 def _json_entries(text: str, begin: int, end: int) -> Iterator[tuple[int, int]]:
