@@ -346,14 +346,20 @@ def _tokens(usage: _Usage) -> int:
     return usage.input_tokens + write + (usage.cache_read_input_tokens or 0) + usage.output_tokens
 
 
+def _model(model: object, speed: object) -> str:
+    """A call's model, interned: ``-fast`` appended for a fast-mode call (not to ``<synthetic>``),
+    ``unknown`` when the line names none."""
+    name = model if isinstance(model, str) else ""
+    if speed == "fast" and name and name != "<synthetic>":
+        name += "-fast"
+    return intern(name or "unknown")
+
+
 def _call(pick: _Pick, out: FileLog, subagent: bool, path_hash: str, index: int) -> Call:
     line = pick.line
     message = line.message
     assert message is not None and message.usage is not None
     usage = message.usage
-    model = message.model if isinstance(message.model, str) else ""
-    if usage.speed == "fast" and model and model != "<synthetic>":
-        model += "-fast"
     cache_write, write_1h = _cache_write(usage)
     sidechain = pick.sidechain
     read_tokens = usage.cache_read_input_tokens or 0
@@ -365,7 +371,7 @@ def _call(pick: _Pick, out: FileLog, subagent: bool, path_hash: str, index: int)
         path_hash + ("#side" if sidechain and not subagent else ""),
         subagent or sidechain,
         line.timestamp or "",
-        intern(model or "unknown"),
+        _model(message.model, usage.speed),
         usage.input_tokens,
         usage.output_tokens,
         cache_write,
