@@ -304,6 +304,13 @@ def is_value(value: str, *, quoted: bool, text: str = "", end: int = 0) -> bool:
     follow = text[end : end + 1] if text else ""
     if quoted:
         return follow not in {"]", ")"}  # form["password"], getenv("TOKEN")
+    return _unquoted_value(value, follow)
+
+
+def _unquoted_value(value: str, follow: str) -> bool:
+    """Whether an unquoted ``label = value`` (``follow``: the character after it) holds a value
+    rather than code: not a call, subscript or attribute chain, a pointer, collection or path,
+    and not a bare word unless it looks random."""
     if follow in {"(", "[", "."}:
         return False
     reference = _REFERENCE.match(value)
