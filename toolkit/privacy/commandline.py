@@ -173,12 +173,20 @@ _DASH_TOKENISH = frozenset({"nugetapikey", "apikey", "accesstoken", "token"})
 
 
 def _dash_param_check(match: re.Match[str]) -> bool:
+    """A single-dash secret parameter that starts a word: a client's ``-p`` or a named one."""
     start = match.start()
     if start and match.string[start - 1] not in " \t\"'(`":
         return False  # a hyphenated word (re-password), or the second dash of a long flag
     value = value_of(match)
     if match.group("p") is not None:
         return _client_p_check(match, value)
+    return _named_param_value_ok(match, value)
+
+
+def _named_param_value_ok(match: re.Match[str], value: str) -> bool:
+    """Whether the value of a named single-dash parameter (``-Password X``, ``-storepass X``) is
+    a secret: not the next parameter or a password source, token-shaped for a token parameter,
+    and otherwise a password that is not a variable or property reference."""
     if value.startswith(("-", "env:", "file:", "fd:", "stdin")) or value.lower() in {
         "stdin",
         "true",
