@@ -74,8 +74,10 @@ def test_peak_memory_is_base_plus_a_small_multiple_of_the_line(
     line_kb = big.stat().st_size // 1024
     # the text, its ASCII view and its lower-cased view (3x); the seeded rule held a set of
     # every candidate start (~37x the line), the entropy rule a translated copy, the line
-    # starts and the line rules a list of the lines (one more copy of the line each)
-    assert peak - base < 3 * line_kb + 2048, (base, peak, line_kb)
+    # starts and the line rules a list of the lines (one more copy of the line each). Measured
+    # 3.3-3.5x over the base (tests/bench/bench_privacy_memory.py); at 3x + 2 MB the test failed
+    # about one run in five by 20-80 KB, so the bound is 3.5x: it still fails on any extra copy
+    assert peak - base < 3.5 * line_kb + 2048, (base, peak, line_kb)
 
 
 def test_a_line_longer_than_the_read_at_once_is_held_as_one_window(tmp_path: Path) -> None:
