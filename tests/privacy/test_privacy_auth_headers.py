@@ -46,6 +46,8 @@ SIGV4 = rnd(64, HEX)
 AKID = "AKIA" + rnd(16, string.ascii_uppercase + "234567")
 OAUTH_SIG = quote(b64(R.randbytes(20)), safe="")
 PCT_PW = rnd(6) + "%40" + rnd(6) + "%2F" + rnd(3)  # percent-encoded "@" and "/"
+# letters of both cases and encoded symbols, no digit: what makes someone percent-encode a password
+PCT_SYMBOLS = "YLZcRK%25SiQWoO%21Lckx"
 
 # (rule, text, secret)
 POSITIVES: list[tuple[str, str, str]] = [
@@ -90,6 +92,11 @@ POSITIVES: list[tuple[str, str, str]] = [
     ("password-assignment", f"X-Auth-Token: {TOK}", TOK),
     ("password-assignment", f"curl -H 'X-Auth-Key: {TOK}' https://api.internal", TOK),
     ("url-credentials", f"https://svc:{PCT_PW}@api.internal/v1", PCT_PW),
+    (
+        "url-credentials",
+        f'mirror_url = "https://admin29:{PCT_SYMBOLS}@git.corp.internal/app.git"',
+        PCT_SYMBOLS,
+    ),
     ("password-assignment", f"https://api.internal/login?user=svc&password={PCT_PW}", PCT_PW),
 ]
 
@@ -129,6 +136,8 @@ LOOK_ALIKES: list[tuple[str, str]] = [
     ("url-credentials", "http://%25DOMAIN:foobar@host.internal/"),  # WHATWG URL-parser vectors
     ("url-credentials", "https://tom%40example.org:abc123%40%20%@host.internal/"),  # malformed escape
     ("url-credentials", "http://foo:%F0%9F%92%A9@host.internal/"),
+    ("url-credentials", "http://user:p%40ss%21word@host.internal/"),  # letters of one case and symbols
+    ("url-credentials", "http://user:Ab%21Cd@host.internal/"),  # short
 ]
 
 

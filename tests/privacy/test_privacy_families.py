@@ -80,6 +80,7 @@ POSITIVES: list[tuple[str, str]] = [
     ("vault-token", "VAULT_TOKEN=hvs." + rnd(95, B62 + "_-")),
     ("terraform-cloud-token", f"token = {rnd(14)}.atlasv1.{rnd(67)}"),
     ("alibaba-access-key-id", "LTAI" + rnd(20)),
+    ("alibaba-access-key-id", "LTAIKNRGZQjAERkOxNTzwMqk"),  # no digit: both cases (gitleaks' format)
     (
         "akamai-token",
         f"client_token = akab-{rnd(16, string.ascii_lowercase + string.digits)}-"
@@ -133,6 +134,7 @@ LOOK_ALIKES: list[tuple[str, str]] = [
     ("sonarqube-token", "sqp_" + "a" * 40),
     ("vault-token", "hvs.example"),
     ("alibaba-access-key-id", "LTAIxxxxxxxxxxxxxxxx"),
+    ("alibaba-access-key-id", "LTAIABCDEFGHIJKLMNOP"),  # one case and no digit: a word, not a key
     (
         "terraform-cloud-token",
         "token = xxxxxxxxxxxxxx.atlasv1.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",

@@ -23,6 +23,15 @@ from toolkit.privacy.providers_base import provider_rule as _rule
 from toolkit.privacy.providers_families import FAMILY_RULES
 from toolkit.privacy.rules import Rule, ScanText, lazy
 
+
+def _digit_or_both_cases(match: re.Match[str]) -> bool:
+    """A generated body: not a placeholder, 8+ distinct characters, and a digit or both cases."""
+    value = match.group(1)
+    if f.is_placeholder(value) or len(set(value)) < 8:
+        return False
+    return any(c.isdigit() for c in value) or (not value.islower() and not value.isupper())
+
+
 __all__ = ["PROVIDER_RULES", "base62_crc32", "checksum_ok", "value_ok"]
 
 
@@ -208,7 +217,14 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     _rule("sonarqube-token", ("sqp_", "sqa_", "squ_"), r"[a-f0-9]{40}+", check=_hex_mix),
     _rule("vault-token", ("hvs.",), r"[A-Za-z0-9_-]{90,120}+", end=_END_DASH, before="A-Za-z0-9_.-"),
     _rule("vault-token", ("hvb.",), r"[A-Za-z0-9_-]{130,300}+", end=_END_DASH, before="A-Za-z0-9_.-"),
-    _rule("alibaba-access-key-id", ("LTAI",), r"[A-Za-z0-9]{12,20}+", before="A-Za-z0-9"),
+    # gitleaks' and Alibaba's format: LTAI + 12-20 alphanumerics, digits not required (both cases then)
+    _rule(
+        "alibaba-access-key-id",
+        ("LTAI",),
+        r"[A-Za-z0-9]{12,20}+",
+        before="A-Za-z0-9",
+        check=_digit_or_both_cases,
+    ),
     _rule("akamai-token", ("akab-",), r"[a-z0-9]{16}-[a-z0-9]{16}+", before="A-Za-z0-9_-"),
     Rule(
         "terraform-cloud-token",

@@ -206,7 +206,7 @@ def _url_password_ok(user: str, password: str, host: str) -> bool:
         from urllib.parse import unquote
 
         password = unquote(password)
-        if not f.looks_random(password, min_len=8, min_entropy=3.0):
+        if not (f.looks_random(password, min_len=8, min_entropy=3.0) or _symbol_password(password)):
             return False
     if password.lower() in PW_PLACEHOLDERS or password == user or f.is_placeholder(password):
         return False
@@ -218,6 +218,15 @@ def _url_password_ok(user: str, password: str, host: str) -> bool:
 
 
 _BAD_ESCAPE = lazy(r"%(?![0-9A-Fa-f]{2})")
+
+
+def _symbol_password(value: str) -> bool:
+    """A decoded password of letters of both cases and symbols without a digit (``Kx%Qm!Lz...``):
+    the symbols are what made someone percent-encode it. Long and varied enough that a URL
+    parser's test vector (short, one odd character) is not one."""
+    lower, upper, _digit = f.char_classes(value)
+    symbols = sum(1 for c in value if not c.isalnum())
+    return len(value) >= 10 and lower and upper and symbols >= 1 and f.shannon_entropy(value) >= 3.0
 
 
 # RFC 3986 userinfo is unreserved characters, sub-delims, ":" and percent-escapes. Square
