@@ -51,6 +51,7 @@ RELEASE_COMMITS = {
     "0.2.0": "9e3a8c06b9cd3ae88927e55c702030036c52927c",
     "0.3.0": "fb8a1f60c525d4dda59a6957a43e6b2629036ac4",
     "0.3.1": "e324de0d775b5d57ea45bf41b65aee8574158cbc",
+    "0.4.0": "784bfd81dd5f5bd64a5693059900d37e9efd0f81",
 }
 
 
