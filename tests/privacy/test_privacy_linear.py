@@ -10,20 +10,15 @@ from __future__ import annotations
 
 import base64
 import random
-import sys
 import time
 
 import pytest
+from support.privacy_cases import BUDGET_S_PER_MB, MB, TRACED, repeated
 
 from toolkit.privacy import Context, scan_text, scan_value
 
 # CPU time of this process: the figure is about the work a pattern does, not about how many
 # other processes share the machine while the test runs.
-MB = 1_000_000
-# The bound: under 1 s per MB. A line tracer (coverage in CI) slows this process ~3x
-# without changing the algorithm, so the bound is scaled while one is active.
-TRACED = sys.gettrace() is not None or "coverage" in sys.modules
-BUDGET_S_PER_MB = 1.0 * (3 if TRACED else 1)
 
 
 def _timed(text: str, context: Context) -> float:
@@ -33,7 +28,7 @@ def _timed(text: str, context: Context) -> float:
 
 
 def _line(unit: str, size: int) -> str:
-    return (unit * (size // len(unit) + 1))[:size]
+    return repeated(unit, size)
 
 
 def _base64(size: int) -> str:

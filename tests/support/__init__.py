@@ -1,0 +1,1 @@
+"""Code shared by the tests (imported as ``support.<module>``; tests/ is on the path)."""
