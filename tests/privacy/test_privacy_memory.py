@@ -104,7 +104,7 @@ def test_token_runs_in_chunks_equal_the_entropy_pattern(
     """The marks made a chunk at a time find every run the pattern does, runs crossing one
     chunk boundary or several included."""
     from toolkit.privacy import secrets
-    from toolkit.privacy.rules import ScanText
+    from toolkit.privacy.scantext import ScanText
 
     monkeypatch.setattr(secrets, "_MARK_CHUNK", chunk)
     rng = random.Random(seed)
@@ -134,7 +134,7 @@ def test_seed_starts_are_the_sorted_set_of_every_window(seed: int) -> None:
     position ``near`` before a seed occurrence, ascending, each once (seeds next to each other,
     overlapping windows and a window cut at the text's start included)."""
     from toolkit.privacy.engine import RULES
-    from toolkit.privacy.rules import ScanText
+    from toolkit.privacy.scantext import ScanText
 
     rng = random.Random(seed)
     pieces = [
@@ -191,7 +191,7 @@ def test_lines_and_columns_without_a_list_of_lines(seed: int) -> None:
     offset, name exactly its value in ``text.split("\\n")``; the allow comments found from the
     marker's occurrences are the ones a pass over every line finds."""
     from toolkit.privacy import engine
-    from toolkit.privacy.rules import ScanText
+    from toolkit.privacy.scantext import ScanText
     from toolkit.privacy.types import Context
 
     rng = random.Random(seed)

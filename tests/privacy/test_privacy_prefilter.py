@@ -19,7 +19,8 @@ import pytest
 from toolkit.privacy import Context, scan_text
 from toolkit.privacy.engine import RULES
 from toolkit.privacy.needles import NeedleFinder, choose_triggers, present_literals
-from toolkit.privacy.rules import Rule, ScanText
+from toolkit.privacy.rules import Rule
+from toolkit.privacy.scantext import ScanText
 from toolkit.privacy.secrets import _ENTROPY_RUN, token_runs
 
 LITERALS = sorted({w for rule in RULES for w in rule.literals})

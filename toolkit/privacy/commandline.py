@@ -25,7 +25,8 @@ from bisect import bisect_right
 from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
-from toolkit.privacy.rules import ALNUM, LazyPattern, Rule, ScanText, lazy
+from toolkit.privacy.rules import ALNUM, LazyPattern, Rule, lazy
+from toolkit.privacy.scantext import ScanText
 from toolkit.privacy.types import Category
 
 S = Category.SECRET

@@ -23,7 +23,8 @@ from bisect import bisect_right
 from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
-from toolkit.privacy.rules import WORD, Rule, ScanText, lazy
+from toolkit.privacy.rules import WORD, Rule, lazy
+from toolkit.privacy.scantext import ScanText
 from toolkit.privacy.secrets import BATCH_SEPARATOR
 from toolkit.privacy.types import Category
 

@@ -24,7 +24,8 @@ from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
 from toolkit.privacy.commandline import ValueRule, line_after, line_before, password_ok
-from toolkit.privacy.rules import Rule, ScanText, lazy
+from toolkit.privacy.rules import Rule, lazy
+from toolkit.privacy.scantext import ScanText
 from toolkit.privacy.types import Category
 
 S = Category.SECRET

@@ -18,7 +18,8 @@ from collections.abc import Iterable, Iterator
 from toolkit.privacy.configs import CONFIG_RULES
 from toolkit.privacy.identity import IDENTITY_RULES
 from toolkit.privacy.keys import KEY_RULES, key_findings
-from toolkit.privacy.rules import LineRule, Rule, ScanText, lazy
+from toolkit.privacy.rules import LineRule, Rule, lazy
+from toolkit.privacy.scantext import ScanText
 from toolkit.privacy.secrets import SECRET_RULES
 from toolkit.privacy.strict import STRICT_RULES
 from toolkit.privacy.transcripts import TRANSCRIPT_LINE_RULES, TRANSCRIPT_RULES

@@ -18,7 +18,8 @@ import re
 from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
-from toolkit.privacy.rules import Rule, ScanText, lazy
+from toolkit.privacy.rules import Rule, lazy
+from toolkit.privacy.scantext import ScanText
 from toolkit.privacy.types import Category, Context
 
 IDENT, P, E = Category.IDENTIFIER, Category.PATH, Category.EMAIL

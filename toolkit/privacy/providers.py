@@ -21,7 +21,8 @@ from toolkit.privacy.providers_base import S, base62_crc32, checksum_ok, value_o
 from toolkit.privacy.providers_base import hex_mix as _hex_mix
 from toolkit.privacy.providers_base import provider_rule as _rule
 from toolkit.privacy.providers_families import FAMILY_RULES
-from toolkit.privacy.rules import Rule, ScanText, lazy
+from toolkit.privacy.rules import Rule, lazy
+from toolkit.privacy.scantext import ScanText
 
 
 def _digit_or_both_cases(match: re.Match[str]) -> bool:

@@ -18,7 +18,8 @@ from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
 from toolkit.privacy.providers_base import END, END_DASH, S, hex_mix, provider_rule, value_ok
-from toolkit.privacy.rules import WORD, Check, LazyPattern, Rule, ScanText, lazy, lead
+from toolkit.privacy.rules import WORD, Check, LazyPattern, Rule, lazy, lead
+from toolkit.privacy.scantext import ScanText
 
 _B64_END = r"(?![A-Za-z0-9+/=])"
 _B64_BEFORE = "A-Za-z0-9_+/"  # not "=": it ends base64, and it is how a value is assigned

@@ -25,7 +25,8 @@ from toolkit.privacy.commandline import (
 )
 from toolkit.privacy.credentials import CREDENTIAL_RULES
 from toolkit.privacy.providers import PROVIDER_RULES
-from toolkit.privacy.rules import ALNUM, WORD, Rule, ScanText, lazy, lead
+from toolkit.privacy.rules import ALNUM, WORD, Rule, lazy, lead
+from toolkit.privacy.scantext import ScanText
 from toolkit.privacy.types import ARTIFACT_CONTEXTS, Category, Context
 
 S = Category.SECRET

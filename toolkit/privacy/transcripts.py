@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from toolkit.privacy.rules import LineRule, Rule, ScanText, lazy
+from toolkit.privacy.rules import LineRule, Rule, lazy
+from toolkit.privacy.scantext import ScanText
 from toolkit.privacy.types import Category
 
 T = Category.TRANSCRIPT
