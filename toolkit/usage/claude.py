@@ -3,13 +3,15 @@
 Lines are decoded only into the typed structs below: ids, timestamp, model, usage numbers, the
 sidechain flag, ``version``, ``cwd`` (hashed at once) and compaction metadata. Content, summaries
 and tool output are skipped by the decoder and never become Python objects. The whole file goes
-through one ``decode_lines`` call; if a line does not fit, only the lines holding ``"usage":{`` or
+through one ``decode_lines`` call; if a line does not fit, only the lines holding a ``"usage"`` key
+with an object value (``"usage":{``, also written ``"usage": {`` by tools that re-serialize logs) or
 ``"compact_boundary"`` are decoded, one by one.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from sys import intern
@@ -20,7 +22,7 @@ from toolkit.usage.model import Boundary, Call, FileLog
 from toolkit.usage.sources import LogFile, hashed, project_hash
 
 _UNSET = msgspec.UNSET
-_USAGE = b'"usage":{'
+_USAGE = re.compile(rb'"usage"[ \t\r]*:[ \t\r]*\{')  # JSON allows blanks around the colon
 _COMPACT = b'"compact_boundary"'
 
 
@@ -121,17 +123,30 @@ def _placement(log: LogFile) -> tuple[str, bool]:
     return session, subagent
 
 
-def _line_spans(data: bytes, marker: bytes) -> list[tuple[int, int]]:
+def _line_spans(data: bytes, marker: bytes | re.Pattern[bytes]) -> list[tuple[int, int]]:
+    """(start, end) of each line holding ``marker`` (bytes, or a pattern searched for)."""
     spans: list[tuple[int, int]] = []
     find, rfind = data.find, data.rfind
-    pos = find(marker)
+    if isinstance(marker, bytes):
+
+        def at(start: int) -> int:
+            return find(marker, start)
+
+    else:
+        search = marker.search
+
+        def at(start: int) -> int:
+            found = search(data, start)
+            return -1 if found is None else found.start()
+
+    pos = at(0)
     while pos != -1:
         start = rfind(b"\n", 0, pos) + 1
         end = find(b"\n", pos)
         if end == -1:
             end = len(data)
         spans.append((start, end))
-        pos = find(marker, end)
+        pos = at(end)
     return spans
 
 
@@ -148,7 +163,7 @@ def _all_lines(data: bytes, out: FileLog) -> list[_Line] | None:
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     tail = data[end:]
-    if tail.strip() and (_USAGE in tail or _COMPACT in tail):
+    if tail.strip() and (_USAGE.search(tail) is not None or _COMPACT in tail):
         try:
             lines.append(_DECODER.decode(tail))
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
@@ -157,7 +172,7 @@ def _all_lines(data: bytes, out: FileLog) -> list[_Line] | None:
 
 
 def _candidates(data: bytes, out: FileLog) -> Iterator[_Line]:
-    """The slow path: only lines holding ``"usage":{`` or ``compact_boundary``, decoded one by one."""
+    """The slow path: only lines holding a ``"usage"`` object or ``compact_boundary``, decoded one by one."""
     spans = _line_spans(data, _USAGE)
     if _COMPACT in data:
         spans = sorted(set(spans) | set(_line_spans(data, _COMPACT)))
