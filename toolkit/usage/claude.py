@@ -14,15 +14,16 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from sys import intern
 
 import msgspec
 
+from toolkit.usage import rules
 from toolkit.usage.model import Boundary, Call, FileLog
+from toolkit.usage.rules import SAME_CALL, SKIPPED, Pick, admit_line
 from toolkit.usage.sources import LogFile, hashed, project_hash
 
 _UNSET = msgspec.UNSET
-_USAGE = re.compile(rb'"usage"[ \t\r]*:[ \t\r]*\{')  # JSON allows blanks around the colon
+_USAGE = rules.USAGE
 _COMPACT = b'"compact_boundary"'
 
 
@@ -70,24 +71,7 @@ class _Line(msgspec.Struct, gc=False):
 _DECODER = msgspec.json.Decoder(_Line)
 
 
-_SEMVER: dict[str, bool] = {}
-
-
-def _semver_prefix(value: str) -> bool:
-    known = _SEMVER.get(value)
-    if known is None:
-        parts = value.split(".", 2)
-        known = len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit() and parts[2][:1].isdigit()
-        if len(_SEMVER) < 4096:
-            _SEMVER[value] = known
-    return known
-
-
-def _valid_ts(value: str | None) -> bool:
-    # RFC 3339 in UTC as Claude Code writes it; anything else is not a verified call time
-    return (
-        value is not None and len(value) >= 20 and value[4] == "-" and value[10] == "T" and value[-1] == "Z"
-    )
+_valid_ts = rules.valid_ts
 
 
 def _relative_parts(log: LogFile) -> tuple[str, ...]:
@@ -185,35 +169,6 @@ def _candidates(data: bytes, out: FileLog) -> Iterator[_Line]:
             out.skipped_lines += 1
 
 
-class _Pick:
-    """The best line so far of one call in this file (built into a ``Call`` once the file is read)."""
-
-    __slots__ = ("key", "line", "owner", "sidechain", "tokens")
-    # key: message id and request id (or, without one, the session), NUL-joined; None without a
-    # message id (the lines of one call share it: the pick is found by it)
-
-    def __init__(self, line: _Line, owner: str, tokens: int, key: str | None) -> None:
-        self.line = line
-        self.owner = owner
-        self.tokens = tokens
-        self.sidechain = line.isSidechain is True
-        self.key = key
-
-    def take(self, line: _Line, owner: str, tokens: int) -> None:
-        """Another line of the same call: the non-sidechain one wins, else the larger token total, else
-        (equal totals: a content block split over lines) the one with a stop reason, the final usage."""
-        sidechain = line.isSidechain is True
-        if (self.sidechain and not sidechain) or (
-            sidechain == self.sidechain
-            and (tokens > self.tokens or (tokens == self.tokens and _final(line) and not _final(self.line)))
-        ):
-            self.line, self.owner, self.tokens, self.sidechain = line, owner, tokens, sidechain
-
-
-def _final(line: _Line) -> bool:
-    return line.message is not None and line.message.stop_reason is not None
-
-
 def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
     """Parse one Claude Code log file into calls and compaction markers (file order).
 
@@ -225,8 +180,8 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
     out = FileLog("claude", path_hash, session, "")
     lines = _lines(log, data, out)
     project = ""
-    picks: list[_Pick | Boundary] = []
-    first: dict[str, _Pick] = {}
+    picks: list[Pick | Boundary] = []
+    first: dict[str, Pick] = {}
     for line in lines:
         message = line.message
         if line.subtype == "compact_boundary":
@@ -240,28 +195,11 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
             continue  # not a model call (a tool result may carry its own usage object)
         if not project and isinstance(line.cwd, str):
             project = project_hash(line.cwd)
-        if not _usable(line, message, message.usage):
+        session, outcome = admit_line(line, message, message.usage, session, picks, first)
+        if outcome == SKIPPED:
             out.skipped_lines += 1
-            continue
-        line_session = line.sessionId if isinstance(line.sessionId, str) else ""
-        owner = session = session or line_session
-        msg_id = message.id
-        if not isinstance(msg_id, str):  # no key
-            picks.append(_Pick(line, owner, 0, None))
-            continue
-        request_id = line.requestId  # the key: ids NUL-joined; only kept calls get a digest (``dedup.Seen``)
-        key = (
-            msg_id
-            + "\x00"
-            + (request_id if isinstance(request_id, str) else "\x01" + (line_session or owner))
-        )
-        pick = first.get(key)
-        if pick is not None:
+        elif outcome == SAME_CALL:
             out.duplicates += 1
-            pick.take(line, owner, _tokens(message.usage))
-            continue
-        pick = first[key] = _Pick(line, owner, _tokens(message.usage), key)
-        picks.append(pick)
     _finish(out, (session, stem), (project, folder), picks, subagent, index)
     return out
 
@@ -287,7 +225,7 @@ def _finish(
     out: FileLog,
     session: tuple[str, str],
     project: tuple[str, str],
-    picks: list[_Pick | Boundary],
+    picks: list[Pick | Boundary],
     subagent: bool,
     index: int,
 ) -> None:
@@ -313,69 +251,12 @@ def _boundary_key(line: _Line) -> str | None:
     return None
 
 
-def _usable(line: _Line, message: _Message, usage: _Usage) -> bool:
-    """ccusage's rules for a usable line: no explicit null ids, a semver version, no empty ids."""
-    if _explicit_null(line, message, usage):
-        return False
-    ts = line.timestamp
-    if ts is None or len(ts) < 20 or ts[4] != "-" or ts[10] != "T" or ts[-1] != "Z":
-        return False  # RFC 3339 in UTC as Claude Code writes it, or not a verified call time
-    version = line.version
-    if isinstance(version, str) and not (_SEMVER.get(version) or _semver_prefix(version)):
-        return False
-    return "" not in (message.id, line.requestId, line.sessionId, message.model)
-
-
-def _explicit_null(line: _Line, message: _Message, usage: _Usage) -> bool:
-    """Whether one of the ids, version, folder, speed or cache counts ccusage requires is null."""
-    return (
-        message.id is None
-        or message.model is None
-        or line.sessionId is None
-        or line.requestId is None
-        or line.version is None
-        or line.cwd is None
-        or usage.speed is None
-        or usage.cache_creation_input_tokens is None
-        or usage.cache_read_input_tokens is None
-    )
-
-
-def _cache_write(usage: _Usage) -> tuple[int, int]:
-    """(all cache writes, the 1 h part): the ``ephemeral_*`` split when present, else the flat field."""
-    created = usage.cache_creation
-    if created is not None:
-        return (
-            created.ephemeral_5m_input_tokens + created.ephemeral_1h_input_tokens,
-            created.ephemeral_1h_input_tokens,
-        )
-    return usage.cache_creation_input_tokens or 0, 0
-
-
-def _tokens(usage: _Usage) -> int:
-    created = usage.cache_creation
-    if created is not None:
-        write = created.ephemeral_5m_input_tokens + created.ephemeral_1h_input_tokens
-    else:
-        write = usage.cache_creation_input_tokens or 0
-    return usage.input_tokens + write + (usage.cache_read_input_tokens or 0) + usage.output_tokens
-
-
-def _model(model: object, speed: object) -> str:
-    """A call's model, interned: ``-fast`` appended for a fast-mode call (not to ``<synthetic>``),
-    ``unknown`` when the line names none."""
-    name = model if isinstance(model, str) else ""
-    if speed == "fast" and name and name != "<synthetic>":
-        name += "-fast"
-    return intern(name or "unknown")
-
-
-def _call(pick: _Pick, out: FileLog, subagent: bool, path_hash: str, index: int) -> Call:
+def _call(pick: Pick, out: FileLog, subagent: bool, path_hash: str, index: int) -> Call:
     line = pick.line
     message = line.message
     assert message is not None and message.usage is not None
     usage = message.usage
-    cache_write, write_1h = _cache_write(usage)
+    cache_write, write_1h = rules.cache_write(usage)
     sidechain = pick.sidechain
     read_tokens = usage.cache_read_input_tokens or 0
     msg_id = message.id
@@ -386,7 +267,7 @@ def _call(pick: _Pick, out: FileLog, subagent: bool, path_hash: str, index: int)
         path_hash + ("#side" if sidechain and not subagent else ""),
         subagent or sidechain,
         line.timestamp or "",
-        _model(message.model, usage.speed),
+        rules.model_name(message.model, usage.speed),
         usage.input_tokens,
         usage.output_tokens,
         cache_write,

@@ -14,17 +14,11 @@ its key and of its message id, stable across runs (blake2b, not the per-process 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from hashlib import blake2b
 
 import msgspec
 
-from toolkit.usage.model import Call, FileLog, replaces
-
-
-def digest(text: str) -> int:
-    """60 bits of blake2b (an int of two 30-bit digits: the smallest int object above 30 bits)."""
-    raw = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return int.from_bytes(raw, "little") >> 4
+from toolkit.usage.model import Call, FileLog
+from toolkit.usage.rules import InSession, digest, settle_local
 
 
 class Seen(msgspec.Struct):
@@ -135,31 +129,7 @@ def answers_none(seen: Seen, asked: tuple[list[int], list[int], list[int]]) -> b
     return seen.keys.keys().isdisjoint(keys) and seen.ids.isdisjoint(ids) and seen.ids.isdisjoint(side)
 
 
-class _Session:
-    """The full rules inside one session: every kept call by key, and by message id."""
-
-    def __init__(self) -> None:
-        self.exact: dict[str, Call] = {}
-        self.by_id: dict[str, list[Call]] = {}
-        self.duplicates = 0
-        self.digests: dict[str, int] = {}  # key or message id -> its digest, computed once
-
-    def digest(self, text: str) -> int:
-        found = self.digests.get(text)
-        if found is None:
-            found = self.digests[text] = digest(text)
-        return found
-
-
-def _btw_replay(item: Call, peers: list[Call]) -> Call | None:
-    """A ``/btw`` sidechain replay reuses a parent's message id with a new request id: the same call."""
-    for other in peers:
-        if item.sidechain or other.sidechain:
-            return other
-    return None
-
-
-def _copied_before(item: Call, seen: Seen, state: _Session) -> int | None:
+def _copied_before(item: Call, seen: Seen, state: InSession) -> int | None:
     """The code of an earlier session's copy of this call (``-1``: a ``/btw`` match), else None."""
     assert item.key is not None and item.msg_id is not None
     return seen.copied(state.digest(item.key), state.digest(item.msg_id), item.sidechain)
@@ -172,27 +142,9 @@ def _note_resume(item: Call, code: int, seen: Seen, resumed_from: dict[str, str]
         resumed_from.setdefault(item.session, earlier)
 
 
-def _settle(existing: Call, item: Call, state: _Session) -> None:
-    """Two copies of one call in this session: the loser is dropped, the winner takes both keys."""
-    state.duplicates += 1
-    loser, winner = (existing, item) if replaces(item, existing) else (item, existing)
-    loser.dropped = True
-    if winner is item:
-        assert item.key is not None and item.msg_id is not None
-        state.exact[item.key] = item
-        if existing.key is not None:
-            state.exact[existing.key] = item
-        peers = state.by_id.setdefault(item.msg_id, [])
-        peers[:] = [item if c is existing else c for c in peers]
-
-
-def _admit(item: Call, state: _Session, seen: Seen, resumed_from: dict[str, str]) -> None:
+def _admit(item: Call, state: InSession, seen: Seen, resumed_from: dict[str, str]) -> None:
     assert item.key is not None and item.msg_id is not None
-    existing = state.exact.get(item.key)
-    if existing is None:
-        existing = _btw_replay(item, state.by_id.get(item.msg_id, ()))  # type: ignore[arg-type]
-    if existing is not None:
-        _settle(existing, item, state)
+    if settle_local(item, state):
         return
     code = _copied_before(item, seen, state)
     if code is not None:
@@ -201,8 +153,7 @@ def _admit(item: Call, state: _Session, seen: Seen, resumed_from: dict[str, str]
         if code >= 0:
             _note_resume(item, code, seen, resumed_from)
         return
-    state.exact[item.key] = item
-    state.by_id.setdefault(item.msg_id, []).append(item)
+    state.keep(item)
 
 
 def dedup_session(logs: list[FileLog], seen: Seen, resumed_from: dict[str, str]) -> int:
@@ -210,7 +161,7 @@ def dedup_session(logs: list[FileLog], seen: Seen, resumed_from: dict[str, str])
 
     Then the session's kept calls join ``seen`` for the sessions read after it.
     """
-    state = _Session()
+    state = InSession()
     compactions: set[int] = set()
     for log in logs:
         for item in log.items:

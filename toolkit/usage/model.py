@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import msgspec
 
+from toolkit.usage.rules import replaces
+
+__all__ = ["Boundary", "Call", "FileLog", "replaces"]
+
 
 class Call(msgspec.Struct, gc=False, tag="call", array_like=True, omit_defaults=True):
     """One model call after the reader's own rules (deduplication across files happens in ``dedup``).
@@ -48,16 +52,6 @@ class Call(msgspec.Struct, gc=False, tag="call", array_like=True, omit_defaults=
     @property
     def tokens(self) -> int:
         return self.input + self.cache_write + self.cache_read + self.output
-
-
-def replaces(candidate: Call, existing: Call) -> bool:
-    """Keep the non-sidechain copy, else the larger token total (streaming partials, split blocks),
-    else the copy with final usage (a content block split over lines with equal counts)."""
-    if candidate.sidechain != existing.sidechain:
-        return existing.sidechain
-    if candidate.tokens != existing.tokens:
-        return candidate.tokens > existing.tokens
-    return candidate.final and not existing.final
 
 
 class Boundary(msgspec.Struct, gc=False, tag="boundary", array_like=True, omit_defaults=True):
