@@ -25,7 +25,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
-from toolkit.privacy.rules import ALNUM, LazyPattern, Rule, lazy
+from toolkit.privacy.rules import ALNUM, LazyPattern, Rule, Tuning, lazy
 from toolkit.privacy.scantext import ScanText
 from toolkit.privacy.types import Category
 
@@ -330,76 +330,69 @@ def _npm_set_check(match: re.Match[str]) -> bool:
 
 COMMAND_LINE_RULES: tuple[Rule, ...] = (
     ValueRule(
-        "command-line-password",
-        S,
-        _DASH_PARAM,
-        0,
-        _dash_param_check,
+        id="command-line-password",
+        category=S,
+        pattern=_DASH_PARAM,
+        check=_dash_param_check,
         priority=72,
-        # every "-p" (the clients' -p, glued or not, and the names that start with p), the rest
-        # with their separator
-        anchor=lazy(
-            r"-(?:p|(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass|nugetapikey|"
-            r"apikey|accesstoken|clientsecret|token|secret)(?::|=|[ \t]))"
+        heuristic=True,
+        tuning=Tuning(
+            # every "-p" (the clients' -p, glued or not, and the names that start with p), the rest
+            # with their separator
+            anchor=lazy(
+                r"-(?:p|(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass|nugetapikey|"
+                r"apikey|accesstoken|clientsecret|token|secret)(?::|=|[ \t]))"
+            ),
         ),
-        heuristic=True,
     ),
     ValueRule(
-        "command-line-password",
-        S,
-        _SECURE_STRING,
-        0,
-        _secure_string_check,
+        id="command-line-password",
+        category=S,
+        pattern=_SECURE_STRING,
+        check=_secure_string_check,
         priority=72,
         heuristic=True,
-        literals=("ConvertTo-SecureString",),
+        tuning=Tuning(literals=("ConvertTo-SecureString",)),
     ),
     ValueRule(
-        "command-line-password",
-        S,
-        _PIPED,
-        0,
-        _piped_check,
+        id="command-line-password",
+        category=S,
+        pattern=_PIPED,
+        check=_piped_check,
         priority=72,
-        anchor=lazy(r"(?:echo|printf)[ \t]"),
         heuristic=True,
-        literals=("--password-stdin", "--with-token"),
+        tuning=Tuning(anchor=lazy(r"(?:echo|printf)[ \t]"), literals=("--password-stdin", "--with-token")),
     ),
     ValueRule(
-        "command-line-password",
-        S,
-        _NPM_SET,
-        0,
-        _npm_set_check,
+        id="command-line-password",
+        category=S,
+        pattern=_NPM_SET,
+        check=_npm_set_check,
         priority=72,
-        anchor=lazy(r"(?:npm|yarn|pnpm)[ \t]+config[ \t]"),
         heuristic=True,
-        literals=("_authToken", "npmAuthToken"),
+        tuning=Tuning(
+            anchor=lazy(r"(?:npm|yarn|pnpm)[ \t]+config[ \t]"), literals=("_authToken", "npmAuthToken")
+        ),
     ),
     ValueRule(
-        "basic-auth-credentials",
-        S,
-        _CURL_USER,
-        0,
-        _curl_check,
-        ("-u", "--user"),
+        id="basic-auth-credentials",
+        category=S,
+        pattern=_CURL_USER,
+        check=_curl_check,
         priority=70,
-        anchor=lazy("-u|--user"),
         heuristic=True,
-        seeds=("-u",),
-        near=(0, 1),
+        tuning=Tuning(keywords=("-u", "--user"), anchor=lazy("-u|--user"), seeds=("-u",), near=(0, 1)),
     ),
 )
 
 # the long-flag rule keeps the id it had (password-assignment): allowlist entries name it
 LONG_FLAG_RULE = ValueRule(
-    "password-assignment",
-    S,
-    _LONG_FLAG,
-    0,
-    _long_flag_check,
-    ("--",),
+    id="password-assignment",
+    category=S,
+    pattern=_LONG_FLAG,
+    check=_long_flag_check,
     priority=60,
     boundary=ALNUM | {"-"},
     heuristic=True,
+    tuning=Tuning(keywords=("--",)),
 )

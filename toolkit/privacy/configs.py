@@ -298,9 +298,9 @@ class _KubernetesSecretRule(Rule):
     """``kind: Secret`` documents: each entry under ``data:`` (base64) and ``stringData:``."""
 
     def spans(self, view: ScanText) -> Iterator[tuple[int, int]]:
-        text, data = view.text, view.ascii
+        text = view.text
         done: set[int] = set()
-        at = data.find(b"Secret")
+        at = view.find("Secret")
         while at != -1:
             head = text.rfind("\n", 0, at) + 1
             tail = text.find("\n", at)
@@ -312,7 +312,7 @@ class _KubernetesSecretRule(Rule):
                     done.add(begin)  # a YAML block (data:) and a JSON object ("data": {) never both match
                     yield from _yaml_entries(text, begin, end)
                     yield from _json_entries(text, begin, end)
-            at = data.find(b"Secret", tail)  # each line once: a long line of "Secret" stays linear
+            at = view.find("Secret", tail)  # each line once: a long line of "Secret" stays linear
 
 
 class _Bounds:

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
 from toolkit.privacy.commandline import ValueRule, line_after, line_before, password_ok
-from toolkit.privacy.rules import Rule, lazy
+from toolkit.privacy.rules import Rule, Tuning, lazy
 from toolkit.privacy.scantext import ScanText
 from toolkit.privacy.types import Category
 
@@ -132,45 +132,43 @@ def _oracle_check(match: re.Match[str]) -> bool:
 
 CREDENTIAL_RULES: tuple[Rule, ...] = (
     _SchemeRule(
-        "authorization-header",
-        S,
-        _SCHEME,
+        id="authorization-header",
+        category=S,
+        pattern=_SCHEME,
         priority=76,
-        anchor=lazy(
-            r"authorization[\"']?[ \t]*+[:=][ \t]*+[\"']?(?:ntlm|negotiate|digest|aws4-hmac-sha256)[ \t]"
+        heuristic=True,
+        tuning=Tuning(
+            anchor=lazy(
+                r"authorization[\"']?[ \t]*+[:=][ \t]*+[\"']?(?:ntlm|negotiate|digest|aws4-hmac-sha256)[ \t]"
+            ),
+            # the schemes as RFC 4559, RFC 7616 and AWS write them (the pattern reads any case)
+            literals=("NTLM ", "Negotiate ", "Digest ", "AWS4-HMAC-SHA256 "),
         ),
-        heuristic=True,
-        # the schemes as RFC 4559, RFC 7616 and AWS write them (the pattern reads any case)
-        literals=("NTLM ", "Negotiate ", "Digest ", "AWS4-HMAC-SHA256 "),
     ),
     ValueRule(
-        "aws-sigv4-signature",
-        S,
-        _AMZ_SIGNATURE,
-        0,
-        _amz_check,
-        literals=("X-Amz-Signature=",),
+        id="aws-sigv4-signature",
+        category=S,
+        pattern=_AMZ_SIGNATURE,
+        check=_amz_check,
         priority=76,
+        tuning=Tuning(literals=("X-Amz-Signature=",)),
     ),
     ValueRule(
-        "oauth-signature",
-        S,
-        _OAUTH_SIGNATURE,
-        0,
-        _oauth_check,
+        id="oauth-signature",
+        category=S,
+        pattern=_OAUTH_SIGNATURE,
+        check=_oauth_check,
         priority=76,
         heuristic=True,
-        literals=("oauth_signature",),
+        tuning=Tuning(literals=("oauth_signature",)),
     ),
     ValueRule(
-        "connection-string",
-        S,
-        _ORACLE,
-        0,
-        _oracle_check,
+        id="connection-string",
+        category=S,
+        pattern=_ORACLE,
+        check=_oracle_check,
         priority=75,
-        anchor=lazy(r"jdbc:oracle:thin:|sqlplus[ \t]"),
         heuristic=True,
-        literals=("oracle:thin", "sqlplus"),
+        tuning=Tuning(anchor=lazy(r"jdbc:oracle:thin:|sqlplus[ \t]"), literals=("oracle:thin", "sqlplus")),
     ),
 )

@@ -58,9 +58,9 @@ _DATA_URI = lazy(
 def _allow_lines(view: ScanText) -> Iterator[tuple[int, str]]:
     """(index, text) of each line holding ``workgroup:``, found from the marker's occurrences
     (no list of every line: one long line is not copied, many short ones are not made objects)."""
-    text, data = view.text, view.ascii
+    text = view.text
     line, counted = 0, 0
-    at = data.find(b"workgroup:")
+    at = view.find("workgroup:")
     while at != -1:
         line += text.count("\n", counted, at)
         head = text.rfind("\n", counted, at) + 1  # past ``counted`` there is always one (its line's end)
@@ -68,7 +68,7 @@ def _allow_lines(view: ScanText) -> Iterator[tuple[int, str]]:
         tail = len(text) if tail == -1 else tail
         yield line, text[head:tail]
         counted = tail
-        at = data.find(b"workgroup:", tail)
+        at = view.find("workgroup:", tail)
 
 
 def _allowed_rules(lines: Iterable[tuple[int, str]]) -> dict[int, frozenset[str]]:
@@ -115,10 +115,10 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
     return sorted(kept, key=lambda x: (x.line, x.start, x.rule))
 
 
-def data_uri_spans(text: str, view: bytes | None = None) -> list[tuple[int, int]]:
+def data_uri_spans(text: str, view: ScanText | None = None) -> list[tuple[int, int]]:
     """(start, end) of the base64 bodies of ``data:`` URIs: an embedded file, never a secret.
-    ``view``, the text's ASCII view (``ScanText.ascii``), makes the pre-check a byte search."""
-    if (b"base64," not in view) if view is not None else ("base64," not in text):
+    ``view``, the text as the rules read it, makes the pre-check a search of its ASCII view."""
+    if (not view.contains("base64,")) if view is not None else ("base64," not in text):
         return []
     return [m.span(1) for m in _DATA_URI.finditer(text)]
 
@@ -154,7 +154,7 @@ def scan_text_with_values(
     if not isinstance(text, str) or not text:
         return []
     view = ScanText(text)
-    found = _Collector(text, data_uri_spans(text, view.ascii))
+    found = _Collector(text, data_uri_spans(text, view))
     limit = cap or MAX_FINDINGS_PER_RULE
     _rule_spans(view, context, kind, limit, found)
     _line_rule_spans(view, context, limit, found)
@@ -265,7 +265,7 @@ def _finish(raw: list[tuple[Finding, str]], view: ScanText) -> list[tuple[Findin
         return []
     values = {(f.line, f.start, f.end, f.rule): v for f, v in raw}
     kept = _dedupe([f for f, _ in raw])
-    if b"workgroup:" in view.ascii:
+    if view.contains("workgroup:"):
         allowed = _allowed_rules(_allow_lines(view))
         kept = [f for f in kept if not _is_allowed(f, allowed.get(f.line - 1))]
     return [(f, values[(f.line, f.start, f.end, f.rule)]) for f in kept]

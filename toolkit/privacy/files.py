@@ -278,8 +278,10 @@ def load(path: Path, shown: str, rel: str, context: Context | None = None) -> Lo
 
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=False) as handle:
+            blocks = blocks_of(handle, head)
+            del head  # the first 4 MiB are let go once scanned, not held through the whole file
             try:
-                found = scan_stream(blocks_of(handle, head), kind, shown, rel, context, Budget(), 0, handle)
+                found = scan_stream(blocks, kind, shown, rel, context, Budget(), 0, handle)
             except Unreadable as exc:
                 return unreadable(shown, rel, exc.reason, context)
         return Loaded(findings=found)

@@ -178,3 +178,10 @@ def present_literals(data: bytes) -> frozenset[str]:
     if finder._passes is None and len(data) < SMALL_TEXT:
         return frozenset(w for w, b in zip(finder.needles, finder.encoded, strict=True) if b in data)
     return finder.present(data)
+
+
+def longest_literal() -> int:
+    """The length of the longest literal ``present_literals`` looks for (a text read in
+    chunks overlaps them by this less one, so every occurrence is whole in one chunk)."""
+    present_literals(b"")  # the finder of the engine's literals, made once
+    return max(map(len, _FINDER[0].needles), default=1)

@@ -83,13 +83,13 @@ class _DiscordRule(Rule):
         text = view.text
         compiled = self.pattern.compiled
         last = 0
-        for hit in _DISCORD_MIDDLE.bytes_compiled.finditer(view.ascii):
+        for hit_start, hit_end in view.hits(_DISCORD_MIDDLE):
             for back in (24, 25, 26):
-                start = hit.start() - back
+                start = hit_start - back
                 if start < last or start < 0 or not self.starts_token(text, start):
                     continue
                 match = compiled.match(text, start)
-                if match is not None and match.end(1) > hit.end() and _discord_check(match):
+                if match is not None and match.end(1) > hit_end and _discord_check(match):
                     last = match.end()
                     yield match.span(1)
                     break

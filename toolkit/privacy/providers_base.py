@@ -13,7 +13,7 @@ import re
 import zlib
 
 from toolkit.privacy import filters as f
-from toolkit.privacy.rules import Check, Rule, lazy, lead
+from toolkit.privacy.rules import Check, Rule, Tuning, lazy, lead
 from toolkit.privacy.types import Category
 
 S = Category.SECRET
@@ -98,14 +98,11 @@ def provider_rule(
     # and, unless they share a start that re jumps to, its seeds: a match starts at an
     # occurrence of one, so the pattern is tried only there.
     return Rule(
-        rule_id,
-        S,
-        pattern,
-        1,
-        check or value_ok(),
-        (),
+        id=rule_id,
+        category=S,
+        pattern=pattern,
+        group=1,
+        check=check or value_ok(),
         priority=priority,
-        literals=gate or prefixes,
-        seeds=() if shared else prefixes,
-        seed_case=True,
+        tuning=Tuning(literals=gate or prefixes, seeds=() if shared else prefixes, seed_case=True),
     )

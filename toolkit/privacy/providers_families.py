@@ -69,8 +69,8 @@ class _BackRule(Rule):
         text = view.text
         compiled = self.pattern.compiled
         last = 0
-        for hit in self.middle.bytes_compiled.finditer(view.ascii):
-            at = start = hit.start()
+        for at, _ in view.hits(self.middle):
+            start = at
             stop = max(at - self.reach, last)
             while start > stop and text[start - 1] in self.walk:
                 start -= 1

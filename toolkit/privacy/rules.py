@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import re
-from array import array
-from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from toolkit.privacy.scantext import ScanText, encoded
+from toolkit.privacy.scantext import ScanText
 from toolkit.privacy.types import ALL_CONTEXTS, Category, Context
 
 Check = Callable[[re.Match[str]], bool]
@@ -89,35 +87,8 @@ class Rule:
 
     def _seed_starts(self, view: ScanText) -> Iterator[int] | None:
         """Candidate starts, ascending and each once, or None when the seeds are too dense to be
-        worth it. The seed occurrences are kept (4 bytes each, at most one per 16 characters) and
-        the starts generated from them as they are used: a set of every start was ~90 bytes per
-        start, 150 MB for one 4 MB line of ``password=`` pairs."""
-        haystack = view.ascii if self.seed_case else view.low_ascii
-        limit = len(haystack) // 16 + 64
-        kind = "i" if len(haystack) < 1 << 31 else "q"
-        occurrences: list[array[int]] = []
-        hits = 0
-        for needle in encoded(self.seeds):
-            # a seed's occurrences are found once per text and shared by the rules that seed on
-            # it ("secret": the AWS secret key and the assignments); past ``limit`` it is dense
-            key = (needle, self.seed_case)
-            if key in view.seeds:
-                found = view.seeds[key]
-            else:
-                found = array(kind)
-                at = haystack.find(needle)
-                while at != -1 and found is not None:
-                    if len(found) >= limit:
-                        found = None
-                        break
-                    found.append(at)
-                    at = haystack.find(needle, at + 1)
-                view.seeds[key] = found
-            if found is None or hits + len(found) > limit:
-                return None
-            hits += len(found)
-            occurrences.append(found)
-        return _near_starts(occurrences, *self.near)
+        worth it (``ScanText.seed_starts``)."""
+        return view.seed_starts(self.seeds, self.seed_case, self.near)
 
     def _anchor_starts(self, view: ScanText) -> Iterator[int]:
         assert self.anchor is not None
@@ -167,34 +138,6 @@ class Rule:
         pattern's first literal or character class, which makes scanning several times slower.
         """
         return not self.boundary or start == 0 or text[start - 1] not in self.boundary
-
-
-_REGION = 8 * 1024  # text whose candidate starts are gathered (and sorted) at a time
-
-
-def _near_starts(occurrences: list[array[int]], low: int, high: int) -> Iterator[int]:
-    """Every position ``low`` to ``high`` characters before one of the ``occurrences`` (one
-    ascending array per seed), ascending and once each. Gathered a region of the text at a time,
-    from the first occurrence not yet used (each window cut where the last region's starts
-    ended): a region's starts are few however long the text is, and each is made in C (a set
-    updated with a range)."""
-    used = [0] * len(occurrences)
-    following = 0
-    while True:
-        pending = [hits[k] for hits, k in zip(occurrences, used, strict=True) if k < len(hits)]
-        if not pending:
-            return
-        stop = min(pending) + _REGION
-        found: set[int] = set()
-        for index, hits in enumerate(occurrences):
-            first = used[index]
-            used[index] = last = bisect_left(hits, stop, first)
-            for at in hits[first:last]:
-                found.update(range(max(following, at - high, 0), at - low + 1))
-        if found:
-            starts = sorted(found)
-            following = starts[-1] + 1
-            yield from starts
 
 
 @dataclass(frozen=True)

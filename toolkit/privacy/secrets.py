@@ -431,24 +431,24 @@ def token_runs(view: ScanText) -> Iterator[tuple[int, int]]:
     each of their letters. The marks are made a chunk at a time (each chunk reaching 23
     characters into the next, so a run starting in it is seen whole enough to be found): a
     marked copy of the whole text was one more copy of a long line held during the scan."""
-    data = view.ascii
+    data = view.ascii_slice
     text = view.text
-    size = len(data)
+    size = len(text)
     reach = _MIN_ENTROPY_RUN - 1
-    base, marks = 0, data[: _MARK_CHUNK + reach].translate(_RUN_MARKS)
+    base, marks = 0, data(0, _MARK_CHUNK + reach).translate(_RUN_MARKS)
     at = marks.find(_RUN_SEED)
     while True:
         while at == -1:  # no run starts in this chunk: the next one
             base += _MARK_CHUNK
             if base >= size:
                 return
-            marks = data[base : base + _MARK_CHUNK + reach].translate(_RUN_MARKS)
+            marks = data(base, base + _MARK_CHUNK + reach).translate(_RUN_MARKS)
             at = marks.find(_RUN_SEED)
         start = base + at
         end = marks.find(b" ", at + _MIN_ENTROPY_RUN)
         while end == -1 and base + len(marks) < size:  # the run goes on past this chunk
             base += len(marks)
-            marks = data[base : base + _MARK_CHUNK + reach].translate(_RUN_MARKS)
+            marks = data(base, base + _MARK_CHUNK + reach).translate(_RUN_MARKS)
             end = marks.find(b" ")
         end = size if end == -1 else base + end
         for _ in range(2):  # ={0,2}+
@@ -457,7 +457,7 @@ def token_runs(view: ScanText) -> Iterator[tuple[int, int]]:
         yield start, end
         if end >= base + _MARK_CHUNK:  # the next run starts in a later chunk
             base = end
-            marks = data[base : base + _MARK_CHUNK + reach].translate(_RUN_MARKS)
+            marks = data(base, base + _MARK_CHUNK + reach).translate(_RUN_MARKS)
             at = marks.find(_RUN_SEED)
         else:
             at = marks.find(_RUN_SEED, end - base)
@@ -482,7 +482,7 @@ class _EntropyRule(Rule):
                 continue  # a blob (embedded image, bundle), not a credential
             if start and text[start - 1] in _RUN_BOUNDARY:
                 continue  # the tail of a dotted name or a JWT part
-            if not mixed_run(view.ascii[start:end]) or not entropy_candidate(text[start:end]):
+            if not mixed_run(view.ascii_slice(start, end)) or not entropy_candidate(text[start:end]):
                 continue
             before = text[max(0, start - 40) : start]
             if _DIGEST_LABEL.search(before) or before.endswith(("sha256-", "sha512-", "sha384-", "sha1-")):

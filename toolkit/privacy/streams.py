@@ -117,9 +117,12 @@ def _with_nul(sample: bytes) -> str:
 
 
 def blocks_of(handle: IO[bytes], head: bytes) -> Iterator[bytes]:
-    """``head`` (already read) and then the rest of ``handle``, a block at a time."""
+    """``head`` (already read) and then the rest of ``handle``, a block at a time (``head``
+    is not held once it has been given)."""
     if head:
-        yield head
+        first, head = head, b""
+        yield first
+        del first
     while True:
         try:
             block = handle.read(BLOCK_BYTES)

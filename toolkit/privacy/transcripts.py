@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from toolkit.privacy.rules import LineRule, Rule, lazy
+from toolkit.privacy.rules import LineRule, Rule, Tuning, lazy
 from toolkit.privacy.scantext import ScanText
 from toolkit.privacy.types import Category
 
@@ -120,45 +120,66 @@ def _chat_dumps(text: str) -> Iterator[tuple[int, int]]:
 
 TRANSCRIPT_RULES: tuple[Rule, ...] = (
     Rule(
-        "claude-code-transcript",
-        T,
-        _CLAUDE,
-        1,
-        None,
-        ("parentuuid", "issidechain", "usertype", "leafuuid", "ismeta", "tooluseresult"),
+        id="claude-code-transcript",
+        category=T,
+        pattern=_CLAUDE,
+        group=1,
         priority=80,
-    ),
-    Rule(
-        "codex-transcript",
-        T,
-        _CODEX,
-        0,
-        None,
-        (
-            "session_meta",
-            "response_item",
-            "event_msg",
-            "turn_context",
-            "compacted",
-            "input_text",
-            "output_text",
+        tuning=Tuning(
+            keywords=("parentuuid", "issidechain", "usertype", "leafuuid", "ismeta", "tooluseresult")
         ),
-        priority=80,
     ),
     Rule(
-        "raw-transcript",
-        T,
-        _RAW_LABEL,
-        1,
-        None,
-        ("raw", "full", "verbatim", "complete", "entire", "unredacted"),
-        priority=50,
-        anchor=lazy("raw|full|verbatim|complete|entire|unredacted"),
+        id="codex-transcript",
+        category=T,
+        pattern=_CODEX,
+        priority=80,
+        tuning=Tuning(
+            keywords=(
+                "session_meta",
+                "response_item",
+                "event_msg",
+                "turn_context",
+                "compacted",
+                "input_text",
+                "output_text",
+            )
+        ),
     ),
-    _InlineDumpRule("chat-role-dump", T, _HUMAN_TURN, 1, None, ("human", "user"), priority=45),
+    Rule(
+        id="raw-transcript",
+        category=T,
+        pattern=_RAW_LABEL,
+        group=1,
+        priority=50,
+        tuning=Tuning(
+            keywords=("raw", "full", "verbatim", "complete", "entire", "unredacted"),
+            anchor=lazy("raw|full|verbatim|complete|entire|unredacted"),
+        ),
+    ),
+    _InlineDumpRule(
+        id="chat-role-dump",
+        category=T,
+        pattern=_HUMAN_TURN,
+        group=1,
+        priority=45,
+        tuning=Tuning(keywords=("human", "user")),
+    ),
 )
 
 TRANSCRIPT_LINE_RULES: tuple[LineRule, ...] = (
-    LineRule("chat-message-record", T, _chat_records, ("role",), priority=60),
-    LineRule("chat-role-dump", T, _chat_dumps, (":", ">"), priority=45),
+    LineRule(
+        id="chat-message-record",
+        category=T,
+        find=_chat_records,
+        keywords=("role",),
+        priority=60,
+    ),
+    LineRule(
+        id="chat-role-dump",
+        category=T,
+        find=_chat_dumps,
+        keywords=(":", ">"),
+        priority=45,
+    ),
 )
