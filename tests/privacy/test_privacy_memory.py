@@ -156,11 +156,11 @@ def test_seed_starts_are_the_sorted_set_of_every_window(seed: int) -> None:
     ]
     text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 200)))
     view = ScanText(text)
-    for rule in (r for r in RULES if r.seeds):
-        haystack = view.ascii_bytes() if rule.seed_case else view.low_ascii
-        low, high = rule.near
+    for rule in (r for r in RULES if r.tuning.seeds):
+        haystack = view.ascii_bytes() if rule.tuning.seed_case else view.low_ascii
+        low, high = rule.tuning.near
         every: set[int] = set()
-        for seed_word in rule.seeds:
+        for seed_word in rule.tuning.seeds:
             at = haystack.find(seed_word.encode())
             while at != -1:
                 every.update(range(max(0, at - high), at - low + 1))

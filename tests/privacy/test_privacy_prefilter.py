@@ -23,7 +23,7 @@ from toolkit.privacy.rules import Rule
 from toolkit.privacy.scantext import ScanText
 from toolkit.privacy.secrets import _ENTROPY_RUN, token_runs
 
-LITERALS = sorted({w for rule in RULES for w in rule.literals})
+LITERALS = sorted({w for rule in RULES for w in rule.tuning.literals})
 NOISE = [
     "",
     " ",
@@ -90,10 +90,10 @@ def test_overlapping_needles_around_one_trigger_are_all_found(seed: int) -> None
         assert finder.present(data) == frozenset(n for n in needles if n.encode() in data), text
 
 
-SEEDED = [rule for rule in RULES if rule.seeds]
+SEEDED = [rule for rule in RULES if rule.tuning.seeds]
 SEED_PIECES = sorted(
-    {s for rule in SEEDED for s in rule.seeds}
-    | {s.upper() for rule in SEEDED for s in rule.seeds}
+    {s for rule in SEEDED for s in rule.tuning.seeds}
+    | {s.upper() for rule in SEEDED for s in rule.tuning.seeds}
     | {
         "=",
         ": ",
@@ -127,14 +127,14 @@ SEED_PIECES = sorted(
 
 def _reference(rule: Rule, view: ScanText) -> list[tuple[int, int]]:
     """The rule's own pass without seeds: its anchor over the lower-cased view, or its pattern."""
-    plain = dataclasses.replace(rule, seeds=())
+    plain = dataclasses.replace(rule, tuning=dataclasses.replace(rule.tuning, seeds=()))
     return [m.span() for m in plain.matches(view)]
 
 
 @pytest.mark.parametrize("rule", SEEDED, ids=[f"{r.id}-{i}" for i, r in enumerate(SEEDED)])
 def test_seeded_rules_match_exactly_where_their_own_pass_does(rule: Rule) -> None:
     rng = random.Random(rule.id)
-    pieces = SEED_PIECES + list(rule.seeds) * 6
+    pieces = SEED_PIECES + list(rule.tuning.seeds) * 6
     for _ in range(60):
         view = ScanText(_soup(rng, pieces, rng.randrange(1, 40)))
         assert [m.span() for m in rule.matches(view)] == _reference(rule, view), view.text
@@ -206,7 +206,7 @@ def _labels() -> list[str]:
 
 
 @pytest.mark.parametrize("label", _labels())
-@pytest.mark.parametrize("rule", [r for r in SEEDED if r.anchor is not None], ids=lambda r: r.id)
+@pytest.mark.parametrize("rule", [r for r in SEEDED if r.tuning.anchor is not None], ids=lambda r: r.id)
 def test_every_label_is_seeded_where_the_anchor_starts(rule: Rule, label: str) -> None:
     value = "Ab3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY+/Ab3dE5"  # 40 characters, as an AWS secret key
     for text in (f"{label} = '{value}'", f"x.{label.upper()}: {value}"):

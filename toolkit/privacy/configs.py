@@ -23,7 +23,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
-from toolkit.privacy.rules import WORD, Rule, lazy
+from toolkit.privacy.rules import WORD, Rule, Tuning, lazy
 from toolkit.privacy.scantext import ScanText
 from toolkit.privacy.secrets import BATCH_SEPARATOR
 from toolkit.privacy.types import Category
@@ -388,36 +388,50 @@ CONFIG_RULES: tuple[Rule, ...] = (
     # Each rule is gated by literals of its file's shape (one combined prefilter for every rule,
     # toolkit/privacy/needles.py) rather than by keywords (one more pass over the text each).
     _KubernetesSecretRule(
-        "kubernetes-secret", S, _KIND_SECRET, 0, None, priority=_PRIORITY, literals=("Secret",)
-    ),
-    Rule(
-        "npmrc-auth",
-        S,
-        _NPMRC,
-        3,
-        _npmrc_check,
+        id="kubernetes-secret",
+        category=S,
+        pattern=_KIND_SECRET,
         priority=_PRIORITY,
-        literals=("_auth", "_password"),
+        tuning=Tuning(literals=("Secret",)),
     ),
     Rule(
-        "pypirc-password",
-        S,
-        _PYPIRC,
-        1,
-        _pypirc_check,
+        id="npmrc-auth",
+        category=S,
+        pattern=_NPMRC,
+        group=3,
+        check=_npmrc_check,
         priority=_PRIORITY,
-        literals=("[pypi]", "[testpypi]", "[distutils]"),
+        tuning=Tuning(literals=("_auth", "_password")),
     ),
     Rule(
-        "netrc-credentials",
-        S,
-        _NETRC,
-        2,
-        _netrc_check,
+        id="pypirc-password",
+        category=S,
+        pattern=_PYPIRC,
+        group=1,
+        check=_pypirc_check,
+        priority=_PRIORITY,
+        tuning=Tuning(literals=("[pypi]", "[testpypi]", "[distutils]")),
+    ),
+    Rule(
+        id="netrc-credentials",
+        category=S,
+        pattern=_NETRC,
+        group=2,
+        check=_netrc_check,
         priority=_PRIORITY,
         boundary=WORD,
-        literals=("machine", "default login", "default password"),
-        seeds=("machine", "default login", "default password"),  # where an entry can start
+        tuning=Tuning(
+            literals=("machine", "default login", "default password"),
+            seeds=("machine", "default login", "default password"),  # where an entry can start
+        ),
     ),
-    Rule("docker-config-auth", S, _DOCKER, 2, _docker_check, priority=_PRIORITY, literals=("auths",)),
+    Rule(
+        id="docker-config-auth",
+        category=S,
+        pattern=_DOCKER,
+        group=2,
+        check=_docker_check,
+        priority=_PRIORITY,
+        tuning=Tuning(literals=("auths",)),
+    ),
 )

@@ -173,7 +173,7 @@ def present_literals(data: bytes) -> frozenset[str]:
     if not _FINDER:
         from toolkit.privacy.engine import RULES
 
-        _FINDER.append(NeedleFinder([w for rule in RULES for w in rule.literals]))
+        _FINDER.append(NeedleFinder([w for rule in RULES for w in rule.tuning.literals]))
     finder = _FINDER[0]
     if finder._passes is None and len(data) < SMALL_TEXT:
         return frozenset(w for w, b in zip(finder.needles, finder.encoded, strict=True) if b in data)

@@ -21,7 +21,7 @@ from toolkit.privacy.providers_base import S, base62_crc32, checksum_ok, value_o
 from toolkit.privacy.providers_base import hex_mix as _hex_mix
 from toolkit.privacy.providers_base import provider_rule as _rule
 from toolkit.privacy.providers_families import FAMILY_RULES
-from toolkit.privacy.rules import Rule, lazy
+from toolkit.privacy.rules import Rule, Tuning, lazy
 from toolkit.privacy.scantext import ScanText
 
 
@@ -228,35 +228,37 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     ),
     _rule("akamai-token", ("akab-",), r"[a-z0-9]{16}-[a-z0-9]{16}+", before="A-Za-z0-9_-"),
     Rule(
-        "terraform-cloud-token",
-        S,
-        lazy(r"(?<![A-Za-z0-9])([A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}+)(?![A-Za-z0-9_=-])"),
-        1,
-        value_ok(),
+        id="terraform-cloud-token",
+        category=S,
+        pattern=lazy(r"(?<![A-Za-z0-9])([A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}+)(?![A-Za-z0-9_=-])"),
+        group=1,
+        check=value_ok(),
         priority=90,
-        literals=(".atlasv1.",),
+        tuning=Tuning(literals=(".atlasv1.",)),
     ),
     _DiscordRule(
-        "discord-bot-token",
-        S,
-        lazy(r"([MNO][A-Za-z0-9_-]{23,25}+\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}+)(?![A-Za-z0-9_-])"),
-        1,
-        _discord_check,
-        (),
+        id="discord-bot-token",
+        category=S,
+        pattern=lazy(
+            r"([MNO][A-Za-z0-9_-]{23,25}+\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}+)(?![A-Za-z0-9_-])"
+        ),
+        group=1,
+        check=_discord_check,
         priority=88,
         boundary=frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-."),
     ),
     Rule(
-        "dropbox-token",
-        S,
-        lazy(r"(?<![A-Za-z0-9])([A-Za-z0-9]{11}AAAAAAAAAA[A-Za-z0-9_=-]{43}+)(?![A-Za-z0-9_=-])"),
-        1,
-        value_ok(need_digit=False),
-        (),
+        id="dropbox-token",
+        category=S,
+        pattern=lazy(r"(?<![A-Za-z0-9])([A-Za-z0-9]{11}AAAAAAAAAA[A-Za-z0-9_=-]{43}+)(?![A-Za-z0-9_=-])"),
+        group=1,
+        check=value_ok(need_digit=False),
         priority=85,
-        literals=("AAAAAAAAAA",),
-        seeds=("AAAAAAAAAA",),
-        seed_case=True,
-        near=(11, 11),  # eleven characters, then the ten A's
+        tuning=Tuning(
+            literals=("AAAAAAAAAA",),
+            seeds=("AAAAAAAAAA",),
+            seed_case=True,
+            near=(11, 11),  # eleven characters, then the ten A's
+        ),
     ),
 ) + FAMILY_RULES

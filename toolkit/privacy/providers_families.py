@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
 from toolkit.privacy.providers_base import END, END_DASH, S, hex_mix, provider_rule, value_ok
-from toolkit.privacy.rules import WORD, Check, LazyPattern, Rule, lazy, lead
+from toolkit.privacy.rules import WORD, Check, LazyPattern, Rule, Tuning, lazy, lead
 from toolkit.privacy.scantext import ScanText
 
 _B64_END = r"(?![A-Za-z0-9+/=])"
@@ -37,18 +37,14 @@ def _seeded(
 ) -> Rule:
     """A rule whose token has no literal prefix: tried ``near`` characters before each seed."""
     return Rule(
-        rule_id,
-        S,
-        lazy(pattern),
-        1,
-        check,
-        (),
+        id=rule_id,
+        category=S,
+        pattern=lazy(pattern),
+        group=1,
+        check=check,
         priority=priority,
         boundary=boundary,
-        literals=seeds,
-        seeds=seeds,
-        seed_case=True,
-        near=near,
+        tuning=Tuning(literals=seeds, seeds=seeds, seed_case=True, near=near),
     )
 
 
@@ -98,15 +94,14 @@ def _back(
     priority: int = 90,
 ) -> Rule:
     rule = _BackRule(
-        rule_id,
-        S,
-        lazy(pattern),
-        1,
-        check,
-        (),
+        id=rule_id,
+        category=S,
+        pattern=lazy(pattern),
+        group=1,
+        check=check,
         priority=priority,
         boundary=boundary,
-        literals=literals,
+        tuning=Tuning(literals=literals),
     )
     object.__setattr__(rule, "middle", lazy(middle))  # a frozen dataclass's instance
     object.__setattr__(rule, "walk", frozenset(walk))
@@ -345,16 +340,13 @@ FAMILY_RULES: tuple[Rule, ...] = (
         gate=_GITLAB_GATE,
     ),
     Rule(
-        "gitlab-session-cookie",
-        S,
-        lazy(lead(("_gitlab_session=",), "A-Za-z0-9") + r"([0-9a-z]{32}+)" + END),
-        1,
-        value_ok(),
-        (),
+        id="gitlab-session-cookie",
+        category=S,
+        pattern=lazy(lead(("_gitlab_session=",), "A-Za-z0-9") + r"([0-9a-z]{32}+)" + END),
+        group=1,
+        check=value_ok(),
         priority=90,
-        literals=("_gitlab_session=",),
-        seeds=("_gitlab_session=",),
-        seed_case=True,
+        tuning=Tuning(literals=("_gitlab_session=",), seeds=("_gitlab_session=",), seed_case=True),
     ),
     provider_rule("clojars-api-token", ("CLOJARS_",), r"[A-Za-z0-9]{60}+"),
     provider_rule("docker-hub-token", ("dckr_pat_",), r"[A-Za-z0-9_-]{27}+", end=END_DASH),
@@ -419,17 +411,16 @@ FAMILY_RULES: tuple[Rule, ...] = (
         boundary=frozenset(),
     ),
     Rule(
-        "microsoft-teams-webhook",
-        S,
-        lazy(
+        id="microsoft-teams-webhook",
+        category=S,
+        pattern=lazy(
             r"(\.webhook\.office\.com/webhookb2/[0-9a-f-]{36}+@[0-9a-f-]{36}+/IncomingWebhook/"
             r"[A-Za-z0-9]{32}+/[0-9a-f-]{36}+(?:/[A-Za-z0-9_-]{1,100}+)?)(?![A-Za-z0-9_-])"
         ),
-        1,
-        value_ok(),
-        (),
+        group=1,
+        check=value_ok(),
         priority=90,
-        literals=(".webhook.office.com/webhookb2/",),
+        tuning=Tuning(literals=(".webhook.office.com/webhookb2/",)),
     ),
     _back(
         "mailchimp-api-key",

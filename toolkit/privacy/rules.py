@@ -12,24 +12,52 @@ from toolkit.privacy.types import ALL_CONTEXTS, Category, Context
 Check = Callable[[re.Match[str]], bool]
 
 
-@dataclass(frozen=True)
-class Rule:
-    """One regex detector.
+@dataclass(frozen=True, kw_only=True)
+class Tuning:
+    """How a rule is run cheaply: where it runs at all and where its pattern is tried. None of it
+    is what the rule finds (``Rule``); a rule without tuning runs its pattern over every text.
 
-    ``group`` names the part of the match that is reported (and masked, and fingerprinted);
-    ``check`` rejects look-alikes; ``keywords`` (lower case) are a cheap pre-filter over the
-    lower-cased text; ``priority`` decides which of two overlapping findings is kept. A
-    ``heuristic`` rule (entropy, assignments, flags) has no fixed format and does not run on
-    generated data files (``FileKind.DATA``). ``literals`` are case-sensitive pre-checks: the
-    rule runs only when one of them occurs in the text, and the engine finds which occur for
-    every rule at once (``toolkit/privacy/needles.py``), not one search per literal.
+    ``keywords`` (lower case) are a pre-filter over the lower-cased text, ``literals`` a
+    case-sensitive one (a provider's prefixes, or the gate words a family is written under): the
+    rule runs only when one of its keywords and one of its literals occur, and the engine finds
+    which occur for every rule at once (``toolkit/privacy/needles.py``), not one search per word.
 
     ``seeds`` locate where a match can start, so the pattern is tried only there instead of at
     every position: each match (each ``anchor`` match when the rule has an anchor) starts
     ``near[0]`` to ``near[1]`` characters before an occurrence of a seed. Seeds are searched in
     the original text when ``seed_case`` is true (provider prefixes), in the lower-cased text
     otherwise (labels such as ``password``). Where seeds are dense (hostile input), the rule
-    falls back to one pass of its pattern, which is linear too.
+    falls back to one pass of its pattern, which is linear too. An ``anchor`` without seeds (a
+    case-sensitive regex of lower-case literals run over the lower-cased text) is where the
+    pattern is tried instead.
+
+    Every word is ASCII without ``?`` (needles are searched in an ASCII view of the text where
+    every other character is ``?``); keywords and lower-case seeds are lower case. ``Rule``
+    checks this when it is made, naming the rule.
+    """
+
+    keywords: tuple[str, ...] = ()
+    literals: tuple[str, ...] = ()
+    seeds: tuple[str, ...] = ()
+    seed_case: bool = False
+    near: tuple[int, int] = (0, 0)
+    anchor: LazyPattern | None = None
+
+
+UNTUNED = Tuning()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rule:
+    """One regex detector: what it finds (its meaning), and how it is run fast (``tuning``).
+
+    Meaning: ``id`` (what a finding carries, and what an allowlist entry or ``workgroup: allow``
+    names), ``category``, ``pattern``, ``group`` (the part of the match that is reported, masked
+    and fingerprinted), ``check`` (rejects look-alikes), ``boundary`` (characters the match must
+    not be glued to), ``contexts`` it applies in, ``priority`` (which of two overlapping findings
+    is kept), ``heuristic`` (no fixed format: entropy, assignments, flags; it does not run on
+    generated data files, ``FileKind.DATA``) and ``doc`` (a note for readers). A new rule states
+    only what differs from the defaults.
 
     Linear time: every pattern is written so that no position is tried more than a bounded
     number of times: bodies use possessive quantifiers (``{20,200}+``), a token that must start
@@ -42,33 +70,30 @@ class Rule:
     pattern: LazyPattern
     group: int | str = 0
     check: Check | None = None
-    keywords: tuple[str, ...] = ()
+    boundary: frozenset[str] = frozenset()
     contexts: frozenset[Context] = ALL_CONTEXTS
     priority: int = 50
-    doc: str = field(default="", compare=False)
-    boundary: frozenset[str] = frozenset()
-    anchor: LazyPattern | None = None
     heuristic: bool = False
-    literals: tuple[str, ...] = ()
-    seeds: tuple[str, ...] = ()
-    seed_case: bool = False
-    near: tuple[int, int] = (0, 0)
+    doc: str = field(default="", compare=False)
+    tuning: Tuning = UNTUNED
 
     def __post_init__(self) -> None:
-        for word in (*self.keywords, *self.literals, *self.seeds):
+        tuning = self.tuning
+        for word in (*tuning.keywords, *tuning.literals, *tuning.seeds):
             # needles are searched in an ASCII view of the text where every other character is "?"
             if not word.isascii() or "?" in word or not word:
                 raise ValueError(f"{self.id}: needle {word!r} must be ASCII without '?'")
-        if any(w != w.lower() for w in self.keywords) or (
-            not self.seed_case and any(w != w.lower() for w in self.seeds)
+        if any(w != w.lower() for w in tuning.keywords) or (
+            not tuning.seed_case and any(w != w.lower() for w in tuning.seeds)
         ):
             raise ValueError(f"{self.id}: keywords and lower-case seeds must be lower case")
 
     def applies(self, view: ScanText) -> bool:
         """Whether the rule can match ``view`` at all: one of its keywords and literals occurs."""
-        if self.keywords and not view.has_keyword(self.keywords):
+        tuning = self.tuning
+        if tuning.keywords and not view.has_keyword(tuning.keywords):
             return False
-        return not self.literals or view.has_literal(self.literals)
+        return not tuning.literals or view.has_literal(tuning.literals)
 
     def matches(self, view: ScanText) -> Iterator[re.Match[str]]:
         """Non-overlapping matches, leftmost first, exactly as ``finditer`` would give them.
@@ -77,10 +102,10 @@ class Rule:
         allow; with an ``anchor`` (a case-sensitive regex of lower-case literals run over the
         lower-cased text) the full pattern is matched only where the anchor matches.
         """
-        starts = self._seed_starts(view) if self.seeds else None
+        starts = self._seed_starts(view) if self.tuning.seeds else None
         if starts is not None:
             yield from self._match_at(view, starts, seeded=True)
-        elif self.anchor is not None:
+        elif self.tuning.anchor is not None:
             yield from self._match_at(view, self._anchor_starts(view), seeded=False)
         else:
             yield from self.pattern.finditer(view.text)
@@ -88,11 +113,11 @@ class Rule:
     def _seed_starts(self, view: ScanText) -> Iterator[int] | None:
         """Candidate starts, ascending and each once, or None when the seeds are too dense to be
         worth it (``ScanText.seed_starts``)."""
-        return view.seed_starts(self.seeds, self.seed_case, self.near)
+        return view.seed_starts(self.tuning.seeds, self.tuning.seed_case, self.tuning.near)
 
     def _anchor_starts(self, view: ScanText) -> Iterator[int]:
-        assert self.anchor is not None
-        for hit in self.anchor.bytes_compiled.finditer(view.low_ascii):
+        assert self.tuning.anchor is not None
+        for hit in self.tuning.anchor.bytes_compiled.finditer(view.low_ascii):
             yield hit.start()
 
     def _match_at(self, view: ScanText, starts: Iterable[int], *, seeded: bool) -> Iterator[re.Match[str]]:
@@ -101,7 +126,7 @@ class Rule:
         (skipping candidates inside the previous anchor match, as ``finditer`` does)."""
         text = view.text
         compiled = self.pattern.compiled
-        anchor = self.anchor.bytes_compiled if seeded and self.anchor is not None else None
+        anchor = self.tuning.anchor.bytes_compiled if seeded and self.tuning.anchor is not None else None
         anchor_end = 0
         last_end = 0
         for start in starts:
@@ -140,7 +165,7 @@ class Rule:
         return not self.boundary or start == 0 or text[start - 1] not in self.boundary
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LineRule:
     """A detector that needs to see whole lines (multi-line chat dumps, JSON records)."""
 

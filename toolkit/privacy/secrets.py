@@ -25,7 +25,7 @@ from toolkit.privacy.commandline import (
 )
 from toolkit.privacy.credentials import CREDENTIAL_RULES
 from toolkit.privacy.providers import PROVIDER_RULES
-from toolkit.privacy.rules import ALNUM, WORD, Rule, lazy, lead
+from toolkit.privacy.rules import ALNUM, WORD, Rule, Tuning, lazy, lead
 from toolkit.privacy.scantext import ScanText
 from toolkit.privacy.types import ARTIFACT_CONTEXTS, Category, Context
 
@@ -500,111 +500,144 @@ class _EntropyRule(Rule):
 
 SECRET_RULES: tuple[Rule, ...] = PROVIDER_RULES + (
     Rule(
-        "aws-secret-access-key",
-        S,
-        _AWS_SECRET,
-        1,
-        lambda m: not m.group(1).endswith("EXAMPLEKEY") and f.looks_random(m.group(1), min_entropy=3.5),
-        ("secret",),
+        id="aws-secret-access-key",
+        category=S,
+        pattern=_AWS_SECRET,
+        group=1,
+        check=lambda m: not m.group(1).endswith("EXAMPLEKEY") and f.looks_random(m.group(1), min_entropy=3.5),
         priority=90,
-        anchor=lazy(
-            r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key|secretaccesskey)[\"']?(?:[ \t]*+(?::=|=>|[:=])|[ \t])"
+        tuning=Tuning(
+            keywords=("secret",),
+            anchor=lazy(
+                r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key|secretaccesskey)[\"']?(?:[ \t]*+(?::=|=>|[:=])|[ \t])"
+            ),
+            seeds=("secret",),
+            near=(0, 4),  # aws_secret: "secret" 3-4 characters into the anchor
         ),
-        seeds=("secret",),
-        near=(0, 4),  # aws_secret: "secret" 3-4 characters into the anchor
     ),
     Rule(
-        "azure-connection-string",
-        S,
-        _AZURE,
-        1,
-        lambda m: f.looks_random(m.group(1), min_entropy=3.5),
+        id="azure-connection-string",
+        category=S,
+        pattern=_AZURE,
+        group=1,
+        check=lambda m: f.looks_random(m.group(1), min_entropy=3.5),
         priority=90,
-        literals=("AccountKey", "SharedAccessKey", "SharedSecretValue", "PrimaryKey", "SecondaryKey"),
+        tuning=Tuning(
+            literals=("AccountKey", "SharedAccessKey", "SharedSecretValue", "PrimaryKey", "SecondaryKey")
+        ),
     ),
-    Rule("private-key", S, _PEM, 1, _pem_check, priority=95, literals=("PRIVATE KEY",)),
-    Rule("jwt", S, _JWT, 1, _jwt_check, priority=80, literals=("eyJ",)),
+    Rule(
+        id="private-key",
+        category=S,
+        pattern=_PEM,
+        group=1,
+        check=_pem_check,
+        priority=95,
+        tuning=Tuning(literals=("PRIVATE KEY",)),
+    ),
+    Rule(
+        id="jwt",
+        category=S,
+        pattern=_JWT,
+        group=1,
+        check=_jwt_check,
+        priority=80,
+        tuning=Tuning(literals=("eyJ",)),
+    ),
     *(
         Rule(
-            "authorization-header",
-            S,
-            _AUTH_HEADER,
-            1,
-            check,
-            ("authorization",),
-            contexts,
+            id="authorization-header",
+            category=S,
+            pattern=_AUTH_HEADER,
+            group=1,
+            check=check,
+            contexts=contexts,
             priority=75,
-            anchor=_AUTH_ANCHOR,
             heuristic=True,
+            tuning=Tuning(keywords=("authorization",), anchor=_AUTH_ANCHOR),
         )
         for check, contexts in ((_source_auth_check, SOURCE_ONLY), (_auth_check, ARTIFACT_CONTEXTS))
     ),
     Rule(
-        "bearer-token",
-        S,
-        _BEARER,
-        1,
-        _bearer_check,
-        ("bearer",),
+        id="bearer-token",
+        category=S,
+        pattern=_BEARER,
+        group=1,
+        check=_bearer_check,
         priority=70,
         heuristic=True,
-        seeds=("bearer",),
+        tuning=Tuning(keywords=("bearer",), seeds=("bearer",)),
     ),
-    Rule("url-credentials", S, _URL_CREDS, 2, _url_check, ("://",), priority=75),
     Rule(
-        "sql-password",
-        S,
-        _SQL_IDENTIFIED,
-        2,
-        _sql_identified_check,
-        ("identified",),
+        id="url-credentials",
+        category=S,
+        pattern=_URL_CREDS,
+        group=2,
+        check=_url_check,
+        priority=75,
+        tuning=Tuning(keywords=("://",)),
+    ),
+    Rule(
+        id="sql-password",
+        category=S,
+        pattern=_SQL_IDENTIFIED,
+        group=2,
+        check=_sql_identified_check,
         priority=72,
-        anchor=lazy("identified"),
         heuristic=True,
+        tuning=Tuning(keywords=("identified",), anchor=lazy("identified")),
     ),
     Rule(
-        "sql-password",
-        S,
-        _SQL_PASSWORD,
-        2,
-        _sql_password_check,
-        ("password",),
+        id="sql-password",
+        category=S,
+        pattern=_SQL_PASSWORD,
+        group=2,
+        check=_sql_password_check,
         priority=72,
-        anchor=lazy("password"),
         boundary=WORD,
         heuristic=True,
+        tuning=Tuning(keywords=("password",), anchor=lazy("password")),
     ),
     *COMMAND_LINE_RULES,
     *CREDENTIAL_RULES,
     Rule(
-        "credential-pair",
-        S,
-        _PAIR,
-        1,
-        _pair_check,
-        ("pass", "pwd"),
+        id="credential-pair",
+        category=S,
+        pattern=_PAIR,
+        group=1,
+        check=_pair_check,
         priority=65,
-        anchor=lazy(r"(?:login|user(?:name)?|account)[ \t]*+[:=]"),
         boundary=WORD,
         heuristic=True,
-        seeds=("login", "user", "account"),
+        tuning=Tuning(
+            keywords=("pass", "pwd"),
+            anchor=lazy(r"(?:login|user(?:name)?|account)[ \t]*+[:=]"),
+            seeds=("login", "user", "account"),
+        ),
     ),
     ValueRule(
-        "password-assignment",
-        S,
-        _ASSIGN,
-        0,
-        _assign_check,
-        ("pass", "pwd", "secret", "key", "token", "cred", "_api"),
+        id="password-assignment",
+        category=S,
+        pattern=_ASSIGN,
+        check=_assign_check,
         priority=60,
-        # the label and its separator, over the lower-cased text: hits only where a value follows
-        anchor=lazy(_LABEL_LOW + r"[\"']?[ \t]*+(?::=|=>|[:=])"),
         heuristic=True,
-        # every label holds one of these at most 8 characters in (private_key, refresh-token);
-        # ("_api" is a label with its separator: only a name's last part)
-        seeds=("pass", "pwd", "secret", "key", "token", "cred", "_api"),
-        near=(0, 8),
+        tuning=Tuning(
+            keywords=("pass", "pwd", "secret", "key", "token", "cred", "_api"),
+            # the label and its separator, over the lower-cased text: hits only where a value follows
+            anchor=lazy(_LABEL_LOW + r"[\"']?[ \t]*+(?::=|=>|[:=])"),
+            # every label holds one of these at most 8 characters in (private_key, refresh-token);
+            # ("_api" is a label with its separator: only a name's last part)
+            seeds=("pass", "pwd", "secret", "key", "token", "cred", "_api"),
+            near=(0, 8),
+        ),
     ),
     LONG_FLAG_RULE,
-    _EntropyRule("high-entropy-string", S, _ENTROPY_RUN, 0, None, (), priority=10, heuristic=True),
+    _EntropyRule(
+        id="high-entropy-string",
+        category=S,
+        pattern=_ENTROPY_RUN,
+        priority=10,
+        heuristic=True,
+    ),
 )
