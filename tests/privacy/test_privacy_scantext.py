@@ -14,7 +14,7 @@ from toolkit.privacy.rules import lazy
 from toolkit.privacy.scantext import ScanText
 from toolkit.privacy.types import Context
 
-LITERALS = sorted({w for rule in RULES for w in rule.literals})
+LITERALS = sorted({w for rule in RULES for w in rule.tuning.literals})
 
 
 def _soup(rng: random.Random, size: int) -> str:
