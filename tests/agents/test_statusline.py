@@ -95,18 +95,14 @@ def fresh_counts(transcript: Path) -> str:
 
 
 def test_the_recorded_session_gives_the_hand_count(session: Path) -> None:
-    from toolkit.usage.dedup import Seen, dedup_session
-    from toolkit.usage.model import FileLog
-
     states = {}
     for name, path in statusline.session_files(str(session)):
-        state = statusline._read_file_calls(path, str(session.parent.parent), None)
+        state = statusline._read_file(path, "s-1111", None)
         assert state is not None
         states[name] = state
     assert sorted(states) == ["", "subagents/agent-x1.jsonl"]
-    logs = [FileLog("claude", n, "", "", items=list(s.calls)) for n, s in states.items()]
-    dedup_session(logs, Seen(), {})
-    counts = statusline.count([c for log in logs for c in log.items])  # type: ignore[misc]
+    calls, _kept = statusline.session_calls(list(states.values()), statusline.Earlier())
+    counts = statusline.count(calls)
     assert (counts.calls, counts.input, counts.cache_write, counts.cache_read, counts.output) == (
         4,
         20,
@@ -149,14 +145,15 @@ def test_the_second_run_is_served_from_the_cache(git_repo: GitRepo, session: Pat
 
 
 def test_the_cached_path_imports_no_reader(git_repo: GitRepo, session: Path) -> None:
-    """When nothing changed the line comes from the cache with the standard library alone: the
-    usage reader and msgspec are not even imported (the start-up cost of a refresh that read)."""
+    """When nothing changed the line comes from the cache; when a call was appended the tail is
+    read by the lean reader: msgspec and the typed usage reader are imported by neither (their
+    import was most of a refresh's cost)."""
     given = status_input(session, git_repo.path)
     assert cli("statusline", stdin=given).stdout == HAND_LINE + "\n"
     probe = (
         "import sys; from toolkit.agents import statusline as s; "
         "print(s.status_line(sys.stdin.buffer.read())); "
-        "print(sorted(m for m in ('msgspec', 'toolkit.usage.claude', 'toolkit.usage.cost') if m in sys.modules))"
+        "print(sorted(m for m in ('msgspec', 'toolkit.usage.claude', 'toolkit.usage.dedup') if m in sys.modules))"
     )
     run = [sys.executable, "-c", probe]
     proc = subprocess.run(run, input=given, capture_output=True, timeout=60, check=True)
@@ -164,7 +161,9 @@ def test_the_cached_path_imports_no_reader(git_repo: GitRepo, session: Path) -> 
     with session.open("a") as log:
         log.write(assistant_line("msg_E", _usage(1, 0, 100, 9)) + "\n")
     proc = subprocess.run(run, input=given, capture_output=True, timeout=60, check=True)
-    assert proc.stdout.decode().splitlines()[1] == "['msgspec', 'toolkit.usage.claude', 'toolkit.usage.cost']"
+    line, loaded = proc.stdout.decode().splitlines()
+    assert line.startswith("workgroup: 40.4k tok verified · 5 calls") and line == fresh_counts(session)
+    assert loaded == "[]"
 
 
 def user_line(text: str) -> str:
@@ -185,41 +184,49 @@ def test_a_tail_without_model_calls_keeps_the_line_without_the_reader(
     git_repo: GitRepo, session: Path
 ) -> None:
     """Prompts and tool results appended: the counts cannot have changed, and the line is kept
-    with the standard library alone (no msgspec import). The reader reads that gap later, with the
-    next model call; a tail that names "usage" anywhere, or a changed start, goes to the reader."""
+    without reading (the state is not touched). That gap is read later, with the next model call;
+    a tail that names "usage" anywhere, or a changed start, is read."""
     given = status_input(session, git_repo.path)
     assert cli("statusline", stdin=given).stdout == HAND_LINE + "\n"
+    state_file = Path(
+        git_repo.path, ".git", "workgroup", "statusline", statusline.cache_key(str(session)) + ".state"
+    )
     probe = (
         "import sys; from toolkit.agents import statusline as s; "
         "print(s.status_line(sys.stdin.buffer.read())); print('msgspec' in sys.modules)"
     )
 
     def run() -> list[str]:
+        """[the line, whether msgspec was imported, whether the transcript was read]"""
+        before = state_file.read_bytes()
         proc = subprocess.run(
             [sys.executable, "-c", probe], input=given, capture_output=True, timeout=60, check=True
         )
-        return proc.stdout.decode().splitlines()
+        read = json.loads(state_file.read_bytes())["files"][""]["offset"] == session.stat().st_size
+        return [*proc.stdout.decode().splitlines(), str(read and state_file.read_bytes() != before)]
 
     with session.open("a") as log:
         log.write(user_line("a prompt " + CANARY) + "\n" + user_line("a tool result") + "\n")
-    assert run() == [HAND_LINE, "False"]
-    assert run() == [HAND_LINE, "False"]  # and now served as unchanged
+    assert run() == [HAND_LINE, "False", "False"]
+    assert run() == [HAND_LINE, "False", "False"]  # and now served as unchanged
     with session.open("a") as log:
         log.write(user_line('the word usage, quoted: "usage"') + "\n")  # escaped inside a string
-    assert run() == [HAND_LINE, "False"]
+    assert run() == [HAND_LINE, "False", "False"]
     with session.open("a") as log:
         log.write(user_line("usage") + "\n")  # a string "usage" looks like the key: the reader decides
-    assert run() == [HAND_LINE, "True"]
+    assert run() == [HAND_LINE, "False", "True"]
     with session.open("a") as log:
         log.write(assistant_line("msg_E", _usage(1, 0, 100, 9)) + "\n")
     out = run()
     assert out[0].startswith("workgroup: 40.4k tok verified · 5 calls") and out[0] == fresh_counts(session)
+    assert out[1:] == ["False", "True"]
     # the start rewritten (same length) and a prompt appended: not trusted, read again
     text = session.read_text()
     session.write_text(
         text.replace('"uuid":"u1"', '"uuid":"u8"').replace("msg_E", "msg_Q") + user_line("p") + "\n"
     )
-    assert run() == [fresh_counts(session), "True"]
+    # read whole again: the recorded session's broken line goes to the typed decoder (msgspec)
+    assert run() == [fresh_counts(session), "True", "True"]
 
 
 def test_an_appended_tail_is_read_from_the_cached_offset(git_repo: GitRepo, session: Path) -> None:
@@ -233,10 +240,10 @@ def test_an_appended_tail_is_read_from_the_cached_offset(git_repo: GitRepo, sess
     state = json.loads(state_file.read_text())
     main = state["files"][""]
     assert main["offset"] == session.stat().st_size  # read to the end (the file ends with a newline)
-    planted = list(main["calls"][0])
-    planted[main["calls"][0].index("msg_A")] = "msg_PLANTED"  # the msg_id field
+    planted = list(main["picks"][0])
+    planted[main["picks"][0].index("msg_A")] = "msg_PLANTED"  # the msg_id field
     planted[planted.index("msg_A\x00req_A")] = "msg_PLANTED\x00req_P"  # the dedup key
-    main["calls"].append(planted)
+    main["picks"].append(planted)
     state_file.write_text(json.dumps(state))
     with session.open("a") as log:
         log.write(assistant_line("msg_E", _usage(1, 0, 100, 9)) + "\n")
@@ -249,7 +256,7 @@ def test_an_appended_tail_is_read_from_the_cached_offset(git_repo: GitRepo, sess
         session.write_text(text.replace(old, new))
         out = cli("statusline", stdin=given).stdout
         assert "5 calls" in out and out == fresh_counts(session) + "\n"  # the planted call is gone
-        main["calls"].append(planted)
+        main["picks"].append(planted)
         state_file.write_text(json.dumps(state))
 
 
@@ -416,3 +423,93 @@ def test_as_a_subprocess_outside_a_repository(session: Path, tmp_path: Path) -> 
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.decode() == HAND_LINE + "\n"
     assert not any(p.name == "statusline" for p in tmp_path.rglob("*"))
+
+
+# -- a resumed session: the history it copied was counted where it was made -------------------------
+
+
+def _session_lines(session: str, calls: list[tuple[str, str, dict[str, Any]]]) -> list[str]:
+    out = []
+    for msg, ts, usage in calls:
+        line = json.loads(assistant_line(msg, usage, ts=ts))
+        line["sessionId"] = session
+        out.append(json.dumps(line, separators=(",", ":")))
+    return out
+
+
+ORIGINAL = [
+    ("msg_R1", "07:00:00", _usage(5, 2000, 10000, 100)),
+    ("msg_R2", "07:05:00", _usage(5, 300, 13000, 80)),
+]
+OWN = [
+    ("msg_R3", "09:00:00", _usage(10, 500, 14000, 60)),
+    ("msg_R4", "09:05:00", _usage(10, 200, 15500, 40)),
+]
+
+
+def _resumed(folder: Path, name: str = "s-resumed", source: str = "s-orig") -> Path:
+    """``source``'s transcript copied into ``name``'s (same ids and times, the new session id), then
+    two calls of its own."""
+    copied = [
+        line.replace(f'"sessionId":"{source}"', f'"sessionId":"{name}"')
+        for line in (folder / f"{source}.jsonl").read_text().splitlines()
+    ]
+    path = folder / f"{name}.jsonl"
+    path.write_text("\n".join([*copied, *_session_lines(name, OWN)]) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("older_copy", [False, True], ids=["in-order", "copy-with-older-mtime"])
+def test_a_resumed_session_counts_only_its_own_calls(
+    git_repo: GitRepo, tmp_path: Path, older_copy: bool
+) -> None:
+    """By hand: s-resumed's own calls are msg_R3 (10 + 500 + 14,000 + 60 = 14,570) and msg_R4
+    (10 + 200 + 15,500 + 40 = 15,750): 30,320 tokens, 2 calls, re-read 29,500 / 30,220 = 98 %. The
+    copied msg_R1 and msg_R2 were counted in s-orig (12,105 + 13,385 = 25,490 tokens)."""
+    folder = tmp_path / "claude" / "projects" / "-home-dev-demo"
+    folder.mkdir(parents=True)
+    original = folder / "s-orig.jsonl"
+    original.write_text("\n".join(_session_lines("s-orig", ORIGINAL)) + "\n")
+    resumed = _resumed(folder)
+    if older_copy:  # a restore or a copy: modification times say nothing of the order
+        os.utime(resumed, (1_000_000, 1_000_000))
+    line = cli("statusline", stdin=status_input(resumed, git_repo.path)).stdout
+    assert line.startswith("workgroup: 30.3k tok verified · 2 calls · re-read 98%"), line
+    assert line == fresh_counts(resumed) + "\n"
+    assert cli("statusline", stdin=status_input(original, git_repo.path)).stdout.startswith(
+        "workgroup: 25.5k tok verified · 2 calls"
+    )
+    # the next call of the resumed session is read from the cached offset: still only its own
+    with resumed.open("a") as log:
+        log.write(_session_lines("s-resumed", [("msg_R5", "09:10:00", _usage(1, 0, 100, 9))])[0] + "\n")
+    line = cli("statusline", stdin=status_input(resumed, git_repo.path)).stdout
+    assert line.startswith("workgroup: 30.4k tok verified · 3 calls") and line == fresh_counts(resumed) + "\n"
+
+
+def test_a_session_resumed_twice_drops_every_copied_generation(tmp_path: Path) -> None:
+    """s-orig, then s-resumed (resumed from it), then s-third resumed from s-resumed: s-third's
+    transcript holds copies of s-orig's and of s-resumed's calls; only its own call counts."""
+    folder = tmp_path / "claude" / "projects" / "-home-dev-demo"
+    folder.mkdir(parents=True)
+    (folder / "s-orig.jsonl").write_text("\n".join(_session_lines("s-orig", ORIGINAL)) + "\n")
+    _resumed(folder)
+    third = folder / "s-third.jsonl"
+    copied = (
+        (folder / "s-resumed.jsonl").read_text().replace('"sessionId":"s-resumed"', '"sessionId":"s-third"')
+    )
+    third.write_text(
+        copied + _session_lines("s-third", [("msg_T1", "10:00:00", _usage(2, 0, 8, 0))])[0] + "\n"
+    )
+    assert fresh_counts(third) == "workgroup: 10 tok verified · 1 call · re-read 80% · ~$0.000 list"
+
+
+def test_a_later_copy_of_this_session_does_not_hide_its_calls(tmp_path: Path) -> None:
+    """Another session resumed from this one later holds copies of its calls: they are this
+    session's own (the copy is the later one), so they all count here."""
+    folder = tmp_path / "claude" / "projects" / "-home-dev-demo"
+    folder.mkdir(parents=True)
+    original = folder / "s-orig.jsonl"
+    original.write_text("\n".join(_session_lines("s-orig", ORIGINAL)) + "\n")
+    before = fresh_counts(original)
+    _resumed(folder)
+    assert fresh_counts(original) == before and before.startswith("workgroup: 25.5k tok verified · 2 calls")

@@ -30,18 +30,26 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
+from hashlib import blake2b
 
-TYPE_CHECKING = False  # the cached path is standard library only
+from toolkit.infra.localstate import LOCAL_STATE_NAME, find_git
+from toolkit.usage import lean, rules
+from toolkit.usage.cost import PRICE_TABLE, Estimate
+from toolkit.usage.rules import Pick
+
+TYPE_CHECKING = False  # typing is not imported on the status line's path
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
     from typing import Any
 
-    from toolkit.usage.model import Call
-
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 MAX_STDIN = 1_048_576
 MAX_SUBAGENT_FILES = 512
+MAX_SIBLINGS = 4096  # other transcripts of the project folder looked at for a resumed session's origin
+MAX_ORIGIN = 256 * 1_048_576  # bytes of another transcript read when looking for copied history
+STAMP_WINDOW = 65_536  # bytes first read from either end of a transcript for its first and last time
 CHUNK = 16 * 1_048_576  # bytes decoded at once (a long transcript is read in pieces)
 MARK = 256  # bytes at the start and just before the offset whose digest says the read part is unchanged
 KEEP_CACHES = 64  # transcripts whose cache is kept (the least recently written go first)
@@ -109,8 +117,6 @@ def session_files(transcript: str) -> list[tuple[str, str]]:
 
 def _signature(files: list[tuple[str, str]]) -> list[list[Any]] | None:
     """(name, inode, size, mtime) of each file; None when the transcript itself is not a file."""
-    import stat
-
     out: list[list[Any]] = []
     for name, path in files:
         try:
@@ -132,8 +138,6 @@ def _signature(files: list[tuple[str, str]]) -> list[list[Any]] | None:
 
 def cache_dir(start: str) -> str | None:
     """``<git common dir>/workgroup/statusline`` of the repository holding ``start`` (None: no repository)."""
-    from toolkit.infra.localstate import LOCAL_STATE_NAME, find_git
-
     if not start:
         return None
     try:
@@ -146,15 +150,11 @@ def cache_dir(start: str) -> str | None:
 
 
 def cache_key(transcript: str) -> str:
-    from hashlib import blake2b
-
     return blake2b(transcript.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
 
 def _read_small(path: str, limit: int) -> bytes | None:
     """Our own cache file: never through a symlink, a regular file only, at most ``limit`` bytes."""
-    import stat
-
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
@@ -240,8 +240,6 @@ def _appended_without_calls(path: str, mark: Any, ino: int, size: int) -> bool:
 
 
 def _tail_without_calls(path: str, mark: list[Any]) -> bool:
-    import stat
-
     _ino, offset, digest = mark
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -285,10 +283,8 @@ class Counts:
         return self.cache_read / prompt if prompt else None
 
 
-def count(calls: Sequence[Call]) -> Counts:
+def count(calls: Sequence[Any]) -> Counts:
     """Totals of the calls not dropped by deduplication, and their list price (when priced)."""
-    from toolkit.usage.cost import PRICE_TABLE, Estimate
-
     out = Counts()
     kept = [c for c in calls if not c.dropped]
     for call in kept:
@@ -334,60 +330,268 @@ def render(counts: Counts) -> str:
     return "workgroup: " + " · ".join(parts)
 
 
-_TYPES: Any = None
+class _Rec:
+    """One kept line of a call, as counted: the reader's ``Call`` fields the rules and the sums use."""
+
+    __slots__ = (
+        "cache_read",
+        "cache_write",
+        "cache_write_1h",
+        "carried",
+        "dropped",
+        "final",
+        "input",
+        "key",
+        "model",
+        "msg_id",
+        "output",
+        "sidechain",
+    )
+
+    def __init__(self, pick: Pick) -> None:
+        line = pick.line
+        message = line.message
+        usage = message.usage
+        self.key = pick.key
+        msg_id = message.id
+        self.msg_id = msg_id if isinstance(msg_id, str) else None
+        self.sidechain = pick.sidechain
+        self.final = message.stop_reason is not None
+        self.input = usage.input_tokens
+        self.output = usage.output_tokens
+        self.cache_write, self.cache_write_1h = rules.cache_write(usage)
+        self.cache_read = usage.cache_read_input_tokens or 0
+        self.model = rules.model_name(message.model, usage.speed)
+        self.dropped = False
+        self.carried = 0
+
+    @property
+    def tokens(self) -> int:
+        total: int = self.input + self.cache_write + self.cache_read + self.output
+        return total
 
 
-def _types() -> Any:
-    """(FileState, encode, decode): the cache's typed form, built on first use (msgspec is not
-    imported on the cached path)."""
-    global _TYPES
-    if _TYPES is None:
-        import msgspec
+def _pack(pick: Pick) -> list[Any]:
+    """A kept line as the state stores it: only what the rules and the sums read again."""
+    line = pick.line
+    message = line.message
+    usage = message.usage
+    created = usage.cache_creation
+    return [
+        pick.key,
+        pick.owner,
+        line.timestamp,
+        line.isSidechain is True,
+        _text_or_none(message.id),
+        _text_or_none(message.model),
+        _text_or_none(usage.speed),
+        message.stop_reason is not None,
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cache_creation_input_tokens,
+        usage.cache_read_input_tokens,
+        None if created is None else [created.ephemeral_5m_input_tokens, created.ephemeral_1h_input_tokens],
+    ]
 
-        from toolkit.usage.model import Call
 
-        # built with defstruct: this module's annotations are strings, which a local class cannot resolve
-        file_state = msgspec.defstruct(
-            "FileState",
-            [
-                ("ino", int),
-                ("size", int),
-                ("mtime_ns", int),
-                ("offset", int),  # read up to here (just after a newline)
-                ("mark", str),  # digest of the MARK bytes before offset
-                ("calls", list[Call]),
-            ],
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _unpack(record: Any) -> Pick:
+    """A stored kept line back as the pick it was (``ValueError`` for anything else)."""
+    if not isinstance(record, list) or len(record) != 13:
+        raise ValueError(record)
+    key, owner, ts, side, msg_id, model, speed, stop, inp, out, write, read, created = record
+    if not (_opt_str(key) and isinstance(owner, str) and _opt_str(ts) and isinstance(side, bool)):
+        raise ValueError(record)
+    if not (_opt_str(msg_id) and _opt_str(model) and _opt_str(speed) and isinstance(stop, bool)):
+        raise ValueError(record)
+    if not (_int(inp) and _int(out) and (write is None or _int(write)) and (read is None or _int(read))):
+        raise ValueError(record)
+    line = lean.Line()
+    line.timestamp, line.isSidechain = ts, side
+    message = line.message = lean.Message()
+    message.id, message.model, message.stop_reason = msg_id, model, "" if stop else None
+    usage = message.usage = lean.Usage()
+    usage.input_tokens, usage.output_tokens, usage.speed = inp, out, speed
+    usage.cache_creation_input_tokens, usage.cache_read_input_tokens = write, read
+    if created is not None:
+        if not (isinstance(created, list) and len(created) == 2 and all(map(_int, created))):
+            raise ValueError(record)
+        usage.cache_creation = lean.CacheCreation()
+        usage.cache_creation.ephemeral_5m_input_tokens, usage.cache_creation.ephemeral_1h_input_tokens = (
+            created
         )
-        state_type = msgspec.defstruct("State", [("version", int), ("files", dict[str, file_state])])  # type: ignore[valid-type]
-
-        decoder = msgspec.json.Decoder(state_type)
-
-        def decode(raw: bytes | None) -> dict[str, Any]:
-            if not raw:
-                return {}
-            try:
-                state: Any = decoder.decode(raw)
-            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-                return {}
-            return state.files if state.version == CACHE_VERSION else {}
-
-        def encode(files: dict[str, Any]) -> bytes:
-            return msgspec.json.encode(state_type(CACHE_VERSION, files))
-
-        _TYPES = (file_state, encode, decode)
-    return _TYPES
+    return Pick(line, owner, rules.tokens(usage), key)
 
 
-def _read_file_calls(path: str, root: str, previous: Any | None) -> Any | None:
-    """The file's state: calls read from the cached offset (or the start) to its last full line.
+def _opt_str(value: object) -> bool:
+    return value is None or isinstance(value, str)
 
-    None when the file cannot be opened as a regular file."""
-    import stat
-    from pathlib import Path
 
-    from toolkit.usage import claude
-    from toolkit.usage.sources import LogFile
+def _int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
+
+class FileState:
+    """One file's part of the state: where it was read up to, and the kept line of each call."""
+
+    __slots__ = ("first", "ino", "mark", "mtime_ns", "offset", "picks", "session", "size")
+
+    def __init__(self, ino: int, session: str) -> None:
+        self.ino, self.size, self.mtime_ns, self.offset, self.mark = ino, 0, 0, 0, ""
+        self.session = session
+        self.picks: list[Pick] = []
+        self.first: dict[str, Pick] = {}  # key -> its pick (``rules.admit_line``)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ino": self.ino,
+            "size": self.size,
+            "mtime_ns": self.mtime_ns,
+            "offset": self.offset,
+            "mark": self.mark,
+            "session": self.session,
+            "picks": [_pack(p) for p in self.picks],
+        }
+
+    @classmethod
+    def from_json(cls, doc: Any) -> FileState:
+        """``ValueError`` for anything that is not a state this module wrote."""
+        if not isinstance(doc, dict):
+            raise ValueError(doc)
+        numbers: list[Any] = [doc.get(k) for k in ("ino", "size", "mtime_ns", "offset")]
+        ino, size, mtime, offset = numbers
+        mark, session, picks = doc.get("mark"), doc.get("session"), doc.get("picks")
+        if not (all(map(_int, numbers)) and isinstance(mark, str)):
+            raise ValueError(doc)
+        if not (isinstance(session, str) and isinstance(picks, list)):
+            raise ValueError(doc)
+        state = cls(ino, session)
+        state.size, state.mtime_ns, state.offset, state.mark = size, mtime, offset, mark
+        state.picks = [_unpack(p) for p in picks]
+        state.first = {p.key: p for p in state.picks if p.key is not None}
+        return state
+
+
+class Earlier:
+    """What the sessions before this one left (the usage reader's ``dedup.Seen``, by text): the keys
+    of their kept calls and the message ids of those calls, each with whether it was a sidechain's.
+    A resumed session's transcript starts with a copy of the history it resumed; those calls were
+    counted in the session they were made in, and are dropped here as ``workgroup usage`` drops them."""
+
+    __slots__ = ("ids", "keys")
+
+    def __init__(self) -> None:
+        self.keys: set[str] = set()
+        self.ids: set[tuple[str, bool]] = set()
+
+    def copied(self, rec: _Rec) -> bool:
+        """``dedup.Seen.copied``: the same key, or a ``/btw`` replay across sessions."""
+        if rec.key in self.keys:
+            return True
+        return (rec.msg_id, True) in self.ids or (rec.sidechain and (rec.msg_id, False) in self.ids)
+
+    def absorb(self, kept: dict[str, _Rec]) -> None:
+        for key, rec in kept.items():
+            if rec.dropped:
+                continue
+            self.keys.add(key)
+            if rec.key == key and rec.msg_id is not None:
+                self.ids.add((rec.msg_id, rec.sidechain))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"keys": sorted(self.keys), "ids": sorted([m, s] for m, s in self.ids)}
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Earlier:
+        if (
+            not isinstance(doc, dict)
+            or not isinstance(doc.get("keys"), list)
+            or not isinstance(doc.get("ids"), list)
+        ):
+            raise ValueError(doc)
+        out = cls()
+        for key in doc["keys"]:
+            if not isinstance(key, str):
+                raise ValueError(doc)
+            out.keys.add(key)
+        for entry in doc["ids"]:
+            if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
+                raise ValueError(doc)
+            out.ids.add((entry[0], entry[1] is True))
+        return out
+
+
+def _decode_state(raw: bytes | None) -> tuple[dict[str, FileState], Earlier | None]:
+    """The stored state (per file, and what earlier sessions left); empty when it is not one."""
+    if not raw:
+        return {}, None
+    try:
+        doc = json.loads(raw)
+        if (
+            not isinstance(doc, dict)
+            or doc.get("v") != CACHE_VERSION
+            or not isinstance(doc.get("files"), dict)
+        ):
+            return {}, None
+        files = {str(name): FileState.from_json(value) for name, value in doc["files"].items()}
+        earlier = Earlier.from_json(doc.get("earlier"))
+    except (ValueError, TypeError, RecursionError):
+        return {}, None
+    return files, earlier
+
+
+def _encode_state(files: dict[str, FileState], earlier: Earlier) -> bytes:
+    doc = {
+        "v": CACHE_VERSION,
+        "files": {n: s.to_json() for n, s in files.items()},
+        "earlier": earlier.to_json(),
+    }
+    return json.dumps(doc, separators=(",", ":")).encode()
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+def read_lines(data: bytes, end: int, state: FileState) -> None:
+    """The lines of ``data[:end]`` that hold a usage object, in file order, into the file's kept
+    lines (``rules.admit_line``): read by the lean reader, a line it is not sure of by the typed
+    decoder (as the usage reader's slow path decodes it; a line that does not decode is skipped)."""
+    search, find, rfind = rules.USAGE.search, data.find, data.rfind
+    found = search(data, 0, end)
+    session = state.session
+    while found is not None:
+        start = rfind(b"\n", 0, found.start()) + 1
+        stop = find(b"\n", found.start(), end)
+        stop = end if stop == -1 else stop
+        line = _line_at(data, start, stop)
+        found = search(data, stop, end)
+        if line is None or line.subtype == "compact_boundary":
+            continue
+        message = line.message
+        if message is None or message.usage is None:
+            continue  # not a model call (a tool result may carry its own usage object)
+        session, _outcome = rules.admit_line(line, message, message.usage, session, state.picks, state.first)
+    state.session = session
+
+
+def _line_at(data: bytes, start: int, stop: int) -> Any:
+    """One line's allowlisted fields: the lean reader's, else the typed decoder's (None: the line
+    does not decode, as the reader skips it)."""
+    try:
+        return lean.parse_line(data, start, stop)
+    except lean.Unsure:
+        pass
+    from toolkit.usage import claude  # msgspec: only for a line the lean reader leaves to it
+
+    return claude.decode_line(memoryview(data)[start:stop])
+
+
+def _read_file(path: str, session: str, previous: FileState | None) -> FileState | None:
+    """The file's state: its kept lines read from the cached offset (or the start) to its last
+    full line. None when the file cannot be opened as a regular file."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
@@ -396,15 +600,14 @@ def _read_file_calls(path: str, root: str, previous: Any | None) -> Any | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return None
-        state = _resumed_state(fd, st, previous)
-        log = LogFile("claude", Path(path), Path(root))
+        state = previous if previous is not None and _still_prefix(fd, st, previous) else None
+        state = state or FileState(st.st_ino, session)
         while state.offset < st.st_size:
             data = os.pread(fd, min(CHUNK, st.st_size - state.offset), state.offset)
             end = _readable_end(data)
             if end == 0:
                 break  # nothing more, or a torn last line: read once it is whole
-            parsed = claude.read(log, 0, data[:end])
-            state.calls += [item for item in parsed.items if not _is_boundary(item)]
+            read_lines(data, end, state)
             state.offset += end
         if state.offset:
             state.mark = _mark(fd, state.offset)
@@ -416,14 +619,6 @@ def _read_file_calls(path: str, root: str, previous: Any | None) -> Any | None:
         os.close(fd)
 
 
-def _resumed_state(fd: int, st: os.stat_result, previous: Any | None) -> Any:
-    """The cached state to read on from when the part it read is still the file's start, else a
-    fresh one (this inode, nothing read)."""
-    if previous is not None and _still_prefix(fd, st, previous):
-        return previous
-    return _types()[0](ino=st.st_ino, size=0, mtime_ns=0, offset=0, mark="", calls=[])
-
-
 def _readable_end(data: bytes) -> int:
     """How many bytes of a chunk to read now: up to its last newline; a chunk without one whole
     when it fills ``CHUNK`` (one line longer than a chunk), else none (a torn last line waits)."""
@@ -433,13 +628,7 @@ def _readable_end(data: bytes) -> int:
     return end
 
 
-def _is_boundary(item: Any) -> bool:
-    from toolkit.usage.model import Boundary
-
-    return isinstance(item, Boundary)
-
-
-def _still_prefix(fd: int, st: os.stat_result, state: Any) -> bool:
+def _still_prefix(fd: int, st: os.stat_result, state: FileState) -> bool:
     """Whether the part read before is still the file's start: same inode, not shorter, same first
     and last bytes before the offset. A transcript only grows; a rewrite of its middle that keeps
     every byte around these two places is not noticed."""
@@ -448,18 +637,164 @@ def _still_prefix(fd: int, st: os.stat_result, state: Any) -> bool:
     if state.offset == 0:
         return True
     try:
-        return bool(_mark(fd, state.offset) == state.mark)
+        return _mark(fd, state.offset) == state.mark
     except OSError:
         return False
 
 
 def _mark(fd: int, offset: int) -> str:
     """Digest of the first and the last ``MARK`` bytes before ``offset``."""
-    from hashlib import blake2b
-
     start = max(0, offset - MARK)
     head = os.pread(fd, min(MARK, offset), 0)
     return blake2b(head + b"\x00" + os.pread(fd, offset - start, start), digest_size=16).hexdigest()
+
+
+# --- the session's calls -----------------------------------------------------------------------
+
+
+def session_calls(files: list[FileState], earlier: Earlier) -> tuple[list[_Rec], dict[str, _Rec]]:
+    """Every kept line of the session's files (file order) as a call, the duplicates marked dropped
+    by the usage reader's rules (``dedup.dedup_session``: inside the session, then the copies of an
+    earlier session's calls); and the kept calls by key."""
+    state = rules.InSession()
+    calls: list[_Rec] = []
+    for file in files:
+        for pick in file.picks:
+            rec = _Rec(pick)
+            calls.append(rec)
+            if rec.key is None or rec.msg_id is None or rules.settle_local(rec, state):
+                continue
+            if earlier.copied(rec):
+                rec.dropped = True
+                continue
+            state.keep(rec)
+    return calls, state.exact
+
+
+def _session_id(transcript: str) -> str:
+    """The session a transcript names by its file name (``<session>.jsonl``), as the reader takes it."""
+    return os.path.basename(transcript)[: -len(".jsonl")]
+
+
+# --- a resumed session: the history it copied ----------------------------------------------------
+
+
+def earlier_sessions(transcript: str, main: FileState) -> Earlier:
+    """What the sessions this one copied history from left: a resumed session's transcript starts
+    with a copy of the lines of the session it resumed (same ids, same times). Those are the other
+    transcripts of the project folder that hold this one's first call and come before it in the
+    usage reader's order (the first, then the last time inside the log, then modification time and
+    path); each is read and deduplicated as the reader would, oldest first. Only transcripts whose
+    times span the first call's are read whole (a copy's origin made that call)."""
+    earlier = Earlier()
+    first = next((p for p in main.picks if isinstance(p.line.message.id, str)), None)
+    if first is None:
+        return earlier
+    needle = b'"' + first.line.message.id.encode("utf-8", "surrogatepass") + b'"'
+    made = first.line.timestamp or ""
+    mine = _age(transcript)
+    origins: list[tuple[tuple[str, str, int, str], str]] = []
+    for path in _siblings(transcript):
+        age = _age(path)
+        if not (age < mine and age[0] <= made <= age[1]):
+            continue
+        data = _read_regular(path, MAX_ORIGIN)
+        if data is not None and needle in data:
+            origins.append((age, path))
+    for _age_key, path in sorted(origins):
+        state = _read_file(path, _session_id(path), None)
+        if state is not None:
+            _calls, kept = session_calls([state], earlier)
+            earlier.absorb(kept)
+    return earlier
+
+
+def _siblings(transcript: str) -> list[str]:
+    """The other session transcripts of the project folder (regular files, never through a link)."""
+    folder = os.path.dirname(transcript)
+    out = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                path = os.path.join(folder, entry.name)
+                if (
+                    entry.name.endswith(".jsonl")
+                    and path != transcript
+                    and entry.is_file(follow_symlinks=False)
+                ):
+                    out.append(path)
+    except OSError:
+        return []
+    return sorted(out)[:MAX_SIBLINGS]
+
+
+def _read_regular(path: str, limit: int, offset: int = 0) -> bytes | None:
+    """Up to ``limit`` bytes of a regular file from ``offset`` (never through a link)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.pread(fd, limit, offset)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _age(path: str) -> tuple[str, str, int, str]:
+    """The usage reader's order of sessions (``fold._by_age``): the first and the last time inside
+    the log (its modification time when it has none), then modification time, then path. The
+    times are looked for in the file's first and last ``STAMP_WINDOW`` bytes, then in all of it."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return ("", "", 0, path)
+    size = st.st_size
+    head = _read_regular(path, STAMP_WINDOW) or b""
+    tail = head if size <= STAMP_WINDOW else _read_regular(path, STAMP_WINDOW, size - STAMP_WINDOW) or b""
+    first = _stamp(head.split(b"\n")[: -1 if size > len(head) else None])
+    last = _stamp(reversed(tail.split(b"\n")[0 if size <= STAMP_WINDOW else 1 :]))
+    if (first is None or last is None) and size > STAMP_WINDOW:
+        whole = (_read_regular(path, MAX_ORIGIN) or b"").split(b"\n")
+        first, last = first or _stamp(whole), last or _stamp(reversed(whole))
+    iso = _iso(st.st_mtime_ns)
+    return (first or iso, last or iso, st.st_mtime_ns, path)
+
+
+def _stamp(lines: Iterable[bytes]) -> str | None:
+    """The first of these lines' own top-level ``timestamp`` that Claude Code would write."""
+    for line in lines:
+        if b'"timestamp"' in line:
+            found = lean.stamp_of(line)
+            if found is not None and rules.valid_ts(found):
+                return found
+    return None
+
+
+def _iso(ns: int) -> str:
+    """A modification time as Claude Code writes its timestamps (comparable with them)."""
+    seconds, rest = divmod(ns // 1_000_000, 1000)
+    days, secs = divmod(seconds, 86_400)
+    year, month, day = _civil(days)
+    return f"{year:04d}-{month:02d}-{day:02d}T{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}.{rest:03d}Z"
+
+
+def _civil(days: int) -> tuple[int, int, int]:
+    """(year, month, day) of a count of days since 1970-01-01 (proleptic Gregorian)."""
+    days += 719_468
+    era, doe = divmod(days, 146_097)
+    yoe = (doe - doe // 1460 + doe // 36_524 - doe // 146_096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (month <= 2), month, day
+
+
+# --- the line ----------------------------------------------------------------------------------
 
 
 def compute(
@@ -468,36 +803,23 @@ def compute(
     """(the line, per file the inode, offset and mark read up to), reading only what the cache
     does not hold (and storing what was read)."""
     state_path = os.path.join(folder, key + ".state") if folder else None
-    _, encode_state, decode_state = _types()
-    previous = decode_state(_read_small(state_path, 256 * 1_048_576)) if state_path else {}
-    states = _read_states(files, os.path.dirname(os.path.dirname(transcript)), previous)
-    if "" not in states:
-        return NO_TRANSCRIPT, {}
-    if folder is not None and state_path is not None:
-        _store(folder, state_path, encode_state(states), prune=True)
-    line = _deduplicated_line(states)
-    return line, {name: [state.ino, state.offset, state.mark] for name, state in states.items()}
-
-
-def _read_states(files: list[tuple[str, str]], root: str, previous: dict[str, Any]) -> dict[str, Any]:
-    """Per file name, its state read on from the cached one; a file that cannot be read as a
-    regular file is left out."""
-    states = {}
+    previous, earlier = _decode_state(_read_small(state_path, 256 * 1_048_576)) if state_path else ({}, None)
+    session = _session_id(transcript)
+    states: dict[str, FileState] = {}
     for name, path in files:
-        state = _read_file_calls(path, root, previous.get(name))
+        state = _read_file(path, session, previous.get(name))
         if state is not None:
             states[name] = state
-    return states
-
-
-def _deduplicated_line(states: dict[str, Any]) -> str:
-    """The status line of the calls of every file, deduplicated across them by the usage rules."""
-    from toolkit.usage.dedup import Seen, dedup_session
-    from toolkit.usage.model import FileLog
-
-    logs = [FileLog("claude", name, "", "", items=list(s.calls)) for name, s in states.items()]
-    dedup_session(logs, Seen(), {})
-    return render(count([c for log in logs for c in log.items]))  # type: ignore[misc]
+    main = states.get("")
+    if main is None:
+        return NO_TRANSCRIPT, {}
+    if earlier is None or main is not previous.get(""):
+        earlier = earlier_sessions(transcript, main)  # read from the start: look for copied history
+    if folder is not None and state_path is not None:
+        _store(folder, state_path, _encode_state(states, earlier), prune=True)
+    calls, _kept = session_calls(list(states.values()), earlier)
+    line = render(count(calls))
+    return line, {name: [state.ino, state.offset, state.mark] for name, state in states.items()}
 
 
 def _store(folder: str, path: str, data: bytes, *, prune: bool = False) -> None:

@@ -155,6 +155,14 @@ def _all_lines(data: bytes, out: FileLog) -> list[_Line] | None:
     return lines
 
 
+def decode_line(line: bytes | memoryview) -> _Line | None:
+    """One line through the typed decoder; None when it does not fit (the slow path skips it)."""
+    try:
+        return _DECODER.decode(line)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+
+
 def _candidates(data: bytes, out: FileLog) -> Iterator[_Line]:
     """The slow path: only lines holding a ``"usage"`` object or ``compact_boundary``, decoded one by one."""
     spans = _line_spans(data, _USAGE)

@@ -8,16 +8,21 @@ rates only: long-context surcharges, batch and regional multipliers and fast mod
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
-from typing import Any
 
+from toolkit.core.display import shown
 from toolkit.core.errors import InvalidInput
-from toolkit.usage.fold import By, LocalDays, key_function
-from toolkit.usage.model import Call
 from toolkit.usage.render import table
+
+TYPE_CHECKING = False  # the status line imports the table and ``Estimate``: typing and pathlib stay out
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from toolkit.usage.model import Call
 
 _DATED = re.compile(r"[0-9]{8}|[0-9]{4}-[0-9]{2}-[0-9]{2}")
 RATES = ("input", "cache_write_5m", "cache_write_1h", "cache_read", "output")
@@ -121,8 +126,6 @@ def _rate_ok(value: Any) -> bool:
 
 def _shown(name: str) -> str:
     """A model name from the user's table as an error names it: quoted, escaped, at most 60 characters."""
-    import json
-
     return json.dumps(name if len(name) <= 60 else name[:57] + "...", ensure_ascii=True)
 
 
@@ -254,12 +257,6 @@ def _report(
     }
 
 
-def estimate(calls: list[Call], prices: dict[str, Any], *, by: By, days: LocalDays) -> dict[str, Any]:
-    fold = Estimate(prices, key_function(by, days))
-    fold.add_all(calls)
-    return fold.result()
-
-
 def _amount_text(amount: float | None, unpriced: int) -> str:
     """An amount as a row shows it: "unpriced" when nothing in it had a price, else the amount,
     marked when some of its calls had none (the amount leaves them out)."""
@@ -270,8 +267,7 @@ def _amount_text(amount: float | None, unpriced: int) -> str:
 
 
 def estimate_table(data: dict[str, Any]) -> str:
-    from toolkit.core.display import shown  # the label, source, currency and model names are input
-
+    # the label, source, currency and model names are input: ``shown`` escapes them
     source = data["price_table"]
     currency = shown(source["currency"])
     body = [[row["key"], _amount_text(row["amount"], row["unpriced_calls"])] for row in data["rows"]]

@@ -20,7 +20,10 @@ from __future__ import annotations
 import re
 from hashlib import blake2b
 from sys import intern
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported on the status line's path
+if TYPE_CHECKING:
+    from typing import Any
 
 # a line holding a usage object: ``"usage":{`` as Claude Code writes it, blanks allowed around the
 # colon as JSON allows them (logs re-serialized by other tools)
