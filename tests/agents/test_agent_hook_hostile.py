@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo
-from hook_support import HookResult, claude_transcript, github_token, hook, payload
+from support.agent_hooks import HookResult, claude_transcript, github_token, hook, payload
+from support.harness import GitRepo
 
 from toolkit.agents.payload import MAX_STDIN_BYTES
 
@@ -68,7 +68,7 @@ def test_huge_stdin_is_denied_without_reading_it_all(repo: GitRepo) -> None:
     "args", [("bogus-event",), (), ("pre-tool-use", "--agent", "cursor"), ("stop", "stop")]
 )
 def test_a_bad_command_line_blocks(args: tuple[str, ...], repo: GitRepo) -> None:
-    from conftest import run_workgroup
+    from support.harness import run_workgroup
 
     proc = run_workgroup("agent-hook", *args, stdin=b"{}", cwd=repo.path)
     assert proc.returncode == 2 and b"error[" in proc.stderr
@@ -202,7 +202,7 @@ def test_one_command_writing_to_several_files_is_judged_per_destination(repo: Gi
     assert "src/owners.txt" not in err
 
 
-# --- the shared hostile-input catalogue (tests/_hostile.py) ----------------------------------------
+# --- the shared hostile-input catalogue (tests/support/hostile.py) ----------------------------------------
 
 _TEMPLATE = (
     b'{"session_id": @SID@, "transcript_path": @TRANSCRIPT@, "cwd": @CWD@, "hook_event_name": @NAME@,'
@@ -229,11 +229,11 @@ def _in_process(event: str, raw: bytes) -> tuple[int, str]:
     return code, out.getvalue() + err.getvalue()
 
 
-@pytest.mark.parametrize("name", sorted(__import__("_hostile").CONTENTS))
+@pytest.mark.parametrize("name", sorted(__import__("support.hostile", fromlist=["_"]).CONTENTS))
 def test_every_hostile_stdin_gets_a_coded_answer(
     name: str, repo: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from _hostile import CONTENTS, tried
+    from support.hostile import CONTENTS, tried
 
     monkeypatch.chdir(repo.path)
     for event, codes in _ALLOWED_CODES.items():
@@ -244,9 +244,9 @@ def test_every_hostile_stdin_gets_a_coded_answer(
             assert "error[" in shown
 
 
-@pytest.mark.parametrize("fragment", sorted(__import__("_hostile").REQUEST_FRAGMENTS))
+@pytest.mark.parametrize("fragment", sorted(__import__("support.hostile", fromlist=["_"]).REQUEST_FRAGMENTS))
 def test_hostile_values_in_every_field_get_a_coded_answer(fragment: str, repo: GitRepo) -> None:
-    from _hostile import REQUEST_FRAGMENTS, tried
+    from support.hostile import REQUEST_FRAGMENTS, tried
 
     good = {
         b"@SID@": b'"s-1"',

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo, run_workgroup
-from hook_support import payload
+from support.agent_hooks import payload
+from support.harness import GitRepo, run_workgroup
 
 PROBE = """\
 import json, sys

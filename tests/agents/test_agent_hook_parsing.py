@@ -163,7 +163,7 @@ def test_a_write_without_a_destination_is_refused(tool_input: dict[str, object])
 
 
 def test_recorded_payloads_parse() -> None:
-    from hook_support import PAYLOADS
+    from support.agent_hooks import PAYLOADS
 
     transcripts = {  # where each agent keeps its session log (the payloads leave it as a placeholder)
         "claude": "/srv/dev/.claude/projects/-srv-demo/0b7e5c1e.jsonl",

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GitRepo
-from hook_support import PAYLOADS, claude_transcript, codex_transcript, hook, payload
+from support.agent_hooks import PAYLOADS, claude_transcript, codex_transcript, hook, payload
+from support.harness import GitRepo
 
 from toolkit.agents.payload import EVENTS, event_name
 

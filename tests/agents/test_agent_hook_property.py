@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GitRepo
-from hook_support import claude_transcript, payload
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.agent_hooks import claude_transcript, payload
+from support.harness import GitRepo
 
 from toolkit.agents.main import answer
 from toolkit.privacy.providers import base62_crc32

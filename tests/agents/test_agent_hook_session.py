@@ -14,8 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import GitRepo, run_workgroup
-from hook_support import (
+from support.agent_hooks import (
     CLAUDE_BILLED,
     CODEX_BILLED,
     claude_transcript,
@@ -24,6 +23,7 @@ from hook_support import (
     hook,
     payload,
 )
+from support.harness import GitRepo, run_workgroup
 
 from toolkit.runtime.capsule import seal
 

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo, run_workgroup
-from hook_support import PAYLOADS, claude_transcript, codex_transcript, github_token, payload
+from support.agent_hooks import PAYLOADS, claude_transcript, codex_transcript, github_token, payload
+from support.harness import GitRepo, run_workgroup
 
 from toolkit.agents.payload import event_name
 

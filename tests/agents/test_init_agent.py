@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GitRepo, cli
+from support.harness import GitRepo, cli
 
 from toolkit.workflow.agent_settings import FILES, STATUS_LINE, TIMEOUT, WANTED, command_for
 

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GitRepo, cli
+from support.harness import GitRepo, cli
 
 from toolkit.agents import statusline
 
-DATA = Path(__file__).parent / "data" / "projects" / "-home-dev-demo"
+DATA = Path(__file__).parents[1] / "agents" / "data" / "projects" / "-home-dev-demo"
 CANARY = "CANARY-statusline-do-not-leak"
 HAND_LINE = "workgroup: 40.3k tok verified · 4 calls · re-read 89% · ~$0.036 list"
 

@@ -4,7 +4,7 @@
 
 Writes N normalized efficiency events to a throwaway repository's telemetry log and N completed
 CM model calls to a throwaway CM log home, then runs the export in-process twice against a
-loopback OTLP/HTTP receiver (tests/otlp_receiver.py): once mapping only (``--dry-run``), once
+loopback OTLP/HTTP receiver (tests/support/otlp_receiver.py): once mapping only (``--dry-run``), once
 sending. Prints records per second, the peak memory, and what the receiver decoded.
 """
 
@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests/ folder
-from otlp_receiver import receiving  # noqa: E402
+from support.otlp_receiver import receiving  # noqa: E402
 
 
 def write_records(root: Path, home: Path, events: int, calls: int) -> None:

@@ -3,7 +3,7 @@
     .venv/bin/python tests/bench/bench_otel_live.py [--calls N] [--processes N]
 
 Two throwaway repositories, one with ``telemetry: local`` and one with ``telemetry: otlp``, and a
-loopback OTLP/HTTP receiver (tests/otlp_receiver.py) for the flusher to send to:
+loopback OTLP/HTTP receiver (tests/support/otlp_receiver.py) for the flusher to send to:
 
 * in-process: ``execute("route", ...)`` per call, with the live target looked up afresh on every
   call (as a single ``workgroup runtime`` process does) and cached (as ``--batch`` does);
@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests/ folder
-from _sync import wait_for_unlock  # noqa: E402
-from otlp_receiver import receiving  # noqa: E402
+from support.otlp_receiver import receiving  # noqa: E402
+from support.sync import wait_for_unlock  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 REQUEST = {"input": {"role": "reviewer", "independent_reviewer": True}}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _promotion_data import EXPECT, KEY_ID, NOW, KeyPair, pairs, signed  # noqa: E402
+from support.promotion_data import EXPECT, KEY_ID, NOW, KeyPair, pairs, signed  # noqa: E402
 
 from toolkit.infra.resources import data_dir  # noqa: E402
 from toolkit.runtime.promotion import evaluate_promotion  # noqa: E402

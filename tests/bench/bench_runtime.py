@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests/ folder
-from lineage_fixtures import HOT_NOW, hot_current, hot_lineage  # noqa: E402  (one lineage fixture)
+from support.lineage_fixtures import HOT_NOW, hot_current, hot_lineage  # noqa: E402  (one lineage fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_WORKGROUP = ROOT / ".venv" / "bin" / "workgroup"

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests/ folder
-from _entry_samples import CAPSULE_INPUT  # noqa: E402  (shared with tests/cli/test_startup.py)
+from support.entry_samples import CAPSULE_INPUT  # noqa: E402  (shared with tests/cli/test_startup.py)
 
 HEAVY = ("typer", "click", "pydantic", "pydantic_core", "pygit2", "yaml", "cryptography")
 

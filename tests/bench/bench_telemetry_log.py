@@ -6,7 +6,7 @@
 For each size, writes that many MiB of normalized efficiency events to a throwaway repository's
 telemetry log, split into numbered segments of ``--segment-mib`` as ``telemetry record`` rotates
 them (0: one file), and runs the real command in a child process: ``--dry-run``, or with
-``--send`` a real export to a loopback OTLP/HTTP receiver in this process (tests/otlp_receiver.py).
+``--send`` a real export to a loopback OTLP/HTTP receiver in this process (tests/support/otlp_receiver.py).
 Prints the wall time and the child's own peak resident memory (``os.wait4``), which should stay
 flat as the log grows.
 """
@@ -104,7 +104,7 @@ def main() -> int:
         endpoint = None
         if ns.send:
             sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests/ folder
-            from otlp_receiver import receiving
+            from support.otlp_receiver import receiving
 
             endpoint = stack.enter_context(receiving()).url
         for size in ns.mib:

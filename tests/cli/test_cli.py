@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, cli, run_workgroup
+from support.harness import ROOT, cli, run_workgroup
 
 import toolkit
 from toolkit.cli import COMMAND_HELP, COMMAND_MODULES, load_command

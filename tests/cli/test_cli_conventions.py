@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo, cli
+from support.harness import GitRepo, cli
 
 import toolkit
 
@@ -151,7 +151,7 @@ def test_usage_without_logs_names_the_folders_of_the_variables(tmp_path: Path) -
 
 
 def test_usage_with_logs_says_nothing_of_where(tmp_path: Path) -> None:
-    import usage_fixtures
+    import support.usage_fixtures as usage_fixtures
 
     env = usage_fixtures.build(tmp_path / "logs")
     result = cli("usage", "--json", cwd=tmp_path, env=dict(env))

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from support.harness import ROOT
 
 import toolkit
 from toolkit import _help_texts

@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _entry_samples import (
+from support.entry_samples import (
     CAPSULE_RECORD,
     HOOK_SAMPLES,
     ROUTE_REQUEST,
     capsule_input_text,
 )
-from conftest import GitRepo, run_workgroup
+from support.harness import GitRepo, run_workgroup
 
 # what a process imports is the subject here: coverage must not add its own modules to the child
 pytestmark = pytest.mark.usefixtures("without_coverage")
@@ -297,7 +297,7 @@ def _sealed_repo(git_repo: GitRepo) -> None:
 
 @pytest.mark.parametrize("outcome", ["clean", "failing"])
 def test_verify_hook_loads_no_pygit2_cli_or_models(outcome: str, git_repo: GitRepo, tmp_path: Path) -> None:
-    from _entry_samples import tamper
+    from support.entry_samples import tamper
 
     _sealed_repo(git_repo)
     if outcome == "failing":

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.harness import cli
 
 from toolkit.cm.boundary import (
     BOUNDARIES,
@@ -188,7 +188,7 @@ def test_golden_zh_and_en(args: list[str], zh: str, en: str) -> None:
 
 
 def test_golden_bytes_through_a_real_process(tmp_path: Path) -> None:
-    from conftest import run_workgroup
+    from support.harness import run_workgroup
 
     proc = run_workgroup("boundary", *GOLDEN[0][0], cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout == b""

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli
+from support.harness import cli
 
 from toolkit.cm import adapter
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CliResult, GitRepo, cli
+from support.harness import CliResult, GitRepo, cli
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUtc2VjcmV0\n"
 CODE = "PATH_OUTSIDE_REPOSITORY"

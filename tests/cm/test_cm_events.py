@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CliResult, cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
+from support.harness import CliResult, cli
 
 from toolkit.cm import events
 from toolkit.models.cm_event import UsageEvent

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli
 from pydantic import ValidationError
+from support.harness import cli
 
 from toolkit.cm import lifecycle
 from toolkit.cm.lifecycle import Invocations, Refused, Resources, RunLifecycle, Unverifiable

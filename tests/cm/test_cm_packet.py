@@ -11,9 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.harness import cli
 
 from toolkit.cm.packet import (
     DYNAMIC_REQUIRED,
@@ -225,6 +225,7 @@ def test_fuzz_mutated_packets(key: str, field: str, value: Any) -> None:
 from pathlib import Path  # noqa: E402
 
 from toolkit.cm.compact import ROLES, check_output  # noqa: E402
+
 from toolkit.cm.packet import ROLE_ITEMS, missing_items  # noqa: E402
 
 

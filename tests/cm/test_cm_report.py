@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CliResult, cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.harness import CliResult, cli
 
 from toolkit.cm import report
 
@@ -479,7 +479,7 @@ def test_usage_row_errors(row: dict[str, Any], reason: str) -> None:
 
 def test_workgroup_cm_reaches_the_same_mains(tmp_path: Path) -> None:
     """`workgroup cm usage-report|log-event|call` pass arguments and exit codes through unchanged."""
-    from conftest import run_workgroup
+    from support.harness import run_workgroup
 
     home = golden_home(tmp_path)
     via_cli = run_workgroup("cm", "usage-report", "--log-home", str(home), "--json")

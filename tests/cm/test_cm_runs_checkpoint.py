@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo, cli
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from support.harness import GitRepo, cli
 
 from toolkit.cm import events, lifecycle, logindex, runptr
 from toolkit.core.identifiers import CM_RUN_ID

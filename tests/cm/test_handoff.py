@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo, cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.harness import GitRepo, cli
 
 from toolkit.cm.handoff import HandoffError, compose, parse_tasks, relativize
 

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import cli
-
+from support.harness import cli
 from toolkit.cm.compact import ROLES
+
 from toolkit.cm.packet import STABLE_PREFIX_KEYS, prefix_digest, system_message
 from toolkit.cm.prefix import build_prefix
 

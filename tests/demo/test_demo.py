@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pygit2
-from conftest import run_workgroup
+from support.harness import run_workgroup
 
 from toolkit.demo.steps import STEPS
 

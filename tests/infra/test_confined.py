@@ -12,9 +12,9 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from support.harness import GitRepo
 
 from toolkit.core.errors import ExitCode
 from toolkit.infra import confined

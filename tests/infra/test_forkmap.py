@@ -100,7 +100,7 @@ def _taken(log: Path) -> list[int]:
 
 
 def test_no_task_is_handed_out_beyond_the_window(tmp_path: Path) -> None:
-    from _sync import wait_until
+    from support.sync import wait_until
 
     log = tmp_path / "taken"
     window = 8

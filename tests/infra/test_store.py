@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from _sync import AT_START_LINE, StartLine
+from support.sync import AT_START_LINE, StartLine
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput
 from toolkit.infra.store import (

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
-from _sync import read_line
-from conftest import ROOT, GitRepo
+from support.harness import ROOT, GitRepo
+from support.sync import read_line
 
 from toolkit.infra.git import discover
 from toolkit.infra.store import (

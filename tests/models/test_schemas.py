@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import cli
+from support.harness import cli
 
 from toolkit.models.registry import SCHEMA_MODELS
 from toolkit.models.schema_export import render_schema

@@ -19,15 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli, run_workgroup
+from support.harness import cli, run_workgroup
 
 from toolkit.cm import events
 
 pytest.importorskip("opentelemetry.sdk", reason="needs the otel extra (pip install -e '.[otel]')")
 pytest.importorskip("opentelemetry.proto", reason="needs the otel extra (pip install -e '.[otel]')")
 
-from otlp_receiver import receiving  # noqa: E402
-from usage_fixtures import build  # noqa: E402
+from support.otlp_receiver import receiving  # noqa: E402
+from support.usage_fixtures import build  # noqa: E402
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "docs" / "otel" / "grafana-dashboard.json"
 TOKEN_METRICS = (

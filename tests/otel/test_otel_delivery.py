@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _sync import wait_until
-from conftest import run_workgroup
+from support.harness import run_workgroup
+from support.sync import wait_until
 
 from toolkit.cm import events
 
@@ -22,7 +22,7 @@ pytest.importorskip("opentelemetry.proto", reason="needs the otel extra (pip ins
 
 import test_otel_export as export_tests  # noqa: E402
 import test_otel_live as live_tests  # noqa: E402
-from otlp_receiver import free_port, receiving  # noqa: E402
+from support.otlp_receiver import free_port, receiving  # noqa: E402
 from test_otel_export import export  # noqa: E402
 from test_otel_live import env_for, pending_lines, route, wait_for_flusher  # noqa: E402
 

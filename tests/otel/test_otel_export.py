@@ -1,5 +1,5 @@
 """``workgroup telemetry export --otlp``: real records of a real repository, sent to a real OTLP/HTTP
-receiver on loopback (tests/otlp_receiver.py decodes the protobuf payloads)."""
+receiver on loopback (tests/support/otlp_receiver.py decodes the protobuf payloads)."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli as workgroup
-from conftest import run_workgroup
+from support.harness import cli as workgroup
+from support.harness import run_workgroup
 
 from toolkit.cm import events
 
 pytest.importorskip("opentelemetry.sdk", reason="needs the otel extra (pip install -e '.[otel]')")
 pytest.importorskip("opentelemetry.proto", reason="needs the otel extra (pip install -e '.[otel]')")
 
-from otlp_receiver import free_port, receiving  # noqa: E402
+from support.otlp_receiver import free_port, receiving  # noqa: E402
 
 CANARY = "ghp_R8x2Kq9Lm4Tz7Vb1Nc6Wd3Yf5Hg0Js8Pa2Qe"  # a token the privacy engine knows
 
@@ -365,8 +365,8 @@ def test_cm_runs_of_other_projects_stay_out(records: Path, tmp_path: Path) -> No
 
 
 def test_agent_log_calls_become_genai_spans_without_content(git_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from usage_fixtures import CANARY as LOG_CANARY
-    from usage_fixtures import build
+    from support.usage_fixtures import CANARY as LOG_CANARY
+    from support.usage_fixtures import build
 
     git_repo.commit("init", {"a.txt": "a"})
     env = build(tmp_path / "agent-logs")  # Claude Code and Codex logs of another project

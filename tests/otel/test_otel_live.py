@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _sync import wait_for_unlock, wait_until
-from conftest import GitRepo, run_workgroup
+from support.harness import GitRepo, run_workgroup
+from support.sync import wait_for_unlock, wait_until
 
 pytest.importorskip("opentelemetry.sdk", reason="needs the otel extra (pip install -e '.[otel]')")
 pytest.importorskip("opentelemetry.proto", reason="needs the otel extra (pip install -e '.[otel]')")
 
-from otlp_receiver import free_port, receiving  # noqa: E402
+from support.otlp_receiver import free_port, receiving  # noqa: E402
 from test_otel_export import EVENT  # noqa: E402
 from test_otel_optional import CM_USAGE  # noqa: E402
 

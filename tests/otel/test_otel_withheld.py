@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_workgroup
+from support.harness import run_workgroup
 
 from toolkit.cm import events
 
 pytest.importorskip("opentelemetry.sdk", reason="needs the otel extra (pip install -e '.[otel]')")
 pytest.importorskip("opentelemetry.proto", reason="needs the otel extra (pip install -e '.[otel]')")
 
-from otlp_receiver import receiving  # noqa: E402
+from support.otlp_receiver import receiving  # noqa: E402
 
 OWNER = "owner.person@acme-corp.io"
 # one value for each shape that must never leave, with the field it is written to
@@ -173,6 +173,7 @@ def test_service_name_and_resource_keys_pass_the_telemetry_context(git_repo) -> 
 
 def test_the_withholder_replaces_each_shape_and_keeps_look_alikes() -> None:
     from toolkit.otel.records import Skipped, cm_span
+
     from toolkit.otel.withhold import Withholder
 
     row: dict[str, Any] = {

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from conftest import ROOT, GitRepo, cli
+from support.harness import ROOT, GitRepo, cli
 
 from toolkit.infra.git import discover
 from toolkit.infra.telemetrylog import SEGMENT_ENV, all_paths, append_held, segment_paths
@@ -261,7 +261,7 @@ def test_sending_export_memory_does_not_grow_with_the_log(git_repo: GitRepo) -> 
 
     pytest.importorskip("opentelemetry.sdk", reason="needs the otel extra")
     sys.path.insert(0, str(ROOT / "tests"))
-    from otlp_receiver import receiving
+    from support.otlp_receiver import receiving
 
     block = _distinct_events(git_repo)
     log = discover(str(git_repo.path)).layout.telemetry_log

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo, run_workgroup
+from support.harness import GitRepo, run_workgroup
 
 from toolkit.infra.config import load_config
 from toolkit.privacy.artifacts import glob_regex, session_notes

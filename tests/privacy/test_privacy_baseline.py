@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import GitRepo, run_workgroup
+from support.harness import GitRepo, run_workgroup
 
 from toolkit.privacy.providers import base62_crc32
 

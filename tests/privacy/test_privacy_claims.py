@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CliResult, cli
+from support.harness import CliResult, cli
 
 from toolkit.privacy.claims import find_claims
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import GitRepo, cli
+from support.harness import GitRepo, cli
 
 from toolkit.core.errors import InvalidInput
 from toolkit.privacy.allowlist import fingerprint, parse_allowlist

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from conftest import CliResult, cli
+from support.harness import CliResult, cli
 
 from toolkit.privacy.providers import base62_crc32
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo, cli
+from support.harness import GitRepo, cli
 
 CODE = "PATH_OUTSIDE_REPOSITORY"
 KEY = "sk_" + "live_" + "4eC39HqLyjWD4rjtT1zdp7dcFAKE"  # synthetic, non-working

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import cli
+from support.harness import cli
 
 from toolkit.privacy.providers import base62_crc32
 

@@ -16,7 +16,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo, run_workgroup
+from support.harness import GitRepo, run_workgroup
 
 from toolkit.core.display import shown
 from toolkit.privacy.providers import base62_crc32

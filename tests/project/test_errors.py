@@ -7,7 +7,7 @@ import errno
 from pathlib import Path
 
 import pytest
-from _source import package_sources
+from support.source import package_sources
 
 from toolkit.core.errors import (
     EnvironmentFailure,

@@ -25,9 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _hostile import snapshot, tried
-from _sync import read_line
-from conftest import ROOT, GitRepo, run_workgroup
+from support.harness import ROOT, GitRepo, run_workgroup
+from support.hostile import snapshot, tried
+from support.sync import read_line
 
 from toolkit.infra.git import discover
 

@@ -1,7 +1,7 @@
 """Hostile input and faults (issue 15): no traceback, a coded exit, nothing changed.
 
 Every command that reads a file given on its command line, every state file or log the toolkit
-reads, and every runtime op is given the hostile inputs of ``tests/_hostile.py``: JSON nested
+reads, and every runtime op is given the hostile inputs of ``tests/support/hostile.py``: JSON nested
 100,000 deep, bad encodings, a file one byte over the (lowered) cap, and things that are not
 regular files (FIFO, socket, directory, dangling symlink, symlink to a FIFO or to /dev/zero).
 Each case must end with a coded exit and leave the repository and its local state exactly as it
@@ -24,7 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _hostile import (
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support.harness import GitRepo, cli, console_script
+from support.hostile import (
     CONTENTS,
     HOSTILE_NAMES,
     KINDS,
@@ -35,10 +38,7 @@ from _hostile import (
     tried,
     watchdog,
 )
-from conftest import GitRepo, cli, console_script
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from lineage_fixtures import HOT_NOW
+from support.lineage_fixtures import HOT_NOW
 
 CAP = 4096
 FILE_KINDS = tuple(KINDS)
@@ -640,7 +640,7 @@ def test_state_file_bytes_never_traceback(raw: bytes, which: int, git_repo: GitR
 
 
 def test_the_tally_counts_inputs() -> None:
-    from _hostile import HOSTILE_COUNTS
+    from support.hostile import HOSTILE_COUNTS
 
     before = HOSTILE_COUNTS["self-check"]
     tried("self-check", 3)
@@ -649,7 +649,7 @@ def test_the_tally_counts_inputs() -> None:
 
 
 def test_deep_json_in_a_string_is_not_nesting() -> None:
-    from _hostile import deep_in_string
+    from support.hostile import deep_in_string
 
     from toolkit.infra.boundedio import json_depth_exceeds, loads_bounded
 
@@ -755,7 +755,7 @@ def test_hooks_never_hang_or_crash_on_hostile_files(
     ids=["route-deep", "capsule-deep", "batch-lineage"],
 )
 def test_runtime_process_answers_hostile_bodies(argv: list[str], body: bytes, git_repo: GitRepo) -> None:
-    from conftest import run_workgroup
+    from support.harness import run_workgroup
 
     from toolkit.runtime.codes import MESSAGES
 
@@ -770,7 +770,7 @@ def test_runtime_process_answers_hostile_bodies(argv: list[str], body: bytes, gi
 
 
 def test_runtime_process_with_a_fifo_registry_answers_at_once(git_repo: GitRepo) -> None:
-    from conftest import run_workgroup
+    from support.harness import run_workgroup
 
     git_repo.commit("init", {"src/a.py": "x\n"})
     registry = git_repo.path / ".git" / "workgroup" / "owners.json"

@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 from typing import TypeGuard
 
-from _source import module_name, package_sources
+from support.source import module_name, package_sources
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "toolkit"

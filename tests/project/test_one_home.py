@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from _source import package_sources
+from support.source import package_sources
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "toolkit"

@@ -25,8 +25,8 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 import yaml  # type: ignore[import-untyped,unused-ignore]
-from _entry_samples import CAPSULE_RECORD, HOOK_SAMPLES, ROUTE_REQUEST, capsule_input_text, tamper
-from conftest import GitRepo
+from support.entry_samples import CAPSULE_RECORD, HOOK_SAMPLES, ROUTE_REQUEST, capsule_input_text, tamper
+from support.harness import GitRepo
 
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))

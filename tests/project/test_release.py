@@ -11,8 +11,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from _source import source_copy
-from conftest import ROOT
+from support.harness import ROOT
+from support.source import source_copy
 
 import toolkit
 from toolkit.workflow.hook_source import release_rev, repository_url

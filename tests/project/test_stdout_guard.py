@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo
+from support.harness import GitRepo
 
 LEAK = 'aws_secret = "AKIAIOSFODNN7EXAMPLX"\n'  # one finding, so the scan has data for stdout
 RUN_ID = "run-20260301-guarded"

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GitRepo, cli, run_workgroup
+from support.harness import GitRepo, cli, run_workgroup
 from test_capsule_support import overflow_capsule, tree_snapshot, valid_capsule
 
 from toolkit.core.canonical import canonical_bytes, capsule_digest

@@ -13,7 +13,7 @@ import os
 from typing import Any
 
 import pytest
-from conftest import GitRepo, run_workgroup, runtime_call
+from support.harness import GitRepo, run_workgroup, runtime_call
 from test_capsule_support import valid_capsule
 
 from toolkit.runtime.codes import MESSAGES

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GitRepo, cli, run_workgroup
+from support.harness import GitRepo, cli, run_workgroup
 
 from toolkit.infra.git import discover
 from toolkit.records.verify import verify
@@ -106,7 +106,7 @@ def test_real_handle_is_replaced_by_a_keyed_pseudonym(git_repo: GitRepo, head: s
 
 
 def test_pseudonyms_differ_between_repositories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from conftest import GitRepo as Repo
+    from support.harness import GitRepo as Repo
 
     from toolkit.records.lineages import record_lineage
 

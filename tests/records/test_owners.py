@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _sync import AT_START_LINE, StartLine
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.sync import AT_START_LINE, StartLine
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput
 from toolkit.infra.git import discover

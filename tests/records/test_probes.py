@@ -10,10 +10,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from conftest import ROOT, GitRepo
-from conftest import cli as workgroup
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.harness import ROOT, GitRepo
+from support.harness import cli as workgroup
 
 from toolkit.core.timefmt import format_utc, parse_rfc3339
 from toolkit.infra.git import discover

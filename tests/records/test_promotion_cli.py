@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _promotion_data import NOW, pairs
-from conftest import GitRepo, run_workgroup
-from conftest import cli as workgroup
+from support.harness import GitRepo, run_workgroup
+from support.harness import cli as workgroup
+from support.promotion_data import NOW, pairs
 
 from toolkit.core.timefmt import format_utc
 from toolkit.infra.resources import data_dir

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GitRepo, cli
+from support.harness import GitRepo, cli
 
 CODE = "PATH_OUTSIDE_REPOSITORY"
 ARTIFACT = {

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GitRepo, cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.harness import GitRepo, cli
 
 from toolkit.core.errors import ToolkitError
 from toolkit.records.results import decision_from_policy

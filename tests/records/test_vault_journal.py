@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _sync import AT_START_LINE, StartLine
-from conftest import ROOT, GitRepo, cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.harness import ROOT, GitRepo, cli
+from support.sync import AT_START_LINE, StartLine
 
 from toolkit.infra.git import discover
 
@@ -520,7 +520,7 @@ def test_slow_batch_reader_does_not_block_adds(git_repo: GitRepo) -> None:
     import os
     import time
 
-    from _sync import wait_until
+    from support.sync import wait_until
 
     big = "x" * 50_000  # two entries: the batch is larger than a pipe buffer, so its write blocks
     for index in range(2):

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GitRepo, cli, run_workgroup
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from support.harness import GitRepo, cli, run_workgroup
 from test_capsule_support import overflow_capsule, valid_capsule
 
 from toolkit.core.canonical import capsule_digest

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GitRepo, cli, run_workgroup
+from support.harness import GitRepo, cli, run_workgroup
 from test_verify import CAPSULE_REL, git, seal
 
 from toolkit.infra.git import discover, squash_onto

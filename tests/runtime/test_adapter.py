@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from _promotion_data import pairs
-from conftest import GitRepo
-from lineage_fixtures import hot_current, hot_lineage
+from support.harness import GitRepo
+from support.lineage_fixtures import hot_current, hot_lineage
+from support.promotion_data import pairs
 
 from toolkit.runtime.adapter import RuntimeContext
 from toolkit.runtime.codes import RuntimeOpError

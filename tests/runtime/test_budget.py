@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import runtime_call
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.harness import runtime_call
 
 from toolkit.runtime.budget import BUDGET_STATES, evaluate_budget
 from toolkit.runtime.protocol import RuntimeContext, execute

@@ -436,7 +436,7 @@ def test_the_transformed_capsule_is_checked_again_before_sealing() -> None:
 
 
 def test_runtime_capsule_subprocess_round_trip() -> None:
-    from conftest import runtime_call
+    from support.harness import runtime_call
 
     status, frame = runtime_call("capsule", {"capsule": valid_capsule()})
     assert status == 0 and frame["result"]["capsule_hash"] == REFERENCE_VALID_HASH

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli, runtime_call
-from lineage_fixtures import HOT_NOW, hot_current, hot_lineage
+from support.harness import cli, runtime_call
+from support.lineage_fixtures import HOT_NOW, hot_current, hot_lineage
 
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.dispatch import check_facts, dispatch, reconcile_routing_input

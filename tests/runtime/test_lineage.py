@@ -6,10 +6,10 @@ import json
 from typing import Any
 
 import pytest
-from conftest import runtime_call
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from lineage_fixtures import HOT_LINEAGE, HOT_NOW, hot_current, hot_lineage
+from support.harness import runtime_call
+from support.lineage_fixtures import HOT_LINEAGE, HOT_NOW, hot_current, hot_lineage
 
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.lineage import (

@@ -8,9 +8,9 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from _promotion_data import EXPECT, KEY_ID, NOW, RUN_ID, KeyPair, pairs, set_all, signed
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.promotion_data import EXPECT, KEY_ID, NOW, RUN_ID, KeyPair, pairs, set_all, signed
 
 from toolkit.core.timefmt import format_utc
 from toolkit.runtime.codes import RuntimeOpError

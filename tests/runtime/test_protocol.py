@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli
+from support.harness import cli
 
 from toolkit.runtime.codes import MESSAGES
 from toolkit.runtime.deep_query import op_should_deep_query, should_deep_query
@@ -204,7 +204,7 @@ def test_unknown_request_fields_are_ignored_but_closed_records_refuse_them() -> 
     ctx = RuntimeContext()
     asked = execute("should-deep-query", {"question": "is this long enough?", "extra": {"x": 1}}, ctx)
     assert asked["ok"] and asked["result"]["should_deep_query"] is True
-    from lineage_fixtures import hot_current, hot_lineage
+    from support.lineage_fixtures import hot_current, hot_lineage
 
     closed = execute(
         "lineage",

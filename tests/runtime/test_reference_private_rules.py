@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GitRepo, cli
+from support.harness import GitRepo, cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "records"))
 from test_capsule_support import valid_capsule  # noqa: E402

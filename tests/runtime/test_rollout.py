@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import cli, runtime_call
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.harness import cli, runtime_call
 
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.protocol import RuntimeContext, execute

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import CliResult, run_workgroup
-from conftest import cli as workgroup
+from support.harness import CliResult, run_workgroup
+from support.harness import cli as workgroup
 
 
 @pytest.fixture

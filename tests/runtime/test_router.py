@@ -493,7 +493,7 @@ def test_bad_glob_outside_a_repository_is_still_a_glob_error(tmp_path: Path) -> 
 
 
 def test_runtime_subprocess_uses_the_registry_and_writes_nothing(git_repo) -> None:  # type: ignore[no-untyped-def]
-    from conftest import run_workgroup, runtime_call
+    from support.harness import run_workgroup, runtime_call
 
     git_repo.commit("init", {"src/api.py": "x"})
     _acquire(git_repo.path, "holder", ["src/api.py"])

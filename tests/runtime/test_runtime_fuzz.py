@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from lineage_fixtures import HOT_NOW, hot_current, hot_lineage
+from support.lineage_fixtures import HOT_NOW, hot_current, hot_lineage
 
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 from toolkit.runtime.protocol import OPERATIONS, RuntimeContext, execute, render_frame

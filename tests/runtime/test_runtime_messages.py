@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli
-from lineage_fixtures import HOT_NOW, hot_current, hot_lineage
+from support.harness import cli
+from support.lineage_fixtures import HOT_NOW, hot_current, hot_lineage
 from test_runtime_fuzz import CAPSULE  # one valid capsule for the runtime tests
 
 from toolkit.runtime.codes import MESSAGES, OWN_CODES

@@ -7,9 +7,9 @@ import json
 from typing import Any
 
 import pytest
-from conftest import cli, runtime_call
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.harness import cli, runtime_call
 
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.protocol import RuntimeContext, execute

@@ -12,7 +12,7 @@ import random
 import uuid
 from pathlib import Path
 
-from usage_fixtures import _meta, _tc, _turn, _usage, _write, assistant
+from support.usage_fixtures import _meta, _tc, _turn, _usage, _write, assistant
 
 START = "2026-03-02"
 

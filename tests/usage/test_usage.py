@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo, cli
-from usage_fixtures import CANARY, build
+from support.harness import GitRepo, cli
+from support.usage_fixtures import CANARY, build
 
 from toolkit.usage.fold import By, LocalDays, read_logs, resolve_tz
 from toolkit.usage.report import build as build_report
@@ -414,7 +414,7 @@ def test_worker_processes_give_the_same_ledger(logs: dict[str, str]) -> None:
 def test_codex_resume_in_the_same_rollout_is_marked_and_keeps_the_context(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from usage_fixtures import _meta, _tc, _turn
+    from support.usage_fixtures import _meta, _tc, _turn
 
     day = tmp_path / "codex" / "sessions" / "2026" / "02" / "01"
     day.mkdir(parents=True)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from usage_fixtures import build
+from support.usage_fixtures import build
 
 from toolkit.usage.fold import By, LocalDays, read_logs, resolve_tz
 from toolkit.usage.report import build as build_report

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from usage_fixtures import _meta, _tc, _turn, _write
+from support.usage_fixtures import _meta, _tc, _turn, _write
 
 from toolkit.usage import codex
 from toolkit.usage.model import Call

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli
-from usage_fixtures import _meta, _tc, _turn, _usage, _write, assistant, user
+from support.harness import cli
+from support.usage_fixtures import _meta, _tc, _turn, _usage, _write, assistant, user
 
 from toolkit.usage.fold import By, LocalDays, read_logs, resolve_tz
 from toolkit.usage.model import Call, replaces

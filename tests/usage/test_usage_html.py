@@ -17,8 +17,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from _history import write_history
-from conftest import cli
-from usage_fixtures import CANARY, build
+from support.harness import cli
+from support.usage_fixtures import CANARY, build
 
 from toolkit.usage import html as page_module
 

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import cli
-from usage_fixtures import build
+from support.harness import cli
+from support.usage_fixtures import build
 
 from toolkit.commands.usage import REPORT_EXIT_CODES, SESSION_EXIT_CODES
 

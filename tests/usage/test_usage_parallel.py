@@ -15,10 +15,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from usage_fixtures import _usage, _write, assistant, build, compact
+from support.harness import cli
+from support.usage_fixtures import _usage, _write, assistant, build, compact
 
 from toolkit.usage import fold
 from toolkit.usage.dedup import Probe, Seen, answers_none, dedup_session

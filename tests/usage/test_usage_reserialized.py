@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from usage_fixtures import _usage, assistant, user
+from support.usage_fixtures import _usage, assistant, user
 
 from toolkit.usage import claude
 from toolkit.usage.model import Call

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import cli
-from usage_fixtures import _usage, _write, assistant, build
+from support.harness import cli
+from support.usage_fixtures import _usage, _write, assistant, build
 
 from toolkit.usage import claude, fold
 from toolkit.usage.fold import Collect, Ledger, by_source, fold_logs, read_logs

@@ -9,7 +9,7 @@ import sys
 import tracemalloc
 from pathlib import Path
 
-from usage_fixtures import _meta, _tc, _turn, _usage, _write, assistant, build
+from support.usage_fixtures import _meta, _tc, _turn, _usage, _write, assistant, build
 
 from toolkit.usage.dedup import Seen, digest
 from toolkit.usage.fold import By, Ledger, LocalDays, read_logs, resolve_tz, stream

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import run_workgroup
+from support.harness import run_workgroup
 
 from toolkit.workflow import capabilities as caps
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _promotion_data import NOW
-from conftest import cli
+from support.harness import cli
+from support.promotion_data import NOW
 
 from toolkit.infra.resources import data_dir
 from toolkit.models.promotion import PairedResults

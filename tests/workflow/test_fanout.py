@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import run_workgroup
+from support.harness import run_workgroup
 
 from toolkit.workflow.fanout import FANOUT_CODES, PlanError, check_plan
 

@@ -17,7 +17,7 @@ from typing import Any
 import pygit2
 import pytest
 import yaml
-from conftest import ROOT, GitRepo, run_workgroup
+from support.harness import ROOT, GitRepo, run_workgroup
 
 import toolkit
 from toolkit.cm import runptr

@@ -15,8 +15,8 @@ from typing import Any
 import pygit2
 import pytest
 import yaml
-from _source import source_copy
-from conftest import ROOT, GitRepo, run_workgroup
+from support.harness import ROOT, GitRepo, run_workgroup
+from support.source import source_copy
 
 import toolkit
 from toolkit.workflow.hook_source import RELEASE_COMMITS, release_rev, release_revs, release_tag

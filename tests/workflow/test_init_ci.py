@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import cli
+from support.harness import cli
 
 from toolkit.workflow.ci import WORKFLOW_REL, install_spec
 from toolkit.workflow.hook_source import release_rev, repository_url

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import cli
+from support.harness import cli
 
 from toolkit.core.errors import Refused
 from toolkit.workflow.init import HOOK_IDS, INSTALL_TYPES, merge_install_types

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GitRepo, cli
+from support.harness import GitRepo, cli
 
 CODE = "PATH_OUTSIDE_REPOSITORY"
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUtc2VjcmV0\n"

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from _source import source_copy
-from conftest import GitRepo
+from support.harness import GitRepo
+from support.source import source_copy
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
 from toolkit.workflow import init as init_mod

@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from conftest import GitRepo, run_workgroup
+from support.harness import GitRepo, run_workgroup
 
 from toolkit.core.canonical import canonical_bytes
 from toolkit.infra.git import discover

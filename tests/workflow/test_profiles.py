@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import run_workgroup
+from support.harness import run_workgroup
 
 from toolkit.workflow.profiles import (
     PROFILE_NAMES,

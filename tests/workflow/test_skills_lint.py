@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import cli, run_workgroup
+from support.harness import cli, run_workgroup
 
 from toolkit.workflow.skills import LintConfig, lint
 

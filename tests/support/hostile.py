@@ -1,4 +1,4 @@
-"""Hostile inputs for the hostile-input suite (tests/project/test_hostile.py) and a per-entry-point tally.
+"""Hostile inputs for the hostile-input suite (tests/project/testsupport/hostile.py) and a per-entry-point tally.
 
 Generators, not fixtures: each returns bytes, or plants a file of some kind at a path.
 

@@ -7,12 +7,11 @@ import shutil
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from conftest import run_workgroup
-
+from support.harness import run_workgroup
 from toolkit.privacy.providers import base62_crc32
 
-PAYLOADS = Path(__file__).parent / "payloads"
-DATA = Path(__file__).parent / "data" / "projects" / "-home-dev-demo"
+PAYLOADS = Path(__file__).parents[1] / "agents" / "payloads"
+DATA = Path(__file__).parents[1] / "agents" / "data" / "projects" / "-home-dev-demo"
 
 # the recorded Claude session of data/ counted by hand (tests/agents/test_statusline.py): four kept calls
 CLAUDE_BILLED = {

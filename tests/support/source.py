@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from conftest import ROOT
+from support.harness import ROOT
 
 # Where the package's modules live: toolkit/, and the design card's top-level hooks/ folder, which
 # the build configuration installs as toolkit.hooks (pyproject's package-dir).
