@@ -1,26 +1,40 @@
 """``knowzcode.context-capsule/v1``: the sealed capsule file format (closed, as the reference).
 
-The runtime validates capsules with the stdlib mirror in ``toolkit.runtime.capsule_rules`` (the
-runtime may not import pydantic); ``tests/models/test_capsule_model.py`` keeps the two in agreement.
-This model is the source of ``schemas/context-capsule.schema.json``.
+Built from the one declaration of the format, ``toolkit.core.capsule_schema`` (standard library,
+which the runtime's checks in ``toolkit.runtime.capsule_rules`` are derived from too): no field,
+limit or description is spelled here. This model is the source of
+``schemas/context-capsule.schema.json``.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, create_model
 
-Phase = Literal["1A", "1B", "2A", "2B", "3"]
-EvidenceKind = Literal["file", "test", "log", "vault", "user"]
+from toolkit.core.capsule_schema import (
+    CAPSULE,
+    Choice,
+    Const,
+    Nullable,
+    Objects,
+    Pattern,
+    Shape,
+    Text,
+    TextList,
+)
+from toolkit.core.capsule_schema import Field as FieldSpec
+from toolkit.core.jscompat import utf16_len
+from toolkit.core.ownership import hidden_character
 
+if TYPE_CHECKING:
+    from toolkit.core.capsule_schema import Rule
 
-# Non-empty strings with the reference schema's length bounds (spelled out so type checkers see aliases).
-Id128 = Annotated[str, StringConstraints(min_length=1, max_length=128)]
-Path512 = Annotated[str, StringConstraints(min_length=1, max_length=512)]
-Text1024 = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
-Text2048 = Annotated[str, StringConstraints(min_length=1, max_length=2048)]
-Text4096 = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+UNIQUE: dict[str, Any] = {"uniqueItems": True}
+# Required in a sealed capsule (the reference's schema), never asked of the user: readOnly marks
+# what the owning tool manages (JSON Schema validation vocabulary, "readOnly").
+FILLED_IN = "Filled in by `workgroup capsule seal`: {what}. Leave it out of the input."
 
 
 def _unique(items: list[str]) -> list[str]:
@@ -29,75 +43,74 @@ def _unique(items: list[str]) -> list[str]:
     return items
 
 
-UNIQUE: dict[str, Any] = {"uniqueItems": True}
+def _at_most_units(hi: int) -> Callable[[str], str]:
+    def check(text: str) -> str:
+        if utf16_len(text) > hi:
+            raise ValueError(f"must be at most {hi} UTF-16 code units")
+        return text
+
+    return check
+
+
+def _visible(text: str) -> str:
+    if hidden_character(text) is not None:
+        raise ValueError("must not hold an invisible character")
+    return text
 
 
 class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-
-class SpecRef(_Closed):
-    """A spec the task must satisfy, with the verification ids that prove it."""
-
-    path: Path512
-    verify_ids: Annotated[list[Id128], AfterValidator(_unique)] = Field(
-        max_length=128, json_schema_extra=UNIQUE
-    )
-
-
-class Failure(_Closed):
-    """A failed command with a bounded summary and, optionally, an artifact reference."""
-
-    command: Text1024
-    summary: Text2048
-    artifact: Path512 | None
-
-
-class Evidence(_Closed):
-    """Optional evidence; the only part of a capsule that overflow may move into an artifact."""
-
-    kind: EvidenceKind
-    summary: Text2048
-    artifact: Path512 | None = None
-
-
-# Required in a sealed capsule (the reference's schema), never asked of the user: readOnly marks
-# what the owning tool manages (JSON Schema validation vocabulary, "readOnly").
-FILLED_IN = "Filled in by `workgroup capsule seal`: {what}. Leave it out of the input."
-
-
-class ContextCapsule(_Closed):
-    """A short, deterministic context capsule bound to a checkpoint and sealed by ``capsule_hash``."""
-
-    schema_: Literal["knowzcode.context-capsule/v1"] = Field(alias="schema")
-    task_id: Id128
-    workgroup_id: Id128
-    phase: Phase
-    objective: Text4096
-    node_ids: Annotated[list[Id128], AfterValidator(_unique)] = Field(max_length=64, json_schema_extra=UNIQUE)
-    owned_files: Annotated[list[Path512], AfterValidator(_unique)] = Field(
-        max_length=64, json_schema_extra=UNIQUE
-    )
-    read_files: Annotated[list[Path512], AfterValidator(_unique)] = Field(
-        max_length=128, json_schema_extra=UNIQUE
-    )
-    specs: list[SpecRef] = Field(max_length=64)
-    approved_decisions: list[Text2048] = Field(max_length=128)
-    checkpoint_sha: Annotated[str, StringConstraints(min_length=7)] | None = Field(
-        description=FILLED_IN.format(what="the commit the capsule is bound to (--checkpoint, default HEAD)"),
-        json_schema_extra={"readOnly": True},
-    )
-    failures: list[Failure] = Field(max_length=64)
-    risks: list[Text2048] = Field(max_length=128)
-    constraints: list[Text2048] = Field(max_length=128)
-    next_action: Text2048
-    evidence: list[Evidence] = Field(default_factory=list, max_length=128)
-    artifact_refs: Annotated[list[Path512], AfterValidator(_unique)] = Field(
-        default_factory=list, max_length=128, json_schema_extra=UNIQUE
-    )
-    capsule_hash: Annotated[str, StringConstraints(pattern=r"^sha256:[a-f0-9]{64}$")] = Field(
-        description=FILLED_IN.format(what="the seal over the capsule's canonical bytes"),
-        json_schema_extra={"readOnly": True},
-    )
-
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, populate_by_name=True)
+
+
+def _annotation(rule: Rule) -> Any:
+    """The pydantic type of a rule of the declaration."""
+    if isinstance(rule, Text):
+        text: Any = Annotated[str, StringConstraints(min_length=rule.lo, max_length=rule.hi)]
+        if rule.hi is not None:  # pydantic counts code points; the format counts UTF-16 units
+            text = Annotated[text, AfterValidator(_at_most_units(rule.hi))]
+        return Annotated[text, AfterValidator(_visible)] if rule.visible else text
+    if isinstance(rule, Pattern):
+        return Annotated[str, StringConstraints(pattern=rule.regex)]
+    if isinstance(rule, Const):
+        return Literal[rule.value]
+    if isinstance(rule, Choice):
+        return Literal.__getitem__(rule.values)
+    if isinstance(rule, Nullable):
+        return _annotation(rule.inner) | None
+    if isinstance(rule, TextList):
+        items = list.__class_getitem__(_annotation(rule.item))
+        return Annotated[items, AfterValidator(_unique)] if rule.unique else items
+    return list.__class_getitem__(_model(rule.shape))
+
+
+def _field(spec: FieldSpec) -> tuple[Any, Any]:
+    """``(type, FieldInfo)`` of one field: bounds on lists, defaults of optional fields, readOnly."""
+    rule = spec.rule
+    options: dict[str, Any] = {}
+    if isinstance(rule, TextList | Objects):
+        options["max_length"] = rule.most
+    if isinstance(rule, TextList) and rule.unique:
+        options["json_schema_extra"] = UNIQUE
+    if spec.optional:
+        if isinstance(rule, Nullable):
+            options["default"] = None
+        else:
+            options["default_factory"] = list
+    if spec.filled_in:
+        options["description"] = FILLED_IN.format(what=spec.filled_in)
+        options["json_schema_extra"] = {"readOnly": True}
+    if hasattr(BaseModel, spec.name):  # "schema" would shadow BaseModel.schema: aliased
+        options["alias"] = spec.name
+    return _annotation(rule), Field(**options)
+
+
+def _python_name(name: str) -> str:
+    return f"{name}_" if hasattr(BaseModel, name) else name
+
+
+def _model(shape: Shape) -> type[BaseModel]:
+    fields: dict[str, Any] = {_python_name(spec.name): _field(spec) for spec in shape.fields}
+    return create_model(shape.name, __base__=_Closed, __doc__=shape.doc, __module__=__name__, **fields)
+
+
+ContextCapsule = _model(CAPSULE)

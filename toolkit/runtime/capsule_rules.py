@@ -4,7 +4,8 @@ These are the fail-closed checks of the capsule pipeline (reference §4 steps 1-
 apart from the pipeline itself so that ``workgroup verify`` can run exactly the same checks on
 committed capsules without sealing anything.
 
-Lengths follow the reference: schema ``minLength``/``maxLength`` count UTF-16 code units (as
+The schema's fields and limits are declared once, in ``toolkit.core.capsule_schema``; the checks
+and the ``$.field: rule`` messages here are derived from that table. Lengths follow the reference: schema ``minLength``/``maxLength`` count UTF-16 code units (as
 JavaScript's ``String.length`` does); the privacy walk's string limit counts UTF-8 bytes.
 """
 
@@ -12,42 +13,41 @@ from __future__ import annotations
 
 import re
 
+from toolkit.core.capsule_schema import (
+    CAPSULE,
+    PLACEHOLDER_HASH,
+    Choice,
+    Const,
+    Field,
+    Nullable,
+    Objects,
+    Pattern,
+    Shape,
+    Text,
+    TextList,
+)
 from toolkit.core.jscompat import utf16_len
+from toolkit.core.ownership import OwnershipPathError, hidden_character, lexical_segments
 from toolkit.runtime.codes import RuntimeOpError
-from toolkit.runtime.vocabulary import PHASES
 
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
-CAPSULE_SCHEMA_ID = "knowzcode.context-capsule/v1"
+    from toolkit.core.capsule_schema import Rule
+
 ARTIFACT_BOUNDARY = "knowzcode/artifacts"
 MAX_CAPSULE_STRING_BYTES = 4096
-EVIDENCE_KINDS: tuple[str, ...] = ("file", "test", "log", "vault", "user")
-HASH_PATTERN = re.compile(r"^sha256:[a-f0-9]{64}\Z")
-
-REQUIRED_KEYS: tuple[str, ...] = (
-    "schema",
-    "task_id",
-    "workgroup_id",
-    "phase",
-    "objective",
-    "node_ids",
-    "owned_files",
-    "read_files",
-    "specs",
-    "approved_decisions",
-    "checkpoint_sha",
-    "failures",
-    "risks",
-    "constraints",
-    "next_action",
-    "capsule_hash",
-)
-OPTIONAL_KEYS: tuple[str, ...] = ("evidence", "artifact_refs")
 
 # ---------------------------------------------------------------- schema (reference §1)
+# Every check and message below is derived from the one declaration, toolkit.core.capsule_schema.
+
+REQUIRED_KEYS: tuple[str, ...] = CAPSULE.required
+OPTIONAL_KEYS: tuple[str, ...] = CAPSULE.optional
+FILLED_IN: tuple[str, ...] = tuple(f.name for f in CAPSULE.fields if f.filled_in)  # `capsule seal` sets these
+_FIELDS = {field.name: field for field in CAPSULE.fields}
+_PATTERNS: dict[str, re.Pattern[str]] = {}
 
 
 def _is_str(value: Any, lo: int, hi: int | None) -> bool:
@@ -57,65 +57,61 @@ def _is_str(value: Any, lo: int, hi: int | None) -> bool:
     return size >= lo and (hi is None or size <= hi)
 
 
-def _is_id(value: Any) -> bool:
-    """An identifier (task, workgroup, node): 1-128 UTF-16 units with nothing invisible in it.
+def _is_text(value: Any, rule: Text) -> bool:
+    """A string within the rule's bounds; an identifier (``visible``) also has nothing invisible in it.
 
-    The reference accepts any string here; a control, format or separator character (``U+0085``,
+    The reference accepts any string as an id; a control, format or separator character (``U+0085``,
     a bidi override) or a lone surrogate would let two ids look the same, so they are refused.
     """
-    from toolkit.core.ownership import hidden_character
-
-    return _is_str(value, 1, 128) and hidden_character(value) is None
+    return _is_str(value, rule.lo, rule.hi) and (not rule.visible or hidden_character(value) is None)
 
 
-def _str_list(value: Any, max_items: int, item_max: int, *, unique: bool) -> bool:
+def _str_list(value: Any, max_items: int, item: Text, *, unique: bool) -> bool:
     if not isinstance(value, list) or len(value) > max_items:
         return False
-    if not all(_is_str(item, 1, item_max) for item in value):
+    if not all(_is_text(entry, item) for entry in value):
         return False
     return not unique or len(set(value)) == len(value)  # all strings here: equal iff canonically equal
 
 
-def _nullable_str(value: Any, hi: int) -> bool:
-    return value is None or _is_str(value, 1, hi)
-
-
-def _closed(obj: Any, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> bool:
+def _closed(obj: Any, shape: Shape) -> bool:
     if not isinstance(obj, dict):
         return False
-    allowed = set(required) | set(optional)
-    return all(key in obj for key in required) and all(key in allowed for key in obj)
+    return all(key in obj for key in shape.required) and all(key in shape.allowed for key in obj)
 
 
-def _spec_ok(spec: Any) -> bool:
-    return (
-        _closed(spec, ("path", "verify_ids"))
-        and _is_str(spec["path"], 1, 512)
-        and _str_list(spec["verify_ids"], 128, 128, unique=True)
+def _full_match(regex: str, value: str) -> bool:
+    pattern = _PATTERNS.get(regex)
+    if pattern is None:
+        pattern = _PATTERNS[regex] = re.compile(regex)
+    return pattern.fullmatch(value) is not None  # fullmatch: a trailing newline never passes "$"
+
+
+def _shape_ok(obj: Any, shape: Shape) -> bool:
+    return _closed(obj, shape) and all(
+        _holds(field.rule, obj[field.name]) for field in shape.fields if field.name in obj
     )
 
 
-def _failure_ok(item: Any) -> bool:
+def _holds(rule: Rule, value: Any) -> bool:
+    """Whether ``value`` follows ``rule`` (one kind of toolkit.core.capsule_schema)."""
+    if isinstance(rule, Text):
+        return _is_text(value, rule)
+    if isinstance(rule, Const):
+        return isinstance(value, str) and value == rule.value
+    if isinstance(rule, Choice):
+        return isinstance(value, str) and value in rule.values
+    if isinstance(rule, Pattern):
+        return isinstance(value, str) and _full_match(rule.regex, value)
+    if isinstance(rule, Nullable):
+        return value is None or _holds(rule.inner, value)
+    if isinstance(rule, TextList):
+        return _str_list(value, rule.most, rule.item, unique=rule.unique)
     return (
-        _closed(item, ("command", "summary", "artifact"))
-        and _is_str(item["command"], 1, 1024)
-        and _is_str(item["summary"], 1, 2048)
-        and _nullable_str(item["artifact"], 512)
+        isinstance(value, list)
+        and len(value) <= rule.most
+        and all(_shape_ok(item, rule.shape) for item in value)
     )
-
-
-def _evidence_ok(item: Any) -> bool:
-    return (
-        _closed(item, ("kind", "summary"), ("artifact",))
-        and isinstance(item["kind"], str)
-        and item["kind"] in EVIDENCE_KINDS
-        and _is_str(item["summary"], 1, 2048)
-        and ("artifact" not in item or _nullable_str(item["artifact"], 512))
-    )
-
-
-def _objects(value: Any, max_items: int, check: Any) -> bool:
-    return isinstance(value, list) and len(value) <= max_items and all(check(item) for item in value)
 
 
 def schema_problems(capsule: Any) -> list[str]:
@@ -126,43 +122,51 @@ def schema_problems(capsule: Any) -> list[str]:
     """
     if not isinstance(capsule, dict):
         return ["$"]
-    problems = [f"unknown:{key}" for key in capsule if key not in REQUIRED_KEYS and key not in OPTIONAL_KEYS]
+    problems = [f"unknown:{key}" for key in capsule if key not in _FIELDS]
     problems += [f"missing:{key}" for key in REQUIRED_KEYS if key not in capsule]
     problems += [
-        f"invalid:{key}" for key, check in _FIELD_CHECKS.items() if key in capsule and not check(capsule[key])
+        f"invalid:{field.name}"
+        for field in CAPSULE.fields
+        if field.name in capsule and not _holds(field.rule, capsule[field.name])
     ]
     return problems
 
 
-# the closed schema's rule of each field, in the order problems are reported
-_FIELD_CHECKS: dict[str, Any] = {
-    "schema": lambda v: v == CAPSULE_SCHEMA_ID and isinstance(v, str),
-    "task_id": _is_id,
-    "workgroup_id": _is_id,
-    "phase": lambda v: isinstance(v, str) and v in PHASES,
-    "objective": lambda v: _is_str(v, 1, 4096),
-    "node_ids": lambda v: _str_list(v, 64, 128, unique=True),
-    "owned_files": lambda v: _str_list(v, 64, 512, unique=True),
-    "read_files": lambda v: _str_list(v, 128, 512, unique=True),
-    "specs": lambda v: _objects(v, 64, _spec_ok),
-    "approved_decisions": lambda v: _str_list(v, 128, 2048, unique=False),
-    "checkpoint_sha": lambda v: v is None or _is_str(v, 7, None),
-    "failures": lambda v: _objects(v, 64, _failure_ok),
-    "risks": lambda v: _str_list(v, 128, 2048, unique=False),
-    "constraints": lambda v: _str_list(v, 128, 2048, unique=False),
-    "next_action": lambda v: _is_str(v, 1, 2048),
-    "evidence": lambda v: _objects(v, 128, _evidence_ok),
-    "artifact_refs": lambda v: _str_list(v, 128, 512, unique=True),
-    "capsule_hash": lambda v: isinstance(v, str) and HASH_PATTERN.match(v) is not None,
-}
-
-
-FILLED_IN = ("checkpoint_sha", "capsule_hash")  # `workgroup capsule seal` sets these
 _SAFE_KEY = re.compile(r"^[a-z][a-z_]{0,39}\Z")  # letters only: a name, never a credential
 
 
 def _str_rule(lo: int, hi: int | None) -> str:
     return f"must be a string of {lo}..{hi} characters" if hi else f"must be a string of at least {lo}"
+
+
+def _shape_word(rule: Rule) -> str:
+    """How a field of an object reads in ``must be an object {...}``."""
+    if isinstance(rule, Nullable):
+        return _shape_word(rule.inner) + " or null"
+    if isinstance(rule, TextList):
+        return "[string, ...]"
+    if isinstance(rule, Choice):
+        return "one of " + ", ".join(rule.values)
+    return "string"
+
+
+def _object_rule(shape: Shape) -> str:
+    parts = [f'"{f.name}"{"?" if f.optional else ""}: {_shape_word(f.rule)}' for f in shape.fields]
+    return "must be an object {" + ", ".join(parts) + "}"
+
+
+def _rule_text(field: Field) -> str:
+    """What the field's rule says, for a ``$.field: rule`` message."""
+    rule = field.rule
+    if field.filled_in:
+        return f"filled in by sealing (leave it out), else {field.otherwise}"
+    if isinstance(rule, Const):
+        return f'must be "{rule.value}"'
+    if isinstance(rule, Choice):
+        return "must be one of " + ", ".join(rule.values)
+    if isinstance(rule, Text):
+        return _str_rule(rule.lo, rule.hi)
+    return "invalid"
 
 
 def _list_problem(path: str, value: Any, max_items: int, item_ok: Any, item_rule: str, unique: bool) -> str:
@@ -178,72 +182,38 @@ def _list_problem(path: str, value: Any, max_items: int, item_ok: Any, item_rule
     return f"{path}: invalid"
 
 
-_OBJECT_RULES: dict[str, tuple[int, Any, str]] = {
-    "specs": (64, _spec_ok, 'must be an object {"path": string, "verify_ids": [string, ...]}'),
-    "failures": (
-        64,
-        _failure_ok,
-        'must be an object {"command": string, "summary": string, "artifact": string or null}',
-    ),
-    "evidence": (
-        128,
-        _evidence_ok,
-        'must be an object {"kind": one of '
-        + ", ".join(EVIDENCE_KINDS)
-        + ', "summary": string'
-        + ', "artifact"?: string or null}',
-    ),
-}
-_STR_LISTS: dict[str, tuple[int, int, bool]] = {
-    "node_ids": (64, 128, True),
-    "owned_files": (64, 512, True),
-    "read_files": (128, 512, True),
-    "approved_decisions": (128, 2048, False),
-    "risks": (128, 2048, False),
-    "constraints": (128, 2048, False),
-    "artifact_refs": (128, 512, True),
-}
-_STRINGS: dict[str, tuple[int, int | None]] = {
-    "task_id": (1, 128),
-    "workgroup_id": (1, 128),
-    "objective": (1, 4096),
-    "next_action": (1, 2048),
-}
-
-
 def _field_problem(key: str, value: Any) -> str | None:
-    """The rule ``value`` breaks as the capsule's field ``key``, as ``$.key: rule``; None if it holds."""
-    if key in _STRINGS:
-        return None if _is_str(value, *_STRINGS[key]) else f"$.{key}: {_str_rule(*_STRINGS[key])}"
-    if key in _STR_LISTS:
-        most, item_max, unique = _STR_LISTS[key]
-        if _str_list(value, most, item_max, unique=unique):
+    """The rule ``value`` breaks as the capsule's field ``key``, as ``$.key: rule``; None if it holds.
+
+    A string field is judged on its length here; an identifier with an invisible character is
+    reported by ``explain_schema``'s closing check ("does not match the schema").
+    """
+    field = _FIELDS.get(key)
+    if field is None:
+        return None
+    rule = field.rule
+    if isinstance(rule, Text):
+        return None if _is_str(value, rule.lo, rule.hi) else f"$.{key}: {_str_rule(rule.lo, rule.hi)}"
+    if isinstance(rule, TextList):
+        if _holds(rule, value):
+            return None
+        item = rule.item
+        return _list_problem(
+            f"$.{key}",
+            value,
+            rule.most,
+            lambda v: _is_text(v, item),
+            _str_rule(item.lo, item.hi),
+            rule.unique,
+        )
+    if isinstance(rule, Objects):
+        shape = rule.shape
+        if _holds(rule, value):
             return None
         return _list_problem(
-            f"$.{key}", value, most, lambda v: _is_str(v, 1, item_max), _str_rule(1, item_max), unique
+            f"$.{key}", value, rule.most, lambda v: _shape_ok(v, shape), _object_rule(shape), False
         )
-    if key in _OBJECT_RULES:
-        most, ok, rule = _OBJECT_RULES[key]
-        return None if _objects(value, most, ok) else _list_problem(f"$.{key}", value, most, ok, rule, False)
-    special = _SPECIAL_FIELDS.get(key)
-    if special is None or special[0](value):
-        return None
-    return f"$.{key}: {special[1]}"
-
-
-# fields with a rule of their own: (holds, what the rule says)
-_SPECIAL_FIELDS: dict[str, tuple[Any, str]] = {
-    "schema": (lambda v: v == CAPSULE_SCHEMA_ID, f'must be "{CAPSULE_SCHEMA_ID}"'),
-    "phase": (lambda v: isinstance(v, str) and v in PHASES, "must be one of " + ", ".join(PHASES)),
-    "checkpoint_sha": (
-        lambda v: v is None or _is_str(v, 7, None),
-        "filled in by sealing (leave it out), else a commit SHA",
-    ),
-    "capsule_hash": (
-        lambda v: isinstance(v, str) and bool(HASH_PATTERN.match(v)),
-        'filled in by sealing (leave it out), else "sha256:" + 64 hex digits',
-    ),
-}
+    return None if _holds(rule, value) else f"$.{key}: {_rule_text(field)}"
 
 
 def _unknown_field(key: Any) -> str:
@@ -259,11 +229,11 @@ def explain_schema(capsule: Any, *, sealed: bool) -> list[str]:
     """
     if not isinstance(capsule, dict):
         return ["$: must be a JSON object (a capsule)"]
-    out = [_unknown_field(key) for key in capsule if key not in REQUIRED_KEYS and key not in OPTIONAL_KEYS]
+    out = [_unknown_field(key) for key in capsule if key not in _FIELDS]
     out += _missing_fields(capsule, sealed)
     out += [problem for key, value in capsule.items() if (problem := _field_problem(key, value))]
     if not out:  # never less precise than the closed schema itself
-        candidate = {"checkpoint_sha": None, "capsule_hash": "sha256:" + "0" * 64, **capsule}
+        candidate = {"checkpoint_sha": None, "capsule_hash": PLACEHOLDER_HASH, **capsule}
         out = [f"$.{p.partition(':')[2]}: does not match the schema" for p in schema_problems(candidate)]
     return out
 
@@ -282,7 +252,7 @@ def assert_schema(capsule: Any, *, sealed: bool) -> None:
     """Raise ``CAPSULE_SCHEMA_INVALID`` unless the capsule matches the closed schema."""
     candidate = capsule
     if not sealed and isinstance(capsule, dict) and "capsule_hash" not in capsule:
-        candidate = {**capsule, "capsule_hash": "sha256:" + "0" * 64}
+        candidate = {**capsule, "capsule_hash": PLACEHOLDER_HASH}
     if schema_problems(candidate):
         raise RuntimeOpError("CAPSULE_SCHEMA_INVALID")
 
@@ -475,8 +445,6 @@ def assert_owned_path(path: str) -> None:
     ``..``, format characters (bidi overrides, zero-width), C1 controls, separators and anything
     under ``.git`` (case-folded) are refused, as the writer registry refuses them.
     """
-    from toolkit.core.ownership import OwnershipPathError, lexical_segments
-
     try:
         lexical_segments(path)
     except OwnershipPathError:

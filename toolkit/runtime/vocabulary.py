@@ -6,6 +6,8 @@ for static checking, and tests/models/test_vocabulary.py fails when a model drif
 
 from __future__ import annotations
 
+from toolkit.core.capsule_schema import PHASES as PHASES  # declared with the capsule schema, which names them
+
 # Dispatch modes, in the router's order of preference (seed: "Dispatch modes and precedence").
 MODES: tuple[str, ...] = (
     "local",
@@ -30,7 +32,6 @@ REASON_CODES: tuple[str, ...] = (
     "NESTING_LIMIT",
     "CAPABILITY_FALLBACK",
 )
-PHASES: tuple[str, ...] = ("1A", "1B", "2A", "2B", "3")
 PLATFORMS: tuple[str, ...] = ("claude", "codex", "other")
 SENSITIVITIES: tuple[str, ...] = ("normal", "restricted", "isolated")
 # Evaluation strata, with the reference's ids.
