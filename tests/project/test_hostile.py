@@ -9,7 +9,7 @@ was; a FIFO must never block (a watchdog turns a hang into a failure). The tally
 entry point is printed in the terminal summary.
 
 Everything runs in-process (every console script through the suite's one CLI helper,
-``conftest.cli``, and the runtime's ``run_single``); the size rule is exercised with ``WORKGROUP_MAX_READ_BYTES`` lowered to 4 KiB.
+``support.harness.cli``, and the runtime's ``run_single``); the size rule is exercised with ``WORKGROUP_MAX_READ_BYTES`` lowered to 4 KiB.
 """
 
 from __future__ import annotations
