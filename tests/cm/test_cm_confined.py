@@ -238,12 +238,12 @@ def test_packet_build_reads_a_file_outside_every_work_tree(git_repo: GitRepo, ou
 
 def test_the_log_append_itself_never_follows_a_symlink(tmp_path: Path) -> None:
     """Behind the path check (a link swapped in after it): the append opens with O_NOFOLLOW."""
-    from toolkit.cm import runptr
+    from toolkit.cm import run_logs
 
     target = tmp_path / "elsewhere.jsonl"
     target.write_text("ORIGINAL\n")
     (tmp_path / "specs").mkdir()
     os.symlink(target, tmp_path / "specs" / "运行日志.jsonl")
     with pytest.raises(OSError):
-        runptr.append_line(tmp_path / "specs" / "运行日志.jsonl", {"event": "x"}, private=False)
+        run_logs.append_line(tmp_path / "specs" / "运行日志.jsonl", {"event": "x"}, private=False)
     assert target.read_text() == "ORIGINAL\n"

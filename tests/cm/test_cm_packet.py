@@ -224,8 +224,7 @@ def test_fuzz_mutated_packets(key: str, field: str, value: Any) -> None:
 
 from pathlib import Path  # noqa: E402
 
-from toolkit.cm.compact import ROLES, check_output  # noqa: E402
-
+from toolkit.cm.answer_schemas import ROLES, check_output  # noqa: E402
 from toolkit.cm.packet import ROLE_ITEMS, missing_items  # noqa: E402
 
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolkit.cm import runptr
+from toolkit.cm import run_logs
 from toolkit.core.identifiers import CM_RUN_ID
 
 RUNS = ["cm-20261201T000000Z-0000000a", "cm-20261201T000000Z-0000000b", "cm-20261201T000000Z-0000000c"]
@@ -27,14 +27,14 @@ def _forward(log: Path) -> tuple[str | None, dict[str, str]]:
     """The one-pass reading: the model the backward reader must agree with."""
     latest: str | None = None
     states: dict[str, str] = {}
-    for row in runptr.iter_json_lines(log, b'"run_id"'):
+    for row in run_logs.iter_json_lines(log, b'"run_id"'):
         run_id, event = row.get("run_id"), row.get("event")
         if not isinstance(run_id, str) or not CM_RUN_ID.fullmatch(run_id) or not isinstance(event, str):
             continue
         latest = run_id
         if event in ("run_start", "resume"):
             states[run_id] = "running"
-        elif event in runptr.TERMINAL_EVENTS:
+        elif event in run_logs.TERMINAL_EVENTS:
             states[run_id] = "done"
         else:
             states.setdefault(run_id, "running")
@@ -70,15 +70,15 @@ def test_backward_rows_and_run_answers_equal_one_pass_from_the_start(
     data: bytes, block: int, limit: int
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
-        patch.setattr(runptr, "_BLOCK", block)
-        patch.setattr(runptr, "MAX_ROW_BYTES", limit)  # rows over the limit are common at 150 bytes
-        log = Path(tmp) / runptr.PROJECT_LOG_NAME
+        patch.setattr(run_logs, "_BLOCK", block)
+        patch.setattr(run_logs, "MAX_ROW_BYTES", limit)  # rows over the limit are common at 150 bytes
+        log = Path(tmp) / run_logs.PROJECT_LOG_NAME
         log.write_bytes(data)
         for needle in (None, b'"run_id"'):
-            forward = list(runptr.iter_json_lines(log, needle))
-            assert list(runptr.iter_json_lines_backward(log, needle)) == forward[::-1]
+            forward = list(run_logs.iter_json_lines(log, needle))
+            assert list(run_logs.iter_json_lines_backward(log, needle)) == forward[::-1]
         latest, states = _forward(log)
-        runs = runptr.project_runs(log)
+        runs = run_logs.project_runs(log)
         assert runs.latest == latest
         for run in [*RUNS, "cm-20261201T000000Z-0000000z"]:
             assert runs.state(run) == states.get(run)
@@ -87,7 +87,7 @@ def test_backward_rows_and_run_answers_equal_one_pass_from_the_start(
 def test_a_long_log_is_read_only_as_far_as_the_answer_needs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    log = tmp_path / runptr.PROJECT_LOG_NAME
+    log = tmp_path / run_logs.PROJECT_LOG_NAME
     old = [json.dumps({"run_id": RUNS[0], "event": "phase", "i": i}) for i in range(20_000)]
     recent = [
         json.dumps({"run_id": RUNS[1], "event": "run_start"}),
@@ -95,42 +95,42 @@ def test_a_long_log_is_read_only_as_far_as_the_answer_needs(
     ]
     log.write_text("\n".join(old + recent) + "\n")
     parsed: list[bytes] = []
-    real = runptr.loads_row
+    real = run_logs.loads_row
 
     def counted(raw: bytes) -> object:
         parsed.append(raw)
         return real(raw)
 
-    monkeypatch.setattr(runptr, "loads_row", counted)
-    runs = runptr.project_runs(log)
+    monkeypatch.setattr(run_logs, "loads_row", counted)
+    runs = run_logs.project_runs(log)
     assert (runs.latest, runs.state(RUNS[1])) == (RUNS[1], "running")
     assert len(parsed) <= 3  # the newest rows only, not 20,002
-    assert runptr.project_runs(None).latest is None and runptr.project_runs(None).state(RUNS[0]) is None
+    assert run_logs.project_runs(None).latest is None and run_logs.project_runs(None).state(RUNS[0]) is None
 
 
 def test_a_missing_log_has_no_runs_and_a_fifo_is_refused(tmp_path: Path) -> None:
     import os
 
-    runs = runptr.project_runs(tmp_path / "absent.jsonl")
+    runs = run_logs.project_runs(tmp_path / "absent.jsonl")
     assert runs.latest is None and runs.state(RUNS[0]) is None
     fifo = tmp_path / "fifo.jsonl"
     os.mkfifo(fifo)
     with pytest.raises(OSError):
-        list(runptr.iter_json_lines_backward(fifo))
+        list(run_logs.iter_json_lines_backward(fifo))
 
 
 @pytest.mark.parametrize("block", [1, 10, 65536])
 def test_a_row_at_the_size_limit_is_judged_with_its_newline(
     block: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runptr, "_BLOCK", block)
+    monkeypatch.setattr(run_logs, "_BLOCK", block)
     row = json.dumps({"run_id": RUNS[0], "event": "run_start", "pad": ""})
-    monkeypatch.setattr(runptr, "MAX_ROW_BYTES", len(row))  # the row fits only without a newline
-    log = tmp_path / runptr.PROJECT_LOG_NAME
+    monkeypatch.setattr(run_logs, "MAX_ROW_BYTES", len(row))  # the row fits only without a newline
+    log = tmp_path / run_logs.PROJECT_LOG_NAME
     log.write_text(row + "\n" + row + "\n" + row)  # two with their newline (too long), a torn last one
-    forward = list(runptr.iter_json_lines(log))
+    forward = list(run_logs.iter_json_lines(log))
     assert len(forward) == 1
-    assert list(runptr.iter_json_lines_backward(log)) == forward
+    assert list(run_logs.iter_json_lines_backward(log)) == forward
 
 
 @settings(max_examples=300, deadline=None)
@@ -144,10 +144,10 @@ def test_lines_found_a_block_at_a_time_equal_a_line_by_line_read(
     data: bytes, chunk: int, limit: int, needle: bytes
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
-        patch.setattr(runptr, "_CHUNK", chunk)
-        patch.setattr(runptr, "MAX_ROW_BYTES", limit)
-        log = Path(tmp) / runptr.PROJECT_LOG_NAME
+        patch.setattr(run_logs, "_CHUNK", chunk)
+        patch.setattr(run_logs, "MAX_ROW_BYTES", limit)
+        log = Path(tmp) / run_logs.PROJECT_LOG_NAME
         log.write_bytes(data)
         with log.open("rb") as handle:
             expected = [raw for raw in handle if needle in raw and len(raw) <= limit]
-        assert list(runptr.iter_lines_with(log, [needle, b"never-there"])) == expected
+        assert list(run_logs.iter_lines_with(log, [needle, b"never-there"])) == expected

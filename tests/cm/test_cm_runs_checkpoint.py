@@ -25,7 +25,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from support.harness import GitRepo, cli
 
-from toolkit.cm import events, lifecycle, logindex, runptr
+from toolkit.cm import events, lifecycle, logindex, run_logs
 from toolkit.core.identifiers import CM_RUN_ID
 
 RUNS = ["cm-20261201T000000Z-0000000a", "cm-20261201T000000Z-0000000b", "cm-20261201T000000Z-0000000c"]
@@ -41,7 +41,7 @@ def _plain(log: Path) -> tuple[str | None, dict[str, str]]:
         return None, {}
     with open(log, "rb") as handle:
         for raw in handle:
-            if len(raw) > runptr.MAX_ROW_BYTES or b'"run_id"' not in raw:
+            if len(raw) > run_logs.MAX_ROW_BYTES or b'"run_id"' not in raw:
                 continue
             try:
                 row = json.loads(raw)
@@ -55,17 +55,17 @@ def _plain(log: Path) -> tuple[str | None, dict[str, str]]:
             latest = run_id
             if event in ("run_start", "resume"):
                 states[run_id] = "running"
-            elif event in runptr.TERMINAL_EVENTS:
+            elif event in run_logs.TERMINAL_EVENTS:
                 states[run_id] = "done"
             else:
                 states.setdefault(run_id, "running")
     return latest, states
 
 
-def _check(log: Path) -> runptr.CheckpointedRuns:
+def _check(log: Path) -> run_logs.CheckpointedRuns:
     latest, states = _plain(log)
-    runs = runptr.project_runs(log, log.parent / runptr.CHECKPOINT_NAME)
-    assert isinstance(runs, runptr.CheckpointedRuns)
+    runs = run_logs.project_runs(log, log.parent / run_logs.CHECKPOINT_NAME)
+    assert isinstance(runs, run_logs.CheckpointedRuns)
     assert runs.latest == latest
     assert {run: runs.state(run) for run in ALL} == {run: states.get(run) for run in ALL}
     return runs
@@ -106,7 +106,7 @@ _STEP = st.one_of(
 
 def _apply(log: Path, step: tuple[str, object]) -> None:
     kind, arg = step
-    ckpt = log.parent / runptr.CHECKPOINT_NAME
+    ckpt = log.parent / run_logs.CHECKPOINT_NAME
     if kind == "append":  # also what a writer killed before its checkpoint write leaves
         assert isinstance(arg, bytes)
         with open(log, "ab") as handle:
@@ -148,8 +148,8 @@ def test_checkpointed_answers_equal_a_plain_read_after_every_change(
     first: bytes, steps: list[tuple[str, object]], limit: int
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
-        patch.setattr(runptr, "MAX_ROW_BYTES", limit)  # rows over the limit are common at 150 bytes
-        log = Path(tmp) / runptr.PROJECT_LOG_NAME
+        patch.setattr(run_logs, "MAX_ROW_BYTES", limit)  # rows over the limit are common at 150 bytes
+        log = Path(tmp) / run_logs.PROJECT_LOG_NAME
         _check(log)  # absent
         log.write_bytes(first)
         _check(log)
@@ -166,17 +166,17 @@ def _long_log(log: Path, rows: int) -> None:
 
 
 def test_only_rows_after_the_checkpoint_are_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    log = tmp_path / runptr.PROJECT_LOG_NAME
+    log = tmp_path / run_logs.PROJECT_LOG_NAME
     _long_log(log, 20_000)
     assert _check(log).rebuilt is True
     parsed: list[bytes] = []
-    real = runptr.loads_row
+    real = run_logs.loads_row
 
     def counted(raw: bytes) -> object:
         parsed.append(raw)
         return real(raw)
 
-    monkeypatch.setattr(runptr, "loads_row", counted)
+    monkeypatch.setattr(run_logs, "loads_row", counted)
     with open(log, "a") as handle:
         handle.write(json.dumps({"run_id": RUNS[0], "event": "run_done"}) + "\n")
     runs = _check(log)
@@ -187,7 +187,7 @@ def test_only_rows_after_the_checkpoint_are_parsed(tmp_path: Path, monkeypatch: 
 @pytest.mark.parametrize("edit", ["same_length_at_end", "shorter_in_middle", "new_inode", "truncated"])
 def test_an_edited_long_log_is_read_again_from_the_start(tmp_path: Path, edit: str) -> None:
     """Edits the probes see on a log far longer than they cover: the checkpoint is not used."""
-    log = tmp_path / runptr.PROJECT_LOG_NAME
+    log = tmp_path / run_logs.PROJECT_LOG_NAME
     _long_log(log, 20_000)
     _check(log)
     data = log.read_bytes()
@@ -214,10 +214,10 @@ def test_an_edited_long_log_is_read_again_from_the_start(tmp_path: Path, edit: s
 
 
 def test_a_checkpoint_of_another_log_or_a_foreign_one_is_not_used(tmp_path: Path) -> None:
-    log = tmp_path / runptr.PROJECT_LOG_NAME
+    log = tmp_path / run_logs.PROJECT_LOG_NAME
     _long_log(log, 100)
     _check(log)
-    ckpt = tmp_path / runptr.CHECKPOINT_NAME
+    ckpt = tmp_path / run_logs.CHECKPOINT_NAME
     value = json.loads(ckpt.read_text())
     for forged in (
         {**value, "states": {RUNS[0]: "done"}, "digest": "0" * 64},
@@ -256,7 +256,7 @@ def test_a_writer_killed_mid_run_leaves_a_log_read_as_from_the_start(tmp_path: P
     time.sleep(delay)  # not a barrier: where the kill lands inside the run
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    log = specs / runptr.PROJECT_LOG_NAME
+    log = specs / run_logs.PROJECT_LOG_NAME
     if log.exists():
         with open(log, "ab") as handle:  # and one more row written without its checkpoint update
             handle.write(json.dumps({"run_id": json.loads(log.read_bytes().splitlines()[0])["run_id"],
@@ -272,14 +272,14 @@ def test_log_event_refuses_a_symlinked_checkpoint(git_repo: GitRepo) -> None:
     outside.write_text("{}\n")
     specs = git_repo.path / "specs"
     specs.mkdir()
-    os.symlink(outside, specs / runptr.CHECKPOINT_NAME)
+    os.symlink(outside, specs / run_logs.CHECKPOINT_NAME)
     code, out, err = cli(
         "--workflow", "cm-ai", "--event", "progress", "--runtime", "codex", "--detail", "d",
         "--specs-dir", "specs", script="cm-log-event",
     )  # fmt: skip
     assert code == 1 and out == "" and "(PATH_OUTSIDE_REPOSITORY)" in err and "run checkpoint" in err
     assert outside.read_text() == "{}\n"
-    assert not (specs / runptr.PROJECT_LOG_NAME).exists()
+    assert not (specs / run_logs.PROJECT_LOG_NAME).exists()
 
 
 # ---------------------------------------------------------------- the log index (event ids, calls, lifecycle)
@@ -443,8 +443,8 @@ def test_indexed_answers_equal_a_plain_read_after_every_change(
     replaced, with the index torn or dropped between reads: the writer's questions (the event id,
     the call id, the run's lifecycle) get the answers of a plain read from the start."""
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
-        patch.setattr(runptr, "MAX_ROW_BYTES", limit)
-        log = Path(tmp) / runptr.PROJECT_LOG_NAME
+        patch.setattr(run_logs, "MAX_ROW_BYTES", limit)
+        log = Path(tmp) / run_logs.PROJECT_LOG_NAME
         _check_index(log)  # absent
         log.write_bytes(first)
         _check_index(log)
@@ -462,7 +462,7 @@ def test_indexed_answers_equal_a_plain_read_after_every_change(
 
 def test_a_plain_log_is_answered_by_the_index_alone(tmp_path: Path) -> None:
     """Without escaped ids of the run the index answers every lifecycle question itself."""
-    log = tmp_path / runptr.PROJECT_LOG_NAME
+    log = tmp_path / run_logs.PROJECT_LOG_NAME
     rows: list[dict[str, object]] = [{"run_id": RUNS[0], "event": "run_start", "event_id": "evt-0"}]
     rows += [{"run_id": RUNS[0], "event": "resource", "phase": "acquired", "resource_id": RIDS[0],
               "resource_kind": "vm", "cleanup_required": True, "event_id": "evt-1"},
@@ -483,17 +483,17 @@ def _grown(log: Path, rows: int) -> None:
 def test_the_index_reads_only_the_rows_after_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """After the first question, a question on a grown log parses the new rows only and never
     reads the log plainly: the cost of an event does not grow with the log."""
-    log = tmp_path / runptr.PROJECT_LOG_NAME
+    log = tmp_path / run_logs.PROJECT_LOG_NAME
     _grown(log, 20_000)
     assert logindex.call_rows(log, RUNS[0], "evt-000007", None) is not None
     parsed: list[bytes] = []
-    real = runptr.loads_row
+    real = run_logs.loads_row
 
     def counted(raw: bytes) -> object:
         parsed.append(raw)
         return real(raw)
 
-    monkeypatch.setattr(runptr, "loads_row", counted)
+    monkeypatch.setattr(run_logs, "loads_row", counted)
     with open(log, "a") as handle:
         handle.write(json.dumps({"run_id": RUNS[0], "event": "progress", "event_id": "evt-new"}) + "\n")
     duplicate, usage, claim = logindex.call_rows(log, RUNS[0], "evt-019999", CIDS[0]) or (None, None, None)
@@ -509,7 +509,7 @@ def test_a_forged_or_foreign_index_is_rebuilt(tmp_path: Path) -> None:
     claims more of the log than there is, or garbage: deleted and built again, same answers."""
     import sqlite3
 
-    log = tmp_path / runptr.PROJECT_LOG_NAME
+    log = tmp_path / run_logs.PROJECT_LOG_NAME
     _grown(log, 500)
     path = logindex.index_path(log)
 
@@ -554,7 +554,7 @@ def test_a_process_killed_while_it_builds_the_index_leaves_the_answers_right(
 ) -> None:
     """kill -9 in the middle of an index transaction (a long first build): SQLite rolls the journal
     back, and the next question builds or catches up from what was committed."""
-    log = tmp_path / runptr.PROJECT_LOG_NAME
+    log = tmp_path / run_logs.PROJECT_LOG_NAME
     _grown(log, 60_000)
     proc = subprocess.Popen([sys.executable, "-c", _INDEX_BUILDER, str(log)], stdout=subprocess.PIPE)
     assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
@@ -591,7 +591,7 @@ def test_a_writer_killed_mid_run_leaves_indexed_answers_equal_to_a_plain_read(
     specs, home = tmp_path / "specs", tmp_path / "home"
     specs.mkdir()
     proc = subprocess.Popen([sys.executable, "-c", _GUARDED_WRITER, str(specs), "100000", str(home)])
-    log = specs / runptr.PROJECT_LOG_NAME
+    log = specs / run_logs.PROJECT_LOG_NAME
     deadline = time.monotonic() + 60
     while not log.exists() and time.monotonic() < deadline:  # the run has begun
         time.sleep(0.01)  # not a barrier: the poll interval of a wait bounded by its deadline
@@ -619,7 +619,7 @@ def test_log_event_refuses_a_symlinked_index(git_repo: GitRepo) -> None:
     outside.write_text("x")
     specs = git_repo.path / "specs"
     specs.mkdir()
-    for name in (runptr.INDEX_NAME, runptr.INDEX_JOURNAL_NAME):
+    for name in (run_logs.INDEX_NAME, run_logs.INDEX_JOURNAL_NAME):
         os.symlink(outside, specs / name)
         code, out, err = cli(
             "--workflow", "cm-ai", "--event", "progress", "--runtime", "codex", "--detail", "d",
@@ -627,7 +627,7 @@ def test_log_event_refuses_a_symlinked_index(git_repo: GitRepo) -> None:
         )  # fmt: skip
         assert code == 1 and out == "" and "(PATH_OUTSIDE_REPOSITORY)" in err and "run index" in err
         assert outside.read_text() == "x"
-        assert not (specs / runptr.PROJECT_LOG_NAME).exists()
+        assert not (specs / run_logs.PROJECT_LOG_NAME).exists()
         (specs / name).unlink()
 
 
@@ -636,7 +636,7 @@ def test_an_index_that_cannot_be_made_leaves_the_plain_readers_answering(tmp_pat
     exact retry deduplicated, an open resource blocking task_done)."""
     specs, home = tmp_path / "specs", tmp_path / "home"
     specs.mkdir()
-    (specs / runptr.INDEX_NAME).mkdir()
+    (specs / run_logs.INDEX_NAME).mkdir()
     environ = {"CM_WORKFLOW_LOG_HOME": str(home), "HOME": str(home)}
 
     def write(event: str, phase: str | None = None, **data: object) -> events.WriteResult:
@@ -652,5 +652,5 @@ def test_an_index_that_cannot_be_made_leaves_the_plain_readers_answering(tmp_pat
     with pytest.raises(events.EventError) as refused:
         write("task_done")
     assert refused.value.code == "RESOURCES_OPEN"
-    assert (specs / runptr.INDEX_NAME).is_dir()
-    assert logindex.call_rows(specs / runptr.PROJECT_LOG_NAME, RUNS[0], "evt-1", None) is None
+    assert (specs / run_logs.INDEX_NAME).is_dir()
+    assert logindex.call_rows(specs / run_logs.PROJECT_LOG_NAME, RUNS[0], "evt-1", None) is None

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from support.harness import cli
-from toolkit.cm.compact import ROLES
 
+from toolkit.cm.answer_schemas import ROLES
 from toolkit.cm.packet import STABLE_PREFIX_KEYS, prefix_digest, system_message
 from toolkit.cm.prefix import build_prefix
 

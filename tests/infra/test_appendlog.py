@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.cm import runptr
+from toolkit.cm import run_logs
 from toolkit.core.errors import EnvironmentFailure, exit_code_for
 from toolkit.infra import appendlog
 from toolkit.infra.appendlog import WriteFailed, append_whole
@@ -61,7 +61,7 @@ def test_other_errors_are_coded_too(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     log.write_bytes(b'{"a":1}\n')
     monkeypatch.setattr(appendlog.os, "write", half_then(error))
     with pytest.raises(WriteFailed) as info:
-        runptr.append_line(log, {"b": 2}, private=True)
+        run_logs.append_line(log, {"b": 2}, private=True)
     assert info.value.code == ("DISK_FULL" if error == errno.EDQUOT else "WRITE_INCOMPLETE")
     assert log.read_bytes() == b'{"a":1}\n'
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from toolkit.otel.records import (
+from toolkit.otel.spans import (
     SOURCE_DECISION,
     Skipped,
     SpanRecord,

@@ -12,7 +12,9 @@ import pytest
 from toolkit.core.errors import InvalidInput
 from toolkit.otel import live
 from toolkit.otel.export import parse_since
-from toolkit.otel.records import (
+from toolkit.otel.resource import parse_resource_env, repository_id_from_roots, resource_attributes
+from toolkit.otel.sdk import check_endpoint, resolve_endpoints
+from toolkit.otel.spans import (
     CM_ATTRIBUTES,
     Occurrences,
     Skipped,
@@ -27,8 +29,6 @@ from toolkit.otel.records import (
     to_ns,
     trace_id_for,
 )
-from toolkit.otel.resource import parse_resource_env, repository_id_from_roots, resource_attributes
-from toolkit.otel.sdk import check_endpoint, resolve_endpoints
 
 ROW: dict[str, Any] = {
     "event": "model_usage",
@@ -297,7 +297,7 @@ def test_live_target_in_a_linked_worktree_uses_the_common_dir(git_repo, tmp_path
     ],
 )
 def test_private_free_is_the_engines_verdict(record: dict[str, Any], context: str) -> None:
-    from toolkit.otel.records import private_free
+    from toolkit.otel.spans import private_free
     from toolkit.privacy import Context, scan_value
 
     for _ in range(2):  # the second time from the per-string cache

@@ -172,8 +172,7 @@ def test_service_name_and_resource_keys_pass_the_telemetry_context(git_repo) -> 
 
 
 def test_the_withholder_replaces_each_shape_and_keeps_look_alikes() -> None:
-    from toolkit.otel.records import Skipped, cm_span
-
+    from toolkit.otel.spans import Skipped, cm_span
     from toolkit.otel.withhold import Withholder
 
     row: dict[str, Any] = {

@@ -1,7 +1,7 @@
 """Faults (issue 15): kill -9 mid-write and unwritable output, for every kind of writer.
 
 Writers: the append-only logs (vault journal and telemetry log through ``append_jsonl``, the CM
-event log through ``runptr.append_line``), the registry (``write_json_atomic``) and the stores
+event log through ``run_logs.append_line``), the registry (``write_json_atomic``) and the stores
 (``atomic_write``: capsules, results, rollout history, pseudonym map). Each is killed with
 SIGKILL while it writes in a loop; afterwards the file is whole (the old or the new version, or
 complete lines plus at most one torn last line that the next append fences off) and the toolkit
@@ -59,7 +59,7 @@ while True:
     elif kind == "store":
         atomic_write(layout.capsule_path("wg", "t1"), json.dumps({{"n": i, "pad": big}}))
     elif kind == "cm-log":
-        from toolkit.cm.runptr import append_line
+        from toolkit.cm.run_logs import append_line
         append_line(Path(workdir) / "specs" / "log.jsonl", {{"n": i, "pad": big}}, private=False)
     if i == 3:
         print("writing", flush=True)  # three whole records down: the parent may kill from now on

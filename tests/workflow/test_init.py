@@ -20,7 +20,7 @@ import yaml
 from support.harness import ROOT, GitRepo, run_workgroup
 
 import toolkit
-from toolkit.cm import runptr
+from toolkit.cm import run_logs
 from toolkit.core.errors import Refused
 from toolkit.infra.resources import template_text
 from toolkit.workflow.hook_source import release_tag, repository_url
@@ -296,7 +296,7 @@ def test_gitignore_cm_lines_only_for_cm_projects(git_repo: GitRepo) -> None:
     assert json.loads(cm.stdout)["cm"] is True and json.loads(cm.stdout)["gitignore"] == "updated"
     lines = (git_repo.path / ".gitignore").read_text(encoding="utf-8").splitlines()
     assert {".cm-run.json", ".cm-run.lock", ".cm-write.lock"} <= set(lines)
-    assert {runptr.CHECKPOINT_NAME, runptr.INDEX_NAME, runptr.INDEX_JOURNAL_NAME} <= set(
+    assert {run_logs.CHECKPOINT_NAME, run_logs.INDEX_NAME, run_logs.INDEX_JOURNAL_NAME} <= set(
         lines
     )  # caches of the log
     assert merge_gitignore("x\n", cm=False)[0] == f"x\n{GITIGNORE_MARK}\n.workgroup/local/\n"

@@ -2,9 +2,9 @@
 
 __all__ = [
     "adapter",
+    "answer_schemas",
     "assemble",
     "boundary",
-    "compact",
     "events",
     "handoff",
     "lifecycle",
@@ -12,6 +12,6 @@ __all__ = [
     "packet",
     "prefix",
     "report",
-    "runptr",
+    "run_logs",
     "session_boundary",
 ]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.cm import packet as pk
-from toolkit.cm.compact import MAX_ANSWER_BYTES, ROLES, check_output, expected_output
+from toolkit.cm.answer_schemas import MAX_ANSWER_BYTES, ROLES, check_output, expected_output
 from toolkit.cm.prefix import build_prefix
 from toolkit.core.errors import InvalidInput, Refused
 from toolkit.infra import confined

@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from toolkit.cm import runptr
+from toolkit.cm import run_logs
 from toolkit.core.errors import ToolkitError
 from toolkit.core.identifiers import CM_RUN_ID
 from toolkit.core.strictjson import loads_strict
@@ -440,9 +440,9 @@ def _scan_plainly(log: Path, run_id: str, event_id: str, call_id: str | None) ->
     needles = [event_id.encode()] + ([call_id.encode()] if call_id else [])
     # only the lines that name the event or the call (found a block at a time; LOG_UNREADABLE: a
     # FIFO or a directory is never read)
-    for raw in runptr.iter_lines_with(log, needles):
+    for raw in run_logs.iter_lines_with(log, needles):
         try:
-            row = runptr.loads_row(raw)
+            row = run_logs.loads_row(raw)
         except ValueError:
             continue  # torn, hostile or foreign: never a row this writer made
         if not isinstance(row, dict):
@@ -476,7 +476,7 @@ def _check_call(event: dict[str, Any], facts: _CallFacts) -> None:
 
 
 def _index_has(index: Path, run_id: str, status: str) -> bool:
-    for row in runptr.iter_json_lines(index, run_id.encode()):
+    for row in run_logs.iter_json_lines(index, run_id.encode()):
         if row.get("run_id") == run_id and row.get("status") == status:
             return True
     return False
@@ -542,19 +542,19 @@ def validate(args: EventArgs, now: datetime) -> _Plan:
 def write_event(args: EventArgs, *, environ: Mapping[str, str], now: datetime | None = None) -> WriteResult:
     """Validate and append one event; the returned ``result`` is the writer's stdout object."""
     plan = validate(args, now or datetime.now(UTC))
-    home = runptr.log_home(environ)
+    home = run_logs.log_home(environ)
     if args.specs_dir is not None:
         _confine_specs(args.specs_dir)
     with contextlib.ExitStack() as stack:
         if plan.specs_dir is not None:
             try:
-                stack.enter_context(runptr.locked(plan.specs_dir / runptr.RUN_LOCK_NAME, private=False))
+                stack.enter_context(run_logs.locked(plan.specs_dir / run_logs.RUN_LOCK_NAME, private=False))
             except (OSError, ToolkitError):
                 raise EventError("project run lock failed", exit_code=1, code="LOCK_FAILED") from None
         global_lock_error: BaseException | None = None
         try:
-            runptr.ensure_private_dir(home)
-            stack.enter_context(runptr.locked(home / runptr.WRITE_LOCK_NAME, private=True))
+            run_logs.ensure_private_dir(home)
+            stack.enter_context(run_logs.locked(home / run_logs.WRITE_LOCK_NAME, private=True))
         except (OSError, ToolkitError) as exc:  # the global mirror is optional when a project log exists
             global_lock_error = exc
             if plan.specs_dir is None:
@@ -574,12 +574,12 @@ def _confine_specs(raw: str) -> None:
     root = confined.root_for(specs)
     try:
         for name, what in (
-            (runptr.PROJECT_LOG_NAME, "the project log"),
-            (runptr.RUN_LOCK_NAME, "the project run lock"),
-            (runptr.POINTER_NAME, "the run pointer"),
-            (runptr.CHECKPOINT_NAME, "the run checkpoint"),
-            (runptr.INDEX_NAME, "the run index"),
-            (runptr.INDEX_JOURNAL_NAME, "the run index"),
+            (run_logs.PROJECT_LOG_NAME, "the project log"),
+            (run_logs.RUN_LOCK_NAME, "the project run lock"),
+            (run_logs.POINTER_NAME, "the run pointer"),
+            (run_logs.CHECKPOINT_NAME, "the run checkpoint"),
+            (run_logs.INDEX_NAME, "the run index"),
+            (run_logs.INDEX_JOURNAL_NAME, "the run index"),
         ):
             confined.resolve_inside(root, os.path.join(specs, name), what)
     except confined.PathOutsideRepository as exc:
@@ -655,22 +655,22 @@ def _write_locked(plan: _Plan, home: Path, global_lock_error: BaseException | No
 def _select_target(plan: _Plan, home: Path, guarded: bool) -> _Target:
     """Step 1: the run id (explicit, the pointer's, or a new one) and, global-only, its log."""
     specs = plan.specs_dir
-    pointer = runptr.load_pointer(specs)
-    project_log = specs / runptr.PROJECT_LOG_NAME if specs else None
+    pointer = run_logs.load_pointer(specs)
+    project_log = specs / run_logs.PROJECT_LOG_NAME if specs else None
     try:
-        run_id, _new_run = runptr.select_run_id(
+        run_id, _new_run = run_logs.select_run_id(
             explicit=plan.args.run_id,
             event=plan.args.event,
             pointer=pointer,
-            project=runptr.project_runs(project_log, _checkpoint_of(project_log)),
+            project=run_logs.project_runs(project_log, _checkpoint_of(project_log)),
             now=plan.at_moment,
         )
         global_log = (
             None
             if project_log is not None
-            else runptr.select_global_log(home=home, run_id=run_id, at=plan.at_moment, pointer=pointer)
+            else run_logs.select_global_log(home=home, run_id=run_id, at=plan.at_moment, pointer=pointer)
         )
-    except runptr.RunSelectionError as exc:
+    except run_logs.RunSelectionError as exc:
         raise EventError(exc.message) from None
     except OSError:
         raise _unreadable(guarded, plan.args.event) from None
@@ -681,7 +681,7 @@ def _compose_event(plan: _Plan, run_id: str) -> dict[str, Any]:
     """Step 2: the row as written, its ``event_id`` derived from its content."""
     args = plan.args
     event: dict[str, Any] = {
-        "schema_version": runptr.SCHEMA_VERSION,
+        "schema_version": run_logs.SCHEMA_VERSION,
         "run_id": run_id,
         "at": plan.at,
         "workflow": args.workflow,
@@ -715,7 +715,7 @@ def _append_authoritative(project_log: Path, event: dict[str, Any], facts: _Call
     if facts.duplicate is not None:
         return facts.duplicate
     try:
-        runptr.append_line(project_log, event, private=False)
+        run_logs.append_line(project_log, event, private=False)
     except OSError as exc:
         raise EventError(
             "authoritative project log write failed" + _cause(exc), exit_code=1, code="LOG_WRITE_FAILED"
@@ -738,8 +738,8 @@ def _mirror_location(
     """
     at = _moment_of(event, plan.at_moment)
     try:
-        chosen = runptr.select_global_log(home=home, run_id=target.run_id, at=at, pointer=target.pointer)
-    except (runptr.RunSelectionError, OSError) as exc:
+        chosen = run_logs.select_global_log(home=home, run_id=target.run_id, at=at, pointer=target.pointer)
+    except (run_logs.RunSelectionError, OSError) as exc:
         fallback = home / "runs" / plan.at_moment.strftime("%Y-%m") / f"{target.run_id}.jsonl"
         return fallback, global_lock_error or exc
     return chosen, global_lock_error
@@ -825,22 +825,22 @@ def _mirror(
     facts: _CallFacts,
 ) -> bool:
     """Append to the private global mirror and register the run in the index; True if a duplicate."""
-    runptr.ensure_private_dir(home / "runs")
-    runptr.ensure_private_dir(global_log.parent)
+    run_logs.ensure_private_dir(home / "runs")
+    run_logs.ensure_private_dir(global_log.parent)
     if global_only:
         duplicate = facts.duplicate is not None
     else:
         duplicate = _scan(global_log, run_id, event["event_id"], None).duplicate is not None
     if not duplicate:
-        runptr.append_line(global_log, event, private=True)
+        run_logs.append_line(global_log, event, private=True)
     index = home / "index.jsonl"
     rel = str(global_log.relative_to(home))
-    common = {"schema_version": runptr.SCHEMA_VERSION, "at": event["at"], "run_id": run_id}
+    common = {"schema_version": run_logs.SCHEMA_VERSION, "at": event["at"], "run_id": run_id}
     tail = {"workflow": plan.args.workflow, "runtime": plan.args.runtime, "project": plan.project}
     # The reference registers only runs it starts; registering every run lets the report see
     # global-only runs that began with an explicit --run-id.
     if not _index_has(index, run_id, "running"):
-        runptr.append_line(
+        run_logs.append_line(
             index,
             {
                 **common,
@@ -852,15 +852,15 @@ def _mirror(
             },
             private=True,
         )
-    if plan.args.event in runptr.TERMINAL_EVENTS and not _index_has(index, run_id, "done"):
-        runptr.append_line(index, {**common, "status": "done", **tail, "log_file": rel}, private=True)
+    if plan.args.event in run_logs.TERMINAL_EVENTS and not _index_has(index, run_id, "done"):
+        run_logs.append_line(index, {**common, "status": "done", **tail, "log_file": rel}, private=True)
     return duplicate
 
 
 def _record_degrade(project_log: Path, record: dict[str, Any]) -> None:
     try:
         if _scan(project_log, record["run_id"], record["event_id"], None).duplicate is None:
-            runptr.append_line(project_log, record, private=False)
+            run_logs.append_line(project_log, record, private=False)
     except OSError as exc:
         raise EventError(
             "project degradation log failed" + _cause(exc), exit_code=1, code="LOG_WRITE_FAILED"
@@ -869,15 +869,15 @@ def _record_degrade(project_log: Path, record: dict[str, Any]) -> None:
 
 def _checkpoint_of(project_log: Path | None) -> Path | None:
     """The run-state checkpoint beside the project log (a cache: checked before use, else rebuilt)."""
-    return project_log.parent / runptr.CHECKPOINT_NAME if project_log is not None else None
+    return project_log.parent / run_logs.CHECKPOINT_NAME if project_log is not None else None
 
 
 def _run_state(project_log: Path, run_id: str, event: str) -> str:
     try:
-        state = runptr.project_runs(project_log, _checkpoint_of(project_log)).state(run_id)
+        state = run_logs.project_runs(project_log, _checkpoint_of(project_log)).state(run_id)
     except OSError:
         state = None
-    return state or ("done" if event in runptr.TERMINAL_EVENTS else "running")
+    return state or ("done" if event in run_logs.TERMINAL_EVENTS else "running")
 
 
 def _update_pointer(
@@ -891,7 +891,7 @@ def _update_pointer(
 ) -> bool:
     assert plan.specs_dir is not None
     value = {
-        "schema_version": runptr.SCHEMA_VERSION,
+        "schema_version": run_logs.SCHEMA_VERSION,
         "run_id": event["run_id"],
         "workflow": plan.args.workflow,
         # the run's state as the authoritative log says after this write: a deduplicated old
@@ -902,7 +902,7 @@ def _update_pointer(
         "updated_at": event["at"],
     }
     try:
-        runptr.write_pointer(plan.specs_dir, value)
+        run_logs.write_pointer(plan.specs_dir, value)
         return True
     except OSError as exc:
         record = _degrade_event(event, "run_pointer", "运行指针写入失败，将从权威项目日志恢复", exc)
@@ -910,7 +910,7 @@ def _update_pointer(
         if global_written:
             with contextlib.suppress(OSError):
                 if _scan(global_log, record["run_id"], record["event_id"], None).duplicate is None:
-                    runptr.append_line(global_log, record, private=True)
+                    run_logs.append_line(global_log, record, private=True)
         out.notes.append("active-run pointer unavailable; project log recovery retained")
         return False
 

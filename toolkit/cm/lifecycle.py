@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolkit.cm import runptr
+from toolkit.cm import run_logs
 from toolkit.core.errors import InvalidInput
 from toolkit.core.strictjson import json_depth_exceeds
 
@@ -76,7 +76,7 @@ QA_NODE = "N6"
 MAX_ATTEMPT = 3
 MAX_REASON_BYTES = 500
 # A row the writer produced is at most ~10 KiB and 33 levels deep; anything far beyond is not ours
-# (the limits are the log readers', ``runptr.MAX_ROW_BYTES`` and ``MAX_ROW_DEPTH``: the same rows).
+# (the limits are the log readers', ``run_logs.MAX_ROW_BYTES`` and ``MAX_ROW_DEPTH``: the same rows).
 TOO_LARGE = "a log row of the run is too large or too deeply nested"
 
 
@@ -420,7 +420,7 @@ class RunLifecycle:
 
 
 def _row(raw: bytes) -> dict[str, Any]:
-    if len(raw) > runptr.MAX_ROW_BYTES or json_depth_exceeds(raw, runptr.MAX_ROW_DEPTH):
+    if len(raw) > run_logs.MAX_ROW_BYTES or json_depth_exceeds(raw, run_logs.MAX_ROW_DEPTH):
         raise Unverifiable(TOO_LARGE)
     try:
         value = json.loads(raw)

@@ -22,7 +22,7 @@ and holds the event's id), the caller asks the plain reader.
 It is a SQLite database (standard library) beside the log: ``.cm-runs.index.db`` beside the
 project log, ``.{run}.jsonl.idx`` beside a run's global log. Like the run checkpoint it is a cache
 checked before every use: its schema exactly ours, the log's device and inode, an offset that ends
-a whole row and is not past the log's end, the digest of that prefix (``runptr._prefix_digest``)
+a whole row and is not past the log's end, the digest of that prefix (``run_logs._prefix_digest``)
 and the row limits it was built with. Anything else and it is deleted and built again from the
 log's first byte. Each update is one transaction, so a writer killed mid-update leaves the state
 before it (SQLite rolls the journal back). Every row an answer names is read back from the log and
@@ -43,7 +43,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from toolkit.cm import lifecycle, runptr
+from toolkit.cm import lifecycle, run_logs
 from toolkit.core.errors import ToolkitError
 from toolkit.core.identifiers import CM_RUN_ID
 
@@ -83,8 +83,8 @@ class _Rebuild(ToolkitError):
 
 def index_path(log: Path) -> Path:
     """The index of ``log``: one name beside the project log, ``.{file}.idx`` beside another log."""
-    if log.name == runptr.PROJECT_LOG_NAME:
-        return log.parent / runptr.INDEX_NAME
+    if log.name == run_logs.PROJECT_LOG_NAME:
+        return log.parent / run_logs.INDEX_NAME
     return log.parent / f".{log.name}.idx"
 
 
@@ -114,13 +114,13 @@ def run_lifecycle(
 
 
 def _ask(log: Path, question: Callable[[_Index], T | None], empty: T) -> T | None:
-    handle = runptr._open_log(log)  # OSError as the plain readers: never read
+    handle = run_logs._open_log(log)  # OSError as the plain readers: never read
     if handle is None:
         return empty  # no log: nothing in it
     with handle:
         path = index_path(log)
         for attempt in range(2):
-            db = _connect(path, private=log.name != runptr.PROJECT_LOG_NAME, fresh=attempt > 0)
+            db = _connect(path, private=log.name != run_logs.PROJECT_LOG_NAME, fresh=attempt > 0)
             if db is None:
                 continue  # garbage in its place: removed and made again, once
             try:
@@ -194,7 +194,7 @@ def _schema() -> list[tuple[Any, ...]]:
 
 
 def _loads(raw: bytes) -> dict[str, Any] | None:
-    return runptr._row(raw, None)
+    return run_logs._row(raw, None)
 
 
 def _ensure_schema(db: sqlite3.Connection) -> dict[str, str]:
@@ -221,7 +221,7 @@ class _Index:
         meta = _ensure_schema(db)
         expected = {
             "version": str(INDEX_VERSION),
-            "limits": f"{runptr.MAX_ROW_BYTES}/{runptr.MAX_ROW_DEPTH}",
+            "limits": f"{run_logs.MAX_ROW_BYTES}/{run_logs.MAX_ROW_DEPTH}",
             "dev": str(info.st_dev),
             "ino": str(info.st_ino),
         }
@@ -229,7 +229,7 @@ class _Index:
         self.offset = self._catch_up(offset)
         if self.offset != offset or not meta:
             expected["offset"] = str(self.offset)
-            expected["digest"] = runptr._prefix_digest(handle, self.offset)
+            expected["digest"] = run_logs._prefix_digest(handle, self.offset)
             db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", expected.items())
 
     def _indexed_offset(self, meta: dict[str, str], expected: dict[str, str], log_size: int) -> int:
@@ -239,7 +239,7 @@ class _Index:
             raise _Rebuild
         raw = meta.get("offset", "")
         offset = int(raw) if raw.isdigit() else -1
-        if not 0 <= offset <= log_size or meta.get("digest") != runptr._prefix_digest(self.handle, offset):
+        if not 0 <= offset <= log_size or meta.get("digest") != run_logs._prefix_digest(self.handle, offset):
             raise _Rebuild
         if offset:
             self.handle.seek(offset - 1)
@@ -253,7 +253,7 @@ class _Index:
         """Index the whole rows after ``offset``; the offset after the last one."""
         adder = _Adder(self.db)
         self.handle.seek(offset)
-        for raw, end, whole in runptr._lines_from(self.handle):
+        for raw, end, whole in run_logs._lines_from(self.handle):
             if not whole:
                 break  # a last row without its newline: read at each question, never indexed
             adder.add(offset, raw, end - offset)
@@ -296,7 +296,7 @@ class _Index:
 
     def _row_at(self, pos: int) -> dict[str, Any]:
         self.handle.seek(pos)
-        raw = self.handle.readline(runptr.MAX_ROW_BYTES + 1)
+        raw = self.handle.readline(run_logs.MAX_ROW_BYTES + 1)
         row = _loads(raw) if raw.endswith(b"\n") else None
         if row is None:
             raise _Rebuild
@@ -307,7 +307,7 @@ class _Index:
         row limit, and its length)."""
         self.handle.seek(0, os.SEEK_END)
         size = self.handle.tell() - self.offset
-        if size <= 0 or size > runptr.MAX_ROW_BYTES:
+        if size <= 0 or size > run_logs.MAX_ROW_BYTES:
             return None, max(size, 0)
         self.handle.seek(self.offset)
         return self.handle.read(size), size
@@ -408,7 +408,7 @@ class _Index:
         for pos, size, flags in self._odd(_BAD | _ESCAPED_RUN):
             if flags & _BAD:
                 if self._holds(pos, size, needles):
-                    reason = lifecycle.TOO_LARGE if size > runptr.MAX_ROW_BYTES else None
+                    reason = lifecycle.TOO_LARGE if size > run_logs.MAX_ROW_BYTES else None
                     reason = reason or lifecycle.check_row(self._line(pos, size))
                     if reason is None:
                         raise _Rebuild  # indexed as not a row, reads as one

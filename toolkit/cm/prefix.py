@@ -8,7 +8,7 @@ Prefix stability allows reuse; it is never reported as a cache hit.
 
 from __future__ import annotations
 
-from toolkit.cm.compact import ROLES, schema_text
+from toolkit.cm.answer_schemas import ROLES, schema_text
 from toolkit.cm.packet import STABLE_PREFIX_KEYS
 
 SAFETY = (

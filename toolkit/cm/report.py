@@ -38,7 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO, cast
 
-from toolkit.cm.runptr import log_home
+from toolkit.cm.run_logs import log_home
 from toolkit.core.display import shown
 from toolkit.core.strictjson import json_depth_exceeds
 from toolkit.infra.argparser import QuietArgumentParser

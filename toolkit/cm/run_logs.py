@@ -1,4 +1,4 @@
-"""CM run bookkeeping: run ids, the run pointer ``.cm-run.json``, log locations and locks.
+"""CM run logs: where they live, how they are read and appended, run ids, the run pointer and locks.
 
 Standard library only (the ``cm-*`` console scripts start lean). The rules follow the public
 CM event writer: an explicit ``--run-id`` wins; otherwise a running pointer in the specs dir,

@@ -37,9 +37,9 @@ def _live_key(log: Path, event: dict[str, Any]) -> str:
     import json
 
     from toolkit.infra.telemetrylog import count_equal_lines
-    from toolkit.otel.records import content_key
+    from toolkit.otel.spans import content_key
 
-    # the export numbers equal records in log order across every segment (records.Occurrences);
+    # the export numbers equal records in log order across every segment (spans.Occurrences);
     # the log is streamed, never read whole
     line = json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     return f"{content_key(event)}#{count_equal_lines(log, line)}"

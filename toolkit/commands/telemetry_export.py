@@ -75,7 +75,7 @@ def register(group: typer.Typer) -> None:
         """Export efficiency events, CM model calls and decisions as OTLP spans and metrics."""
         import os
 
-        from toolkit.cm.runptr import log_home
+        from toolkit.cm.run_logs import log_home
         from toolkit.commands._common import emit_json, repository, say
         from toolkit.core.errors import InvalidInput
         from toolkit.infra.clock import now_utc

@@ -1,7 +1,7 @@
 """The one append primitive of every log: a record lands whole or not at all.
 
 Used by the vault journal, the telemetry log, the replay ledger, the profile-change log
-(``store.append_jsonl``), the CM project and global logs (``cm.runptr.append_line``) and the OTLP
+(``store.append_jsonl``), the CM project and global logs (``cm.run_logs.append_line``) and the OTLP
 spool (``otel.live``). Standard library only: the spool is written on the runtime path.
 
 ``os.write`` on a regular file may write part of what it was given (a full device takes what fits

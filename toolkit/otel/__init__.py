@@ -5,7 +5,7 @@ the detached ``toolkit.otel.flusher`` process that uses it) imports ``openteleme
 else is standard library, so a toolkit installed without the ``otel`` extra, or a repository whose
 config does not say ``telemetry: otlp``, never loads any of it.
 
-* ``records``: pure mapping of our records to neutral span and metric records (GenAI semantic
+* ``spans``: pure mapping of our records to neutral span and metric records (GenAI semantic
   conventions, stable ids derived from event ids, privacy projection through the shared engine).
 * ``resource``: resource attributes (service, hashed repository id, workgroup, run) and
   ``OTEL_RESOURCE_ATTRIBUTES``.
@@ -20,9 +20,9 @@ __all__ = [
     "export",
     "flusher",
     "live",
-    "records",
     "resource",
     "sdk",
     "sources",
+    "spans",
     "withhold",
 ]

@@ -20,10 +20,10 @@ from typing import Any
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput
 from toolkit.core.timefmt import parse_rfc3339
-from toolkit.otel.records import Skipped, SpanRecord, metrics_for, to_ns
 from toolkit.otel.resource import repository_id, resource_attributes
 from toolkit.otel.sdk import Sender, resolve_endpoints, undelivered_message
 from toolkit.otel.sources import agent_spans, cm_log_files, cm_spans, telemetry_log_spans
+from toolkit.otel.spans import Skipped, SpanRecord, metrics_for, to_ns
 from toolkit.otel.withhold import Withholder, load_key
 
 _RELATIVE = re.compile(r"^(\d{1,6})([mhd])$")

@@ -2,7 +2,7 @@
 
 Started by ``toolkit.otel.live`` when a record is spooled and no flusher holds ``flusher.lock``.
 It waits ``OTEL_BSP_SCHEDULE_DELAY`` milliseconds (default 1000) to gather a batch, renames the
-spool to ``batch-<ns>.jsonl``, maps it to spans (``toolkit.otel.records``, through the privacy
+spool to ``batch-<ns>.jsonl``, maps it to spans (``toolkit.otel.spans``, through the privacy
 engine) and sends them with the OTLP/HTTP exporter (endpoint and options from the
 ``OTEL_EXPORTER_OTLP_*`` variables it inherited). A batch file is deleted only after the collector
 accepted it; on failure it stays and is retried with a growing pause. After ``IDLE_SECONDS``
@@ -32,9 +32,9 @@ from toolkit.infra.clock import now_utc
 from toolkit.infra.git import discover, root_commit_ids
 from toolkit.infra.store import atomic_write
 from toolkit.otel.live import FLUSHER_LOCK, SPOOL
-from toolkit.otel.records import Skipped, cm_span, decision_span, efficiency_span
 from toolkit.otel.resource import repository_id, resource_attributes
 from toolkit.otel.sdk import Sender, resolve_endpoints
+from toolkit.otel.spans import Skipped, cm_span, decision_span, efficiency_span
 from toolkit.otel.withhold import Withholder, load_key
 
 IDLE_SECONDS = 2.0

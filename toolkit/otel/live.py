@@ -9,9 +9,9 @@ deletes a batch only after the collector accepted it, so a collector that is dow
 nothing: the spool waits, and the next call starts a new flusher when the last one gave up.
 
 What is spooled is already projected: a decision keeps only its operation, mode, reason codes
-and rollout stage; a CM row only the fields of ``records.CM_ATTRIBUTES`` (never ``detail`` or
+and rollout stage; a CM row only the fields of ``spans.CM_ATTRIBUTES`` (never ``detail`` or
 ``project``); an efficiency event is the normalized event. The flusher maps them with
-``toolkit.otel.records``, through the privacy engine, exactly as ``telemetry export`` does.
+``toolkit.otel.spans``, through the privacy engine, exactly as ``telemetry export`` does.
 
 Locking: writers hold an exclusive ``flock`` on the spool while appending (a record lands whole
 or is cut back, ``toolkit.infra.appendlog``); the flusher renames the
@@ -44,7 +44,7 @@ MAX_CONFIG_BYTES = 65_536
 _OTLP_LINE = re.compile(r"""^[ \t]+telemetry:[ \t]*(["']?)otlp\1[ \t]*(#.*)?$""", re.MULTILINE)
 _BLOCK = re.compile(r"^context_efficiency:[ \t]*(#.*)?$", re.MULTILINE)
 
-# the CM row fields that may be spooled (records.CM_ATTRIBUTES plus what the mapping checks)
+# the CM row fields that may be spooled (spans.CM_ATTRIBUTES plus what the mapping checks)
 CM_SPOOL_FIELDS = frozenset(
     {
         "schema_version",

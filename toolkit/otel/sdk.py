@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 import toolkit
 from toolkit.core.errors import EnvironmentFailure, InvalidInput
-from toolkit.otel.records import SCOPE_NAME, HistogramPoint, MetricRecord, SpanRecord
+from toolkit.otel.spans import SCOPE_NAME, HistogramPoint, MetricRecord, SpanRecord
 
 DEFAULT_BASE = "http://localhost:4318"
 SPAN_BATCH = 512

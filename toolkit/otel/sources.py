@@ -1,7 +1,7 @@
 """Reading the records an export sends: the local telemetry log and the CM logs (standard library).
 
 * The local telemetry log holds efficiency events and routing evidence (``--record``); each line
-  is numbered among equal lines (``records.Occurrences``), so its id survives later appends.
+  is numbered among equal lines (``spans.Occurrences``), so its id survives later appends.
 * CM model calls come from the private global log home (``CM_WORKFLOW_LOG_HOME``, as the usage
   report reads it) and from a project log (``<specs-dir>/运行日志.jsonl``) when one is named. A
   call present in both has one event id and is sent once.
@@ -18,10 +18,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from toolkit.cm.report import load_run_refs, safe_log_path
-from toolkit.cm.runptr import PROJECT_LOG_NAME, iter_json_lines
+from toolkit.cm.run_logs import PROJECT_LOG_NAME, iter_json_lines
 from toolkit.infra.boundedio import FileRefused, loads_bounded, open_regular
 from toolkit.infra.telemetrylog import iter_lines
-from toolkit.otel.records import (
+from toolkit.otel.spans import (
     Occurrences,
     Skipped,
     SpanRecord,

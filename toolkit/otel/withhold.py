@@ -27,7 +27,7 @@ from pathlib import Path
 from toolkit.core.errors import ToolkitError
 from toolkit.infra.boundedio import FileRefused, read_regular
 from toolkit.infra.store import create_exclusive
-from toolkit.otel.records import AttrValue, MetricRecord, SpanRecord
+from toolkit.otel.spans import AttrValue, MetricRecord, SpanRecord
 from toolkit.privacy import Context, scan_text
 
 PREFIX = "withheld:"
