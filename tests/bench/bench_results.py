@@ -23,7 +23,7 @@ from typing import Any
 from toolkit.infra.clock import now_utc
 from toolkit.infra.store import Layout
 from toolkit.records.probes import check, record
-from toolkit.records.results import StoreRequest, store_result
+from toolkit.records.results import StoreRequest, decision_from_policy, store_result
 from toolkit.records.vault import add_delta
 from toolkit.runtime.protocol import RuntimeContext, execute
 
@@ -107,17 +107,19 @@ def bench_store(root: Path) -> None:
     raw = root.parent / "raw.log"
     raw.write_bytes(os.urandom(64 * 1024 * 1024))
     request = StoreRequest(
-        decision={
-            "mode": "artifact",
-            "write_prohibited": False,
-            "writes": {
-                "handoff": True,
-                "artifact": True,
-                "vault": False,
-                "settings": False,
-                "workgroup": False,
-            },
-        },
+        decision=decision_from_policy(
+            {
+                "mode": "artifact",
+                "write_prohibited": False,
+                "writes": {
+                    "handoff": True,
+                    "artifact": True,
+                    "vault": False,
+                    "settings": False,
+                    "workgroup": False,
+                },
+            }
+        ),
         summary="3 failed\n",
         workgroup_id="wg",
         task_id="t",

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from support.harness import GitRepo, cli
 
 from toolkit.core.errors import ToolkitError
-from toolkit.records.results import decision_from_policy
+from toolkit.records.results import ResultDecision, Writes, decision_from_policy
 
 
 def snapshot(root: Path) -> dict[str, Any]:
@@ -377,11 +377,27 @@ def test_fuzz_policy_parsing(policy: Any) -> None:
     except ToolkitError as exc:
         assert exc.exit_code in (1, 2)
         return
-    assert decision["mode"] in ("ephemeral", "durable", "artifact")
-    if decision["write_prohibited"]:
-        assert not any(decision["writes"].values())
-    if decision["writes"]["artifact"]:
-        assert decision["mode"] == "artifact"
+    assert decision.mode in ("ephemeral", "durable", "artifact")
+    if decision.write_prohibited:
+        assert not decision.writes.any()
+    if decision.writes.artifact:
+        assert decision.mode == "artifact"
+
+
+def test_every_policy_form_parses_into_one_typed_decision() -> None:
+    """Facts, a runtime frame and a bare decision all become the same ResultDecision record."""
+    expected = ResultDecision(
+        "artifact", False, Writes(handoff=False, artifact=True, vault=False, settings=False, workgroup=False)
+    )
+    bare = {
+        "mode": "artifact",
+        "write_prohibited": False,
+        "writes": {**dict.fromkeys(WRITES, False), "artifact": True},
+    }
+    framed = {"ok": True, "operation": "result-policy", "result": bare}
+    assert decision_from_policy({"input": {"large_raw_output": True}}) == expected
+    assert decision_from_policy(framed) == expected
+    assert decision_from_policy(bare) == expected
 
 
 def test_summary_from_stdin(git_repo: GitRepo, tmp_path: Path) -> None:

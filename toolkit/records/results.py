@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from toolkit.core.errors import InvalidInput, Refused
 from toolkit.infra import confined, store
@@ -40,11 +40,71 @@ _EXTENSION = re.compile(r"^[a-z0-9]{1,16}$")
 DEFAULT_EXTENSION = "log"
 
 
+@dataclass(frozen=True, slots=True)
+class Writes:
+    """What a result decision lets a result write, one flag per kind (``WRITE_KINDS``)."""
+
+    handoff: bool
+    artifact: bool
+    vault: bool
+    settings: bool
+    workgroup: bool
+
+    def any(self) -> bool:
+        return self.handoff or self.artifact or self.vault or self.settings or self.workgroup
+
+
+@dataclass(frozen=True, slots=True)
+class ResultDecision:
+    """A result-policy decision ``{mode, write_prohibited, writes}``, parsed and checked once."""
+
+    mode: str
+    write_prohibited: bool
+    writes: Writes
+
+    @classmethod
+    def parse(cls, value: object) -> ResultDecision:
+        """The decision a JSON value spells; anything else is ``POLICY_INVALID``.
+
+        A known mode, a flag, exactly one flag per write kind, and a decision that agrees with
+        itself (a hand-edited "write_prohibited but writes" is refused).
+        """
+        if not isinstance(value, Mapping) or set(value) != {"mode", "write_prohibited", "writes"}:
+            _bad()
+        mode, prohibited, writes = value["mode"], value["write_prohibited"], value["writes"]
+        if not (
+            isinstance(mode, str)
+            and mode in RESULT_MODES
+            and isinstance(prohibited, bool)
+            and isinstance(writes, Mapping)
+            and set(writes) == set(WRITE_KINDS)
+            and all(isinstance(flag, bool) for flag in writes.values())
+        ):
+            _bad()
+        decision = cls(mode, prohibited, Writes(**{kind: writes[kind] for kind in WRITE_KINDS}))
+        decision.check_consistent()
+        return decision
+
+    def check_consistent(self) -> None:
+        """Write-prohibited means ephemeral with no writes, an artifact is written exactly for an
+        artifact decision, a durable one writes its handoff (checked in that order)."""
+        if self.write_prohibited and (self.mode != "ephemeral" or self.writes.any()):
+            raise InvalidInput(
+                "POLICY_INVALID", "a write-prohibited decision must be ephemeral with no writes"
+            )
+        if self.writes.artifact != (self.mode == "artifact" and not self.write_prohibited):
+            raise InvalidInput(
+                "POLICY_INVALID", "an artifact is written exactly when the decision is artifact"
+            )
+        if self.mode == "durable" and not self.writes.handoff:
+            raise InvalidInput("POLICY_INVALID", "a durable decision writes its handoff")
+
+
 @dataclass(frozen=True)
 class StoreRequest:
     """Everything ``store_result`` needs, already read by the shell."""
 
-    decision: dict[str, Any]
+    decision: ResultDecision
     summary: str
     workgroup_id: str
     task_id: str
@@ -53,26 +113,19 @@ class StoreRequest:
     artifact_boundary: str = "knowzcode/artifacts"
 
 
-def decision_from_policy(policy: Any) -> dict[str, Any]:
+def decision_from_policy(policy: object) -> ResultDecision:
     """Accept a decision, a runtime frame carrying one, or a ``{input: facts}`` request.
 
     Facts are resolved here with the same pure function the runtime uses; a given decision is
-    checked for shape and consistency, so a hand-edited "write_prohibited but writes" is refused.
+    checked for shape and consistency (``ResultDecision.parse``).
     """
     policy = _unframed(policy)
     if isinstance(policy, Mapping) and set(policy) == {"input"}:
-        return _resolve_facts(policy["input"])
-    if not _decision_shaped(policy):
-        _bad()
-    _check_consistent(policy["mode"], policy["write_prohibited"], policy["writes"])
-    return {
-        "mode": policy["mode"],
-        "write_prohibited": policy["write_prohibited"],
-        "writes": dict(policy["writes"]),
-    }
+        return ResultDecision.parse(_resolve_facts(policy["input"]))
+    return ResultDecision.parse(policy)
 
 
-def _unframed(policy: Any) -> Any:
+def _unframed(policy: object) -> object:
     """The decision inside a successful ``result-policy`` runtime frame; anything else as given."""
     if (
         isinstance(policy, Mapping)
@@ -83,19 +136,7 @@ def _unframed(policy: Any) -> Any:
     return policy
 
 
-def _check_consistent(mode: str, prohibited: bool, writes: Mapping[str, bool]) -> None:
-    """A well-shaped decision must also agree with itself: write-prohibited means ephemeral with
-    no writes, an artifact is written exactly for an artifact decision, a durable one writes its
-    handoff (checked in that order)."""
-    if prohibited and (mode != "ephemeral" or any(writes.values())):
-        raise InvalidInput("POLICY_INVALID", "a write-prohibited decision must be ephemeral with no writes")
-    if writes["artifact"] != (mode == "artifact" and not prohibited):
-        raise InvalidInput("POLICY_INVALID", "an artifact is written exactly when the decision is artifact")
-    if mode == "durable" and not writes["handoff"]:
-        raise InvalidInput("POLICY_INVALID", "a durable decision writes its handoff")
-
-
-def _resolve_facts(facts: Any) -> dict[str, Any]:
+def _resolve_facts(facts: object) -> dict[str, Any]:
     """The decision of ``{input: facts}``, by the runtime's own function; its refusals keep their codes."""
     if not isinstance(facts, dict):
         _bad()
@@ -107,21 +148,7 @@ def _resolve_facts(facts: Any) -> dict[str, Any]:
         raise InvalidInput("POLICY_INVALID", "the policy facts are invalid") from None
 
 
-def _decision_shaped(policy: Any) -> bool:
-    """``{mode, write_prohibited, writes}`` with a known mode, a flag, and one flag per write kind."""
-    if not isinstance(policy, Mapping) or set(policy) != {"mode", "write_prohibited", "writes"}:
-        return False
-    writes = policy["writes"]
-    return (
-        policy["mode"] in RESULT_MODES
-        and isinstance(policy["write_prohibited"], bool)
-        and isinstance(writes, Mapping)
-        and set(writes) == set(WRITE_KINDS)
-        and all(isinstance(v, bool) for v in writes.values())
-    )
-
-
-def _bad() -> Any:
+def _bad() -> NoReturn:
     raise InvalidInput("POLICY_INVALID", 'the policy must be a result-policy decision or {"input": facts}')
 
 
@@ -208,15 +235,14 @@ def render_summary(summary: str, artifact_rel: str | None) -> str:
 def store_result(layout: Layout, request: StoreRequest) -> dict[str, Any]:
     """Apply ``request.decision``; returns what was written (repository-relative paths)."""
     decision = request.decision
-    writes = decision["writes"]
-    prohibited = decision["write_prohibited"]
+    prohibited = decision.write_prohibited
     # the "always" threshold gives every result that may write a handoff
-    handoff = not prohibited and (writes["handoff"] or request.handoff_threshold == "always")
-    artifact = not prohibited and writes["artifact"]
+    handoff = not prohibited and (decision.writes.handoff or request.handoff_threshold == "always")
+    artifact = not prohibited and decision.writes.artifact
     safe_segment(request.workgroup_id, "workgroup_id")
     safe_segment(request.task_id, "task_id")
     out: dict[str, Any] = {
-        "mode": decision["mode"],
+        "mode": decision.mode,
         "write_prohibited": prohibited,
         "written": [],
         "summary_path": None,
