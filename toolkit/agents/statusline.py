@@ -49,6 +49,7 @@ MAX_STDIN = 1_048_576
 MAX_SUBAGENT_FILES = 512
 MAX_SIBLINGS = 4096  # other transcripts of the project folder looked at for a resumed session's origin
 MAX_ORIGIN = 256 * 1_048_576  # bytes of another transcript read when looking for copied history
+LEAN_BYTES = 1_048_576  # a longer read goes to the typed decoder (its import costs less than the scan)
 STAMP_WINDOW = 65_536  # bytes first read from either end of a transcript for its first and last time
 CHUNK = 16 * 1_048_576  # bytes decoded at once (a long transcript is read in pieces)
 MARK = 256  # bytes at the start and just before the offset whose digest says the read part is unchanged
@@ -555,18 +556,21 @@ def _encode_state(files: dict[str, FileState], earlier: Earlier) -> bytes:
 # --- reading -----------------------------------------------------------------------------------
 
 
-def read_lines(data: bytes, end: int, state: FileState) -> None:
+def read_lines(data: bytes, end: int, state: FileState, typed: bool = False) -> None:
     """The lines of ``data[:end]`` that hold a usage object, in file order, into the file's kept
     lines (``rules.admit_line``): read by the lean reader, a line it is not sure of by the typed
-    decoder (as the usage reader's slow path decodes it; a line that does not decode is skipped)."""
+    decoder (as the usage reader's slow path decodes it; a line that does not decode is skipped).
+    ``typed``: every line by the typed decoder (a long read, where importing it costs less than
+    the lean reader's scan)."""
     search, find, rfind = rules.USAGE.search, data.find, data.rfind
     found = search(data, 0, end)
     session = state.session
+    read = _typed_line if typed else _line_at
     while found is not None:
         start = rfind(b"\n", 0, found.start()) + 1
         stop = find(b"\n", found.start(), end)
         stop = end if stop == -1 else stop
-        line = _line_at(data, start, stop)
+        line = read(data, start, stop)
         found = search(data, stop, end)
         if line is None or line.subtype == "compact_boundary":
             continue
@@ -583,8 +587,11 @@ def _line_at(data: bytes, start: int, stop: int) -> Any:
     try:
         return lean.parse_line(data, start, stop)
     except lean.Unsure:
-        pass
-    from toolkit.usage import claude  # msgspec: only for a line the lean reader leaves to it
+        return _typed_line(data, start, stop)
+
+
+def _typed_line(data: bytes, start: int, stop: int) -> Any:
+    from toolkit.usage import claude  # msgspec: only for what the lean reader leaves to it
 
     return claude.decode_line(memoryview(data)[start:stop])
 
@@ -607,7 +614,7 @@ def _read_file(path: str, session: str, previous: FileState | None) -> FileState
             end = _readable_end(data)
             if end == 0:
                 break  # nothing more, or a torn last line: read once it is whole
-            read_lines(data, end, state)
+            read_lines(data, end, state, typed=st.st_size - state.offset > LEAN_BYTES)
             state.offset += end
         if state.offset:
             state.mark = _mark(fd, state.offset)

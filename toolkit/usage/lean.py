@@ -56,6 +56,7 @@ _TRUE, _FALSE, _NULL = 11, 12, 13
 # the rest of a string after its opening quote: no raw control character, only JSON's escapes
 _STRING = re.compile(rb'[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*"')
 _END = re.compile(rb"[ \t\n\r]*")
+_PLAIN = re.compile(rb'[\x20\x21\x23-\x5b\x5d-\x7e]*"?')  # a string's rest without escapes, in ASCII
 
 
 def _token(data: bytes, pos: int, end: int) -> re.Match[bytes]:
@@ -138,6 +139,9 @@ def _text(data: bytes, pos: int, end: int, *, keep: bool, nullable: bool = True)
     start = tok.end()
     stop = _string_end(data, start, end)
     if not keep:
+        # checked where it lies, never copied: no escape, and ASCII (the typed decoder checks UTF-8)
+        if _PLAIN.match(data, start, end).end() != stop:  # type: ignore[union-attr]
+            raise Unsure
         return "", stop
     raw = data[start : stop - 1]
     if b"\\" in raw:
