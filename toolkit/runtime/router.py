@@ -707,7 +707,7 @@ def _apply_held_globs(
     if not isinstance(root, str) or not root.strip():
         return live
     rels = _proposed_rels(inp, ctx.canonicalizer(root), ctx.realpath(workdir).rstrip("/") + "/")
-    return [_with_glob_matches(writer, rels) for writer in live] if rels else live
+    return [_HeldGlobs(writer).with_matches(rels) for writer in live] if rels else live
 
 
 def _proposed_rels(inp: dict[str, Any], canon: Canonicalizer, real_workdir: str) -> list[str]:
@@ -742,19 +742,33 @@ def _list_or_empty(value: object) -> list[object]:
     return value if isinstance(value, list) else []
 
 
-def _with_glob_matches(writer: dict[str, Any], rels: list[str]) -> dict[str, Any]:
-    """``writer`` with the proposed paths its owned globs match added to its resolved paths."""
-    from toolkit.core.ownership import glob_matcher
+class _HeldGlobs:
+    """What the held-glob rule reads of a registry writer, parsed once: its owned globs (empty
+    unless a list of strings) and its resolved paths (empty unless a list). A plain class: a
+    dataclass would import dataclasses and inspect on every route."""
 
-    globs = writer.get("owned_globs")
-    if not (globs and isinstance(globs, list) and all(isinstance(g, str) for g in globs)):
-        return writer
-    match = glob_matcher(globs)
-    matched = [rel for rel in rels if match(rel)]
-    if not matched:
-        return writer
-    resolved = writer.get("resolved_owned_files")
-    return {**writer, "resolved_owned_files": (resolved if isinstance(resolved, list) else []) + matched}
+    __slots__ = ("globs", "resolved", "writer")
+
+    def __init__(self, writer: dict[str, Any]) -> None:
+        globs = writer.get("owned_globs")
+        resolved = writer.get("resolved_owned_files")
+        self.globs: list[str] = (
+            globs if isinstance(globs, list) and all(isinstance(g, str) for g in globs) else []
+        )
+        self.resolved: list[object] = resolved if isinstance(resolved, list) else []
+        self.writer = writer
+
+    def with_matches(self, rels: list[str]) -> dict[str, Any]:
+        """The writer with the proposed paths its owned globs match added to its resolved paths."""
+        from toolkit.core.ownership import glob_matcher
+
+        if not self.globs:
+            return self.writer
+        match = glob_matcher(self.globs)
+        matched = [rel for rel in rels if match(rel)]
+        if not matched:
+            return self.writer
+        return {**self.writer, "resolved_owned_files": self.resolved + matched}
 
 
 def op_route(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
