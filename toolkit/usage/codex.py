@@ -428,7 +428,10 @@ def _token(
     if _replayed(state, info, ts, total, key, parent_totals):
         return
     delta = _call_delta(state, key, total, last)
-    if delta is not None and (delta[0] or delta[1] or delta[2] or delta[3]):
+    if delta is None:
+        return
+    d_input, d_cached, d_output, d_reasoning = delta  # the buckets by name, never by position
+    if d_input or d_cached or d_output or d_reasoning:
         out.items.append(_call(out, info, ts, state, (payload.model, meta.model), delta, last))
 
 
