@@ -513,3 +513,18 @@ def test_a_later_copy_of_this_session_does_not_hide_its_calls(tmp_path: Path) ->
     before = fresh_counts(original)
     _resumed(folder)
     assert fresh_counts(original) == before and before.startswith("workgroup: 25.5k tok verified · 2 calls")
+
+
+def test_importing_the_status_line_loads_no_reader_and_no_typing() -> None:
+    """What the status line's module adds to a process (its every run pays for it): no msgspec,
+    no typed usage reader, no fold, and not typing, pathlib or datetime (imported only for type
+    names elsewhere). The price table and the lean reader are standard library only."""
+    probe = (
+        "import sys; import toolkit.entry; before = set(sys.modules); "
+        "from toolkit.agents import statusline; "
+        "print(sorted(m for m in set(sys.modules) - before "
+        "if m.split('.')[0] in ('msgspec', 'typing', 'pathlib', 'datetime', 'dataclasses', 'inspect') "
+        "or m in ('toolkit.usage.claude', 'toolkit.usage.fold', 'toolkit.usage.dedup', 'toolkit.usage.model')))"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=60, check=True)
+    assert proc.stdout.decode().strip() == "[]"

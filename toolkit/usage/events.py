@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import InvalidInput
+from toolkit.runtime.codes import RuntimeOpError
 from toolkit.usage.fold import Ledger, merge_parts
 from toolkit.usage.model import Call
 
@@ -131,8 +132,7 @@ class Events:
         merge_parts(self.sessions, state)
 
     def build(self) -> list[dict[str, Any]]:
-        from toolkit.runtime.codes import RuntimeOpError
-        from toolkit.runtime.telemetry import normalize_event
+        from toolkit.runtime.telemetry import normalize_event  # ~30 ms: only when events are written
 
         out = []
         for (source, session), sums in sorted(self.sessions.items()):

@@ -24,6 +24,7 @@ from typing import Any, Protocol, TypeVar, assert_never
 
 import msgspec
 
+from toolkit.core.errors import InvalidInput
 from toolkit.usage import claude, codex
 from toolkit.usage.dedup import Probe, Seen, answers_none, dedup_session, fresh
 from toolkit.usage.model import Boundary, Call, FileLog
@@ -996,13 +997,11 @@ def resolve_tz(name: str | None) -> tzinfo:
     if name is None:
         local = datetime.now().astimezone().tzinfo
         return local if local is not None else UTC
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # only for --timezone: the default is local
 
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        from toolkit.core.errors import InvalidInput
-
         raise InvalidInput("USAGE_BAD_TIMEZONE", "--timezone must be an IANA zone name such as UTC") from None
 
 
@@ -1033,8 +1032,6 @@ class LocalDays:
 
 
 def parse_day(value: str, what: str) -> date:
-    from toolkit.core.errors import InvalidInput
-
     text = value.strip()
     if len(text) == 8 and text.isdigit():
         text = f"{text[:4]}-{text[4:6]}-{text[6:]}"

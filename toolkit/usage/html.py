@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import InvalidInput
+from toolkit.usage.cost import Estimate, rates_for
 from toolkit.usage.fold import Groups, LocalDays, Totals
 from toolkit.usage.model import Call
 
@@ -61,8 +62,6 @@ class Page:
         self.spans: dict[str, tuple[str, str]] = {}
         self.money: tuple[Any, Any] | None = None
         if prices is not None:
-            from toolkit.usage.cost import Estimate
-
             self.money = (
                 Estimate(prices, lambda c: days.text(c.ts) + _SEP + c.source),
                 Estimate(prices, lambda c: c.source + _SEP + c.session),
@@ -130,8 +129,6 @@ class Money:
 
 def _priced(estimate: Any, prices: Mapping[str, Any]) -> dict[str, Money]:
     """The list-price amount per group (the same rates and arithmetic as ``--cost``)."""
-    from toolkit.usage.cost import rates_for
-
     models: Mapping[str, Mapping[str, float]] = prices["models"]
     out: dict[str, Money] = {}
     looked_up: dict[str, Mapping[str, float] | None] = {}

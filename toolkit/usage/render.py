@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from toolkit.core.display import shown
+
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("calls", "calls"),
     ("input", "input"),
@@ -33,8 +35,6 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) 
 
     Cells come from the logs (model names, session ids, project paths): each passes ``shown``.
     """
-    from toolkit.core.display import shown
-
     rows = [[shown(c) for c in r] for r in rows]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
 

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, tzinfo
 from typing import Any
 
+from toolkit.cm.boundary import Event, Facts, Workflow, decide
+from toolkit.core.display import shown
 from toolkit.core.errors import InvalidInput, Refused
 from toolkit.usage.fold import Ledger, LocalDays, total
 from toolkit.usage.model import Call
@@ -51,8 +53,6 @@ def find_session(ledger: Ledger, wanted: str) -> str:
 
 
 def _verdict(workflow: str, kind: str) -> dict[str, Any]:
-    from toolkit.cm.boundary import Event, Facts, Workflow, decide
-
     try:
         flow = Workflow(workflow)
     except ValueError:
@@ -179,8 +179,7 @@ def session_table(view: dict[str, Any]) -> str:
                     "",
                 ]
             )
-    from toolkit.core.display import shown  # the session id and project path come from the logs
-
+    # the session id and project path come from the logs: ``shown`` escapes them
     out = [
         f"session {shown(view['session'])} ({shown(view['source'])}, project {shown(view['project'])})\n",
         table(headers, body, 2),
