@@ -10,7 +10,7 @@ import pytest
 from toolkit.privacy import scantext
 from toolkit.privacy.engine import RULES, scan_text_with_values
 from toolkit.privacy.needles import present_literals
-from toolkit.privacy.rules import lazy
+from toolkit.privacy.rules import Rule, lazy
 from toolkit.privacy.scantext import ScanText
 from toolkit.privacy.types import Context
 
@@ -64,3 +64,29 @@ def test_a_text_with_non_ascii_keeps_its_ascii_view() -> None:
     view = ScanText("caf\u00e9 Secret \u212a")
     assert view.ascii_bytes() == b"caf? Secret ?"
     assert view.find("Secret") == 5 and list(view.hits(lazy("Sec"))) == [(5, 8)]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_seed_starts_found_per_region_equal_the_kept_occurrences(
+    monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Seeds whose occurrences do not fit in ``_KEEP`` are found again a region at a time: the
+    starts and the findings are those made from the kept occurrences (regions of a few
+    characters, so seeds straddle and skip many of them)."""
+    rng = random.Random(seed)
+    pieces = ["password", "PASS", "secret", "token", "-u", "machine", "ghp_", "=", " ", "\n", "Xy7kq9Lm2Pz4"]
+    text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 300)))
+    seeded = [rule for rule in RULES if rule.tuning.seeds]
+    want = {rule.id: _starts(rule, ScanText(text)) for rule in seeded}
+    want_found = scan_text_with_values(text, Context.GENERIC)
+    monkeypatch.setattr(scantext, "_REGION", rng.choice([1, 5, 40]))
+    for keep in (0, 3):
+        monkeypatch.setattr(scantext, "_KEEP", keep)
+        view = ScanText(text)
+        assert {rule.id: _starts(rule, view) for rule in seeded} == want
+        assert scan_text_with_values(text, Context.GENERIC) == want_found
+
+
+def _starts(rule: Rule, view: ScanText) -> list[int] | None:
+    starts = rule._seed_starts(view)
+    return None if starts is None else list(starts)

@@ -11,6 +11,8 @@ two or four bytes a character, which every search would otherwise read).
 from __future__ import annotations
 
 import re
+from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from functools import partial
 
@@ -39,7 +41,7 @@ class ScanText:
     lowering the whole text held two more copies of it at once).
     """
 
-    __slots__ = ("text", "_ascii", "low_ascii", "_present", "_counts")
+    __slots__ = ("text", "_ascii", "low_ascii", "_present", "_seeds", "_kept")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -67,7 +69,8 @@ class ScanText:
                 low_bytes = bytes(patched)
             self.low_ascii = low_bytes
         self._present: frozenset[str] | None = None
-        self._counts: dict[tuple[str, bool], int] = {}
+        self._seeds: dict[tuple[str, bool], tuple[int, array[int] | None]] = {}
+        self._kept = 0  # seed occurrences kept, at most _KEEP
 
     def find(self, needle: str, start: int = 0, end: int | None = None) -> int:
         """The first offset of the ASCII ``needle`` in the ASCII view (case-sensitive), or -1."""
@@ -142,15 +145,23 @@ class ScanText:
         and once each; None when the seeds occur more than once per 16 characters (hostile
         input: the rule then makes one pass of its pattern, linear too).
 
-        Made a region of the text at a time, from the first occurrence not yet used (each
-        window cut where the last region's starts ended): a region's starts are few however
-        long the text is, and each is made in C (a set updated with a range). The occurrences
-        are found as the regions need them, not kept: an array of every occurrence of
-        ``password`` was a sixth of a line of ``password=`` pairs."""
-        if sum(self._count(seed, case) for seed in seeds) > len(self.text) // 16 + 64:
-            return None
-        finds = [self._finder(seed, case) for seed in seeds]
-        return _near_starts(finds, *near)
+        Made a region of the text at a time (``_near_kept``). A seed's occurrences are found
+        once per text and kept while they fit in ``_KEEP`` (per text, not per seed); past that
+        they are found again as the regions need them (``_near_found``): an array of every
+        occurrence of ``password`` was a sixth of a line of ``password=`` pairs."""
+        limit = len(self.text) // 16 + 64
+        total = 0
+        kept: list[array[int]] = []
+        for seed in seeds:
+            count, occurrences = self._occurrences(seed, case, limit)
+            total += count
+            if total > limit:
+                return None
+            if occurrences is not None:
+                kept.append(occurrences)
+        if len(kept) == len(seeds):
+            return _near_kept(kept, *near)
+        return _near_found([self._finder(seed, case) for seed in seeds], *near)
 
     def _finder(self, needle: str, case: bool) -> Callable[[int], int]:
         """``find(start)``: the next offset of ``needle`` in the view ``case`` names, or -1."""
@@ -159,26 +170,68 @@ class ScanText:
         haystack = self._ascii if case and self._ascii is not None else self.low_ascii
         return partial(haystack.find, needle.encode("ascii"))
 
-    def _count(self, needle: str, case: bool) -> int:
-        """How many times ``needle`` occurs (without overlaps), counted once per text."""
+    def _occurrences(self, needle: str, case: bool, limit: int) -> tuple[int, array[int] | None]:
+        """(how many times ``needle`` occurs, overlapping ones too, counted up to ``limit`` + 1;
+        its offsets, or None when they did not fit in what is left of ``_KEEP``). Found once per
+        text and shared by the rules that seed on it ("secret": the AWS secret key and the
+        assignments)."""
         key = (needle, case)
-        count = self._counts.get(key)
-        if count is None:
-            if case and self._ascii is None:
-                count = self.text.count(needle)
-            else:
-                haystack = self._ascii if case and self._ascii is not None else self.low_ascii
-                count = haystack.count(needle.encode("ascii"))
-            self._counts[key] = count
-        return count
+        known = self._seeds.get(key)
+        if known is not None:
+            return known
+        find = self._finder(needle, case)
+        room = _KEEP - self._kept
+        found = array("i" if len(self.text) < 1 << 31 else "q")
+        count = 0
+        at = find(0)
+        while at != -1 and count <= limit:
+            if count < room:
+                found.append(at)
+            count += 1
+            at = find(at + 1)
+        if count <= room:
+            self._kept += count
+            known = (count, found)
+        else:
+            known = (count, None)
+        self._seeds[key] = known
+        return known
 
 
+# seed occurrences a text keeps (4 bytes each), shared by the rules seeding on them; a seed
+# whose occurrences do not fit is found again, a region at a time, by each rule that needs it
+_KEEP = 64 * 1024
 _REGION = 8 * 1024  # text whose candidate starts are gathered (and sorted) at a time
 
 
-def _near_starts(finds: list[Callable[[int], int]], low: int, high: int) -> Iterator[int]:
-    """Every position ``low`` to ``high`` characters before an offset one of ``finds`` reports
-    (``find(start)``: the next occurrence of a seed from ``start``), ascending and once each."""
+def _near_kept(occurrences: list[array[int]], low: int, high: int) -> Iterator[int]:
+    """Every position ``low`` to ``high`` characters before one of the ``occurrences`` (one
+    ascending array per seed), ascending and once each. Gathered a region of the text at a time,
+    from the first occurrence not yet used (each window cut where the last region's starts
+    ended): a region's starts are few however long the text is, and each is made in C (a set
+    updated with a range)."""
+    used = [0] * len(occurrences)
+    following = 0
+    while True:
+        pending = [hits[k] for hits, k in zip(occurrences, used, strict=True) if k < len(hits)]
+        if not pending:
+            return
+        stop = min(pending) + _REGION
+        found: set[int] = set()
+        for index, hits in enumerate(occurrences):
+            first = used[index]
+            used[index] = last = bisect_left(hits, stop, first)
+            for at in hits[first:last]:
+                found.update(range(max(following, at - high, 0), at - low + 1))
+        if found:
+            starts = sorted(found)
+            following = starts[-1] + 1
+            yield from starts
+
+
+def _near_found(finds: list[Callable[[int], int]], low: int, high: int) -> Iterator[int]:
+    """What ``_near_kept`` gives, from seeds found as the regions need them (``find(start)``:
+    the next occurrence from ``start``, or -1) instead of arrays of every occurrence."""
     following = 0
     upcoming = [find(0) for find in finds]
     while True:
