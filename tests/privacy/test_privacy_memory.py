@@ -73,10 +73,12 @@ def test_peak_memory_is_base_plus_a_small_multiple_of_the_line(
     assert code == 1  # findings (capped at 1,000 per rule), not a crash
     line_kb = big.stat().st_size // 1024
     # the text and its lower-cased view (2x; reading holds the bytes read and the text, 2x too),
-    # plus a constant: the findings (capped per rule) and chunks of the text (256 KiB each)
-    # made where bytes are needed. Measured 2x + 0.5-1.3 MB (tests/bench/bench_privacy_memory.py);
-    # with the ASCII view as a third copy it was 3.3-3.5x, with every seed occurrence kept 2.2x
-    assert peak - base < 2 * line_kb + 2048, (base, peak, line_kb)
+    # plus a constant: the findings (capped per rule), the patterns compiled for the rules that
+    # run (the tiny base compiles few), the seed occurrences kept (at most 256 KB) and chunks of
+    # the text (64 KiB) made where bytes are needed. Measured 2x + 1.1-1.8 MB
+    # (tests/bench/bench_privacy_memory.py); with the ASCII view as a third copy it was
+    # 3.3-3.5x, with every seed occurrence kept 2.2x. One more copy of the line is 4 MB
+    assert peak - base < 2 * line_kb + 3072, (base, peak, line_kb)
 
 
 def test_a_line_longer_than_the_read_at_once_is_held_as_one_window(tmp_path: Path) -> None:

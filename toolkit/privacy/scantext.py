@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # typing stays out of the hook's cold start
 
 # text prepared a chunk at a time: the lower-cased view of a long ASCII text is filled from
 # chunks of it, and the literal prefilter reads chunks of it, so no whole extra copy is made
-CHUNK = 256 * 1024
+CHUNK = 64 * 1024
 
 
 class ScanText:
