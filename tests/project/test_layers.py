@@ -248,7 +248,7 @@ BAD_DECISIONS = {
     "pathlib read": "def decide(p):\n    return p.read_text()\n",
     "realpath": "def decide(ctx, path):\n    return ctx.cwd.realpath(path)\n",
     "os": "def decide():\n    import os\n\n    return os.environ\n",
-    "infra": "def decide(cwd):\n    from toolkit.infra.localstate import find_git\n\n    return find_git(cwd)\n",
+    "infra": "def decide(cwd):\n    from toolkit.infra.gitlocation import find_git\n\n    return find_git(cwd)\n",
     "git": "import pygit2\n",
     "subprocess": "from subprocess import run\n",
     "a context built inside": "def decide():\n    from toolkit.runtime.adapter import RuntimeContext\n\n    return RuntimeContext()\n",

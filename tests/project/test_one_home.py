@@ -27,7 +27,7 @@ HOMES = {
     "moment_or_now": "toolkit/infra/clock.py",
     "now_utc": "toolkit/infra/clock.py",
     "merge_parts": "toolkit/usage/fold.py",
-    "read_owners_registry": "toolkit/infra/localstate.py",
+    "read_owners_registry": "toolkit/infra/gitlocation.py",
     "ordered_map": "toolkit/infra/forkmap.py",
 }
 RETIRED = {"_read_request", "_read_input", "_now", "_reject_constant", "_no_constants", "_reject", "_Parser"}

@@ -1,4 +1,4 @@
-"""The active-writer registry (toolkit/records/owners.py) and git discovery (toolkit/infra/localstate.py)."""
+"""The active-writer registry (toolkit/records/owners.py) and git discovery (toolkit/infra/gitlocation.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from support.sync import AT_START_LINE, StartLine
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput
 from toolkit.infra.git import discover
-from toolkit.infra.localstate import LOCAL_STATE_NAME, find_git
+from toolkit.infra.gitlocation import LOCAL_STATE_NAME, find_git
 from toolkit.infra.store import LOCAL_STATE_NAME as STORE_LOCAL_STATE_NAME
 from toolkit.infra.store import Layout, write_json_atomic
 from toolkit.records import owners
@@ -250,10 +250,10 @@ def test_sixteen_processes_race_for_overlapping_scopes(layout: Layout, tmp_path:
     assert len(data["writers"]) == 51
 
 
-# --- localstate: the git common dir without pygit2 ------------------------------------------
+# --- gitlocation: the git common dir without pygit2 ------------------------------------------
 
 
-def test_localstate_matches_pygit2(git_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_gitlocation_matches_pygit2(git_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     git_repo.commit("init", {"a/b/c.txt": "x"})
     repo = discover(git_repo.path)
     found = find_git(str(git_repo.path / "a" / "b"))
@@ -269,7 +269,7 @@ def test_localstate_matches_pygit2(git_repo, tmp_path: Path) -> None:  # type: i
     assert Path(linked.git_dir) != repo.common_dir  # the worktree's own git dir
 
 
-def test_localstate_outside_a_repository_and_bad_pointers(tmp_path: Path) -> None:
+def test_gitlocation_outside_a_repository_and_bad_pointers(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
     assert find_git(str(plain)) is None or find_git(str(plain)).workdir != str(plain)  # type: ignore[union-attr]

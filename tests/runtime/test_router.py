@@ -436,7 +436,7 @@ def test_registry_from_a_subdirectory_and_another_worktree(git_repo, tmp_path: P
     git_repo.raw.add_worktree("wt2", str(other))
     ctx = RuntimeContext(cwd=str(other))
     assert op_route({"input": {"is_writer": True, "owned_files": ["src/api.py"]}}, ctx)["mode"] == "local"
-    from toolkit.infra.localstate import find_git
+    from toolkit.infra.gitlocation import find_git
 
     assert find_git(str(other)).common_dir == find_git(str(git_repo.path)).common_dir  # type: ignore[union-attr]
 

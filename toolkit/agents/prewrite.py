@@ -98,7 +98,7 @@ def check(hook: HookInput, lineage: str | None) -> Answer:
 
 def _work_tree(base: str) -> str | None:
     """The work tree of the repository ``base`` is in, or None outside any repository."""
-    from toolkit.infra.localstate import find_git
+    from toolkit.infra.gitlocation import find_git
 
     location = find_git(base)
     return location.workdir if location is not None else None
@@ -309,7 +309,7 @@ def _allowlisted(findings: list[FileFinding], root: str) -> list[FileFinding]:
 
 def ownership_holder(root: str, rel: str, lineage: str | None) -> str | None:
     """The reason ``rel`` may not be written by this session (another live lease covers it), or None."""
-    from toolkit.infra.localstate import find_git
+    from toolkit.infra.gitlocation import find_git
 
     location = find_git(root)
     if location is None or not os.path.lexists(location.owners_registry):
@@ -344,7 +344,7 @@ def _holder_of(root: str, rel: str, lineage: str | None) -> str | None:
     from toolkit.core.display import shown
     from toolkit.core.ownership import OverlapIndex, glob_matcher
     from toolkit.infra.clock import now_utc
-    from toolkit.infra.localstate import find_git, read_owners_registry
+    from toolkit.infra.gitlocation import find_git, read_owners_registry
     from toolkit.infra.paths import Canonicalizer
     from toolkit.runtime.router import live_registry_writers, registry_writers
 

@@ -28,7 +28,7 @@ OWN_RECORDS = (".workgroup/", ".reviews/")  # the toolkit's records: not the ses
 
 def repo_root(cwd: str | None) -> str | None:
     """The work tree holding ``cwd`` (the payload's, else the process's), or None outside one."""
-    from toolkit.infra.localstate import find_git
+    from toolkit.infra.gitlocation import find_git
 
     base = cwd if cwd and os.path.isabs(cwd) and os.path.isdir(cwd) else os.getcwd()
     location = find_git(base)
@@ -39,7 +39,7 @@ def layout(root: str) -> Layout:
     """The toolkit's paths of the work tree ``root`` (committed state and the git common dir's)."""
     from pathlib import Path
 
-    from toolkit.infra.localstate import find_git
+    from toolkit.infra.gitlocation import find_git
     from toolkit.infra.store import Layout
 
     location = find_git(root)

@@ -34,7 +34,7 @@ import stat
 import sys
 from hashlib import blake2b
 
-from toolkit.infra.localstate import LOCAL_STATE_NAME, find_git
+from toolkit.infra.gitlocation import LOCAL_STATE_NAME, find_git
 from toolkit.usage import lean, rules
 from toolkit.usage.cost import PRICE_TABLE, Estimate
 from toolkit.usage.rules import Pick

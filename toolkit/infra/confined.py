@@ -295,7 +295,7 @@ def check_named_file(
     """A file named on the command line may be anywhere; one that lies in a work tree (``root``, the
     current one, or the nearest above it as written) must stay in it: no folder on its way, and no
     symlink in its place, may lead outside that work tree (a symlink to another file of it is followed)."""
-    from toolkit.infra.localstate import find_git
+    from toolkit.infra.gitlocation import find_git
 
     absolute = os.path.abspath(os.fspath(path))
     tree: str | None
@@ -319,7 +319,7 @@ def root_for(directory: str | os.PathLike[str]) -> str:
     The work tree of the current directory when the folder is written under it (a driver runs
     from the project); else the nearest work tree above the folder as written; else the folder.
     """
-    from toolkit.infra.localstate import find_git
+    from toolkit.infra.gitlocation import find_git
 
     absolute = os.path.abspath(os.fspath(directory))
     here = find_git(os.getcwd())

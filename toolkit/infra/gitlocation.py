@@ -5,6 +5,10 @@ persistent writer registry that lives in ``<git common dir>/workgroup/``. Git's 
 walk up from the start directory to the first ``.git``; a directory is the git dir, a file
 holds ``gitdir: <path>`` (worktrees, submodules); a git dir with a ``commondir`` file points to
 the dir shared by all worktrees.
+
+Also here, for the same stdlib-only readers: the writer registry's location in that dir and its one
+bounded read (``read_owners_registry``), and the index's path list from the git command
+(``tracked_files``).
 """
 
 from __future__ import annotations

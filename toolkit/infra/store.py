@@ -37,8 +37,8 @@ from toolkit.infra.boundedio import (
     read_json_bounded,
     read_regular,
 )
+from toolkit.infra.gitlocation import find_git
 from toolkit.infra.ledger import LEDGER_NAME
-from toolkit.infra.localstate import find_git
 
 WORKGROUP_DIR = ".workgroup"
 LOCAL_STATE_NAME = "workgroup"  # inside the git common dir, shared by all worktrees

@@ -46,7 +46,7 @@ from toolkit.core.ownership import (
 from toolkit.core.timefmt import format_utc, parse_rfc3339
 from toolkit.infra.boundedio import NOT_A_FILE, TOO_DEEP, TOO_LARGE, FileRefused, loads_bounded, read_regular
 from toolkit.infra.clock import now_utc
-from toolkit.infra.localstate import MAX_REGISTRY_BYTES, read_owners_registry
+from toolkit.infra.gitlocation import MAX_REGISTRY_BYTES, read_owners_registry
 from toolkit.infra.paths import Canonicalizer
 from toolkit.infra.store import Layout, atomic_write, file_lock, safe_segment
 

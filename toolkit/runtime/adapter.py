@@ -111,13 +111,13 @@ class RuntimeContext:
 
         Raises ``ENVIRONMENT_ERROR`` when the file cannot be read as bounded JSON.
         """
-        from toolkit.infra.localstate import find_git
+        from toolkit.infra.gitlocation import find_git
 
         location = find_git(self.cwd)
         if location is None:
             return None
         from toolkit.infra.boundedio import FileRefused
-        from toolkit.infra.localstate import read_owners_registry
+        from toolkit.infra.gitlocation import read_owners_registry
 
         try:
             data = read_owners_registry(location.owners_registry, {"writers": []})
@@ -131,14 +131,14 @@ class RuntimeContext:
         index to trust: outside a repository, no registry or no index, an index that is a
         symlink, torn, altered or built from other bytes (the registry is then read in full,
         with its own errors)."""
-        from toolkit.infra.localstate import find_git
+        from toolkit.infra.gitlocation import find_git
 
         location = find_git(self.cwd)
         if location is None:
             return None
         from toolkit.core.owners_index import INDEX_FILE, decode_index
         from toolkit.infra.boundedio import FileRefused, open_regular, read_regular
-        from toolkit.infra.localstate import MAX_REGISTRY_BYTES
+        from toolkit.infra.gitlocation import MAX_REGISTRY_BYTES
 
         try:
             raw_index = read_regular(
@@ -172,7 +172,7 @@ class RuntimeContext:
         Raises ``INVALID_OWNERSHIP_GLOB`` for a bad glob, ``ENVIRONMENT_ERROR`` when git fails.
         """
         from toolkit.core.ownership import OwnershipPathError, check_globs, expand_globs
-        from toolkit.infra.localstate import find_git, tracked_files
+        from toolkit.infra.gitlocation import find_git, tracked_files
 
         try:
             check_globs(list(globs))
@@ -200,7 +200,7 @@ class RuntimeContext:
         A torn, foreign or too deeply nested ledger line is skipped; a ledger that cannot be
         read at all raises ``ENVIRONMENT_ERROR`` (it must never read as "nothing consumed").
         """
-        from toolkit.infra.localstate import find_git
+        from toolkit.infra.gitlocation import find_git
 
         location = find_git(self.cwd)
         if location is None:
