@@ -21,7 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolkit.core.owners_index import INDEX_FILE, decode_index, encode_index
+from toolkit.core.owners_index import INDEX_FILE, decode_index
+from toolkit.core.owners_index_encode import encode_index
 from toolkit.core.timefmt import format_utc
 from toolkit.infra.git import discover
 from toolkit.records import owners

@@ -26,7 +26,8 @@ The format (ASCII)::
 * ``registry``: the registry file's size, CRC-32, ``st_mtime_ns`` and ``st_ino`` when the
   index was written; ``body_crc32``: the lines' checksum (a torn or altered index is not used).
 
-Standard library only, no I/O (the adapter and ``toolkit.records.owners`` read and write).
+Standard library only, no I/O (the adapter and ``toolkit.records.owners`` read and write; the
+encoder is ``toolkit.core.owners_index_encode``).
 """
 
 from __future__ import annotations
@@ -39,11 +40,12 @@ from toolkit.core.ownership import MAX_PATH_CHARS, PAD, SIMPLE_PATH
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable
     from datetime import datetime
     from typing import Any, TypeGuard
 
 MAGIC = b"workgroup.owners-index/v1\n"
+_EPOCH_ORDINAL = 719_163  # date(1970, 1, 1).toordinal()
 INDEX_FILE = "owners.index"
 
 
@@ -59,80 +61,18 @@ def plain_path(value: object) -> TypeGuard[str]:
 
 
 def micros(moment: datetime) -> int:
-    """An aware datetime as exact microseconds since the Unix epoch (order kept exactly)."""
-    from datetime import UTC, datetime, timedelta
+    """An aware datetime as exact microseconds since the Unix epoch (order kept exactly).
 
-    return (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
+    Integer arithmetic on the moment's UTC fields: nothing to import on the router's path."""
+    offset = moment.utcoffset()
+    utc = moment if offset is None else moment - offset
+    days = utc.toordinal() - _EPOCH_ORDINAL
+    seconds = days * 86_400 + utc.hour * 3_600 + utc.minute * 60 + utc.second
+    return seconds * 1_000_000 + utc.microsecond
 
 
 def registry_binding(raw: bytes, mtime_ns: int, ino: int) -> dict[str, int]:
     return {"size": len(raw), "crc32": zlib.crc32(raw), "mtime_ns": mtime_ns, "ino": ino}
-
-
-def encode_index(writers: Sequence[Mapping[str, object]], binding: Mapping[str, int]) -> bytes | None:
-    """The index of registry rows (``Lease.to_json()``), bound to ``binding``; None when a row is
-    not one the registry's writer would have written (the index is then not written at all)."""
-    from toolkit.core.timefmt import parse_rfc3339
-
-    lines: set[str] = set()
-    heads: set[str] = set()
-    slow: list[list[object]] = []
-    fallback: list[list[object]] = []
-    for writer in writers:
-        row = _lease_row(writer, parse_rfc3339(writer.get("lease_expires_at")))
-        if row is None:
-            return None
-        at, holder, paths, globs = row
-        if globs or not paths:
-            fallback.append([at, holder])
-            continue
-        odd = _add_plain_lines(paths, at, holder, lines, heads)
-        if odd:
-            slow.append([at, holder, odd])
-    body = "\n".join(sorted(lines, key=lambda line: line.encode("ascii"))).encode("ascii")
-    header = {
-        "registry": dict(binding),
-        "body_crc32": zlib.crc32(body),
-        "heads": sorted(heads),
-        "slow": slow,
-        "fallback": fallback,
-    }
-    return MAGIC + json.dumps(header, ensure_ascii=True).encode("ascii") + b"\n" + body
-
-
-def _lease_row(
-    writer: Mapping[str, object], expires: datetime | None
-) -> tuple[int, str, list[str], list[str]] | None:
-    """(expiry in microseconds, holder, owned paths, owned globs) of a registry row the writer
-    would have written; None for any other row (no expiry or holder, a path or glob list that is
-    not a list of strings)."""
-    holder = writer.get("lineage_id")
-    if expires is None or not isinstance(holder, str):
-        return None
-    paths: list[str] = []
-    for name in ("owned_files", "resolved_owned_files"):
-        value = writer.get(name, [])
-        if not _str_list(value):
-            return None
-        paths += value
-    globs = writer.get("owned_globs", [])
-    if not _str_list(globs):
-        return None
-    return micros(expires), holder, paths, globs
-
-
-def _add_plain_lines(paths: list[str], at: int, holder: str, lines: set[str], heads: set[str]) -> list[str]:
-    """Add a lease's plain paths as body lines (and their directories as heads); the paths that
-    are not plain, left for the header's slow part."""
-    shown = json.dumps(holder, ensure_ascii=True)  # never a raw tab or newline
-    odd = []
-    for path in paths:
-        if plain_path(path):
-            heads.add(path.rpartition("/")[0])
-            lines.add(f"{path.lower()}\t{at}\t{shown}")
-        else:
-            odd.append(path)
-    return odd
 
 
 def _int(value: object) -> bool:
@@ -204,7 +144,7 @@ def decode_index(raw: bytes) -> OwnersIndex | None:
     slow, fallback = header.get("slow"), header.get("fallback")
     if not (
         _binding_ok(binding)
-        and _str_list(heads)
+        and str_list(heads)
         and _rows_of(slow, _slow_row)
         and _rows_of(fallback, _fallback_row)
     ):
@@ -239,7 +179,7 @@ def _binding_ok(binding: object) -> TypeGuard[dict[str, int]]:
     )
 
 
-def _str_list(value: object) -> TypeGuard[list[str]]:
+def str_list(value: object) -> TypeGuard[list[str]]:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
@@ -255,7 +195,7 @@ def _slow_row(row: object) -> bool:
         and len(row) == 3
         and _int(row[0])
         and isinstance(row[1], str)
-        and _str_list(row[2])
+        and str_list(row[2])
     )
 
 

@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
-from toolkit.core.owners_index import INDEX_FILE, decode_index, encode_index, registry_binding
+from toolkit.core.owners_index import INDEX_FILE, decode_index, registry_binding
+from toolkit.core.owners_index_encode import encode_index
 from toolkit.core.ownership import (
     OverlapIndex,
     check_globs,
