@@ -1,7 +1,7 @@
 """Benchmark ``workgroup runtime route`` with owned globs against registry size (run on purpose).
 
     .venv/bin/python tests/bench/bench_route_globs.py [--files 1000] [--entries 0,1000,10000]
-        [--calls 15] [--before PATH]
+        [--calls 15] [--before PATH] [--bin DIR]
 
 Builds, in a temporary directory, a repository with FILES tracked files and a writer registry
 (``.git/workgroup/owners.json``) of ENTRIES live leases of one path each (copies of a lease that
@@ -13,6 +13,10 @@ of CALLS, user + system of the child) side by side:
 * ``ls-files``: ``git ls-files -z`` alone (the peer: what reading the index costs);
 * ``before``: the ``globs`` request run by another copy of the package (``--before``: a folder
   holding an older ``toolkit/``, e.g. ``git archive <rev> toolkit | tar -x -C DIR``).
+
+``--bin DIR`` times the ``workgroup`` console script of another environment's scripts folder (e.g. a
+fresh venv with the package installed the regular, non-editable way: the figure users see) instead
+of ``python -m toolkit`` in this one.
 """
 
 from __future__ import annotations
@@ -87,13 +91,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--entries", default="0,1000,10000")
     parser.add_argument("--calls", type=int, default=15)
     parser.add_argument("--before", default="")
+    parser.add_argument("--bin", default="", help="scripts folder whose workgroup console script to time")
     args = parser.parse_args(argv)
     route = [sys.executable, "-m", "toolkit", "runtime", "route"]
+    if args.bin:
+        route = [str(Path(args.bin) / "workgroup"), "runtime", "route"]
     globs = json.dumps({"input": {"is_writer": True, "owned_globs": ["src/pkg1/**"]}}).encode()
     files = json.dumps({"input": {"is_writer": True, "owned_files": ["src/pkg1/mod1.py"]}}).encode()
     before_env = {**ENV, "PYTHONPATH": args.before} if args.before else None
     print(
-        f"workgroup runtime route, {args.files} tracked files (CPU ms per call, median of {args.calls}; "
+        f"{' '.join(route[:-2])} runtime route, {args.files} tracked files (CPU ms per call, median of {args.calls}; "
         f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)"
     )
     print(f"{'entries':>8} {'globs':>7} {'files':>7} {'ls-files':>9} {'before':>7}  answer")
