@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,9 @@ from pydantic import ValidationError
 from test_capsule_support import valid_capsule
 
 from toolkit.core import capsule_schema as spec
+from toolkit.core import phases
 from toolkit.models.capsule import ContextCapsule
+from toolkit.runtime import vocabulary
 from toolkit.runtime.capsule_rules import explain_schema, schema_problems
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -238,3 +242,19 @@ def test_derived_modules_spell_no_limit(path: str) -> None:
 def test_the_limit_scan_can_fail() -> None:
     assert _limit_literals("def f(v):\n    return _is_str(v, 1, 2048)\n") == [2]
     assert _limit_literals("MAX_CAPSULE_STRING_BYTES = 4096\n") == []
+
+
+def test_the_route_does_not_load_the_capsule_schema() -> None:
+    """The vocabulary (loaded on every route) takes the phases from their own small module."""
+    code = (
+        "import sys, toolkit.runtime.vocabulary, toolkit.runtime.router; "
+        "print('toolkit.core.capsule_schema' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_phases_are_one_tuple() -> None:
+    assert vocabulary.PHASES is phases.PHASES
+    rule = next(f.rule for f in spec.CAPSULE.fields if f.name == "phase")
+    assert isinstance(rule, spec.Choice) and rule.values is phases.PHASES

@@ -12,13 +12,13 @@ dataclasses would import ``inspect`` at start-up. Lengths count UTF-16 code unit
 
 from __future__ import annotations
 
+from toolkit.core.phases import PHASES
+
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
     from typing import TypeAlias
 
 CAPSULE_SCHEMA_ID = "knowzcode.context-capsule/v1"
-# The work phases a capsule (and a lineage record) names; toolkit.runtime.vocabulary re-exports them.
-PHASES: tuple[str, ...] = ("1A", "1B", "2A", "2B", "3")
 EVIDENCE_KINDS: tuple[str, ...] = ("file", "test", "log", "vault", "user")
 
 

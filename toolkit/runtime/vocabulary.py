@@ -6,7 +6,7 @@ for static checking, and tests/models/test_vocabulary.py fails when a model drif
 
 from __future__ import annotations
 
-from toolkit.core.capsule_schema import PHASES as PHASES  # declared with the capsule schema, which names them
+from toolkit.core.phases import PHASES as PHASES  # declared in core: capsules and lineages name them
 
 # Dispatch modes, in the router's order of preference (seed: "Dispatch modes and precedence").
 MODES: tuple[str, ...] = (
