@@ -28,6 +28,7 @@ import pytest
 from support.harness import GitRepo, cli
 
 from toolkit.agents import statusline
+from toolkit.usage import live
 
 DATA = Path(__file__).parents[1] / "agents" / "data" / "projects" / "-home-dev-demo"
 CANARY = "CANARY-statusline-do-not-leak"
@@ -97,12 +98,12 @@ def fresh_counts(transcript: Path) -> str:
 def test_the_recorded_session_gives_the_hand_count(session: Path) -> None:
     states = {}
     for name, path in statusline.session_files(str(session)):
-        state = statusline._read_file(path, "s-1111", None)
+        state = live.read_file(path, "s-1111", None)
         assert state is not None
         states[name] = state
     assert sorted(states) == ["", "subagents/agent-x1.jsonl"]
-    calls, _kept = statusline.session_calls(list(states.values()), statusline.Earlier())
-    counts = statusline.count(calls)
+    calls, _kept = live.session_calls(list(states.values()), live.Earlier())
+    counts = live.count(calls)
     assert (counts.calls, counts.input, counts.cache_write, counts.cache_read, counts.output) == (
         4,
         20,
@@ -114,7 +115,7 @@ def test_the_recorded_session_gives_the_hand_count(session: Path) -> None:
     assert counts.reread_share == pytest.approx(35200 / 39520)
     assert counts.cost == pytest.approx(0.035716)
     assert counts.unpriced == 0
-    assert statusline.render(counts) == HAND_LINE
+    assert live.render(counts) == HAND_LINE
 
 
 def test_the_command_prints_the_hand_count_and_nothing_of_the_input(git_repo: GitRepo, session: Path) -> None:
@@ -351,7 +352,7 @@ def test_a_corrupt_cache_is_ignored(git_repo: GitRepo, session: Path) -> None:
     ],
 )
 def test_short_numbers(number: int, shown: str) -> None:
-    assert statusline._short(number) == shown
+    assert live.short(number) == shown
 
 
 def test_an_unpriced_model_shows_no_amount(tmp_path: Path) -> None:
@@ -368,7 +369,7 @@ def test_a_transcript_without_calls(tmp_path: Path) -> None:
     transcript = tmp_path / "projects" / "-p" / "s-3.jsonl"
     transcript.parent.mkdir(parents=True)
     transcript.write_text(json.dumps({"type": "user", "message": {"content": CANARY}}) + "\n")
-    assert fresh_counts(transcript) == statusline.NO_CALLS
+    assert fresh_counts(transcript) == live.NO_CALLS
 
 
 @pytest.mark.parametrize(
@@ -516,12 +517,21 @@ def test_a_later_copy_of_this_session_does_not_hide_its_calls(tmp_path: Path) ->
 
 
 def test_importing_the_status_line_loads_no_reader_and_no_typing() -> None:
-    """What the status line's module adds to a process (its every run pays for it): no msgspec,
-    no typed usage reader, no fold, and not typing, pathlib or datetime (imported only for type
-    names elsewhere). The price table and the lean reader are standard library only."""
+    """What the status line's module adds to a process (every run pays for it, a cached one too):
+    nothing of the usage package (the lean reader, the rules and the price table come with the
+    first refresh that reads), and not msgspec, typing, pathlib or datetime."""
     probe = (
         "import sys; import toolkit.entry; before = set(sys.modules); "
         "from toolkit.agents import statusline; "
+        "print(sorted(m for m in set(sys.modules) - before "
+        "if m.split('.')[0] in ('msgspec', 'typing', 'pathlib', 'datetime', 'dataclasses', 'inspect') "
+        "or m.startswith('toolkit.usage.') and m != 'toolkit.usage.marks'))"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=60, check=True)
+    assert proc.stdout.decode().strip() == "[]"
+    # and the refresh's own module adds no msgspec, typed reader, fold or typing either
+    probe = (
+        "import sys; import toolkit.entry; before = set(sys.modules); from toolkit.usage import live; "
         "print(sorted(m for m in set(sys.modules) - before "
         "if m.split('.')[0] in ('msgspec', 'typing', 'pathlib', 'datetime', 'dataclasses', 'inspect') "
         "or m in ('toolkit.usage.claude', 'toolkit.usage.fold', 'toolkit.usage.dedup', 'toolkit.usage.model')))"

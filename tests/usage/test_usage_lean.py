@@ -19,7 +19,7 @@ import pytest
 from support.usage_fixtures import _usage, assistant, build_claude, compact, summary, user
 
 from toolkit.agents import statusline
-from toolkit.usage import claude, lean, rules
+from toolkit.usage import claude, lean, live, rules
 from toolkit.usage.cost import PRICE_TABLE, Estimate
 from toolkit.usage.fold import read_logs
 from toolkit.usage.sources import discover
@@ -176,12 +176,10 @@ def _reader_totals(env: dict[str, str], session: str) -> tuple[int, int, int, in
 
 
 def _line_totals(transcript: Path) -> tuple[int, int, int, int, int, float | None]:
-    states = [
-        statusline._read_file(p, transcript.stem, None) for _n, p in statusline.session_files(str(transcript))
-    ]
+    states = [live.read_file(p, transcript.stem, None) for _n, p in statusline.session_files(str(transcript))]
     files = [s for s in states if s is not None]
-    calls, _kept = statusline.session_calls(files, statusline.earlier_sessions(str(transcript), files[0]))
-    counts = statusline.count(calls)
+    calls, _kept = live.session_calls(files, live.earlier_sessions(str(transcript), files[0]))
+    counts = live.count(calls)
     return (counts.calls, counts.input, counts.output, counts.cache_write, counts.cache_read, counts.cost)
 
 
@@ -197,22 +195,22 @@ def _grown_totals(
     state = None
     for cut in cuts:
         grown.write_bytes(data[:cut])
-        state = statusline._read_file(str(grown), transcript.stem, state)
+        state = live.read_file(str(grown), transcript.stem, state)
         assert state is not None
     grown.unlink()
     shutil.copyfile(transcript, grown)  # the same inode checks would refuse a rename: compare the picks
-    fresh = statusline._read_file(str(grown), transcript.stem, None)
+    fresh = live.read_file(str(grown), transcript.stem, None)
     grown.unlink()
     assert fresh is not None and state is not None
-    assert [statusline._pack(p) for p in state.picks] == [statusline._pack(p) for p in fresh.picks]
+    assert [live.pack(p) for p in state.picks] == [live.pack(p) for p in fresh.picks]
     return _line_totals(transcript)
 
 
-@pytest.mark.parametrize("lean_bytes", [statusline.LEAN_BYTES, -1], ids=["lean", "typed"])
+@pytest.mark.parametrize("lean_bytes", [live.LEAN_BYTES, -1], ids=["lean", "typed"])
 def test_every_fixture_session_counts_as_the_usage_reader_counts_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lean_bytes: int
 ) -> None:
-    monkeypatch.setattr(statusline, "LEAN_BYTES", lean_bytes)  # -1: every read by the typed decoder
+    monkeypatch.setattr(live, "LEAN_BYTES", lean_bytes)  # -1: every read by the typed decoder
     build_claude(tmp_path / "fixture")
     # the recorded status-line session in a tree of its own (its ids are the fixture's: the reader,
     # which deduplicates across every project folder, would take them for copies)
@@ -235,14 +233,14 @@ def test_every_fixture_session_counts_as_the_usage_reader_counts_it(
     )
 
 
-@pytest.mark.parametrize("lean_bytes", [statusline.LEAN_BYTES, -1], ids=["lean", "typed"])
+@pytest.mark.parametrize("lean_bytes", [live.LEAN_BYTES, -1], ids=["lean", "typed"])
 def test_a_long_generated_session_counts_alike(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lean_bytes: int
 ) -> None:
     """Many calls with streaming partials, content blocks split over lines, /btw replays, tool
     results naming "usage", lines written with blanks after the colons, subagents, and a resumed
     copy of it: the status line and the usage reader count the same."""
-    monkeypatch.setattr(statusline, "LEAN_BYTES", lean_bytes)
+    monkeypatch.setattr(live, "LEAN_BYTES", lean_bytes)
     rng = random.Random(99)
     folder = tmp_path / "claude" / "projects" / "-home-dev-long"
     lines: list[str] = []
