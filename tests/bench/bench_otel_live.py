@@ -49,14 +49,14 @@ def make_repo(base: Path, name: str, mode: str) -> Path:
 
 def in_process(repo: Path, calls: int, fresh: bool) -> list[float]:
     from toolkit.entry import observe_decision
-    from toolkit.otel import live
+    from toolkit.infra import livespool
     from toolkit.runtime.protocol import RuntimeContext, execute
 
     ctx = RuntimeContext(cwd=str(repo), observer=observe_decision)  # as `workgroup runtime` sets it
     times = []
     for _ in range(calls):
         if fresh:
-            live._TARGETS.clear()
+            livespool.forget_targets()
         started = time.perf_counter()
         frame = execute("route", dict(REQUEST), ctx)
         times.append((time.perf_counter() - started) * 1000)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from test_cm_events import CLAIM, SECRET_VALUE, USAGE, home, write
 
-from toolkit.cm.events import USAGE_FIELDS
+from toolkit.core.cm_usage_format import FIELDS_OF
 
 
 def _refused(data: object, **kwargs: object) -> str:
@@ -25,7 +25,7 @@ def test_an_unknown_token_count_is_named_with_the_accepted_fields() -> None:
     err = _refused({**USAGE, "cache_read_input_tokens": 3})
     assert "sensitive" not in err and "forbidden" not in err
     assert "model_usage contains unsupported fields: 'cache_read_input_tokens'" in err
-    assert "the accepted fields are " + ", ".join(sorted(USAGE_FIELDS)) in err
+    assert "the accepted fields are " + ", ".join(sorted(FIELDS_OF["model_usage"])) in err
     assert "did you mean 'cache_read_tokens' for 'cache_read_input_tokens'?" in err
 
 

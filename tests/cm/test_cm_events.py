@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from support.harness import CliResult, cli
 
-from toolkit.cm import events
+from toolkit.cm import data_json, event_error, model_event_rules
+from toolkit.core import cm_usage_format as usage_format
 from toolkit.models.cm_event import UsageEvent
 
 
@@ -447,8 +448,8 @@ def test_data_json_fuzz_text(raw: str) -> None:
     """Any --data-json text is either accepted as an object or refused with EventError."""
     for event in ("model_usage", "note"):
         try:
-            value = events.parse_data(raw, event)
-        except events.EventError:
+            value = data_json.parse_data(raw, event)
+        except event_error.EventError:
             continue
         assert isinstance(value, dict)
         json.dumps(value, ensure_ascii=False).encode("utf-8")  # always writable
@@ -467,10 +468,10 @@ def test_data_json_fuzz_objects(value: dict[str, Any]) -> None:
     """Structured objects: no crash, no credential-like key survives, numbers stay finite."""
     raw = json.dumps(value)
     try:
-        parsed = events.parse_data(raw, "note")
-    except events.EventError:
+        parsed = data_json.parse_data(raw, "note")
+    except event_error.EventError:
         return
-    assert not any(events.SENSITIVE_KEY.search(k) for k in _all_keys(parsed))
+    assert not any(data_json.SENSITIVE_KEY.search(k) for k in _all_keys(parsed))
     json.dumps(parsed, allow_nan=False)  # raises if a non-finite number got through
 
 
@@ -512,12 +513,12 @@ def test_writer_and_model_agree(changes: dict[str, Any], claim_event: bool) -> N
     )
     data.update(changes)
     if claim_event:
-        data = {k: v for k, v in data.items() if k in events.CALL_FIELDS or k in changes}
+        data = {k: v for k, v in data.items() if k in usage_format.CALL_FIELDS or k in changes}
     event, phase = ("model_call", "claimed") if claim_event else ("model_usage", "complete")
     try:
-        events.validate_model_event(event, phase, events.parse_data(json.dumps(data), event))
+        model_event_rules.validate_model_event(event, phase, data_json.parse_data(json.dumps(data), event))
         writer_ok = True
-    except events.EventError:
+    except event_error.EventError:
         writer_ok = False
     row = {
         "schema_version": 1,

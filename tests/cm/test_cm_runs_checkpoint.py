@@ -25,7 +25,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from support.harness import GitRepo, cli
 
-from toolkit.cm import events, lifecycle, logindex, run_logs
+from toolkit.cm import event_error, event_input, event_write, lifecycle, log_facts, logindex, run_logs
 from toolkit.core.identifiers import CM_RUN_ID
 
 RUNS = ["cm-20261201T000000Z-0000000a", "cm-20261201T000000Z-0000000b", "cm-20261201T000000Z-0000000c"]
@@ -238,12 +238,12 @@ def test_a_checkpoint_of_another_log_or_a_foreign_one_is_not_used(tmp_path: Path
 
 _WRITER = """
 import sys
-from toolkit.cm import events
+from toolkit.cm import event_input, event_write
 specs, n = sys.argv[1], int(sys.argv[2])
 for i in range(n):
-    args = events.EventArgs(workflow="cm-ai", event="run_start" if i == 0 else "phase", runtime="codex",
+    args = event_input.EventArgs(workflow="cm-ai", event="run_start" if i == 0 else "phase", runtime="codex",
                             detail=f"step {i}", specs_dir=specs, data_json='{"i": %d}' % i)
-    events.write_event(args, environ={"CM_WORKFLOW_LOG_HOME": sys.argv[3], "HOME": sys.argv[3]})
+    event_write.write_event(args, environ={"CM_WORKFLOW_LOG_HOME": sys.argv[3], "HOME": sys.argv[3]})
 """
 
 
@@ -376,7 +376,7 @@ _INDEX_STEP = st.one_of(
 
 
 def _plain_calls(log: Path, run: str, eid: str, cid: str | None) -> tuple[object, ...]:
-    facts = events._scan_plainly(log, run, eid, cid)
+    facts = log_facts._scan_plainly(log, run, eid, cid)
     return facts.duplicate, facts.usage, facts.claim
 
 
@@ -566,12 +566,12 @@ def test_a_process_killed_while_it_builds_the_index_leaves_the_answers_right(
 
 _GUARDED_WRITER = """
 import json, sys
-from toolkit.cm import events
+from toolkit.cm import event_input, event_write
 specs, n, home = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 def write(event, phase=None, **data):
-    args = events.EventArgs(workflow="cm-ai", event=event, phase=phase, runtime="codex", detail="d",
+    args = event_input.EventArgs(workflow="cm-ai", event=event, phase=phase, runtime="codex", detail="d",
                             specs_dir=specs, data_json=json.dumps(data))
-    events.write_event(args, environ={"CM_WORKFLOW_LOG_HOME": home, "HOME": home})
+    event_write.write_event(args, environ={"CM_WORKFLOW_LOG_HOME": home, "HOME": home})
 write("run_start")
 for i in range(n):
     rid = f"res-{i}"
@@ -639,17 +639,17 @@ def test_an_index_that_cannot_be_made_leaves_the_plain_readers_answering(tmp_pat
     (specs / run_logs.INDEX_NAME).mkdir()
     environ = {"CM_WORKFLOW_LOG_HOME": str(home), "HOME": str(home)}
 
-    def write(event: str, phase: str | None = None, **data: object) -> events.WriteResult:
-        args = events.EventArgs(workflow="cm-ai", event=event, phase=phase, runtime="codex", detail="d",
+    def write(event: str, phase: str | None = None, **data: object) -> event_write.WriteResult:
+        args = event_input.EventArgs(workflow="cm-ai", event=event, phase=phase, runtime="codex", detail="d",
                                 specs_dir=str(specs), data_json=json.dumps(data), at="2026-12-01T00:00:00Z")  # fmt: skip
-        return events.write_event(args, environ=environ)
+        return event_write.write_event(args, environ=environ)
 
     write("run_start")
     first = write("progress", i=1)
     assert write("progress", i=1).result["deduplicated"] is True
     assert first.result["deduplicated"] is False
     write("resource", "acquired", resource_id="r1", resource_kind="vm", cleanup_required=True)
-    with pytest.raises(events.EventError) as refused:
+    with pytest.raises(event_error.EventError) as refused:
         write("task_done")
     assert refused.value.code == "RESOURCES_OPEN"
     assert (specs / run_logs.INDEX_NAME).is_dir()

@@ -132,7 +132,7 @@ def test_atomic_write_on_a_full_device_leaves_the_old_file_and_no_temp(
 def test_the_otlp_spool_takes_a_failed_append_back_and_never_raises(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolkit.otel import live
+    from toolkit.infra import livespool as live
 
     otel_dir = tmp_path / "otel"
     otel_dir.mkdir()

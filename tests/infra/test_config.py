@@ -133,7 +133,7 @@ def test_model_schema_matches_defaults() -> None:
     assert WorkgroupConfig().model_dump() == default_config()
 
 
-# Live OTLP mode is detected on the runtime path without YAML or pydantic (toolkit.otel.live);
+# Live OTLP mode is detected on the runtime path without YAML or pydantic (toolkit.infra.livespool);
 # each row is a config text and whether the validated config selects telemetry: otlp.
 @pytest.mark.parametrize(
     "text",
@@ -148,7 +148,7 @@ def test_model_schema_matches_defaults() -> None:
     ],
 )
 def test_otlp_mode_and_its_lean_detection_agree(tmp_path: Path, text: str) -> None:
-    from toolkit.otel.live import config_says_otlp
+    from toolkit.infra.livespool import config_says_otlp
 
     write(tmp_path, text)
     validated = load_config(tmp_path)["context_efficiency"]["telemetry"] == "otlp"

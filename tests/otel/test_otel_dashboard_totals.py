@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from support.harness import cli, run_workgroup
 
-from toolkit.cm import events
+from toolkit.cm import event_input, event_write
 
 pytest.importorskip("opentelemetry.sdk", reason="needs the otel extra (pip install -e '.[otel]')")
 pytest.importorskip("opentelemetry.proto", reason="needs the otel extra (pip install -e '.[otel]')")
@@ -137,8 +137,8 @@ def _cm_calls(root: Path) -> None:
             "cache_read_tokens": read,
             "cache_write_tokens": write,
         }
-        events.write_event(
-            events.EventArgs(
+        event_write.write_event(
+            event_input.EventArgs(
                 workflow="cm-ai",
                 event="model_usage",
                 phase="complete",

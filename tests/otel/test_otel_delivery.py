@@ -15,7 +15,7 @@ import pytest
 from support.harness import run_workgroup
 from support.sync import wait_until
 
-from toolkit.cm import events
+from toolkit.cm import event_input, event_write
 
 pytest.importorskip("opentelemetry.sdk", reason="needs the otel extra (pip install -e '.[otel]')")
 pytest.importorskip("opentelemetry.proto", reason="needs the otel extra (pip install -e '.[otel]')")
@@ -170,8 +170,8 @@ def _usage_row(run_id: str, call_id: str) -> dict[str, Any]:
 def test_rows_in_both_cm_logs_are_counted_once(git_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     git_repo.commit("init", {"specs/README.md": "specs"})
     specs = git_repo.path / "specs"
-    written = events.write_event(
-        events.EventArgs(
+    written = event_write.write_event(
+        event_input.EventArgs(
             workflow="cm-ai",
             event="model_usage",
             phase="complete",

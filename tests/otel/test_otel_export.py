@@ -13,7 +13,7 @@ import pytest
 from support.harness import cli as workgroup
 from support.harness import run_workgroup
 
-from toolkit.cm import events
+from toolkit.cm import event_input, event_write
 
 pytest.importorskip("opentelemetry.sdk", reason="needs the otel extra (pip install -e '.[otel]')")
 pytest.importorskip("opentelemetry.proto", reason="needs the otel extra (pip install -e '.[otel]')")
@@ -78,8 +78,8 @@ def cm_call(
         "run_id": run_id,
         "project_root": str(root or Path.cwd()),
     }
-    events.write_event(
-        events.EventArgs(
+    event_write.write_event(
+        event_input.EventArgs(
             event="model_call",
             phase="claimed",
             detail="coder model call claimed",
@@ -100,8 +100,8 @@ def cm_call(
         "effective_model": "gpt-5-2026",
         **extra,
     }
-    events.write_event(
-        events.EventArgs(
+    event_write.write_event(
+        event_input.EventArgs(
             event="model_usage",
             phase="complete",
             detail="coder model call success",
@@ -304,7 +304,7 @@ def test_canary_content_never_leaves(git_repo, tmp_path: Path) -> None:  # type:
     git_repo.commit("init", {"a.txt": "a"})
     assert cli(tmp_path, "telemetry", "record", request=EVENT) == 0
     # free text of the CM log (detail, project) is written locally but must never be exported
-    args = events.EventArgs(
+    args = event_input.EventArgs(
         workflow="cm-ai",
         event="model_usage",
         phase="complete",
@@ -330,7 +330,7 @@ def test_canary_content_never_leaves(git_repo, tmp_path: Path) -> None:  # type:
             }
         ),
     )
-    written = events.write_event(args, environ=os.environ).result
+    written = event_write.write_event(args, environ=os.environ).result
     run_log = Path(written["global_log"])
     row = json.loads(run_log.read_text(encoding="utf-8").splitlines()[-1])
     with open(run_log, "a", encoding="utf-8") as handle:  # a hand-edited CM line with a secret label

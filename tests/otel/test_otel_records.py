@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
+from toolkit.core.cm_usage_format import EXPORTED
 from toolkit.core.errors import InvalidInput
+from toolkit.infra import livespool
 from toolkit.otel import live
 from toolkit.otel.export import parse_since
 from toolkit.otel.resource import parse_resource_env, repository_id_from_roots, resource_attributes
@@ -259,8 +261,8 @@ def test_parse_since_refused(raw: str) -> None:
 
 
 def test_spooled_cm_fields_cover_the_mapping_and_leave_content_out() -> None:
-    assert set(CM_ATTRIBUTES) <= live.CM_SPOOL_FIELDS
-    assert not {"detail", "project", "project_path", "specs_path"} & live.CM_SPOOL_FIELDS
+    assert set(CM_ATTRIBUTES) <= EXPORTED
+    assert not {"detail", "project", "project_path", "specs_path"} & EXPORTED
 
 
 def test_dispatch_decision_record_keeps_vocabulary_only() -> None:
@@ -279,11 +281,11 @@ def test_live_target_in_a_linked_worktree_uses_the_common_dir(git_repo, tmp_path
     git_repo.commit("init", {".workgroup/config.yml": "context_efficiency:\n  telemetry: otlp\n"})
     linked = tmp_path / "linked"
     git_repo.raw.add_worktree("linked", str(linked))
-    live._TARGETS.clear()
-    target = live.otel_target(str(linked / ".workgroup"))
+    livespool.forget_targets()
+    target = livespool.otel_target(str(linked / ".workgroup"))
     assert target == str((git_repo.path / ".git").resolve() / "workgroup" / "otel")
-    live._TARGETS.clear()
-    assert live.otel_target(str(tmp_path)) is None  # not a repository
+    livespool.forget_targets()
+    assert livespool.otel_target(str(tmp_path)) is None  # not a repository
 
 
 @pytest.mark.parametrize(

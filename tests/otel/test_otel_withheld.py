@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from support.harness import run_workgroup
 
-from toolkit.cm import events
+from toolkit.cm import event_input, event_write
 
 pytest.importorskip("opentelemetry.sdk", reason="needs the otel extra (pip install -e '.[otel]')")
 pytest.importorskip("opentelemetry.proto", reason="needs the otel extra (pip install -e '.[otel]')")
@@ -69,8 +69,8 @@ def _call(call_id: str, root: Path) -> Path:
             },
         ),
     ):
-        written = events.write_event(
-            events.EventArgs(
+        written = event_write.write_event(
+            event_input.EventArgs(
                 event=event,
                 phase=phase,
                 detail="coder model call",

@@ -161,20 +161,20 @@ def test_capsule_destination_refusal_is_the_one_code(
 def test_live_mode_never_reads_a_config_through_a_symlink(
     git_repo: GitRepo, outside: Path, rel: str, target: str
 ) -> None:
-    """The runtime path's own config read (``otel.live``): a symlinked config never turns live mode on."""
-    from toolkit.otel import live
+    """The runtime path's own config read (``infra.livespool``): a symlinked config never turns live mode on."""
+    from toolkit.infra import livespool as live
 
     otlp = "context_efficiency:\n  telemetry: otlp\n"
     (outside / "config.yml").write_text(otlp)
     git_repo.commit("init", {".workgroup/otlp.yml": otlp} if rel != ".workgroup" else {"README.md": "x\n"})
     link(git_repo, rel, target)
-    live._TARGETS.clear()
+    live.forget_targets()
     assert live.otel_target(str(git_repo.path)) is None
     os.unlink(git_repo.path / rel)
     git_repo.write(".workgroup/config.yml", otlp)  # the same text as a regular file: live mode on
-    live._TARGETS.clear()
+    live.forget_targets()
     assert live.otel_target(str(git_repo.path)) is not None
-    live._TARGETS.clear()
+    live.forget_targets()
 
 
 def test_lineage_check_never_reads_a_record_through_a_folder_leading_outside(

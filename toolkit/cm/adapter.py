@@ -25,17 +25,22 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import ipaddress
 import json
 import os
 import re
 import sys
 import time
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+from urllib.parse import SplitResult
 
-from toolkit.cm import events
+from toolkit.cm.event_error import EventError
+from toolkit.cm.event_input import EventArgs, privacy_guard
+from toolkit.cm.event_write import WriteResult, write_event
 from toolkit.cm.packet import (
     PRIVATE_CODE,
     PacketError,
@@ -50,9 +55,6 @@ from toolkit.core.identifiers import CM_RUN_ID
 from toolkit.core.strictjson import json_depth_exceeds, loads_strict
 from toolkit.infra.argparser import QuietArgumentParser
 from toolkit.infra.output import OutputUnwritable, guarded, write_stdout
-
-if TYPE_CHECKING:  # urllib.parse is imported when a call resolves its endpoint
-    from urllib.parse import SplitResult
 
 PROG = "cm-openai-compatible-call"
 ENV_ENABLED = "CM_OPENAI_COMPATIBLE_ENABLED"
@@ -114,8 +116,6 @@ def is_loopback(host: str | None) -> bool:
         return False
     if host.lower() == "localhost":
         return True
-    import ipaddress  # here, not at start-up: `cm call --help` stays light
-
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
@@ -129,8 +129,6 @@ def _printable(text: str) -> bool:
 def resolve_endpoint(environ: Mapping[str, str]) -> Endpoint:
     """The three variables: authority (exactly ``true``), endpoint, secret."""
     base, key = _settings(environ)
-    import urllib.parse
-
     try:
         parts = urllib.parse.urlsplit(base)
         host, port = parts.hostname, parts.port
@@ -216,8 +214,8 @@ def _refuse_private_values(args: CallArgs) -> None:
         "requested_model": args.requested_model,
     }
     try:
-        events.privacy_guard("model call", {}, written)
-    except events.EventError as exc:
+        privacy_guard("model call", {}, written)
+    except EventError as exc:
         raise Rejected(exc.message) from None
 
 
@@ -439,9 +437,9 @@ def _log(
     phase: str,
     detail: str,
     data: dict[str, Any],
-) -> events.WriteResult:
-    return events.write_event(
-        events.EventArgs(
+) -> WriteResult:
+    return write_event(
+        EventArgs(
             workflow=args.workflow,
             event=event,
             phase=phase,
@@ -469,7 +467,7 @@ def claim(args: CallArgs, root: Path, specs: Path | None, env: Mapping[str, str]
             detail=f"{args.role} model call claimed",
             data=_identity(args),
         )
-    except events.EventError as exc:
+    except EventError as exc:
         if exc.code == "CALL_COMPLETED":
             raise Rejected("call_id already completed; use a new call_id") from None
         if exc.code == "CALL_CLAIMED":

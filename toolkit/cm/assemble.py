@@ -4,6 +4,7 @@ the checks of a packet and of a role's compact answer. The command parses option
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,8 +175,6 @@ def read_bytes(path: Path) -> bytes:
 def read_input(file: Path, limit: int) -> bytes:
     """The bytes of ``file`` (``-``: stdin), at most ``limit`` + 1 so the caller can tell oversize."""
     if str(file) == "-":
-        import sys
-
         return sys.stdin.buffer.read(limit + 1)
     return read_bytes(file)
 

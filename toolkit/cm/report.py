@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 from toolkit.cm.run_logs import log_home
+from toolkit.core import cm_usage_format as usage_format
 from toolkit.core.display import shown
 from toolkit.core.strictjson import json_depth_exceeds
 from toolkit.infra.argparser import QuietArgumentParser
@@ -46,14 +47,15 @@ from toolkit.infra.boundedio import FileRefused, json_line, open_regular
 from toolkit.infra.output import guarded
 
 PROG = "cm-usage-report"
-TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
-OUTCOMES = ("success", "error", "blocked", "cancelled")
-IDENTITY_FIELDS = ("workflow", "runtime", "stage", "role", "adapter", "requested_model", "source", "purpose")
-CALL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-MANAGED_ADAPTER = "openai-compatible"
-MANAGED_SOURCE = "native-cli-terminal"  # a native CLI's usage also follows its own claim
+# the row's format is usage_format's; the reasons this report gives are the reference report's
+TOKEN_FIELDS = usage_format.TOTALLED_TOKEN_FIELDS
+OUTCOMES = usage_format.OUTCOMES
+IDENTITY_FIELDS = usage_format.IDENTITY_FIELDS
+CALL_ID = re.compile(usage_format.CALL_ID_PATTERN)
+MANAGED_ADAPTER = usage_format.MANAGED_ADAPTER
+MANAGED_SOURCE = usage_format.MANAGED_SOURCE  # a native CLI's usage also follows its own claim
 # reported per field for native CLI usage: reasoning is a subset of output, cache counts are separate
-NATIVE_FIELDS = (*TOKEN_FIELDS, "reasoning_tokens")
+NATIVE_FIELDS = usage_format.TOKEN_FIELDS
 DISCLAIMER = (
     "- 缺失 usage 保持 unavailable；未完成 claim 单独报告且不计调用/Token；未推测缺失用量，也未换算费用。"
 )
@@ -187,7 +189,7 @@ _USAGE_FIELDS = (
     "effective_model",
 )
 _STR_ONLY = {str}
-_UNAVAILABLE_FORBIDDEN = frozenset((*TOKEN_FIELDS, "reasoning_tokens"))
+_UNAVAILABLE_FORBIDDEN = frozenset(usage_format.TOKEN_FIELDS)
 
 
 def _identity_or_reason(

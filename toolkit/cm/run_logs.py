@@ -350,8 +350,6 @@ class CheckpointedRuns(ProjectRuns):
     def _save(
         self, info: os.stat_result, offset: int, latest: str | None, states: dict[str, str], digest: str
     ) -> None:
-        from toolkit.infra.store import atomic_write
-
         value = {
             "version": CHECKPOINT_VERSION,
             "dev": info.st_dev,

@@ -12,14 +12,11 @@ from toolkit.cm.boundary import Decision, Facts, Lang, decide, reason_text, rend
 from toolkit.core.errors import InvalidInput
 from toolkit.infra.git import project_root as git_project_root
 from toolkit.infra.resources import template_text
+from toolkit.privacy import Context, scan_text
 
 
 def _leaks(text: str) -> bool:
     """True when the privacy engine finds anything a handoff must not carry."""
-    try:
-        from toolkit.privacy import Context, scan_text
-    except ImportError:  # no engine, no write: fail closed rather than commit unchecked text
-        return True
     return bool(scan_text(text, Context.HANDOFF))
 
 

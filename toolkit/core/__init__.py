@@ -5,6 +5,7 @@ Errors, canonical JSON, time, JavaScript value semantics, findings output.
 
 __all__ = [
     "canonical",
+    "cm_usage_format",
     "display",
     "errors",
     "findings",

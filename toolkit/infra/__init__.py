@@ -16,6 +16,7 @@ __all__ = [
     "gitcli",
     "gitlocation",
     "ledger",
+    "livespool",
     "output",
     "paths",
     "resources",

@@ -2,7 +2,7 @@
 
 Used by the vault journal, the telemetry log, the replay ledger, the profile-change log
 (``store.append_jsonl``), the CM project and global logs (``cm.run_logs.append_line``) and the OTLP
-spool (``otel.live``). Standard library only: the spool is written on the runtime path.
+spool (``infra.livespool``). Standard library only: the spool is written on the runtime path.
 
 ``os.write`` on a regular file may write part of what it was given (a full device takes what fits
 in its last block, then refuses the rest). Every byte is therefore written in a loop; a write that

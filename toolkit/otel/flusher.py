@@ -30,8 +30,8 @@ from toolkit.core.timefmt import format_utc
 from toolkit.infra.boundedio import FileRefused, loads_bounded, open_regular
 from toolkit.infra.clock import now_utc
 from toolkit.infra.git import discover, root_commit_ids
+from toolkit.infra.livespool import FLUSHER_LOCK, SPOOL
 from toolkit.infra.store import atomic_write
-from toolkit.otel.live import FLUSHER_LOCK, SPOOL
 from toolkit.otel.resource import repository_id, resource_attributes
 from toolkit.otel.sdk import Sender, resolve_endpoints
 from toolkit.otel.spans import Skipped, cm_span, decision_span, efficiency_span

@@ -24,6 +24,7 @@ from urllib.parse import unquote
 
 import toolkit
 from toolkit.core.errors import InvalidInput
+from toolkit.infra.store import atomic_write
 
 DEFAULT_SERVICE = "workgroup-toolkit"
 REPOSITORY_ID_FILE = "repository-id"
@@ -52,8 +53,6 @@ def repository_id(otel_dir: Path, compute_roots: object) -> str | None:
     value = repository_id_from_roots(compute_roots())
     if value is not None:
         try:
-            from toolkit.infra.store import atomic_write
-
             otel_dir.mkdir(parents=True, exist_ok=True)
             atomic_write(cache, (value + "\n").encode())
         except OSError:

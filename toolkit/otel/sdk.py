@@ -18,6 +18,7 @@ import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from http import HTTPStatus
 from itertools import islice
 from typing import Any
 from urllib.parse import urlsplit
@@ -275,8 +276,6 @@ class _Probe:
 def _recording_session(probe: _Probe) -> Any:
     """A ``requests`` session (the exporter's public ``session`` option) that notes each request's
     HTTP status or network failure, so a failed send can say why."""
-    from http import HTTPStatus
-
     import requests
 
     class RecordingSession(requests.Session):

@@ -31,6 +31,7 @@ from datetime import datetime
 from typing import Any
 
 from toolkit.cm.report import check_usage
+from toolkit.core import cm_usage_format as usage_format
 from toolkit.core.timefmt import parse_rfc3339
 from toolkit.privacy import Context, scan_value
 from toolkit.runtime.codes import RuntimeOpError
@@ -363,30 +364,9 @@ def decision_span(raw: Any, key: str, skipped: Skipped) -> SpanRecord | None:
 
 # ------------------------------------------------------------------ CM model calls
 
-# the CM log's model_usage allowlist that may leave: identity, counts, labels; never detail/project
-CM_ATTRIBUTES: dict[str, str] = {
-    "workflow": "workgroup.cm.workflow",
-    "runtime": "workgroup.cm.runtime",
-    "stage": "workgroup.cm.stage",
-    "role": "workgroup.cm.role",
-    "adapter": "workgroup.cm.adapter",
-    "source": "workgroup.cm.source",
-    "purpose": "workgroup.cm.purpose",
-    "usage_state": "workgroup.cm.usage_state",
-    "outcome": "workgroup.cm.outcome",
-    "attempt": "workgroup.cm.attempt",
-    "node": "workgroup.cm.node",
-    "feature": "workgroup.cm.feature",
-    "task": "workgroup.cm.task",
-    "call_id": "workgroup.cm.call_id",
-    "run_id": "workgroup.run.id",
-    "requested_model": "gen_ai.request.model",
-    "effective_model": "gen_ai.response.model",
-    "input_tokens": "gen_ai.usage.input_tokens",
-    "output_tokens": "gen_ai.usage.output_tokens",
-    "cache_read_tokens": "gen_ai.usage.cache_read.input_tokens",
-    "cache_write_tokens": "gen_ai.usage.cache_creation.input_tokens",
-}
+# the CM log's model_usage fields that leave, under their OTel names (identity, counts, labels;
+# never detail or project): declared with the row's format, in toolkit.core.cm_usage_format
+CM_ATTRIBUTES: dict[str, str] = dict(usage_format.OTEL_ATTRIBUTES)
 
 
 def cm_span(row: Any, skipped: Skipped) -> SpanRecord | None:
