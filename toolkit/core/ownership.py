@@ -33,6 +33,7 @@ path length: a dict of keys plus a dict of every key's ancestors, never all pair
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from toolkit.core.errors import InvalidInput
 
@@ -76,7 +77,6 @@ def hidden_character(text: str) -> str | None:
     """
     if text.isascii():
         return "a control character" if _CONTROL.search(text) else None
-    import unicodedata  # only non-ASCII text pays for it
 
     for char in text:
         category = unicodedata.category(char)
@@ -95,7 +95,6 @@ def fold(text: str) -> str:
     """The comparison form: NFKC, case-folded, NFKC again (so folding is idempotent)."""
     if text.isascii():  # NFKC is the identity on ASCII, and casefold is lower
         return text.lower()
-    import unicodedata  # only non-ASCII paths pay for it
 
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
 
@@ -147,8 +146,6 @@ def _path_text(value: object) -> str:
 def _check_normal_form(value: str) -> None:
     """A non-ASCII path's NFKC form must keep its separators and dot segments and pass the
     lexical checks too: the escape checks must see what NFKC-folded keys will see."""
-    import unicodedata  # only non-ASCII paths pay for it
-
     normal = unicodedata.normalize("NFKC", value)
     if normal == value:
         return
@@ -354,8 +351,6 @@ def _check_glob_forms(portable: str) -> None:
     leading ``/``, drive, scheme or ``..``) and name nothing under .git."""
     forms = {portable}
     if not portable.isascii():
-        import unicodedata  # only non-ASCII globs pay for it
-
         forms.add(unicodedata.normalize("NFKC", portable).replace("\\", "/"))
     for form in forms:
         parts = form.split("/")

@@ -17,6 +17,7 @@ Standard library only.
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
 
 from toolkit import __version__
 
@@ -35,8 +36,6 @@ _LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 def _uri(path: str) -> str:
     """A relative URI reference for a repository path (percent-encoded, ``/`` kept)."""
-    from urllib.parse import quote
-
     return quote(path, safe="/")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -116,8 +117,6 @@ def run_demo(keep: bool = False) -> int:
                 print(f"   !! step '{name}' failed: {exc.__class__.__name__}: {shown(exc)}", flush=True)
     finally:
         if not keep:
-            import shutil
-
             shutil.rmtree(tmp, ignore_errors=True)
     print(
         "\ndemo finished"

@@ -15,6 +15,7 @@ not results.
 
 from __future__ import annotations
 
+import fcntl  # POSIX, as the fork this module runs on
 import os
 import pickle
 import selectors
@@ -88,10 +89,6 @@ class _Fds:
 
 def _widen(fd: int) -> None:
     """A larger pipe buffer (Linux), so a worker seldom waits for the parent to read its result."""
-    try:
-        import fcntl
-    except ImportError:
-        return
     command = getattr(fcntl, "F_SETPIPE_SZ", None)
     if command is not None:
         try:

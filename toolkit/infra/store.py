@@ -19,7 +19,9 @@ import fcntl
 import json
 import os
 import re
+import shutil
 import stat
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -258,7 +260,6 @@ def replace_from_temp(tmp: str, path: Path) -> None:
     except OSError as exc:
         if exc.errno != errno.EXDEV:
             raise
-    import shutil
 
     _exclude_beside_temps(path.parent)
     fd, beside = tempfile.mkstemp(
@@ -428,7 +429,6 @@ def read_json_request(source: str, *, what: str, stdin_what: str | None = None) 
     ``MAX_INPUT_FILE_BYTES``, ``FILE_TOO_LARGE`` beyond; ``stdin_what`` names it in messages)."""
     if source != "-":
         return read_json_file(Path(source), what=what)
-    import sys
 
     label = what if stdin_what is None else stdin_what
     raw = sys.stdin.buffer.read(MAX_INPUT_FILE_BYTES + 1)

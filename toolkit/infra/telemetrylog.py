@@ -18,6 +18,7 @@ so a log of any total size is read in bounded memory.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -98,8 +99,6 @@ def rotate_if_due(active: Path, incoming: int) -> Path | None:
 
 def append_held(active: Path, record: Any) -> None:
     """Append one record to the telemetry log, rotating first when due; the caller holds its lock."""
-    import json
-
     size = len(json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode("utf-8")) + 1
     rotate_if_due(active, size)
     append_jsonl(active, record)

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from typing import Any
 
@@ -12,8 +13,6 @@ from toolkit.models.registry import SCHEMA_MODELS
 
 def render_schema(target: str) -> str:
     """The schema text of ``module:Model``."""
-    import importlib
-
     module_name, _, class_name = target.partition(":")
     model = getattr(importlib.import_module(module_name), class_name)
     schema: dict[str, Any] = model.model_json_schema(by_alias=True)

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -191,16 +192,12 @@ def record_envelope(envelope: dict[str, Any]) -> dict[str, Any]:
     public; hex is recognised as a digest-like value. ``envelope_from_record`` restores the exact
     envelope, so the committed record can be re-verified.
     """
-    import base64
-
     fields = {k: v for k, v in envelope.items() if k != "signature"}
     return {"envelope": fields, "envelope_signature_hex": base64.b64decode(envelope["signature"]).hex()}
 
 
 def envelope_from_record(record: dict[str, Any]) -> dict[str, Any]:
     """The signed envelope of a committed decision record (inverse of ``record_envelope``)."""
-    import base64
-
     signature = base64.b64encode(bytes.fromhex(record["envelope_signature_hex"])).decode("ascii")
     return {**record["envelope"], "signature": signature}
 

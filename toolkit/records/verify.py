@@ -20,6 +20,8 @@ commit costs what it changes. ``workgroup verify`` (CI) never reads that cache.
 from __future__ import annotations
 
 import hashlib
+import io
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -28,7 +30,7 @@ from typing import Any, Protocol
 
 from toolkit.core import sarif
 from toolkit.core.canonical import capsule_digest, sha256_digest
-from toolkit.core.errors import EnvironmentFailure, InvalidInput, ToolkitError, exit_code_for
+from toolkit.core.errors import EnvironmentFailure, InvalidInput, ToolkitError
 from toolkit.core.findings import Finding as Shared
 from toolkit.core.findings import emit
 from toolkit.core.identifiers import FULL_SHA, MEASUREMENT_RUN_ID, PSEUDONYM
@@ -37,7 +39,6 @@ from toolkit.infra.boundedio import FileRefused, open_regular
 from toolkit.infra.ci import github_actions
 from toolkit.infra.confined import PathOutsideRepository
 from toolkit.infra.gitcli import CliRepo
-from toolkit.infra.output import guarded
 from toolkit.infra.store import WORKGROUP_DIR
 from toolkit.records import verify_cache
 from toolkit.records.capsules import inside, read_record
@@ -239,9 +240,6 @@ class Report:
 
     def as_json(self) -> dict[str, Any]:
         """The ``--json`` document (the shared findings shape)."""
-        import io
-        import json
-
         out = io.StringIO()
         self.emit(as_json=True, stdout=out, stderr=io.StringIO())
         doc: dict[str, Any] = json.loads(out.getvalue())
@@ -264,8 +262,6 @@ class Report:
 
     def emit_sarif(self, *, stdout: Any, stderr: Any) -> None:
         """The findings as a SARIF 2.1.0 log on stdout (toolkit/core/sarif.py), the summary on stderr."""
-        import io
-
         rows = [f.shared() for f in self.findings]
         rules = {
             f.rule: (f"verify: {f.rule.replace('-', ' ')}", f.fix or "See `workgroup verify --help`.")
@@ -292,8 +288,6 @@ def sealed_digest(capsule: dict[str, Any]) -> str:
     ``json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)``. A lone surrogate
     (which UTF-8 cannot encode) falls back to the general canonical writer.
     """
-    import json
-
     body = {key: value for key, value in capsule.items() if key != "capsule_hash"}
     try:
         data = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
@@ -605,44 +599,19 @@ def _read_records(verifier: _Verifier, trusted: dict[str, str], keys: dict[str, 
 HOOK_PROG = "workgroup-verify-hook"
 
 
-def run_cli(argv: list[str], *, prog: str = "workgroup verify") -> int:
-    """``workgroup verify`` without the typer app, under the stdout guard."""
-
-    return guarded(lambda: _run_cli(argv, prog=prog))
-
-
-def _run_cli(argv: list[str], *, prog: str = "workgroup verify") -> int:
-    """``workgroup verify [--rev REV] [--json] [--no-cache]`` without loading the typer app (it runs
-    in every CI job and pre-commit run, so start-up counts). Same output and exit codes as the typer
-    command, which stays for ``--help``: 0 ok, 1 findings, 2 bad revision/usage, 3 shallow clone/no
-    repository. Only the hook (``prog`` workgroup-verify-hook) uses the verify cache, unless
-    ``--no-cache``; ``workgroup verify`` always recomputes (``--no-cache`` is accepted, and changes
-    nothing there). The repository is asked of ``git`` (``gitcli``), so pygit2 is not imported.
+def verify_and_print(rev: str = "HEAD", fmt: str = "text", *, cache: bool = False) -> int:
+    """Verify the records against ``rev`` and print the report as ``fmt`` (text, json or sarif) on
+    stdout, the summary on stderr; the exit code: 0 ok, 1 findings. A refusal (bad revision, shallow
+    clone, no repository) is raised as its ``ToolkitError`` for the caller to report: the CLI's one
+    error handler (``workgroup verify``) or the hook's own (``workgroup-verify-hook``). Only the hook
+    passes ``cache``. The repository is asked of ``git`` (``gitcli``), so pygit2 is not imported.
     """
-    import argparse
     import sys
 
-    parser = argparse.ArgumentParser(prog=prog)
-    parser.add_argument("--rev", default="HEAD")
-    parser.add_argument("--json", action="store_true", dest="as_json")
-    parser.add_argument("--format", choices=("text", "json", "sarif"), default=None)
-    parser.add_argument("--no-cache", action="store_true", dest="no_cache")
-    args = parser.parse_args(argv)
-    fmt = args.format or ("json" if args.as_json else "text")
-    # with sarif a refusal leaves stdout empty: no log is better than a broken one
-    args.as_json = fmt == "json"
-    try:
-        report = verify(CliRepo.discover(), args.rev, cache=prog == HOOK_PROG and not args.no_cache)
-    except ToolkitError as exc:
-        sys.stderr.write(exc.diagnostics() + "\n")
-        if args.as_json:
-            from toolkit.core.findings import write_error_json
-
-            write_error_json(sys.stdout, exc.code, exc.message, getattr(exc, "path", None))
-        return exit_code_for(exc)
-    # a stdout that refuses the report: the guard of run_cli ends it with OUTPUT_UNWRITABLE (exit 3)
+    report = verify(CliRepo.discover(), rev, cache=cache)
+    # a stdout that refuses the report: the caller's guard ends it with OUTPUT_UNWRITABLE (exit 3)
     if fmt == "sarif":
         report.emit_sarif(stdout=sys.stdout, stderr=sys.stderr)
     else:
-        report.emit(as_json=args.as_json, stdout=sys.stdout, stderr=sys.stderr)
+        report.emit(as_json=fmt == "json", stdout=sys.stdout, stderr=sys.stderr)
     return 0 if report.ok else 1

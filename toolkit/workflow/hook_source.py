@@ -18,11 +18,14 @@ URL and release tag, and the check that a hook ``rev`` exists in a hook reposito
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import tempfile
+import tomllib
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -81,8 +84,6 @@ def hook_definitions() -> dict[str, dict[str, Any]]:
 
 def repository_url() -> str | None:
     """``[project.urls] Repository`` of the installed distribution (or of pyproject.toml here)."""
-    from importlib import metadata
-
     try:
         entries = metadata.metadata(DIST_NAME).get_all("Project-URL") or []
     except metadata.PackageNotFoundError:
@@ -93,8 +94,6 @@ def repository_url() -> str | None:
             return str(url).strip()
     pyproject = _PKG.parent / "pyproject.toml"
     if pyproject.is_file():
-        import tomllib
-
         urls = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {}).get("urls", {})
         for label, url in urls.items():
             if label.lower() in ("repository", "source"):
@@ -124,8 +123,6 @@ class InstallOrigin:
 
 def parse_direct_url(text: str | None) -> InstallOrigin | None:
     """The install origin a ``direct_url.json`` describes, or None (absent, unreadable, another VCS)."""
-    import json
-
     if not text:
         return None
     try:
@@ -157,8 +154,6 @@ def _git_origin(url: str, vcs: dict[str, Any]) -> InstallOrigin | None:
 
 def install_origin() -> InstallOrigin | None:
     """The installed distribution's ``direct_url.json`` (None when installed from an index)."""
-    from importlib import metadata
-
     try:
         text = metadata.distribution(DIST_NAME).read_text("direct_url.json")
     except (metadata.PackageNotFoundError, OSError, ValueError):

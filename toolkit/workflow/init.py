@@ -25,6 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused, ToolkitError
+from toolkit.infra import confined
+from toolkit.infra.boundedio import NOT_UTF8, FileRefused
+from toolkit.infra.resources import template_text
 from toolkit.workflow.hook_source import (
     InstallOrigin,
     check_rev,
@@ -513,9 +516,6 @@ def uses_cm(workdir: Path) -> bool:
 def _read(workdir: Path, path: Path) -> str | None:
     """A file init merges into, read through the confined layer: its text is written back into the
     work tree, so a symlink in its place (or a folder leading outside) is refused, never read."""
-    from toolkit.infra import confined
-    from toolkit.infra.boundedio import NOT_UTF8, FileRefused
-
     try:
         return confined.read_text(workdir, path, what=path.name, limit=_MAX_CONFIG, missing_ok=True)
     except FileRefused as exc:
@@ -646,9 +646,6 @@ def _default_failed(exc: ToolkitError, origin: InstallOrigin | None, rev: str) -
 
 def initialize(workdir: Path, *, form: HookForm, install: bool = True, cm: bool | None = None) -> InitOutcome:
     """Do every step; all three files are computed (and their paths checked) before any is written."""
-    from toolkit.infra import confined
-    from toolkit.infra.resources import template_text
-
     out = InitOutcome()
     config_path = workdir / ".workgroup" / "config.yml"
     gitignore_path = workdir / ".gitignore"
