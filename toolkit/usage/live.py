@@ -129,7 +129,10 @@ class _Rec:
         "sidechain",
     )
 
-    def __init__(self, pick: Pick) -> None:
+    def __init__(self, pick: Pick | list[Any]) -> None:
+        if isinstance(pick, list):
+            self._from_record(pick)
+            return
         line = pick.line
         message = line.message
         usage = message.usage
@@ -146,14 +149,30 @@ class _Rec:
         self.dropped = False
         self.carried = 0
 
+    def _from_record(self, record: list[Any]) -> None:
+        """The same fields from a stored kept line (``pack``), without making it a pick again."""
+        self.key, _owner, _ts, self.sidechain, self.msg_id, model, speed, self.final = record[:8]
+        self.input, self.output, write, read, created = record[8:]
+        if created is not None:
+            self.cache_write, self.cache_write_1h = created[0] + created[1], created[1]
+        else:
+            self.cache_write, self.cache_write_1h = write or 0, 0
+        self.cache_read = read or 0
+        self.model = rules.model_name(model, speed)
+        self.dropped = False
+        self.carried = 0
+
     @property
     def tokens(self) -> int:
         total: int = self.input + self.cache_write + self.cache_read + self.output
         return total
 
 
-def pack(pick: Pick) -> list[Any]:
-    """A kept line as the state stores it: only what the rules and the sums read again."""
+def pack(pick: Pick | list[Any]) -> list[Any]:
+    """A kept line as the state stores it: only what the rules and the sums read again (a stored
+    one not read again is stored as it was)."""
+    if isinstance(pick, list):
+        return pick
     line = pick.line
     message = line.message
     usage = message.usage
@@ -179,8 +198,8 @@ def _text_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _unpack(record: Any) -> Pick:
-    """A stored kept line back as the pick it was (``ValueError`` for anything else)."""
+def _checked(record: Any) -> list[Any]:
+    """A stored kept line as ``pack`` wrote it (``ValueError`` for anything else)."""
     if not isinstance(record, list) or len(record) != 13:
         raise ValueError(record)
     key, owner, ts, side, msg_id, model, speed, stop, inp, out, write, read, created = record
@@ -190,6 +209,16 @@ def _unpack(record: Any) -> Pick:
         raise ValueError(record)
     if not (_int(inp) and _int(out) and (write is None or _int(write)) and (read is None or _int(read))):
         raise ValueError(record)
+    if created is not None and not (
+        isinstance(created, list) and len(created) == 2 and all(map(_int, created))
+    ):
+        raise ValueError(record)
+    return record
+
+
+def _unpack(record: list[Any]) -> Pick:
+    """A stored kept line (``_checked``) back as the pick it was, for a line of the same call."""
+    key, owner, ts, side, msg_id, model, speed, stop, inp, out, write, read, created = record
     line = lean.Line()
     line.timestamp, line.isSidechain = ts, side
     message = line.message = lean.Message()
@@ -198,8 +227,6 @@ def _unpack(record: Any) -> Pick:
     usage.input_tokens, usage.output_tokens, usage.speed = inp, out, speed
     usage.cache_creation_input_tokens, usage.cache_read_input_tokens = write, read
     if created is not None:
-        if not (isinstance(created, list) and len(created) == 2 and all(map(_int, created))):
-            raise ValueError(record)
         usage.cache_creation = lean.CacheCreation()
         usage.cache_creation.ephemeral_5m_input_tokens, usage.cache_creation.ephemeral_1h_input_tokens = (
             created
@@ -223,8 +250,8 @@ class FileState:
     def __init__(self, ino: int, session: str) -> None:
         self.ino, self.size, self.mtime_ns, self.offset, self.mark = ino, 0, 0, 0, ""
         self.session = session
-        self.picks: list[Pick] = []
-        self.first: dict[str, Pick] = {}  # key -> its pick (``rules.admit_line``)
+        self.picks: list[Pick | list[Any]] = []  # a stored record until a line of its call is read
+        self.first = _First(self.picks)  # key -> its pick (``rules.admit_line``)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -251,9 +278,34 @@ class FileState:
             raise ValueError(doc)
         state = cls(ino, session)
         state.size, state.mtime_ns, state.offset, state.mark = size, mtime, offset, mark
-        state.picks = [_unpack(p) for p in picks]
-        state.first = {p.key: p for p in state.picks if p.key is not None}
+        state.picks[:] = [_checked(p) for p in picks]
+        state.first.index = {p[0]: n for n, p in enumerate(state.picks) if p[0] is not None}  # type: ignore[index]
         return state
+
+
+class _First:
+    """A file's calls by key, for ``rules.admit_line``: a stored record becomes a pick (``_unpack``)
+    only when another line of its call is read."""
+
+    __slots__ = ("index", "picks")
+
+    def __init__(self, picks: list[Pick | list[Any]]) -> None:
+        self.picks = picks
+        self.index: dict[str, int] = {}
+
+    def get(self, key: str) -> Pick | None:
+        at = self.index.get(key)
+        if at is None:
+            return None
+        found = self.picks[at]
+        if isinstance(found, list):
+            found = self.picks[at] = _unpack(found)
+        return found
+
+    def __setitem__(self, key: str, pick: Pick) -> None:
+        """A new call, appended to ``picks`` just before or just after (``rules.admit_line``)."""
+        picks = self.picks
+        self.index[key] = len(picks) - 1 if picks and picks[-1] is pick else len(picks)
 
 
 class Earlier:
@@ -467,11 +519,11 @@ def earlier_sessions(transcript: str, main: FileState) -> Earlier:
     path); each is read and deduplicated as the reader would, oldest first. Only transcripts whose
     times span the first call's are read whole (a copy's origin made that call)."""
     earlier = Earlier()
-    first = next((p for p in main.picks if isinstance(p.line.message.id, str)), None)
+    first = next((found for found in map(_id_and_time, main.picks) if found is not None), None)
     if first is None:
         return earlier
-    needle = b'"' + first.line.message.id.encode("utf-8", "surrogatepass") + b'"'
-    made = first.line.timestamp or ""
+    needle = b'"' + first[0].encode("utf-8", "surrogatepass") + b'"'
+    made = first[1]
     mine = _age(transcript)
     origins: list[tuple[tuple[str, str, int, str], str]] = []
     for path in _siblings(transcript):
@@ -487,6 +539,15 @@ def earlier_sessions(transcript: str, main: FileState) -> Earlier:
             _calls, kept = session_calls([state], earlier)
             earlier.absorb(kept)
     return earlier
+
+
+def _id_and_time(pick: Pick | list[Any]) -> tuple[str, str] | None:
+    """A kept call's message id and time (None without a message id)."""
+    if isinstance(pick, list):
+        msg_id, ts = pick[4], pick[2]
+    else:
+        msg_id, ts = pick.line.message.id, pick.line.timestamp
+    return (msg_id, ts or "") if isinstance(msg_id, str) else None
 
 
 def _siblings(transcript: str) -> list[str]:

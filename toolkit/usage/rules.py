@@ -145,10 +145,11 @@ SKIPPED, SAME_CALL, NEW_CALL = 0, 1, 2
 
 
 def admit_line(
-    line: Any, message: Any, usage: Any, session: str, picks: list[Any], first: dict[str, Pick]
+    line: Any, message: Any, usage: Any, session: str, picks: list[Any], first: Any
 ) -> tuple[str, int]:
     """One line with a usage object, in file order: skipped (not a usable call), another line of a
-    call the file already has (``Pick.take``), or a new call appended to ``picks``. Returns the
+    call the file already has (``Pick.take``), or a new call appended to ``picks`` (``first``: the
+    file's calls by key, a dict or what answers ``get`` and item assignment alike). Returns the
     file's session (the path's, else the first usable line's) and which of the three it was."""
     if not usable(line, message, usage):
         return session, SKIPPED
