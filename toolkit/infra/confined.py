@@ -35,6 +35,7 @@ import os
 import stat
 
 from toolkit.core.errors import InvalidInput
+from toolkit.infra.boundedio import read_regular, read_text_bounded
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -185,8 +186,6 @@ def read_bytes(
     ``boundedio.FileRefused`` for a FIFO, a directory, an oversized file and the like;
     ``PathOutsideRepository`` for the layout.
     """
-    from toolkit.infra.boundedio import read_regular
-
     target = resolve_inside(root, path, what)
     return read_regular(
         target, limit=limit, what=what, follow_symlinks=False, missing_ok=missing_ok, allow_over=allow_over
@@ -202,8 +201,6 @@ def read_text(
     missing_ok: bool = False,
 ) -> str | None:
     """``boundedio.read_text_bounded`` after the layout check (``NOT_UTF8`` for other text)."""
-    from toolkit.infra.boundedio import read_text_bounded
-
     target = resolve_inside(root, path, what)
     return read_text_bounded(target, limit=limit, what=what, follow_symlinks=False, missing_ok=missing_ok)
 
