@@ -107,19 +107,29 @@ def _compatible(a: str, b: str, trigger: str) -> bool:
 
 class _Pass:
     """One trigger's pass: its pattern, its needles and, for each, the others that the same hit
-    may hold too (the alternation reports one needle per hit; its companions are checked)."""
+    may hold too (the alternation reports one needle per hit; its companions are checked). A
+    needle's companions are worked out the first time it is hit: most never are, and working
+    them all out up front was half of what building the passes cost a hook's first scan."""
 
-    __slots__ = ("pattern", "members", "offsets", "companions")
+    __slots__ = ("pattern", "trigger", "names", "members", "offsets", "companions")
 
     def __init__(self, trigger: str, members: list[str]) -> None:
         members = _trie_order(trigger, members)
         self.pattern = _pass_pattern(trigger, members)
+        self.trigger = trigger
+        self.names = members
         self.members = [m.encode("ascii") for m in members]
         self.offsets = [_trigger_index(m, trigger) for m in members]
-        self.companions = [
-            [j for j, other in enumerate(members) if j != i and _compatible(member, other, trigger)]
-            for i, member in enumerate(members)
-        ]
+        self.companions: list[list[int] | None] = [None] * len(members)
+
+    def _companions(self, index: int) -> list[int]:
+        found = self.companions[index]
+        if found is None:
+            member, trigger = self.names[index], self.trigger
+            found = self.companions[index] = [
+                j for j, other in enumerate(self.names) if j != index and _compatible(member, other, trigger)
+            ]
+        return found
 
     def scan(self, data: bytes, found: set[str]) -> None:
         seen: set[int] = set()
@@ -132,7 +142,7 @@ class _Pass:
             index = (hit.lastindex or 1) - 1
             seen.add(index)
             at = hit.start()
-            for other in self.companions[index]:
+            for other in self._companions(index):
                 if other not in seen and data.startswith(self.members[other], at - self.offsets[other]):
                     seen.add(other)
             if len(seen) == total:

@@ -123,22 +123,29 @@ class Rule:
     def _match_at(self, view: ScanText, starts: Iterable[int], *, seeded: bool) -> Iterator[re.Match[str]]:
         """Matches of the pattern at ``starts`` (ascending), skipping starts inside the previous
         match; ``seeded`` starts are candidates for the anchor, which is matched there first
-        (skipping candidates inside the previous anchor match, as ``finditer`` does)."""
+        (skipping candidates inside the previous anchor match, as ``finditer`` does). The
+        patterns compile at the first candidate that needs them: in a small text most seeded
+        rules have none, and a hook's first scan then compiles nothing for them."""
         text = view.text
-        compiled = self.pattern.compiled
-        anchor = self.tuning.anchor.bytes_compiled if seeded and self.tuning.anchor is not None else None
+        compiled: re.Pattern[str] | None = None
+        anchored = self.tuning.anchor if seeded else None
+        anchor: re.Pattern[bytes] | None = None
         anchor_end = 0
         last_end = 0
         for start in starts:
-            if anchor is not None:
+            if anchored is not None:
                 if start < anchor_end:
                     continue  # inside the previous anchor match, as finditer would skip it
+                if anchor is None:
+                    anchor = anchored.bytes_compiled
                 hit = anchor.match(view.low_ascii, start)
                 if hit is None:
                     continue
                 anchor_end = hit.end()
             if start < last_end:
                 continue
+            if compiled is None:
+                compiled = self.pattern.compiled
             match = compiled.match(text, start)
             if match is not None:
                 last_end = max(match.end(), start + 1)
