@@ -508,7 +508,8 @@ def test_the_capsule_op_imports_no_heavy_dependency() -> None:
 
 
 def test_engine_detectors_catch_what_the_reference_rules_miss() -> None:
-    from toolkit.runtime.capsule_rules import engine_findings, private_value
+    from toolkit.runtime.capsule_privacy import engine_findings
+    from toolkit.runtime.capsule_rules import private_value
 
     for name, text in PRIVATE_VALUES:
         if name.startswith("engine-"):

@@ -148,7 +148,7 @@ def test_capsule_value_rule(rule: str) -> None:
 
 @pytest.mark.parametrize("key", CAPSULE_KEYS)
 def test_capsule_key_rule(key: str) -> None:
-    from toolkit.runtime.capsule_rules import engine_findings
+    from toolkit.runtime.capsule_privacy import engine_findings
 
     assert engine_findings({key: "x"}), key  # the engine's capsule context names it private
     capsule = valid_capsule()

@@ -26,7 +26,8 @@ from toolkit.infra.store import atomic_write, create_exclusive, file_lock, safe_
 from toolkit.models.lineage import AgentLineage
 from toolkit.records.capsules import read_record, safe_destination
 from toolkit.records.owners import release_lineage
-from toolkit.runtime.capsule_rules import engine_findings, private_value, walk
+from toolkit.runtime.capsule_privacy import engine_findings
+from toolkit.runtime.capsule_rules import private_value, walk
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.lineage import evaluate_lineage, reference_now
 

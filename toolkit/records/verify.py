@@ -42,12 +42,12 @@ from toolkit.infra.gitcli import CliRepo
 from toolkit.infra.store import WORKGROUP_DIR
 from toolkit.records import verify_cache
 from toolkit.records.capsules import inside, read_record
+from toolkit.runtime.capsule_privacy import engine_findings_in
 from toolkit.runtime.capsule_rules import (
     ARTIFACT_BOUNDARY,
     MAX_CAPSULE_STRING_BYTES,
     artifact_paths,
     assert_paths,
-    engine_findings_in,
     explain_schema,
     private_value,
     schema_problems,

@@ -8,6 +8,7 @@ __all__ = [
     "adapter",
     "budget",
     "capsule",
+    "capsule_privacy",
     "capsule_rules",
     "codes",
     "deep_query",

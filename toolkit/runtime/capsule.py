@@ -26,11 +26,11 @@ from __future__ import annotations
 import hashlib
 
 from toolkit.core.canonical import canonical_bytes, capsule_digest, sha256_digest
+from toolkit.runtime.capsule_privacy import assert_private_content_free
 from toolkit.runtime.capsule_rules import (
     ARTIFACT_BOUNDARY,
     assert_artifact_path,
     assert_paths,
-    assert_private_content_free,
     assert_schema,
     has_git_segment,
     inside_or_equal,
