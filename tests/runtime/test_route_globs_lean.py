@@ -110,3 +110,53 @@ def test_globs_outside_a_repository_are_an_environment_error(tmp_path: Path) -> 
     with pytest.raises(RuntimeOpError) as caught:
         op_route({"input": {"is_writer": True, "owned_globs": ["src/**"], "active_writers": []}}, ctx)
     assert caught.value.code == "ENVIRONMENT_ERROR"
+
+
+def test_tracked_files_reads_past_the_pipe_buffer(tmp_path: Path) -> None:
+    # git is started with os.posix_spawnp and its output read to the end while it runs: more than
+    # a pipe buffer (64 KiB) of paths neither blocks nor is cut short
+    from toolkit.infra.gitlocation import tracked_files
+
+    repo = tmp_path / "r"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    for i in range(700):
+        path = repo / "src" / f"pkg{i % 7}" / (f"module_{i:04d}_" + "x" * 100 + ".py")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+    subprocess.run(["git", "add", "src"], cwd=repo, check=True)
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=repo, capture_output=True, check=True).stdout
+    assert len(listed) > 65_536
+    assert tracked_files(str(repo)) == listed.decode().split("\0")[:-1]
+    ctx = RuntimeContext(cwd=str(repo))
+    assert ctx.owned_glob_matches(["src/pkg3/**"], str(repo)) == sorted(
+        p for p in listed.decode().split("\0") if p.startswith("src/pkg3/")
+    )
+
+
+def test_git_that_cannot_be_started_is_an_environment_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolkit.infra.gitlocation import tracked_files
+
+    repo = _repo(tmp_path / "r")
+    empty = tmp_path / "no-git-here"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))  # a machine without git on its PATH
+    with pytest.raises(OSError):
+        tracked_files(str(repo))
+    ctx = RuntimeContext(cwd=str(repo))
+    with pytest.raises(RuntimeOpError) as caught:
+        op_route({"input": {"is_writer": True, "owned_globs": ["src/**"], "active_writers": []}}, ctx)
+    assert caught.value.code == "ENVIRONMENT_ERROR"
+
+
+def test_git_reading_an_index_it_refuses_leaves_no_descriptor_behind(tmp_path: Path) -> None:
+    from toolkit.infra.gitlocation import tracked_files
+
+    repo = _repo(tmp_path / "r")
+    (repo / ".git" / "index").write_bytes(b"DIRC garbage, not an index")
+    before = sorted(os.listdir("/proc/self/fd"))
+    for _ in range(20):
+        with pytest.raises(OSError):
+            tracked_files(str(repo))
+    assert sorted(os.listdir("/proc/self/fd")) == before
