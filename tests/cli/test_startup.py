@@ -114,8 +114,7 @@ def test_every_script_has_a_budget() -> None:
 
 def test_wrapper_sees_what_an_entry_point_loads(tmp_path: Path) -> None:
     # the check itself can fail: the full CLI really does load typer, and the wrapper reports it
-    # (60 columns: narrower than the stored help texts, so typer renders this help)
-    proc, loaded = run_entry(tmp_path, "workgroup", "--help", env={"COLUMNS": "60"})
+    proc, loaded = run_entry(tmp_path, "workgroup", "--help")
     assert proc.returncode == 0, proc.stderr
     assert "typer" in loaded and "toolkit" in loaded
 
@@ -183,8 +182,9 @@ ROUTE_REQUESTS: dict[str, dict[str, Any]] = {
 
 
 def lean_entry(
-    tmp_path: Path, *args: str, stdin: str, cwd: Path
+    tmp_path: Path, *args: str, stdin: str, cwd: Path, full: bool = False
 ) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """The process and the modules it loaded after start-up (top-level names; ``full``: dotted)."""
     wrapper = tmp_path / "lean_wrapper.py"
     wrapper.write_text(LEAN_WRAPPER, encoding="utf-8")
     side = tmp_path / "lean-modules.txt"
@@ -199,7 +199,8 @@ def lean_entry(
         check=False,
     )
     assert side.is_file(), proc.stderr[-2000:]
-    return proc, {name.split(".")[0] for name in side.read_text(encoding="utf-8").split("\n")}
+    names = side.read_text(encoding="utf-8").split("\n")
+    return proc, set(names) if full else {name.split(".")[0] for name in names}
 
 
 @pytest.mark.parametrize("where", ["repository", "plain-directory"])
@@ -223,16 +224,65 @@ def test_runtime_route_keeps_heavier_standard_modules_out(
 
 
 def test_lean_wrapper_sees_what_the_route_path_loads(git_repo: GitRepo, tmp_path: Path) -> None:
-    # the check itself can fail: a lease in the registry makes route compare it to the clock,
-    # which imports datetime inside the function that needs it, and the wrapper reports it
+    # the check itself can fail: a lease on a glob is one the registry's index cannot answer for,
+    # so route reads the registry in full and compares each lease to the clock, which imports
+    # datetime inside the function that needs it, and the wrapper reports it
     git_repo.commit("init", {"src/api.py": "x = 1\n"})
-    lease = run_workgroup("owners", "acquire", "builder-a", "--path", "src/api.py", cwd=git_repo.path)
+    lease = run_workgroup("owners", "acquire", "builder-a", "--glob", "src/*.py", cwd=git_repo.path)
     assert lease.returncode == 0, lease.stderr
     proc, loaded = lean_entry(
         tmp_path, "runtime", "route", stdin=json.dumps(ROUTE_REQUEST), cwd=git_repo.path
     )
     assert "WRITER_OWNERSHIP_CONFLICT" in proc.stdout
     assert "datetime" in loaded and not loaded & RUNTIME_FORBIDDEN
+
+
+def test_route_by_the_registry_index_and_with_globs_stays_lean(git_repo: GitRepo, tmp_path: Path) -> None:
+    # a path lease is answered by the registry's index: its clock is read as an integer, no
+    # datetime; owned globs ask git for the index through os.posix_spawn, not subprocess (whose
+    # threading, selectors and signal cost the call more than git itself)
+    git_repo.commit("init", {"src/api.py": "x = 1\n", "src/db.py": "y = 1\n"})
+    lease = run_workgroup("owners", "acquire", "builder-a", "--path", "src/api.py", cwd=git_repo.path)
+    assert lease.returncode == 0, lease.stderr
+    request = {"input": {"role": "builder", "owned_globs": ["src/**"]}}
+    for sample in (ROUTE_REQUEST, request):
+        proc, loaded = lean_entry(tmp_path, "runtime", "route", stdin=json.dumps(sample), cwd=git_repo.path)
+        assert json.loads(proc.stdout)["result"]["reason_codes"] == ["WRITER_OWNERSHIP_CONFLICT"]
+        heavier = {"datetime", "subprocess", "threading", "selectors", "signal"}
+        assert sorted(loaded & (heavier | RUNTIME_AVOIDED | RUNTIME_FORBIDDEN)) == []
+
+
+@pytest.mark.parametrize("where", ["repository", "plain-directory"])
+def test_route_loads_no_module_of_another_operation(where: str, git_repo: GitRepo, tmp_path: Path) -> None:
+    # each operation's module is imported by name when it is dispatched (toolkit/runtime/ops.py),
+    # and the adapter's readers when an operation asks for them: route loads route's alone
+    from toolkit.runtime.ops import OPS
+
+    if where == "repository":
+        git_repo.commit("init", {"src/api.py": "x = 1\n"})
+        lease = run_workgroup("owners", "acquire", "builder-a", "--path", "src/api.py", cwd=git_repo.path)
+        assert lease.returncode == 0, lease.stderr
+        cwd = git_repo.path
+    else:
+        cwd = tmp_path / "plain"
+        cwd.mkdir()
+    proc, loaded = lean_entry(
+        tmp_path, "runtime", "route", stdin=json.dumps(ROUTE_REQUEST), cwd=cwd, full=True
+    )
+    assert json.loads(proc.stdout)["ok"], proc.stdout + proc.stderr
+    others = {op.module for op in OPS if op.name != "route"} | {"toolkit.runtime.ledger_io"}
+    assert {"toolkit.runtime.router", "toolkit.runtime.registry_io"} <= loaded  # the record is real
+    assert sorted(loaded & others) == []
+    # the check can fail: dispatch routes through the router, so it loads route's module and its own
+    proc, loaded = lean_entry(
+        tmp_path,
+        "runtime",
+        "dispatch",
+        stdin=json.dumps({"routing": ROUTE_REQUEST, "rollout": {}}),
+        cwd=cwd,
+        full=True,
+    )
+    assert {"toolkit.runtime.dispatch", "toolkit.runtime.router"} <= loaded, proc.stdout
 
 
 def test_package_init_imports_nothing() -> None:

@@ -135,9 +135,11 @@ def test_the_core_clock_check_can_fail(tmp_path: Path) -> None:
 
 # --- the pure runtime -----------------------------------------------------------------------------
 # toolkit/runtime/adapter.py does every read of the clock, the environment, the disk and git that
-# an operation needs (RuntimeContext); protocol.py is the stdin/stdout entry. Every other runtime
-# module is a decision: plain values and the context in, no I/O of its own.
-RUNTIME_IO_MODULES = {"adapter.py", "protocol.py"}
+# an operation needs (RuntimeContext, with its reader modules registry_io.py and ledger_io.py);
+# protocol.py is the stdin/stdout entry. Every other runtime module is a decision: plain values
+# and the context in, no I/O of its own.
+RUNTIME_READERS = ("toolkit.runtime.adapter", "toolkit.runtime.registry_io", "toolkit.runtime.ledger_io")
+RUNTIME_IO_MODULES = {"adapter.py", "protocol.py", "registry_io.py", "ledger_io.py"}
 IO_MODULES = {
     "os",
     "posixpath",
@@ -198,7 +200,7 @@ def _io_offences(source: str) -> list[str]:
                 found.append(f"{line}: imports {target}")
             elif target.startswith("toolkit.infra"):
                 found.append(f"{line}: imports {target} (infra reads disk, git and environment)")
-            elif target.startswith(("toolkit.runtime.adapter", "toolkit.runtime.protocol")):
+            elif target.startswith((*RUNTIME_READERS, "toolkit.runtime.protocol")):
                 found.append(f"{line}: imports {target} (the context is handed in, never built)")
             elif _privacy_io(target):
                 found.append(f"{line}: imports {target} (a privacy module that reads files)")
@@ -252,6 +254,7 @@ BAD_DECISIONS = {
     "git": "import pygit2\n",
     "subprocess": "from subprocess import run\n",
     "a context built inside": "def decide():\n    from toolkit.runtime.adapter import RuntimeContext\n\n    return RuntimeContext()\n",
+    "an adapter reader called directly": "from toolkit.runtime.registry_io import writer_registry\n",
     "privacy file reader": "from toolkit.privacy.files import read_candidates\n",
 }
 

@@ -424,3 +424,29 @@ def test_owners_list_builds_no_index_for_a_malformed_registry(held: Path) -> Non
     with pytest.raises(owners.EnvironmentFailure):
         owners.list_leases(discover(held).layout, now=NOW)
     assert _route(held, _writer(["src/b.py"]))[:2] == ("error", "ENVIRONMENT_ERROR")
+
+
+def test_a_registry_checksummed_in_chunks_is_bound_to_its_last_byte(tmp_path: Path) -> None:
+    # the reader checksums the registry a chunk at a time (registry_io._CHUNK): a registry of
+    # several chunks is trusted whole, and an edit in its last chunk that keeps size, inode and
+    # mtime is still seen
+    from toolkit.runtime import registry_io
+
+    repo = _git_init(tmp_path / "r")
+    owners._write(discover(repo).layout, [_lease(f"h{i}", [f"held/f{i}.py"]) for i in range(3_000)])
+    registry = _registry(repo)
+    assert registry.stat().st_size > 2 * registry_io._CHUNK
+    assert _route(repo, _writer(["held/f2999.py"]))[1:] == (
+        {"mode": "local", "reason_codes": ["WRITER_OWNERSHIP_CONFLICT"]},
+        True,
+    )
+    info = registry.stat()
+    raw = registry.read_bytes()
+    cut = raw.rindex(b'"held/f2999.py"')
+    edited = raw[:cut] + b'"held/f2998.py"' + raw[cut + len(b'"held/f2999.py"') :]
+    assert len(edited) == len(raw) and cut > 2 * registry_io._CHUNK
+    with open(registry, "r+b") as fh:  # same inode
+        fh.write(edited)
+    os.utime(registry, ns=(info.st_atime_ns, info.st_mtime_ns))  # same mtime
+    outcome, value, used = _route(repo, _writer(["held/f2999.py"]))
+    assert (value["mode"], used) == ("fresh-capsule", False)

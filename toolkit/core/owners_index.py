@@ -72,7 +72,12 @@ def micros(moment: datetime) -> int:
 
 
 def registry_binding(raw: bytes, mtime_ns: int, ino: int) -> dict[str, int]:
-    return {"size": len(raw), "crc32": zlib.crc32(raw), "mtime_ns": mtime_ns, "ino": ino}
+    return digest_binding(len(raw), zlib.crc32(raw), mtime_ns, ino)
+
+
+def digest_binding(size: int, crc32: int, mtime_ns: int, ino: int) -> dict[str, int]:
+    """The binding of registry bytes known by their size and CRC-32 (checksummed in chunks)."""
+    return {"size": size, "crc32": crc32, "mtime_ns": mtime_ns, "ino": ino}
 
 
 def _int(value: object) -> bool:
@@ -104,6 +109,10 @@ class OwnersIndex:
     def bound_to(self, raw: bytes, mtime_ns: int, ino: int) -> bool:
         """True when the registry now holds the exact bytes the index was built from."""
         return self.binding == registry_binding(raw, mtime_ns, ino)
+
+    def bound_to_digest(self, size: int, crc32: int, mtime_ns: int, ino: int) -> bool:
+        """``bound_to`` for registry bytes known by their size and CRC-32."""
+        return self.binding == digest_binding(size, crc32, mtime_ns, ino)
 
     def has_key(self, key: str) -> bool:
         """A plain path of any lease, live or not, has the comparison key ``key``."""

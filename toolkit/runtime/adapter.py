@@ -9,24 +9,28 @@ their own (tests/project/test_layers.py checks their imports and calls). What th
 * ``canonicalizer(root)``: the ``realpath``-resolving owned-path canonicalizer of a workspace
   root, one per root and context, so the requests of one ``--batch`` share its caches;
 * ``realpath(path)``;
+* ``now_micros()``: the clock in microseconds since the epoch, without datetime;
 * ``writer_registry()``: the persistent writer registry of the repository containing ``cwd``;
 * ``writer_registry_index()``: its lookup index, while bound to the registry's exact bytes;
 * ``owned_glob_matches(globs, root)``: the tracked files matched by owned globs;
 * ``replay_state()``: the replay ledger's rows and the committed promotion record names.
 
+The repository reads are in ``toolkit.runtime.registry_io`` (route's: the registry, its index,
+tracked files) and ``toolkit.runtime.ledger_io`` (promotion's replay ledger), which import what
+they need at the top; a context method loads its module on first use.
+
 ``cache`` is a plain dict shared by the requests of one ``--batch`` run; ``observer`` is told
 about each decision of the live operations (the entry point injects live OTLP mode there).
 
-Start-up matters (one process per delegation): this module imports ``os`` only; each reader
-imports its helpers on first use. A plain slotted class, not a dataclass (which would import
+Start-up matters (one process per delegation): this module imports ``os`` and ``time`` only;
+each reader module is imported on first use. A plain slotted class, not a dataclass (which would import
 dataclasses and inspect on every call).
 """
 
 from __future__ import annotations
 
 import os
-
-from toolkit.runtime.codes import RuntimeOpError
+import time
 
 TYPE_CHECKING = False  # typing itself costs start-up time; type checkers treat this as True
 if TYPE_CHECKING:
@@ -84,6 +88,16 @@ class RuntimeContext:
 
         return now_utc()
 
+    def now_micros(self) -> int:
+        """The current time in microseconds since the Unix epoch (the registry index's unit),
+        read without importing datetime: the route path keeps it out of start-up. The same
+        instant as ``now()`` (both floor the system clock to the microsecond)."""
+        if self._clock is None:
+            return time.time_ns() // 1000
+        from toolkit.core.owners_index import micros  # an injected clock's datetime
+
+        return micros(self._clock())
+
     def env(self, name: str) -> str | None:
         source = os.environ if self._environ is None else self._environ
         return source.get(name)
@@ -103,7 +117,9 @@ class RuntimeContext:
             canon = found[root] = Canonicalizer(root)
         return canon
 
-    # --- the repository's local state --------------------------------------------------------
+    # --- the repository's local state (read by toolkit.runtime.registry_io and ledger_io) -----
+    # Each reader module is imported by the first operation that asks for its reads: the others
+    # never load git location, the bounded reader, the registry index or the ledger.
 
     def writer_registry(self) -> tuple[str, object] | None:
         """(work tree, decoded registry file) of the repository containing ``cwd``, or None
@@ -111,59 +127,17 @@ class RuntimeContext:
 
         Raises ``ENVIRONMENT_ERROR`` when the file cannot be read as bounded JSON.
         """
-        from toolkit.infra.gitlocation import find_git
+        from toolkit.runtime.registry_io import writer_registry
 
-        location = find_git(self.cwd)
-        if location is None:
-            return None
-        from toolkit.infra.boundedio import FileRefused
-        from toolkit.infra.gitlocation import read_owners_registry
-
-        try:
-            data = read_owners_registry(location.owners_registry, {"writers": []})
-        except FileRefused:
-            raise RuntimeOpError("ENVIRONMENT_ERROR") from None
-        return location.workdir, data
+        return writer_registry(self.cwd)
 
     def writer_registry_index(self) -> tuple[str, OwnersIndex] | None:
         """(work tree, registry index) of the repository containing ``cwd`` while the index is
-        bound to the registry's exact bytes (size, CRC-32, mtime, inode); None when there is no
-        index to trust: outside a repository, no registry or no index, an index that is a
-        symlink, torn, altered or built from other bytes (the registry is then read in full,
-        with its own errors)."""
-        from toolkit.infra.gitlocation import find_git
+        bound to the registry's exact bytes; None when there is no index to trust (the registry
+        is then read in full, with its own errors)."""
+        from toolkit.runtime.registry_io import writer_registry_index
 
-        location = find_git(self.cwd)
-        if location is None:
-            return None
-        from toolkit.core.owners_index import INDEX_FILE, decode_index
-        from toolkit.infra.boundedio import FileRefused, open_regular, read_regular
-        from toolkit.infra.gitlocation import MAX_REGISTRY_BYTES
-
-        try:
-            raw_index = read_regular(
-                os.path.join(location.local_state, INDEX_FILE),
-                limit=MAX_REGISTRY_BYTES,
-                what="the writer registry index",
-                follow_symlinks=False,
-                missing_ok=True,
-            )
-            index = None if raw_index is None else decode_index(raw_index)
-            if index is None:
-                return None
-            handle = open_regular(
-                location.owners_registry, what="the writer registry", follow_symlinks=False, missing_ok=True
-            )
-            if handle is None:
-                return None
-            with handle:
-                info = os.fstat(handle.fileno())
-                raw = handle.read(MAX_REGISTRY_BYTES + 1)
-        except (FileRefused, OSError):
-            return None
-        if not index.bound_to(raw, info.st_mtime_ns, info.st_ino):
-            return None
-        return location.workdir, index
+        return writer_registry_index(self.cwd)
 
     def owned_glob_matches(self, globs: Sequence[str], root: str) -> list[str]:
         """The tracked files of the repository containing ``root`` that ``globs`` match, relative
@@ -171,27 +145,9 @@ class RuntimeContext:
 
         Raises ``INVALID_OWNERSHIP_GLOB`` for a bad glob, ``ENVIRONMENT_ERROR`` when git fails.
         """
-        from toolkit.core.ownership import OwnershipPathError, check_globs, expand_globs
-        from toolkit.infra.gitlocation import find_git, tracked_files
+        from toolkit.runtime.registry_io import owned_glob_matches
 
-        try:
-            check_globs(list(globs))
-        except OwnershipPathError:
-            raise RuntimeOpError("INVALID_OWNERSHIP_GLOB") from None
-        # the index, asked of `git ls-files`: pygit2's import alone costs more than the whole call
-        location = find_git(root)
-        if location is None:
-            raise RuntimeOpError("ENVIRONMENT_ERROR")
-        try:
-            files = tracked_files(location.workdir)
-        except OSError:
-            raise RuntimeOpError("ENVIRONMENT_ERROR") from None
-        matched = expand_globs(globs, files)
-        repo_root = location.workdir
-        real_root = os.path.realpath(root)
-        return [
-            os.path.relpath(os.path.join(repo_root, path), real_root).replace(os.sep, "/") for path in matched
-        ]
+        return owned_glob_matches(globs, root)
 
     def replay_state(self) -> tuple[list[object], list[str]]:
         """(decoded replay-ledger rows, file names under ``.workgroup/promotions``) of the
@@ -200,18 +156,6 @@ class RuntimeContext:
         A torn, foreign or too deeply nested ledger line is skipped; a ledger that cannot be
         read at all raises ``ENVIRONMENT_ERROR`` (it must never read as "nothing consumed").
         """
-        from toolkit.infra.gitlocation import find_git
+        from toolkit.runtime.ledger_io import replay_state
 
-        location = find_git(self.cwd)
-        if location is None:
-            return [], []
-        from toolkit.infra.boundedio import FileRefused
-        from toolkit.infra.ledger import LEDGER_NAME, read_replay_state
-
-        try:
-            return read_replay_state(
-                os.path.join(location.local_state, LEDGER_NAME),
-                os.path.join(location.workdir, ".workgroup", "promotions"),
-            )
-        except FileRefused:
-            raise RuntimeOpError("ENVIRONMENT_ERROR") from None
+        return replay_state(self.cwd)

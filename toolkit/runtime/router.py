@@ -32,7 +32,7 @@ import re
 
 from toolkit.core.errors import ToolkitError
 from toolkit.core.jscompat import js_truthy
-from toolkit.core.ownership import OverlapIndex, OwnershipPathError
+from toolkit.core.ownership import OverlapIndex, OwnershipPathError, check_globs, glob_matcher
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.vocabulary import MODES, REASON_CODES
 
@@ -47,8 +47,8 @@ if TYPE_CHECKING:
     from toolkit.infra.paths import Canonicalizer
     from toolkit.runtime.adapter import RuntimeContext
 
-    # (the index, its work tree's canonicalizer, now, the proposed lineage)
-    Indexed = tuple[OwnersIndex, Canonicalizer, datetime | None, object]
+    # (the index, its work tree's canonicalizer, now in microseconds since the epoch, the proposed lineage)
+    Indexed = tuple[OwnersIndex, Canonicalizer, int | None, object]
 
 _REASON_ORDER = {code: index for index, code in enumerate(REASON_CODES)}
 _WRITER_ROLE = re.compile(r"(?:^|[-_])(builder|writer|implementer)(?:$|[-_])")
@@ -232,7 +232,7 @@ def _listed_writers_conflict(
 
 
 def _indexed_conflict(
-    proposed: list[str], index: OwnersIndex, canon: Canonicalizer, now: datetime | None, exclude: object
+    proposed: list[str], index: OwnersIndex, canon: Canonicalizer, now: int | None, exclude: object
 ) -> bool:
     """Rule 1 against the registry's index: the same answer as the full read of every live writer
     (whose paths the owners command validated when it wrote both), or ``IndexUndecided``.
@@ -241,13 +241,11 @@ def _indexed_conflict(
     live lease that no longer canonicalizes, a symlink on the way to an indexed path (its key
     would not be the lexical one), or a proposed key holding the whole work tree.
     """
-    from toolkit.core.owners_index import micros
-
     if index.empty():
         return False
     if now is None:
         raise IndexUndecided
-    at = micros(now)
+    at = now
     mine = isinstance(exclude, str)
 
     def live(expires: int, holder: str) -> bool:
@@ -681,8 +679,6 @@ def _expand_owned_globs(inp: dict[str, Any], root: str, ctx: RuntimeContext) -> 
     globs = inp.get("owned_globs")
     if globs is None or globs == []:
         return inp
-    from toolkit.core.ownership import check_globs
-
     try:
         check_globs(globs)  # a bad glob is the request's fault, whatever the environment
     except OwnershipPathError:
@@ -760,8 +756,6 @@ class _HeldGlobs:
 
     def with_matches(self, rels: list[str]) -> dict[str, Any]:
         """The writer with the proposed paths its owned globs match added to its resolved paths."""
-        from toolkit.core.ownership import glob_matcher
-
         if not self.globs:
             return self.writer
         match = glob_matcher(self.globs)
@@ -801,7 +795,7 @@ def _route_by_index(
     if found is None:
         return None
     workdir, index = found
-    now = None if index.empty() else ctx.now()
+    now = None if index.empty() else ctx.now_micros()  # the index's unit: no datetime to import
     indexed = (index, ctx.canonicalizer(workdir), now, proposed_lineage)
     try:
         return route_task(
