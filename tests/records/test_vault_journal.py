@@ -601,3 +601,35 @@ def test_flush_during_a_flush_keeps_acknowledgements_right(git_repo: GitRepo) ->
     assert flush_now(lay, now=now, deliver=lambda b: None)["entries"] == []
     rows = list_entries(lay)["entries"]
     assert [r["batch_id"] for r in rows] == [outer["batch_id"]] * 2 + [inner[0]["batch_id"]]
+
+
+def test_odd_journal_rows_are_parsed_once_and_never_crash(git_repo: GitRepo) -> None:
+    """Rows written by hand or by another version: a delta row whose delta is not an object, an
+    amend whose KnowledgeId is not a string, a flush naming non-integer seqs. Each is parsed into
+    its record once; list and flush hand on the rows as written."""
+    from toolkit.records.vault import JournalEntry, current_records, read_journal
+
+    path = layout(git_repo).vault_journal
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = [
+        {"type": "delta", "seq": 1, "at": NOW, "action": "batch", "delta": ["not", "an", "object"]},
+        {"type": "delta", "seq": 2, "at": NOW, "action": "amend", "KnowledgeId": 7, "delta": DELTA},
+        {"type": "delta", "seq": 3, "at": NOW, "action": "update", "KnowledgeId": "k-1", "delta": DELTA},
+        {"type": "flush", "batch_id": "batch-x", "at": NOW, "seqs": [1, "2", True, 9.0]},
+        {"type": "delta", "seq": "4", "delta": DELTA},  # a string seq: a foreign row
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    state = read_journal(layout(git_repo))
+    assert [type(e) for e in state.entries] == [JournalEntry] * 3
+    assert [(e.seq, e.delta is None, e.target) for e in state.entries] == [
+        (1, True, None),
+        (2, False, None),
+        (3, False, "k-1"),
+    ]
+    assert state.flushed == {1: "batch-x"} and state.problems == 1
+    assert current_records(state)[-1]["KnowledgeId"] == "k-1"
+    code, out, _ = cli("vault", "list", "--json")
+    assert code == 0
+    listed = json.loads(out)["entries"]
+    assert [row["state"] for row in listed] == ["flushed", "pending", "pending"]
+    assert listed[0]["delta"] == ["not", "an", "object"]  # handed on as written

@@ -57,11 +57,43 @@ INPUT_KEYS = frozenset(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """A ``delta`` row of the journal, parsed once: its sequence number, the delta it kept (None
+    when the row holds none), the ``KnowledgeId`` an amend or update targets (None otherwise), and
+    the row as written (what ``flush`` and ``list`` hand on)."""
+
+    seq: int
+    delta: dict[str, Any] | None
+    target: str | None
+    row: Mapping[str, Any]
+
+    @classmethod
+    def parse(cls, value: Mapping[str, Any], seq: int) -> JournalEntry:
+        delta = value.get("delta")
+        target = value.get("KnowledgeId") if value.get("action") in ("amend", "update") else None
+        return cls(
+            seq,
+            delta if isinstance(delta, dict) else None,
+            target if isinstance(target, str) and target else None,
+            value,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRow:
+    """A ``flush`` or ``offer`` row: its batch id and the integer seqs it names (others ignored)."""
+
+    kind: str
+    batch_id: str
+    seqs: list[int]
+
+
 @dataclass(frozen=True)
 class JournalState:
     """The parsed journal: entries in order, which seqs are flushed, and unreadable lines."""
 
-    entries: list[dict[str, Any]]
+    entries: list[JournalEntry]
     flushed: dict[int, str]  # seq -> batch_id that delivered it
     problems: int
     offered: dict[int, str]  # seq -> latest held batch_id not yet acknowledged
@@ -74,58 +106,50 @@ def read_journal(layout: Layout) -> JournalState:
         rows, problems = read_jsonl(layout.vault_journal, what="the vault journal")
     except FileRefused as exc:
         raise EnvironmentFailure("VAULT_JOURNAL_UNREADABLE", exc.message) from None
-    entries: list[dict[str, Any]] = []
+    entries: list[JournalEntry] = []
     flushed: dict[int, str] = {}
     offered: dict[int, str] = {}
     offers: dict[str, list[int]] = {}
     bad = len(problems)
     for row in rows:
-        value = row.value
-        kind = _row_kind(value)
-        if kind == "delta":
-            entries.append(value)
-        elif kind is None:
+        parsed = _parse_row(row.value)
+        if isinstance(parsed, JournalEntry):
+            entries.append(parsed)
+        elif parsed is None:
             bad += 1
         else:
-            _note_batch(kind, value, flushed, offered, offers)
+            _note_batch(parsed, flushed, offered, offers)
     held = {seq: batch for seq, batch in offered.items() if seq not in flushed}
     return JournalState(entries, flushed, bad, held, offers)
 
 
-def _row_kind(value: object) -> str | None:
-    """The kind of one journal row: ``delta`` (with an integer seq), ``flush`` or ``offer`` (with
-    a seqs list and a string batch id); None for a torn or foreign row."""
+def _parse_row(value: object) -> JournalEntry | BatchRow | None:
+    """One journal row: a ``delta`` (with an integer seq), a ``flush`` or ``offer`` (with a seqs
+    list and a string batch id); None for a torn or foreign row."""
     if not isinstance(value, dict):
         return None
     kind = value.get("type")
-    if kind == "delta" and isinstance(value.get("seq"), int):
-        return "delta"
-    if (
-        kind in ("flush", "offer")
-        and isinstance(value.get("seqs"), list)
-        and isinstance(value.get("batch_id"), str)
-    ):
-        return str(kind)
+    seq = value.get("seq")
+    if kind == "delta" and isinstance(seq, int):
+        return JournalEntry.parse(value, seq)
+    seqs, batch_id = value.get("seqs"), value.get("batch_id")
+    if kind in ("flush", "offer") and isinstance(seqs, list) and isinstance(batch_id, str):
+        ints = [seq for seq in seqs if isinstance(seq, int) and not isinstance(seq, bool)]
+        return BatchRow(str(kind), batch_id, ints)
     return None
 
 
 def _note_batch(
-    kind: str,
-    value: dict[str, Any],
-    flushed: dict[int, str],
-    offered: dict[int, str],
-    offers: dict[str, list[int]],
+    row: BatchRow, flushed: dict[int, str], offered: dict[int, str], offers: dict[str, list[int]]
 ) -> None:
     """Record a flush row (its seqs delivered by their first batch) or an offer row (its seqs
-    held by this batch, the latest offer winning); non-integer seqs are ignored."""
-    batch_id = value["batch_id"]
-    ints = [seq for seq in value["seqs"] if isinstance(seq, int) and not isinstance(seq, bool)]
-    if kind == "flush":
-        for seq in ints:
-            flushed.setdefault(seq, batch_id)
+    held by this batch, the latest offer winning)."""
+    if row.kind == "flush":
+        for seq in row.seqs:
+            flushed.setdefault(seq, row.batch_id)
     else:
-        offers[batch_id] = ints
-        offered.update(dict.fromkeys(ints, batch_id))
+        offers[row.batch_id] = row.seqs
+        offered.update(dict.fromkeys(row.seqs, row.batch_id))
 
 
 def _decision_input(request: Mapping[str, Any], state: JournalState) -> dict[str, Any]:
@@ -153,10 +177,9 @@ def current_records(state: JournalState) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = []
     by_id: dict[str, int] = {}
     for entry in state.entries:
-        delta = entry.get("delta")
-        if not isinstance(delta, dict):
+        if entry.delta is None:
             continue
-        record, target = _record_and_target(entry, delta)
+        record, target = _record_and_target(entry, entry.delta)
         if target and target in by_id:
             records[by_id[target]] = record
         else:
@@ -166,15 +189,14 @@ def current_records(state: JournalState) -> list[dict[str, Any]]:
     return records
 
 
-def _record_and_target(entry: dict[str, Any], delta: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+def _record_and_target(entry: JournalEntry, delta: dict[str, Any]) -> tuple[dict[str, Any], Any]:
     """The knowledge record a journal delta describes and the id it replaces or is known by: an
     amend/update with a ``KnowledgeId`` targets that id (the delta's own ids dropped); any other
     delta is known by its stable id (None when it carries two ids: kept, never replaced)."""
-    target = entry.get("KnowledgeId") if entry.get("action") in ("amend", "update") else None
-    if isinstance(target, str) and target:
+    if entry.target is not None:
         record = {k: v for k, v in delta.items() if k not in ID_FIELDS}
-        record["KnowledgeId"] = target
-        return record, target
+        record["KnowledgeId"] = entry.target
+        return record, entry.target
     record = dict(delta)
     try:
         return record, stable_knowledge_id(record)
@@ -209,7 +231,7 @@ def add_delta(layout: Layout, request: Mapping[str, Any], *, now: datetime) -> d
         }
         if decision["action"] not in KEPT_ACTIONS:
             return outcome  # a skip appends nothing
-        seq = max((e["seq"] for e in state.entries), default=0) + 1
+        seq = max((e.seq for e in state.entries), default=0) + 1
         delta = request["delta"]
         record = {
             "type": "delta",
@@ -230,9 +252,9 @@ def _batch_id(seqs: list[int], at: str) -> str:
     return f"batch-{digest[:16]}"
 
 
-def _batch_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+def _batch_entry(entry: JournalEntry) -> dict[str, Any]:
     keys = ("seq", "action", "reason", "KnowledgeId", "severity", "delta")
-    return {k: entry[k] for k in keys if k in entry}
+    return {k: entry.row[k] for k in keys if k in entry.row}
 
 
 Deliver = Callable[[dict[str, Any]], None]
@@ -255,7 +277,7 @@ def flush(layout: Layout, *, now: datetime, deliver: Deliver, hold: bool = False
     at = format_utc(now)
     with file_lock(layout.lock(JOURNAL_LOCK)):
         state = read_journal(layout)
-        pending = [e for e in state.entries if e["seq"] not in state.flushed]
+        pending = [e for e in state.entries if e.seq not in state.flushed]
     if not pending:
         batch: dict[str, Any] = {
             "schema": BATCH_SCHEMA,
@@ -265,7 +287,7 @@ def flush(layout: Layout, *, now: datetime, deliver: Deliver, hold: bool = False
         }
         deliver(batch)
         return batch
-    seqs = [e["seq"] for e in pending]
+    seqs = [e.seq for e in pending]
     batch_id = _batch_id(seqs, at)
     batch = {
         "schema": BATCH_SCHEMA,
@@ -306,12 +328,12 @@ def list_entries(layout: Layout) -> dict[str, Any]:
     state = read_journal(layout)  # readers need no lock: appends are whole lines, torn ones skipped
     rows = []
     for entry in state.entries:
-        batch = state.flushed.get(entry["seq"])
-        held = state.offered.get(entry["seq"])
+        batch = state.flushed.get(entry.seq)
+        held = state.offered.get(entry.seq)
         rows.append(
             {
                 **_batch_entry(entry),
-                "at": entry.get("at"),
+                "at": entry.row.get("at"),
                 "state": "flushed" if batch else ("offered" if held else "pending"),
                 "batch_id": batch or held,
             }
