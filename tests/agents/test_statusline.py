@@ -538,3 +538,16 @@ def test_importing_the_status_line_loads_no_reader_and_no_typing() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=60, check=True)
     assert proc.stdout.decode().strip() == "[]"
+
+
+def test_a_resumed_session_whose_logs_start_with_a_long_line(tmp_path: Path) -> None:
+    """The times that order the two sessions are found past a first line longer than the first
+    window read (a long pasted prompt); by hand as in the test above: only s-resumed's own calls."""
+    folder = tmp_path / "claude" / "projects" / "-home-dev-demo"
+    folder.mkdir(parents=True)
+    prompt = json.loads(user_line("x" * (3 * live.STAMP_WINDOW)))
+    prompt["sessionId"], prompt["timestamp"] = "s-orig", "2026-01-06T06:59:00.000Z"
+    original = folder / "s-orig.jsonl"
+    original.write_text("\n".join([json.dumps(prompt), *_session_lines("s-orig", ORIGINAL)]) + "\n")
+    resumed = _resumed(folder)
+    assert fresh_counts(resumed).startswith("workgroup: 30.3k tok verified · 2 calls · re-read 98%")

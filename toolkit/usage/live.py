@@ -39,6 +39,7 @@ LEAN_BYTES = 1_048_576  # a longer read goes to the typed decoder (its import co
 MAX_SIBLINGS = 4096  # other transcripts of the project folder looked at for a resumed session's origin
 MAX_ORIGIN = 256 * 1_048_576  # bytes of another transcript read when looking for copied history
 STAMP_WINDOW = 65_536  # bytes first read from either end of a transcript for its first and last time
+STAMP_REACH = 16 * 1_048_576  # how far into a transcript a timestamped line is looked for
 
 
 # --- counting ----------------------------------------------------------------------------------
@@ -587,22 +588,31 @@ def _read_regular(path: str, limit: int, offset: int = 0) -> bytes | None:
 
 def _age(path: str) -> tuple[str, str, int, str]:
     """The usage reader's order of sessions (``fold._by_age``): the first and the last time inside
-    the log (its modification time when it has none), then modification time, then path. The
-    times are looked for in the file's first and last ``STAMP_WINDOW`` bytes, then in all of it."""
+    the log (its modification time when it has none), then modification time, then path."""
     try:
         st = os.stat(path, follow_symlinks=False)
     except OSError:
         return ("", "", 0, path)
-    size = st.st_size
-    head = _read_regular(path, STAMP_WINDOW) or b""
-    tail = head if size <= STAMP_WINDOW else _read_regular(path, STAMP_WINDOW, size - STAMP_WINDOW) or b""
-    first = _stamp(head.split(b"\n")[: -1 if size > len(head) else None])
-    last = _stamp(reversed(tail.split(b"\n")[0 if size <= STAMP_WINDOW else 1 :]))
-    if (first is None or last is None) and size > STAMP_WINDOW:
-        whole = (_read_regular(path, MAX_ORIGIN) or b"").split(b"\n")
-        first, last = first or _stamp(whole), last or _stamp(reversed(whole))
     iso = _iso(st.st_mtime_ns)
-    return (first or iso, last or iso, st.st_mtime_ns, path)
+    first = _edge_stamp(path, st.st_size, True) or iso
+    return (first, _edge_stamp(path, st.st_size, False) or iso, st.st_mtime_ns, path)
+
+
+def _edge_stamp(path: str, size: int, first: bool) -> str | None:
+    """The first (or last) timestamped line's time, looked for in the first (last) ``STAMP_WINDOW``
+    bytes, then in windows 16 times larger up to ``STAMP_REACH``."""
+    window = STAMP_WINDOW
+    while True:
+        whole = window >= size
+        data = _read_regular(path, min(window, size), 0 if first or whole else size - window) or b""
+        lines = data.split(b"\n")
+        if first:
+            found = _stamp(lines if whole else lines[:-1])  # a cut last line waits for a larger window
+        else:
+            found = _stamp(reversed(lines if whole else lines[1:]))
+        if found is not None or whole or window >= STAMP_REACH:
+            return found
+        window *= 16
 
 
 def _stamp(lines: Iterable[bytes]) -> str | None:
