@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, StringConstraints, create_model
+from pydantic.fields import FieldInfo
 
 from toolkit.core.capsule_schema import (
     CAPSULE,
@@ -31,7 +32,6 @@ from toolkit.core.ownership import hidden_character
 if TYPE_CHECKING:
     from toolkit.core.capsule_schema import Rule
 
-UNIQUE: dict[str, Any] = {"uniqueItems": True}
 # Required in a sealed capsule (the reference's schema), never asked of the user: readOnly marks
 # what the owning tool manages (JSON Schema validation vocabulary, "readOnly").
 FILLED_IN = "Filled in by `workgroup capsule seal`: {what}. Leave it out of the input."
@@ -83,25 +83,30 @@ def _annotation(rule: Rule) -> Any:
     return list.__class_getitem__(_model(rule.shape))
 
 
-def _field(spec: FieldSpec) -> tuple[Any, Any]:
+def _field(spec: FieldSpec) -> tuple[Any, FieldInfo]:
     """``(type, FieldInfo)`` of one field: bounds on lists, defaults of optional fields, readOnly."""
     rule = spec.rule
-    options: dict[str, Any] = {}
-    if isinstance(rule, TextList | Objects):
-        options["max_length"] = rule.most
-    if isinstance(rule, TextList) and rule.unique:
-        options["json_schema_extra"] = UNIQUE
-    if spec.optional:
-        if isinstance(rule, Nullable):
-            options["default"] = None
-        else:
-            options["default_factory"] = list
+    extra: dict[str, JsonValue] | None = None
     if spec.filled_in:
-        options["description"] = FILLED_IN.format(what=spec.filled_in)
-        options["json_schema_extra"] = {"readOnly": True}
-    if hasattr(BaseModel, spec.name):  # "schema" would shadow BaseModel.schema: aliased
-        options["alias"] = spec.name
-    return _annotation(rule), Field(**options)
+        extra = {"readOnly": True}
+    elif isinstance(rule, TextList) and rule.unique:
+        extra = {"uniqueItems": True}
+    most = rule.most if isinstance(rule, TextList | Objects) else None
+    description = FILLED_IN.format(what=spec.filled_in) if spec.filled_in else None
+    alias = spec.name if hasattr(BaseModel, spec.name) else None  # "schema" shadows BaseModel.schema
+    if not spec.optional:
+        info = Field(max_length=most, json_schema_extra=extra, description=description, alias=alias)
+    elif isinstance(rule, Nullable):  # left out: null
+        info = Field(None, max_length=most, json_schema_extra=extra, description=description, alias=alias)
+    else:  # a list left out: empty
+        info = Field(
+            default_factory=list,
+            max_length=most,
+            json_schema_extra=extra,
+            description=description,
+            alias=alias,
+        )
+    return _annotation(rule), info
 
 
 def _python_name(name: str) -> str:
