@@ -24,6 +24,9 @@ from __future__ import annotations
 from toolkit.core.jscompat import js_strict_equal
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.lineage import evaluate_lineage, lineage_request_parts
+from toolkit.runtime.result_policy import resolve_result_policy
+from toolkit.runtime.rollout import select_rollout
+from toolkit.runtime.router import op_route
 
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
@@ -92,23 +95,13 @@ def reconcile_routing_input(
 
 
 def _route(routing_input: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
-    from toolkit.runtime.router import op_route
-
     result: dict[str, Any] = op_route({"input": routing_input}, ctx)
     return result
 
 
 def _select_rollout(rollout_input: dict[str, Any], mode: str) -> dict[str, Any]:
-    from toolkit.runtime.rollout import select_rollout
-
     # Bind both modes after the caller's fields: only the router's result may execute.
     return select_rollout({**rollout_input, "actual_mode": mode, "recommended_mode": mode})
-
-
-def _result_policy(policy_input: dict[str, Any]) -> dict[str, Any]:
-    from toolkit.runtime.result_policy import resolve_result_policy
-
-    return resolve_result_policy(policy_input)
 
 
 def dispatch_with_facts(
@@ -133,7 +126,7 @@ def dispatch_with_facts(
     routing = (router or _route)(routing_input, ctx)
     rollout = _select_rollout(_object(_unwrap(request.get("rollout"))), routing["mode"])
     policy_input = _unwrap(request.get("result_policy"))
-    result_policy = None if policy_input is None else _result_policy(_object(policy_input))
+    result_policy = None if policy_input is None else resolve_result_policy(_object(policy_input))
     result = {"routing": routing, "rollout": rollout, "lineage": evaluated, "result_policy": result_policy}
     return result, routing_input
 

@@ -16,6 +16,7 @@ import json
 import re
 from datetime import datetime, timedelta
 
+from toolkit.core.canonical import sha256_digest, signing_bytes
 from toolkit.core.identifiers import MEASUREMENT_RUN_ID
 from toolkit.core.timefmt import parse_rfc3339
 
@@ -52,15 +53,11 @@ MAX_KEYS_JSON = 65_536
 
 def corpus_digest(pairs: Any) -> str:
     """``sha256:`` over the RFC 8785 bytes of the pairs array, as measured."""
-    from toolkit.core.canonical import sha256_digest, signing_bytes
-
     return sha256_digest(signing_bytes(pairs))
 
 
 def envelope_signing_bytes(envelope: dict[str, Any]) -> bytes:
     """The exact bytes the signature covers: the envelope without ``signature``, RFC 8785."""
-    from toolkit.core.canonical import signing_bytes
-
     return signing_bytes({k: v for k, v in envelope.items() if k != "signature"})
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
+from toolkit.core.identifiers import MEASUREMENT_RUN_ID
 from toolkit.core.timefmt import format_utc, parse_rfc3339
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.envelope import check_envelope, parse_trusted_keys
@@ -335,8 +336,6 @@ def _bootstrap_report(checked: list[Pair], seed: int, samples: int) -> dict[str,
 def consumed_ids(ledger_rows: list[object], record_names: list[str]) -> list[str]:
     """Run ids already decided: the ``measurement_run_id`` of each replay-ledger row plus each
     committed promotion record (``<run id>.json``); anything not shaped like a run id is ignored."""
-    from toolkit.core.identifiers import MEASUREMENT_RUN_ID
-
     ids: set[str] = set()
     for row in ledger_rows:
         value = row.get("measurement_run_id") if isinstance(row, dict) else None

@@ -7,10 +7,12 @@ stdout: ``{"ok":true,"operation":OP,"result":{...}}`` (exit 0) or
 
 from __future__ import annotations
 
-# Start-up is most of a call's cost (one process per delegation): only json, os, sys and time
-# are imported here, nothing that pulls in typing, dataclasses/inspect, contextlib or importlib.
+# Start-up is most of a call's cost (one process per delegation): only json, os, re (which json
+# loads anyway), sys and time are imported here, nothing that pulls in typing,
+# dataclasses/inspect, contextlib or importlib.
 import json
 import os
+import re
 import sys
 import time
 
@@ -22,7 +24,6 @@ from toolkit.runtime.ops import OPS
 
 TYPE_CHECKING = False  # typing itself costs start-up time; type checkers treat this as True
 if TYPE_CHECKING:
-    import re
     from collections.abc import Callable
     from typing import IO, Any
 
@@ -127,8 +128,6 @@ def _line_safe(text: str) -> str:
     if text.isascii():
         return text
     if not _UNSAFE_IN_LINE:
-        import re
-
         _UNSAFE_IN_LINE.append(re.compile("[\u0085\u2028\u2029\ud800-\udfff]"))
     return _UNSAFE_IN_LINE[0].sub(_escape_unsafe, text)
 

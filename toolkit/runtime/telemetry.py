@@ -16,6 +16,8 @@ import math
 import re
 
 from toolkit.core.timefmt import is_rfc3339
+from toolkit.privacy import Context, scan_text
+from toolkit.privacy.keys import key_findings
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.rollout import ANONYMOUS_CORPUS_ID
 from toolkit.runtime.vocabulary import MODES, REASON_CODES
@@ -140,9 +142,6 @@ _KEY_VERDICTS: dict[str, bool] = {}
 def _key_is_private(key: str) -> bool:
     verdict = _KEY_VERDICTS.get(key)
     if verdict is None:
-        from toolkit.privacy.keys import key_findings
-        from toolkit.privacy.types import Context
-
         verdict = bool(key_findings(key, Context.TELEMETRY))
         if len(_KEY_VERDICTS) < 4096:
             _KEY_VERDICTS[key] = verdict
@@ -204,8 +203,6 @@ def assert_private_free(event: dict[str, Any]) -> None:
         raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
     if not texts:
         return
-    from toolkit.privacy import Context, scan_text
-
     if scan_text("\n".join(texts), Context.TELEMETRY):
         raise RuntimeOpError("PRIVATE_TELEMETRY")
 
