@@ -7,17 +7,8 @@ import json
 
 import pytest
 
-from toolkit.agents.payload import (
-    HookInput,
-    decode,
-    detect_agent,
-    event_name,
-    parse,
-    patch_writes,
-    read_stdin,
-    shell_writes,
-    write_intents,
-)
+from toolkit.agents.payload import HookInput, decode, detect_agent, event_name, parse, read_stdin
+from toolkit.agents.writes import patch_writes, shell_writes, write_intents
 from toolkit.core.errors import InvalidInput
 
 

@@ -1,16 +1,17 @@
 """Benchmark the agent hooks and the status line as the agents run them (run on purpose).
 
     .venv/bin/python tests/bench/bench_agent_hooks.py [--repeat 30] [--turns 600] [--write-kb 100]
-        [--workgroup PATH]
+        [--bin DIR ...] [--hooks-only]
 
 In a temporary directory it builds a real git repository (a few hundred tracked files in one
 commit) and a Claude Code transcript of ``--turns`` turns (a tool result of ~8 kB and an
 assistant call with usage each: ~6.5 MB for 600 turns), then times, as subprocesses of the
-installed ``workgroup`` console script (``--workgroup``, default ``.venv/bin/workgroup``, an editable
-install; time a regular, non-editable ``pip install .`` as users have it) with the agent's JSON
-payload on stdin (wall clock,
-p50 and p95 of ``--repeat`` runs, and the CPU time of the child, which the machine's load
-changes less):
+installed ``workgroup`` console script with the agent's JSON payload on stdin (wall clock, p50 and
+p95 of ``--repeat`` runs, and the CPU time of the child, which the machine's load changes less).
+``--bin DIR`` names the scripts folder of the environment to time (default: this interpreter's,
+``.venv/bin``, an editable install); give it more than once to time several, e.g. the development
+install and a regular, non-editable ``pip install .`` as users have it, one table each.
+``--hooks-only`` leaves out the status line's cases.
 
 * ``pre-write``: ``workgroup agent-hook pre-tool-use --agent claude`` on a ``Write`` of
   ``--write-kb`` kB of ordinary source text into the repository (target p95 <= 50 ms);
@@ -162,9 +163,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--turns", type=int, default=600)
     parser.add_argument("--write-kb", type=int, default=100)
-    parser.add_argument("--workgroup", default=str(BIN / "workgroup"), help="the console script to time")
+    parser.add_argument(
+        "--bin",
+        type=Path,
+        action="append",
+        help="scripts folder of an environment to time (repeatable; default: this interpreter's)",
+    )
+    parser.add_argument("--hooks-only", action="store_true", help="leave out the status line's cases")
     args = parser.parse_args(argv)
-    workgroup = args.workgroup
+    failed = False
+    for bindir in args.bin or [BIN]:
+        failed |= not bench(str(bindir.absolute() / "workgroup"), args)
+    return 1 if failed else 0
+
+
+def bench(workgroup: str, args: argparse.Namespace) -> bool:
+    """Time every case with the console script ``workgroup``; False when a case answered an
+    unexpected exit code."""
     failed = False
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
@@ -233,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
                 args.repeat,
             ),
         ]
+        if args.hooks_only:
+            cases = [case for case in cases if not case[0].startswith("statusline")]
         print(
             f"agent hooks as subprocesses of {workgroup} (wall ms; transcript {args.turns} turns, {size_mb:.1f} MB; "
             f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)"
@@ -269,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             if name.startswith("statusline: cold"):
                 print(f"  last status line: {line.decode('utf-8', 'replace').strip()}")
-    return 1 if failed else 0
+    return not failed
 
 
 if __name__ == "__main__":

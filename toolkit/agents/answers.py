@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import json
 
+from toolkit.core.display import shown
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TextIO
@@ -99,8 +101,6 @@ def error(code: str, text: str, event: str | None) -> Answer:
     """A coded failure. Where failing open is not allowed (a tool call, a prompt, or an event we
     could not even name) the agent is made to block: exit 2; elsewhere (a stop that blocked on our
     error would loop the agent) exit 1, which the agents show the user and go on."""
-    from toolkit.core.display import shown
-
     line = f"error[{code}]: {shown(text)}"
     if event == "pre-tool-use":
         return deny(f"workgroup could not check this call ({line}); it is denied until the check can run")

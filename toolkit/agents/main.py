@@ -9,21 +9,38 @@ Options: ``--agent claude|codex`` (default: detected from the payload), ``--line
 lineage this session writes as; default ``WORKGROUP_LINEAGE_ID``), ``--workflow cm-ai|cm-fix``
 (the CM workflow whose run ends at stop; default cm-ai), ``--lang en|zh`` (the verdict's
 language; default en).
+
+The entry layer of the hooks: each event's code lives in its own module (``HANDLERS``), which
+imports what it needs at its top; this dispatcher imports only the one module the event names, so a
+pre-write check never loads the session-start, capsule, stop or usage machinery.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 
 from toolkit.agents import answers
-from toolkit.agents.payload import EVENTS, event_name, parse, read_stdin
+from toolkit.agents.payload import EVENTS, Options, event_name, parse, read_stdin
 from toolkit.core.errors import InvalidInput, ToolkitError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from toolkit.agents.answers import Answer
     from toolkit.agents.payload import HookInput
+
+    Handler = Callable[[HookInput, Options], Answer]
+
+# our event name -> the module whose ``handle(hook, options)`` answers it (events not listed: go on)
+HANDLERS = {
+    "pre-tool-use": "toolkit.agents.prewrite",
+    "user-prompt-submit": "toolkit.agents.prompt",
+    "session-start": "toolkit.agents.session_start",
+    "pre-compact": "toolkit.agents.pre_compact",
+    "stop": "toolkit.agents.stop",
+    "session-end": "toolkit.agents.stop",
+}
 
 USAGE = "Usage: workgroup agent-hook [OPTIONS] EVENT"
 HELP = f"""{USAGE}
@@ -53,17 +70,6 @@ Options:
 Exit codes (the agents'): 0 go on (an answer in JSON on stdout), 2 block (the reason on stderr:
 a denied write, a held-back prompt, an input the gate could not read), 1 a non-blocking error.
 """
-
-
-class Options:
-    __slots__ = ("agent", "event", "lang", "lineage", "workflow")
-
-    def __init__(self) -> None:
-        self.event: str | None = None
-        self.agent: str | None = None
-        self.lineage: str | None = None
-        self.workflow = "cm-ai"
-        self.lang = "en"
 
 
 _CHOICES = {"--agent": ("claude", "codex"), "--workflow": ("cm-ai", "cm-fix"), "--lang": ("en", "zh")}
@@ -97,29 +103,14 @@ def parse_args(args: list[str]) -> Options:
 
 
 def dispatch(hook: HookInput, options: Options) -> Answer:
-    lineage = options.lineage or os.environ.get("WORKGROUP_LINEAGE_ID") or None
-    event = hook.event
-    if event == "pre-tool-use":
-        from toolkit.agents.prewrite import check
-
-        return check(hook, lineage)
-    if event == "user-prompt-submit":
-        from toolkit.agents.prewrite import check_prompt
-
-        return check_prompt(hook)
-    if event == "session-start":
-        from toolkit.agents.session_start import start
-
-        return start(hook, lineage)
-    if event == "pre-compact":
-        from toolkit.agents.pre_compact import pre_compact
-
-        return pre_compact(hook)
-    if event in ("stop", "session-end"):
-        from toolkit.agents.stop import stop
-
-        return stop(hook, options.workflow, options.lang)
-    return answers.allow()  # post-tool-use, subagent-stop
+    """The event's module answers (imported here, by name: only the event's own code is loaded)."""
+    module = HANDLERS.get(hook.event)
+    if module is None:
+        return answers.allow()  # post-tool-use, subagent-stop
+    # the builtin import (a non-empty fromlist returns the module itself): importlib's package and
+    # its warnings module would be one more import on every call
+    handle: Handler = __import__(module, fromlist=("handle",)).handle
+    return handle(hook, options)
 
 
 def answer(args: list[str], stdin: object) -> Answer:

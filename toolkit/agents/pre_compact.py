@@ -11,15 +11,24 @@ walk, portable paths, size bound, seal) and is stored atomically through the con
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from toolkit.agents import answers, state
+from toolkit.core.errors import InvalidInput
+from toolkit.core.ownership import OwnershipPathError
+from toolkit.infra import confined, confinedwrite
+from toolkit.infra.paths import Canonicalizer
+from toolkit.records.capsules import as_toolkit_error
+from toolkit.runtime.capsule import prepare_capsule
+from toolkit.runtime.capsule_rules import has_git_segment, portable_path
+from toolkit.runtime.codes import RuntimeOpError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     from toolkit.agents.answers import Answer
-    from toolkit.agents.payload import HookInput
+    from toolkit.agents.payload import HookInput, Options
 
 _CARRIED = (
     "phase",
@@ -33,9 +42,11 @@ _CARRIED = (
 )
 
 
-def pre_compact(hook: HookInput) -> Answer:
-    from toolkit.core.errors import InvalidInput
+def handle(hook: HookInput, options: Options) -> Answer:
+    return pre_compact(hook)
 
+
+def pre_compact(hook: HookInput) -> Answer:
     root = state.repo_root(hook.cwd)
     if root is None:
         return answers.error(
@@ -98,20 +109,13 @@ def _constraints(prior: dict[str, Any], trigger: str | None) -> list[str]:
 
 def seal_session_capsule(root: str, head: str, task: str, trigger: str | None) -> tuple[str, dict[str, Any]]:
     """Seal and store the session capsule; (its repository-relative path, the sealed capsule)."""
-    from pathlib import Path
-
-    from toolkit.infra import confined
-    from toolkit.records.capsules import as_toolkit_error
-    from toolkit.runtime.capsule import prepare_capsule
-    from toolkit.runtime.codes import RuntimeOpError
-
     capsule = session_capsule(root, head, task, trigger)
     try:
         sealed = prepare_capsule(capsule).capsule
     except RuntimeOpError as exc:
         raise as_toolkit_error(exc) from None
     target = state.layout(root).capsule_path(sealed["workgroup_id"], sealed["task_id"])
-    written = confined.atomic_write(
+    written = confinedwrite.atomic_write(
         root, target, json.dumps(sealed, indent=2, ensure_ascii=False) + "\n", what="the capsule"
     )
     return Path(written).relative_to(confined.real_root(root)).as_posix(), sealed
@@ -124,10 +128,6 @@ def _own(root: str, task: str) -> list[state.Capsule]:
 
 def _portable(root: str, paths: list[str]) -> list[str]:
     """The paths the capsule's path rules and the owners canonicalizer both accept."""
-    from toolkit.core.ownership import OwnershipPathError
-    from toolkit.infra.paths import Canonicalizer
-    from toolkit.runtime.capsule_rules import has_git_segment, portable_path
-
     canon = Canonicalizer(root)
     kept: list[str] = []
     for path in paths:

@@ -11,9 +11,9 @@ For each write of the call (``payload.write_intents``):
    (``toolkit.privacy.files.context_of``: capsules, handoffs, event logs and other workflow
    artifacts get every rule, source files the secret rules; the team's ``privacy.artifact_paths``
    count), and the reviewed allowlist drops what it suppresses, as the commit hook would.
-3. **ownership** (CEO-06): a path inside the repository that another live writer's lease covers is
-   denied, decided by the runtime's own router (``route`` with the registry and its index), so the
-   hook and ``workgroup runtime route`` never disagree. The session's own lineage (``--lineage`` or
+3. **ownership** (CEO-06, ``toolkit.agents.ownership``): a path inside the repository that another
+   live writer's lease covers is denied, decided by the runtime's own router, so the hook and
+   ``workgroup runtime route`` never disagree. The session's own lineage (``--lineage`` or
    ``WORKGROUP_LINEAGE_ID``) is not another writer.
 
 The deny reason names the file, the line, the rule and what to do instead; never the value (and
@@ -25,16 +25,31 @@ destination, the registry's router loaded only when a registry exists.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from toolkit.agents import answers
-from toolkit.agents.payload import WriteIntent, write_intents
-from toolkit.core.errors import InvalidInput, Refused, ToolkitError
+from toolkit.agents.paths import safe_path
+from toolkit.agents.writes import WriteIntent, write_intents
+from toolkit.core.errors import InvalidInput, Refused
+from toolkit.infra import confined
+from toolkit.infra.gitlocation import find_git
+from toolkit.privacy.artifacts import configured_globs
+from toolkit.privacy.engine import scan_text_with_values
+from toolkit.privacy.files import (
+    FileFinding,
+    ScanReport,
+    context_for,
+    context_of,
+    file_kind,
+    set_artifact_paths,
+)
+from toolkit.privacy.gate import apply_allowlist
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from toolkit.agents.answers import Answer
-    from toolkit.agents.payload import HookInput
-    from toolkit.privacy.files import FileFinding
+    from toolkit.agents.payload import HookInput, Options
+    from toolkit.infra.gitlocation import GitLocation
     from toolkit.privacy.types import Finding
 
     # (id of the text, context, kind) -> (the text, kept alive for its id; its findings with values)
@@ -80,6 +95,10 @@ class Refusal(Refused):
         super().__init__("WRITE_REFUSED", reason)
 
 
+def handle(hook: HookInput, options: Options) -> Answer:
+    return check(hook, options.lineage_id)
+
+
 def check(hook: HookInput, lineage: str | None) -> Answer:
     """The answer to one pre-tool call: allow, or deny with every reason found."""
     intents = write_intents(hook)
@@ -90,24 +109,19 @@ def check(hook: HookInput, lineage: str | None) -> Answer:
             "TOO_MANY_WRITES", f"one tool call writing more than {MAX_WRITES} files is not checked; split it"
         )
     base = hook.cwd if hook.cwd and os.path.isabs(hook.cwd) else os.getcwd()
-    reasons = _write_reasons(intents, base, _work_tree(base), lineage)
+    reasons = _write_reasons(intents, base, find_git(base), lineage)
     if not reasons:
         return answers.allow()
     return answers.deny(_refusal_text(reasons))
 
 
-def _work_tree(base: str) -> str | None:
-    """The work tree of the repository ``base`` is in, or None outside any repository."""
-    from toolkit.infra.gitlocation import find_git
-
-    location = find_git(base)
-    return location.workdir if location is not None else None
-
-
-def _write_reasons(intents: list[WriteIntent], base: str, root: str | None, lineage: str | None) -> list[str]:
+def _write_reasons(
+    intents: list[WriteIntent], base: str, location: GitLocation | None, lineage: str | None
+) -> list[str]:
     """Every reason to refuse the call's writes, in the order of the writes: a refused destination
     (its text is then not scanned), the findings in the text, another writer's lease (each
-    repository path asked once)."""
+    repository path asked once). ``location``: the repository ``base`` is in (None outside one)."""
+    root = location.workdir if location is not None else None
     reasons: list[str] = []
     owned_checked: dict[str, str | None] = {}
     scanned: Scanned = {}
@@ -119,18 +133,31 @@ def _write_reasons(intents: list[WriteIntent], base: str, root: str | None, line
             continue
         if intent.text:
             reasons += privacy_reasons(intent, where, root, scanned)
-        if root is not None and where.rel is not None:
-            reasons += _ownership_once(root, where.rel, lineage, owned_checked)
+        if location is not None and where.rel is not None:
+            reasons += _ownership_once(location, where.rel, lineage, owned_checked)
     return reasons
 
 
-def _ownership_once(root: str, rel: str, lineage: str | None, checked: dict[str, str | None]) -> list[str]:
+def _ownership_once(
+    location: GitLocation, rel: str, lineage: str | None, checked: dict[str, str | None]
+) -> list[str]:
     """The ownership reason for ``rel`` (at most one), asked of the registry only the first time
     ``rel`` comes up in the call (``checked`` remembers)."""
     if rel in checked:
         return []
-    checked[rel] = holder = ownership_holder(root, rel, lineage)
+    checked[rel] = holder = ownership_holder(location, rel, lineage)
     return [holder] if holder is not None else []
+
+
+def ownership_holder(location: GitLocation, rel: str, lineage: str | None) -> str | None:
+    """The reason ``rel`` may not be written by this session (another live lease covers it), or None."""
+    registry = location.owners_registry
+    if not os.path.lexists(registry):
+        return None  # no registry, no lease: the router is not needed
+    # the runtime's router and the lease reader (a few ms of imports) only when a registry exists
+    from toolkit.agents import ownership
+
+    return ownership.ownership_holder(location.workdir, registry, rel, lineage)
 
 
 def _refusal_text(reasons: list[str]) -> str:
@@ -143,8 +170,6 @@ def _refusal_text(reasons: list[str]) -> str:
 
 def destination(path: str, base: str, root: str | None) -> Destination:
     """The checked destination of ``path`` (absolute, or relative to ``base``)."""
-    from toolkit.infra import confined
-
     absolute = _absolute(path, base)
     if root is None:
         return _outside(absolute, None)
@@ -203,21 +228,6 @@ def _shown_path(absolute: str, root: str) -> str:
     return safe_path(absolute[len(prefix) :] if absolute.startswith(prefix) else absolute)
 
 
-def safe_path(path: str) -> str:
-    """``path`` as an answer may name it: a name that itself holds private content (a token as a
-    file name, a home folder) is not repeated, and no control character reaches the agent."""
-    from toolkit.core.display import shown
-    from toolkit.privacy import Context, scan_text
-
-    # the path whole, each of its names, and each name without its extension: an address or a token
-    # used as a file name (``notes/jane@corp.io.md``) is found on a line of its own
-    names = [name for name in path.replace("\\", "/").split("/") if name]
-    stems = [name.rsplit(".", 1)[0] for name in names if "." in name]
-    if scan_text("\n".join([path, *names, *stems]), Context.GENERIC):
-        return "the destination (its path holds private content, so it is not repeated)"
-    return shown(path)
-
-
 def privacy_reasons(
     intent: WriteIntent, where: Destination, root: str | None, scanned: Scanned | None = None
 ) -> list[str]:
@@ -240,8 +250,6 @@ def privacy_reasons(
 def _kept_findings(found: list[tuple[Finding, str]], name: str, repository: str | None) -> list[FileFinding]:
     """The findings as findings of the file ``name``, minus what the repository's committed
     allowlist suppresses (outside a repository: all of them)."""
-    from toolkit.privacy.files import FileFinding
-
     findings = [FileFinding(name, finding, value, name) for finding, value in found]
     if findings and repository is not None:
         return _allowlisted(findings, repository)
@@ -252,9 +260,6 @@ def _scan_once(text: str, name: str, inside: bool, cache: Scanned) -> list[tuple
     """The findings (with values) of ``text`` landing at ``name``: scanned with the context its
     destination gets (a repository path by its kind and the team's artifact paths, a path outside
     by its name alone), once per text, context and kind of file (``cache`` keeps them)."""
-    from toolkit.privacy.engine import scan_text_with_values
-    from toolkit.privacy.files import context_for, context_of, file_kind
-
     context = context_of(name, text) if inside else context_for(name)
     kind = file_kind(name, text)
     key = (id(text), context.value, kind.value)
@@ -286,9 +291,6 @@ def _team_globs(root: str) -> None:
     if root in _GLOBS_READ:
         return
     _GLOBS_READ.append(root)
-    from toolkit.privacy.artifacts import configured_globs
-    from toolkit.privacy.files import set_artifact_paths
-
     globs = configured_globs(root)
     if globs:
         set_artifact_paths(globs)
@@ -296,93 +298,4 @@ def _team_globs(root: str) -> None:
 
 def _allowlisted(findings: list[FileFinding], root: str) -> list[FileFinding]:
     """``findings`` minus what the committed allowlist suppresses (as the commit hook reads it)."""
-    from pathlib import Path
-
-    from toolkit.privacy.files import ScanReport
-    from toolkit.privacy.gate import apply_allowlist
-
     return apply_allowlist(ScanReport(findings=list(findings)), Path(root)).findings
-
-
-# --- ownership -------------------------------------------------------------------------------------
-
-
-def ownership_holder(root: str, rel: str, lineage: str | None) -> str | None:
-    """The reason ``rel`` may not be written by this session (another live lease covers it), or None."""
-    from toolkit.infra.gitlocation import find_git
-
-    location = find_git(root)
-    if location is None or not os.path.lexists(location.owners_registry):
-        return None  # no registry, no lease: the router (and its imports) is not needed
-    from toolkit.runtime.adapter import RuntimeContext
-    from toolkit.runtime.codes import RuntimeOpError
-    from toolkit.runtime.router import op_route
-
-    request: dict[str, object] = {"is_writer": True, "owned_files": [rel]}
-    if lineage:
-        request["lineage_id"] = lineage
-    try:
-        decision = op_route({"input": request}, RuntimeContext(cwd=root))
-    except RuntimeOpError as exc:
-        shown = safe_path(rel)
-        if exc.code == "INVALID_OWNERSHIP_PATH":
-            return f"{shown}: the path cannot be checked against the writer registry ({exc.code}); name a plain repository path"
-        return f"{shown}: the writer registry could not be read ({exc.code}); the write waits until `workgroup owners list` works"
-    if "WRITER_OWNERSHIP_CONFLICT" not in decision.get("reason_codes", ()):
-        return None
-    shown = safe_path(rel)
-    who = _holder_of(root, rel, lineage)
-    held = f"the lease of writer {who}" if who else "another active writer's lease"
-    return (
-        f"{shown}: {held} covers this path (CEO-06: one writer per path); leave it to that writer, "
-        "or wait until `workgroup owners list` no longer shows the lease"
-    )
-
-
-def _holder_of(root: str, rel: str, lineage: str | None) -> str | None:
-    """The lineage id of a live lease covering ``rel`` (for the reason only; None when unsure)."""
-    from toolkit.core.display import shown
-    from toolkit.core.ownership import OverlapIndex, glob_matcher
-    from toolkit.infra.clock import now_utc
-    from toolkit.infra.gitlocation import find_git, read_owners_registry
-    from toolkit.infra.paths import Canonicalizer
-    from toolkit.runtime.router import live_registry_writers, registry_writers
-
-    try:
-        location = find_git(root)
-        if location is None:
-            return None
-        writers = registry_writers(read_owners_registry(location.owners_registry, {"writers": []}))
-        canon = Canonicalizer(root)
-        mine = canon.keys([rel])
-        for writer in live_registry_writers(writers, now_utc(), lineage):
-            index = OverlapIndex()
-            index.add_all(
-                canon.keys(writer.get("owned_files", []) + writer.get("resolved_owned_files", [])), "x"
-            )
-            globs = writer.get("owned_globs") or []
-            if index.first_overlap(mine) is not None or (globs and glob_matcher(globs)(rel)):
-                holder = writer.get("lineage_id")
-                return shown(holder) if isinstance(holder, str) else None
-    except (ToolkitError, OSError, ValueError, TypeError):  # naming the holder is a courtesy: the deny stands
-        return None
-    return None
-
-
-# --- a prompt ------------------------------------------------------------------------------------
-
-
-def check_prompt(hook: HookInput) -> Answer:
-    """A prompt holding a secret is held back (the secret rules only: a prompt is not an artifact)."""
-    if not hook.prompt:
-        return answers.allow()
-    from toolkit.privacy import Context, scan_text
-
-    findings = scan_text(hook.prompt, Context.SOURCE)
-    if not findings:
-        return answers.allow()
-    listed = "; ".join(f"line {f.line} holds a {f.rule} secret" for f in findings[:MAX_LISTED])
-    return answers.block(
-        f"workgroup held this prompt back: {listed}. Remove the secret and send it again "
-        "(reference it by the name of an environment variable instead)."
-    )

@@ -16,18 +16,30 @@ is withheld and the answer says which rules fired, never the text):
 from __future__ import annotations
 
 import json
+import os
 
 from toolkit.agents import answers, state
+from toolkit.core.errors import ToolkitError
+from toolkit.infra import confined
+from toolkit.infra.boundedio import FileRefused
+from toolkit.infra.clock import now_utc
+from toolkit.infra.store import safe_segment
+from toolkit.privacy import Context, scan_text, scan_value
+from toolkit.runtime.lineage import MISMATCH_FIELDS, evaluate_lineage, reference_now
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     from toolkit.agents.answers import Answer
-    from toolkit.agents.payload import HookInput
+    from toolkit.agents.payload import HookInput, Options
 
 MAX_PART_CHARS = 4_000
 ALLOWED_STATES = ("HOT", "COLD_VALID")
+
+
+def handle(hook: HookInput, options: Options) -> Answer:
+    return start(hook, options.lineage_id)
 
 
 def start(hook: HookInput, lineage_id: str | None) -> Answer:
@@ -53,10 +65,6 @@ def start(hook: HookInput, lineage_id: str | None) -> Answer:
 
 
 def _handoff_part(root: str) -> str:
-    from toolkit.infra import confined
-    from toolkit.infra.boundedio import FileRefused
-    from toolkit.privacy import Context, scan_text
-
     try:
         text = state.read_handoff(root)
     except confined.PathOutsideRepository:
@@ -75,8 +83,6 @@ def _handoff_part(root: str) -> str:
 
 
 def _capsule_part(capsule: state.Capsule | None) -> str:
-    from toolkit.privacy import Context, scan_value
-
     if capsule is None:
         return "Capsule bound to HEAD: none."
     findings = scan_value(capsule.data, Context.CAPSULE)
@@ -98,9 +104,6 @@ def resume_decision(
     root: str, hook: HookInput, lineage_id: str | None, head: str | None, capsule: state.Capsule | None
 ) -> str:
     """The lineage check's verdict on resuming, as the lines the answer carries."""
-    from toolkit.infra.clock import now_utc
-    from toolkit.runtime.lineage import MISMATCH_FIELDS, evaluate_lineage, reference_now
-
     lineage = find_lineage(root, lineage_id) if lineage_id else None
     current: dict[str, Any] = {}
     if isinstance(lineage, dict):
@@ -127,13 +130,6 @@ def resume_decision(
 
 def find_lineage(root: str, lineage_id: str) -> object:
     """The recorded lineage ``lineage_id`` (``.workgroup/workgroups/*/lineages/<id>.json``), or None."""
-    import os
-
-    from toolkit.core.errors import ToolkitError
-    from toolkit.infra import confined
-    from toolkit.infra.boundedio import FileRefused
-    from toolkit.infra.store import safe_segment
-
     try:
         safe_segment(lineage_id, "lineage_id")
         top = confined.resolve_dir(root, state.CAPSULES_GLOB_ROOT, "the workgroups folder")

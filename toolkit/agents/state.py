@@ -10,13 +10,23 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
+from pathlib import Path
+
+from toolkit.cm.handoff import MAX_HANDOFF_BYTES
+from toolkit.core.errors import InvalidInput
+from toolkit.infra import confined
+from toolkit.infra.boundedio import FileRefused
+from toolkit.infra.gitcli import resolve_commit
+from toolkit.infra.gitlocation import find_git
+from toolkit.infra.store import Layout
+from toolkit.runtime.capsule import seal
+from toolkit.runtime.capsule_rules import schema_problems
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
-
-    from toolkit.infra.store import Layout
 
 HANDOFF_REL = ".reviews/session-handoff.md"
 CAPSULES_GLOB_ROOT = ".workgroup/workgroups"
@@ -28,8 +38,6 @@ OWN_RECORDS = (".workgroup/", ".reviews/")  # the toolkit's records: not the ses
 
 def repo_root(cwd: str | None) -> str | None:
     """The work tree holding ``cwd`` (the payload's, else the process's), or None outside one."""
-    from toolkit.infra.gitlocation import find_git
-
     base = cwd if cwd and os.path.isabs(cwd) and os.path.isdir(cwd) else os.getcwd()
     location = find_git(base)
     return None if location is None else location.workdir
@@ -37,11 +45,6 @@ def repo_root(cwd: str | None) -> str | None:
 
 def layout(root: str) -> Layout:
     """The toolkit's paths of the work tree ``root`` (committed state and the git common dir's)."""
-    from pathlib import Path
-
-    from toolkit.infra.gitlocation import find_git
-    from toolkit.infra.store import Layout
-
     location = find_git(root)
     common = location.common_dir if location is not None else os.path.join(root, ".git")
     return Layout(Path(root), Path(common))
@@ -49,11 +52,6 @@ def layout(root: str) -> Layout:
 
 def head_sha(root: str) -> str | None:
     """HEAD's full SHA, or None on an unborn branch (``UNKNOWN_REVISION`` and the like raise)."""
-    from pathlib import Path
-
-    from toolkit.core.errors import InvalidInput
-    from toolkit.infra.gitcli import resolve_commit
-
     try:
         return resolve_commit(Path(root), "HEAD")
     except InvalidInput as exc:
@@ -72,9 +70,6 @@ def session_task_id(agent: str, session_id: str | None) -> str:
 
 def read_handoff(root: str) -> str | None:
     """The handoff's text (``None`` when absent); ``PathOutsideRepository`` / ``FileRefused`` raise."""
-    from toolkit.cm.handoff import MAX_HANDOFF_BYTES
-    from toolkit.infra import confined
-
     raw = confined.read_bytes(
         root,
         os.path.join(root, HANDOFF_REL),
@@ -98,9 +93,6 @@ class Capsule:
 
 def _sound(data: object) -> bool:
     """A sealed capsule whose schema holds and whose hash is its own."""
-    from toolkit.runtime.capsule import seal
-    from toolkit.runtime.capsule_rules import schema_problems
-
     return (
         isinstance(data, dict)
         and not schema_problems(data)
@@ -111,8 +103,6 @@ def _sound(data: object) -> bool:
 def stored_capsules(root: str) -> list[Capsule]:
     """The sound capsules under ``.workgroup/workgroups/*/capsules/`` (at most ``MAX_CAPSULE_FILES``
     looked at; a folder or file that is a symlink, or unreadable, is skipped)."""
-    from toolkit.infra import confined
-
     found: list[Capsule] = []
     try:
         top = confined.resolve_dir(root, CAPSULES_GLOB_ROOT, "the workgroups folder")
@@ -142,9 +132,6 @@ def _capsule_files(top: str) -> Iterator[tuple[str, str]]:
 def _read_capsule(root: str, folder: str, group: str, name: str) -> Capsule | None:
     """The capsule in ``folder/name`` when it can be read through the confined layer, parses and is
     sound; None otherwise."""
-    from toolkit.infra import confined
-    from toolkit.infra.boundedio import FileRefused
-
     rel = f"{CAPSULES_GLOB_ROOT}/{group}/capsules/{name}"
     try:
         raw = confined.read_bytes(root, rel, what="a capsule", limit=MAX_CAPSULE_BYTES)
@@ -186,8 +173,6 @@ def changed_files(root: str, limit: int = 64) -> list[str]:
 def _porcelain_status(root: str) -> bytes | None:
     """The output of ``git status --porcelain=v1 -z`` with every untracked file, or None when git
     cannot be run or fails."""
-    import subprocess
-
     try:
         proc = subprocess.run(
             ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"],

@@ -18,21 +18,37 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import stat
+from pathlib import Path
 
 from toolkit.agents import answers, state
+from toolkit.cm.boundary import Event, Facts, Lang, Workflow
+from toolkit.cm.session_boundary import run_boundary
+from toolkit.core.display import shown
+from toolkit.infra.boundedio import FileRefused, read_regular
+from toolkit.infra.store import atomic_write, file_lock
+from toolkit.infra.telemetrylog import append_held
+from toolkit.runtime.telemetry import normalize_event
+from toolkit.usage.events import SessionSums, session_event
+from toolkit.usage.fold import read_logs
+from toolkit.usage.sources import LogFile
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any
 
     from toolkit.agents.answers import Answer
-    from toolkit.agents.payload import HookInput
+    from toolkit.agents.payload import HookInput, Options
     from toolkit.usage.model import Call
 
 MARKER_DIR = "agent-sessions"
+
+
+def handle(hook: HookInput, options: Options) -> Answer:
+    return stop(hook, options.workflow, options.lang)
 
 
 def stop(hook: HookInput, workflow: str, lang: str) -> Answer:
@@ -48,11 +64,6 @@ def stop(hook: HookInput, workflow: str, lang: str) -> Answer:
 
 def boundary_lines(root: str, hook: HookInput, workflow: str, lang: str) -> list[str]:
     """The verdict lines, the handoff's line last (``run_boundary`` writes the handoff)."""
-    from pathlib import Path
-
-    from toolkit.cm.boundary import Event, Facts, Lang, Workflow
-    from toolkit.cm.session_boundary import run_boundary
-
     changed = state.changed_files(root, limit=20)
     done = [_changed_line(changed)] if changed else []
     facts = Facts(workflow=Workflow(workflow), event=Event.RUN_DONE, original_command=hook.agent)
@@ -69,8 +80,6 @@ def boundary_lines(root: str, hook: HookInput, workflow: str, lang: str) -> list
 
 
 def _changed_line(paths: list[str]) -> str:
-    from toolkit.core.display import shown
-
     line = f"uncommitted changes in {len(paths)} file(s): " + ", ".join(shown(p) for p in paths)
     return line if len(line) <= 300 else line[:296].rsplit(",", 1)[0] + ", …"
 
@@ -80,10 +89,6 @@ def _changed_line(paths: list[str]) -> str:
 
 def transcript_files(agent: str, transcript: str | None) -> list[Any]:
     """The session's log files (the transcript and, for Claude, its subagents' files), or []."""
-    from pathlib import Path
-
-    from toolkit.usage.sources import LogFile
-
     if not transcript or not os.path.isabs(transcript) or not transcript.endswith(".jsonl"):
         return []
     path = Path(transcript)
@@ -104,16 +109,12 @@ def _regular_stat(path: Path) -> os.stat_result | None:
         info = os.stat(path)
     except OSError:
         return None
-    import stat
-
     return info if stat.S_ISREG(info.st_mode) else None
 
 
 def _subagent_files(agent: str, path: Path, root: Path) -> list[Any]:
     """The ``*.jsonl`` files of a Claude transcript's ``<session>/subagents/`` folder, by name; a
     folder or file that is a symlink is not followed."""
-    from toolkit.usage.sources import LogFile
-
     subs = path.parent / path.stem / "subagents"
     if not subs.is_dir() or subs.is_symlink():
         return []
@@ -128,8 +129,6 @@ def _subagent_files(agent: str, path: Path, root: Path) -> list[Any]:
 
 def _log_root(path: Path, agent: str) -> Path:
     """The folder the usage reader places a log under: Claude's ``projects/``, Codex's home."""
-    from pathlib import Path
-
     marker = "projects" if agent == "claude" else "sessions"
     parts = path.parts[:-1]
     if marker in parts:
@@ -140,8 +139,6 @@ def _log_root(path: Path, agent: str) -> Path:
 
 def session_calls(agent: str, transcript: str | None) -> list[Call]:
     """The verified, deduplicated calls of the session's transcript (empty when there is none)."""
-    from toolkit.usage.fold import read_logs
-
     files = transcript_files(agent, transcript)
     if not files:
         return []
@@ -165,9 +162,6 @@ def record_usage(root: str, hook: HookInput) -> str:
     event = delta.event(hook.agent, hook.session_id or task)
     mode = telemetry_mode(root)
     if mode != "off":
-        from toolkit.infra.store import file_lock
-        from toolkit.infra.telemetrylog import append_held
-
         with file_lock(layout.lock("telemetry")):
             append_held(layout.telemetry_log, event)
     _write_marker(marker, counted)
@@ -183,8 +177,6 @@ _BILLED = ("uncached_input_tokens", "cache_creation_input_tokens", "cache_read_i
 def call_identity(call: Call) -> str:
     """One model call across reads of a growing transcript: Claude's message and request ids (a
     streamed call keeps them while its counts grow), else its thread and time (Codex)."""
-    import hashlib
-
     raw = call.key if call.key else f"{call.thread}\x1f{call.ts}\x1f{call.model}"
     return hashlib.sha256(f"{call.session}\x1f{raw}".encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
@@ -194,8 +186,6 @@ class Delta:
     (a call seen for the first time counts whole; a streamed call that grew counts its growth)."""
 
     def __init__(self) -> None:
-        from toolkit.usage.events import SessionSums
-
         self.sums = SessionSums()
         self.calls = 0
 
@@ -224,20 +214,15 @@ class Delta:
 
     def event(self, agent: str, session: str) -> dict[str, Any]:
         """The normalized ``worker_usage`` event (logical and billed apart)."""
-        from toolkit.runtime.telemetry import normalize_event
-        from toolkit.usage.events import session_event
-
         event, _dropped = normalize_event(session_event(agent, session, self.sums, self.sums.resume))
         return event
 
 
 def telemetry_mode(root: str) -> str:
     """``context_efficiency.telemetry`` (``local`` when the config file is absent)."""
-    from pathlib import Path
-
     if not os.path.lexists(os.path.join(root, ".workgroup", "config.yml")):
         return "local"
-    from toolkit.infra.config import load_config
+    from toolkit.infra.config import load_config  # YAML and the config's models: only when a config exists
 
     return str(load_config(Path(root))["context_efficiency"]["telemetry"])
 
@@ -247,8 +232,6 @@ MAX_MARKER_BYTES = 8 * 1024 * 1024
 
 def _read_marker(path: Path) -> dict[str, list[int]]:
     """The counts already in an event, per call identity ({} when absent or not ours)."""
-    from toolkit.infra.boundedio import FileRefused, read_regular
-
     try:
         raw = read_regular(
             path, limit=MAX_MARKER_BYTES, what="the session marker", follow_symlinks=False, missing_ok=True
@@ -268,7 +251,5 @@ def _is_counts(value: object) -> bool:
 
 
 def _write_marker(path: Path, counted: dict[str, list[int]]) -> None:
-    from toolkit.infra.store import atomic_write
-
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, json.dumps({"counted": counted}, separators=(",", ":")) + "\n")
