@@ -17,11 +17,16 @@ never written here.
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.core.errors import InvalidInput
+from toolkit.core.strictjson import json_depth_exceeds
+from toolkit.infra import confined
+from toolkit.infra.boundedio import FileRefused, read_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing stays out of the scan's cold start
@@ -75,8 +80,6 @@ def git_common_dir(start: Path) -> Path | None:
 
 
 def _small_text(path: Path) -> str:
-    from toolkit.infra.boundedio import FileRefused, read_regular
-
     try:
         return (
             (read_regular(path, limit=4096, what="a git pointer file") or b"")
@@ -115,9 +118,6 @@ def worktree_bytes(root: Path) -> bytes | None:
     """The allowlist file of the work tree (None when absent), through the confined layer: a
     symlink leaving the work tree (``.workgroup`` or the file) or in the file's place is
     refused, never read."""
-    from toolkit.infra import confined
-    from toolkit.infra.boundedio import FileRefused
-
     try:
         return confined.read_bytes(
             root, root / ALLOWLIST_REL, what=ALLOWLIST_REL, limit=_MAX_BYTES, missing_ok=True, allow_over=True
@@ -135,7 +135,6 @@ def committed_bytes(root: Path) -> bytes | None | object:
     caller's environment, so inside a hook ``GIT_INDEX_FILE`` (``git commit -a``, ``git commit
     PATH``) names the index of the commit. A symlink staged there, or git failing on a
     repository, is ``ALLOWLIST_UNREADABLE``: an allowlist the gate cannot read suppresses nothing."""
-    import subprocess
 
     def git(*args: str) -> subprocess.CompletedProcess[bytes]:
         try:
@@ -171,8 +170,6 @@ def load_allowlist(root: Path, *, committed: bool = False) -> list[AllowEntry]:
     """Entries of ``<root>/.workgroup/privacy-allowlist.yml`` (none when the file is absent):
     the work tree's file, or with ``committed`` the index's (the hooks and ``--history``: what a
     teammate's clone and CI have, not an uncommitted edit); outside git the work tree's."""
-    from toolkit.core.strictjson import json_depth_exceeds
-
     found = committed_bytes(root) if committed else NOT_A_REPOSITORY
     raw = worktree_bytes(root) if found is NOT_A_REPOSITORY else found
     if raw is None:
@@ -193,8 +190,6 @@ def load_allowlist(root: Path, *, committed: bool = False) -> list[AllowEntry]:
 
 def entry_text(entry: AllowEntry) -> str:
     """One YAML list item for an entry (appended to the file, so reviewers see a plain diff)."""
-    import json
-
     lines = [
         f"  - rule: {entry.rule}",
         f"    path: {json.dumps(entry.path, ensure_ascii=False)}",
@@ -213,8 +208,6 @@ HEADER = (
 
 def append_entries(root: Path, entries: list[AllowEntry]) -> int:
     """Append the entries not yet in the work tree's allowlist (one atomic write); how many."""
-    from toolkit.infra import confined
-
     existing = load_allowlist(root)  # through the confined layer: a symlinked .workgroup/ is refused
     known = {(e.rule, e.path, e.fingerprint) for e in existing}
     raw = worktree_bytes(root)

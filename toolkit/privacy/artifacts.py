@@ -13,9 +13,12 @@ Stdlib only: the hooks import this on every run.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from toolkit.core.errors import InvalidInput
 from toolkit.core.globs import CONFIG_INVALID, compile_globs, glob_regex, validate_globs
+from toolkit.infra import confined
+from toolkit.infra.boundedio import FileRefused
 
 __all__ = ["compile_globs", "configured_globs", "glob_regex", "session_notes", "validate_globs"]
 PROSE_SUFFIXES = (".md", ".markdown", ".mdx", ".txt", ".rst", ".adoc")
@@ -34,11 +37,6 @@ def configured_globs(root: object) -> tuple[str, ...]:
     """``privacy.artifact_paths`` of ``<root>/.workgroup/config.yml`` (read through the confined
     layer). YAML is parsed only when a line names the key outside a comment: the hooks start fast
     otherwise."""
-    from pathlib import Path
-
-    from toolkit.infra import confined
-    from toolkit.infra.boundedio import FileRefused
-
     base = Path(str(root))
     try:
         raw = confined.read_bytes(
@@ -53,7 +51,7 @@ def configured_globs(root: object) -> tuple[str, ...]:
     # the template names the key in a comment: only a line with the key before any "#" counts
     if raw is None or b"artifact_paths" not in raw or not re.search(rb"^[^#\n]*artifact_paths", raw, re.M):
         return ()
-    from toolkit.infra.config import parse_config_yaml
+    from toolkit.infra.config import parse_config_yaml  # YAML: only a config that names the key
 
     data = parse_config_yaml(raw.decode("utf-8", "replace"))
     privacy = data.get("privacy") if isinstance(data, dict) else None

@@ -54,19 +54,13 @@ def plain_value_ok(value: str, *, min_len: int = 4) -> bool:
 
 def _b64(value: str) -> bytes | None:
     """``value`` decoded as standard or URL-safe base64, or None."""
-    import base64
-    import binascii
-
     value = value.strip().strip("\"'")
     if not value or len(value) % 4 == 1:
         return None
     padded = value + "=" * (-len(value) % 4)
-    try:
-        if "-" in value or "_" in value:
-            return base64.urlsafe_b64decode(padded)
-        return base64.b64decode(padded, validate=True)
-    except (binascii.Error, ValueError):
-        return None
+    if "-" in value or "_" in value:
+        return f.b64decode(padded, urlsafe=True)
+    return f.b64decode(padded, validate=True)
 
 
 def _b64_text(value: str) -> str | None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from urllib.parse import unquote
 
 from toolkit.privacy import filters as f
 from toolkit.privacy.commandline import ValueRule, line_after, line_before, password_ok
@@ -42,13 +43,7 @@ _NTLMSSP = b"NTLMSSP\x00"
 
 
 def _decoded(blob: str) -> bytes | None:
-    import base64
-    import binascii
-
-    try:
-        return base64.b64decode(blob + "=" * (-len(blob) % 4), validate=True)
-    except (binascii.Error, ValueError):
-        return None
+    return f.b64decode(blob + "=" * (-len(blob) % 4), validate=True)
 
 
 def gss_credential(raw: bytes) -> bool:
@@ -113,8 +108,6 @@ _OAUTH_SIGNATURE = lazy(r"oauth_signature[\"']?[ \t]*+[=:][ \t]*+[\"']?(?P<uv>[A
 
 
 def _oauth_check(match: re.Match[str]) -> bool:
-    from urllib.parse import unquote
-
     value = unquote(match.group("uv"))
     return not f.is_env_read(value) and f.looks_random(value, min_len=16, min_entropy=3.3)
 

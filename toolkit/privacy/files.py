@@ -17,14 +17,19 @@ The gate never passes what it did not read (``load``; the reading itself is ``st
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit.privacy.engine import scan_text_with_values
+from toolkit.infra.boundedio import NOT_A_FILE, NOT_FOUND, FileRefused, open_checked, read_regular
+from toolkit.privacy import streams
+from toolkit.privacy.artifacts import compile_globs, session_notes
+from toolkit.privacy.engine import MAX_FINDINGS_PER_RULE, scan_text_with_values
 from toolkit.privacy.rules import lazy
-from toolkit.privacy.streams import HEAD_BYTES, Runs, Unreadable, sniff
+from toolkit.privacy.secrets import BATCH_SEPARATOR
+from toolkit.privacy.streams import HEAD_BYTES, Budget, Runs, Unreadable, blocks_of, sniff, windows
 from toolkit.privacy.types import Category, Context, FileKind, Finding
 
 TYPE_CHECKING = False
@@ -33,7 +38,6 @@ if TYPE_CHECKING:  # typing stays out of the hooks' cold start
     from collections.abc import Iterable
     from typing import IO
 
-    from toolkit.privacy.streams import Budget
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 _SNIFF = 8192
@@ -119,8 +123,6 @@ _TEAM_GLOBS: list[str] = []
 
 def set_artifact_paths(globs: tuple[str, ...]) -> None:
     """Treat files matching ``globs`` (repository-relative) as workflow artifacts from now on."""
-    from toolkit.privacy.artifacts import compile_globs
-
     pattern = compile_globs(globs)
     _TEAM_ARTIFACTS[:] = [pattern] if pattern is not None else []
     _TEAM_GLOBS[:] = globs
@@ -152,8 +154,6 @@ def context_of(rel_path: str, text: str) -> Context:
     an artifact wherever it lies (``toolkit.privacy.artifacts.session_notes``)."""
     context = context_for(rel_path)
     if context is Context.SOURCE:
-        from toolkit.privacy.artifacts import session_notes
-
         if session_notes(rel_path, text):
             return Context.GENERIC
     return context
@@ -199,8 +199,6 @@ def relative_to_root(path: Path, root: Path) -> str:
 
 def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> tuple[str | None, str | None]:
     """(text, None) or (None, reason) for a file that is binary, huge or unreadable."""
-    from toolkit.infra.boundedio import NOT_A_FILE, FileRefused, read_regular
-
     try:
         # regular files only: a FIFO among the staged paths must not hang the hook
         data = read_regular(path, limit=limit, what="the file", allow_over=True) or b""
@@ -247,8 +245,6 @@ def load(path: Path, shown: str, rel: str, context: Context | None = None) -> Lo
     """Read ``path`` whole in bounded memory: its text (up to ``HEAD_BYTES`` of text), or its
     findings (anything else), or a notice (absent, not a regular file, unreadable outside
     workflow artifacts). ``shown`` is the path reported, ``rel`` decides context and kind."""
-    from toolkit.infra.boundedio import NOT_A_FILE, NOT_FOUND, FileRefused, open_checked
-
     try:
         # regular files only, opened without blocking: a FIFO among the staged paths must not
         # hang the hook (checked on the open descriptor too)
@@ -274,8 +270,6 @@ def load(path: Path, shown: str, rel: str, context: Context | None = None) -> Lo
                 return Loaded(text=head.decode("utf-8", errors="replace"))
             if kind not in ("binary", "gzip", "bzip2", "xz", "zip"):
                 return Loaded(text=head.decode(kind, errors="replace"))
-        from toolkit.privacy.streams import Budget, blocks_of
-
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=False) as handle:
             blocks = blocks_of(handle, head)
@@ -317,8 +311,6 @@ def scan_stream(
 ) -> list[FileFinding]:
     """Findings of a stream of ``kind`` (``streams.sniff``): text in windows, binary data by
     its printable runs, compressed data by its content (``Unreadable`` when it cannot be)."""
-    from toolkit.privacy import streams
-
     if kind in streams.TEXT_ENCODINGS:
         ctx = context if context is not None else context_for(rel)
         return scan_windows(streams.decoded(iter(blocks), kind), shown, rel, ctx)
@@ -347,9 +339,6 @@ def scan_windows(pieces: Iterable[str], shown: str, rel: str, context: Context) 
     """Findings of a text of any length given in pieces, scanned in windows of whole lines
     (``streams.windows``); a finding the overlap of two windows repeats is kept once. As in one
     scan of a text, at most ``MAX_FINDINGS_PER_RULE`` findings of a rule are kept per file."""
-    from toolkit.privacy.engine import MAX_FINDINGS_PER_RULE
-    from toolkit.privacy.streams import windows
-
     found: list[FileFinding] = []
     previous: set[tuple[int, int, str]] = set()
     per_rule: dict[str, int] = {}
@@ -455,10 +444,6 @@ def scan_batch(items: list[tuple[str, str, str]], context: Context | None = None
     one text and the findings mapped back: the engine's fixed cost per call (one pass per rule)
     is then paid per megabyte, not per file, which is most of the time on a tree of small files.
     """
-    import bisect
-
-    from toolkit.privacy.secrets import BATCH_SEPARATOR
-
     # ASCII files are batched apart: one non-ASCII character would store the whole joined text
     # at two or four bytes a character, and every pattern would then read more memory
     groups: dict[tuple[Context, FileKind, bool], list[tuple[str, str, str]]] = {}

@@ -8,7 +8,10 @@ id is never a secret by itself.
 
 from __future__ import annotations
 
+import json
 import math
+import zlib
+from bisect import bisect_right
 from collections import Counter
 
 from toolkit.privacy.rules import lazy
@@ -248,11 +251,44 @@ _REFERENCE = lazy(r"^[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->|\?\.)[A-Za-z_$][A-Za
 _CHECKSUM_PREFIXES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "npm_")
 
 
+def b64decode(data: str, *, urlsafe: bool = False, validate: bool = False) -> bytes | None:
+    """The bytes ``data`` encodes in base64 (URL-safe when ``urlsafe``; only the base64 alphabet
+    when ``validate``), or None when it is not base64. The checks that look inside a value share
+    it; ``base64`` is imported on the first decode, not with the engine: a check runs only on a
+    candidate match, and a scan with none (the hooks' usual case) never decodes."""
+    import base64  # only here: a scan that decodes nothing does not load it
+
+    try:
+        return base64.urlsafe_b64decode(data) if urlsafe else base64.b64decode(data, validate=validate)
+    except ValueError:  # binascii.Error is one
+        return None
+
+
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def base62_crc32(data: str) -> str:
+    """CRC32 of ``data`` in base62 (digits, upper, lower), left-padded to six characters."""
+    number = zlib.crc32(data.encode("ascii"))
+    out = ""
+    while number:
+        number, digit = divmod(number, 62)
+        out = _BASE62[digit] + out
+    return out.rjust(6, "0")
+
+
+def checksum_ok(token: str) -> bool:
+    """A ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_``/``npm_`` token of 36 characters after its
+    prefix ends in the base62 CRC32 of the 30 before it (the format GitHub introduced in 2021)."""
+    body = token.split("_", 1)[1]
+    if len(body) != 36 or not body.isascii():
+        return False
+    return base62_crc32(body[:30]) == body[30:]
+
+
 def is_failed_checksum(value: str) -> bool:
     """A GitHub/npm-format token (prefix + 36 base62) whose checksum does not match: made up
     for a test or a doc, so no other rule reports it either."""
-    from toolkit.privacy.providers import checksum_ok
-
     token = value.strip().strip("\"'`")
     return (
         token.startswith(_CHECKSUM_PREFIXES)
@@ -452,14 +488,10 @@ def is_ssh_public_key(value: str) -> bool:
     """The base64 body of an OpenSSH public key (``ssh-ed25519 AAAAC3Nz...``): it starts with the
     length-prefixed name of its key type, which is what ``AAAA`` decodes to. An SPKI/lsh public
     key (``{KDEwOnB1YmxpYy1rZXk...``, ``(10:public-key``) is one too."""
-    import base64
-    import binascii
-
     if len(value) < 16 or not value.startswith(("AAAA", "KDEwOnB1YmxpYy1rZXk")):
         return False
-    try:
-        head = base64.b64decode(value[:32], validate=True)
-    except (binascii.Error, ValueError):
+    head = b64decode(value[:32], validate=True)
+    if head is None:
         return False
     if head.startswith(b"(10:public-key"):
         return True
@@ -555,8 +587,6 @@ _marks = _Marks()
 def is_public_block_body(text: str, offset: int) -> bool:
     """Inside a public key, certificate or PGP public key block or signature however long (the
     high-entropy rule's own PEM check looks back 16 KB; a PGP key in a SECURITY.md is longer)."""
-    from bisect import bisect_right
-
     _marks.load(text)
     index = bisect_right(_marks.begins, offset) - 1
     if index < 0:
@@ -577,18 +607,15 @@ _JWT_HEADER_KEYS = frozenset(
 
 def _b64_json(value: str) -> object:
     """``value`` decoded from (URL-safe or standard) base64 as JSON, or None."""
-    import base64
-    import binascii
-    import json
-
     core = value.rstrip("=")
     if len(core) % 4 == 1:
         return None
-    padded = core + "=" * (-len(core) % 4)
+    raw = b64decode(core + "=" * (-len(core) % 4), urlsafe="-" in core or "_" in core)
+    if raw is None:
+        return None
     try:
-        raw = base64.urlsafe_b64decode(padded) if ("-" in core or "_" in core) else base64.b64decode(padded)
         return json.loads(raw.decode("utf-8"))
-    except (binascii.Error, ValueError, UnicodeDecodeError, RecursionError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from toolkit.core.display import shown
 from toolkit.privacy.files import FileFinding, ScanReport, scan_paths
 from toolkit.privacy.types import Context
 
@@ -53,8 +54,6 @@ def run_gate(paths: list[Path], root: Path, context: Context | None = None) -> S
 
 def render_text(report: ScanReport) -> str:
     """``path:line:col: RULE category: masked`` lines (col 1-based), as ``toolkit/core/findings.py``."""
-    from toolkit.core.display import shown
-
     return "\n".join(
         f"{shown(i.path)}:{i.finding.line}:{i.finding.start + 1}: {i.finding.rule} {i.finding.category.value}: "
         f"{shown(i.finding.masked)}"

@@ -37,8 +37,13 @@ from toolkit.privacy.files import (
     ScanReport,
     context_of,
     scan_batch,
+    scan_loaded,
+    scan_stream,
     scan_windows,
+    unreadable,
 )
+from toolkit.privacy.gate import apply_allowlist
+from toolkit.privacy.streams import HEAD_BYTES, Budget, Unreadable, sniff
 from toolkit.privacy.types import Context, Finding
 
 TYPE_CHECKING = False
@@ -433,9 +438,6 @@ class _Scanner:
         private key block (a key rotated under the same BEGIN line); otherwise the file's own
         context cleared it. A blob that cannot be read back, or is larger than a
         file scanned whole, keeps every finding (never a pass on what was not read)."""
-        from toolkit.privacy.files import scan_loaded
-        from toolkit.privacy.streams import HEAD_BYTES
-
         if not hits or not item.blob.strip("0"):
             return hits
         got = self.blobs.blocks(item.blob)
@@ -477,9 +479,6 @@ class _Scanner:
 
     def binary(self, item: _Binary) -> None:
         """The blob a binary change produced, scanned as a binary file is; each blob once."""
-        from toolkit.privacy.files import scan_stream, unreadable
-        from toolkit.privacy.streams import Budget, Unreadable, sniff
-
         if item.blob in self.seen_blobs:
             return
         self.seen_blobs.add(item.blob)
@@ -609,8 +608,6 @@ def scan_history(
 
 def _allow(report: HistoryReport, root: Path) -> None:
     """The reviewed allowlist, by (rule, path, fingerprint) exactly as ``gate.apply_allowlist``."""
-    from toolkit.privacy.gate import apply_allowlist
-
     items = ScanReport(findings=[h.item for h in report.findings])
     commits = {id(h.item): h.commit for h in report.findings}
     kept = apply_allowlist(items, root).findings

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from toolkit.privacy import filters as f
 from toolkit.privacy.rules import Rule, Tuning, lazy
 from toolkit.privacy.scantext import ScanText
+from toolkit.privacy.strict import bearer_token_check
 from toolkit.privacy.types import Category, Context
 
 IDENT, P, E = Category.IDENTIFIER, Category.PATH, Category.EMAIL
@@ -190,8 +191,6 @@ def _has_digit(match: re.Match[str]) -> bool:
 
 
 def _bearer_check(match: re.Match[str]) -> bool:
-    from toolkit.privacy.strict import bearer_token_check
-
     return bearer_token_check(match)
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import re
 
+from toolkit.privacy.engine import RULES
+
 # Characters of printable ASCII from rarest to most common in source text, with their share in
 # parts per million (measured over five public Python repositories: code, docs, tests, data).
 _RARITY = "^~&!$?\\%@|;'<][>}{XY+KQ#JWZGVBHULjMN)(ODEzRSqFTCIx=P*wk_v`:A9by8g7-64,53f/h02\"m1ucpd.linrosate"
@@ -181,8 +183,6 @@ SMALL_TEXT = 64 * 1024
 def present_literals(data: bytes) -> frozenset[str]:
     """Which literals of the engine's rules occur in ``data`` (the ASCII view of a text)."""
     if not _FINDER:
-        from toolkit.privacy.engine import RULES
-
         _FINDER.append(NeedleFinder([w for rule in RULES for w in rule.tuning.literals]))
     finder = _FINDER[0]
     if finder._passes is None and len(data) < SMALL_TEXT:

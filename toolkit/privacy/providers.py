@@ -16,8 +16,9 @@ import re
 from collections.abc import Iterator
 
 from toolkit.privacy import filters as f
+from toolkit.privacy.filters import base62_crc32, checksum_ok
 from toolkit.privacy.providers_base import END_DASH as _END_DASH
-from toolkit.privacy.providers_base import S, base62_crc32, checksum_ok, value_ok
+from toolkit.privacy.providers_base import S, value_ok
 from toolkit.privacy.providers_base import hex_mix as _hex_mix
 from toolkit.privacy.providers_base import provider_rule as _rule
 from toolkit.privacy.providers_families import FAMILY_RULES
@@ -61,13 +62,9 @@ def _pypi_check(match: re.Match[str]) -> bool:
 
 def _discord_check(match: re.Match[str]) -> bool:
     """The first part of a Discord bot token is the bot's numeric id in base64."""
-    import base64
-    import binascii
-
     head = match.group(1).split(".", 1)[0]
-    try:
-        decoded = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
-    except (binascii.Error, ValueError):
+    decoded = f.b64decode(head + "=" * (-len(head) % 4), urlsafe=True)
+    if decoded is None:
         return False
     return decoded.isdigit() and 15 <= len(decoded) <= 21 and value_ok(need_digit=False)(match)
 

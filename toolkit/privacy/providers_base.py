@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import zlib
 
 from toolkit.privacy import filters as f
 from toolkit.privacy.rules import Check, Rule, Tuning, lazy, lead
@@ -19,7 +18,6 @@ from toolkit.privacy.types import Category
 S = Category.SECRET
 END = r"(?![A-Za-z0-9_])"
 END_DASH = r"(?![A-Za-z0-9_-])"
-_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
 def value_ok(group: int | str = 1, *, need_digit: bool = True, min_distinct: int = 8) -> Check:
@@ -34,25 +32,6 @@ def value_ok(group: int | str = 1, *, need_digit: bool = True, min_distinct: int
         return len(set(value)) >= min_distinct
 
     return check
-
-
-def base62_crc32(data: str) -> str:
-    """CRC32 of ``data`` in base62 (digits, upper, lower), left-padded to six characters."""
-    number = zlib.crc32(data.encode("ascii"))
-    out = ""
-    while number:
-        number, digit = divmod(number, 62)
-        out = _BASE62[digit] + out
-    return out.rjust(6, "0")
-
-
-def checksum_ok(token: str) -> bool:
-    """A ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_``/``npm_`` token of 36 characters after its
-    prefix ends in the base62 CRC32 of the 30 before it (the format GitHub introduced in 2021)."""
-    body = token.split("_", 1)[1]
-    if len(body) != 36 or not body.isascii():
-        return False
-    return base62_crc32(body[:30]) == body[30:]
 
 
 def hex_mix(match: re.Match[str]) -> bool:

@@ -13,8 +13,10 @@ storage account key, the numeric bot id of a Telegram token.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
+from urllib.parse import unquote
 
 from toolkit.privacy import filters as f
 from toolkit.privacy.providers_base import END, END_DASH, S, hex_mix, provider_rule, value_ok
@@ -115,14 +117,12 @@ _B64_CHARS = _ALNUM + "+/"  # importing it compiles a regex (string.Template), a
 
 def _b64_json(text: str) -> dict[str, object] | None:
     """The JSON object that ``text`` (base64, standard or URL-safe, padding optional) encodes."""
-    import base64
-    import binascii
-    import json
-
+    raw = f.b64decode(text.replace("-", "+").replace("_", "/") + "=" * (-len(text) % 4))
+    if raw is None:
+        return None
     try:
-        raw = base64.b64decode(text.replace("-", "+").replace("_", "/") + "=" * (-len(text) % 4))
         value = json.loads(raw.decode("utf-8"))
-    except (binascii.Error, ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError):
         return None
     return value if isinstance(value, dict) else None
 
@@ -156,16 +156,14 @@ def _azure_key_check(match: re.Match[str]) -> bool:
     """An Azure storage account key is 64 random bytes in base64 (86 characters and ``==``),
     named as a key where it is written (``AccountKey=``, ``AZURE_STORAGE_KEY``, ``--account-key``);
     a SHA-512 digest has the same length, so a line that names a digest is not a key."""
-    import base64
-
     value = match.group(1)
     line = _line_around(match, 120, 0).lower()
     if "key" not in line and "azure" not in line and "storage" not in line:
         return False
     if any(word in line for word in _DIGEST_WORDS):
         return False
-    raw = base64.b64decode(value)
-    if sum(32 <= byte < 127 for byte in raw) > 56:
+    raw = f.b64decode(value)
+    if raw is None or sum(32 <= byte < 127 for byte in raw) > 56:
         return False  # text in base64 (a JSON config, a legacy Grafana key), not 64 random bytes
     return f.looks_random(value, min_entropy=4.5) and not f.is_placeholder(value)
 
@@ -176,17 +174,12 @@ _SAS_FIELDS = ("sv=", "se=", "sp=", "sr=", "ss=")
 def _azure_sas_check(match: re.Match[str]) -> bool:
     """A shared access signature: ``sig=`` in a query that also has the version (``sv=``) and
     an expiry or permissions; the signature is an HMAC-SHA256, 32 bytes once decoded."""
-    import base64
-    import binascii
-    from urllib.parse import unquote
-
     line = _line_around(match, 600, 300)
     if "sv=" not in line or sum(field in line for field in _SAS_FIELDS) < 2:
         return False
     value = unquote(match.group(1))
-    try:
-        raw = base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
+    raw = f.b64decode(value, validate=True)
+    if raw is None:
         return False
     return len(raw) == 32 and not f.is_placeholder(value) and len(set(value)) >= 16
 

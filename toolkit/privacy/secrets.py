@@ -11,8 +11,10 @@ backtrack) and judges each run in Python.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
+from urllib.parse import unquote
 
 from toolkit.privacy import filters as f
 from toolkit.privacy.commandline import (
@@ -112,15 +114,13 @@ def _pem_check(match: re.Match[str]) -> bool:
 
 
 def _jwt_check(match: re.Match[str]) -> bool:
-    import base64
-    import binascii
-    import json
-
     head = match.group(1).split(".", 1)[0]
+    raw = f.b64decode(head + "=" * (-len(head) % 4), urlsafe=True)
+    if raw is None:
+        return False
     try:
-        raw = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
         header = json.loads(raw.decode("utf-8"))
-    except (binascii.Error, ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError):
         return False
     return isinstance(header, dict) and ("alg" in header or "typ" in header)
 
@@ -139,45 +139,41 @@ def _bearer_check(match: re.Match[str]) -> bool:
 
 
 def _auth_check(match: re.Match[str]) -> bool:
-    import base64
-    import binascii
-
     value = match.group(1)
     if value.isalpha() and (value.islower() or value.isupper()):
         return False  # a word ("authorization"), not a token or base64 credentials
     if f.is_placeholder(value) or f.is_env_read(value):
         return False
-    try:
-        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
-        if ":" in decoded and decoded.isprintable():
-            user, _, password = decoded.partition(":")
-            return (
-                bool(password)
-                and not f.is_placeholder(password)
-                and password.lower() not in {"password", "pass"}
-            )
-    except (binascii.Error, ValueError, UnicodeDecodeError):
-        pass
+    decoded = _basic_text(value)
+    if decoded is not None and ":" in decoded and decoded.isprintable():
+        user, _, password = decoded.partition(":")
+        return (
+            bool(password) and not f.is_placeholder(password) and password.lower() not in {"password", "pass"}
+        )
     return _token_ok(value)
+
+
+def _basic_text(value: str) -> str | None:
+    """``value`` (padding optional) decoded from base64 to UTF-8 text, or None."""
+    raw = f.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    if raw is None:
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _source_auth_check(match: re.Match[str]) -> bool:
     """In source and docs, the basic-not-credentials filter too: a ``Basic`` value carries
     base64 of ``user:password`` (RFC 7617), so one that does not decode to it is a test of a
     malformed header, not a credential. Workflow artifacts keep refusing any such value."""
-    import base64
-    import binascii
-
     if not _auth_check(match):
         return False
     if not match.string[match.start() : match.start(1)].rstrip().endswith("Basic"):
         return True
-    value = match.group(1)
-    try:
-        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
-    except (binascii.Error, ValueError, UnicodeDecodeError):
-        return False
-    return ":" in decoded and decoded.isprintable()
+    decoded = _basic_text(match.group(1))
+    return decoded is not None and ":" in decoded and decoded.isprintable()
 
 
 def _url_check(match: re.Match[str]) -> bool:
@@ -204,8 +200,6 @@ def _url_password_ok(user: str, password: str, host: str) -> bool:
         # vectors encode odd characters into short or malformed values
         if _BAD_ESCAPE.search(user + password):
             return False
-        from urllib.parse import unquote
-
         password = unquote(password)
         if not (f.looks_random(password, min_len=8, min_entropy=3.0) or _symbol_password(password)):
             return False

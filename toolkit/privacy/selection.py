@@ -20,10 +20,13 @@ from toolkit.privacy.files import (
     BATCH_FILE_LIMIT,
     FileFinding,
     ScanReport,
+    artifact_paths,
+    iter_files,
     load,
     relative_to_root,
     scan_batch,
     scan_loaded,
+    set_artifact_paths,
 )
 from toolkit.privacy.types import Context
 
@@ -88,8 +91,6 @@ def git_files(paths: list[str], cwd: Path) -> list[str] | None:
 
 def select(paths: list[str], cwd: Path, root: Path, *, all_files: bool, notices: list[str]) -> list[Target]:
     """The files to scan, in a stable order, each with its display and repository paths."""
-    from toolkit.privacy.files import iter_files
-
     # a file named on the command line is read even when git ignores it; folders are expanded
     # to what git would commit
     named = [p for p in paths if not (cwd / p).is_dir()]
@@ -198,9 +199,7 @@ def scan_targets(
     chunks = list(_chunks(targets))
     done = 0
     if workers > 1 and total >= PARALLEL_MIN_BYTES and len(chunks) > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
-        from toolkit.privacy.files import artifact_paths, set_artifact_paths
+        from concurrent.futures import ProcessPoolExecutor  # only a parallel scan pays for it
 
         # the team's artifact globs reach the workers whatever the start method
         with ProcessPoolExecutor(

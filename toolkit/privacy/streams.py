@@ -20,7 +20,10 @@ Standard library only; the decompressors are imported when a compressed file is 
 
 from __future__ import annotations
 
+import codecs
 import re
+import sys
+import zlib
 from collections.abc import Callable, Iterator
 
 from toolkit.core.errors import ExitCode, ToolkitError
@@ -135,8 +138,6 @@ def blocks_of(handle: IO[bytes], head: bytes) -> Iterator[bytes]:
 
 def decoded(blocks: Iterator[bytes], encoding: str) -> Iterator[str]:
     """The text of ``blocks`` in ``encoding``, decoded incrementally (U+FFFD for bad bytes)."""
-    import codecs
-
     decoder = codecs.getincrementaldecoder(encoding)("replace")
     for block in blocks:
         text = decoder.decode(block)
@@ -281,8 +282,6 @@ class _Gzip:
     """zlib's gzip decompressor with the ``needs_input`` of the bz2 and lzma ones."""
 
     def __init__(self) -> None:
-        import zlib
-
         self._d = zlib.decompressobj(31)
         self._pending = b""
 
@@ -317,14 +316,10 @@ def _factory(kind: str) -> Callable[[], _Decompressor]:
 
 
 def _errors() -> tuple[type[BaseException], ...]:
-    import zlib
-
     return (zlib.error, OSError, EOFError, ValueError, MemoryError) + _optional_errors()
 
 
 def _optional_errors() -> tuple[type[BaseException], ...]:
-    import sys
-
     found: list[type[BaseException]] = []
     lzma = sys.modules.get("lzma")
     if lzma is not None:

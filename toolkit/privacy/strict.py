@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from toolkit.privacy import filters as f
 from toolkit.privacy.rules import Rule, Tuning, lazy, lead
 from toolkit.privacy.types import Category, Context
 
@@ -91,8 +92,6 @@ _ASSIGN_ANY = lazy(
 
 
 def _value_check(match: re.Match[str]) -> bool:
-    from toolkit.privacy import filters as f
-
     value = match.group(1)
     if f.is_literal_word(value) or f.is_env_read(value) or f.is_placeholder(value):
         return False
