@@ -282,12 +282,18 @@ def test_a_long_generated_session_counts_alike(
     copied = [line.replace('"sessionId":"s-long"', '"sessionId":"s-next"') for line in lines[-60:]]
     own = assistant("s-next", "2026-02-09T10:00:00.000Z", "msg_own", "req_own", _usage(7, 0, 70, 7))
     (folder / "s-next.jsonl").write_text("\n".join([*copied, own]) + "\n")
+    # resumed again from another project folder (the working folder changed): still a copy
+    elsewhere = tmp_path / "claude" / "projects" / "-home-dev-elsewhere"
+    elsewhere.mkdir()
+    again = [line.replace('"sessionId":"s-next"', '"sessionId":"s-far"') for line in copied[-20:]]
+    far = assistant("s-far", "2026-02-10T10:00:00.000Z", "msg_far", "req_far", _usage(3, 0, 30, 3))
+    (elsewhere / "s-far.jsonl").write_text("\n".join([*again, far]) + "\n")
     env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
-    for name in ("s-long", "s-next"):
-        expected = _reader_totals(env, name)
-        assert _line_totals(folder / f"{name}.jsonl") == expected, name
-        assert _grown_totals(folder / f"{name}.jsonl", 25, rng) == expected, name
-    assert _reader_totals(env, "s-next")[0] == 1
+    for path in (folder / "s-long.jsonl", folder / "s-next.jsonl", elsewhere / "s-far.jsonl"):
+        expected = _reader_totals(env, path.stem)
+        assert _line_totals(path) == expected, path.stem
+        assert _grown_totals(path, 25, rng) == expected, path.stem
+    assert _reader_totals(env, "s-next")[0] == 1 and _reader_totals(env, "s-far")[0] == 1
 
 
 def test_the_rules_are_the_readers_own() -> None:

@@ -515,19 +515,23 @@ def session_id(transcript: str) -> str:
 def earlier_sessions(transcript: str, main: FileState) -> Earlier:
     """What the sessions this one copied history from left: a resumed session's transcript starts
     with a copy of the lines of the session it resumed (same ids, same times). Those are the other
-    transcripts of the project folder that hold this one's first call and come before it in the
-    usage reader's order (the first, then the last time inside the log, then modification time and
-    path); each is read and deduplicated as the reader would, oldest first. Only transcripts whose
-    times span the first call's are read whole (a copy's origin made that call)."""
+    transcripts that hold this one's first call and come before it in the usage reader's order (the
+    first, then the last time inside the log, then modification time and path); each is read and
+    deduplicated as the reader would, oldest first. Looked at: the transcripts of this project
+    folder, and those of the other project folders written since that call was made (modification
+    time; a copy's origin made that call); read whole: those whose times span the call."""
     earlier = Earlier()
     first = next((found for found in map(_id_and_time, main.picks) if found is not None), None)
     if first is None:
         return earlier
     needle = b'"' + first[0].encode("utf-8", "surrogatepass") + b'"'
     made = first[1]
+    since = _epoch_ns(made) - 2_000_000_000  # the clock's and the write's slack
     mine = _age(transcript)
     origins: list[tuple[tuple[str, str, int, str], str]] = []
-    for path in _siblings(transcript):
+    for path, mtime_ns, here in _siblings(transcript):
+        if not here and (since <= 0 or mtime_ns < since):
+            continue
         age = _age(path)
         if not (age < mine and age[0] <= made <= age[1]):
             continue
@@ -542,6 +546,22 @@ def earlier_sessions(transcript: str, main: FileState) -> Earlier:
     return earlier
 
 
+def _epoch_ns(ts: str) -> int:
+    """Nanoseconds since 1970 of a ``YYYY-MM-DDTHH:MM:SS...Z`` time (0 when it is not one)."""
+    try:
+        year, month, day = int(ts[0:4]), int(ts[5:7]), int(ts[8:10])
+        hour, minute, second = int(ts[11:13]), int(ts[14:16]), int(ts[17:19])
+    except ValueError:
+        return 0
+    if not (rules.valid_ts(ts) and 1 <= month <= 12 and 1 <= day <= 31):
+        return 0
+    y = year - (month <= 2)
+    era, yoe = divmod(y, 400)
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    days = era * 146_097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719_468
+    return (((days * 24 + hour) * 60 + minute) * 60 + second) * 1_000_000_000
+
+
 def _id_and_time(pick: Pick | list[Any]) -> tuple[str, str] | None:
     """A kept call's message id and time (None without a message id)."""
     if isinstance(pick, list):
@@ -551,23 +571,30 @@ def _id_and_time(pick: Pick | list[Any]) -> tuple[str, str] | None:
     return (msg_id, ts or "") if isinstance(msg_id, str) else None
 
 
-def _siblings(transcript: str) -> list[str]:
-    """The other session transcripts of the project folder (regular files, never through a link)."""
-    folder = os.path.dirname(transcript)
-    out = []
+def _siblings(transcript: str) -> list[tuple[str, int, bool]]:
+    """(path, modification time, whether in this project folder) of the other session transcripts
+    of every project folder (regular files and folders, never through a link; at most
+    ``MAX_SIBLINGS``, this folder's first)."""
+    own = os.path.dirname(transcript)
+    projects = os.path.dirname(own)
     try:
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                path = os.path.join(folder, entry.name)
-                if (
-                    entry.name.endswith(".jsonl")
-                    and path != transcript
-                    and entry.is_file(follow_symlinks=False)
-                ):
-                    out.append(path)
+        with os.scandir(projects) as entries:
+            folders = sorted(e.path for e in entries if e.is_dir(follow_symlinks=False) and e.path != own)
     except OSError:
-        return []
-    return sorted(out)[:MAX_SIBLINGS]
+        folders = []
+    out: list[tuple[str, int, bool]] = []
+    for folder in [own, *folders]:
+        try:
+            with os.scandir(folder) as entries:
+                found = sorted(
+                    (e.path, e.stat(follow_symlinks=False).st_mtime_ns, folder == own)
+                    for e in entries
+                    if e.name.endswith(".jsonl") and e.path != transcript and e.is_file(follow_symlinks=False)
+                )
+        except OSError:
+            continue
+        out += found[: MAX_SIBLINGS - len(out)]
+    return out
 
 
 def _read_regular(path: str, limit: int, offset: int = 0) -> bytes | None:
