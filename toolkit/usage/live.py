@@ -38,7 +38,7 @@ CHUNK = 16 * 1_048_576  # bytes decoded at once (a long transcript is read in pi
 LEAN_BYTES = 1_048_576  # a longer read goes to the typed decoder (its import costs less than the scan)
 MAX_SIBLINGS = 4096  # other transcripts of the project folder looked at for a resumed session's origin
 MAX_ORIGIN = 256 * 1_048_576  # bytes of another transcript read when looking for copied history
-STAMP_WINDOW = 65_536  # bytes first read from either end of a transcript for its first and last time
+STAMP_WINDOW = 8192  # bytes first read from either end of a transcript for its first and last time
 STAMP_REACH = 16 * 1_048_576  # how far into a transcript a timestamped line is looked for
 
 
