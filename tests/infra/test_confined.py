@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from support.harness import GitRepo
 
 from toolkit.core.errors import ExitCode
-from toolkit.infra import confined
+from toolkit.infra import confined, confinedwrite
 from toolkit.infra.boundedio import FileRefused
 from toolkit.infra.confined import PathOutsideRepository
 
@@ -147,23 +147,25 @@ def test_atomic_write_through_a_parent_symlink_outside_writes_nothing(
     link(git_repo, ".workgroup", "../outside")
     before = listing(outside)
     with pytest.raises(PathOutsideRepository):
-        confined.atomic_write(git_repo.path, ".workgroup/config.yml", "x: 1\n", what=".workgroup/config.yml")
+        confinedwrite.atomic_write(
+            git_repo.path, ".workgroup/config.yml", "x: 1\n", what=".workgroup/config.yml"
+        )
     with pytest.raises(PathOutsideRepository):
-        confined.atomic_write(git_repo.path, ".workgroup/new/deeper/f", "x", what="the file")
+        confinedwrite.atomic_write(git_repo.path, ".workgroup/new/deeper/f", "x", what="the file")
     assert listing(outside) == before
 
 
 def test_atomic_write_onto_a_final_symlink_is_refused_and_leaves_it(git_repo: GitRepo, outside: Path) -> None:
     path = link(git_repo, "notes.md", "../outside/id_key")
     with pytest.raises(PathOutsideRepository):
-        confined.atomic_write(git_repo.path, "notes.md", "new\n", what="the notes")
+        confinedwrite.atomic_write(git_repo.path, "notes.md", "new\n", what="the notes")
     assert path.is_symlink() and (outside / "id_key").read_bytes() == SECRET
 
 
 def test_atomic_write_through_an_inside_parent_symlink_lands_inside(git_repo: GitRepo) -> None:
     git_repo.commit("docs", {"docs/specs/keep": ""})
     link(git_repo, "specs", "docs/specs")
-    written = confined.atomic_write(git_repo.path, "specs/.reviews/h.md", "hi\n", what="the handoff")
+    written = confinedwrite.atomic_write(git_repo.path, "specs/.reviews/h.md", "hi\n", what="the handoff")
     assert written == os.path.realpath(git_repo.path / "docs/specs/.reviews/h.md")
     assert (git_repo.path / "docs/specs/.reviews/h.md").read_text() == "hi\n"
     assert not (git_repo.path / "docs/specs/.reviews").is_symlink()
@@ -197,16 +199,16 @@ def test_lock_and_create_exclusive_never_create_a_symlink_target(git_repo: GitRe
     link(git_repo, "claims/run-1.json", "../../outside/claim.json")
     with (
         pytest.raises(PathOutsideRepository),
-        confined.lock(git_repo.path, "specs/.cm-run.lock", what="the lock"),
+        confinedwrite.lock(git_repo.path, "specs/.cm-run.lock", what="the lock"),
     ):
         pass
     with pytest.raises(PathOutsideRepository):
-        confined.create_exclusive(git_repo.path, "claims/run-1.json", "{}", what="the claim")
+        confinedwrite.create_exclusive(git_repo.path, "claims/run-1.json", "{}", what="the claim")
     assert sorted(p.name for p in outside.iterdir()) == ["id_key"]
-    with confined.lock(git_repo.path, "specs/.ok.lock", what="the lock"):
+    with confinedwrite.lock(git_repo.path, "specs/.ok.lock", what="the lock"):
         assert stat.S_ISREG(os.lstat(git_repo.path / "specs/.ok.lock").st_mode)
-    assert confined.create_exclusive(git_repo.path, "claims/run-2.json", "{}", what="the claim")
-    assert not confined.create_exclusive(git_repo.path, "claims/run-2.json", "{}", what="the claim")
+    assert confinedwrite.create_exclusive(git_repo.path, "claims/run-2.json", "{}", what="the claim")
+    assert not confinedwrite.create_exclusive(git_repo.path, "claims/run-2.json", "{}", what="the claim")
 
 
 def test_store_primitives_refuse_a_symlink_swapped_in_after_the_check(
@@ -291,7 +293,7 @@ def test_property_writes_and_reads_never_leave_the_root(
             assert checked == real_root or checked.startswith(real_root + "/")
             assert not os.path.islink(checked)
         for action in (
-            lambda: confined.atomic_write(root, rel, "data", what="x"),
+            lambda: confinedwrite.atomic_write(root, rel, "data", what="x"),
             lambda: confined.read_bytes(root, rel, what="x", limit=1 << 20, missing_ok=True),
             lambda: os.close(confined.open_append(root, rel, what="x")),
         ):

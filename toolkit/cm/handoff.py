@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.core.errors import Refused
-from toolkit.infra import confined
+from toolkit.infra import confined, confinedwrite
 from toolkit.infra.boundedio import FileRefused, read_regular
 
 HANDOFF_RELPATH = Path(".reviews") / "session-handoff.md"
@@ -151,7 +151,7 @@ def write_handoff(
         raise HandoffError("fail_privacy")
     target = handoff_path(directory)
     try:
-        written = confined.atomic_write(root, os.path.abspath(target), final, what="the handoff file")
+        written = confinedwrite.atomic_write(root, os.path.abspath(target), final, what="the handoff file")
     except confined.PathOutsideRepository:
         raise HandoffError("fail_outside_root") from None
     except OSError:

@@ -11,6 +11,7 @@ __all__ = [
     "clock",
     "config",
     "confined",
+    "confinedwrite",
     "forkmap",
     "git",
     "gitcli",

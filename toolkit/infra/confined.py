@@ -24,7 +24,9 @@ repository layout is invalid input, as the capsule and lineage writers always tr
 message names what was refused in our words (``the handoff file``), never the path or the link's
 target. The threat is a committed layout, not a process racing the command on the same machine.
 
-Standard library only (``cm-log-event`` and the privacy hook import it on their hot path).
+Standard library only (``cm-log-event`` and the privacy hook import it on their hot path). The
+writes that go through ``toolkit.infra.store`` (atomic replace, exclusive create, lock) are in
+``toolkit.infra.confinedwrite``, so that loading this module never loads the store.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from toolkit.infra.boundedio import read_regular, read_text_bounded
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    pass
 
 CODE = "PATH_OUTSIDE_REPOSITORY"
 _OPEN_FLAGS = os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
@@ -217,35 +219,6 @@ def target_for_write(root: str | os.PathLike[str], path: str | os.PathLike[str],
     return target
 
 
-def atomic_write(
-    root: str | os.PathLike[str],
-    path: str | os.PathLike[str],
-    data: bytes | str,
-    *,
-    what: str,
-    mode: int = 0o644,
-) -> str:
-    """``store.atomic_write`` onto the checked path (a rename never writes through a symlink)."""
-    from pathlib import Path
-
-    from toolkit.infra.store import atomic_write as store_atomic_write
-
-    target = target_for_write(root, path, what=what)
-    store_atomic_write(Path(target), data, mode=mode)
-    return target
-
-
-def create_exclusive(
-    root: str | os.PathLike[str], path: str | os.PathLike[str], data: bytes | str, *, what: str
-) -> bool:
-    """``store.create_exclusive`` onto the checked path (a hard link never follows a symlink)."""
-    from pathlib import Path
-
-    from toolkit.infra.store import create_exclusive as store_create_exclusive
-
-    return store_create_exclusive(Path(target_for_write(root, path, what=what)), data)
-
-
 def open_append(
     root: str | os.PathLike[str], path: str | os.PathLike[str], *, what: str, mode: int = 0o644
 ) -> int:
@@ -264,17 +237,6 @@ def open_append(
         os.close(fd)
         raise
     return fd
-
-
-@contextlib.contextmanager
-def lock(root: str | os.PathLike[str], path: str | os.PathLike[str], *, what: str) -> Iterator[None]:
-    """``store.file_lock`` on the checked lock file (its open refuses a symlink)."""
-    from pathlib import Path
-
-    from toolkit.infra.store import file_lock
-
-    with file_lock(Path(target_for_write(root, path, what=what))):
-        yield
 
 
 def is_under(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> bool:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from toolkit.core.errors import InvalidInput
 from toolkit.core.strictjson import json_depth_exceeds
-from toolkit.infra import confined
+from toolkit.infra import confined, confinedwrite
 from toolkit.infra.boundedio import FileRefused, read_regular
 
 TYPE_CHECKING = False
@@ -239,7 +239,7 @@ def append_entries(root: Path, entries: list[AllowEntry]) -> int:
                 f"{ALLOWLIST_REL} does not end in its 'allow:' list, so entries cannot be appended; "
                 "move the list to the end of the file. Nothing written",
             )
-        confined.atomic_write(root, root / ALLOWLIST_REL, text, what=ALLOWLIST_REL)
+        confinedwrite.atomic_write(root, root / ALLOWLIST_REL, text, what=ALLOWLIST_REL)
     return added
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.core.canonical import canonical_bytes
 from toolkit.core.errors import InvalidInput, Refused, ToolkitError
-from toolkit.infra import confined
+from toolkit.infra import confined, confinedwrite
 from toolkit.infra.confined import resolve_inside
 from toolkit.infra.paths import Canonicalizer
 from toolkit.infra.store import read_json_file
@@ -185,9 +185,9 @@ def _store_sealed(repo: Repo, prepared: Prepared, sha: str, size: int) -> SealOu
     written = False
     if artifact_target is not None and prepared.artifact_bytes is not None:
         if not (artifact_target.is_file() and artifact_target.read_bytes() == prepared.artifact_bytes):
-            confined.atomic_write(workdir, artifact_target, prepared.artifact_bytes, what="the artifact")
+            confinedwrite.atomic_write(workdir, artifact_target, prepared.artifact_bytes, what="the artifact")
             written = True
-    confined.atomic_write(
+    confinedwrite.atomic_write(
         workdir, capsule_target, json.dumps(sealed, indent=2, ensure_ascii=False) + "\n", what="the capsule"
     )
     return SealOutcome(

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
 from toolkit.core.identifiers import FULL_SHA, PSEUDONYM
-from toolkit.infra import confined
+from toolkit.infra import confinedwrite
 from toolkit.infra.boundedio import FileRefused, read_json_bounded, read_regular
 from toolkit.infra.clock import now_utc
 from toolkit.infra.store import atomic_write, create_exclusive, file_lock, safe_segment
@@ -184,7 +184,7 @@ def record_lineage(repo: Repo, source: Path) -> Recorded:
         raise Refused("LINEAGE_PRIVATE_CONTENT", "the lineage contains private content (secrets, ids, paths)")
     if pseudonymized:
         _remember(layout, lineage["platform_handle"], lineage["platform"], handle)
-    confined.atomic_write(
+    confinedwrite.atomic_write(
         workdir, target, json.dumps(lineage, indent=2, ensure_ascii=False) + "\n", what="the lineage"
     )
     return Recorded(lineage, target.relative_to(workdir).as_posix(), pseudonymized)

@@ -27,7 +27,7 @@ from toolkit.core.canonical import sha256_digest
 from toolkit.core.errors import InvalidInput, Refused
 from toolkit.core.identifiers import MEASUREMENT_RUN_ID
 from toolkit.core.timefmt import format_utc
-from toolkit.infra import confined
+from toolkit.infra import confinedwrite
 from toolkit.infra.boundedio import NOT_FOUND, TOO_LARGE, FileRefused, read_regular
 from toolkit.infra.ledger import read_replay_state
 from toolkit.infra.store import Layout, append_jsonl, create_exclusive, file_lock, read_json_file
@@ -171,7 +171,7 @@ def decide(
 
     with file_lock(layout.lock(LEDGER_LOCK)):
         # the record is committed under .workgroup/: a folder leading outside the work tree is refused
-        claimed = run_id not in consumed_run_ids(layout) and confined.create_exclusive(
+        claimed = run_id not in consumed_run_ids(layout) and confinedwrite.create_exclusive(
             layout.workdir, path, text, what="the promotion record"
         )
         if not claimed:

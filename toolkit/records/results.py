@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from toolkit.core.errors import InvalidInput, Refused
-from toolkit.infra import confined, store
+from toolkit.infra import confined, confinedwrite, store
 from toolkit.infra.store import Layout, safe_segment
 from toolkit.privacy.engine import scan_text
 from toolkit.privacy.files import context_for
@@ -266,7 +266,7 @@ def store_result(layout: Layout, request: StoreRequest) -> dict[str, Any]:
         out.update(artifact_path=rel, raw_persisted=True)
         out["written"].append(rel)
     if handoff:
-        confined.atomic_write(
+        confinedwrite.atomic_write(
             layout.workdir,
             summary_path,
             render_summary(request.summary, out["artifact_path"]),

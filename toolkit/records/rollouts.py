@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import InvalidInput, Refused
-from toolkit.infra import confined
+from toolkit.infra import confined, confinedwrite
 from toolkit.infra.boundedio import MAX_FILE_BYTES, FileRefused, loads_bounded
 from toolkit.infra.config import load_config, read_config_text, validate_config
 from toolkit.infra.store import Layout, file_lock
@@ -259,8 +259,8 @@ def apply_advance(
         )
 
         # both paths were checked when they were read above, so neither write is refused after the other
-        confined.atomic_write(layout.workdir, config_path, new, what=".workgroup/config.yml")
-        confined.atomic_write(
+        confinedwrite.atomic_write(layout.workdir, config_path, new, what=".workgroup/config.yml")
+        confinedwrite.atomic_write(
             layout.workdir,
             _history_path(layout),
             json.dumps(history, indent=2) + "\n",

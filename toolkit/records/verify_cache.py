@@ -31,7 +31,7 @@ from typing import Any, TypeGuard
 import toolkit
 from toolkit.core.errors import ToolkitError
 from toolkit.infra.boundedio import FileRefused, read_json_bounded
-from toolkit.infra.confined import atomic_write
+from toolkit.infra.confinedwrite import atomic_write
 from toolkit.infra.store import LOCAL_STATE_NAME
 
 CACHE_NAME = "verify-cache.json"

@@ -27,7 +27,7 @@ from typing import Any
 
 from toolkit.core.errors import InvalidInput, Refused, ToolkitError
 from toolkit.core.strictjson import json_error_at, loads_strict
-from toolkit.infra import confined
+from toolkit.infra import confined, confinedwrite
 from toolkit.infra.boundedio import NOT_UTF8, FileRefused
 
 AGENTS = ("claude", "codex")
@@ -281,5 +281,5 @@ def write_agent_settings(workdir: Path, agent: str, *, dry_run: bool = False) ->
         # the folder's layout is checked again at the write (a rename never follows a symlink)
         target = confined.resolve_inside(workdir, path, file)
         mode = os.stat(target).st_mode & 0o777 if text is not None else 0o644
-        confined.atomic_write(workdir, path, result.text, what=file, mode=mode)
+        confinedwrite.atomic_write(workdir, path, result.text, what=file, mode=mode)
     return result

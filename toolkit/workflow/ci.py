@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.core.errors import InvalidInput, Refused
-from toolkit.infra import confined
+from toolkit.infra import confined, confinedwrite
 from toolkit.infra.resources import template_text
 from toolkit.workflow.hook_source import release_rev, repository_url
 
@@ -100,5 +100,5 @@ def write(workdir: Path, ci: CiPlan) -> str:
     """Write the planned workflow; the line ``init`` reports."""
 
     if ci.text is not None:
-        confined.atomic_write(workdir, workdir / WORKFLOW_REL, ci.text, what=WORKFLOW_REL)
+        confinedwrite.atomic_write(workdir, workdir / WORKFLOW_REL, ci.text, what=WORKFLOW_REL)
     return f"{WORKFLOW_REL}: {ci.status} (installs {ci.install}; runs verify and the history scan, uploads SARIF)"

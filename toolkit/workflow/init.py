@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused, ToolkitError
-from toolkit.infra import confined
+from toolkit.infra import confined, confinedwrite
 from toolkit.infra.boundedio import NOT_UTF8, FileRefused
 from toolkit.infra.resources import template_text
 from toolkit.workflow.hook_source import (
@@ -660,11 +660,11 @@ def initialize(workdir: Path, *, form: HookForm, install: bool = True, cm: bool 
     config_text = None if config_there else template_text("config.yml")
     out.config = "kept" if config_text is None else "written"
     if config_text is not None:
-        confined.atomic_write(workdir, config_path, config_text, what=".workgroup/config.yml")
+        confinedwrite.atomic_write(workdir, config_path, config_text, what=".workgroup/config.yml")
     if new_gitignore is not None:
-        confined.atomic_write(workdir, gitignore_path, new_gitignore, what=".gitignore")
+        confinedwrite.atomic_write(workdir, gitignore_path, new_gitignore, what=".gitignore")
     if new_pre_commit is not None:
-        confined.atomic_write(workdir, pre_commit_path, new_pre_commit, what=".pre-commit-config.yaml")
+        confinedwrite.atomic_write(workdir, pre_commit_path, new_pre_commit, what=".pre-commit-config.yaml")
     out.hooks = form.kind
     out.messages += [
         f".workgroup/config.yml: {out.config}",

@@ -7,7 +7,7 @@ from typing import Any
 
 from toolkit.core.errors import InvalidInput
 from toolkit.core.timefmt import format_utc
-from toolkit.infra import confined
+from toolkit.infra import confinedwrite
 from toolkit.infra.clock import now_utc
 from toolkit.infra.config import parse_config_yaml, read_config_text
 from toolkit.infra.git import discover
@@ -78,7 +78,7 @@ def set_profile(name: str, *, reason: str | None) -> dict[str, Any]:
             )
         record = change_record(old, name, at=format_utc(now_utc()), reason=reason)
         if old != name:
-            confined.atomic_write(layout.workdir, layout.config, text, what=".workgroup/config.yml")
+            confinedwrite.atomic_write(layout.workdir, layout.config, text, what=".workgroup/config.yml")
             with file_lock(layout.lock("profile-changes")):
                 append_jsonl(layout.local / "profile-changes.jsonl", record)
     return record
