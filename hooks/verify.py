@@ -22,14 +22,34 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
+    import argparse
     import sys
 
-    from toolkit.records.verify import HOOK_PROG, run_cli
+    from toolkit.core.errors import ToolkitError, exit_code_for
+    from toolkit.records.verify import HOOK_PROG, verify_and_print
 
     args = list(sys.argv[1:] if argv is None else argv)
     # pre-commit may still pass file names when a user overrides pass_filenames: ignore them
     options = [arg for i, arg in enumerate(args) if arg.startswith("-") or (i and args[i - 1] == "--rev")]
-    return run_cli(options, prog=HOOK_PROG)
+    parser = argparse.ArgumentParser(prog=HOOK_PROG)
+    parser.add_argument("--rev", default="HEAD")
+    parser.add_argument("--json", action="store_true", dest="as_json")
+    parser.add_argument("--format", choices=("text", "json", "sarif"), default=None)
+    parser.add_argument("--no-cache", action="store_true", dest="no_cache")
+    try:
+        parsed = parser.parse_args(options)
+    except SystemExit as exc:  # argparse's usage errors (2) and --help (0)
+        return exc.code if isinstance(exc.code, int) else 2
+    fmt = parsed.format or ("json" if parsed.as_json else "text")
+    try:
+        return verify_and_print(parsed.rev, fmt, cache=not parsed.no_cache)
+    except ToolkitError as exc:
+        sys.stderr.write(exc.diagnostics() + "\n")
+        if fmt == "json":  # with sarif a refusal leaves stdout empty: no log beats a broken one
+            from toolkit.core.findings import write_error_json
+
+            write_error_json(sys.stdout, exc.code, exc.message, getattr(exc, "path", None))
+        return exit_code_for(exc)
 
 
 if __name__ == "__main__":

@@ -7,13 +7,19 @@ Commands load lazily: ``workgroup --help`` lists them from ``COMMAND_HELP`` with
 command module, and ``workgroup X ...`` imports only X's module. To add a command: one line in
 ``COMMAND_MODULES`` and one in ``COMMAND_HELP`` (tests/cli/test_cli.py checks that the two agree with
 the real commands; a module without a help line still works, it is just loaded eagerly).
+
+Help is typer's own rendering. A group is made with ``command_group`` and takes ``HelpFlag`` in its
+callback: click converts every option of every group on the way to a sub-command, even for the
+sub-command's ``--help``, and typer converts any value that is not already a bool through a pydantic
+adapter (~0.1-0.2 s of imports); an explicit ``--help`` flag whose default is False is a bool, so
+``workgroup capsule seal --help`` loads no pydantic.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -136,108 +142,36 @@ Exit codes (every command but `runtime` and `cm`): 0 ok, 1 findings or a refused
 """
 
 
-_TYPE_WORDS = {"int": "N", "float": "NUMBER", "str": "TEXT", "Path": "PATH", "datetime": "TIME"}
+def _show_help(ctx: typer.Context, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
 
 
-def _classic_type(param: Any) -> str | None:
-    """A param's value word as click always wrote it (``PATH``, ``N``, ``[text|json]``)."""
-    desc = getattr(param, "type_descriptor", None)
-    if desc is None:
-        return None
-    choices = getattr(desc, "choices", None)
-    if choices:
-        return "[" + "|".join(str(getattr(c, "value", c)) for c in choices) + "]"
-    annotation = desc.annotation
-    args = getattr(annotation, "__args__", None)
-    if getattr(annotation, "__origin__", None) is list and args:
-        annotation = args[0]
-    return _TYPE_WORDS.get(getattr(annotation, "__name__", ""), "VALUE")
+# A group's --help (-h): the one typer would add, declared with a False default (see the docstring).
+HelpFlag = Annotated[
+    bool,
+    typer.Option(
+        "--help",
+        "-h",
+        is_eager=True,
+        expose_value=False,
+        callback=_show_help,
+        help="Show this message and exit.",
+    ),
+]
 
 
-def _tidy_param(param: Any) -> None:
-    """Newer typer releases show library types in help (``{paths}...``, ``<list[Path]>``,
-    ``<int range>``); give every param the plain click form instead. A no-op elsewhere."""
-    if getattr(param, "param_type_name", "") == "argument" and hasattr(param, "_usage_display_name"):
-        word = param.metavar or (param.name or "ARG").upper()
-        if param.metavar is None:
-            param.metavar = word + ("..." if param.nargs != 1 else "")
+def command_group(**settings: Any) -> typer.Typer:
+    """A sub-command group (``typer.Typer(**settings)``) whose --help is ``HelpFlag``. A group that
+    needs its own callback (options of its own) takes ``_help: HelpFlag = False`` there instead."""
+    group = typer.Typer(**settings)
 
-        def usage(param: Any = param, word: str = param.metavar) -> str:
-            return word if param.required else f"[{word}]"
+    @group.callback()
+    def _group(_help: HelpFlag = False) -> None:
+        pass
 
-        param._usage_display_name = usage
-        param.display_type_rich = lambda ctx: None
-    elif hasattr(param, "display_type") and hasattr(param, "type_descriptor"):
-        param.display_type = lambda ctx, param=param: _classic_type(param)
-
-
-def _tidy(command: Any) -> None:
-    """Plain help for ``command`` and its subcommands; --help as a plain bool flag.
-
-    Newer typer releases also coerce an unset --help flag (value None) through a pydantic
-    adapter, which loads pydantic (~0.2 s) just to print help; a False default skips that.
-    """
-    original = command.get_help_option
-
-    def get_help_option(ctx: Any) -> Any:
-        option = original(ctx)
-        if option is not None and option.default is None:
-            option.default = False
-        return option
-
-    command.get_help_option = get_help_option
-    is_group = bool(getattr(command, "commands", None))
-    for param in getattr(command, "params", ()):
-        _tidy_param(param)
-        if is_group:
-            _light_coercion(param)
-    for sub in getattr(command, "commands", {}).values():
-        _tidy(sub)
-
-
-def _light_coercion(param: Any) -> None:
-    """Coerce a group's own options without typer's pydantic adapters.
-
-    A group's options are converted before its sub-command runs, even for the sub-command's
-    ``--help`` (``workgroup usage session --help``); typer converts every value through a pydantic
-    adapter (~0.2 s of imports). Plain types (text, flags, paths, numbers, choices) need none of it;
-    any other annotation keeps typer's own coercion.
-    """
-    from enum import Enum
-    from pathlib import Path
-
-    desc = getattr(param, "type_descriptor", None)
-    if desc is None or not hasattr(param, "process_value"):
-        return
-    annotation = desc.annotation
-    members = [a for a in getattr(annotation, "__args__", ()) if a is not type(None)]
-    if len(members) == 1 and type(None) in getattr(annotation, "__args__", ()):
-        annotation = members[0]  # X | None: None never reaches the conversion below
-    plain: dict[Any, Any] = {str: str, bool: bool, int: int, float: float, Path: Path}
-    if annotation in plain:
-        convert = plain[annotation]
-    elif isinstance(annotation, type) and issubclass(annotation, Enum):
-        choices = {str(member.value): member for member in annotation}
-
-        def convert(value: Any, choices: dict[str, Any] = choices) -> Any:
-            if isinstance(value, Enum):
-                return value
-            if str(value) not in choices:
-                raise typer.BadParameter(f"must be one of {', '.join(choices)}")
-            return choices[str(value)]
-    else:
-        return
-    original = param.process_value
-
-    def process_value(ctx: Any, value: Any, convert: Any = convert) -> Any:
-        if param.multiple or param.nargs != 1 or (value is None and param.required):
-            return original(ctx, value)
-        value = None if value is None else convert(value)
-        if param.callback is not None:
-            value = param.callback(ctx, param, value)
-        return value
-
-    param.process_value = process_value
+    return group
 
 
 EXIT_CODES = (
@@ -273,7 +207,6 @@ def load_command(module_name: str) -> tuple[str, Any]:
     group = typer.main.get_command(sub)
     (name, command), *rest = group.commands.items()  # type: ignore[attr-defined]
     assert not rest, f"toolkit.commands.{module_name} registers more than one command"
-    _tidy(command)
     if module_name not in _OWN_EXIT_CODES:
         _with_exit_codes(command)
     return name, command
@@ -294,12 +227,6 @@ class LazyGroup(TyperGroup):
             name, command = load_command(module)
             self.commands[name] = command
         return self.commands.get(cmd_name)
-
-    def get_help_option(self, ctx: Any) -> Any:
-        option = super().get_help_option(ctx)
-        if option is not None and option.default is None:
-            option.default = False  # see _tidy
-        return option
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         names = self.list_commands(ctx)
@@ -329,14 +256,17 @@ def build_app() -> typer.Typer:
 
     @app.callback()
     def _top(
-        version: bool = typer.Option(
-            False,
-            "--version",
-            "-V",
-            help="Print the installed version and exit.",
-            is_eager=True,
-            callback=_show_version,
-        ),
+        version: Annotated[
+            bool,
+            typer.Option(
+                "--version",
+                "-V",
+                help="Print the installed version and exit.",
+                is_eager=True,
+                callback=_show_version,
+            ),
+        ] = False,
+        _help: HelpFlag = False,
     ) -> None:
         pass
 
@@ -352,10 +282,16 @@ def err(text: str) -> None:
 
 
 def wants_json(argv: list[str]) -> bool:
-    """``--json`` (or ``--format json``) anywhere before ``--``: errors then go to stdout as JSON too."""
+    """``--json`` or ``--format json`` before ``--``: errors then go to stdout as JSON too. A
+    ``--format`` given decides (the last one): with ``--format sarif`` a refusal leaves stdout empty."""
     args = argv[: argv.index("--")] if "--" in argv else argv
-    pairs = zip(args, args[1:], strict=False)
-    return "--json" in args or "--format=json" in args or ("--format", "json") in pairs
+    fmt = None
+    for i, arg in enumerate(args):
+        if arg == "--format":
+            fmt = args[i + 1] if i + 1 < len(args) else ""
+        elif arg.startswith("--format="):
+            fmt = arg.partition("=")[2]
+    return fmt == "json" if fmt is not None else "--json" in args
 
 
 class _StdoutWatch:
@@ -405,6 +341,8 @@ def _run(argv: list[str], watch: _StdoutWatch | None) -> int:
         return int(exc.exit_code or 0)
     except Exception as exc:  # click's usage errors and aborts come through here
         code = getattr(exc, "exit_code", None)
+        if code == 2 and callable(getattr(exc, "format_message", None)):
+            return _usage_error(exc, watch)
         show = getattr(exc, "show", None)
         if callable(show):
             show()
@@ -418,6 +356,33 @@ def _run(argv: list[str], watch: _StdoutWatch | None) -> int:
             return exit_code_for(exc)
         raise
     return int(result) if isinstance(result, int) else 0
+
+
+def _usage_error(exc: Any, watch: _StdoutWatch | None) -> int:
+    """A command line click refused (unknown option, bad value, missing argument): the usage line,
+    then ``error[USAGE]: ...`` like every other refusal, escaped, and exit 2. An unknown option is
+    named without the value given inline (``--token=VALUE``): it may be a secret."""
+    from toolkit.core.display import option_name
+    from toolkit.core.errors import InvalidInput
+
+    name = getattr(exc, "option_name", None)
+    if isinstance(name, str) and hasattr(exc, "possibilities"):  # click's NoSuchOption
+        message = f"unknown option {option_name(name)}"
+    else:
+        message = str(exc.format_message())
+    error = InvalidInput("USAGE", message)
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None:
+        from toolkit.core.display import shown
+
+        err(shown(ctx.get_usage()))
+        err(f"Try '{shown(ctx.command_path)} --help' for help.")
+    err(error.diagnostics())
+    if watch is not None and not watch.used:
+        from toolkit.core.findings import write_error_json
+
+        write_error_json(watch.stream, error.code, error.message, None)
+    return 2
 
 
 def main() -> int:

@@ -1,11 +1,10 @@
 """The ``workgroup`` console script.
 
-``workgroup runtime ...`` is dispatched to the lean standard-library protocol before anything
-heavy (typer, pydantic, pygit2) is imported: it runs on every delegation; ``workgroup agent-hook``
-(before every agent tool call) likewise. ``workgroup verify``
-(every CI job and pre-commit run) skips the typer app the same way; ``--help`` still uses it.
-``workgroup --version`` (``-V``) prints the one version (``toolkit.__version__``) without loading typer, and
-``workgroup [COMMAND [SUB]] --help`` (``-h``) prints the help typer rendered ahead (toolkit/cli_help.py).
+Three protocols are dispatched before anything heavy (typer, pydantic, pygit2) is imported:
+``workgroup runtime ...`` (the standard-library decision protocol, run on every delegation),
+``workgroup agent-hook`` (before every agent tool call) and ``workgroup statusline`` (Claude Code's
+status line, after every change of the conversation; its ``--help`` is the CLI's). Everything else,
+``--help`` and ``--version`` included, goes to the one typer app (``toolkit.cli.run``).
 """
 
 from __future__ import annotations
@@ -57,47 +56,11 @@ def _hook_unavailable(args: list[str]) -> int:
 
 
 def _dispatch(args: list[str]) -> int:
-    if args in (["--version"], ["-V"]):
-        from toolkit import __version__
-
-        sys.stdout.write(f"workgroup {__version__}\n")
-        return 0
     if args[:1] == ["statusline"] and not {"-h", "--help"} & set(args[1:]):
         # Claude Code runs the status line after every change of the conversation: no typer app
         from toolkit.agents.statusline import main as statusline_main
 
         return statusline_main(args[1:])
-    if args and args[0] == "verify" and not {"-h", "--help"} & set(args[1:]):
-        # CI and pre-commit run verify on every change: skip loading the typer app
-        from toolkit.records.verify import run_cli
-
-        return run_cli(args[1:])
-    if args and args[0] == "usage" and not {"-h", "--help"} & set(args[1:]):
-        # reading gigabytes of agent logs: the typer app's start-up is not worth loading
-        from toolkit.usage.cli import run_cli as usage_cli
-
-        return usage_cli(args[1:])
-    if args[:2] == ["privacy", "scan"] and not {"-h", "--help"} & set(args[2:]):
-        # the gate runs on every commit and in CI: scan without loading the typer app
-        from toolkit.privacy.command import main as scan_main
-
-        return scan_main(args[2:])
-    if args[:1] == ["cm"] and args[1:2] and {"-h", "--help"} & set(args[2:]):
-        # `workgroup cm SCRIPT --help` is the drop-in script's own argparse help: no typer app
-        from toolkit.cli_help import CM_SCRIPTS
-
-        if args[1] in CM_SCRIPTS:
-            import importlib
-
-            script_main = importlib.import_module(CM_SCRIPTS[args[1]]).main
-            return int(script_main(args[2:]))
-    if args[-1:] in (["--help"], ["-h"]):
-        # help texts rendered ahead by typer itself (toolkit/cli_help.py): no typer to load
-        from toolkit.cli_help import fast_help, write_help
-
-        text = fast_help([*args[:-1], "--help"])
-        if text is not None:
-            return write_help(text)
     from toolkit.cli import run
 
     return run(args)

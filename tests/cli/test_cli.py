@@ -1,11 +1,14 @@
 """The CLI shell: lazy command loading (the help table agrees with the real commands), the help of
-every command is light (no pydantic, no pygit2, only its own command module), ``--version``."""
+every command is light (no pydantic, no pygit2, only its own command module), ``--version``.
+
+One exception to "no pydantic": ``workgroup usage session --help``. ``usage`` is a group with options
+of its own (the report's), click converts them on the way to ``session`` and typer converts every
+value that is not a bool through a pydantic adapter; no supported typer API avoids it."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import tomllib
@@ -83,12 +86,16 @@ def test_top_level_help_imports_no_command_module() -> None:
     assert "Exit codes" in proc.stdout and "--version" in proc.stdout
 
 
+# the help paths that load pydantic, and why (see the module docstring)
+PYDANTIC_HELP = {("usage", "session")}
+
+
 @pytest.mark.parametrize("path", _tree(), ids=" ".join)
 def test_every_help_is_light_and_loads_one_command_module(path: tuple[str, ...]) -> None:
-    # 60 columns: narrower than the stored help texts (toolkit/cli_help.py), so typer renders it
     proc, loaded = _probe(*path, "--help", columns=60)
     assert proc.returncode == 0, proc.stderr
-    assert sorted(loaded & set(HEAVY)) == []
+    heavy = {"pygit2"} if path in PYDANTIC_HELP else set(HEAVY)
+    assert sorted(loaded & heavy) == []
     if path == ("runtime",):  # dispatched to the lean standard-library protocol before typer
         assert "usage: workgroup runtime" in proc.stderr
         return
@@ -96,31 +103,39 @@ def test_every_help_is_light_and_loads_one_command_module(path: tuple[str, ...])
         assert proc.stdout.startswith("Usage: workgroup agent-hook [OPTIONS] EVENT")
         assert "typer" not in loaded and not [m for m in loaded if m.startswith("toolkit.commands")]
         return
+    assert "typer" in loaded  # the one front door
     if path[0] == "cm" and len(path) == 2:  # the drop-in CM scripts keep their own argparse help
         assert proc.stdout.startswith("usage: cm-")
-        # printed by the script itself: neither the typer app nor a command module is loaded
-        assert "typer" not in loaded and not [m for m in loaded if m.startswith("toolkit.commands")]
-        return
-    assert proc.stdout.startswith(f"Usage: workgroup {' '.join(path)}")
-    assert "typer" in loaded  # the narrow terminal really took the typer path
+    else:
+        assert proc.stdout.startswith(f"Usage: workgroup {' '.join(path)}")
     modules = {m for m in loaded if m.startswith("toolkit.commands.") and m != "toolkit.commands._common"}
     # a command may keep a sub-command in a sibling module (telemetry -> telemetry_export)
     roots = {m for m in modules if not any(m.startswith(other + "_") for other in modules)}
     assert len(roots) == 1, modules
 
 
-def test_version_is_the_one_version_and_loads_no_cli() -> None:
-    proc, loaded = _probe("--version")
+def test_the_pydantic_exception_is_real_and_only_that_one() -> None:
+    # the exception list cannot go stale: usage session --help does load pydantic, usage --help does not
+    session, loaded = _probe("usage", "session", "--help")
+    assert session.returncode == 0 and "pydantic" in loaded
+    _, loaded = _probe("usage", "--help")
+    assert "pydantic" not in loaded
+    assert all(path in _tree() for path in PYDANTIC_HELP)
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_is_the_one_version(flag: str) -> None:
+    proc, loaded = _probe(flag)
     assert proc.returncode == 0 and proc.stdout == f"workgroup {toolkit.__version__}\n"
-    assert "typer" not in loaded
-    # with any other argument the typer app runs; its eager --version answers before the rest
-    via_typer = cli("--version", "--help")
+    assert not loaded & set(HEAVY)
+    # typer's eager --version answers before the rest
+    via_typer = cli(flag, "--help")
     assert via_typer.exit_code == 0 and via_typer.stdout == proc.stdout
     # the wheel's version comes from the same attribute (no second copy in pyproject.toml)
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
     assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "toolkit.__version__"}
-    sub = run_workgroup("--version")
+    sub = run_workgroup(flag)
     assert sub.returncode == 0 and sub.stdout.decode() == proc.stdout
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     assert f"## {toolkit.__version__} " in changelog or f"## [{toolkit.__version__}]" in changelog
@@ -149,17 +164,6 @@ def test_every_command_states_its_exit_codes_and_describes_every_option() -> Non
             assert "Exit codes: 0 " in (leaf.help or ""), full  # type: ignore[attr-defined]
             for param in leaf.params:  # type: ignore[attr-defined]
                 assert (param.help or "").strip(), (full, param.name)
-
-
-@pytest.mark.parametrize("path", [p for p in _tree() if p[0] not in ("runtime", "cm")], ids=" ".join)
-def test_usage_lines_are_plain(path: tuple[str, ...]) -> None:
-    out = cli(*path, "--help").stdout
-    usage = out.splitlines()[0]
-    # click's classic usage: UPPER-CASE words, [optional], ... for many; no library type labels
-    assert re.fullmatch(
-        r"Usage: workgroup [a-z -]+ \[OPTIONS\]( (\[?[A-Z_]+(\.\.\.)?\]?|COMMAND \[ARGS\]\.\.\.))*", usage
-    ), usage
-    assert not re.search(r"<(?:path|int|float|str|text|bool|list\[)|range>", out), out
 
 
 def test_json_errors_are_one_document_on_stdout(git_repo: object, tmp_path: Path) -> None:

@@ -1,188 +1,89 @@
-"""``workgroup ... --help`` from the help texts typer rendered ahead (toolkit/cli_help.py).
+"""``workgroup ... --help`` is typer's own rendering through the one front door (``toolkit.cli.run``).
 
-The stored texts must be exactly what typer renders now, the fast path must print them byte for
-byte without loading typer, and anything the stored texts do not cover (a narrow terminal, an
-edited command, a request that is not plain ``--help``) must still be rendered by typer.
+What a help page must say is checked, not its bytes: the usage line, every option of the command,
+the exit codes; and a command-line refusal is a coded ``error[USAGE]`` line from the one error
+handler, escaped, the inline value of an unknown option never echoed.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from support.harness import ROOT
+from support.harness import ROOT, cli
 
-import toolkit
-from toolkit import _help_texts
-from toolkit.cli_help import (
-    CM_SCRIPTS,
-    RENDER_COLUMNS,
-    help_paths,
-    module_text,
-    render,
-    sources_checksum,
-    stored_help,
-)
-
-# Runs `workgroup ARGS` in-process as the console script does, then reports the loaded modules.
-PROBE = """\
-import json, sys
-from toolkit.entry import main
-code = main(json.loads(sys.argv[1]))
-sys.stdout.flush()
-sys.stderr.write("\\n@@" + json.dumps(sorted(sys.modules)) + "\\n")
-raise SystemExit(code)
-"""
-PATHS = list(help_paths())
+from toolkit.cli import COMMAND_MODULES, load_command
 
 
-def _probe(
-    args: list[str], columns: int = 80, pythonpath: Path | None = None
-) -> tuple[subprocess.CompletedProcess[str], set[str]]:
-    env = {**os.environ, "COLUMNS": str(columns)}
-    if pythonpath is not None:
-        env["PYTHONPATH"] = str(pythonpath)
-    proc = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=pythonpath or ROOT,  # `python -c` looks in its working directory first
-        env=env,
-    )
-    marker = next(line for line in proc.stderr.splitlines() if line.startswith("@@"))
-    return proc, set(json.loads(marker[2:]))
+def _pages() -> list[tuple[tuple[str, ...], Any]]:
+    """(path, click command) of every command and sub-command whose --help typer renders."""
+    pages: list[tuple[tuple[str, ...], Any]] = []
+
+    def walk(path: tuple[str, ...], command: Any) -> None:
+        if not getattr(command, "add_help_option", True):  # passes --help on (the CM scripts' argparse)
+            return
+        pages.append((path, command))
+        for sub_name, sub in getattr(command, "commands", {}).items():
+            walk((*path, sub_name), sub)
+
+    for module in COMMAND_MODULES:
+        name, command = load_command(module)
+        if name not in ("runtime", "agent-hook"):  # protocols dispatched before the typer app
+            walk((name,), command)
+    return pages
 
 
-def test_the_stored_help_texts_are_what_typer_renders_now() -> None:
-    current = (ROOT / "toolkit" / "_help_texts.py").read_text(encoding="utf-8")
-    assert module_text() == current, "stale help texts: run `python -m toolkit.cli_help --write`"
-    assert list(_help_texts.TEXTS) == [" ".join(p) for p in PATHS]
-    assert _help_texts.SOURCES_CHECKSUM == sources_checksum(toolkit.__version__)
+PAGES = _pages()
 
 
-def test_every_command_and_group_has_a_stored_help() -> None:
-    # the walk is the CLI's own: top level, every command, every sub-command; runtime (dispatched
-    # earlier) and the CM scripts (argparse help) are the only ones left out
-    names = {p[0] for p in PATHS if p}
-    assert "runtime" not in names and ("cm",) in PATHS
-    assert not [p for p in PATHS if p[:1] == ("cm",) and len(p) > 1]
-    assert ("capsule", "seal") in PATHS and ("privacy", "scan") in PATHS and () in PATHS
-    assert len(PATHS) >= 60
+def test_the_removed_help_store_stays_removed() -> None:
+    # one front door: no help texts rendered ahead, no second renderer to keep in step
+    assert not (ROOT / "toolkit" / "_help_texts.py").exists()
+    assert not (ROOT / "toolkit" / "cli_help.py").exists()
+    entry = (ROOT / "toolkit" / "entry.py").read_text(encoding="utf-8")
+    assert "cli_help" not in entry and "run_cli" not in entry and "privacy.command" not in entry
 
 
-@pytest.mark.parametrize("path", PATHS, ids=lambda p: " ".join(p) or "(top)")
-def test_fast_help_prints_the_typer_text_without_typer(path: tuple[str, ...]) -> None:
-    proc, loaded = _probe([*path, "--help"])
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == _help_texts.TEXTS[" ".join(path)] == render(path)
-    assert "typer" not in {m.split(".")[0] for m in loaded}
-    assert not [m for m in loaded if m.startswith(("toolkit.commands", "toolkit.cli."))]
-    assert "toolkit.cli" not in loaded
+@pytest.mark.parametrize(("path", "command"), PAGES, ids=[" ".join(p) for p, _ in PAGES])
+def test_every_help_page_names_its_usage_options_and_exit_codes(path: tuple[str, ...], command: Any) -> None:
+    result = cli(*path, "--help", env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.stderr
+    text = result.stdout
+    assert text.startswith(f"Usage: workgroup {' '.join(path)} [OPTIONS]"), text[:200]
+    for param in command.params:
+        for opt in param.opts:
+            if opt.startswith("-"):
+                assert opt in text, (path, opt)
+    assert "-h, --help" in text
+    subs = getattr(command, "commands", None)
+    if subs:
+        assert "Commands:" in text and all(name in text for name in subs)
+    elif path[0] != "cm":  # the CM reference scripts keep their own codes (their own help)
+        assert "Exit codes: 0 " in text, path
 
 
-# stored_help: which requests the stored texts answer (pure; every other case goes to typer)
-TEXTS = {"": "top\n", "capsule seal": "seal\n"}
+def test_top_level_help_lists_every_command_and_the_exit_codes() -> None:
+    from toolkit.cli import COMMAND_HELP
+
+    text = cli("--help").stdout
+    assert text.startswith("Usage: workgroup [OPTIONS] COMMAND [ARGS]...")
+    assert "Exit codes (every command but `runtime` and `cm`)" in text
+    assert all(f"\n  {name} " in text for name, _ in COMMAND_HELP.values())
 
 
-@pytest.mark.parametrize(
-    ("path", "columns", "checksum", "expected"),
-    [
-        ((), 80, 7, "top\n"),  # the top level on an 80-column terminal
-        (("capsule", "seal"), 200, 7, "seal\n"),  # wider terminals get the same text (click caps at 80)
-        (("capsule", "seal"), 79, 7, None),  # narrower: click would wrap differently
-        (("capsule", "seal"), 80, 8, None),  # sources changed since the texts were rendered
-        (("capsule",), 80, 7, None),  # a path the table does not hold
-        (("capsule", "--json"), 80, 7, None),  # options before --help: not a plain help request
-        (("capsule seal",), 80, 7, None),  # one argument with a space is no command
-        (("capsule", ""), 80, 7, None),  # an empty argument neither
-    ],
-)
-def test_stored_help_answers_only_what_it_was_rendered_for(
-    path: tuple[str, ...], columns: int, checksum: int, expected: str | None
-) -> None:
-    assert stored_help(path, TEXTS, 7, columns, checksum) == expected
-
-
-def test_the_checksum_follows_every_source_the_texts_come_from(tmp_path: Path) -> None:
-    package = tmp_path / "toolkit"
-    shutil.copytree(ROOT / "toolkit" / "commands", package / "commands")
-    shutil.copy(ROOT / "toolkit" / "cli.py", package / "cli.py")
-    site = tmp_path / "site"
-    (site / "typer").mkdir(parents=True)
-    (site / "typer" / "__init__.py").write_text('__version__ = "1.0.0"\n', encoding="utf-8")
-
-    def checksum(version: str = "1.0") -> int:
-        return sources_checksum(version, str(package), [str(site)])
-
-    base = checksum()
-    assert checksum() == base and checksum("1.1") != base  # stable; the toolkit version counts
-    (site / "typer" / "__init__.py").write_text('__version__ = "1.0.1"\n', encoding="utf-8")
-    assert checksum() != base  # typer's version counts
-    (site / "typer" / "__init__.py").write_text('__version__ = "1.0.0"\n', encoding="utf-8")
-    with (package / "commands" / "capsule.py").open("a", encoding="utf-8") as fh:
-        fh.write("# edited\n")
-    assert checksum() != base  # an edited command
-    (package / "commands" / "capsule.py").write_bytes((ROOT / "toolkit/commands/capsule.py").read_bytes())
-    assert checksum() == base
-    (package / "commands" / "newcmd.py").write_text("", encoding="utf-8")
-    assert checksum() != base  # a new command module
-
-
-def test_an_edited_command_is_rendered_by_typer_until_regenerated(tmp_path: Path) -> None:
-    # a copy of the package whose capsule help changed but whose stored texts did not
-    copy = tmp_path / "src"
-    shutil.copytree(ROOT / "toolkit", copy / "toolkit", ignore=shutil.ignore_patterns("__pycache__"))
-    source = copy / "toolkit" / "commands" / "capsule.py"
-    text = source.read_text(encoding="utf-8")
-    assert "Context capsules bound to checkpoints." in text
-    source.write_text(
-        text.replace("Context capsules bound to", "Capsules (edited) bound to"), encoding="utf-8"
-    )
-    proc, loaded = _probe(["capsule", "--help"], pythonpath=copy)
-    assert proc.returncode == 0, proc.stderr
-    assert "Capsules (edited) bound to" in proc.stdout and "typer" in {m.split(".")[0] for m in loaded}
-    # the unchanged top-level help is still right: it is rendered by typer too (one checksum)
-    top, _ = _probe(["--help"], pythonpath=copy)
-    assert top.stdout == _help_texts.TEXTS[""]
-
-
-def test_a_narrow_terminal_gets_typers_own_wrapping() -> None:
-    proc, loaded = _probe(["capsule", "seal", "--help"], columns=60)
-    assert proc.returncode == 0 and "typer" in {m.split(".")[0] for m in loaded}
-    assert proc.stdout == render(("capsule", "seal"), columns=60) != _help_texts.TEXTS["capsule seal"]
-    # click wraps prose at min(columns, 80) - 2: the first paragraph breaks earlier than at 80
-    assert proc.stdout.splitlines()[2:4] == [
-        "  Seal a capsule bound to REV (default HEAD) and print it;",
-        "  --write stores it atomically.",
-    ]
-    assert RENDER_COLUMNS == 80
-
-
-@pytest.mark.parametrize("script", sorted(CM_SCRIPTS))
-def test_cm_script_help_is_the_scripts_own_without_typer(script: str) -> None:
-    proc, loaded = _probe(["cm", script, "--help"])
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == render(("cm", script)) and proc.stdout.startswith("usage: cm-")
-    assert "typer" not in {m.split(".")[0] for m in loaded}
-
-
-def test_the_cm_script_table_agrees_with_the_cm_command() -> None:
-    from toolkit.commands.cm import _SCRIPTS
-
-    assert {name: module for name, (module, _) in _SCRIPTS.items()} == CM_SCRIPTS
+@pytest.mark.parametrize("script", ["call", "log-event", "usage-report"])
+def test_cm_script_help_is_the_scripts_own(script: str) -> None:
+    result = cli("cm", script, "--help")
+    assert result.exit_code == 0 and result.stdout.startswith("usage: cm-"), result.stderr
 
 
 @pytest.mark.parametrize("stdout", ["closed", "full"])
-@pytest.mark.parametrize("columns", [80, 60], ids=["stored", "typer"])
-def test_a_stdout_that_refuses_the_help_is_an_environment_error(stdout: str, columns: int) -> None:
-    # the stored path answers exactly as the typer path does: exit 3, one line, no traceback
+def test_a_stdout_that_refuses_the_help_is_an_environment_error(stdout: str) -> None:
     if stdout == "full" and not Path("/dev/full").exists():
         pytest.skip("no /dev/full here")
     target = {"closed": "exec 1>&-", "full": "exec 1>/dev/full"}[stdout]
@@ -195,7 +96,7 @@ def test_a_stdout_that_refuses_the_help_is_an_environment_error(stdout: str, col
         timeout=120,
         check=False,
         cwd=ROOT,
-        env={**os.environ, "COLUMNS": str(columns)},
+        env=dict(os.environ),
     )
     assert proc.returncode == 3, proc.stderr
     assert proc.stderr == "error[OUTPUT_UNWRITABLE]: stdout cannot be written (EBADF)\n" or (
@@ -203,9 +104,45 @@ def test_a_stdout_that_refuses_the_help_is_an_environment_error(stdout: str, col
     )
 
 
-def test_the_generator_checks_and_refuses_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
-    from toolkit.cli_help import main
+# --- the one error handler: command-line refusals ---------------------------------------------------
 
-    assert main(["--check"]) == 0  # the committed texts are current (see the first test)
-    assert main([]) == 2 and main(["--write", "--check"]) == 2
-    assert "usage: python -m toolkit.cli_help --write|--check" in capsys.readouterr().err
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("capsule", "seal", "--token=sk-live-0123456789abcdef"),  # a typer command's unknown option
+        ("verify", "--token=sk-live-0123456789abcdef"),
+        ("usage", "session", "--token=sk-live-0123456789abcdef"),
+        ("privacy", "scan", "--token=sk-live-0123456789abcdef"),
+    ],
+)
+def test_an_unknown_option_is_a_coded_usage_error_without_its_value(
+    argv: tuple[str, ...], tmp_path: Path
+) -> None:
+    result = cli(*argv, cwd=tmp_path)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "error[USAGE]: unknown option --token" in result.stderr
+    assert "sk-live" not in result.stderr
+    assert result.stderr.startswith(f"Usage: workgroup {' '.join(argv[:-1])} [OPTIONS]")
+    assert "Traceback" not in result.stderr
+
+
+def test_a_control_character_in_a_refused_command_line_is_shown_escaped(tmp_path: Path) -> None:
+    for argv in (("capsule", "seal", "--a\x1b]0;x\x07"), ("owners", "\x1b[31mnope")):
+        result = cli(*argv, cwd=tmp_path)
+        assert result.exit_code == 2 and "error[USAGE]" in result.stderr, result.stderr
+        assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+
+
+def test_a_bad_value_is_a_coded_usage_error(tmp_path: Path) -> None:
+    result = cli("privacy", "scan", "--format", "xml", cwd=tmp_path)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "error[USAGE]: Invalid value for '--format'" in result.stderr
+
+
+def test_a_usage_error_in_json_mode_is_one_json_document(tmp_path: Path) -> None:
+    result = cli("verify", "--json", "--rev", cwd=tmp_path)  # --rev without its value
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error"]["code"] == "USAGE"
+    sarif = cli("verify", "--json", "--format", "sarif", "--rev", cwd=tmp_path)
+    assert sarif.exit_code == 2 and sarif.stdout == ""  # the last --format decides: no JSON for sarif

@@ -379,10 +379,15 @@ def test_a_long_line_and_a_large_file_are_read_in_bounded_pieces(repo: Path) -> 
         ([], "text"),
     ],
 )
-def test_format_options(argv: list[str], fmt: str) -> None:
-    from toolkit.privacy.command import parse
-
-    assert parse(argv)["format"] == fmt
+def test_format_options(argv: list[str], fmt: str, repo: Path) -> None:
+    commit(repo, {"a.txt": "nothing private\n"})
+    code, out, _ = cli("privacy", "scan", "a.txt", *argv, cwd=repo)
+    assert code == 0
+    if fmt == "text":
+        assert out == ""  # no finding: nothing on stdout, the summary is on stderr
+    else:
+        doc = json.loads(out)
+        assert ("runs" in doc) is (fmt == "sarif") and ("findings" in doc) is (fmt == "json")
 
 
 @pytest.mark.parametrize(

@@ -33,8 +33,6 @@ LAYERS: dict[str, int] = {
     "hooks": 4,
     # top-level shells
     "cli": 4,
-    "cli_help": 4,
-    "_help_texts": 4,
     "entry": 4,
     "__main__": 4,
     "__init__": 0,

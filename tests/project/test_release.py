@@ -74,7 +74,7 @@ def test_sdist_and_wheel_build_and_pass_twine_check(tmp_path: Path) -> None:
         names = set(tf.getnames())
     # what a reader of the release needs beside the code: README, LICENSE, CHANGELOG and docs/
     docs = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*") if p.is_file())
-    shipped = [".pre-commit-hooks.yaml", "toolkit/__init__.py", "toolkit/_help_texts.py"]
+    shipped = [".pre-commit-hooks.yaml", "toolkit/__init__.py", "toolkit/cli.py"]
     for rel in [*shipped, "README.md", "LICENSE", "CHANGELOG.md", *docs]:
         assert f"workgroup_toolkit-{version}/{rel}" in names, rel
     assert "docs/install.md" in docs

@@ -87,8 +87,8 @@ def cli(
     script: str = "workgroup",
 ) -> CliResult:
     """Run ``workgroup ARGS`` (or another console ``script``) in-process, the way the console script
-    does: its ``main()`` with ``sys.argv`` set (so ``workgroup``'s early dispatch of runtime, verify,
-    usage and privacy scan is taken), a ``SystemExit`` turned into its exit code, and stdin, stdout
+    does: its ``main()`` with ``sys.argv`` set (so ``workgroup``'s early dispatch of runtime,
+    agent-hook and statusline is taken), a ``SystemExit`` turned into its exit code, and stdin, stdout
     and stderr as byte-backed streams. ``env`` sets variables for the run (``None`` unsets one);
     the environment, the working directory and the streams are restored afterwards.
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from pathlib import Path
@@ -301,52 +300,31 @@ def test_html_is_self_contained(logs: dict[str, str], tmp_path: Path) -> None:
     assert "s-aaaa" in text and CANARY not in text and "/home/dev" not in text
 
 
-# -- the lean path the console script takes ---------------------------------------------------------------
+# -- the console script: the one typer front door -----------------------------------------------------
 
 
-def _typer_options() -> tuple[set[str], set[str]]:
-    from toolkit.cli import load_command
-
-    _, group = load_command("usage")  # the CLI loads commands lazily
-    top = {opt for p in group.params for opt in p.opts if opt.startswith("--")}
-    sess = {opt for p in group.commands["session"].params for opt in p.opts if opt.startswith("--")}
-    return top, sess
-
-
-def test_lean_parser_accepts_the_typer_options() -> None:
-    from toolkit.usage.cli import parser
-
-    top, sess = parser()
-
-    def opts(p: argparse.ArgumentParser) -> set[str]:
-        return {o for a in p._actions for o in a.option_strings if o.startswith("--") and o != "--help"}
-
-    assert (opts(top), opts(sess)) == _typer_options()
-
-
-def test_console_script_path_skips_typer_and_matches(logs: dict[str, str]) -> None:
+def test_console_script_runs_the_typer_command_with_its_exit_codes(logs: dict[str, str]) -> None:
     import subprocess
     import sys
 
-    code = (
-        "import sys, json; from toolkit.entry import main; rc = main(sys.argv[1:]);"
-        "sys.stderr.write(json.dumps(sorted(m for m in ('typer', 'pydantic') if m in sys.modules)));"
-        "raise SystemExit(rc)"
-    )
+    code = "import sys; from toolkit.entry import main; raise SystemExit(main(sys.argv[1:]))"
     args = ["usage", "--timezone", "UTC", "--by", "session", "--json"]
     proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.rstrip().endswith("[]")  # neither typer nor pydantic was imported
     _, out, _ = cli(*args)
     assert json.loads(proc.stdout) == json.loads(out)
     bad = subprocess.run(
         [sys.executable, "-c", code, "usage", "--by", "hour"], capture_output=True, text=True
     )
-    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert bad.returncode == 2 and "error[USAGE]" in bad.stderr and "Traceback" not in bad.stderr
     bad = subprocess.run(
         [sys.executable, "-c", code, "usage", "session", "nope-nope"], capture_output=True, text=True
     )
     assert bad.returncode == 1 and "USAGE_NO_SESSION" in bad.stderr
+    jobs = subprocess.run(
+        [sys.executable, "-c", code, "usage", "--jobs", "65"], capture_output=True, text=True, check=False
+    )
+    assert jobs.returncode == 2 and "USAGE_BAD_JOBS" in jobs.stderr
 
 
 def test_codex_key_order_does_not_matter(tmp_path: Path) -> None:

@@ -8,11 +8,12 @@ from typing import Annotated
 
 import typer
 
+from toolkit.cli import command_group
 from toolkit.commands._common import emit_json, repository, say
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(name="capsule", help="Context capsules bound to checkpoints.", no_args_is_help=True)
+    group = command_group(name="capsule", help="Context capsules bound to checkpoints.", no_args_is_help=True)
 
     @group.command("seal")
     def seal(

@@ -10,6 +10,8 @@ from collections.abc import Callable
 
 import typer
 
+from toolkit.cli import command_group
+
 _PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
 
 _SCRIPTS = {
@@ -39,7 +41,7 @@ def _make(module_name: str) -> Callable[[typer.Context], None]:
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(
+    group = command_group(
         name="cm",
         help="CM model calls: OpenAI-compatible adapter, event writer, usage report.",
         no_args_is_help=True,

@@ -6,9 +6,11 @@ from pathlib import Path
 
 import typer
 
+from toolkit.cli import command_group
+
 
 def register(app: typer.Typer) -> None:
-    fanout = typer.Typer(help="Fan-out plans against the active profile.", no_args_is_help=True)
+    fanout = command_group(help="Fan-out plans against the active profile.", no_args_is_help=True)
 
     @fanout.command("check")
     def check(

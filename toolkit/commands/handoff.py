@@ -8,11 +8,13 @@ from typing import Annotated
 
 import typer
 
+from toolkit.cli import command_group
+
 MODES = ("create", "resume")
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(
+    group = command_group(
         help="The CM session handoff file (reference data for the next session).",
         no_args_is_help=True,
         rich_markup_mode=None,

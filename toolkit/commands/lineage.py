@@ -8,11 +8,12 @@ from typing import Annotated
 
 import typer
 
+from toolkit.cli import command_group
 from toolkit.commands._common import echo, emit_json, repository, say
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(name="lineage", help="Agent lineages bound to checkpoints.", no_args_is_help=True)
+    group = command_group(name="lineage", help="Agent lineages bound to checkpoints.", no_args_is_help=True)
 
     @group.command("record")
     def record(

@@ -11,9 +11,13 @@ from typing import Annotated
 
 import typer
 
+from toolkit.cli import command_group
+
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(help="Sign measured paired results (measurement envelope v2).", no_args_is_help=True)
+    group = command_group(
+        help="Sign measured paired results (measurement envelope v2).", no_args_is_help=True
+    )
 
     @group.command("sign")
     def sign(

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from toolkit.cli import command_group
 from toolkit.commands._common import echo, echo_row, emit_json, repository, say
 
 
@@ -16,7 +17,7 @@ def _lease_minutes(layout: object) -> int:
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(
+    group = command_group(
         name="owners",
         help="Active writers: who may write which paths, under a lease (shared by all worktrees).",
         no_args_is_help=True,

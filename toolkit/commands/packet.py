@@ -8,6 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
+from toolkit.cli import command_group
+
 
 def _dump(value: Any) -> str:
     import json
@@ -16,7 +18,7 @@ def _dump(value: Any) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(
+    group = command_group(
         help="Minimal role packets, the stable prefix and compact answers.", no_args_is_help=True
     )
     app.add_typer(group, name="packet")

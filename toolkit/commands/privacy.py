@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from toolkit.cli import command_group
 from toolkit.commands._common import say
 
 
@@ -35,7 +36,7 @@ def _root() -> Path:
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(
+    group = command_group(
         name="privacy",
         help="Privacy gate: secrets, provider ids, transcripts, home paths, emails.",
         no_args_is_help=True,
@@ -44,7 +45,7 @@ def register(app: typer.Typer) -> None:
     @group.command("scan")
     def scan(
         paths: Annotated[
-            list[Path] | None,
+            list[str] | None,
             typer.Argument(
                 help="TARGETS: files or directories (default: the current folder). In a git repository only what "
                 "git would commit is read: tracked plus untracked files that are not ignored. With "
@@ -69,9 +70,7 @@ def register(app: typer.Typer) -> None:
         all_files: Annotated[
             bool, typer.Option("--all-files", help="Every file under PATH, ignored and untracked ones too.")
         ] = False,
-        jobs: Annotated[
-            int, typer.Option("--jobs", min=0, help="Processes for large scans (0: one per core).")
-        ] = 0,
+        jobs: Annotated[int, typer.Option("--jobs", help="Processes for large scans (0: one per core).")] = 0,
         history: Annotated[
             bool,
             typer.Option(
@@ -87,36 +86,35 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option("--progress", help="With --history: commits done on stderr (always on a terminal)."),
         ] = False,
-    ) -> None:
+    ) -> int:
         """Scan files, or with --history the commits of a range; exit 1 when anything is found, 2 on
         bad input. Findings show masked values only; progress appears on stderr when a scan on a
         terminal runs over ~2 s. In a GitHub Actions job text output adds workflow annotations."""
         from toolkit.privacy.command import UsageError, history_command, scan_command
 
-        fmt = "json" if as_json and output is OutputFormat.text else output.value
+        fmt = "json" if as_json and output is OutputFormat.text else output.value  # --json, in either order
+        if jobs < 0:
+            raise UsageError("--jobs must be a whole number")
         if history:
             if all_files:
                 raise UsageError("--all-files does not go with --history")
-            code = history_command(
-                [str(p) for p in paths or []],
+            return history_command(
+                list(paths or []),
                 fmt=fmt,
                 context=context.value,
                 every_ref=every_ref,
                 progress=progress,
             )
-        else:
-            if every_ref:
-                raise UsageError("--all goes with --history (every branch and tag)")
-            code = scan_command(
-                [str(p) for p in paths] if paths else ["."],
-                as_json=fmt == "json",
-                fmt=fmt,
-                context=context.value,
-                all_files=all_files,
-                jobs=jobs,
-            )
-        if code:
-            raise typer.Exit(code)
+        if every_ref:
+            raise UsageError("--all goes with --history (every branch and tag)")
+        return scan_command(
+            list(paths or ["."]),
+            as_json=fmt == "json",
+            fmt=fmt,
+            context=context.value,
+            all_files=all_files,
+            jobs=jobs,
+        )
 
     @group.command("allow")
     def allow(

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from toolkit.cli import command_group
 from toolkit.commands._common import emit_json, moment_or_now, repository, say
 
 
@@ -45,7 +46,7 @@ PHASE_OPT = typer.Option("--phase", help="Current phase: 1A, 1B, 2A, 2B or 3.")
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(
+    group = command_group(
         name="probe",
         help="MCP health probes: reuse within a TTL, retry failures at a later phase.",
         no_args_is_help=True,

@@ -7,9 +7,11 @@ from typing import Any
 
 import typer
 
+from toolkit.cli import command_group
+
 
 def register(app: typer.Typer) -> None:
-    profile = typer.Typer(
+    profile = command_group(
         help="Execution profiles (quality, balanced, economy, latency).", no_args_is_help=True
     )
 

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from toolkit.cli import command_group
 from toolkit.commands._common import emit_json, read_json_file, repository, say
 
 
@@ -25,7 +26,7 @@ def _read_summary(path: Path, limit: int) -> bytes:
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(
+    group = command_group(
         name="result", help="Store worker results as the result policy allows.", no_args_is_help=True
     )
 

@@ -6,9 +6,11 @@ from typing import Annotated
 
 import typer
 
+from toolkit.cli import command_group
+
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(
+    group = command_group(
         help="Rollout stages: off, observe, shadow, canary 10/25/50, on.", no_args_is_help=True
     )
 

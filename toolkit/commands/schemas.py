@@ -12,9 +12,11 @@ from typing import Annotated
 
 import typer
 
+from toolkit.cli import command_group
+
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(help="JSON Schemas generated from the pydantic models.", no_args_is_help=True)
+    group = command_group(help="JSON Schemas generated from the pydantic models.", no_args_is_help=True)
 
     @group.command("export")
     def export_cmd(

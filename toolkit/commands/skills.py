@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import typer
 
+from toolkit.cli import command_group
+
 
 def register(app: typer.Typer) -> None:
-    skills = typer.Typer(help="Skill and prompt hygiene.", no_args_is_help=True)
+    skills = command_group(help="Skill and prompt hygiene.", no_args_is_help=True)
 
     @skills.command("lint")
     def lint_cmd(

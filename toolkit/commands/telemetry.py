@@ -13,6 +13,8 @@ from typing import Annotated, Any
 
 import typer
 
+from toolkit.cli import command_group
+
 # refusals (exit 1) versus malformed input (exit 2)
 _REFUSALS = frozenset({"PRIVATE_TELEMETRY"})
 
@@ -46,7 +48,7 @@ def _live_key(log: Path, event: dict[str, Any]) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(help="Efficiency events (knowzcode.efficiency-event/v1).", no_args_is_help=True)
+    group = command_group(help="Efficiency events (knowzcode.efficiency-event/v1).", no_args_is_help=True)
 
     @group.command("record")
     def record(

@@ -1,9 +1,8 @@
 """``workgroup usage``: verified usage and carried history from Claude Code and Codex session logs.
 
 ``workgroup usage [--source] [--since] [--until] [--timezone] [--project] [--by] [--json] [--cost]
-[--prices FILE] [--emit-events FILE] [--html FILE]`` and ``workgroup usage session ID``. The console
-script runs these through the lean parser of ``toolkit.usage.cli`` (same options); this typer
-command serves ``--help`` and in-process callers.
+[--prices FILE] [--emit-events FILE] [--html FILE]`` and ``workgroup usage session ID``; the work is
+``report_command`` and ``session_command`` of ``toolkit.usage.cli``.
 """
 
 from __future__ import annotations
@@ -14,6 +13,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from toolkit.cli import HelpFlag
 
 
 class Source(StrEnum):
@@ -96,13 +97,14 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option("--html", help="Write a self-contained HTML report.")
         ] = None,
         jobs: JobsOpt = 0,
-    ) -> None:
+        _help: HelpFlag = False,
+    ) -> int:
         """Usage per day, week, month, session, project or model; counts verified from the logs."""
         if ctx.invoked_subcommand is not None:
-            return
+            return 0
         from toolkit.usage.cli import report_command
 
-        report_command(
+        return report_command(
             os.environ,
             source=source.value,
             since=since,
@@ -134,10 +136,10 @@ def register(app: typer.Typer) -> None:
         ] = Workflow.CM_AI,
         as_json: JsonOpt = False,
         jobs: JobsOpt = 0,
-    ) -> None:
+    ) -> int:
         from toolkit.usage.cli import session_command
 
-        session_command(
+        return session_command(
             os.environ,
             session_id,
             source=source.value,

@@ -6,13 +6,14 @@ from typing import Annotated
 
 import typer
 
+from toolkit.cli import command_group
 from toolkit.commands._common import emit_json, moment_or_now, read_json_request, repository, say, write_out
 
 NOW_OPT = typer.Option("--now", help="Decision time, strict RFC 3339 (default: the clock).")
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(
+    group = command_group(
         name="vault", help="Local delta journal for knowledge (vault) captures.", no_args_is_help=True
     )
 

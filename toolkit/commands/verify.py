@@ -7,8 +7,6 @@ from typing import Annotated
 
 import typer
 
-from toolkit.commands._common import repository
-
 
 class VerifyFormat(StrEnum):
     text = "text"
@@ -24,13 +22,13 @@ def register(app: typer.Typer) -> None:
         ] = "HEAD",
         as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
         output: Annotated[
-            VerifyFormat,
+            VerifyFormat | None,
             typer.Option(
                 "--format",
-                help="text, json or sarif (SARIF 2.1.0 for code scanning). In a GitHub Actions job "
-                "text output adds workflow annotations.",
+                help="text, json or sarif (SARIF 2.1.0 for code scanning); given, it wins over --json. In a "
+                "GitHub Actions job text output adds workflow annotations.",
             ),
-        ] = VerifyFormat.text,
+        ] = None,
         no_cache: Annotated[
             bool,
             typer.Option(
@@ -43,13 +41,7 @@ def register(app: typer.Typer) -> None:
 
         Always recomputes every record and walks the history (CI must not trust a cache it did not
         build); only the pre-commit hook keeps a cache (``--no-cache`` there turns it off)."""
-        import sys
+        from toolkit.records.verify import verify_and_print
 
-        from toolkit.records.verify import verify
-
-        report = verify(repository(), rev)
-        if output is VerifyFormat.sarif:
-            report.emit_sarif(stdout=sys.stdout, stderr=sys.stderr)
-        else:
-            report.emit(as_json=as_json or output is VerifyFormat.json, stdout=sys.stdout, stderr=sys.stderr)
-        return 0 if report.ok else 1
+        fmt = output.value if output is not None else ("json" if as_json else "text")
+        return verify_and_print(rev, fmt)

@@ -1,7 +1,7 @@
-"""``workgroup privacy scan``: the lean path (standard library only, no typer or pydantic).
+"""The work of ``workgroup privacy scan`` (standard library only, no typer or pydantic).
 
-``toolkit.entry`` dispatches ``privacy scan`` here before the CLI loads; the typer command
-(``--help``, in-process tests) calls the same ``scan_command``. Findings are printed in the
+The typer command (``toolkit/commands/privacy.py``) parses the command line and calls
+``scan_command`` or ``history_command``. Findings are printed in the
 shared convention of ``toolkit/core/findings.py``: ``path:line:col: RULE category: masked`` on
 stdout, the summary on stderr, or one JSON object with ``--json``/``--format json``.
 """
@@ -23,13 +23,6 @@ if TYPE_CHECKING:
     from toolkit.privacy.files import ScanReport
     from toolkit.privacy.history import HistoryReport
 
-USAGE = (
-    "usage: workgroup privacy scan [--format text|json|sarif] [--json] [--context CONTEXT] [--all-files] "
-    "[--jobs N] [PATH ...]\n"
-    "       workgroup privacy scan --history [--all] [--progress] [--format text|json|sarif] [REVS ...]"
-)
-FORMATS = ("text", "json", "sarif")
-CONTEXTS = ("auto", "source", "generic", "capsule", "telemetry", "event_log", "handoff")
 PROGRESS_AFTER_S = 2.0
 
 
@@ -38,81 +31,6 @@ class UsageError(InvalidInput):
 
     def __init__(self, message: str) -> None:
         super().__init__("USAGE", message)
-
-
-def parse(argv: list[str]) -> dict[str, object]:
-    """Options of ``privacy scan`` (hand-parsed: argparse is a noticeable share of start-up)."""
-    opts: dict[str, object] = {
-        "paths": [],
-        "json": False,
-        "format": "text",
-        "context": "auto",
-        "all_files": False,
-        "jobs": 0,
-        "history": False,
-        "all": False,
-        "progress": False,
-    }
-    paths: list[str] = []
-    items = iter(argv)
-    for arg in items:
-        name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        if arg == "--":
-            paths.extend(items)
-            break
-        if name in _VALUED:
-            value = inline if eq else next(items, None)
-            if value is None:
-                raise UsageError(f"{name} needs a value")
-            _set_value(opts, name, value)
-        elif arg in _FLAGS:
-            opts[_FLAGS[arg]] = True
-        elif arg.startswith("-") and arg != "-":
-            from toolkit.core.display import option_name
-
-            raise UsageError(f"unknown option {option_name(arg)}")
-        else:
-            paths.append(arg)
-    return _settle(opts, paths)
-
-
-# the options taking a value: the choices each allows (None: a whole number) and the refusal
-_VALUED: dict[str, tuple[tuple[str, ...] | None, str]] = {
-    "--format": (FORMATS, "--format must be text, json or sarif"),
-    "--context": (CONTEXTS, "--context must be one of " + ", ".join(CONTEXTS)),
-    "--jobs": (None, "--jobs must be a whole number"),
-}
-# the switches and the option each sets
-_FLAGS = {
-    "--json": "json",
-    "--history": "history",
-    "--all": "all",
-    "--progress": "progress",
-    "--all-files": "all_files",
-}
-
-
-def _set_value(opts: dict[str, object], name: str, value: str) -> None:
-    """Store the value of ``--format``, ``--context`` or ``--jobs``; one outside the option's
-    choices (or not a whole number for ``--jobs``) is a usage error."""
-    choices, refusal = _VALUED[name]
-    if not (value.isdigit() if choices is None else value in choices):
-        raise UsageError(refusal)
-    opts[name[2:]] = value if choices is not None else int(value)
-
-
-def _settle(opts: dict[str, object], paths: list[str]) -> dict[str, object]:
-    """The options once every argument is read: ``--json`` folded into the format, the
-    combinations refused, and the paths (the current directory by default, none for history)."""
-    if opts["json"] and opts["format"] == "text":  # --json is --format json, in either order
-        opts["format"] = "json"
-    opts["json"] = opts["format"] == "json"
-    if opts["all"] and not opts["history"]:
-        raise UsageError("--all goes with --history (every branch and tag)")
-    if opts["history"] and opts["all_files"]:
-        raise UsageError("--all-files does not go with --history")
-    opts["paths"] = paths if opts["history"] else paths or ["."]
-    return opts
 
 
 def repository_root(cwd: Path) -> Path:
@@ -418,38 +336,3 @@ def _history_rows(report: HistoryReport) -> list[Finding]:
             )
         )
     return rows
-
-
-def main(argv: list[str]) -> int:
-    """``workgroup privacy scan ARGS`` without loading the CLI, under the stdout guard."""
-    from toolkit.infra.output import guarded
-
-    return guarded(lambda: _main(argv))
-
-
-def _main(argv: list[str]) -> int:
-    """``workgroup privacy scan ARGS`` without loading the CLI."""
-    try:
-        opts = parse(argv)
-    except UsageError as exc:
-        sys.stderr.write(f"{USAGE}\n{exc.diagnostics()}\n")
-        return 2
-    try:
-        if opts["history"]:
-            return history_command(
-                opts["paths"],  # type: ignore[arg-type]
-                fmt=str(opts["format"]),
-                context=str(opts["context"]),
-                every_ref=bool(opts["all"]),
-                progress=bool(opts["progress"]),
-            )
-        return scan_command(
-            opts["paths"],  # type: ignore[arg-type]
-            fmt=str(opts["format"]),
-            as_json=bool(opts["json"]),
-            context=str(opts["context"]),
-            all_files=bool(opts["all_files"]),
-            jobs=int(opts["jobs"]),  # type: ignore[call-overload]
-        )
-    except KeyboardInterrupt:
-        return 130

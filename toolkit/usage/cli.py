@@ -1,9 +1,5 @@
-"""The shell of ``workgroup usage``: options in, report out. Shared by the typer command and the lean path.
-
-``workgroup usage ...`` is dispatched here by ``toolkit.entry`` without loading the typer app (its
-start-up is a third of a small run); ``--help`` still goes through typer. A test checks that both
-parsers accept the same options.
-"""
+"""The work of ``workgroup usage``: options in, report out (the typer command in
+``toolkit/commands/usage.py`` parses the command line and calls these)."""
 
 from __future__ import annotations
 
@@ -13,18 +9,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolkit.core.errors import ToolkitError, exit_code_for
-
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from toolkit.usage.fold import By, Ledger, LocalDays
     from toolkit.usage.model import Call
     from toolkit.usage.report import Extra, Fold
-
-SOURCES = ("claude", "codex", "all")
-GROUPINGS = ("day", "week", "month", "session", "project", "model")
-WORKFLOWS = ("cm-ai", "cm-prd", "cm-fix")
 
 
 def _say(text: str) -> None:
@@ -233,77 +223,3 @@ def session_command(
     else:
         sys.stdout.write(session_table(view))
     return 0
-
-
-def _formatter(prog: str) -> Any:
-    """argparse's help formatter at the width it would find itself, found without importing
-    ``shutil`` (argparse imports it, with its compression modules, for every parser it builds)."""
-    import argparse
-    import os
-
-    try:
-        columns = int(os.environ.get("COLUMNS", ""))
-    except ValueError:
-        columns = 0
-    if columns <= 0:  # as shutil.get_terminal_size: the terminal of stdout, else 80
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return argparse.HelpFormatter(prog, width=(columns or 80) - 2)
-
-
-def parser() -> Any:
-    import argparse
-
-    top = argparse.ArgumentParser(prog="workgroup usage", formatter_class=_formatter)
-    top.add_argument("--source", choices=SOURCES, default="all")
-    top.add_argument("--since")
-    top.add_argument("--until")
-    top.add_argument("--timezone")
-    top.add_argument("--project")
-    top.add_argument("--by", choices=GROUPINGS, default="day")
-    top.add_argument("--json", action="store_true", dest="as_json")
-    top.add_argument("--cost", action="store_true")
-    top.add_argument("--prices", type=Path)
-    top.add_argument("--emit-events", type=Path, dest="emit_events")
-    top.add_argument("--html", type=Path)
-    top.add_argument("--jobs", type=int, default=0)
-    session = argparse.ArgumentParser(prog="workgroup usage session", formatter_class=_formatter)
-    session.add_argument("session_id", metavar="ID")
-    session.add_argument("--source", choices=SOURCES, default="all")
-    session.add_argument("--timezone")
-    session.add_argument("--workflow", choices=WORKFLOWS, default="cm-ai")
-    session.add_argument("--json", action="store_true", dest="as_json")
-    session.add_argument("--jobs", type=int, default=0)
-    return top, session
-
-
-def run_cli(argv: list[str], environ: Mapping[str, str] | None = None) -> int:
-    """``workgroup usage ...`` without the typer app, under the stdout guard."""
-    from toolkit.infra.output import guarded
-
-    return guarded(lambda: _run_cli(argv, environ))
-
-
-def _run_cli(argv: list[str], environ: Mapping[str, str] | None = None) -> int:
-    """``workgroup usage ...`` without the typer app: same options, output and exit codes."""
-    import os
-
-    env = os.environ if environ is None else environ
-    top, session = parser()
-    try:
-        if argv and argv[0] == "session":
-            args = session.parse_args(argv[1:])
-            return session_command(env, **vars(args))
-        return report_command(env, **vars(top.parse_args(argv)))
-    except SystemExit as exc:  # argparse's usage errors
-        return int(exc.code) if isinstance(exc.code, int) else 2
-    except KeyboardInterrupt:  # the workers are reaped on the way out; no traceback
-        return exit_code_for(KeyboardInterrupt())
-    except ToolkitError as exc:
-        sys.stderr.write(exc.diagnostics() + "\n")  # escaped there, its own lines kept
-        return exit_code_for(exc)
-    except OSError as exc:
-        _say(f"error[ENVIRONMENT]: {exc.__class__.__name__}: the file system refused the operation")
-        return 3
