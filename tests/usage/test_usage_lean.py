@@ -302,3 +302,25 @@ def test_the_rules_are_the_readers_own() -> None:
 
     assert claude.admit_line is rules.admit_line and claude._USAGE is rules.USAGE
     assert dedup.settle_local is rules.settle_local and dedup.InSession is rules.InSession
+
+
+def test_content_is_passed_over_in_place_never_copied() -> None:
+    """The lean reader reads a line's allowlisted fields and passes over the rest where it lies:
+    a megabyte of content (text, tool input, a path in ``cwd``) is never copied into a Python
+    object, so reading the line allocates a few kilobytes, not the content's size."""
+    import tracemalloc
+
+    big = "x" * 1_000_000
+    line = json.loads(BASE)
+    line["message"]["content"] = [{"type": "text", "text": big}, {"type": "tool_use", "input": {"a": [big]}}]
+    line["cwd"] = "/home/" + big
+    raw = json.dumps(line, separators=(",", ":")).encode()
+    lean.parse_line(raw)  # the patterns compiled, the first call's allocations done
+    tracemalloc.start()
+    try:
+        read = lean.parse_line(raw)
+        _size, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert read.message is not None and read.message.usage is not None and read.cwd == "?"
+    assert peak < 64_000, peak  # the content is 3 MB
