@@ -100,6 +100,36 @@ def test_each_event_loads_its_own_code_only(event: str, name: str, git_repo: Git
     assert _others(event, loaded) == []
 
 
+GC_PROBE = """\
+import gc, json, sys
+from toolkit.entry import main
+code = main(["agent-hook", "pre-tool-use"])
+sys.stdout.flush()
+sys.stderr.write("\\n@@" + json.dumps([gc.isenabled(), gc.get_freeze_count()]) + "\\n")
+raise SystemExit(code)
+"""
+
+
+@pytest.mark.usefixtures("without_coverage")
+def test_a_hook_call_leaves_what_it_loaded_out_of_the_exit_collection(git_repo: GitRepo) -> None:
+    """What a call loaded is frozen before the exit (the shutdown does not traverse it again) and
+    the collector is left as it was found."""
+    git_repo.commit("base", {"src/api.py": "x = 1\n"})
+    proc = subprocess.run(
+        [sys.executable, "-c", GC_PROBE],
+        input=json.dumps(payload("claude", "pre-tool-use.write", git_repo.path)).encode(),
+        capture_output=True,
+        cwd=git_repo.path,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0
+    marker = next(line for line in proc.stderr.decode().splitlines() if line.startswith("@@"))
+    enabled, frozen = json.loads(marker[2:])
+    assert enabled is True
+    assert frozen > 10_000  # the engine's modules and tables, not a handful of objects
+
+
 BROKEN = """\
 import sys
 from toolkit.entry import main

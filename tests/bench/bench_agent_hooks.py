@@ -1,7 +1,7 @@
 """Benchmark the agent hooks and the status line as the agents run them (run on purpose).
 
     .venv/bin/python tests/bench/bench_agent_hooks.py [--repeat 30] [--turns 600] [--write-kb 100]
-        [--bin DIR ...] [--hooks-only]
+        [--bin DIR ...] [--hooks-only] [--breakdown]
 
 In a temporary directory it builds a real git repository (a few hundred tracked files in one
 commit) and a Claude Code transcript of ``--turns`` turns (a tool result of ~8 kB and an
@@ -11,7 +11,9 @@ p95 of ``--repeat`` runs, and the CPU time of the child, which the machine's loa
 ``--bin DIR`` names the scripts folder of the environment to time (default: this interpreter's,
 ``.venv/bin``, an editable install); give it more than once to time several, e.g. the development
 install and a regular, non-editable ``pip install .`` as users have it, one table each.
-``--hooks-only`` leaves out the status line's cases.
+``--hooks-only`` leaves out the status line's cases; ``--breakdown`` also times the pre-write in
+parts inside fresh processes of the environment's ``python`` (the hook's entry, the privacy engine's
+import, the gate's own modules, the hook's work, the first scan; the rest is the interpreter).
 
 * ``pre-write``: ``workgroup agent-hook pre-tool-use --agent claude`` on a ``Write`` of
   ``--write-kb`` kB of ordinary source text into the repository (target p95 <= 50 ms);
@@ -170,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
         help="scripts folder of an environment to time (repeatable; default: this interpreter's)",
     )
     parser.add_argument("--hooks-only", action="store_true", help="leave out the status line's cases")
+    parser.add_argument(
+        "--breakdown", action="store_true", help="also split the pre-write's CPU time into its parts"
+    )
     args = parser.parse_args(argv)
     failed = False
     for bindir in args.bin or [BIN]:
@@ -286,7 +291,73 @@ def bench(workgroup: str, args: argparse.Namespace) -> bool:
             )
             if name.startswith("statusline: cold"):
                 print(f"  last status line: {line.decode('utf-8', 'replace').strip()}")
+        if args.breakdown:
+            failed |= not breakdown(Path(workgroup).parent / "python", write, repo, env, args.repeat)
     return not failed
+
+
+# One pre-write in a fresh process, timed in parts (CPU ms): the hook's entry (payload, answers), the
+# privacy engine and the privacy modules the gate uses, the gate's own modules (destination, writes,
+# ownership registry), then the answer, of which the scan is timed apart. What the process costs
+# beyond these parts is the interpreter's start-up and exit.
+PARTS = """\
+import io, json, sys, time
+clock = time.process_time
+marks = [clock()]
+import toolkit.agents.main as main
+marks.append(clock())
+import toolkit.privacy, toolkit.privacy.artifacts, toolkit.privacy.files, toolkit.privacy.gate
+marks.append(clock())
+import toolkit.agents.prewrite as prewrite
+marks.append(clock())
+scanning = [0.0]
+scan = prewrite.scan_text_with_values
+def timed_scan(*args):
+    began = clock()
+    try:
+        return scan(*args)
+    finally:
+        scanning[0] += clock() - began
+prewrite.scan_text_with_values = timed_scan
+answer = main.answer(["pre-tool-use"], sys.stdin.buffer)
+marks.append(clock())
+parts = [b - a for a, b in zip(marks, marks[1:])]
+parts[-1] -= scanning[0]
+print(json.dumps([answer.code, *(1000 * p for p in [*parts, scanning[0]])]))
+"""
+PART_NAMES = (
+    "hook entry (payload, answers)",
+    "privacy engine + gate modules",
+    "gate's own modules",
+    "hook work (parse, place, globs)",
+    "scan (first in the process)",
+)
+
+
+def breakdown(python: Path, write: bytes, repo: Path, env: dict[str, str], runs: int) -> bool:
+    """Print the pre-write's CPU time by part (p50 / p95 of ``runs`` fresh processes)."""
+    rows: list[list[float]] = []
+    for _ in range(runs + 1):  # the first run writes the bytecode
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        proc = subprocess.run(
+            [str(python), "-c", PARTS], input=write, cwd=repo, env=env, capture_output=True, check=False
+        )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if proc.returncode != 0:
+            print(f"  breakdown failed: {proc.stderr.decode('utf-8', 'replace')[-300:]}")
+            return False
+        code, *parts = json.loads(proc.stdout)
+        if code != 0:
+            print(f"  breakdown: the pre-write answered exit {code}")
+            return False
+        total = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+        rows.append([*parts, total - sum(parts), total])
+    rows = rows[1:]
+    print(f"pre-write CPU by part (ms, {runs} fresh processes of {python})")
+    for index, name in enumerate([*PART_NAMES, "interpreter start-up and exit", "the whole process"]):
+        values = [row[index] for row in rows]
+        print(f"  {name:<34} p50 {percentile(values, 0.5):6.1f}  p95 {percentile(values, 0.95):6.1f}")
+    return True
 
 
 if __name__ == "__main__":
