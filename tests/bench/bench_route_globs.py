@@ -11,6 +11,8 @@ of CALLS, user + system of the child) side by side:
 * ``globs``: a writer request with ``owned_globs`` (expanded against the tracked files);
 * ``files``: the same writer naming its files (no globs): the runtime's floor;
 * ``ls-files``: ``git ls-files -z`` alone (the peer: what reading the index costs);
+* ``floor`` (last line): the same interpreter importing only ``re`` and ``json``, what any Python
+  console script pays before the runtime's own work (an editable install's path finder is in it);
 * ``before``: the ``globs`` request run by another copy of the package (``--before``: a folder
   holding an older ``toolkit/``, e.g. ``git archive <rev> toolkit | tar -x -C DIR``).
 
@@ -122,6 +124,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"{entries:>8} {with_globs:>6.1f} {plain:>6.1f} {peer:>8.1f} {old:>6.1f}  {answer}",
                 flush=True,
             )
+    python = str(Path(args.bin) / "python") if args.bin else sys.executable
+    floor, _ = median([python, "-c", "import re, json"], b"", Path.cwd(), ENV, args.calls)
+    print(
+        f"floor: {python} -c 'import re, json' (interpreter start-up, site, the launcher's imports): {floor:.1f}"
+    )
     print("target: globs <= 30 ms per call at 1,000 tracked files")
     return 1 if failed else 0
 
