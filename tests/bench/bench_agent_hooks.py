@@ -301,11 +301,12 @@ def bench(workgroup: str, args: argparse.Namespace) -> bool:
 # ownership registry), then the answer, of which the scan is timed apart. What the process costs
 # beyond these parts is the interpreter's start-up and exit.
 PARTS = """\
-import io, json, sys, time
+import gc, json, re, sys, time  # re: the console script imports it too
 clock = time.process_time
 marks = [clock()]
 import toolkit.agents.main as main
 marks.append(clock())
+gc.disable()  # as main.main() does around the answer
 import toolkit.privacy, toolkit.privacy.artifacts, toolkit.privacy.files, toolkit.privacy.gate
 marks.append(clock())
 import toolkit.agents.prewrite as prewrite
@@ -321,6 +322,7 @@ def timed_scan(*args):
 prewrite.scan_text_with_values = timed_scan
 answer = main.answer(["pre-tool-use"], sys.stdin.buffer)
 marks.append(clock())
+gc.freeze()
 parts = [b - a for a, b in zip(marks, marks[1:])]
 parts[-1] -= scanning[0]
 print(json.dumps([answer.code, *(1000 * p for p in [*parts, scanning[0]])]))
