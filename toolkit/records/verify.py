@@ -42,7 +42,6 @@ from toolkit.infra.gitcli import CliRepo
 from toolkit.infra.store import WORKGROUP_DIR
 from toolkit.records import verify_cache
 from toolkit.records.capsules import inside, read_record
-from toolkit.runtime.capsule_privacy import engine_findings_in
 from toolkit.runtime.capsule_rules import (
     ARTIFACT_BOUNDARY,
     MAX_CAPSULE_STRING_BYTES,
@@ -280,6 +279,15 @@ class _Record:
     trusted: bool = False  # the cache vouches for every rule that depends on this record alone
 
 
+def _engine_findings_in(keys: list[str], texts: list[str], context: str) -> int:
+    """The shared privacy engine's findings, loaded on the first record to scan: the engine costs
+    tens of milliseconds of start-up, and the verify hook's cached path (every record vouched for)
+    and a repository without records never scan (tests/records/test_verify_lean.py)."""
+    from toolkit.runtime.capsule_privacy import engine_findings_in
+
+    return engine_findings_in(keys, texts, context)
+
+
 def sealed_digest(capsule: dict[str, Any]) -> str:
     """``capsule_digest`` of a schema-valid capsule, computed by the C JSON encoder.
 
@@ -339,7 +347,7 @@ class _Verifier:
         elif not keys and private_value("\n".join(texts)):  # one search per record
             self.add(rec.rel, PRIVATE_CONTENT, "a secret-like or private value")
         # lineage and promotion field names are fixed by their formats: only their values can leak
-        elif engine_findings_in(names if keys else [], texts, "capsule" if keys else "generic"):
+        elif _engine_findings_in(names if keys else [], texts, "capsule" if keys else "generic"):
             self.add(rec.rel, PRIVATE_CONTENT, "the privacy engine found private content")
 
     def location(self, rec: _Record, workgroup_id: Any, stem: Any) -> None:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 
 from toolkit.core.canonical import canonical_bytes, capsule_digest, sha256_digest
-from toolkit.runtime.capsule_privacy import assert_private_content_free
 from toolkit.runtime.capsule_rules import (
     ARTIFACT_BOUNDARY,
     assert_artifact_path,
@@ -92,6 +91,15 @@ def content_addressed_ref(artifact_path: str, data: bytes, *, is_directory: bool
     return f"{directory}/{CONTENT_ADDRESS_PREFIX}{hashlib.sha256(data).hexdigest()}.json"
 
 
+def _assert_private_content_free(capsule: dict[str, Any]) -> None:
+    """``capsule_privacy.assert_private_content_free``, its engine loaded by the first capsule
+    checked: ``seal`` and ``verify``'s record reader import this module without scanning anything
+    (tests/records/test_verify_lean.py)."""
+    from toolkit.runtime.capsule_privacy import assert_private_content_free
+
+    assert_private_content_free(capsule)
+
+
 def seal(capsule: dict[str, Any]) -> dict[str, Any]:
     """A copy with ``capsule_hash`` recomputed (and placed last, as the reference does)."""
     sealed = {key: value for key, value in capsule.items() if key != "capsule_hash"}
@@ -146,7 +154,7 @@ def prepare_capsule(
         raise RuntimeOpError("INVALID_REQUEST" if not isinstance(capsule, list) else "CAPSULE_SCHEMA_INVALID")
     roots = _roots(artifact_roots)
     assert_schema(capsule, sealed=False)
-    assert_private_content_free(capsule)
+    _assert_private_content_free(capsule)
     assert_paths(capsule)
     if artifact_path is not None:
         assert_artifact_path(artifact_path)
@@ -187,7 +195,7 @@ def _externalized(
 def _final(capsule: dict[str, Any], ref: str | None = None, data: bytes | None = None) -> Prepared:
     # the complete transformed capsule, checked again immediately before it is handed out sealed
     assert_schema(capsule, sealed=True)
-    assert_private_content_free(capsule)
+    _assert_private_content_free(capsule)
     assert_paths(capsule)
     return Prepared(capsule=capsule, artifact_ref=ref, artifact_bytes=data)
 
