@@ -67,3 +67,18 @@ def test_outside_a_repository(tmp_path: object) -> None:
     with pytest.raises(RuntimeOpError) as caught:
         ctx.owned_glob_matches(["*.py"], str(tmp_path))
     assert caught.value.code == "ENVIRONMENT_ERROR"
+
+
+def test_the_clock_in_microseconds_is_the_same_instant_as_now() -> None:
+    # the registry index compares leases in integer microseconds; the context reads them from the
+    # system clock without importing datetime, flooring as datetime.now does
+    from toolkit.core.owners_index import micros
+    from toolkit.infra.clock import now_utc
+
+    moment = datetime(2031, 1, 2, 3, 4, 5, 678_901, tzinfo=UTC)
+    assert _clock(moment).now_micros() == micros(moment) == 1_925_089_445_678_901
+    ctx = RuntimeContext(environ={})
+    before = micros(now_utc())
+    read = ctx.now_micros()
+    after = micros(now_utc())
+    assert before <= read <= after
