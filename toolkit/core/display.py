@@ -18,7 +18,6 @@ not use this: ``json.dumps`` escapes on its own. Standard library only (hooks im
 from __future__ import annotations
 
 import re
-import unicodedata
 
 _PLAIN = re.compile(r"[ -\[\]-~]*")  # printable ASCII without the backslash
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
@@ -34,6 +33,7 @@ def _escape(char: str) -> str:
         return f"\\x{code:02x}"
     if code < 0x7F:
         return char
+    import unicodedata  # only non-ASCII text pays for it: every hook loads this module
 
     if unicodedata.category(char) in _ESCAPED_CATEGORIES:
         return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"

@@ -33,7 +33,6 @@ path length: a dict of keys plus a dict of every key's ancestors, never all pair
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from toolkit.core.errors import InvalidInput
 
@@ -77,6 +76,7 @@ def hidden_character(text: str) -> str | None:
     """
     if text.isascii():
         return "a control character" if _CONTROL.search(text) else None
+    import unicodedata  # only non-ASCII text pays for it (every route loads this module)
 
     for char in text:
         category = unicodedata.category(char)
@@ -96,7 +96,14 @@ def fold(text: str) -> str:
     if text.isascii():  # NFKC is the identity on ASCII, and casefold is lower
         return text.lower()
 
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    return _nfkc(_nfkc(text).casefold())
+
+
+def _nfkc(text: str) -> str:
+    """NFKC of non-ASCII text (the identity on ASCII, which never comes here)."""
+    import unicodedata  # only non-ASCII paths pay for it (every route loads this module)
+
+    return unicodedata.normalize("NFKC", text)
 
 
 # Already-canonical relative paths (no control chars, ``\``, empty, ``.``-leading segments, or a
@@ -146,7 +153,7 @@ def _path_text(value: object) -> str:
 def _check_normal_form(value: str) -> None:
     """A non-ASCII path's NFKC form must keep its separators and dot segments and pass the
     lexical checks too: the escape checks must see what NFKC-folded keys will see."""
-    normal = unicodedata.normalize("NFKC", value)
+    normal = _nfkc(value)
     if normal == value:
         return
     literal = _segments(value)
@@ -351,7 +358,7 @@ def _check_glob_forms(portable: str) -> None:
     leading ``/``, drive, scheme or ``..``) and name nothing under .git."""
     forms = {portable}
     if not portable.isascii():
-        forms.add(unicodedata.normalize("NFKC", portable).replace("\\", "/"))
+        forms.add(_nfkc(portable).replace("\\", "/"))
     for form in forms:
         parts = form.split("/")
         if form.startswith("/") or _FIRST_SEGMENT_COLON.match(form) or ".." in parts:
