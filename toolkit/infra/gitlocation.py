@@ -167,14 +167,18 @@ def _git_output(workdir: str, env: dict[str, str]) -> bytes:
                 os.close(null)
         finally:
             os.close(write_end)  # the child's copy alone keeps the pipe open: EOF when git exits
-        chunks: list[bytes] = []
-        try:
-            while chunk := os.read(read_end, 1 << 16):
-                chunks.append(chunk)
-        finally:
-            status = os.waitpid(pid, 0)[1]
-    finally:
+    except BaseException:
         os.close(read_end)
+        raise
+    chunks: list[bytes] = []
+    try:
+        while chunk := os.read(read_end, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        # closed before the wait: a git still writing (the read was interrupted) gets EPIPE and
+        # exits instead of blocking on a full pipe that nobody reads
+        os.close(read_end)
+        status = os.waitpid(pid, 0)[1]
     if os.waitstatus_to_exitcode(status) != 0:
         raise OSError("git ls-files failed")
     return b"".join(chunks)
