@@ -13,7 +13,7 @@ def register(app: typer.Typer) -> None:
         "One JSON payload on stdin; `workgroup agent-hook --help` lists the events and options.\n\n"
         "Exit codes: 0 go on, 2 block (the reason on stderr), 1 a non-blocking error (the agents' own).",
     )
-    def agent_hook(ctx: typer.Context) -> None:
+    def agent_hook(ctx: typer.Context) -> int:
         from toolkit.agents.main import main
 
-        raise typer.Exit(main(list(ctx.args)))
+        return main(list(ctx.args))

@@ -30,12 +30,12 @@ _SCRIPTS = {
 }
 
 
-def _make(module_name: str) -> Callable[[typer.Context], None]:
-    def command(ctx: typer.Context) -> None:
+def _make(module_name: str) -> Callable[[typer.Context], int]:
+    def command(ctx: typer.Context) -> int:
         import importlib
 
         main = importlib.import_module(module_name).main
-        raise typer.Exit(main(list(ctx.args)))
+        return int(main(list(ctx.args)))
 
     return command
 

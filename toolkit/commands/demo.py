@@ -9,7 +9,7 @@ def register(app: typer.Typer) -> None:
     @app.command("demo", help="Run the main job on an embedded default in a throwaway git repository.")
     def demo(
         keep: bool = typer.Option(False, "--keep", help="Keep the throwaway repository and print its path."),
-    ) -> None:
+    ) -> int:
         from toolkit.demo.runner import run_demo
 
-        raise typer.Exit(run_demo(keep=keep))
+        return run_demo(keep=keep)

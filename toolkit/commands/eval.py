@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Argument(help="Corpus directory (default: the shipped corpus/).")
         ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
-    ) -> None:
+    ) -> int:
         """Run every corpus scenario through the runtime and check its oracle."""
         from toolkit.commands._common import echo, emit_json, say
         from toolkit.infra.resources import data_dir
@@ -57,4 +57,4 @@ def register(app: typer.Typer) -> None:
         else:
             for line in render_table(report):
                 echo(line)
-        raise typer.Exit(0 if report.ok else 1)
+        return 0 if report.ok else 1

@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
             None, "--profile", metavar="NAME", help="Override the configured profile."
         ),
         json_out: bool = typer.Option(False, "--json", help="The findings as one JSON object on stdout."),
-    ) -> None:
+    ) -> int:
         """Validate a proposed fan-out (JSON or YAML) against the active profile.
 
         Findings are `PLAN:0:0: RULE message` lines on stdout (the worker is named in the
@@ -84,6 +84,6 @@ def register(app: typer.Typer) -> None:
             notices=[] if json_out else [f"fan-out plan {verdict} under profile {settings['profile']}"],
             annotate=github_actions(),
         )
-        raise typer.Exit(1 if findings else 0)
+        return 1 if findings else 0
 
     app.add_typer(fanout, name="fanout")

@@ -113,11 +113,11 @@ def register(app: typer.Typer) -> None:
         dry_run: Annotated[
             bool, typer.Option("--dry-run", help="With --agent: say what would be added; write nothing.")
         ] = False,
-    ) -> None:
+    ) -> int:
         if agent is not None or dry_run:
             others = local or hook_repo or hook_rev or cm is not None or no_install or ci or force
             _init_agent(agent, dry_run=dry_run, as_json=as_json, others=bool(others))
-            return
+            return 0
         from toolkit.workflow.init import hook_form, initialize
 
         repo = repository()
@@ -143,7 +143,8 @@ def register(app: typer.Typer) -> None:
         if outcome.hook == "failed":
             # the --json document above already says "hook": "failed"; one document on stdout
             say("error[HOOK_INSTALL_FAILED]: `pre-commit install` failed; the files were written")
-            raise typer.Exit(3)
+            return 3
+        return 0
 
 
 def _init_agent(agent: str | None, *, dry_run: bool, as_json: bool, others: bool) -> None:

@@ -62,7 +62,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         now: Annotated[str | None, NOW_OPT] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print a JSON result object.")] = False,
-    ) -> None:
+    ) -> int:
         """Decide: reuse (exit 0), probe now (exit 0), or wait for a later phase (exit 1)."""
         from toolkit.infra.config import load_config
         from toolkit.records.probes import check, check_phase, ttl_from_config
@@ -75,8 +75,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             emit_json(decision)
         say(_message(decision))
-        if decision["decision"] == "wait":
-            raise typer.Exit(1)
+        return 1 if decision["decision"] == "wait" else 0
 
     @group.command("record")
     def record_cmd(

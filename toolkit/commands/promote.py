@@ -71,7 +71,7 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option("--now", help="Evaluation time (RFC 3339); default: now.")
         ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
-    ) -> None:
+    ) -> int:
         """Decide a promotion from signed paired results; exit 0 promote, 1 refused."""
         from toolkit.commands._common import echo, emit_json, moment_or_now, read_json_file, repository, say
         from toolkit.records.promotions import decide, load_trusted_keys, read_pairs_file
@@ -104,4 +104,4 @@ def register(app: typer.Typer) -> None:
                 echo(line)
         if synthetic:
             say("the pairs are marked synthetic: they validate the evaluator and can never promote")
-        raise typer.Exit(0 if result["promote"] else 1)
+        return 0 if result["promote"] else 1

@@ -11,7 +11,7 @@ def register(app: typer.Typer) -> None:
         context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
         help="KnowzCode-compatible decision runtime: one JSON request on stdin, one JSON line out.",
     )
-    def runtime(ctx: typer.Context) -> None:
+    def runtime(ctx: typer.Context) -> int:
         from toolkit.runtime.protocol import main
 
-        raise typer.Exit(main(list(ctx.args)))
+        return main(list(ctx.args))

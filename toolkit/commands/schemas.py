@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
         out: Annotated[
             Path | None, typer.Option("--out", help="Directory to write (default: the shipped schemas/).")
         ] = None,
-    ) -> None:
+    ) -> int:
         """Write schemas/<name> for every model in the registry."""
         from toolkit.commands._common import say
         from toolkit.workflow.schema_files import export, schemas_dir
@@ -39,6 +39,6 @@ def register(app: typer.Typer) -> None:
             say(("differs: " if check else "wrote: ") + name)
         if check and not stale and not missing:
             say("schemas are up to date")
-        raise typer.Exit(1 if missing or (check and stale) else 0)
+        return 1 if missing or (check and stale) else 0
 
     app.add_typer(group, name="schemas")

@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
         ),
         json_out: bool = typer.Option(False, "--json", help="The findings as one JSON object on stdout."),
         strict: bool = typer.Option(False, "--strict", help="Warnings fail too."),
-    ) -> None:
+    ) -> int:
         """Lint SKILL.md files, their references/, and agent/command prompts.
 
         Findings are `path:line:col: RULE message` lines on stdout, a summary on stderr.
@@ -75,6 +75,6 @@ def register(app: typer.Typer) -> None:
         findings = lint_paths(list(paths or []), config)
         emit_findings(findings, as_json=json_out, stdout=sys.stdout, stderr=sys.stderr)
         failing = [f for f in findings if strict or f.severity == "error"]
-        raise typer.Exit(1 if failing else 0)
+        return 1 if failing else 0
 
     app.add_typer(skills, name="skills")
