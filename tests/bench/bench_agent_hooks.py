@@ -23,7 +23,9 @@ import, the gate's own modules, the hook's work, the first scan; the rest is the
   the last refresh), ``refresh`` (one turn appended before each run: the appended tail is read),
   ``refresh, no call`` (a tool result appended: no model call, the line is kept) and ``cold``
   (``--no-cache``: the whole transcript read) (target p95 <= 50 ms);
-* ``baseline``: ``workgroup --version`` (the interpreter's and the console script's own start-up).
+* ``baseline``: ``agent-hook post-tool-use``, an event the toolkit lets go on without loading any
+  event's code: the interpreter's, the console script's and the hook entry's own start-up (the
+  floor of every hook call; ``workgroup --version`` goes through the typer app).
 
 Exit status 1 when a hook answered an unexpected exit code (a gate that denies an ordinary write,
 a crash); the targets are reported, not enforced (figures depend on the machine and its load).
@@ -223,7 +225,14 @@ def bench(workgroup: str, args: argparse.Namespace) -> bool:
         ).encode()
         hook = [workgroup, "agent-hook"]
         cases: list[tuple[str, list[str], bytes, set[int], float, int]] = [
-            ("baseline: workgroup --version", [workgroup, "--version"], b"", {0}, float("nan"), args.repeat),
+            (
+                "baseline: agent-hook post-tool-use",
+                [*hook, "post-tool-use", "--agent", "claude"],
+                payload("PostToolUse", repo, transcript, tool_name="Read", tool_input={}),
+                {0},
+                float("nan"),
+                args.repeat,
+            ),
             (
                 f"pre-write: Write of {len(content) // 1024} kB",
                 [*hook, "pre-tool-use", "--agent", "claude"],
