@@ -246,7 +246,6 @@ def _help_summary(helps: list[tuple[str, Timing]], budget_ms: float) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--all-help", action="store_true", help="accepted; every --help is always timed")
     parser.add_argument("--help-only", action="store_true", help="time only the --help cases")
     parser.add_argument(
         "--budget-ms", type=float, default=200.0, help="per-case --help budget for the PASS/FAIL lines"
