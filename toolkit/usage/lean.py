@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from toolkit.core.errors import InvalidInput
+
 TYPE_CHECKING = False  # typing is not imported on the status line's path
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -31,8 +33,11 @@ if TYPE_CHECKING:
 MAX_DEPTH = 64  # nesting passed over here; deeper lines go to the typed decoder
 
 
-class Unsure(Exception):
-    """This line is read by the typed decoder instead."""
+class Unsure(InvalidInput):
+    """This line is read by the typed decoder instead (caught by the callers, never shown)."""
+
+    def __init__(self) -> None:
+        super().__init__("USAGE_LINE_UNSURE", "the lean reader hands this line to the typed decoder")
 
 
 class _Unset:
