@@ -17,15 +17,27 @@ from support.harness import cli as workgroup
 
 from toolkit.core.timefmt import format_utc, parse_rfc3339
 from toolkit.infra.git import discover
-from toolkit.records.probes import PHASES, decide, describe_age, read_cache, ttl_from_config
+from toolkit.records.probes import (
+    PHASES,
+    ProbeRecord,
+    decide,
+    describe_age,
+    read_cache,
+    record,
+    ttl_from_config,
+)
 
 _T0 = parse_rfc3339("2026-03-01T10:00:00Z")
 assert _T0 is not None
 T0: datetime = _T0
 
 
-def rec(status: str, phase: str, minutes_ago: float = 0) -> dict[str, Any]:
-    return {"status": status, "phase": phase, "recorded_at": format_utc(T0 - timedelta(minutes=minutes_ago))}
+def rec(status: str, phase: str, minutes_ago: float = 0) -> ProbeRecord:
+    record = ProbeRecord.parse(
+        {"status": status, "phase": phase, "recorded_at": format_utc(T0 - timedelta(minutes=minutes_ago))}
+    )
+    assert record is not None
+    return record
 
 
 @pytest.mark.parametrize(
@@ -45,11 +57,38 @@ def rec(status: str, phase: str, minutes_ago: float = 0) -> dict[str, Any]:
         (rec("healthy", "1A", -0.5), "1A", "reuse", "HEALTHY_WITHIN_TTL"),  # small skew tolerated
     ],
 )
-def test_decision_table(record: dict[str, Any] | None, phase: str, decision: str, reason: str) -> None:
+def test_decision_table(record: ProbeRecord | None, phase: str, decision: str, reason: str) -> None:
     d = decide("knowz", record, phase=phase, now=T0, ttl_minutes=15)
     assert (d.decision, d.reason) == (decision, reason)
     if record is not None:
-        assert d.age_seconds is not None and d.recorded_phase == record["phase"]
+        assert d.age_seconds is not None and d.recorded_phase == record.phase
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        [],
+        {"status": "healthy", "phase": "1A"},
+        {"status": "unknown", "phase": "1A", "recorded_at": "2026-01-01T00:00:00Z"},
+        {"status": "healthy", "phase": "9Z", "recorded_at": "2026-01-01T00:00:00Z"},
+        {"status": "healthy", "phase": "1A", "recorded_at": 7},
+        {"status": "healthy", "phase": "1A", "recorded_at": "yesterday"},
+    ],
+)
+def test_a_bad_cache_entry_parses_to_nothing(entry: Any) -> None:
+    assert ProbeRecord.parse(entry) is None
+
+
+def test_a_rewrite_keeps_other_entries_as_written(git_repo: GitRepo) -> None:
+    """Recording one probe rewrites the cache; the other entries are kept exactly as they were
+    written (their time text included), not re-serialized from the parsed record."""
+    lay = discover(str(git_repo.path)).layout
+    lay.probe_cache.parent.mkdir(parents=True, exist_ok=True)
+    other = {"status": "failed", "phase": "1B", "recorded_at": "2026-03-01T09:00:00.250+00:00"}
+    lay.probe_cache.write_text(json.dumps({"schema": "workgroup.probe-cache/v1", "probes": {"b": other}}))
+    record(lay, "a", healthy=True, phase="1A", now=T0)
+    assert json.loads(lay.probe_cache.read_text())["probes"]["b"] == other
+    assert read_cache(lay)["b"].phase == "1B"
 
 
 def test_reuse_says_how_old() -> None:
@@ -261,11 +300,9 @@ def test_concurrent_records_keep_every_probe(git_repo: GitRepo) -> None:
     st.integers(0, 1440),
 )
 def test_decision_invariants(status: str, recorded: str, phase: str, seconds_ago: int, ttl: int) -> None:
-    record = {
-        "status": status,
-        "phase": recorded,
-        "recorded_at": format_utc(T0 - timedelta(seconds=seconds_ago)),
-    }
+    record = ProbeRecord.parse(
+        {"status": status, "phase": recorded, "recorded_at": format_utc(T0 - timedelta(seconds=seconds_ago))}
+    )
     d = decide("k", record, phase=phase, now=T0, ttl_minutes=ttl)
     if d.decision == "reuse":
         assert status == "healthy" and -60 <= seconds_ago < ttl * 60

@@ -18,6 +18,7 @@ A result recorded "in the future" (clock skew beyond one minute) is not trusted:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -62,6 +63,28 @@ class ProbeDecision:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class ProbeRecord:
+    """One cached probe result, parsed once when the cache is read: its status, the phase it was
+    recorded at, when, and the entry as written (kept byte for byte when the cache is rewritten)."""
+
+    status: str  # healthy | failed
+    phase: str
+    recorded_at: datetime
+    row: Mapping[str, Any]
+
+    @classmethod
+    def parse(cls, value: object) -> ProbeRecord | None:
+        """The record a cache entry spells; None for a bad entry (which only loses itself)."""
+        if not isinstance(value, dict):
+            return None
+        status, phase, at = value.get("status"), value.get("phase"), value.get("recorded_at")
+        if status not in STATUSES or phase not in PHASES or not isinstance(at, str):
+            return None
+        recorded_at = parse_rfc3339(at)
+        return None if recorded_at is None else cls(str(status), str(phase), recorded_at, value)
+
+
 def check_phase(phase: str) -> str:
     if phase not in PHASES:
         raise InvalidInput("INVALID_PHASE", "phase must be one of 1A, 1B, 2A, 2B, 3")
@@ -69,51 +92,39 @@ def check_phase(phase: str) -> str:
 
 
 def decide(
-    name: str, record: dict[str, Any] | None, *, phase: str, now: datetime, ttl_minutes: int
+    name: str, record: ProbeRecord | None, *, phase: str, now: datetime, ttl_minutes: int
 ) -> ProbeDecision:
     """The probe decision for ``name`` at ``phase`` and ``now`` (pure)."""
     check_phase(phase)
     if record is None:
         return ProbeDecision(name, "probe", "NO_RESULT", phase, None, None, None, ttl_minutes)
-    recorded_at = parse_rfc3339(record["recorded_at"])
-    assert recorded_at is not None  # validated when the cache was read
-    age = now - recorded_at
+    age = now - record.recorded_at
     decision, reason = _verdict(record, phase, age, ttl_minutes)
     return ProbeDecision(
         name,
         decision,
         reason,
         phase,
-        record["status"],
-        record["phase"],
+        record.status,
+        record.phase,
         max(0, int(age.total_seconds())),
         ttl_minutes,
     )
 
 
-def _verdict(record: dict[str, Any], phase: str, age: timedelta, ttl_minutes: int) -> tuple[str, str]:
+def _verdict(record: ProbeRecord, phase: str, age: timedelta, ttl_minutes: int) -> tuple[str, str]:
     if age < -CLOCK_SKEW:
         return "probe", "RECORDED_IN_FUTURE"
-    if record["status"] == "healthy":
+    if record.status == "healthy":
         if age < timedelta(minutes=ttl_minutes):
             return "reuse", "HEALTHY_WITHIN_TTL"
         return "probe", "EXPIRED"
-    if PHASES.index(phase) > PHASES.index(record["phase"]):
+    if PHASES.index(phase) > PHASES.index(record.phase):
         return "probe", "RETRY_AT_LATER_PHASE"
     return "wait", "FAILED_THIS_PHASE"
 
 
-def _valid_record(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and value.get("status") in STATUSES
-        and value.get("phase") in PHASES
-        and isinstance(value.get("recorded_at"), str)
-        and parse_rfc3339(value["recorded_at"]) is not None
-    )
-
-
-def read_cache(layout: Layout) -> dict[str, dict[str, Any]]:
+def read_cache(layout: Layout) -> dict[str, ProbeRecord]:
     """The cached records; a missing, oversized or corrupt cache reads as empty (probe again)."""
 
     try:
@@ -135,7 +146,8 @@ def read_cache(layout: Layout) -> dict[str, dict[str, Any]]:
     if not isinstance(probes, dict):
         return {}
     # a bad entry only loses itself: the probe simply runs again
-    return {k: v for k, v in probes.items() if isinstance(k, str) and _valid_record(v)}
+    parsed = {k: ProbeRecord.parse(v) for k, v in probes.items() if isinstance(k, str)}
+    return {k: v for k, v in parsed.items() if v is not None}
 
 
 def check(layout: Layout, name: str, *, phase: str, now: datetime, ttl_minutes: int) -> ProbeDecision:
@@ -151,7 +163,7 @@ def record(layout: Layout, name: str, *, healthy: bool, phase: str, now: datetim
     check_phase(phase)
     entry = {"status": "healthy" if healthy else "failed", "phase": phase, "recorded_at": format_utc(now)}
     with file_lock(layout.lock(PROBE_LOCK)):
-        probes = read_cache(layout)
+        probes: dict[str, Mapping[str, Any]] = {k: v.row for k, v in read_cache(layout).items()}
         probes[name] = entry
         write_json_atomic(
             layout.probe_cache, {"schema": CACHE_SCHEMA, "probes": dict(sorted(probes.items()))}
