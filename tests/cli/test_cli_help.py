@@ -46,7 +46,7 @@ def test_the_removed_help_store_stays_removed() -> None:
     assert not (ROOT / "toolkit" / "_help_texts.py").exists()
     assert not (ROOT / "toolkit" / "cli_help.py").exists()
     entry = (ROOT / "toolkit" / "entry.py").read_text(encoding="utf-8")
-    assert "cli_help" not in entry and "run_cli" not in entry and "privacy.command" not in entry
+    assert "cli_help" not in entry and "run_cli" not in entry and "_privacy_scan" not in entry
 
 
 @pytest.mark.parametrize(("path", "command"), PAGES, ids=[" ".join(p) for p, _ in PAGES])

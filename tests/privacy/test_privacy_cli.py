@@ -233,7 +233,7 @@ class _Terminal(io.StringIO):
 def test_progress_on_a_terminal_only_after_the_delay(
     git_repo: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolkit.privacy import command
+    from toolkit.commands import _privacy_scan as command
 
     git_repo.write("a.py", "x = 1\n")
     out = io.StringIO()

@@ -331,7 +331,7 @@ def test_the_walk_runs_with_the_cyclic_collector_paused(
 ) -> None:
     import gc
 
-    from toolkit.usage import cli as usage_cli
+    from toolkit.commands import _usage_report as usage_cli
     from toolkit.usage import sources
 
     env = build(tmp_path / "logs")

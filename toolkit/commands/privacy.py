@@ -30,7 +30,7 @@ class ContextChoice(StrEnum):
 
 def _root() -> Path:
     """The repository work tree when inside one (symlinks may not leave it), else the cwd."""
-    from toolkit.privacy.command import repository_root
+    from toolkit.commands._privacy_scan import repository_root
 
     return repository_root(Path.cwd().resolve())
 
@@ -90,7 +90,7 @@ def register(app: typer.Typer) -> None:
         """Scan files, or with --history the commits of a range; exit 1 when anything is found, 2 on
         bad input. Findings show masked values only; progress appears on stderr when a scan on a
         terminal runs over ~2 s. In a GitHub Actions job text output adds workflow annotations."""
-        from toolkit.privacy.command import UsageError, history_command, scan_command
+        from toolkit.commands._privacy_scan import UsageError, history_command, scan_command
 
         fmt = "json" if as_json and output is OutputFormat.text else output.value  # --json, in either order
         if jobs < 0:
@@ -133,9 +133,9 @@ def register(app: typer.Typer) -> None:
         The entry works in every clone: its fingerprint depends only on the rule, the path and the
         value that the committed file already holds.
         """
+        from toolkit.commands._privacy_scan import use_team_artifacts
         from toolkit.core.errors import InvalidInput
         from toolkit.privacy.allowlist import ALLOWLIST_REL, AllowEntry, append_entries, fingerprint
-        from toolkit.privacy.command import use_team_artifacts
         from toolkit.privacy.files import relative_to_root, scan_file
 
         root = _root()
@@ -191,9 +191,9 @@ def register(app: typer.Typer) -> None:
         """
         import time
 
+        from toolkit.commands._privacy_scan import use_team_artifacts
         from toolkit.core.errors import InvalidInput
         from toolkit.privacy.allowlist import ALLOWLIST_REL, AllowEntry, append_entries, fingerprint
-        from toolkit.privacy.command import use_team_artifacts
         from toolkit.privacy.selection import scan_targets, select
 
         root = _root()

@@ -2,7 +2,7 @@
 
 ``workgroup usage [--source] [--since] [--until] [--timezone] [--project] [--by] [--json] [--cost]
 [--prices FILE] [--emit-events FILE] [--html FILE]`` and ``workgroup usage session ID``; the work is
-``report_command`` and ``session_command`` of ``toolkit.usage.cli``.
+``report_command`` and ``session_command`` of ``toolkit.commands._usage_report``.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def register(app: typer.Typer) -> None:
         """Usage per day, week, month, session, project or model; counts verified from the logs."""
         if ctx.invoked_subcommand is not None:
             return 0
-        from toolkit.usage.cli import report_command
+        from toolkit.commands._usage_report import report_command
 
         return report_command(
             os.environ,
@@ -137,7 +137,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
         jobs: JobsOpt = 0,
     ) -> int:
-        from toolkit.usage.cli import session_command
+        from toolkit.commands._usage_report import session_command
 
         return session_command(
             os.environ,

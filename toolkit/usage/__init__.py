@@ -8,7 +8,6 @@ history and groups; ``render``, ``cost``, ``events`` and ``html`` present the fo
 
 __all__ = [
     "claude",
-    "cli",
     "codex",
     "cost",
     "dedup",
