@@ -93,3 +93,18 @@ def test_profile_set_refusals_change_nothing(git_repo) -> None:  # type: ignore[
     bad = run_workgroup("profile", "set", "turbo")
     assert bad.returncode == 2 and b"INVALID_PROFILE" in bad.stderr
     assert (git_repo.path / ".workgroup/config.yml").read_text() == CONFIG
+
+
+def test_profile_settings_declaration_matches_every_profile_and_the_docs() -> None:
+    """The ProfileSettings TypedDict names exactly the settings of each profile and of SETTING_DOCS,
+    with each value of the declared type (bool is not taken for int)."""
+    from typing import get_type_hints
+
+    from toolkit.workflow.profiles import PROFILES, SETTING_DOCS, ProfileSettings
+
+    declared = get_type_hints(ProfileSettings)
+    assert list(declared) == list(SETTING_DOCS)
+    for name, settings in PROFILES.items():
+        assert list(settings) == list(declared), name
+        for key, value in settings.items():
+            assert type(value) is declared[key], (name, key)

@@ -15,6 +15,7 @@ from toolkit.infra.store import append_jsonl, file_lock
 from toolkit.workflow.profiles import (
     DEFAULT_PROFILE,
     PROFILE_NAMES,
+    ProfileChange,
     ProfileError,
     change_record,
     effective_settings,
@@ -46,7 +47,7 @@ def current_block(*, required: bool) -> dict[str, Any]:
     return block
 
 
-def set_profile(name: str, *, reason: str | None) -> dict[str, Any]:
+def set_profile(name: str, *, reason: str | None) -> ProfileChange:
     if name not in PROFILE_NAMES:
         raise InvalidInput(
             "INVALID_PROFILE", "unknown profile (choose quality, balanced, economy or latency)"

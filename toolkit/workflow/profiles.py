@@ -13,7 +13,7 @@ stay attributable to either the profile or a routing experiment.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from toolkit.core.errors import InvalidInput
 
@@ -21,8 +21,37 @@ PROFILE_NAMES: tuple[str, ...] = ("quality", "balanced", "economy", "latency")
 DEFAULT_PROFILE = "balanced"
 PROFILE_CHANGE_SCHEMA = "workgroup.profile-change/v1"
 
+
+class ProfileSettings(TypedDict):
+    """One profile's settings, as in ``PROFILES`` (before config and request overrides)."""
+
+    max_active_inherited: int
+    max_nesting_depth: int
+    max_parallel_workers: int
+    max_scanners: int
+    max_specialists: int
+    max_read_only_discovery: int
+    inherit_min_affinity: str
+    prefer_recent_inheritance: bool
+    max_inherited_context_tokens: int
+    coordinator_model: str
+    worker_model: str
+    reviewer_model: str
+
+
+class ProfileChange(TypedDict):
+    """The ``workgroup.profile-change/v1`` record (appended to profile-changes.jsonl, printed)."""
+
+    schema: str
+    at: str
+    from_profile: str
+    to_profile: str
+    changed_settings: dict[str, list[Any]]
+    reason: str | None
+
+
 # Model choices are tiers; capabilities.MODEL_TIERS maps them to a provider's models (version-qualified).
-PROFILES: dict[str, dict[str, Any]] = {
+PROFILES: dict[str, ProfileSettings] = {
     "quality": {
         "max_active_inherited": 2,
         "max_nesting_depth": 2,
@@ -107,10 +136,10 @@ class ProfileError(InvalidInput, ValueError):
         super().__init__("INVALID_PROFILE", message)
 
 
-def profile_settings(name: str) -> dict[str, Any]:
+def profile_settings(name: str) -> ProfileSettings:
     if name not in PROFILES:
         raise ProfileError("unknown profile (choose quality, balanced, economy or latency)")
-    return dict(PROFILES[name])
+    return PROFILES[name].copy()
 
 
 def effective_settings(
@@ -119,7 +148,8 @@ def effective_settings(
     """Resolve settings: request > explicit config > profile > defaults; seed ceilings always hold."""
     block = dict(config_block or {})
     name = block.get("profile", DEFAULT_PROFILE)
-    settings = profile_settings(name if isinstance(name, str) else DEFAULT_PROFILE)
+    # Config and request values are not checked here beyond the seed ceilings: untyped from here on.
+    settings: dict[str, Any] = dict(profile_settings(name if isinstance(name, str) else DEFAULT_PROFILE))
     _apply_config(settings, block)
     for key, value in (request or {}).items():
         if key in settings and value is not None:
@@ -148,9 +178,10 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def change_record(old: str, new: str, *, at: str, reason: str | None) -> dict[str, Any]:
+def change_record(old: str, new: str, *, at: str, reason: str | None) -> ProfileChange:
     """The ``workgroup.profile-change/v1`` record: which settings moved, from what to what."""
-    before, after = profile_settings(old), profile_settings(new)
+    before: dict[str, Any] = dict(profile_settings(old))
+    after: dict[str, Any] = dict(profile_settings(new))
     changed = {k: [before[k], after[k]] for k in sorted(after) if before[k] != after[k]}
     return {
         "schema": PROFILE_CHANGE_SCHEMA,
@@ -167,7 +198,7 @@ def render_table() -> str:
     header = "| setting | " + " | ".join(PROFILE_NAMES) + " | what it tunes |"
     rule = "|---" * (len(PROFILE_NAMES) + 2) + "|"
     rows = [
-        f"| `{key}` | " + " | ".join(str(PROFILES[p][key]) for p in PROFILE_NAMES) + f" | {doc} |"
+        f"| `{key}` | " + " | ".join(str(dict(PROFILES[p])[key]) for p in PROFILE_NAMES) + f" | {doc} |"
         for key, doc in SETTING_DOCS.items()
     ]
     return "\n".join([header, rule, *rows])
