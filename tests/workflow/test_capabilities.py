@@ -98,3 +98,23 @@ def test_cli(git_repo) -> None:  # type: ignore[no-untyped-def]
     assert facts["resume_supported"] is False
     bad = run_workgroup("capabilities", "--provider", "skynet")
     assert bad.returncode == 2 and b"UNKNOWN_PROVIDER" in bad.stderr
+
+
+def test_route_facts_and_provider_rows_match_their_declarations() -> None:
+    """RouteFacts names exactly the facts route_facts returns (booleans, nested as declared), and each
+    PROVIDERS row carries every operation as a (status, via) pair of strings."""
+    from typing import get_type_hints
+
+    from toolkit.workflow import capabilities as caps
+
+    for provider, row in caps.PROVIDERS.items():
+        assert set(row) == set(get_type_hints(caps.ProviderCapabilities)), provider
+        assert list(row["operations"]) == list(caps.OPERATIONS), provider
+        for status, via in row["operations"].values():
+            assert status in (caps.NATIVE, caps.EXPERIMENTAL, caps.UNSUPPORTED) and isinstance(via, str)
+        facts = caps.route_facts(provider)
+        assert set(facts) == set(get_type_hints(caps.RouteFacts))
+        assert set(facts["inheritance"]) == set(get_type_hints(caps.InheritanceFacts))
+        assert set(facts["team"]) == set(get_type_hints(caps.TeamFacts))
+        flat = [*facts["inheritance"].values(), *facts["team"].values(), facts["resume_supported"]]
+        assert all(type(value) is bool for value in flat), provider

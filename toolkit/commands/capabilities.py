@@ -24,12 +24,12 @@ def register(app: typer.Typer) -> None:
             if route_facts:
                 if not provider:
                     raise InvalidInput("PROVIDER_REQUIRED", "--route-facts needs --provider")
-                data = caps.route_facts(provider)
-            else:
-                data = caps.table(provider)
+                emit_json(caps.route_facts(provider))
+                return
+            data = caps.table(provider)
         except caps.UnknownProvider as exc:
             raise InvalidInput("UNKNOWN_PROVIDER", exc.message) from None
-        if json_out or route_facts:
+        if json_out:
             emit_json(data)
             return
         echo(f"provider capabilities (table {data['version']}); only 'native' is routed to")

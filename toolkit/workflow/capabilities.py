@@ -10,7 +10,7 @@ fabricated: no fake team, mailbox, fork or peer messaging.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from toolkit.core.errors import InvalidInput
 
@@ -28,8 +28,38 @@ OPERATIONS: tuple[str, ...] = (
 )
 NATIVE, EXPERIMENTAL, UNSUPPORTED = "native", "experimental", "unsupported"
 
+
+class ProviderCapabilities(TypedDict):
+    """One provider's row: the versions it covers and, per operation, (status, the primitive used)."""
+
+    versions: str
+    operations: dict[str, tuple[str, str]]
+
+
+class InheritanceFacts(TypedDict):
+    full_supported: bool
+    recent_supported: bool
+
+
+class TeamFacts(TypedDict):
+    provider_supported: bool
+
+
+class RouteFacts(TypedDict):
+    """The router's ``*_supported`` facts for one provider, from the table."""
+
+    inheritance: InheritanceFacts
+    team: TeamFacts
+    resume_supported: bool
+
+
+_INHERITANCE_KEYS: tuple[Literal["full_supported"], Literal["recent_supported"]] = (
+    "full_supported",
+    "recent_supported",
+)
+
 # Version-qualified compatibility section: concrete primitives are named only here.
-PROVIDERS: dict[str, dict[str, Any]] = {
+PROVIDERS: dict[str, ProviderCapabilities] = {
     "claude-code": {
         "versions": "Claude Code 2.x",
         "operations": {
@@ -121,7 +151,7 @@ def table(provider: str | None = None) -> dict[str, Any]:
     }
 
 
-def route_facts(provider: str) -> dict[str, Any]:
+def route_facts(provider: str) -> RouteFacts:
     """The router's ``*_supported`` facts for ``provider``."""
     return {
         "inheritance": {
@@ -157,11 +187,11 @@ def fill_route_input(route_input: dict[str, Any], provider: str) -> tuple[dict[s
     return out, sorted(set(lacking))
 
 
-def _fill_inheritance(inheritance: dict[str, Any], facts: dict[str, bool]) -> list[str]:
+def _fill_inheritance(inheritance: dict[str, Any], facts: InheritanceFacts) -> list[str]:
     """Set the two inheritance facts from the table unless the input says false; the wanted but
     unsupported operations (a claimed fork or bounded inheritance, high affinity with neither)."""
     lacking: list[str] = []
-    for key in ("full_supported", "recent_supported"):
+    for key in _INHERITANCE_KEYS:
         if inheritance.get(key) is not False:
             if inheritance.get(key) is True and not facts[key]:
                 lacking.append("conversation_fork" if key == "full_supported" else "bounded_inheritance")
