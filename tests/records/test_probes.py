@@ -310,3 +310,19 @@ def test_decision_invariants(status: str, recorded: str, phase: str, seconds_ago
         assert status == "failed" and PHASES.index(phase) <= PHASES.index(recorded)
     if status == "failed" and PHASES.index(phase) > PHASES.index(recorded) and seconds_ago >= -60:
         assert d.decision == "probe"
+
+
+def test_record_returns_and_stores_the_declared_rows(git_repo: GitRepo) -> None:
+    """``record`` returns a RecordedProbe (name first, then the row) and stores a ProbeEntry: the keys
+    in the declared order, every value a string."""
+    from typing import get_type_hints
+
+    from toolkit.records.probes import ProbeEntry, RecordedProbe
+
+    lay = discover(str(git_repo.path)).layout
+    out = record(lay, "a", healthy=False, phase="1A", now=T0)
+    assert list(out) == list(get_type_hints(RecordedProbe))
+    assert out == {"name": "a", "status": "failed", "phase": "1A", "recorded_at": format_utc(T0)}
+    stored = json.loads(lay.probe_cache.read_text())["probes"]["a"]
+    assert list(stored) == list(get_type_hints(ProbeEntry))
+    assert {k: v for k, v in out.items() if k != "name"} == stored

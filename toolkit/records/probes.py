@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from toolkit.core.errors import InvalidInput
 from toolkit.core.timefmt import format_utc, parse_rfc3339
@@ -35,6 +35,23 @@ DEFAULT_TTL_MINUTES = 15
 MAX_CACHE_BYTES = 1_048_576
 CLOCK_SKEW = timedelta(minutes=1)
 PROBE_LOCK = "probes"
+
+
+class ProbeEntry(TypedDict):
+    """One probe's row in the cache file, as ``record`` writes it."""
+
+    status: str  # healthy | failed
+    phase: str
+    recorded_at: str
+
+
+class RecordedProbe(TypedDict):
+    """What ``record`` returns (printed by ``probe record --json``): the probe's name and its new row."""
+
+    name: str
+    status: str
+    phase: str
+    recorded_at: str
 
 
 @dataclass(frozen=True)
@@ -157,11 +174,15 @@ def check(layout: Layout, name: str, *, phase: str, now: datetime, ttl_minutes: 
     return decide(name, read_cache(layout).get(name), phase=phase, now=now, ttl_minutes=ttl_minutes)
 
 
-def record(layout: Layout, name: str, *, healthy: bool, phase: str, now: datetime) -> dict[str, Any]:
+def record(layout: Layout, name: str, *, healthy: bool, phase: str, now: datetime) -> RecordedProbe:
     """Store the outcome of a probe that just ran (replacing the previous one)."""
     safe_segment(name, "probe name")
     check_phase(phase)
-    entry = {"status": "healthy" if healthy else "failed", "phase": phase, "recorded_at": format_utc(now)}
+    entry: ProbeEntry = {
+        "status": "healthy" if healthy else "failed",
+        "phase": phase,
+        "recorded_at": format_utc(now),
+    }
     with file_lock(layout.lock(PROBE_LOCK)):
         probes: dict[str, Mapping[str, Any]] = {k: v.row for k, v in read_cache(layout).items()}
         probes[name] = entry
