@@ -311,3 +311,19 @@ def test_acquire_fuzz_only_coded_errors_and_a_valid_registry(
         assert owners.release(layout, "fuzz", now=T0) is True
     if layout.owners_registry.exists():
         assert registry(layout)["schema"] == owners.SCHEMA
+
+
+def test_registry_rows_are_the_declared_lease_rows(layout: Layout) -> None:
+    """Each row written to the registry is a LeaseRow: its keys in the declared order, list fields
+    as lists of strings, the rest strings; and it is exactly what ``Lease.to_json`` returns."""
+    from typing import get_type_hints
+
+    lease = owners.acquire(layout, "L1", ["src/api.py"], now=T0)
+    [row] = registry(layout)["writers"]
+    declared = get_type_hints(owners.LeaseRow)
+    assert list(row) == list(declared)
+    assert row == lease.to_json()
+    for key, value in row.items():
+        assert isinstance(value, list if declared[key] == list[str] else str), key
+        if isinstance(value, list):
+            assert all(isinstance(item, str) for item in value), key

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
 from toolkit.core.owners_index import INDEX_FILE, decode_index, registry_binding
@@ -66,6 +66,17 @@ class OwnershipConflict(Refused):
         self.path = path
 
 
+class LeaseRow(TypedDict):
+    """One writer's row in the registry file (and in ``owners`` JSON output), as ``Lease.to_json`` builds it."""
+
+    lineage_id: str
+    owned_files: list[str]
+    owned_globs: list[str]
+    resolved_owned_files: list[str]
+    acquired_at: str
+    lease_expires_at: str
+
+
 @dataclass(frozen=True)
 class Lease:
     lineage_id: str
@@ -75,7 +86,7 @@ class Lease:
     acquired_at: str
     lease_expires_at: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> LeaseRow:
         return {
             "lineage_id": self.lineage_id,
             "owned_files": list(self.owned_files),
@@ -150,7 +161,7 @@ def _write(layout: Layout, leases: Sequence[Lease]) -> None:
     _write_index(layout, rows, data)
 
 
-def _write_index(layout: Layout, rows: list[dict[str, Any]], data: bytes) -> None:
+def _write_index(layout: Layout, rows: list[LeaseRow], data: bytes) -> None:
 
     index_path = layout.local / INDEX_FILE
     try:
