@@ -46,7 +46,7 @@ class ProfileChange(TypedDict):
     at: str
     from_profile: str
     to_profile: str
-    changed_settings: dict[str, list[Any]]
+    changed_settings: dict[str, list[object]]
     reason: str | None
 
 
@@ -180,8 +180,8 @@ def _is_int(value: Any) -> bool:
 
 def change_record(old: str, new: str, *, at: str, reason: str | None) -> ProfileChange:
     """The ``workgroup.profile-change/v1`` record: which settings moved, from what to what."""
-    before: dict[str, Any] = dict(profile_settings(old))
-    after: dict[str, Any] = dict(profile_settings(new))
+    before: dict[str, object] = dict(profile_settings(old))
+    after: dict[str, object] = dict(profile_settings(new))
     changed = {k: [before[k], after[k]] for k in sorted(after) if before[k] != after[k]}
     return {
         "schema": PROFILE_CHANGE_SCHEMA,
