@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 _CHILD = """
 import json, sys
@@ -29,11 +30,11 @@ print(json.dumps({
 """
 
 
-def _first_scan(text: str) -> dict[str, object]:
+def _first_scan(text: str) -> dict[str, Any]:
     out = subprocess.run(
         [sys.executable, "-c", _CHILD], input=text, capture_output=True, text=True, check=True, timeout=60
     )
-    result: dict[str, object] = json.loads(out.stdout)
+    result: dict[str, Any] = json.loads(out.stdout)
     return result
 
 
