@@ -10,6 +10,9 @@ import pytest
 from toolkit.core.display import shown
 from toolkit.core.ownership import fold, hidden_character
 
+# what a child process imports is the subject: coverage must not add its own modules to it
+pytestmark = pytest.mark.usefixtures("without_coverage")
+
 
 def _loaded(code: str) -> list[str]:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
