@@ -208,3 +208,19 @@ def test_rows_in_both_cm_logs_are_counted_once(git_repo, tmp_path: Path) -> None
     summary = json.loads(proc.stdout)
     assert summary["by_source"] == {"cm": 1}
     assert summary["skipped"] == {"invalid model call": 1, "unreadable line": 1}
+
+
+def test_a_retry_past_the_deadline_keeps_the_last_answer_as_the_reason() -> None:
+    # the exporter hands its session what is left of the deadline; at 0 the HTTP library refuses the
+    # value (ValueError) before any request: the collector's 503 stays the reason, one attempt counted
+    from toolkit.otel.sdk import _Probe, _recording_session
+
+    probe = _Probe()
+    session = _recording_session(probe)
+    with receiving() as rx:
+        rx.fail_paths["/v1/traces"] = -1
+        url = rx.url + "/v1/traces"
+        assert session.request("POST", url, data=b"x", timeout=1).status_code == 503
+        with pytest.raises(ValueError):
+            session.request("POST", url, data=b"x", timeout=0)
+    assert (probe.attempts, probe.status, probe.reason) == (1, 503, "HTTP 503 Service Unavailable")

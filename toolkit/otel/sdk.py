@@ -280,11 +280,15 @@ def _recording_session(probe: _Probe) -> Any:
 
     class RecordingSession(requests.Session):
         def request(self, method: Any, url: Any, *args: Any, **kwargs: Any) -> Any:
-            probe.attempts += 1
+            # the exporter passes what is left of its deadline; at 0 no request is made (the HTTP
+            # library refuses the value), so the last real answer stays the reason
+            spent = kwargs.get("timeout") == 0 and probe.attempts > 0
+            probe.attempts += 0 if spent else 1
             try:
                 response = super().request(method, url, *args, **kwargs)
             except Exception as exc:
-                probe.status, probe.reason = None, network_reason(exc)
+                if not spent:
+                    probe.status, probe.reason = None, network_reason(exc)
                 raise
             code = int(response.status_code)
             try:
