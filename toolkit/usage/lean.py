@@ -326,42 +326,57 @@ class _Compact:
         self.preTokens: int | None = None
 
 
-_CACHE_FIELDS: dict[bytes, tuple[str, _Reader]] = {
-    b"ephemeral_5m_input_tokens": ("ephemeral_5m_input_tokens", _int),
-    b"ephemeral_1h_input_tokens": ("ephemeral_1h_input_tokens", _int),
-}
-_USAGE_FIELDS: dict[bytes, tuple[str, _Reader]] = {
-    b"input_tokens": ("input_tokens", _int),
-    b"output_tokens": ("output_tokens", _int),
-    b"cache_creation_input_tokens": ("cache_creation_input_tokens", _int_or_null),
-    b"cache_read_input_tokens": ("cache_read_input_tokens", _int_or_null),
-    b"cache_creation": ("cache_creation", _struct(CacheCreation, _CACHE_FIELDS)),
-    b"speed": ("speed", _str),
-}
-_MESSAGE_FIELDS: dict[bytes, tuple[str, _Reader]] = {
-    b"id": ("id", _str),
-    b"model": ("model", _str),
-    b"stop_reason": ("stop_reason", _str_unread),
-    b"usage": ("usage", _struct(Usage, _USAGE_FIELDS)),
-}
-_COMPACT_FIELDS: dict[bytes, tuple[str, _Reader]] = {
-    b"trigger": ("trigger", _str_unread),
-    b"preTokens": ("preTokens", _int_or_null),
-}
-_LINE_FIELDS: dict[bytes, tuple[str, _Reader]] = {
-    b"type": ("type", _str_unread),
-    b"subtype": ("subtype", _str),
-    b"timestamp": ("timestamp", _str),
-    b"uuid": ("uuid", _str_unread),
-    b"logicalParentUuid": ("logicalParentUuid", _str_unread),
-    b"sessionId": ("sessionId", _str),
-    b"requestId": ("requestId", _str),
-    b"version": ("version", _str),
-    b"cwd": ("cwd", _present),
-    b"isSidechain": ("isSidechain", _bool),
-    b"message": ("message", _struct(Message, _MESSAGE_FIELDS)),
-    b"compactMetadata": ("compactMetadata", _struct(_Compact, _COMPACT_FIELDS)),
-}
+def _fields(readers: dict[str, _Reader]) -> dict[bytes, tuple[str, _Reader]]:
+    """A struct's allowlist keyed by the field's bytes as they stand in a line: (name, reader)."""
+    return {name.encode(): (name, reader) for name, reader in readers.items()}
+
+
+_CACHE_FIELDS = _fields(
+    {
+        "ephemeral_5m_input_tokens": _int,
+        "ephemeral_1h_input_tokens": _int,
+    }
+)
+_USAGE_FIELDS = _fields(
+    {
+        "input_tokens": _int,
+        "output_tokens": _int,
+        "cache_creation_input_tokens": _int_or_null,
+        "cache_read_input_tokens": _int_or_null,
+        "cache_creation": _struct(CacheCreation, _CACHE_FIELDS),
+        "speed": _str,
+    }
+)
+_MESSAGE_FIELDS = _fields(
+    {
+        "id": _str,
+        "model": _str,
+        "stop_reason": _str_unread,
+        "usage": _struct(Usage, _USAGE_FIELDS),
+    }
+)
+_COMPACT_FIELDS = _fields(
+    {
+        "trigger": _str_unread,
+        "preTokens": _int_or_null,
+    }
+)
+_LINE_FIELDS = _fields(
+    {
+        "type": _str_unread,
+        "subtype": _str,
+        "timestamp": _str,
+        "uuid": _str_unread,
+        "logicalParentUuid": _str_unread,
+        "sessionId": _str,
+        "requestId": _str,
+        "version": _str,
+        "cwd": _present,
+        "isSidechain": _bool,
+        "message": _struct(Message, _MESSAGE_FIELDS),
+        "compactMetadata": _struct(_Compact, _COMPACT_FIELDS),
+    }
+)
 
 
 def parse_line(data: bytes, start: int = 0, end: int | None = None) -> Line:
