@@ -12,6 +12,7 @@ __all__ = [
     "globs",
     "identifiers",
     "jscompat",
+    "jsontypes",
     "owners_index",
     "ownership",
     "sarif",
