@@ -31,7 +31,6 @@ writes that go through ``toolkit.infra.store`` (atomic replace, exclusive create
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
@@ -141,9 +140,12 @@ def resolve_inside(root: str | os.PathLike[str], path: str | os.PathLike[str], w
         raise PathOutsideRepository(what, "climbs out of the repository")
     parent = _walk(root_real, parts[:-1], what)
     target = parent.rstrip("/") + "/" + name
-    with contextlib.suppress(OSError):
-        if stat.S_ISLNK(os.lstat(target).st_mode):
-            raise PathOutsideRepository(what, "is a symlink, which is never followed here")
+    try:
+        mode = os.lstat(target).st_mode
+    except OSError:  # absent (or unreadable): the caller's open decides
+        return target
+    if stat.S_ISLNK(mode):
+        raise PathOutsideRepository(what, "is a symlink, which is never followed here")
     return target
 
 

@@ -46,9 +46,10 @@ SPOOL = "spool.jsonl"
 FLUSHER_LOCK = "flusher.lock"
 READER_MODULE = "toolkit.otel.flusher"  # the spool's reader, run as a process (``python -m``)
 MAX_CONFIG_BYTES = 65_536
-# the config key, read without YAML: an indented ``telemetry: otlp`` line (comments allowed)
-_OTLP_LINE = re.compile(r"""^[ \t]+telemetry:[ \t]*(["']?)otlp\1[ \t]*(#.*)?$""", re.MULTILINE)
-_BLOCK = re.compile(r"^context_efficiency:[ \t]*(#.*)?$", re.MULTILINE)
+# the config key, read without YAML: an indented ``telemetry: otlp`` line (comments allowed);
+# compiled at first use (re's cache), since most configs never name otlp and every route asks
+_OTLP_LINE = r"""^[ \t]+telemetry:[ \t]*(["']?)otlp\1[ \t]*(#.*)?$"""
+_BLOCK = r"^context_efficiency:[ \t]*(#.*)?$"
 
 _TARGETS: dict[str, str | None] = {}  # start dir -> otel dir (None: live mode off), per process
 
@@ -91,7 +92,9 @@ def _git_dirs(start: str) -> tuple[str, str] | None:
 
 def config_says_otlp(text: str) -> bool:
     """Whether a ``config.yml`` text selects ``telemetry: otlp`` (a validated config agrees)."""
-    return bool(_BLOCK.search(text)) and bool(_OTLP_LINE.search(text))
+    if "otlp" not in text:
+        return False
+    return bool(re.search(_BLOCK, text, re.MULTILINE)) and bool(re.search(_OTLP_LINE, text, re.MULTILINE))
 
 
 def otel_target(start: str) -> str | None:
