@@ -576,16 +576,16 @@ def test_flush_during_a_flush_keeps_acknowledgements_right(git_repo: GitRepo) ->
     """Two held flushes overlapping (the second runs while the first is writing): both offer entry
     1 and 2, the second also 3; acknowledging each delivers what it carried and loses nothing."""
     from toolkit.infra.clock import moment_or_now as parse_utc
-    from toolkit.records.vault import ack, add_delta, list_entries
+    from toolkit.records.vault import VaultBatch, ack, add_delta, list_entries
     from toolkit.records.vault import flush as flush_now
 
     lay = layout(git_repo)
     now = parse_utc(NOW)
     add_delta(lay, {"delta": {"title": "One", "content": "First fact."}}, now=now)
     add_delta(lay, {"delta": {"title": "Two", "content": "Second fact."}}, now=now)
-    inner: list[dict[str, Any]] = []
+    inner: list[VaultBatch] = []
 
-    def deliver(batch: dict[str, Any]) -> None:
+    def deliver(batch: VaultBatch) -> None:
         # while the outer batch is being written: an add and a whole second flush complete
         add_delta(lay, {"delta": {"title": "Three", "content": "Third fact."}}, now=now)
         inner.append(flush_now(lay, now=parse_utc("2026-03-01T10:01:00Z"), deliver=lambda b: None, hold=True))
@@ -593,11 +593,13 @@ def test_flush_during_a_flush_keeps_acknowledgements_right(git_repo: GitRepo) ->
     outer = flush_now(lay, now=now, deliver=deliver, hold=True)
     assert [e["seq"] for e in outer["entries"]] == [1, 2]
     assert [e["seq"] for e in inner[0]["entries"]] == [1, 2, 3]
+    outer_id, inner_id = outer["batch_id"], inner[0]["batch_id"]
+    assert outer_id is not None and inner_id is not None
     assert list_entries(lay)["pending"] == 3  # held, none delivered yet
-    assert ack(lay, outer["batch_id"], now=now)["acknowledged"] == [1, 2]
+    assert ack(lay, outer_id, now=now)["acknowledged"] == [1, 2]
     assert list_entries(lay)["pending"] == 1
-    assert ack(lay, inner[0]["batch_id"], now=now)["acknowledged"] == [3]
-    assert ack(lay, outer["batch_id"], now=now)["already"] is True
+    assert ack(lay, inner_id, now=now)["acknowledged"] == [3]
+    assert ack(lay, outer_id, now=now)["already"] is True
     assert flush_now(lay, now=now, deliver=lambda b: None)["entries"] == []
     rows = list_entries(lay)["entries"]
     assert [r["batch_id"] for r in rows] == [outer["batch_id"]] * 2 + [inner[0]["batch_id"]]
@@ -633,3 +635,44 @@ def test_odd_journal_rows_are_parsed_once_and_never_crash(git_repo: GitRepo) -> 
     listed = json.loads(out)["entries"]
     assert [row["state"] for row in listed] == ["flushed", "pending", "pending"]
     assert listed[0]["delta"] == ["not", "an", "object"]  # handed on as written
+
+
+def test_add_flush_and_ack_answer_the_declared_records(git_repo: GitRepo) -> None:
+    """``add_delta`` answers a VaultOutcome and appends a JournalDeltaRow, ``flush`` a VaultBatch and
+    ``ack`` an AckOutcome: the keys are the declared ones, in the declared order."""
+    from toolkit.infra.clock import moment_or_now as parse_utc
+    from toolkit.records.vault import (
+        AckOutcome,
+        JournalDeltaRow,
+        VaultBatch,
+        VaultListing,
+        VaultOutcome,
+        ack,
+        add_delta,
+        list_entries,
+    )
+    from toolkit.records.vault import flush as flush_now
+
+    def declared(kind: type) -> list[str]:
+        return list(kind.__annotations__)
+
+    lay = layout(git_repo)
+    now = parse_utc(NOW)
+    kept = add_delta(lay, {"delta": {"title": "One", "content": "First fact."}}, now=now)
+    assert list(kept) == [k for k in declared(VaultOutcome) if k != "KnowledgeId"]
+    assert kept["seq"] == 1 and kept["journaled"] is True
+    skipped = add_delta(lay, {"delta": {"title": "One", "content": "First fact."}}, now=now)
+    assert list(skipped) == list(kept) and skipped["seq"] is None and skipped["journaled"] is False
+    add_delta(
+        lay, {"delta": {"title": "Two", "content": "Old.", "semantic_key": "k", "KnowledgeId": "x"}}, now=now
+    )
+    amended = add_delta(lay, {"delta": {"title": "Two", "content": "New.", "semantic_key": "k"}}, now=now)
+    assert list(amended) == declared(VaultOutcome) and amended["KnowledgeId"] == "x"
+    rows = [json.loads(line) for line in lay.vault_journal.read_text().splitlines()]
+    assert list(rows[0]) == [k for k in declared(JournalDeltaRow) if k != "KnowledgeId"]
+    assert list(rows[2]) == declared(JournalDeltaRow)
+    batch = flush_now(lay, now=now, deliver=lambda b: None, hold=True)
+    assert list(batch) == declared(VaultBatch)
+    assert batch["batch_id"] is not None
+    assert list(ack(lay, batch["batch_id"], now=now)) == declared(AckOutcome)
+    assert list(list_entries(lay)) == declared(VaultListing)

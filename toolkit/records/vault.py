@@ -33,9 +33,10 @@ import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
+from toolkit.core.jsontypes import JsonObject
 from toolkit.core.timefmt import format_utc
 from toolkit.infra.boundedio import FileRefused
 from toolkit.infra.store import Layout, append_jsonl, file_lock, read_jsonl
@@ -57,6 +58,70 @@ INPUT_KEYS = frozenset(
 )
 
 
+class VaultDecision(TypedDict):
+    """What the vault-delta decision answers: ``{action, reason, KnowledgeId?}``."""
+
+    action: str
+    reason: str
+    KnowledgeId: NotRequired[str]
+
+
+class VaultOutcome(VaultDecision):
+    """What ``add_delta`` returns (and ``vault add --json`` prints): the decision, then the journal's part."""
+
+    seq: int | None
+    journaled: bool
+    flush_due: bool
+
+
+class JournalDeltaRow(TypedDict):
+    """A ``delta`` row as ``add_delta`` appends it: the decision's keys between ``at`` and ``severity``."""
+
+    type: str
+    seq: int
+    at: str
+    action: str
+    reason: str
+    KnowledgeId: NotRequired[str]
+    severity: str | None
+    hash: str
+    delta: JsonObject
+
+
+class VaultBatch(TypedDict):
+    """The batch ``flush`` delivers: the journal's entries as written (``ack_required`` with ``--hold``)."""
+
+    schema: str
+    batch_id: str | None
+    flushed_at: str
+    entries: list[JsonObject]
+    ack_required: NotRequired[bool]
+
+
+class AckOutcome(TypedDict):
+    """What ``ack`` returns: the seqs this acknowledgement delivered, ``already`` when none."""
+
+    batch_id: str
+    acknowledged: list[int]
+    already: bool
+
+
+class VaultListing(TypedDict):
+    """What ``list_entries`` returns; each entry is a journal row as written plus its state."""
+
+    entries: list[dict[str, Any]]  # journal content as written, on its way out as JSON
+    pending: int
+    unreadable_lines: int
+
+
+def _decision(raw: Mapping[str, Any]) -> VaultDecision:
+    """The runtime decision's answer as its record (its keys, in its order)."""
+    decision: VaultDecision = {"action": raw["action"], "reason": raw["reason"]}
+    if "KnowledgeId" in raw:
+        decision["KnowledgeId"] = raw["KnowledgeId"]
+    return decision
+
+
 @dataclass(frozen=True, slots=True)
 class JournalEntry:
     """A ``delta`` row of the journal, parsed once: its sequence number, the delta it kept (None
@@ -64,12 +129,12 @@ class JournalEntry:
     the row as written (what ``flush`` and ``list`` hand on)."""
 
     seq: int
-    delta: dict[str, Any] | None
+    delta: JsonObject | None
     target: str | None
-    row: Mapping[str, Any]
+    row: Mapping[str, object]
 
     @classmethod
-    def parse(cls, value: Mapping[str, Any], seq: int) -> JournalEntry:
+    def parse(cls, value: Mapping[str, object], seq: int) -> JournalEntry:
         delta = value.get("delta")
         target = value.get("KnowledgeId") if value.get("action") in ("amend", "update") else None
         return cls(
@@ -152,7 +217,7 @@ def _note_batch(
         offered.update(dict.fromkeys(row.seqs, row.batch_id))
 
 
-def _decision_input(request: Mapping[str, Any], state: JournalState) -> dict[str, Any]:
+def _decision_input(request: Mapping[str, object], state: JournalState) -> JsonObject:
     unknown = set(request) - INPUT_KEYS
     if unknown:
         raise InvalidInput("VAULT_INPUT_INVALID", "unknown key in the vault delta input")
@@ -168,13 +233,13 @@ def _decision_input(request: Mapping[str, Any], state: JournalState) -> dict[str
     return facts
 
 
-def current_records(state: JournalState) -> list[dict[str, Any]]:
+def current_records(state: JournalState) -> list[JsonObject]:
     """The knowledge the journal describes now: an amend/update replaces the record it targets.
 
     Without this projection a second amendment of one record would find two prior records
     with its semantic key (the original and the first amendment) and fail as ambiguous.
     """
-    records: list[dict[str, Any]] = []
+    records: list[JsonObject] = []
     by_id: dict[str, int] = {}
     for entry in state.entries:
         if entry.delta is None:
@@ -189,7 +254,7 @@ def current_records(state: JournalState) -> list[dict[str, Any]]:
     return records
 
 
-def _record_and_target(entry: JournalEntry, delta: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+def _record_and_target(entry: JournalEntry, delta: JsonObject) -> tuple[JsonObject, str | None]:
     """The knowledge record a journal delta describes and the id it replaces or is known by: an
     amend/update with a ``KnowledgeId`` targets that id (the delta's own ids dropped); any other
     delta is known by its stable id (None when it carries two ids: kept, never replaced)."""
@@ -211,7 +276,7 @@ def _coded(exc: RuntimeOpError) -> Exception:
     return InvalidInput(exc.code, MESSAGES[exc.code])
 
 
-def add_delta(layout: Layout, request: Mapping[str, Any], *, now: datetime) -> dict[str, Any]:
+def add_delta(layout: Layout, request: Mapping[str, object], *, now: datetime) -> VaultOutcome:
     """Decide one delta against the journal and append it when kept; returns the outcome."""
     if not isinstance(request, Mapping):
         raise InvalidInput("VAULT_INPUT_INVALID", "the vault delta input must be a JSON object")
@@ -220,10 +285,10 @@ def add_delta(layout: Layout, request: Mapping[str, Any], *, now: datetime) -> d
     with file_lock(layout.lock(JOURNAL_LOCK)):
         state = read_journal(layout)
         try:
-            decision = evaluate_vault_delta(_decision_input(request, state))
+            decision = _decision(evaluate_vault_delta(_decision_input(request, state)))
         except RuntimeOpError as exc:
             raise _coded(exc) from None
-        outcome: dict[str, Any] = {
+        outcome: VaultOutcome = {
             **decision,
             "seq": None,
             "journaled": False,
@@ -233,7 +298,9 @@ def add_delta(layout: Layout, request: Mapping[str, Any], *, now: datetime) -> d
             return outcome  # a skip appends nothing
         seq = max((e.seq for e in state.entries), default=0) + 1
         delta = request["delta"]
-        record = {
+        if not isinstance(delta, dict):  # never: a kept decision checked that the delta is an object
+            raise _coded(RuntimeOpError("INVALID_REQUEST"))
+        record: JournalDeltaRow = {
             "type": "delta",
             "seq": seq,
             "at": format_utc(now),
@@ -243,7 +310,8 @@ def add_delta(layout: Layout, request: Mapping[str, Any], *, now: datetime) -> d
             "delta": delta,
         }
         append_jsonl(layout.vault_journal, record)
-    outcome.update(seq=seq, journaled=True)
+    outcome["seq"] = seq
+    outcome["journaled"] = True
     return outcome
 
 
@@ -252,15 +320,15 @@ def _batch_id(seqs: list[int], at: str) -> str:
     return f"batch-{digest[:16]}"
 
 
-def _batch_entry(entry: JournalEntry) -> dict[str, Any]:
+def _batch_entry(entry: JournalEntry) -> JsonObject:
     keys = ("seq", "action", "reason", "KnowledgeId", "severity", "delta")
     return {k: entry.row[k] for k in keys if k in entry.row}
 
 
-Deliver = Callable[[dict[str, Any]], None]
+Deliver = Callable[[VaultBatch], None]
 
 
-def flush(layout: Layout, *, now: datetime, deliver: Deliver, hold: bool = False) -> dict[str, Any]:
+def flush(layout: Layout, *, now: datetime, deliver: Deliver, hold: bool = False) -> VaultBatch:
     """Hand every undelivered entry to ``deliver`` as one batch; record it only if that returned.
 
     At least once: when ``deliver`` raises (the batch could not be written out), nothing is
@@ -279,7 +347,7 @@ def flush(layout: Layout, *, now: datetime, deliver: Deliver, hold: bool = False
         state = read_journal(layout)
         pending = [e for e in state.entries if e.seq not in state.flushed]
     if not pending:
-        batch: dict[str, Any] = {
+        batch: VaultBatch = {
             "schema": BATCH_SCHEMA,
             "batch_id": None,
             "flushed_at": at,
@@ -306,7 +374,7 @@ def flush(layout: Layout, *, now: datetime, deliver: Deliver, hold: bool = False
     return batch
 
 
-def ack(layout: Layout, batch_id: str, *, now: datetime) -> dict[str, Any]:
+def ack(layout: Layout, batch_id: str, *, now: datetime) -> AckOutcome:
     """Mark a held batch delivered. Acknowledging it twice is a no-op; an unknown id is refused."""
     at = format_utc(now)
     with file_lock(layout.lock(JOURNAL_LOCK)):
@@ -323,10 +391,10 @@ def ack(layout: Layout, batch_id: str, *, now: datetime) -> dict[str, Any]:
     return {"batch_id": batch_id, "acknowledged": seqs, "already": not seqs}
 
 
-def list_entries(layout: Layout) -> dict[str, Any]:
+def list_entries(layout: Layout) -> VaultListing:
     """Every journaled entry with its state (``pending`` or the batch that took it)."""
     state = read_journal(layout)  # readers need no lock: appends are whole lines, torn ones skipped
-    rows = []
+    rows: list[dict[str, Any]] = []
     for entry in state.entries:
         batch = state.flushed.get(entry.seq)
         held = state.offered.get(entry.seq)
