@@ -11,13 +11,16 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from typing import Any
 
 from toolkit.cm.event_error import EventError
 from toolkit.core.cm_usage_format import FIELDS_OF, RESERVED_FIELDS, TOKEN_FIELDS
 from toolkit.core.strictjson import loads_strict
 from toolkit.privacy.engine import scan_value
 from toolkit.privacy.types import Context
+
+TYPE_CHECKING = False  # typing costs start-up on every event; type checkers read True
+if TYPE_CHECKING:
+    from toolkit.core.jsontypes import JsonObject
 
 SENSITIVE_KEY = re.compile(
     r"(api[_-]?key|authorization|cookie|password|passwd|private[_-]?key|recovery[_-]?code|secret|token)",
@@ -35,7 +38,7 @@ def check_unicode(text: str) -> None:
         raise EventError("event text must be valid Unicode") from None
 
 
-def parse_data(raw: str, event: str) -> dict[str, Any]:
+def parse_data(raw: str, event: str) -> JsonObject:
     """``--data-json``: a strict JSON object of at most 8 KiB, merged flat into the envelope."""
     try:
         size = len(raw.encode("utf-8"))
@@ -85,7 +88,7 @@ def _shown(key: str) -> str:
     return "(a field whose name is withheld)"
 
 
-def _check_model_fields(event: str, data: dict[str, Any]) -> None:
+def _check_model_fields(event: str, data: JsonObject) -> None:
     """A model event's fields are a closed list: an unknown one is named with the accepted names,
     and called sensitive only when its name holds a credential word."""
     allowed = FIELDS_OF[event]
@@ -113,9 +116,9 @@ def _check_model_fields(event: str, data: dict[str, Any]) -> None:
     )
 
 
-def _check_tree(data: dict[str, Any], top_allowed: frozenset[str]) -> None:
+def _check_tree(data: JsonObject, top_allowed: frozenset[str]) -> None:
     """Bounded depth, finite numbers, valid Unicode, and no credential-like key at any depth."""
-    stack: list[tuple[Any, int]] = [(data, 0)]
+    stack: list[tuple[object, int]] = [(data, 0)]
     while stack:
         current, depth = stack.pop()
         if depth > MAX_DATA_DEPTH:

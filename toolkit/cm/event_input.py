@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from toolkit.cm import lifecycle
 from toolkit.cm.data_json import check_unicode, parse_data
@@ -24,6 +23,10 @@ from toolkit.core.identifiers import CM_RUN_ID
 from toolkit.core.timefmt import parse_rfc3339
 from toolkit.privacy.engine import scan_value
 from toolkit.privacy.types import Context
+
+TYPE_CHECKING = False  # typing costs start-up on every event; type checkers read True
+if TYPE_CHECKING:
+    from toolkit.core.jsontypes import JsonObject
 
 IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
 
@@ -50,13 +53,14 @@ class EventPlan:
     """Validated inputs, ready to be written."""
 
     args: EventArgs
-    data: dict[str, Any]
+    data: JsonObject
     detail: str
     at: str
     at_moment: datetime
     project_root: Path | None
     specs_dir: Path | None
     project: str
+    call_id: str | None = None  # a model event's checked call id
 
 
 def validate(args: EventArgs, now: datetime) -> EventPlan:
@@ -70,7 +74,7 @@ def validate(args: EventArgs, now: datetime) -> EventPlan:
         _identifier(label, value)
     detail = _detail(args.detail)
     data = parse_data(args.data_json, args.event)
-    validate_model_event(args.event, args.phase, data)
+    call_id = validate_model_event(args.event, args.phase, data)
     try:
         lifecycle.check_event(args.event, args.phase, data)
     except lifecycle.LifecycleError as exc:
@@ -90,7 +94,7 @@ def validate(args: EventArgs, now: datetime) -> EventPlan:
         "project": project,
     }
     privacy_guard(detail, data, envelope)
-    return EventPlan(args, data, detail, at, moment, root, specs, project)
+    return EventPlan(args, data, detail, at, moment, root, specs, project, call_id)
 
 
 def _identifier(label: str, value: str | None) -> None:
@@ -109,9 +113,7 @@ def _detail(detail: str) -> str:
     return detail
 
 
-def privacy_guard(
-    detail: str, data: dict[str, Any], envelope: Mapping[str, str | None] | None = None
-) -> None:
+def privacy_guard(detail: str, data: JsonObject, envelope: Mapping[str, str | None] | None = None) -> None:
     """The shared privacy engine over every value that reaches a log, in its event-log context.
 
     ``envelope`` holds the other written values (run id, workflow, event, phase, runtime,

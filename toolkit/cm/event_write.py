@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from toolkit.cm import lifecycle, logindex, run_logs
 from toolkit.cm.event_error import EventError
@@ -27,14 +26,19 @@ from toolkit.core.errors import ToolkitError
 from toolkit.core.timefmt import parse_rfc3339
 from toolkit.infra import confined, livespool
 
+TYPE_CHECKING = False  # typing costs start-up on every event; type checkers read True
+if TYPE_CHECKING:
+    from toolkit.cm.shapes import DegradeRow, IndexRow, RunPointer, WriteAnswer
+    from toolkit.core.jsontypes import JsonObject
+
 
 @dataclass
 class WriteResult:
     """The stdout object of the reference plus the notes printed on stderr."""
 
-    result: dict[str, Any]
+    result: WriteAnswer
     notes: list[str] = field(default_factory=list)
-    row: dict[str, Any] | None = None  # the event as written (live mode spools model_usage rows)
+    row: JsonObject | None = None  # the event as written (live mode spools model_usage rows)
 
 
 def write_event(args: EventArgs, *, environ: Mapping[str, str], now: datetime | None = None) -> WriteResult:
@@ -102,7 +106,7 @@ class _Target:
     """Where the event goes: its run, the authoritative log, and (global-only) the global log."""
 
     run_id: str
-    pointer: dict[str, Any] | None
+    pointer: JsonObject | None
     project_log: Path | None
     global_log: Path | None  # with a project log, chosen after the append (step 5)
 
@@ -117,26 +121,25 @@ def _write_locked(plan: EventPlan, home: Path, global_lock_error: BaseException 
     """The write under the locks, step by step: each step a named function below."""
     guarded = lifecycle.is_guarded(plan.args.event, plan.args.phase)
     target = _select_target(plan, home, guarded)  # 1. the run and its logs
-    event = _compose_event(plan, target.run_id)  # 2. the row, with its content-derived id
-    facts = _check_against_log(plan, event, target, guarded)  # 3. call identity and lifecycle, from the log
-    out = WriteResult({})
+    event, event_id = _compose_event(plan, target.run_id)  # 2. the row, with its content-derived id
+    facts = _check_against_log(plan, event, event_id, target, guarded)  # 3. call identity and lifecycle
+    notes: list[str] = []
     global_log = target.global_log
     if target.project_log is not None:
         event = _append_authoritative(target.project_log, event, facts)  # 4. the project log
         global_log, global_lock_error = _mirror_location(plan, event, home, target, global_lock_error)  # 5.
     assert global_log is not None
     global_written, global_duplicate, degraded = _mirror_or_degrade(  # 6. the private global mirror
-        plan, event, home, global_log, target, facts, global_lock_error, out
+        plan, event, event_id, home, global_log, target, facts, global_lock_error, notes
     )
     pointer_written: bool | None = None
     if plan.specs_dir is not None and target.project_log is not None:  # 7. the active-run pointer
         pointer_written = _update_pointer(
-            plan, event, home, global_log, global_written, out, target.project_log
+            plan, event, home, global_log, global_written, notes, target.project_log
         )
         degraded = degraded or not pointer_written
-    out.row = event
-    out.result = {
-        "event_id": event["event_id"],
+    result: WriteAnswer = {
+        "event_id": event_id,  # an exact retry's first write was found by this id
         "run_id": target.run_id,
         "project_log": str(target.project_log) if target.project_log else None,
         "global_log": str(global_log),
@@ -145,7 +148,7 @@ def _write_locked(plan: EventPlan, home: Path, global_lock_error: BaseException 
         "deduplicated": facts.duplicate is not None if target.project_log else global_duplicate,
         "degraded": degraded,
     }
-    return out
+    return WriteResult(result, notes, event)
 
 
 def _select_target(plan: EventPlan, home: Path, guarded: bool) -> _Target:
@@ -173,10 +176,10 @@ def _select_target(plan: EventPlan, home: Path, guarded: bool) -> _Target:
     return _Target(run_id, pointer, project_log, global_log)
 
 
-def _compose_event(plan: EventPlan, run_id: str) -> dict[str, Any]:
-    """Step 2: the row as written, its ``event_id`` derived from its content."""
+def _compose_event(plan: EventPlan, run_id: str) -> tuple[JsonObject, str]:
+    """Step 2: the row as written and its ``event_id``, derived from its content."""
     args = plan.args
-    event: dict[str, Any] = {
+    event: JsonObject = {
         "schema_version": run_logs.SCHEMA_VERSION,
         "run_id": run_id,
         "at": plan.at,
@@ -189,24 +192,25 @@ def _compose_event(plan: EventPlan, run_id: str) -> dict[str, Any]:
     if args.phase:
         event["phase"] = args.phase
     event.update(plan.data)
-    event["event_id"] = event_id_for(event)
-    return event
+    event_id = event["event_id"] = event_id_for(event)
+    return event, event_id
 
 
-def _check_against_log(plan: EventPlan, event: dict[str, Any], target: _Target, guarded: bool) -> CallFacts:
+def _check_against_log(
+    plan: EventPlan, event: JsonObject, event_id: str, target: _Target, guarded: bool
+) -> CallFacts:
     """Step 3: what the authoritative log holds for this event and call, and the rules it decides."""
-    call_id = plan.data.get("call_id") if plan.args.event in ("model_call", "model_usage") else None
     try:
-        facts = scan(target.authoritative, target.run_id, event["event_id"], call_id)
+        facts = scan(target.authoritative, target.run_id, event_id, plan.call_id)
     except OSError:
         raise _unreadable(guarded, plan.args.event) from None
     check_call(event, facts)
     if guarded and facts.duplicate is None:
-        _check_lifecycle(target.authoritative, target.run_id, event)
+        _check_lifecycle(target.authoritative, target.run_id, plan, event, event_id)
     return facts
 
 
-def _append_authoritative(project_log: Path, event: dict[str, Any], facts: CallFacts) -> dict[str, Any]:
+def _append_authoritative(project_log: Path, event: JsonObject, facts: CallFacts) -> JsonObject:
     """Step 4: append to the project log; an exact retry keeps the first write's row (and timestamp)."""
     if facts.duplicate is not None:
         return facts.duplicate
@@ -226,7 +230,7 @@ def _cause(exc: BaseException) -> str:
 
 def _mirror_location(
     plan: EventPlan,
-    event: dict[str, Any],
+    event: JsonObject,
     home: Path,
     target: _Target,
     global_lock_error: BaseException | None,
@@ -247,20 +251,23 @@ def _mirror_location(
 
 def _mirror_or_degrade(
     plan: EventPlan,
-    event: dict[str, Any],
+    event: JsonObject,
+    event_id: str,
     home: Path,
     global_log: Path,
     target: _Target,
     facts: CallFacts,
     global_lock_error: BaseException | None,
-    out: WriteResult,
+    notes: list[str],
 ) -> tuple[bool, bool, bool]:
     """Step 6: (written, duplicate, degraded). Global-only, a failed mirror fails the write; with a
     project log it is recorded there as a ``degrade`` event and the write stands."""
     try:
         if global_lock_error is not None:
             raise global_lock_error
-        duplicate = _mirror(plan, event, home, global_log, target.run_id, target.project_log is None, facts)
+        duplicate = _mirror(
+            plan, event, event_id, home, global_log, target.run_id, target.project_log is None, facts
+        )
         return True, duplicate, False
     except (OSError, ValueError, ToolkitError) as exc:
         if target.project_log is None:
@@ -271,7 +278,7 @@ def _mirror_or_degrade(
             target.project_log,
             _degrade_event(event, "global_log", "全局日志镜像写入失败，项目日志继续作为权威来源", exc),
         )
-        out.notes.append("global mirror unavailable; project log retained")
+        notes.append("global mirror unavailable; project log retained")
         return False, facts.duplicate is not None, True
 
 
@@ -286,19 +293,20 @@ def _unreadable(guarded: bool, event: str) -> EventError:
     return EventError("authoritative log could not be read", exit_code=1, code="LOG_UNREADABLE")
 
 
-def _check_lifecycle(log: Path, run_id: str, event: dict[str, Any]) -> None:
+def _check_lifecycle(log: Path, run_id: str, plan: EventPlan, event: JsonObject, event_id: str) -> None:
     """Replay the run's resources and QA invocations from the log, then apply rules 1-4."""
-    subject = "test_run" if event["event"] == "test_run" else "resource"
-    kinds = lifecycle.needs(event["event"], event.get("phase"))
+    name = plan.args.event
+    subject = "test_run" if name == "test_run" else "resource"
+    kinds = lifecycle.needs(name, plan.args.phase or None)  # the row holds a phase only when one is given
     try:
-        state = logindex.run_lifecycle(log, run_id, event["event_id"], kinds, event.get("resource_id"))
+        state = logindex.run_lifecycle(log, run_id, event_id, kinds, event.get("resource_id"))
         if state is None:  # the index cannot answer: replay the log
             with open(log, "rb") as handle:
-                state = lifecycle.replay(handle, run_id, event["event_id"], kinds)
+                state = lifecycle.replay(handle, run_id, event_id, kinds)
     except FileNotFoundError:
         state = lifecycle.RunLifecycle()
     except OSError:
-        raise _unreadable(True, event["event"]) from None
+        raise _unreadable(True, name) from None
     except lifecycle.Unverifiable as exc:
         raise EventError(f"{subject} state cannot be verified: {exc.reason}", code=exc.code) from None
     try:
@@ -307,7 +315,7 @@ def _check_lifecycle(log: Path, run_id: str, event: dict[str, Any]) -> None:
         raise EventError(exc.message, code=exc.code) from None
 
 
-def _moment_of(row: Mapping[str, Any], fallback: datetime) -> datetime:
+def _moment_of(row: Mapping[str, object], fallback: datetime) -> datetime:
     at = row.get("at")
     parsed = parse_rfc3339(at) if isinstance(at, str) else None
     return parsed if parsed is not None else fallback
@@ -315,7 +323,8 @@ def _moment_of(row: Mapping[str, Any], fallback: datetime) -> datetime:
 
 def _mirror(
     plan: EventPlan,
-    event: dict[str, Any],
+    event: JsonObject,
+    event_id: str,
     home: Path,
     global_log: Path,
     run_id: str,
@@ -328,36 +337,42 @@ def _mirror(
     if global_only:
         duplicate = facts.duplicate is not None
     else:
-        duplicate = scan(global_log, run_id, event["event_id"], None).duplicate is not None
+        duplicate = scan(global_log, run_id, event_id, None).duplicate is not None
     if not duplicate:
         run_logs.append_line(global_log, event, private=True)
     index = home / "index.jsonl"
     rel = str(global_log.relative_to(home))
-    common = {"schema_version": run_logs.SCHEMA_VERSION, "at": event["at"], "run_id": run_id}
-    tail = {"workflow": plan.args.workflow, "runtime": plan.args.runtime, "project": plan.project}
     # The reference registers only runs it starts; registering every run lets the report see
     # global-only runs that began with an explicit --run-id.
     if not _index_has(index, run_id, "running"):
-        run_logs.append_line(
-            index,
-            {
-                **common,
-                "status": "running",
-                **tail,
-                "project_path": str(plan.project_root) if plan.project_root else None,
-                "specs_path": str(plan.specs_dir) if plan.specs_dir else None,
-                "log_file": rel,
-            },
-            private=True,
-        )
+        running = _index_row(plan, event, run_id, "running")
+        running["project_path"] = str(plan.project_root) if plan.project_root else None
+        running["specs_path"] = str(plan.specs_dir) if plan.specs_dir else None
+        running["log_file"] = rel
+        run_logs.append_line(index, running, private=True)
     if plan.args.event in run_logs.TERMINAL_EVENTS and not _index_has(index, run_id, "done"):
-        run_logs.append_line(index, {**common, "status": "done", **tail, "log_file": rel}, private=True)
+        done = _index_row(plan, event, run_id, "done")
+        done["log_file"] = rel
+        run_logs.append_line(index, done, private=True)
     return duplicate
 
 
-def _record_degrade(project_log: Path, record: dict[str, Any]) -> None:
+def _index_row(plan: EventPlan, event: JsonObject, run_id: str, status: str) -> IndexRow:
+    """The keys every index row starts with, in the reference's order."""
+    return {
+        "schema_version": run_logs.SCHEMA_VERSION,
+        "at": event["at"],
+        "run_id": run_id,
+        "status": status,
+        "workflow": plan.args.workflow,
+        "runtime": plan.args.runtime,
+        "project": plan.project,
+    }
+
+
+def _record_degrade(project_log: Path, record: DegradeRow) -> None:
     try:
-        if scan(project_log, record["run_id"], record["event_id"], None).duplicate is None:
+        if scan(project_log, _run_of(record), record["event_id"], None).duplicate is None:
             run_logs.append_line(project_log, record, private=False)
     except OSError as exc:
         raise EventError(
@@ -370,6 +385,13 @@ def _checkpoint_of(project_log: Path | None) -> Path | None:
     return project_log.parent / run_logs.CHECKPOINT_NAME if project_log is not None else None
 
 
+def _run_of(row: Mapping[str, object]) -> str:
+    """The run id a written row holds (the first write's, for an exact retry: its content-derived
+    event id includes the run id, so it is this run's); "" for a row that holds none as text."""
+    run_id = row.get("run_id")
+    return run_id if isinstance(run_id, str) else ""
+
+
 def _run_state(project_log: Path, run_id: str, event: str) -> str:
     try:
         state = run_logs.project_runs(project_log, _checkpoint_of(project_log)).state(run_id)
@@ -380,21 +402,21 @@ def _run_state(project_log: Path, run_id: str, event: str) -> str:
 
 def _update_pointer(
     plan: EventPlan,
-    event: dict[str, Any],
+    event: JsonObject,
     home: Path,
     global_log: Path,
     global_written: bool,
-    out: WriteResult,
+    notes: list[str],
     project_log: Path,
 ) -> bool:
     assert plan.specs_dir is not None
-    value = {
+    value: RunPointer = {
         "schema_version": run_logs.SCHEMA_VERSION,
         "run_id": event["run_id"],
         "workflow": plan.args.workflow,
         # the run's state as the authoritative log says after this write: a deduplicated old
         # run_done or resume leaves it as it was
-        "status": _run_state(project_log, event["run_id"], plan.args.event),
+        "status": _run_state(project_log, _run_of(event), plan.args.event),
         "global_log": str(global_log.relative_to(home)),
         "global_written": global_written,
         "updated_at": event["at"],
@@ -407,9 +429,9 @@ def _update_pointer(
         _record_degrade(project_log, record)
         if global_written:
             with contextlib.suppress(OSError):
-                if scan(global_log, record["run_id"], record["event_id"], None).duplicate is None:
+                if scan(global_log, _run_of(record), record["event_id"], None).duplicate is None:
                     run_logs.append_line(global_log, record, private=True)
-        out.notes.append("active-run pointer unavailable; project log recovery retained")
+        notes.append("active-run pointer unavailable; project log recovery retained")
         return False
 
 
@@ -420,8 +442,19 @@ def _index_has(index: Path, run_id: str, status: str) -> bool:
     return False
 
 
-def _degrade_event(base: dict[str, Any], phase: str, detail: str, exc: BaseException) -> dict[str, Any]:
-    record = {key: base[key] for key in ("schema_version", "run_id", "at", "workflow", "runtime", "project")}
-    record.update(event="degrade", phase=phase, detail=detail, error_type=type(exc).__name__)
+def _degrade_event(base: JsonObject, phase: str, detail: str, exc: BaseException) -> DegradeRow:
+    record: DegradeRow = {
+        "schema_version": base["schema_version"],
+        "run_id": base["run_id"],
+        "at": base["at"],
+        "workflow": base["workflow"],
+        "runtime": base["runtime"],
+        "project": base["project"],
+        "event": "degrade",
+        "phase": phase,
+        "detail": detail,
+        "error_type": type(exc).__name__,
+        "event_id": "",  # in its place; the id is derived without it
+    }
     record["event_id"] = event_id_for(record)
     return record

@@ -12,21 +12,24 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from toolkit.cm import logindex, run_logs
 from toolkit.cm.event_error import EventError
 from toolkit.core.cm_usage_format import IDENTITY_FIELDS, MANAGED_ADAPTER, MANAGED_SOURCE
 
+TYPE_CHECKING = False  # typing costs start-up on every event; type checkers read True
+if TYPE_CHECKING:
+    from toolkit.core.jsontypes import JsonObject
 
-def event_id_for(event: dict[str, Any]) -> str:
+
+def event_id_for(event: Mapping[str, object]) -> str:
     """UUIDv5 of the canonical event without ``at`` and ``event_id``: an exact retry has the same id."""
     identity = {k: v for k, v in event.items() if k not in ("at", "event_id")}
     text = json.dumps(identity, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     return str(uuid.uuid5(uuid.NAMESPACE_URL, text))
 
 
-def identity_of(row: Mapping[str, Any]) -> tuple[str, ...]:
+def identity_of(row: Mapping[str, object]) -> tuple[str, ...]:
     return tuple(str(row.get(name, "")) for name in IDENTITY_FIELDS)
 
 
@@ -34,9 +37,9 @@ def identity_of(row: Mapping[str, Any]) -> tuple[str, ...]:
 class CallFacts:
     """What the authoritative log already holds for one event id and one call id."""
 
-    duplicate: dict[str, Any] | None = None
-    usage: dict[str, Any] | None = None
-    claim: dict[str, Any] | None = None
+    duplicate: JsonObject | None = None
+    usage: JsonObject | None = None
+    claim: JsonObject | None = None
 
 
 def scan(log: Path, run_id: str, event_id: str, call_id: str | None) -> CallFacts:
@@ -70,7 +73,7 @@ def _scan_plainly(log: Path, run_id: str, event_id: str, call_id: str | None) ->
     return facts
 
 
-def check_call(event: dict[str, Any], facts: CallFacts) -> None:
+def check_call(event: Mapping[str, object], facts: CallFacts) -> None:
     """The claim/completion identity rules of the reference, checked under the lock."""
     name, event_id = event["event"], event["event_id"]
     if name == "model_usage":

@@ -9,7 +9,6 @@ field list with a naming message (``toolkit.cm.data_json``).
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from toolkit.cm.event_error import EventError
 from toolkit.core.cm_usage_format import (
@@ -31,6 +30,12 @@ from toolkit.core.cm_usage_format import (
     required_texts,
 )
 
+TYPE_CHECKING = False  # typing costs start-up on every event; type checkers read True
+if TYPE_CHECKING:
+    from typing import TypeGuard
+
+    from toolkit.core.jsontypes import JsonObject
+
 _PATTERNS = {CALL_ID: re.compile(CALL_ID_PATTERN), IDENTIFIER: re.compile(IDENTIFIER_PATTERN)}
 # (name, compiled pattern) of the patterned fields of each event, in declaration order
 _PATTERNED = {
@@ -45,7 +50,7 @@ _OPTIONAL_TEXTS = tuple(f.name for f in _USAGE if f.kind == TEXT and not f.requi
 _SUBSET_PART, _SUBSET_WHOLE = SUBSET_OF
 
 
-def _short_text(label: str, value: Any, *, required: bool) -> None:
+def _short_text(label: str, value: object, *, required: bool) -> None:
     if value is None and not required:
         return
     if not isinstance(value, str) or not value.strip():
@@ -54,14 +59,16 @@ def _short_text(label: str, value: Any, *, required: bool) -> None:
         raise EventError(f"model event {label} must be one line and at most {MAX_TEXT} characters")
 
 
-def _count(value: Any, least: int = 0) -> bool:
+def _count(value: object, least: int = 0) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= least
 
 
-def validate_model_event(event: str, phase: str | None, data: dict[str, Any]) -> None:
-    """A model event's data: its field list, phase, patterned ids, usage values, then its texts."""
+def validate_model_event(event: str, phase: str | None, data: JsonObject) -> str | None:
+    """A model event's data: its field list, phase, patterned ids, usage values, then its texts.
+    Returns the checked ``call_id`` of a model event (None for any other event)."""
     if event not in EVENTS:
-        return
+        return None
+    call_id: str | None = None
     wanted_phase = EVENTS[event][0]
     if set(data) - FIELDS_OF[event]:
         raise EventError(f"{event} contains unsupported fields")
@@ -71,6 +78,8 @@ def validate_model_event(event: str, phase: str | None, data: dict[str, Any]) ->
         value = data.get(name)
         if not isinstance(value, str) or not pattern.fullmatch(value):
             raise EventError(f"{event} requires a valid {name}")
+        if name == "call_id":
+            call_id = value
     if event == "model_usage":
         _validate_usage_values(data)
     for name in required_texts(event):
@@ -78,9 +87,10 @@ def validate_model_event(event: str, phase: str | None, data: dict[str, Any]) ->
     if event == "model_usage":
         for name in _OPTIONAL_TEXTS:
             _short_text(name, data.get(name), required=False)
+    return call_id
 
 
-def _validate_usage_values(data: dict[str, Any]) -> None:
+def _validate_usage_values(data: JsonObject) -> None:
     for name, choices in _CHOICES:
         if data.get(name) not in choices:
             raise EventError(f"model_usage {name} must be {choice_words(choices)}")
@@ -94,8 +104,12 @@ def _validate_usage_values(data: dict[str, Any]) -> None:
         for name in OBSERVED_REQUIRES:
             if name not in data:
                 raise EventError(f"observed model_usage requires {name}")
+    counts: dict[str, int] = {}  # every count the row holds, each checked
     for name in _COUNTS:
-        if name in data and not _count(data[name]):
-            raise EventError(f"model_usage {name} must be a non-negative integer")
-    if _SUBSET_PART in data and data[_SUBSET_PART] > data.get(_SUBSET_WHOLE, 0):
+        if name in data:
+            value = data[name]
+            if not _count(value):
+                raise EventError(f"model_usage {name} must be a non-negative integer")
+            counts[name] = value
+    if _SUBSET_PART in counts and counts[_SUBSET_PART] > counts.get(_SUBSET_WHOLE, 0):
         raise EventError(f"{_SUBSET_PART} must be an output subset")

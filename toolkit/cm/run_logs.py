@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from toolkit.core.errors import InvalidInput
 from toolkit.core.identifiers import CM_RUN_ID
@@ -30,6 +30,11 @@ from toolkit.core.strictjson import json_depth_exceeds
 from toolkit.infra.appendlog import append_whole
 from toolkit.infra.boundedio import FileRefused, open_regular, read_json_bounded
 from toolkit.infra.store import atomic_write, file_lock
+
+TYPE_CHECKING = False  # typing costs start-up on every event; type checkers read True
+if TYPE_CHECKING:
+    from toolkit.cm.shapes import RunPointer
+    from toolkit.core.jsontypes import JsonObject
 
 SCHEMA_VERSION = 1
 TERMINAL_EVENTS = frozenset({"done", "run_done"})
@@ -46,7 +51,7 @@ MAX_ROW_DEPTH = 64
 MAX_POINTER_BYTES = 64 * 1024
 
 
-def loads_row(raw: bytes) -> Any:
+def loads_row(raw: bytes) -> object:
     """``json.loads`` for one log row or pointer; ``ValueError`` when too large, deep or invalid."""
     if len(raw) > MAX_ROW_BYTES or json_depth_exceeds(raw, MAX_ROW_DEPTH):
         raise ValueError("row too large or too deeply nested")
@@ -77,7 +82,7 @@ def generated_run_id(now: datetime) -> str:
     return f"{now.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:8]}"
 
 
-def iter_json_lines(path: Path, needle: bytes | None = None) -> Iterator[dict[str, Any]]:
+def iter_json_lines(path: Path, needle: bytes | None = None) -> Iterator[JsonObject]:
     """Stream the JSON objects of a JSONL file, skipping torn or invalid lines.
 
     ``needle`` is a cheap byte pre-filter: lines without it cannot match and are not parsed.
@@ -143,7 +148,7 @@ def _with(raw: bytes, needles: list[bytes]) -> Iterator[bytes]:
         yield raw
 
 
-def iter_json_lines_backward(path: Path, needle: bytes | None = None) -> Iterator[dict[str, Any]]:
+def iter_json_lines_backward(path: Path, needle: bytes | None = None) -> Iterator[JsonObject]:
     """``iter_json_lines`` from the last row to the first, reading the file from its end.
 
     The same rows pass: each row is judged with its newline, as the forward reader sees it, so the
@@ -174,7 +179,7 @@ def iter_json_lines_backward(path: Path, needle: bytes | None = None) -> Iterato
             yield value
 
 
-def _row(raw: bytes, needle: bytes | None) -> dict[str, Any] | None:
+def _row(raw: bytes, needle: bytes | None) -> JsonObject | None:
     """A log row as ``iter_json_lines`` takes it, or None."""
     if not raw or (needle is not None and needle not in raw):
         return None
@@ -407,7 +412,7 @@ class CheckpointedRuns(ProjectRuns):
         return self._folded.get(run_id)
 
 
-def load_pointer(specs_dir: Path | None) -> dict[str, Any] | None:
+def load_pointer(specs_dir: Path | None) -> JsonObject | None:
     """The run pointer, or None when absent, unreadable or not naming a valid run id."""
     if specs_dir is None:
         return None
@@ -426,7 +431,7 @@ def load_pointer(specs_dir: Path | None) -> dict[str, Any] | None:
 
 
 def select_run_id(
-    *, explicit: str | None, event: str, pointer: dict[str, Any] | None, project: ProjectRuns, now: datetime
+    *, explicit: str | None, event: str, pointer: JsonObject | None, project: ProjectRuns, now: datetime
 ) -> tuple[str, bool]:
     """(run_id, is_new_run) following the reference's precedence."""
     if explicit is not None:
@@ -446,10 +451,13 @@ def select_run_id(
     return generated_run_id(now), True
 
 
-def _pointed_global_log(pointer: dict[str, Any] | None, home: Path, run_id: str) -> Path | None:
-    if not pointer or pointer.get("run_id") != run_id or not isinstance(pointer.get("global_log"), str):
+def _pointed_global_log(pointer: JsonObject | None, home: Path, run_id: str) -> Path | None:
+    if not pointer or pointer.get("run_id") != run_id:
         return None
-    raw = Path(pointer["global_log"])
+    pointed = pointer.get("global_log")
+    if not isinstance(pointed, str):
+        return None
+    raw = Path(pointed)
     candidate = (raw if raw.is_absolute() else home / raw).resolve(strict=False)
     try:
         parts = candidate.relative_to(home).parts
@@ -460,7 +468,7 @@ def _pointed_global_log(pointer: dict[str, Any] | None, home: Path, run_id: str)
     return candidate
 
 
-def select_global_log(*, home: Path, run_id: str, at: datetime, pointer: dict[str, Any] | None) -> Path:
+def select_global_log(*, home: Path, run_id: str, at: datetime, pointer: JsonObject | None) -> Path:
     """The pointer's log for this run, else the one existing month file, else this month's."""
     pointed = _pointed_global_log(pointer, home, run_id)
     if pointed is not None:
@@ -473,7 +481,7 @@ def select_global_log(*, home: Path, run_id: str, at: datetime, pointer: dict[st
     return home / "runs" / at.strftime("%Y-%m") / f"{run_id}.jsonl"
 
 
-def write_pointer(specs_dir: Path, value: dict[str, Any]) -> None:
+def write_pointer(specs_dir: Path, value: RunPointer) -> None:
     atomic_write(
         specs_dir / POINTER_NAME, json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"
     )
@@ -494,7 +502,7 @@ def locked(path: Path, *, private: bool) -> Iterator[None]:
         yield
 
 
-def append_line(path: Path, record: dict[str, Any], *, private: bool) -> None:
+def append_line(path: Path, record: Mapping[str, object], *, private: bool) -> None:
     """Append one compact JSON line, whole or not at all; a torn last line is fenced off first.
 
     The caller holds the log's lock. Private files (the global mirror) are created 0600. A write
