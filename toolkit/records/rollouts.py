@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from toolkit.core.errors import InvalidInput, Refused
 from toolkit.infra import confined, confinedwrite
@@ -35,6 +36,26 @@ LADDER: tuple[tuple[str, float | None], ...] = (
 )
 HISTORY_SCHEMA = "workgroup.rollout-history/v1"
 _FAMILY = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
+
+
+class AdvanceFacts(TypedDict):
+    """What ``plan_advance`` decides: the one family the move names and whether it moves back."""
+
+    family: str
+    rollback: bool
+
+
+# "from" is a keyword, so these two are declared in the functional form
+AdvanceResult = TypedDict(
+    "AdvanceResult", {"from": str, "to": str, "family": str, "rollback": bool, "written": bool}
+)
+"""What ``apply_advance`` returns (and ``rollout advance --json`` prints)."""
+
+HistoryStep = TypedDict(
+    "HistoryStep",
+    {"at": str, "family": str, "from": str, "to": str, "rollback": bool, "evidence": str | None},
+)
+"""One move as ``apply_advance`` appends it to ``.workgroup/rollout.json``."""
 
 
 @dataclass(frozen=True)
@@ -63,8 +84,8 @@ def position(stage: str, percent: float | None) -> int:
 
 
 def plan_advance(
-    current: Step, target: Step, families: list[str], history: dict[str, Any], promoted_run: bool
-) -> dict[str, Any]:
+    current: Step, target: Step, families: list[str], history: Mapping[str, object], promoted_run: bool
+) -> AdvanceFacts:
     """Check one move; returns the new history entry's facts or raises ``Refused``/``InvalidInput``."""
     family = _one_family(families)
     here, there = position(current.stage, current.percent), position(target.stage, target.percent)
@@ -215,7 +236,7 @@ def _replace_key(lines: list[str], header: int, end: int, key: str, value: str) 
 
 def apply_advance(
     layout: Layout, target: Step, families: list[str], *, evidence_run: str | None, at: str, write: bool
-) -> dict[str, Any]:
+) -> AdvanceResult:
     """Check and (with ``write``) record one rollout move under the rollout lock."""
 
     with file_lock(layout.lock("rollout")):
@@ -226,7 +247,7 @@ def apply_advance(
             target = Step("canary", following[1] if following[0] == "canary" else 10)
         history = read_history(layout)
         facts = plan_advance(current, target, families, history, promoted(layout, evidence_run))
-        result = {
+        result: AdvanceResult = {
             "from": current.label(),
             "to": target.label(),
             "family": facts["family"],
@@ -247,16 +268,15 @@ def apply_advance(
         validate_config(yaml.safe_load(new))  # never write a config the loader would refuse
         if not facts["rollback"]:
             history["active_family"] = facts["family"]
-        history["steps"].append(
-            {
-                "at": at,
-                "family": facts["family"],
-                "from": current.label(),
-                "to": target.label(),
-                "rollback": facts["rollback"],
-                "evidence": evidence_run,
-            }
-        )
+        step: HistoryStep = {
+            "at": at,
+            "family": facts["family"],
+            "from": current.label(),
+            "to": target.label(),
+            "rollback": facts["rollback"],
+            "evidence": evidence_run,
+        }
+        history["steps"].append(step)
 
         # both paths were checked when they were read above, so neither write is refused after the other
         confinedwrite.atomic_write(layout.workdir, config_path, new, what=".workgroup/config.yml")
