@@ -38,11 +38,16 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from toolkit.cm import run_logs
 from toolkit.core.errors import InvalidInput
 from toolkit.core.strictjson import json_depth_exceeds
+
+TYPE_CHECKING = False  # typing costs start-up on every event; type checkers read True
+if TYPE_CHECKING:
+    from typing import NoReturn
+
+    from toolkit.core.jsontypes import JsonObject
 
 RESOURCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,63}$")
@@ -107,7 +112,7 @@ def is_guarded(event: str, phase: str | None) -> bool:
     return event == "resource" or event in COMPLETION_EVENTS or (event == "test_run" and phase is not None)
 
 
-def check_event(event: str, phase: str | None, data: Mapping[str, Any]) -> None:
+def check_event(event: str, phase: str | None, data: Mapping[str, object]) -> None:
     """The shape rules of one new event, before any log is read. Raises ``Refused``."""
     if event == "resource":
         _check_resource_row(phase, data, Refused)
@@ -115,8 +120,12 @@ def check_event(event: str, phase: str | None, data: Mapping[str, Any]) -> None:
         _check_test_run_row(phase, data, Refused)
 
 
-def _check_resource_row(phase: Any, row: Mapping[str, Any], error: type[LifecycleError]) -> None:
-    def fail(message: str, code: str) -> None:
+def _check_resource_row(
+    phase: object, row: Mapping[str, object], error: type[LifecycleError]
+) -> tuple[str, str]:
+    """The row's checked (resource_id, resource_kind); ``error`` (or ``Unverifiable``) when malformed."""
+
+    def fail(message: str, code: str) -> NoReturn:
         raise error(message, code) if error is Refused else Unverifiable("malformed resource row")
 
     if phase not in RESOURCE_PHASES:
@@ -128,9 +137,12 @@ def _check_resource_row(phase: Any, row: Mapping[str, Any], error: type[Lifecycl
         fail("resource events require a valid resource_kind", "RESOURCE_KIND")
     if phase == "acquired" and row.get("cleanup_required") is not True:
         fail("resource acquisition requires cleanup_required: true", "CLEANUP_REQUIRED")
+    return rid, kind
 
 
-def _check_test_run_row(phase: Any, row: Mapping[str, Any], error: type[LifecycleError]) -> None:
+def _check_test_run_row(phase: object, row: Mapping[str, object], error: type[LifecycleError]) -> str | None:
+    """The row's checked ``case_id`` (None for a phase without one); ``error`` (or
+    ``Unverifiable``) when malformed."""
     if phase not in TEST_RUN_PHASES:
         if error is Refused:
             raise Refused("test_run phase must be one of " + ", ".join(TEST_RUN_PHASES), "TEST_RUN_PHASE")
@@ -141,6 +153,8 @@ def _check_test_run_row(phase: Any, row: Mapping[str, Any], error: type[Lifecycl
             if error is Refused:
                 raise Refused("test_run case events require a valid case_id", "CASE_ID")
             raise Unverifiable("malformed test_run case row")
+        return case_id
+    return None
 
 
 # ---------------------------------------------------------------- resources (rules 1, 2)
@@ -221,14 +235,15 @@ class Invocations:
 
     active: bool = False
     open_cases: set[str] = field(default_factory=set)
-    start: dict[str, Any] | None = None
-    complete: dict[str, Any] | None = None
+    start: JsonObject | None = None
+    complete: JsonObject | None = None
     non_pass: bool = False
     passed_cases: set[str] = field(default_factory=set)
     ended: str | None = None  # "complete", "abandoned" or "superseded" for the last invocation
 
-    def apply(self, row: Mapping[str, Any]) -> None:
-        """Apply one ``test_run`` row with a phase, or raise ``Refused``."""
+    def apply(self, row: Mapping[str, object], case_id: str | None) -> None:
+        """Apply one ``test_run`` row with a phase, or raise ``Refused``; ``case_id`` is the row's,
+        as ``_check_test_run_row`` returned it."""
         phase = row["phase"]
         if phase == "complete" and not self.active and not self.open_cases:
             return  # a legacy complete without a tracked invocation: nothing to close
@@ -238,17 +253,19 @@ class Invocations:
             self.active, self.start, self.complete = True, dict(row), None
             self.open_cases, self.passed_cases, self.non_pass, self.ended = set(), set(), False, None
         elif phase == "case_start":
+            assert case_id is not None  # a case phase's row holds a checked case id
             self._need_active("case_start")
-            if row["case_id"] in self.open_cases:
+            if case_id in self.open_cases:
                 raise Refused("test_run case already started", "QA_CASE_OPEN")
-            self.open_cases.add(row["case_id"])
+            self.open_cases.add(case_id)
         elif phase in ("case_complete", "case_blocked"):
+            assert case_id is not None
             self._need_active(phase)
-            if row["case_id"] not in self.open_cases:
+            if case_id not in self.open_cases:
                 raise Refused("test_run case has no case_start", "QA_CASE_NOT_STARTED")
-            self.open_cases.discard(row["case_id"])
+            self.open_cases.discard(case_id)
             if phase == "case_complete" and row.get("result") == "PASS":
-                self.passed_cases.add(row["case_id"])
+                self.passed_cases.add(case_id)
             else:
                 self.non_pass = True
         elif phase == "complete":
@@ -279,7 +296,7 @@ class Invocations:
         return reasons
 
 
-def _bound(row: Mapping[str, Any], *others: Mapping[str, Any] | None) -> bool:
+def _bound(row: Mapping[str, object], *others: Mapping[str, object] | None) -> bool:
     """Every binding field present on the row and equal (same JSON type) on each other row."""
     for name in BINDING_FIELDS:
         value = row.get(name)
@@ -291,15 +308,15 @@ def _bound(row: Mapping[str, Any], *others: Mapping[str, Any] | None) -> bool:
     return True
 
 
-def _same(left: Any, right: Any) -> bool:
+def _same(left: object, right: object) -> bool:
     return type(left) is type(right) and left == right
 
 
-def _count(value: Any) -> int | None:
+def _count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def _case_list(value: Any, expected: Any) -> bool:
+def _case_list(value: object, expected: object) -> bool:
     """Unique valid case ids, exactly ``expected`` of them."""
     count = _count(expected)
     return (
@@ -311,7 +328,7 @@ def _case_list(value: Any, expected: Any) -> bool:
     )
 
 
-def _one_line(value: Any) -> bool:
+def _one_line(value: object) -> bool:
     return (
         isinstance(value, str)
         and bool(value.strip())
@@ -320,7 +337,7 @@ def _one_line(value: Any) -> bool:
     )
 
 
-def _qa_scope(state: Invocations, row: Mapping[str, Any]) -> bool:
+def _qa_scope(state: Invocations, row: Mapping[str, object]) -> bool:
     """The invocation is cm-ai's N6 QA, under the attempt limit, and the row names its start."""
     start = state.start
     attempt = _count(start.get("attempt")) if start else None
@@ -334,7 +351,7 @@ def _qa_scope(state: Invocations, row: Mapping[str, Any]) -> bool:
     )
 
 
-def check_supersession(state: Invocations, row: Mapping[str, Any]) -> None:
+def check_supersession(state: Invocations, row: Mapping[str, object]) -> None:
     """Rule 4: retire the just-completed invocation for one of the two declared reasons."""
     complete = state.complete
     base_ok = (
@@ -386,7 +403,7 @@ def check_supersession(state: Invocations, row: Mapping[str, Any]) -> None:
     )
 
 
-def check_abandonment(state: Invocations, row: Mapping[str, Any]) -> None:
+def check_abandonment(state: Invocations, row: Mapping[str, object]) -> None:
     """The active invocation may be abandoned by the host when every finished case passed."""
     listed = row.get("partial_pass_cases", [])
     if not (
@@ -416,10 +433,10 @@ class RunLifecycle:
 
     resources: Resources = field(default_factory=Resources)
     invocations: Invocations = field(default_factory=Invocations)
-    duplicate: dict[str, Any] | None = None
+    duplicate: JsonObject | None = None
 
 
-def _row(raw: bytes) -> dict[str, Any]:
+def _row(raw: bytes) -> JsonObject:
     if len(raw) > run_logs.MAX_ROW_BYTES or json_depth_exceeds(raw, run_logs.MAX_ROW_DEPTH):
         raise Unverifiable(TOO_LARGE)
     try:
@@ -488,21 +505,21 @@ def check_row(raw: bytes) -> str | None:
     return None
 
 
-def replay_row(state: RunLifecycle, row: dict[str, Any], kinds: frozenset[str]) -> None:
+def replay_row(state: RunLifecycle, row: JsonObject, kinds: frozenset[str]) -> None:
     """Apply one row of the run (of ``kinds``) to ``state``; ``Unverifiable`` when it cannot be."""
     event, phase = row.get("event"), row.get("phase")
     try:
         if event == "resource" and "resource" in kinds:
-            _check_resource_row(phase, row, Unverifiable)
-            state.resources.apply(row["resource_id"], row["resource_kind"], str(phase))
+            rid, kind = _check_resource_row(phase, row, Unverifiable)
+            state.resources.apply(rid, kind, str(phase))
         elif event == "test_run" and phase is not None and "test_run" in kinds:
-            _check_test_run_row(phase, row, Unverifiable)
-            state.invocations.apply(row)
+            case_id = _check_test_run_row(phase, row, Unverifiable)
+            state.invocations.apply(row, case_id)
     except Refused as exc:
         raise Unverifiable(f"the run's history is inconsistent ({exc.code})") from None
 
 
-def decide(state: RunLifecycle, event: Mapping[str, Any]) -> None:
+def decide(state: RunLifecycle, event: Mapping[str, object]) -> None:
     """Rules 1-4 for one new (not deduplicated) event against the replayed run. Raises ``Refused``."""
     name, phase = event.get("event"), event.get("phase")
     if name in COMPLETION_EVENTS:
@@ -513,11 +530,12 @@ def decide(state: RunLifecycle, event: Mapping[str, Any]) -> None:
         if blockers:
             raise Refused("completion blocked by incomplete test_run: " + "; ".join(blockers), "QA_OPEN")
     elif name == "resource":
-        state.resources.apply(event["resource_id"], event["resource_kind"], str(phase))
+        rid, kind = _check_resource_row(phase, event, Refused)  # as ``check_event`` passed it
+        state.resources.apply(rid, kind, str(phase))
     elif name == "test_run" and phase is not None:
         if phase == "abandoned" and state.resources.unclosed():
             raise Refused("QA abandonment blocked by unclosed resources", "RESOURCES_OPEN")
-        state.invocations.apply(event)
+        state.invocations.apply(event, _check_test_run_row(phase, event, Refused))
 
 
 __all__ = [

@@ -41,11 +41,18 @@ import sqlite3
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, TypeVar
 
 from toolkit.cm import lifecycle, run_logs
 from toolkit.core.errors import ToolkitError
 from toolkit.core.identifiers import CM_RUN_ID
+
+TYPE_CHECKING = False  # typing costs start-up on every event; type checkers read True
+if TYPE_CHECKING:
+    from toolkit.cm.shapes import InvocationsValue
+    from toolkit.core.jsontypes import JsonObject
+
+    CallRows = tuple[JsonObject | None, JsonObject | None, JsonObject | None]
 
 INDEX_VERSION = 1
 # odd line flags: not a row; a row whose event id, call id or run id is not in its bytes as written
@@ -68,10 +75,8 @@ _SCHEMA = (
     " PRIMARY KEY (run_id, kind)) WITHOUT ROWID",
 )
 _KINDS = ("resource", "test_run")
-_expected_schema: list[tuple[Any, ...]] = []
+_expected_schema: list[tuple[object, ...]] = []
 T = TypeVar("T")
-
-CallRows = tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None]
 
 
 class _Rebuild(ToolkitError):
@@ -178,7 +183,7 @@ def _remove(path: Path) -> None:
         os.unlink(path)
 
 
-def _schema() -> list[tuple[Any, ...]]:
+def _schema() -> list[tuple[object, ...]]:
     """What ``sqlite_master`` holds for our schema (read from a database made in memory, once)."""
     if not _expected_schema:
         memory = sqlite3.connect(":memory:")
@@ -193,7 +198,7 @@ def _schema() -> list[tuple[Any, ...]]:
     return _expected_schema
 
 
-def _loads(raw: bytes) -> dict[str, Any] | None:
+def _loads(raw: bytes) -> JsonObject | None:
     return run_logs._row(raw, None)
 
 
@@ -294,7 +299,7 @@ class _Index:
         rows = self.db.execute("SELECT pos, size, flags FROM odd WHERE flags & ? ORDER BY pos", (flags,))
         return [(int(pos), int(size), int(kind)) for pos, size, kind in rows]
 
-    def _row_at(self, pos: int) -> dict[str, Any]:
+    def _row_at(self, pos: int) -> JsonObject:
         self.handle.seek(pos)
         raw = self.handle.readline(run_logs.MAX_ROW_BYTES + 1)
         row = _loads(raw) if raw.endswith(b"\n") else None
@@ -370,10 +375,10 @@ class _Index:
 
     def _rows_checked(
         self, found: dict[str, int], run_id: str, event_id: str, call_id: str | None
-    ) -> dict[str, dict[str, Any]]:
+    ) -> dict[str, JsonObject]:
         """The rows at the positions ``found``, each read back and confirmed to be the row its name
         says (else the index is rebuilt)."""
-        rows: dict[str, dict[str, Any]] = {}
+        rows: dict[str, JsonObject] = {}
         for name, pos in found.items():
             row = self._row_at(pos)
             if name not in _call_matches(row, run_id, event_id, call_id):
@@ -381,7 +386,7 @@ class _Index:
             rows[name] = row
         return rows
 
-    def _one(self, query: str, args: tuple[Any, ...]) -> int | None:
+    def _one(self, query: str, args: tuple[object, ...]) -> int | None:
         found = self.db.execute(query, args).fetchone()
         return None if found is None else int(found[0])
 
@@ -450,7 +455,7 @@ def _narrowed(
     return state
 
 
-def _call_matches(row: dict[str, Any], run_id: str, event_id: str, call_id: str | None) -> list[str]:
+def _call_matches(row: JsonObject, run_id: str, event_id: str, call_id: str | None) -> list[str]:
     """What the plain scan takes this row (one that holds a needle) for."""
     names = []
     if row.get("event_id") == event_id:
@@ -496,7 +501,7 @@ class _Runs:
         )
         return [str(rid) for (rid,) in rows]
 
-    def apply(self, run_id: str, kind: str, pos: int, row: dict[str, Any]) -> None:
+    def apply(self, run_id: str, kind: str, pos: int, row: JsonObject) -> None:
         if (run_id, kind) in self.failed or self._failed_before(run_id, kind):
             return  # the history of this kind stops at its first row that cannot be replayed
         try:
@@ -534,7 +539,7 @@ class _Runs:
         self.states.clear()
 
 
-def _inv_value(state: lifecycle.Invocations) -> dict[str, Any]:
+def _inv_value(state: lifecycle.Invocations) -> InvocationsValue:
     return {
         "active": state.active,
         "open_cases": sorted(state.open_cases),
@@ -546,7 +551,7 @@ def _inv_value(state: lifecycle.Invocations) -> dict[str, Any]:
     }
 
 
-def _invocations(value: dict[str, Any]) -> lifecycle.Invocations:
+def _invocations(value: InvocationsValue) -> lifecycle.Invocations:
     return lifecycle.Invocations(
         active=bool(value["active"]),
         open_cases=set(value["open_cases"]),
@@ -586,7 +591,7 @@ class _Adder:
         if flags:
             self.odd.append((pos, size, flags))
 
-    def _event_id(self, pos: int, raw: bytes, row: dict[str, Any]) -> int:
+    def _event_id(self, pos: int, raw: bytes, row: JsonObject) -> int:
         """Index the row's event id when written plainly; ``_ESCAPED_EVENT`` when written with escapes."""
         event_id = row.get("event_id")
         if isinstance(event_id, str) and _KEY.fullmatch(event_id):
@@ -595,7 +600,7 @@ class _Adder:
             self.ids.append((event_id, pos))
         return 0
 
-    def _lifecycle(self, pos: int, raw: bytes, row: dict[str, Any], run_id: str) -> int:
+    def _lifecycle(self, pos: int, raw: bytes, row: JsonObject, run_id: str) -> int:
         """Apply a resource or test-run row to its run's lifecycle; ``_ESCAPED_RUN`` instead when the
         run id is written with escapes (the replay applies it only when it holds the asked event id)."""
         event = row.get("event")
@@ -609,7 +614,7 @@ class _Adder:
         self.runs.apply(run_id, kind, pos, row)
         return 0
 
-    def _call(self, pos: int, raw: bytes, row: dict[str, Any], run_id: str) -> int:
+    def _call(self, pos: int, raw: bytes, row: JsonObject, run_id: str) -> int:
         call_id, event = row.get("call_id"), row.get("event")
         if not isinstance(call_id, str) or not _KEY.fullmatch(call_id):
             return 0

@@ -69,3 +69,15 @@ class DegradeRow(TypedDict):
     detail: str
     error_type: str
     event_id: str
+
+
+class InvocationsValue(TypedDict):
+    """A run's replayed QA invocations as the log index stores them (``logindex``; JSON in SQLite)."""
+
+    active: bool
+    open_cases: list[str]
+    start: dict[str, object] | None  # the invocation's start row, as the log holds it
+    complete: dict[str, object] | None  # its complete row
+    non_pass: bool
+    passed_cases: list[str]
+    ended: str | None
