@@ -436,3 +436,21 @@ def test_promote_never_records_through_a_symlinked_promotions_folder(
     assert list(outside.iterdir()) == []
     os.unlink(git_repo.path / ".workgroup" / "promotions")
     assert _promote(signed_run).returncode == 0  # nothing was consumed by the refused run
+
+
+def test_committed_record_and_ledger_row_are_the_declared_records(
+    signed_run: dict[str, Path], git_repo: GitRepo
+) -> None:
+    """The decision record is written with PromotionRecord's keys in order (checkpoint_sha last,
+    present on a born HEAD) and the replay ledger gains one ReplayRow."""
+    from toolkit.infra.git import discover
+    from toolkit.records.promotions import PromotionRecord, ReplayRow
+
+    git_repo.commit("base", files={"README.md": "demo\n"})
+    result = _json(_promote(signed_run))
+    record = json.loads((signed_run["root"] / result["recorded"]).read_text(encoding="utf-8"))
+    assert list(record) == list(PromotionRecord.__annotations__)
+    ledger = discover(str(signed_run["root"])).layout.replay_ledger
+    rows = [json.loads(line) for line in ledger.read_text(encoding="utf-8").splitlines()]
+    assert [list(row) for row in rows] == [list(ReplayRow.__annotations__)]
+    assert rows[0]["measurement_run_id"] == record["measurement_run_id"]

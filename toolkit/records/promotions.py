@@ -18,14 +18,16 @@ import hashlib
 import json
 import os
 import secrets
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import toolkit.runtime
 from toolkit.core.canonical import sha256_digest
 from toolkit.core.errors import InvalidInput, Refused
 from toolkit.core.identifiers import MEASUREMENT_RUN_ID
+from toolkit.core.jsontypes import JsonObject
 from toolkit.core.timefmt import format_utc
 from toolkit.infra import confinedwrite
 from toolkit.infra.boundedio import NOT_FOUND, TOO_LARGE, FileRefused, read_regular
@@ -45,6 +47,38 @@ from toolkit.runtime.promotion import consumed_ids, evaluate_promotion
 from toolkit.runtime.promotion_pairs import validate_pairs
 
 DECISION_SCHEMA = "workgroup.promotion-decision/v1"
+
+
+class EnvelopeRecord(TypedDict):
+    """The signed envelope as a decision record commits it (``record_envelope``)."""
+
+    envelope: JsonObject
+    envelope_signature_hex: str
+
+
+class PromotionRecord(TypedDict):
+    """The committed decision ``.workgroup/promotions/<run id>.json``, keys in the order written."""
+
+    schema: str
+    measurement_run_id: str
+    decided_at: str
+    promote: bool
+    gates: dict[str, bool]
+    metrics: JsonObject
+    thresholds: JsonObject
+    envelope: JsonObject
+    envelope_signature_hex: str
+    checkpoint_sha: NotRequired[str]
+
+
+class ReplayRow(TypedDict):
+    """The local replay ledger's row for a consumed run id."""
+
+    measurement_run_id: str
+    consumed_at: str
+    promote: bool
+
+
 LEDGER_LOCK = "replay-ledger"
 MAX_KEY_BYTES = 16_384
 MAX_PAIRS_BYTES = 8 * 1_048_576
@@ -85,7 +119,7 @@ def load_trusted_keys(directory: Path) -> dict[str, str]:
     return parse_trusted_keys(found)
 
 
-def read_pairs_file(path: Path) -> tuple[list[Any], bool]:
+def read_pairs_file(path: Path) -> tuple[list[object], bool]:
     """(pairs, synthetic) from a paired-results file (``{"pairs": [...]}``) or a bare array.
 
     A file marked ``"synthetic": true``, ``"empirical": false`` or with non-measured provenance
@@ -117,16 +151,16 @@ def consumed_run_ids(layout: Layout) -> list[str]:
 def decide(
     layout: Layout,
     *,
-    pairs: list[Any],
+    pairs: list[object],
     synthetic: bool,
-    envelope: Any,
+    envelope: Any,  # the envelope file as parsed: the runtime's check decides whether it is trusted
     trusted_keys: dict[str, str],
     now: datetime,
     expected_candidate_version: str,
     expected_corpus_version: str,
     expected_runtime_digest: str,
     extra_consumed: list[str] | None = None,
-    thresholds: Any = None,
+    thresholds: object = None,
     checkpoint_sha: str | None = None,
 ) -> dict[str, Any]:
     """Evaluate and, for a trusted envelope, record the decision (consuming its run id)."""
@@ -152,7 +186,8 @@ def decide(
     if not result["metrics"]["trusted_measurement_envelope"]:
         return result
     run_id = envelope["measurement_run_id"]
-    record = {
+    sealed = record_envelope(envelope)
+    record: PromotionRecord = {
         "schema": DECISION_SCHEMA,
         "measurement_run_id": run_id,
         "decided_at": format_utc(now),
@@ -160,7 +195,8 @@ def decide(
         "gates": result["gates"],
         "metrics": result["metrics"],
         "thresholds": result["thresholds"],
-        **record_envelope(envelope),
+        "envelope": sealed["envelope"],
+        "envelope_signature_hex": sealed["envelope_signature_hex"],
     }
     if checkpoint_sha is not None:
         record["checkpoint_sha"] = (
@@ -177,15 +213,17 @@ def decide(
         if not claimed:
             _refuse_replay(result)
             return result
-        append_jsonl(
-            layout.replay_ledger,
-            {"measurement_run_id": run_id, "consumed_at": format_utc(now), "promote": result["promote"]},
-        )
+        consumed: ReplayRow = {
+            "measurement_run_id": run_id,
+            "consumed_at": format_utc(now),
+            "promote": result["promote"],
+        }
+        append_jsonl(layout.replay_ledger, consumed)
     result["recorded"] = os.path.relpath(path, layout.workdir)
     return result
 
 
-def record_envelope(envelope: dict[str, Any]) -> dict[str, Any]:
+def record_envelope(envelope: Mapping[str, Any]) -> EnvelopeRecord:
     """The envelope as committed: every field, with the signature as hex.
 
     A base64 Ed25519 signature looks like a high-entropy secret to privacy scanners although it is
@@ -196,7 +234,7 @@ def record_envelope(envelope: dict[str, Any]) -> dict[str, Any]:
     return {"envelope": fields, "envelope_signature_hex": base64.b64decode(envelope["signature"]).hex()}
 
 
-def envelope_from_record(record: dict[str, Any]) -> dict[str, Any]:
+def envelope_from_record(record: EnvelopeRecord) -> JsonObject:
     """The signed envelope of a committed decision record (inverse of ``record_envelope``)."""
     signature = base64.b64encode(bytes.fromhex(record["envelope_signature_hex"])).decode("ascii")
     return {**record["envelope"], "signature": signature}
@@ -220,7 +258,7 @@ def new_run_id() -> str:
 
 def sign_pairs(
     *,
-    pairs: list[Any],
+    pairs: list[object],
     synthetic: bool,
     private_key_pem: bytes,
     signer_key_id: str,
