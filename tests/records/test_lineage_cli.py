@@ -325,3 +325,21 @@ def test_schema_errors_name_the_json_path_and_rule(
     status, _, err = cli("lineage", "record", put(git_repo, lineage(head, **change)))
     assert status == 2 and "error[LINEAGE_SCHEMA_INVALID]" in err and line in err, err
     assert "gemini" not in err and "4eC39" not in err and "yes" not in err.split(":", 1)[1]  # no values
+
+
+def test_record_and_check_print_the_declared_answers(git_repo: GitRepo, head: str) -> None:
+    """``lineage record --json`` prints a RecordedAnswer and ``lineage check --json`` a CheckedAnswer:
+    the declared keys in the declared order; the handle is pseudonymized in what is printed."""
+    from toolkit.records.lineages import CheckedAnswer, RecordedAnswer
+
+    handle = "codex-thread-abcdef123456"
+    record = lineage(head, platform_handle=handle)
+    code, out, err = cli("lineage", "record", put(git_repo, record), "--json")
+    assert code == 0, err
+    printed = json.loads(out)
+    assert list(printed) == list(RecordedAnswer.__annotations__)
+    assert printed["pseudonymized"] is True and printed["lineage"]["platform_handle"].startswith("anon-")
+    assert list(printed["lineage"]) == list(record)
+    cur = put(git_repo, current_for(record), "input/current.json")
+    code, out, _ = cli("lineage", "check", "lin-builder-1", "--current", cur, "--json")
+    assert list(json.loads(out)) == list(CheckedAnswer.__annotations__)

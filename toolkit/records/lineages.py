@@ -13,12 +13,14 @@ import json
 import os
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
 from toolkit.core.identifiers import FULL_SHA, PSEUDONYM
+from toolkit.core.jsontypes import JsonObject
 from toolkit.infra import confinedwrite
 from toolkit.infra.boundedio import FileRefused, read_json_bounded, read_regular
 from toolkit.infra.clock import now_utc
@@ -32,11 +34,29 @@ from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.lineage import evaluate_lineage, reference_now
 
 if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
+
     from toolkit.infra.git import Repo
     from toolkit.infra.store import Layout
 
 PSEUDONYM_KEY_FILE = "lineage-pseudonym-key"
 ACCEPTED_STATES = ("HOT", "COLD_VALID")
+
+
+class RecordedAnswer(TypedDict):
+    """What ``lineage record --json`` prints (``Recorded.as_json``)."""
+
+    written: str
+    pseudonymized: bool
+    lineage: JsonObject
+
+
+class CheckedAnswer(TypedDict):
+    """What ``lineage check --json`` prints (``Checked.as_json``)."""
+
+    state: str
+    invalidations: list[str]
+    lease_released: bool | None
 
 
 def _pseudonym_key(layout: Layout) -> bytes:
@@ -60,7 +80,7 @@ def pseudonym_for(key: bytes, platform: str, handle: str) -> str:
     return "anon-" + mac.hexdigest()[:32]
 
 
-def _read_pseudonyms(layout: Layout) -> dict[str, Any]:
+def _read_pseudonyms(layout: Layout) -> JsonObject:
     """The local map; anything but a JSON object in a regular file is refused (exit 3), never overwritten.
 
     Rebuilding a damaged map would silently drop the real handles it holds, so the user is told.
@@ -95,14 +115,15 @@ def _remember(layout: Layout, pseudonym: str, platform: str, handle: str) -> Non
         atomic_write(layout.pseudonyms, json.dumps(table, indent=2, sort_keys=True) + "\n", mode=0o600)
 
 
-def validate_lineage(value: Any) -> dict[str, Any]:
-    """The lineage model's verdict (pydantic), as a coded error; returns the record as given."""
+def validate_lineage(value: object) -> tuple[JsonObject, AgentLineage]:
+    """The lineage model's verdict (pydantic), as a coded error; returns the record as given and
+    the model it parsed to (strict: its fields hold the record's own values)."""
     from pydantic import ValidationError
 
     if not isinstance(value, dict):
         raise InvalidInput("LINEAGE_SCHEMA_INVALID", "the lineage does not match knowzcode.agent-lineage/v1")
     try:
-        AgentLineage.model_validate(value)
+        model = AgentLineage.model_validate(value)
     except ValidationError as exc:
         problems = schema_paths(exc.errors(include_input=False, include_url=False))
         raise InvalidInput(
@@ -110,7 +131,7 @@ def validate_lineage(value: Any) -> dict[str, Any]:
             "the lineage does not match knowzcode.agent-lineage/v1:",
             lines=tuple("  " + problem for problem in problems[:10]),
         ) from None
-    return value
+    return value, model
 
 
 _NAME = re.compile(r"^[a-z][a-z_]{0,39}\Z")  # letters only: a field name, never a credential
@@ -118,7 +139,7 @@ _NAME = re.compile(r"^[a-z][a-z_]{0,39}\Z")  # letters only: a field name, never
 _QUOTING_TYPES = ("value_error", "assertion_error", "string_pattern_mismatch")
 
 
-def schema_paths(errors: list[Any]) -> list[str]:
+def schema_paths(errors: Sequence[ErrorDetails]) -> list[str]:
     """Pydantic errors as ``$.field[0].key: rule`` lines (the JSON path and the rule, no values)."""
     out: list[str] = []
     for error in errors:
@@ -146,7 +167,7 @@ def schema_paths(errors: list[Any]) -> list[str]:
     return out
 
 
-def _privacy_refusal(value: Any) -> bool:
+def _privacy_refusal(value: JsonObject) -> bool:
 
     return any(kind == "str" and private_value(item) for kind, _, item in walk(value)) or bool(
         # generic context: lineage field names are fixed by the schema (platform_handle is one)
@@ -156,38 +177,40 @@ def _privacy_refusal(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class Recorded:
-    lineage: dict[str, Any]
+    lineage: JsonObject
     path: str
     pseudonymized: bool
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> RecordedAnswer:
         return {"written": self.path, "pseudonymized": self.pseudonymized, "lineage": self.lineage}
 
 
 def record_lineage(repo: Repo, source: Path) -> Recorded:
     """Validate ``source``, check its checkpoint, pseudonymize the handle, store it atomically."""
     workdir = repo.workdir
-    lineage = dict(validate_lineage(read_record(source, workdir, what="lineage file")))
+    given, model = validate_lineage(read_record(source, workdir, what="lineage file"))
+    lineage = dict(given)
     layout = repo.layout
-    target = safe_destination(workdir, layout.lineage_path(lineage["workgroup_id"], lineage["lineage_id"]))
-    sha = lineage["checkpoint_sha"]
+    target = safe_destination(workdir, layout.lineage_path(model.workgroup_id, model.lineage_id))
+    sha = model.checkpoint_sha
     if not FULL_SHA.match(sha) or not repo.commit_exists(sha):
         raise InvalidInput(
             "CHECKPOINT_NOT_A_COMMIT",
             "checkpoint_sha must be the full 40-hex SHA of a commit in this repository",
         )
-    handle = lineage["platform_handle"]
-    pseudonymized = handle is not None and not PSEUDONYM.match(handle)
-    if pseudonymized:
-        lineage["platform_handle"] = pseudonym_for(_pseudonym_key(layout), lineage["platform"], handle)
+    handle = model.platform_handle
+    pseudonym: str | None = None
+    if handle is not None and not PSEUDONYM.match(handle):
+        pseudonym = pseudonym_for(_pseudonym_key(layout), model.platform, handle)
+        lineage["platform_handle"] = pseudonym
     if _privacy_refusal(lineage):
         raise Refused("LINEAGE_PRIVATE_CONTENT", "the lineage contains private content (secrets, ids, paths)")
-    if pseudonymized:
-        _remember(layout, lineage["platform_handle"], lineage["platform"], handle)
+    if pseudonym is not None and handle is not None:
+        _remember(layout, pseudonym, model.platform, handle)
     confinedwrite.atomic_write(
         workdir, target, json.dumps(lineage, indent=2, ensure_ascii=False) + "\n", what="the lineage"
     )
-    return Recorded(lineage, target.relative_to(workdir).as_posix(), pseudonymized)
+    return Recorded(lineage, target.relative_to(workdir).as_posix(), pseudonym is not None)
 
 
 def find_lineage(repo: Repo, ref: str) -> Path:
@@ -214,7 +237,7 @@ class Checked:
     def accepted(self) -> bool:
         return self.state in ACCEPTED_STATES
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> CheckedAnswer:
         return {
             "state": self.state,
             "invalidations": self.invalidations,
