@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from toolkit.cm import data_json, model_event_rules, report
+from toolkit.cm import data_json, model_event_rules, report, shapes
 from toolkit.cm.event_error import EventError
 from toolkit.core import cm_usage_format as fmt
 from toolkit.models.cm_event import ModelCallEvent, ModelUsageEvent, UsageEvent
@@ -182,6 +182,17 @@ def test_the_report_reads_the_declared_constants() -> None:
     for spec in fmt.EVENTS["model_usage"][1]:
         if spec.kind in (fmt.CALL_ID, fmt.CHOICE):  # what the report judges by value
             assert isinstance(report.check_usage({**row, spec.name: BAD[spec.kind][0]}), str), spec.name
+
+
+def test_the_report_shapes_name_the_declared_token_fields() -> None:
+    """The report's JSON shapes (toolkit/cm/shapes.py) spell out the totalled token fields: in the
+    declared order, and the summary the report starts from has exactly the declared keys."""
+    summary = list(shapes.ReportSummary.__annotations__)
+    assert summary[6:-2] == list(fmt.TOTALLED_TOKEN_FIELDS)
+    assert list(report.Totals.empty(3).summary) == summary
+    group = list(shapes.UsageGroup.__annotations__)
+    assert group[group.index("calls") + 1 : -2] == list(fmt.TOTALLED_TOKEN_FIELDS)
+    assert list(shapes.NativeComponents.__annotations__)[0] == "calls"
 
 
 def test_the_otel_lists_are_the_declared_ones() -> None:

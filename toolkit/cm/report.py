@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TextIO, cast
 
 from toolkit.cm.run_logs import log_home
 from toolkit.core import cm_usage_format as usage_format
@@ -45,6 +45,22 @@ from toolkit.core.strictjson import json_depth_exceeds
 from toolkit.infra.argparser import QuietArgumentParser
 from toolkit.infra.boundedio import FileRefused, json_line, open_regular
 from toolkit.infra.output import guarded
+
+TYPE_CHECKING = False  # type checkers read True
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeGuard
+
+    from toolkit.cm.shapes import (
+        NativeComponents,
+        NativeField,
+        ReportSummary,
+        UnavailableGroup,
+        UnresolvedGroup,
+        UsageGroup,
+        UsageReport,
+    )
+    from toolkit.core.jsontypes import JsonObject
 
 PROG = "cm-usage-report"
 # the row's format is usage_format's; the reasons this report gives are the reference report's
@@ -75,7 +91,7 @@ class RunRef:
     log_file: str
 
 
-def _parse_at(value: Any) -> datetime | None:
+def _parse_at(value: object) -> datetime | None:
     if not isinstance(value, str) or not value:
         return None
     try:
@@ -85,10 +101,11 @@ def _parse_at(value: Any) -> datetime | None:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
-_SCAN = cast(Any, json.JSONDecoder()).scan_once  # C scanner; not in the type stubs
+_SCAN: Callable[[str, int], tuple[object, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+# (the C scanner; not in the type stubs)
 
 
-def _parse_line(raw: bytes) -> Any:
+def _parse_line(raw: bytes) -> object:
     """``json.loads`` of one line, minus its per-call overhead; same strictness (ValueError).
 
     A line nested deeper than the bounded reader's cap is a ValueError too (skipped and reported),
@@ -134,7 +151,7 @@ def load_run_refs(home: Path, warn: TextIO) -> list[RunRef]:
     return sorted(refs.values(), key=lambda ref: ref.updated_at, reverse=True)
 
 
-def _index_row(raw: bytes, number: int, warn: TextIO) -> dict[str, Any] | None:
+def _index_row(raw: bytes, number: int, warn: TextIO) -> JsonObject | None:
     """The JSON object on one line of ``index.jsonl``; None (with a warning when the line is not
     blank and not JSON) for anything else."""
     try:
@@ -146,7 +163,7 @@ def _index_row(raw: bytes, number: int, warn: TextIO) -> dict[str, Any] | None:
     return row if isinstance(row, dict) else None
 
 
-def _take_ref(refs: dict[str, RunRef], row: dict[str, Any]) -> None:
+def _take_ref(refs: dict[str, RunRef], row: JsonObject) -> None:
     """Fold one index record into ``refs``: the latest record of a run wins, ``done`` is sticky;
     a record without a run id, log file or valid time is skipped."""
     run_id, log_file, at = row.get("run_id"), row.get("log_file"), _parse_at(row.get("at"))
@@ -171,7 +188,7 @@ def safe_log_path(home: Path, relative: str, warn: TextIO) -> Path | None:
     return candidate
 
 
-def _count(value: Any) -> bool:
+def _count(value: object) -> TypeGuard[int]:
     return type(value) is int and value >= 0  # JSON booleans are not counts
 
 
@@ -193,7 +210,7 @@ _UNAVAILABLE_FORBIDDEN = frozenset(usage_format.TOKEN_FIELDS)
 
 
 def _identity_or_reason(
-    row: Mapping[str, Any], values: tuple[Any, ...] | None = None
+    row: Mapping[str, object], values: tuple[object, ...] | None = None
 ) -> tuple[str, ...] | str:
     # map/set/in run in C: this is the hot path of a million-row report
     ident = tuple(map(row.get, IDENTITY_FIELDS)) if values is None else values
@@ -206,21 +223,13 @@ def _identity_or_reason(
     return "invalid identity"  # pragma: no cover - unreachable: the fast path accepted every field
 
 
-def _call_id_or_reason(call_id: Any, phase: Any, wanted: str) -> str | None:
-    if type(call_id) is not str or not CALL_ID.fullmatch(call_id):
-        return "invalid call_id"
-    if phase != wanted:
-        return "invalid phase"
-    return None
-
-
-def _cache_count(row: Mapping[str, Any], name: str, value: Any) -> int | None:
+def _cache_count(row: Mapping[str, object], name: str, value: object) -> int | None:
     if value is None:
         return None if name in row else 0  # absent is 0; an explicit null is malformed
     return value if _count(value) else None
 
 
-def check_usage(row: Mapping[str, Any]) -> Compact | str:
+def check_usage(row: Mapping[str, object]) -> Compact | str:
     """A valid ``model_usage`` row in compact form, or the reason it is malformed.
 
     It runs once per row: the call id and identity checks are inline, one helper call for the rest.
@@ -247,7 +256,14 @@ def check_usage(row: Mapping[str, Any]) -> Compact | str:
 
 
 def _counts_or_reason(
-    row: Mapping[str, Any], outcome: Any, duration: Any, state: Any, inp: Any, out: Any, read: Any, write: Any
+    row: Mapping[str, object],
+    outcome: object,
+    duration: object,
+    state: object,
+    inp: object,
+    out: object,
+    read: object,
+    write: object,
 ) -> tuple[int, int, int, int] | None | str:
     """Past the call id and identity: why the outcome, duration or counts are malformed (in that
     order), else by usage state an observed row's (input, output, cache read, cache write) counts,
@@ -266,7 +282,7 @@ def _counts_or_reason(
 
 
 def _observed_counts(
-    row: Mapping[str, Any], inp: Any, out: Any, read: Any, write: Any
+    row: Mapping[str, object], inp: object, out: object, read: object, write: object
 ) -> tuple[int, int, int, int] | str:
     """The (input, output, cache read, cache write) counts of an observed row, or why they are malformed."""
     if not (type(inp) is int and inp >= 0):
@@ -284,7 +300,7 @@ def _observed_counts(
     return (inp, out, read, write)
 
 
-def _cache_counts(row: Mapping[str, Any], read: Any, write: Any) -> tuple[int, int] | None:
+def _cache_counts(row: Mapping[str, object], read: object, write: object) -> tuple[int, int] | None:
     """(cache read, cache write) of an observed row (absent is 0), or None when either is not a
     count (an explicit null included)."""
     if read is None or write is None:  # absent is 0; an explicit null is malformed
@@ -297,7 +313,7 @@ def _cache_counts(row: Mapping[str, Any], read: Any, write: Any) -> tuple[int, i
     return read, write
 
 
-def _reasoning_reason(reasoning: Any, out: int) -> str | None:
+def _reasoning_reason(reasoning: object, out: int) -> str | None:
     """Why a present ``reasoning_tokens`` is malformed: not a count, or more than the output."""
     if not (type(reasoning) is int and reasoning >= 0):
         return "invalid cache count"  # the reference's wording for any bad count
@@ -306,7 +322,7 @@ def _reasoning_reason(reasoning: Any, out: int) -> str | None:
     return None
 
 
-def usage_row_error(row: Mapping[str, Any]) -> str | None:
+def usage_row_error(row: Mapping[str, object]) -> str | None:
     """Why a ``model_usage`` row is malformed, or None."""
     result = check_usage(row)
     return result if isinstance(result, str) else None
@@ -316,7 +332,7 @@ def usage_row_error(row: Mapping[str, Any]) -> str | None:
 class Totals:
     """Aggregates across runs: bounded by the number of distinct groups, not by events."""
 
-    summary: dict[str, Any]
+    summary: ReportSummary
     groups: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
     unavailable: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
     unresolved: dict[tuple[str, ...], int] = field(default_factory=dict)
@@ -335,7 +351,10 @@ class Totals:
                 "unresolved_claims": 0,
                 "invalid_calls": 0,
                 "outcomes": dict.fromkeys(OUTCOMES, 0),
-                **dict.fromkeys(TOKEN_FIELDS, 0),
+                "input_tokens": 0,
+                "output_tokens": 0,
+                "cache_read_tokens": 0,
+                "cache_write_tokens": 0,
                 "duration_ms": 0,
                 "duration_observed_calls": 0,
             }
@@ -421,7 +440,7 @@ def _count_unresolved(state: _RunState, totals: Totals) -> None:
             totals.unresolved[key6] = totals.unresolved.get(key6, 0) + 1
 
 
-def _usage_row(raw: bytes, where: str, run_id: str, totals: Totals, warn: TextIO) -> dict[str, Any] | None:
+def _usage_row(raw: bytes, where: str, run_id: str, totals: Totals, warn: TextIO) -> JsonObject | None:
     """The ``model_usage`` row of ``run_id`` on this line, or None (a torn or undecodable line that
     pass 1 did not report is reported here)."""
     if b'"model_' not in raw:
@@ -473,19 +492,28 @@ def _claim_holds(
     return False
 
 
-def _take_claim(state: _RunState, row: dict[str, Any], number: int, where: str, warn: TextIO) -> None:
-    problem = _call_id_or_reason(row.get("call_id"), row.get("phase"), "claimed")
-    ident = _identity_or_reason(row) if problem is None else problem
-    if isinstance(ident, str):
-        warn.write(f"warning: ignored malformed model_call at {_shown(where)} ({_shown(ident)})\n")
+def _take_claim(state: _RunState, row: JsonObject, number: int, where: str, warn: TextIO) -> None:
+    call_id = row.get("call_id")
+    if type(call_id) is not str or not CALL_ID.fullmatch(call_id):
+        _malformed_claim("invalid call_id", where, warn)
         return
-    call_id = row["call_id"]
+    if row.get("phase") != "claimed":
+        _malformed_claim("invalid phase", where, warn)
+        return
+    ident = _identity_or_reason(row)
+    if isinstance(ident, str):
+        _malformed_claim(ident, where, warn)
+        return
     existing = state.claims.get(call_id)
     if existing is None:
         state.claims[call_id] = (number, ident)
     elif existing[1] != ident:
         state.ambiguous.add(call_id)
         warn.write(f"warning: conflicting model_call identity at {_shown(where)}\n")
+
+
+def _malformed_claim(reason: str, where: str, warn: TextIO) -> None:
+    warn.write(f"warning: ignored malformed model_call at {_shown(where)} ({_shown(reason)})\n")
 
 
 def _add_usage(totals: Totals, usage: Compact) -> None:
@@ -525,22 +553,22 @@ def _add_usage(totals: Totals, usage: Compact) -> None:
     summary["cache_write_tokens"] += write
 
 
-def _add_native(native: list[int], row: Mapping[str, Any], *, observed: bool) -> None:
+def _add_native(native: list[int], row: Mapping[str, object], *, observed: bool) -> None:
     """A field counts as observed only when the row reports it: a missing one is never 0."""
     native[0] += 1
     if not observed:
         return
     for slot, name in enumerate(NATIVE_FIELDS):
         value = row.get(name)
-        if value is not None:  # check_usage accepted the row, so a present value is a count
+        if type(value) is int:  # check_usage accepted the row: a present value is a count, else None
             native[1 + 2 * slot] += value
             native[2 + 2 * slot] += 1
 
 
-def native_components(native: Sequence[int]) -> dict[str, Any]:
+def native_components(native: Sequence[int]) -> NativeComponents:
     """The reference's ``native_components`` block: per field, tokens (None when never observed)."""
     calls = native[0]
-    fields = {}
+    fields: dict[str, NativeField] = {}
     for slot, name in enumerate(NATIVE_FIELDS):
         tokens, observed = native[1 + 2 * slot], native[2 + 2 * slot]
         fields[name] = {
@@ -583,14 +611,20 @@ def _merge(into: Totals, part: Totals) -> None:
     into.native = [a + b for a, b in zip(into.native, part.native, strict=True)]
 
 
-def _merge_summary(into: dict[str, Any], part: dict[str, Any]) -> None:
+def _merge_summary(into: ReportSummary, part: ReportSummary) -> None:
     """Add one run's summary counts (outcomes per outcome) to ``into``; the run count stays."""
-    for key, value in part.items():
-        if key == "outcomes":
-            for outcome, n in value.items():
-                into["outcomes"][outcome] += n
-        elif key != "runs":
-            into[key] += value
+    into["observed_calls"] += part["observed_calls"]
+    into["unavailable_calls"] += part["unavailable_calls"]
+    into["unresolved_claims"] += part["unresolved_claims"]
+    into["invalid_calls"] += part["invalid_calls"]
+    for outcome, n in part["outcomes"].items():
+        into["outcomes"][outcome] += n
+    into["input_tokens"] += part["input_tokens"]
+    into["output_tokens"] += part["output_tokens"]
+    into["cache_read_tokens"] += part["cache_read_tokens"]
+    into["cache_write_tokens"] += part["cache_write_tokens"]
+    into["duration_ms"] += part["duration_ms"]
+    into["duration_observed_calls"] += part["duration_observed_calls"]
 
 
 def _jobs(requested: int, paths: Sequence[Path]) -> int:
@@ -648,7 +682,7 @@ def _fold_in_turn(items: list[tuple[str, str, str] | str], totals: Totals, warn:
             warn.write(f"warning: cannot read {_shown(item[1])}: {type(exc).__name__}\n")
 
 
-def build_report(home: Path, refs: Sequence[RunRef], warn: TextIO, *, jobs: int = 1) -> dict[str, Any]:
+def build_report(home: Path, refs: Sequence[RunRef], warn: TextIO, *, jobs: int = 1) -> UsageReport:
     """Fold each run in turn; the result has the reference's JSON shape (plus two fields).
 
     With ``jobs > 1`` runs are folded in worker processes (each holds one run at a time) and
@@ -662,8 +696,7 @@ def build_report(home: Path, refs: Sequence[RunRef], warn: TextIO, *, jobs: int 
         _fold_in_workers(items, tasks, workers, totals, warn)
     else:
         _fold_in_turn(items, totals, warn)
-    names = ("calls", *TOKEN_FIELDS, "duration_ms", "duration_observed_calls")
-    groups = [
+    groups: list[UsageGroup] = [
         {
             "workflow": k[0],
             "stage": k[1],
@@ -672,21 +705,31 @@ def build_report(home: Path, refs: Sequence[RunRef], warn: TextIO, *, jobs: int 
             "model": k[4],
             "model_source": k[5],
             "outcome": k[6],
-            **dict(zip(names, v, strict=True)),
+            "calls": calls,
+            "input_tokens": inp,
+            "output_tokens": out,
+            "cache_read_tokens": read,
+            "cache_write_tokens": write,
+            "duration_ms": duration,
+            "duration_observed_calls": timed,
         }
-        for k, v in sorted(totals.groups.items(), key=lambda kv: (*kv[0][:5], kv[0][6]))
+        for k, (calls, inp, out, read, write, duration, timed) in sorted(
+            totals.groups.items(), key=lambda kv: (*kv[0][:5], kv[0][6])
+        )
     ]
-    unavailable = [
+    unavailable: list[UnavailableGroup] = [
         {
             "workflow": k[0],
             "stage": k[1],
             "role": k[2],
             "outcome": k[3],
-            **dict(zip(("calls", "duration_ms", "duration_observed_calls"), v, strict=True)),
+            "calls": calls,
+            "duration_ms": duration,
+            "duration_observed_calls": timed,
         }
-        for k, v in sorted(totals.unavailable.items())
+        for k, (calls, duration, timed) in sorted(totals.unavailable.items())
     ]
-    unresolved = [
+    unresolved: list[UnresolvedGroup] = [
         {
             "workflow": k[0],
             "stage": k[1],
@@ -699,7 +742,7 @@ def build_report(home: Path, refs: Sequence[RunRef], warn: TextIO, *, jobs: int 
         for k, n in sorted(totals.unresolved.items())
     ]
     totals.summary["unresolved_claims"] = sum(totals.unresolved.values())
-    return {
+    report: UsageReport = {
         "schema_version": 1,
         "source": "cm-global-log-mirror",
         "missing_usage_policy": "unavailable-not-guessed",
@@ -708,13 +751,15 @@ def build_report(home: Path, refs: Sequence[RunRef], warn: TextIO, *, jobs: int 
         "groups": groups,
         "unavailable_groups": unavailable,
         "unresolved_groups": unresolved,
-        **({"native_components": native_components(totals.native)} if totals.native[0] else {}),
-        "invalid_reasons": dict(sorted(totals.reasons.items())),
-        "unreadable_lines": totals.unreadable,
     }
+    if totals.native[0]:
+        report["native_components"] = native_components(totals.native)
+    report["invalid_reasons"] = dict(sorted(totals.reasons.items()))
+    report["unreadable_lines"] = totals.unreadable
+    return report
 
 
-def render_text(report: Mapping[str, Any]) -> str:
+def render_text(report: UsageReport) -> str:
     """The reference's text lines (plus one line per unavailable group)."""
     s = report["summary"]
     lines = [
@@ -736,16 +781,17 @@ def render_text(report: Mapping[str, Any]) -> str:
             f"{g['outcome']} | calls {g['calls']}, in {g['input_tokens']}, out {g['output_tokens']}, "
             f"cache-read {g['cache_read_tokens']}, cache-write {g['cache_write_tokens']}"
         )
-    for g in report["unavailable_groups"]:
+    for u in report["unavailable_groups"]:
         lines.append(
-            f"- unavailable: {g['workflow']}/{g['stage']} | {g['role']} | {g['outcome']} | calls {g['calls']}"
+            f"- unavailable: {u['workflow']}/{u['stage']} | {u['role']} | {u['outcome']} | calls {u['calls']}"
         )
-    for g in report["unresolved_groups"]:
+    for c in report["unresolved_groups"]:
         lines.append(
-            f"- unresolved: {g['workflow']}/{g['stage']} | {g['role']} | {g['adapter']} | "
-            f"{g['requested_model']} | claims {g['claims']}"
+            f"- unresolved: {c['workflow']}/{c['stage']} | {c['role']} | {c['adapter']} | "
+            f"{c['requested_model']} | claims {c['claims']}"
         )
-    for name, value in report.get("native_components", {}).get("fields", {}).items():
+    native = report.get("native_components")
+    for name, value in (native["fields"] if native is not None else {}).items():
         known = value["tokens"] if value["tokens"] is not None else "unavailable"
         lines.append(
             f"- native {name}: {known}; observed {value['observed_calls']}, "

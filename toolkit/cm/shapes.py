@@ -81,3 +81,94 @@ class InvocationsValue(TypedDict):
     non_pass: bool
     passed_cases: list[str]
     ended: str | None
+
+
+# --- cm-usage-report's JSON (the reference report's shape; the token names are the totalled token
+# fields of ``cm_usage_format``, in its order: tests/cm/test_cm_usage_format.py holds them to it)
+
+
+class ReportSummary(TypedDict):
+    runs: int
+    observed_calls: int
+    unavailable_calls: int
+    unresolved_claims: int
+    invalid_calls: int
+    outcomes: dict[str, int]
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    duration_ms: int
+    duration_observed_calls: int
+
+
+class UsageGroup(TypedDict):
+    """Observed calls of one workflow, stage, role, adapter, model and outcome."""
+
+    workflow: str
+    stage: str
+    role: str
+    adapter: str
+    model: str
+    model_source: str
+    outcome: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    duration_ms: int
+    duration_observed_calls: int
+
+
+class UnavailableGroup(TypedDict):
+    workflow: str
+    stage: str
+    role: str
+    outcome: str
+    calls: int
+    duration_ms: int
+    duration_observed_calls: int
+
+
+class UnresolvedGroup(TypedDict):
+    workflow: str
+    stage: str
+    role: str
+    adapter: str
+    requested_model: str
+    source: str
+    claims: int
+
+
+class NativeField(TypedDict):
+    tokens: int | None  # None when no call reported the field
+    observed_calls: int
+    unavailable_calls: int
+
+
+class NativeComponents(TypedDict):
+    calls: int
+    reasoning_is_output_subset: bool
+    cache_counts_are_separate: bool
+    fields: dict[str, NativeField]
+
+
+class _UsageReportHead(TypedDict):
+    schema_version: int
+    source: str
+    missing_usage_policy: str
+    unresolved_claim_policy: str
+    summary: ReportSummary
+    groups: list[UsageGroup]
+    unavailable_groups: list[UnavailableGroup]
+    unresolved_groups: list[UnresolvedGroup]
+
+
+class UsageReport(_UsageReportHead, total=False):
+    """The report. ``native_components`` only when a native CLI call was counted; the last two are
+    always there (declared here, after it, so the optional block keeps its place in the output)."""
+
+    native_components: NativeComponents
+    invalid_reasons: dict[str, int]
+    unreadable_lines: int
