@@ -376,3 +376,21 @@ def test_the_schema_marks_the_filled_in_fields() -> None:
         assert prop["readOnly"] is True and "Filled in by `workgroup capsule seal`" in prop["description"]
     others = [k for k, v in schema["properties"].items() if v.get("readOnly")]
     assert sorted(others) == ["capsule_hash", "checkpoint_sha"]
+
+
+def test_seal_json_prints_the_declared_answer(committed: GitRepo) -> None:
+    """``capsule seal --json`` prints a SealAnswer (its artifact part an ArtifactAnswer): the
+    declared keys in the declared order, with and without evidence moved out."""
+    from toolkit.records.capsules import ArtifactAnswer, SealAnswer
+
+    code, out, _ = cli("capsule", "seal", put(committed, valid_capsule()), "--json")
+    assert code == 0
+    plain = json.loads(out)
+    assert list(plain) == list(SealAnswer.__annotations__) and plain["artifact"] is None
+    args = ("--max-bytes", "1450", "--artifact-path", "knowzcode/artifacts/evidence.json", "--json")
+    code, out, _ = cli("capsule", "seal", put(committed, overflow_capsule()), *args)
+    assert code == 0
+    moved = json.loads(out)
+    assert list(moved) == list(SealAnswer.__annotations__)
+    assert list(moved["artifact"]) == list(ArtifactAnswer.__annotations__)
+    assert moved["artifact"]["written"] is False  # without --write nothing is stored

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from toolkit.core.canonical import canonical_bytes
 from toolkit.core.errors import InvalidInput, Refused, ToolkitError
@@ -24,6 +24,7 @@ from toolkit.runtime.capsule_rules import ARTIFACT_BOUNDARY, artifact_paths, exp
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 
 if TYPE_CHECKING:
+    from toolkit.core.jsontypes import JsonObject
     from toolkit.infra.git import Repo
 
 MAX_RECORD_BYTES = 1_048_576
@@ -34,13 +35,32 @@ _INVALID_INPUT_CODES = frozenset(
 )
 
 
+class ArtifactAnswer(TypedDict):
+    """Where ``capsule seal`` put (or would put) the evidence it moved out."""
+
+    path: str
+    digest: str | None
+    written: bool
+
+
+class SealAnswer(TypedDict):
+    """What ``capsule seal --json`` prints (``SealOutcome.as_json``)."""
+
+    capsule_hash: str
+    checkpoint_sha: str
+    bytes: int
+    written: str | None
+    artifact: ArtifactAnswer | None
+    capsule: JsonObject
+
+
 def as_toolkit_error(exc: RuntimeOpError) -> ToolkitError:
     """The CLI face of a pipeline refusal: same code, same fixed message."""
     cls = InvalidInput if exc.code in _INVALID_INPUT_CODES else Refused
     return cls(exc.code, MESSAGES[exc.code])
 
 
-def schema_error(capsule: Any, path: str | None = None) -> InvalidInput:
+def schema_error(capsule: object, path: str | None = None) -> InvalidInput:
     """CAPSULE_SCHEMA_INVALID naming every field at fault with its rule (never a value)."""
 
     problems = explain_schema(capsule, sealed=False)
@@ -65,7 +85,7 @@ def read_record(
     *,
     what: str = "capsule file",
     limit: int = MAX_RECORD_BYTES,
-) -> Any:
+) -> object:
     """Parse a JSON record with a size cap; a symlink leading outside the repository is refused.
 
     Reads at most ``limit + 1`` bytes, so a 10 MB file costs no more than a 1 MB one. The file
@@ -88,7 +108,7 @@ def safe_destination(workdir: Path, target: Path) -> Path:
 class SealOutcome:
     """What ``capsule seal`` did: the sealed capsule and, with ``--write``, where it went."""
 
-    capsule: dict[str, Any]
+    capsule: dict[str, Any]  # the runtime's sealed capsule (``Prepared.capsule``), schema-checked
     checkpoint_sha: str
     size: int
     capsule_path: str | None = None
@@ -96,7 +116,7 @@ class SealOutcome:
     artifact_digest: str | None = None
     artifact_written: bool = False
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> SealAnswer:
         return {
             "capsule_hash": self.capsule["capsule_hash"],
             "checkpoint_sha": self.checkpoint_sha,
@@ -140,7 +160,7 @@ def seal_file(
     if not isinstance(capsule, dict) or explain_schema(capsule, sealed=False):
         raise schema_error(capsule, str(source))
     sha = repo.resolve_commit(checkpoint)
-    bound = {**capsule, "checkpoint_sha": sha}
+    bound: JsonObject = {**capsule, "checkpoint_sha": sha}
     prepared = _prepare(bound, source, max_bytes, artifact_path, artifact_roots)
     sealed = prepared.capsule
     _canonical_paths(workdir, sealed)
@@ -153,7 +173,7 @@ def seal_file(
 
 
 def _prepare(
-    bound: dict[str, Any],
+    bound: JsonObject,
     source: Path,
     max_bytes: int | None,
     artifact_path: str | None,
