@@ -24,9 +24,10 @@ import io
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from toolkit.core import sarif
 from toolkit.core.canonical import capsule_digest, sha256_digest
@@ -54,6 +55,11 @@ from toolkit.runtime.capsule_rules import (
 )
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.runtime.lineage import lineage_schema_errors
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from toolkit.core.jsontypes import JsonObject
 
 
 class Repo(Protocol):
@@ -219,7 +225,7 @@ class Finding:
     message: str
     fix: str | None = None
 
-    def shared(self) -> Any:
+    def shared(self) -> Shared:
         """The shared finding (toolkit/core/findings.py): the whole file, so line and col are 0."""
 
         return Shared(self.path, 0, 0, self.rule, self.message, fix=self.fix)
@@ -237,14 +243,14 @@ class Report:
     def ok(self) -> bool:
         return not self.findings
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         """The ``--json`` document (the shared findings shape)."""
         out = io.StringIO()
         self.emit(as_json=True, stdout=out, stderr=io.StringIO())
-        doc: dict[str, Any] = json.loads(out.getvalue())
+        doc: JsonObject = json.loads(out.getvalue())
         return doc
 
-    def emit(self, *, as_json: bool, stdout: Any, stderr: Any) -> None:
+    def emit(self, *, as_json: bool, stdout: IO[str], stderr: IO[str]) -> None:
         """Findings in the shared convention: lines on stdout (or one JSON object), summary on stderr."""
 
         emit(
@@ -259,7 +265,7 @@ class Report:
             annotate=github_actions(),
         )
 
-    def emit_sarif(self, *, stdout: Any, stderr: Any) -> None:
+    def emit_sarif(self, *, stdout: IO[str], stderr: IO[str]) -> None:
         """The findings as a SARIF 2.1.0 log on stdout (toolkit/core/sarif.py), the summary on stderr."""
         rows = [f.shared() for f in self.findings]
         rules = {
@@ -275,7 +281,7 @@ class _Record:
     kind: str  # capsule | lineage | promotion
     path: Path
     rel: str
-    data: Any
+    data: Any  # the record file as parsed; each kind's rules read fields after the schema check passed
     trusted: bool = False  # the cache vouches for every rule that depends on this record alone
 
 
@@ -288,7 +294,7 @@ def _engine_findings_in(keys: list[str], texts: list[str], context: str) -> int:
     return engine_findings_in(keys, texts, context)
 
 
-def sealed_digest(capsule: dict[str, Any]) -> str:
+def sealed_digest(capsule: Mapping[str, object]) -> str:
     """``capsule_digest`` of a schema-valid capsule, computed by the C JSON encoder.
 
     A schema-valid capsule has only the schema's ASCII, non-numeric keys, and strings, lists,
@@ -326,13 +332,13 @@ class _Verifier:
         self.report.findings.append(Finding(rel, rule.id, message, rule.fix.format(rev=self.rev)))
 
     # -- shared rules --------------------------------------------------------------------
-    def checkpoint(self, rec: _Record, sha: Any) -> None:
+    def checkpoint(self, rec: _Record, sha: object) -> None:
         if not isinstance(sha, str) or not FULL_SHA.match(sha):
             self.add(rec.rel, CHECKPOINT_FORMAT, "checkpoint_sha is not a full 40-hex commit SHA")
             return
         self._checkpoints.append((rec.rel, sha))
 
-    def privacy(self, rec: _Record, value: Any, *, keys: bool) -> None:
+    def privacy(self, rec: _Record, value: object, *, keys: bool) -> None:
         """The privacy rules over one pass of the record. Capsules (``keys``) get exactly what the
         runtime's capsule op applies, the shared engine alone; lineages and promotions keep the
         reference's value patterns before the engine."""
@@ -350,7 +356,7 @@ class _Verifier:
         elif _engine_findings_in(names if keys else [], texts, "capsule" if keys else "generic"):
             self.add(rec.rel, PRIVATE_CONTENT, "the privacy engine found private content")
 
-    def location(self, rec: _Record, workgroup_id: Any, stem: Any) -> None:
+    def location(self, rec: _Record, workgroup_id: object, stem: object) -> None:
         parts = Path(rec.rel).parts  # .workgroup/workgroups/<wg>/<kind>s/<id>.json
         if len(parts) != 5 or parts[2] != workgroup_id or Path(parts[4]).stem != stem:
             self.add(rec.rel, LOCATION, "the file's path does not match its workgroup_id and id")
@@ -450,7 +456,7 @@ class _Verifier:
         if not rec.trusted:
             self.privacy(rec, data, keys=False)
 
-    def promotion_run_id(self, rec: _Record, data: dict[str, Any], run_ids: dict[str, list[str]]) -> None:
+    def promotion_run_id(self, rec: _Record, data: JsonObject, run_ids: dict[str, list[str]]) -> None:
         """A promotion record's measurement run id: its own or its signed envelope's (the two must
         agree), well formed, and naming the file; valid ids are noted in ``run_ids``."""
         envelope = data.get("envelope")
