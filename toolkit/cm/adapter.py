@@ -35,7 +35,6 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import SplitResult
 
 from toolkit.cm.event_error import EventError
@@ -55,6 +54,12 @@ from toolkit.core.identifiers import CM_RUN_ID
 from toolkit.core.strictjson import json_depth_exceeds, loads_strict
 from toolkit.infra.argparser import QuietArgumentParser
 from toolkit.infra.output import OutputUnwritable, guarded, write_stdout
+
+TYPE_CHECKING = False  # type checkers read True
+if TYPE_CHECKING:
+    from typing import IO
+
+    from toolkit.core.jsontypes import JsonObject
 
 PROG = "cm-openai-compatible-call"
 ENV_ENABLED = "CM_OPENAI_COMPATIBLE_ENABLED"
@@ -229,7 +234,7 @@ def _directory(label: str, raw: str) -> Path:
     raise Rejected(f"{label} is not an existing directory")
 
 
-def read_limited(stream: Any, limit: int) -> bytes:
+def read_limited(stream: IO[bytes], limit: int) -> bytes:
     """Read at most ``limit + 1`` bytes in chunks: the limit is enforced while reading."""
     chunks: list[bytes] = []
     total = 0
@@ -242,7 +247,7 @@ def read_limited(stream: Any, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_packet(stream: Any, args: CallArgs) -> tuple[str, str]:
+def read_packet(stream: IO[bytes], args: CallArgs) -> tuple[str, str]:
     """stdin -> (system message, user message); PacketError texts are fixed, never input."""
     raw = read_limited(stream, MAX_PACKET_BYTES)
     try:
@@ -280,8 +285,8 @@ def request_body(model: str, system: str, user: str) -> bytes:
 # ---------------------------------------------------------------- response handling (pure)
 
 
-def _depth_ok(value: Any) -> bool:
-    stack: list[tuple[Any, int]] = [(value, 0)]
+def _depth_ok(value: object) -> bool:
+    stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
         current, depth = stack.pop()
         if depth > MAX_JSON_DEPTH:
@@ -298,7 +303,7 @@ def _depth_ok(value: Any) -> bool:
     return True
 
 
-def parse_response(raw: bytes) -> dict[str, Any]:
+def parse_response(raw: bytes) -> JsonObject:
     if json_depth_exceeds(raw, MAX_JSON_DEPTH):
         raise CallFailed("provider response exceeds the maximum JSON nesting depth")
     try:
@@ -312,7 +317,7 @@ def parse_response(raw: bytes) -> dict[str, Any]:
     return value
 
 
-def _count(mapping: Mapping[str, Any], *names: str) -> int | None:
+def _count(mapping: Mapping[str, object], *names: str) -> int | None:
     for name in names:
         value = mapping.get(name)
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
@@ -320,7 +325,7 @@ def _count(mapping: Mapping[str, Any], *names: str) -> int | None:
     return None
 
 
-def extract_usage(response: Mapping[str, Any] | None) -> tuple[str, dict[str, int]]:
+def extract_usage(response: Mapping[str, object] | None) -> tuple[str, dict[str, int]]:
     """OpenAI and Anthropic usage fields -> (usage_state, counts); never guesses a count."""
     usage = (response or {}).get("usage")
     if not isinstance(usage, dict):
@@ -344,7 +349,7 @@ def extract_usage(response: Mapping[str, Any] | None) -> tuple[str, dict[str, in
     return "observed", counts
 
 
-def extract_text(response: Mapping[str, Any]) -> str:
+def extract_text(response: Mapping[str, object]) -> str:
     choices = response.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise CallFailed("provider response has no completion choice")
@@ -366,7 +371,7 @@ class HttpStatus(CallFailed):
         self.status = status
 
 
-def post_completion(endpoint: Endpoint, body: bytes, timeout: int) -> dict[str, Any]:
+def post_completion(endpoint: Endpoint, body: bytes, timeout: int) -> JsonObject:
     """One POST; non-2xx (including redirects) is an error and its body is never read out."""
     import http.client  # the call path only: `cm call --help` does not pay for it
 
@@ -415,7 +420,8 @@ def _writer_env(environ: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if k not in SECRET_ENV}
 
 
-def _identity(args: CallArgs) -> dict[str, Any]:
+def _identity(args: CallArgs) -> dict[str, str]:
+    """The claim's fields (``cm_usage_format.CLAIM``): what a claim and its usage row share."""
     return {
         "call_id": args.call_id,
         "stage": args.stage,
@@ -436,7 +442,7 @@ def _log(
     event: str,
     phase: str,
     detail: str,
-    data: dict[str, Any],
+    data: Mapping[str, str | int],
 ) -> WriteResult:
     return write_event(
         EventArgs(
@@ -488,12 +494,12 @@ def log_usage(
     *,
     outcome: str,
     duration_ms: int,
-    response: Mapping[str, Any] | None,
+    response: Mapping[str, object] | None,
 ) -> bool:
     """Exactly one completion row; False when it could not be written (exit 3 or 4)."""
     try:
         state, counts = extract_usage(response)
-        data: dict[str, Any] = {
+        data: dict[str, str | int] = {
             **_identity(args),
             "usage_state": state,
             "duration_ms": duration_ms,
@@ -530,7 +536,7 @@ def write_result(text: str) -> None:
         raise
 
 
-def run(args: CallArgs, *, environ: Mapping[str, str], stdin: Any) -> int:
+def run(args: CallArgs, *, environ: Mapping[str, str], stdin: IO[bytes]) -> int:
     """The whole call; returns the exit code. Writes only the model's text to stdout."""
     import http.client  # named in the except clause below
 
@@ -546,7 +552,7 @@ def run(args: CallArgs, *, environ: Mapping[str, str], stdin: Any) -> int:
         _err(exc.message)
         return 2
     started = time.monotonic()
-    response: dict[str, Any] | None = None
+    response: JsonObject | None = None
     try:
         response = post_completion(endpoint, body, args.timeout_seconds)
         text = extract_text(response)
@@ -574,7 +580,7 @@ def _failed(
     specs: Path | None,
     env: Mapping[str, str],
     started: float,
-    response: Mapping[str, Any] | None,
+    response: Mapping[str, object] | None,
     message: str,
 ) -> int:
     logged = log_usage(
@@ -614,7 +620,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def invoke(argv: Sequence[str], *, environ: Mapping[str, str], stdin: Any) -> int:
+def invoke(argv: Sequence[str], *, environ: Mapping[str, str], stdin: IO[bytes]) -> int:
     """Parse ``argv`` and run the call with an explicit environment and stdin stream."""
     try:
         ns = build_parser().parse_args(list(argv))

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+
+TYPE_CHECKING = False  # type checkers read True
+if TYPE_CHECKING:
+    from toolkit.core.jsontypes import JsonObject
 
 ROLES: tuple[str, ...] = ("analyst", "planner", "coder", "tester", "reviewer", "browser_qa")
 MAX_ANSWER_BYTES = 64 * 1024
@@ -132,7 +135,7 @@ class _Checker:
                 self.text(entry[key], f"{path}.{key}")
 
 
-def _plan(c: _Checker, answer: dict[str, Any]) -> None:
+def _plan(c: _Checker, answer: JsonObject) -> None:
     for key in ("deltas", "decisions", "open_questions"):
         c.strings(answer.get(key), key)
     mappings = answer.get("mappings")
@@ -147,7 +150,7 @@ def _plan(c: _Checker, answer: dict[str, Any]) -> None:
             c.text(item["task"], f"mappings[{i}].task")
 
 
-def _coder(c: _Checker, answer: dict[str, Any]) -> None:
+def _coder(c: _Checker, answer: JsonObject) -> None:
     c.strings(answer.get("changed_paths"), "changed_paths")
     c.strings(answer.get("blockers"), "blockers")
     deviation = answer.get("scope_deviation")
@@ -171,7 +174,7 @@ def _coder(c: _Checker, answer: dict[str, Any]) -> None:
             c.failure(run, path)
 
 
-def _tester(c: _Checker, answer: dict[str, Any]) -> None:
+def _tester(c: _Checker, answer: JsonObject) -> None:
     failing_cases = _failing_cases(c, answer.get("case_verdicts"))
     _check_counts(c, answer.get("counts"), failing_cases)
     c.strings(answer.get("evidence_paths"), "evidence_paths")
@@ -182,7 +185,7 @@ def _tester(c: _Checker, answer: dict[str, Any]) -> None:
     _check_failure_entries(c, answer.get("failures", []), failing_cases)
 
 
-def _failing_cases(c: _Checker, cases: Any) -> set[str]:
+def _failing_cases(c: _Checker, cases: object) -> set[str]:
     """The cases ``case_verdicts`` marks ``fail``; each malformed verdict is a finding."""
     failing_cases: set[str] = set()
     if not isinstance(cases, list):
@@ -196,7 +199,7 @@ def _failing_cases(c: _Checker, cases: Any) -> set[str]:
     return failing_cases
 
 
-def _check_counts(c: _Checker, counts: Any, failing_cases: set[str]) -> None:
+def _check_counts(c: _Checker, counts: object, failing_cases: set[str]) -> None:
     """``counts`` has exactly the four counts, and ``failed`` matches the failing case verdicts."""
     if not isinstance(counts, dict) or set(counts) != {"passed", "failed", "blocked", "skipped"}:
         c.add("counts", "type", "must have exactly passed, failed, blocked, skipped")
@@ -204,7 +207,7 @@ def _check_counts(c: _Checker, counts: Any, failing_cases: set[str]) -> None:
         c.add("counts.failed", "consistency", "differs from the failing case verdicts")
 
 
-def _check_failure_entries(c: _Checker, failures: Any, failing_cases: set[str]) -> None:
+def _check_failure_entries(c: _Checker, failures: object, failing_cases: set[str]) -> None:
     """``failures`` is a list of well-formed failure entries covering every failing case."""
     if not isinstance(failures, list):
         c.add("failures", "type", "must be a list")
@@ -216,7 +219,7 @@ def _check_failure_entries(c: _Checker, failures: Any, failing_cases: set[str]) 
         c.add("failures", "failure_rule", "a failing case has no failure entry")
 
 
-def _reviewer(c: _Checker, answer: dict[str, Any], order: list[str]) -> None:
+def _reviewer(c: _Checker, answer: JsonObject, order: list[str]) -> None:
     if order and order[0] != "findings":
         c.add("findings", "order", "findings must come first")
     blocking = _blocking_findings(c, answer.get("findings"))
@@ -229,7 +232,7 @@ def _reviewer(c: _Checker, answer: dict[str, Any], order: list[str]) -> None:
     c.strings(answer.get("reviewed_scope"), "reviewed_scope")
 
 
-def _blocking_findings(c: _Checker, findings: Any) -> int:
+def _blocking_findings(c: _Checker, findings: object) -> int:
     """How many findings are blocking; each malformed finding is a finding of its own."""
     blocking = 0
     if not isinstance(findings, list):
@@ -258,7 +261,7 @@ def _blocking_findings(c: _Checker, findings: Any) -> int:
     return blocking
 
 
-def _check_keys(c: _Checker, role: str, answer: dict[str, Any]) -> None:
+def _check_keys(c: _Checker, role: str, answer: JsonObject) -> None:
     """The answer holds no key outside the role's compact schema and every required one."""
     shape = SHAPES[role]
     optional = OPTIONAL_KEYS.get(role, frozenset())

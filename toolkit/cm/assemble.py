@@ -8,7 +8,6 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from toolkit.cm import packet as pk
 from toolkit.cm.answer_schemas import MAX_ANSWER_BYTES, ROLES, check_output, expected_output
@@ -17,6 +16,12 @@ from toolkit.core.errors import InvalidInput, Refused
 from toolkit.infra import confined
 from toolkit.infra.boundedio import NOT_UTF8, FileRefused, loads_bounded, read_regular, read_text_bounded
 from toolkit.infra.git import project_root
+
+TYPE_CHECKING = False  # type checkers read True
+if TYPE_CHECKING:
+    from toolkit.cm.answer_schemas import Finding
+    from toolkit.cm.shapes import DynamicPacket, PacketCheck, RolePacket
+    from toolkit.core.jsontypes import JsonObject
 
 MAX_ITEM_FILE_BYTES = 256 * 1024
 
@@ -75,9 +80,9 @@ def _relative_ref(ref: str, root: Path) -> str:
         raise InvalidInput("UNSAFE_PATH", "--ref points outside the project root") from None
 
 
-def _context(spec: PacketSpec, root: Path) -> dict[str, Any]:
+def _context(spec: PacketSpec, root: Path) -> JsonObject:
 
-    context: dict[str, Any] = {}
+    context: JsonObject = {}
     if spec.refs:
         context["artifact_refs"] = [_relative_ref(r, root) for r in spec.refs]
     for key, value in _pairs(spec.items, "--item"):
@@ -120,12 +125,12 @@ def stable_prefix(
         raise InvalidInput("INVALID_OPTION", "--prefix-file names an unknown section") from None
 
 
-def build_packet(spec: PacketSpec) -> dict[str, Any]:
+def build_packet(spec: PacketSpec) -> RolePacket:
     """Assemble {stable_prefix, dynamic_packet}; Refused(MISSING_ITEMS) lists anything absent."""
 
     role = spec.role
     prefix = stable_prefix(role, spec.workflow, spec.stage, spec.prefix_files, spec.rules)
-    dynamic: dict[str, Any] = {
+    dynamic: DynamicPacket = {
         "workflow": spec.workflow,
         "stage": spec.stage,
         "role": role,
@@ -144,7 +149,7 @@ def build_packet(spec: PacketSpec) -> dict[str, Any]:
     problems = pk.check_role_context(role, dynamic)
     if problems:
         raise InvalidInput("INVALID_PACKET", "; ".join(problems))
-    packet = {"stable_prefix": prefix, "dynamic_packet": dynamic}
+    packet: RolePacket = {"stable_prefix": prefix, "dynamic_packet": dynamic}
     try:
         pk.validate_adapter_input(packet, workflow=spec.workflow, stage=spec.stage, role=role)
     except pk.PacketError as exc:
@@ -179,7 +184,7 @@ def read_input(file: Path, limit: int) -> bytes:
     return read_bytes(file)
 
 
-def check_packet(file: Path, *, workflow: str | None, stage: str | None, role: str | None) -> dict[str, Any]:
+def check_packet(file: Path, *, workflow: str | None, stage: str | None, role: str | None) -> PacketCheck:
     """``workgroup packet check``: the adapter's validation (expected workflow, stage and role
     default to the packet's own), the privacy gate, then the role's required items.
 
@@ -213,7 +218,7 @@ def check_packet(file: Path, *, workflow: str | None, stage: str | None, role: s
     }
 
 
-def check_answer(role: str, file: Path) -> list[Any]:
+def check_answer(role: str, file: Path) -> list[Finding]:
     """``workgroup packet check-output``: the findings of a role's answer against its compact
     schema and the failure rule (``UNKNOWN_ROLE``, ``NOT_COMPACT``, ``INVALID_JSON`` before that)."""
 
@@ -227,7 +232,7 @@ def check_answer(role: str, file: Path) -> list[Any]:
     except FileRefused:
         raise InvalidInput("INVALID_JSON", "the answer is not strict UTF-8 JSON") from None
     # dicts keep the order the keys were written in, which is what "findings first" is about.
-    findings: list[Any] = check_output(
+    findings: list[Finding] = check_output(
         role, answer, key_order=list(answer) if isinstance(answer, dict) else []
     )
     return findings

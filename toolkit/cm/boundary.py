@@ -18,6 +18,10 @@ from typing import assert_never
 from toolkit.core.errors import InvalidInput
 from toolkit.infra.resources import template_text
 
+TYPE_CHECKING = False  # type checkers read True
+if TYPE_CHECKING:
+    from toolkit.cm.shapes import BoundaryDecision
+
 
 class Workflow(StrEnum):
     CM_AI = "cm-ai"
@@ -93,7 +97,7 @@ class Decision:
     reason: str | None
     writes_handoff: bool
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> BoundaryDecision:
         return {
             "workflow": self.workflow.value,
             "event": self.event.value,

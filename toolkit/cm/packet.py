@@ -10,13 +10,20 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import cast
 
 from toolkit.core.canonical import sha256_digest
 from toolkit.core.errors import InvalidInput
 from toolkit.core.strictjson import json_depth_exceeds, json_error_at, loads_strict
 from toolkit.privacy.engine import scan_value
 from toolkit.privacy.types import Context
+
+TYPE_CHECKING = False  # type checkers read True
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from toolkit.cm.shapes import DynamicPacket
+    from toolkit.core.jsontypes import JsonObject
 
 STABLE_PREFIX_KEYS: tuple[str, ...] = ("safety", "workflow", "project_rules", "role", "output_schema")
 DYNAMIC_REQUIRED: tuple[str, ...] = (
@@ -95,7 +102,7 @@ def _check_prefix(stable: object) -> dict[str, str]:
     return {key: stable[key] for key in STABLE_PREFIX_KEYS}
 
 
-def _check_dynamic(dynamic: object, identity: dict[str, str]) -> dict[str, Any]:
+def _check_dynamic(dynamic: object, identity: dict[str, str]) -> DynamicPacket:
     if not isinstance(dynamic, dict):
         raise PacketError("dynamic_packet must be a JSON object")
     _check_dynamic_keys(dynamic)
@@ -106,10 +113,10 @@ def _check_dynamic(dynamic: object, identity: dict[str, str]) -> dict[str, Any]:
         if dynamic[field] != identity[field]:
             raise PacketError(f"dynamic_packet.{field} must match --{field}")
     _check_dynamic_structures(dynamic)
-    return dict(dynamic)
+    return cast("DynamicPacket", dict(dynamic))  # its keys, texts and structures checked above
 
 
-def _check_dynamic_keys(dynamic: dict[Any, Any]) -> None:
+def _check_dynamic_keys(dynamic: JsonObject) -> None:
     """Every required key present (the missing ones named), no key outside the schema."""
     missing = [key for key in DYNAMIC_REQUIRED if key not in dynamic]
     if missing:
@@ -120,7 +127,7 @@ def _check_dynamic_keys(dynamic: dict[Any, Any]) -> None:
         raise PacketError("dynamic_packet contains unsupported fields")
 
 
-def _check_dynamic_structures(dynamic: dict[Any, Any]) -> None:
+def _check_dynamic_structures(dynamic: JsonObject) -> None:
     """``identifiers`` (and ``context`` when present) are objects; ``constraints`` non-empty strings."""
     if not isinstance(dynamic["identifiers"], dict):
         raise PacketError("dynamic_packet.identifiers must be a JSON object")
@@ -133,7 +140,7 @@ def _check_dynamic_structures(dynamic: dict[Any, Any]) -> None:
 
 def validate_adapter_input(
     obj: object, *, workflow: str, stage: str, role: str, label: str = "packet"
-) -> tuple[dict[str, str], dict[str, Any]]:
+) -> tuple[dict[str, str], DynamicPacket]:
     """Validate a parsed packet; return (stable_prefix in fixed key order, dynamic_packet).
 
     Raises ``PacketError`` for anything the adapter would refuse before a claim or HTTP call.
@@ -170,7 +177,7 @@ def system_message(stable_prefix: dict[str, str]) -> str:
     return "\n\n".join(f"[{key}]\n{stable_prefix[key]}" for key in STABLE_PREFIX_KEYS)
 
 
-def user_message(dynamic_packet: dict[str, Any]) -> str:
+def user_message(dynamic_packet: DynamicPacket) -> str:
     """The dynamic packet as compact, key-sorted JSON (UTF-8 text kept as is)."""
     return json.dumps(
         dynamic_packet, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False
@@ -221,14 +228,14 @@ def role_item_keys(role: str) -> tuple[str, ...]:
     return COMMON_CONTEXT + ROLE_ITEMS[role] + RETRY_ITEMS.get(role, ()) + ("escalation",)
 
 
-def is_retry(identifiers: dict[str, Any]) -> bool:
+def is_retry(identifiers: Mapping[str, object]) -> bool:
     attempt = identifiers.get("attempt")
     if isinstance(attempt, str) and attempt.isdigit():
         attempt = int(attempt)
     return isinstance(attempt, int) and not isinstance(attempt, bool) and attempt > 1
 
 
-def missing_items(role: str, dynamic_packet: dict[str, Any]) -> list[str]:
+def missing_items(role: str, dynamic_packet: DynamicPacket) -> list[str]:
     """Required role items absent from ``context``, in table order. Absent means absent: an
     explicitly empty value counts as stated, and nothing is ever filled in."""
     context = dynamic_packet.get("context")
@@ -239,7 +246,7 @@ def missing_items(role: str, dynamic_packet: dict[str, Any]) -> list[str]:
     return [key for key in needed if key not in context]
 
 
-def check_role_context(role: str, dynamic_packet: dict[str, Any]) -> list[str]:
+def check_role_context(role: str, dynamic_packet: DynamicPacket) -> list[str]:
     """Problems with the role context beyond missing items: unknown keys, a malformed escalation."""
     context = dynamic_packet.get("context")
     if not isinstance(context, dict):

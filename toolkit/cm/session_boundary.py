@@ -5,7 +5,6 @@ a single run's end the handoff file (``toolkit.cm.handoff``) in the specs dir or
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from toolkit.cm import handoff as ho
 from toolkit.cm.boundary import Decision, Facts, Lang, decide, reason_text, render, verdict_texts
@@ -13,6 +12,10 @@ from toolkit.core.errors import InvalidInput
 from toolkit.infra.git import project_root as git_project_root
 from toolkit.infra.resources import template_text
 from toolkit.privacy import Context, scan_text
+
+TYPE_CHECKING = False  # type checkers read True
+if TYPE_CHECKING:
+    from toolkit.cm.shapes import BoundaryReport, HandoffWrite
 
 
 def _leaks(text: str) -> bool:
@@ -35,7 +38,7 @@ def _write_handoff(
     texts: dict[str, str],
     where: tuple[Path | None, Path | None, Path],
     done: list[str],
-) -> tuple[str, dict[str, object]]:
+) -> tuple[str, HandoffWrite]:
     """Compose and write the handoff; (the line that says so, the report's ``handoff`` block).
     ``where`` is (the folder to write in, the tasks file or None, the project root). A handoff
     that cannot be written is reported with its reason, not raised."""
@@ -69,19 +72,25 @@ def run_boundary(
     tasks: Path | None,
     done: list[str],
     project_root: Path | None,
-) -> tuple[list[str], dict[str, Any]]:
+) -> tuple[list[str], BoundaryReport]:
     """Decide, write the handoff when due; ``(verdict lines, the handoff's line last; the JSON report)``."""
 
     _check_options(specs_dir, archive_dir, done)
     decision = decide(facts)
     texts = verdict_texts(lang)
     lines = render(decision, facts, texts)
-    handoff: dict[str, object] | None = None
+    handoff: HandoffWrite | None = None
     if decision.writes_handoff:
         root = project_root.resolve() if project_root is not None else git_project_root()
         # cm-ai writes under its specs dir, cm-fix under its defect archive; either option names it.
         directory = specs_dir if specs_dir is not None else archive_dir
         line, handoff = _write_handoff(facts, decision, texts, (directory, tasks, root), done)
         lines.append(line)
-    data = {**decision.as_dict(), "reason": reason_text(decision, facts, texts)}
-    return lines, {**data, "lang": lang.value, "lines": lines, "handoff": handoff}
+    report: BoundaryReport = {
+        **decision.as_dict(),
+        "reason": reason_text(decision, facts, texts),
+        "lang": lang.value,
+        "lines": lines,
+        "handoff": handoff,
+    }
+    return lines, report

@@ -172,3 +172,72 @@ class UsageReport(_UsageReportHead, total=False):
     native_components: NativeComponents
     invalid_reasons: dict[str, int]
     unreadable_lines: int
+
+
+# --- role packets (``toolkit.cm.packet``, ``toolkit.cm.assemble``)
+
+
+class _DynamicPacketBase(TypedDict):
+    workflow: str
+    stage: str
+    role: str
+    objective: str
+    identifiers: dict[str, object]
+    constraints: list[str]
+    expected_output: str
+
+
+class DynamicPacket(_DynamicPacketBase, total=False):
+    """A role packet's ``dynamic_packet`` (``packet.DYNAMIC_REQUIRED`` and ``DYNAMIC_OPTIONAL``):
+    what the adapter's check lets through, or what ``workgroup packet`` assembles."""
+
+    context: dict[str, object]  # the role's items: free JSON under fixed keys
+
+
+class RolePacket(TypedDict):
+    stable_prefix: dict[str, str]
+    dynamic_packet: DynamicPacket
+
+
+class PacketCheck(TypedDict):
+    """``workgroup packet check``'s answer."""
+
+    ok: bool
+    role_known: bool
+    prefix_digest: str
+    missing: list[str]
+    problems: list[str]
+
+
+# --- the session boundary (``toolkit.cm.boundary``, ``toolkit.cm.session_boundary``)
+
+
+class BoundaryDecision(TypedDict):
+    """``Decision.as_dict``: a verdict, or the reason there is none."""
+
+    workflow: str
+    event: str
+    boundary: bool
+    verdict: str | None
+    order: int | None
+    no_verdict: str | None
+    compact: bool
+    command: str | None
+    command_known: bool
+    reason: str | None
+    writes_handoff: bool
+
+
+class HandoffWrite(TypedDict):
+    written: bool
+    path: str | None  # as displayed (relative to the project when inside it)
+    reason: str | None  # why it was not written
+
+
+class BoundaryReport(BoundaryDecision):
+    """``workgroup boundary --json``: the decision (its reason as text), the language, the verdict
+    lines and the handoff write."""
+
+    lang: str
+    lines: list[str]
+    handoff: HandoffWrite | None
