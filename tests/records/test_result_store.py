@@ -444,3 +444,17 @@ def test_summary_bound_is_exact() -> None:
     assert check_summary("é".encode() * 4, limit=8) == "éééé"  # the bound is in bytes, not characters
     with pytest.raises(ToolkitError):
         check_summary("é".encode() * 5, limit=8)
+
+
+def test_store_answers_the_declared_record(git_repo: GitRepo, tmp_path: Path) -> None:
+    """``result store --json`` prints a StoreAnswer: its keys in the declared order, ``summary`` (the
+    one optional key) last and only when no handoff was written."""
+    from toolkit.records.results import StoreAnswer
+
+    declared = list(StoreAnswer.__annotations__)
+    pol, summ, raw = files(tmp_path, {"input": {"large_raw_output": True, "material": True}}, raw=RAW)
+    code, out, _ = store(pol, summ, raw)
+    assert code == 0 and list(out) == [k for k in declared if k != "summary"]
+    pol, summ, raw = files(tmp_path, {"input": {"large_raw_output": True}}, raw=b"x" * 10)
+    code, out, _ = store(pol, summ, raw)
+    assert code == 0 and list(out) == declared

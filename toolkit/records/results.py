@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn, NotRequired, TypedDict
 
 from toolkit.core.errors import InvalidInput, Refused
 from toolkit.infra import confined, confinedwrite, store
@@ -136,7 +136,7 @@ def _unframed(policy: object) -> object:
     return policy
 
 
-def _resolve_facts(facts: object) -> dict[str, Any]:
+def _resolve_facts(facts: object) -> Mapping[str, object]:
     """The decision of ``{input: facts}``, by the runtime's own function; its refusals keep their codes."""
     if not isinstance(facts, dict):
         _bad()
@@ -232,7 +232,20 @@ def render_summary(summary: str, artifact_rel: str | None) -> str:
     return body
 
 
-def store_result(layout: Layout, request: StoreRequest) -> dict[str, Any]:
+class StoreAnswer(TypedDict):
+    """What ``store_result`` returns (``result store --json``): the paths it wrote, repository-relative;
+    without a handoff the summary itself comes back instead."""
+
+    mode: str
+    write_prohibited: bool
+    written: list[str]
+    summary_path: str | None
+    artifact_path: str | None
+    raw_persisted: bool
+    summary: NotRequired[str]
+
+
+def store_result(layout: Layout, request: StoreRequest) -> StoreAnswer:
     """Apply ``request.decision``; returns what was written (repository-relative paths)."""
     decision = request.decision
     prohibited = decision.write_prohibited
@@ -241,7 +254,7 @@ def store_result(layout: Layout, request: StoreRequest) -> dict[str, Any]:
     artifact = not prohibited and decision.writes.artifact
     safe_segment(request.workgroup_id, "workgroup_id")
     safe_segment(request.task_id, "task_id")
-    out: dict[str, Any] = {
+    out: StoreAnswer = {
         "mode": decision.mode,
         "write_prohibited": prohibited,
         "written": [],
@@ -263,7 +276,8 @@ def store_result(layout: Layout, request: StoreRequest) -> dict[str, Any]:
         )
         target = store_artifact(layout, request.raw_path, request.artifact_boundary)
         rel = os.path.relpath(target, confined.real_root(layout.workdir)).replace(os.sep, "/")
-        out.update(artifact_path=rel, raw_persisted=True)
+        out["artifact_path"] = rel
+        out["raw_persisted"] = True
         out["written"].append(rel)
     if handoff:
         confinedwrite.atomic_write(
