@@ -88,7 +88,7 @@ class ProbeRecord:
     status: str  # healthy | failed
     phase: str
     recorded_at: datetime
-    row: Mapping[str, Any]
+    row: Mapping[str, object]
 
     @classmethod
     def parse(cls, value: object) -> ProbeRecord | None:
@@ -184,7 +184,7 @@ def record(layout: Layout, name: str, *, healthy: bool, phase: str, now: datetim
         "recorded_at": format_utc(now),
     }
     with file_lock(layout.lock(PROBE_LOCK)):
-        probes: dict[str, Mapping[str, Any]] = {k: v.row for k, v in read_cache(layout).items()}
+        probes: dict[str, Mapping[str, object]] = {k: v.row for k, v in read_cache(layout).items()}
         probes[name] = entry
         write_json_atomic(
             layout.probe_cache, {"schema": CACHE_SCHEMA, "probes": dict(sorted(probes.items()))}

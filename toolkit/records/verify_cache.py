@@ -26,7 +26,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import TypeGuard
 
 import toolkit
 from toolkit.core.errors import ToolkitError
@@ -65,7 +65,7 @@ def rules_fingerprint() -> str:
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
 
 
-def record_key(data: Any) -> str:
+def record_key(data: object) -> str:
     """Digest of a parsed record: every record-local rule is a function of it (and of its path)."""
     text = json.dumps(data, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("ascii")).hexdigest()
