@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from support.harness import runtime_call
 
 from toolkit.runtime.codes import RuntimeOpError
+from toolkit.runtime.op_types import VaultDeltaDecision
 from toolkit.runtime.protocol import RuntimeContext, execute
 from toolkit.runtime.vault_delta import (
     ACTIONS,
@@ -25,7 +26,7 @@ from toolkit.runtime.vault_delta import (
 BASE = {"category": "pattern", "title": "Retry budget", "content": "Use three retries with jitter."}
 
 
-def decide(delta: dict[str, Any] | None, **facts: Any) -> dict[str, Any]:
+def decide(delta: dict[str, Any] | None, **facts: Any) -> VaultDeltaDecision:
     return evaluate_vault_delta({"delta": delta, **facts})
 
 

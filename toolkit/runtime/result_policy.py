@@ -24,9 +24,11 @@ from toolkit.runtime.codes import RuntimeOpError
 
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Mapping
 
+    from toolkit.core.jsontypes import JsonObject
     from toolkit.runtime.adapter import RuntimeContext
+    from toolkit.runtime.op_types import ResultPolicyDecision, ResultWrites
 
 RESULT_MODES: tuple[str, ...] = ("ephemeral", "durable", "artifact")
 WRITE_KINDS: tuple[str, ...] = ("handoff", "artifact", "vault", "settings", "workgroup")
@@ -34,11 +36,11 @@ WRITE_KINDS: tuple[str, ...] = ("handoff", "artifact", "vault", "settings", "wor
 DURABLE_FACTS: tuple[str, ...] = ("material", "writer", "partial", "resumable", "crosses_phase")
 
 
-def _is_true(facts: dict[str, Any], key: str) -> bool:
+def _is_true(facts: Mapping[str, object], key: str) -> bool:
     return facts.get(key) is True
 
 
-def _requested_mode(facts: dict[str, Any]) -> str | None:
+def _requested_mode(facts: Mapping[str, object]) -> str | None:
     mode = facts.get("requested_mode")
     if mode is None:
         return None
@@ -47,7 +49,7 @@ def _requested_mode(facts: dict[str, Any]) -> str | None:
     return mode
 
 
-def resolve_result_policy(input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002 - the reference's name
+def resolve_result_policy(input: Mapping[str, object]) -> ResultPolicyDecision:  # noqa: A002 - the reference's name
     """Resolve ``{mode, write_prohibited, writes}`` for one result (pure; raises RuntimeOpError)."""
     if not isinstance(input, dict):
         raise RuntimeOpError("INVALID_REQUEST")
@@ -55,21 +57,29 @@ def resolve_result_policy(input: dict[str, Any]) -> dict[str, Any]:  # noqa: A00
     write_prohibited = _is_true(facts, "write_prohibited")
     requested = _requested_mode(facts)
     handoff_required = requested == "durable" or any(_is_true(facts, k) for k in DURABLE_FACTS)
-    writes = dict.fromkeys(WRITE_KINDS, False)
     if write_prohibited:
-        return {"mode": "ephemeral", "write_prohibited": True, "writes": writes}
+        nothing: ResultWrites = {
+            "handoff": False,
+            "artifact": False,
+            "vault": False,
+            "settings": False,
+            "workgroup": False,
+        }
+        return {"mode": "ephemeral", "write_prohibited": True, "writes": nothing}
 
     mode = _result_mode(facts, requested, handoff_required)
     _check_needed_writes(facts, mode, handoff_required)
-    writes["handoff"] = handoff_required or mode == "durable"
-    writes["artifact"] = mode == "artifact"
-    writes["vault"] = _is_true(facts, "authorize_vault_write")
-    writes["settings"] = _is_true(facts, "authorize_settings_write")
-    writes["workgroup"] = _is_true(facts, "authorize_workgroup_write")
+    writes: ResultWrites = {  # WRITE_KINDS, in that order
+        "handoff": handoff_required or mode == "durable",
+        "artifact": mode == "artifact",
+        "vault": _is_true(facts, "authorize_vault_write"),
+        "settings": _is_true(facts, "authorize_settings_write"),
+        "workgroup": _is_true(facts, "authorize_workgroup_write"),
+    }
     return {"mode": mode, "write_prohibited": False, "writes": writes}
 
 
-def _result_mode(facts: dict[str, Any], requested: str | None, handoff_required: bool) -> str:
+def _result_mode(facts: Mapping[str, object], requested: str | None, handoff_required: bool) -> str:
     """Rules 2 and 3: a large raw output is an artifact; work that needs a handoff upgrades an
     absent or ``ephemeral`` request to ``durable``; otherwise the request (default ephemeral)."""
     if _is_true(facts, "large_raw_output"):
@@ -79,7 +89,7 @@ def _result_mode(facts: dict[str, Any], requested: str | None, handoff_required:
     return requested or "ephemeral"
 
 
-def _check_needed_writes(facts: dict[str, Any], mode: str, handoff_required: bool) -> None:
+def _check_needed_writes(facts: Mapping[str, object], mode: str, handoff_required: bool) -> None:
     """Rule 4: an explicit false on a needed handoff or artifact write is a refusal; anything
     else leaves it authorized."""
     if (handoff_required or mode == "durable") and facts.get("authorize_handoff") is False:
@@ -88,7 +98,7 @@ def _check_needed_writes(facts: dict[str, Any], mode: str, handoff_required: boo
         raise RuntimeOpError("RESULT_ARTIFACT_NOT_AUTHORIZED")
 
 
-def op_result_policy(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
+def op_result_policy(request: JsonObject, ctx: RuntimeContext) -> ResultPolicyDecision:
     """``workgroup runtime result-policy``: ``{input}`` -> the decision."""
     facts = request.get("input")
     if not isinstance(facts, dict):

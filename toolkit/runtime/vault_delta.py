@@ -38,9 +38,14 @@ from toolkit.runtime.codes import RuntimeOpError
 
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Mapping
+    from typing import TypeVar
 
+    from toolkit.core.jsontypes import JsonObject
     from toolkit.runtime.adapter import RuntimeContext
+    from toolkit.runtime.op_types import SemanticDelta, VaultDeltaDecision
+
+    T = TypeVar("T")
 
 SEVERITIES: tuple[str, ...] = ("LOW", "MEDIUM", "HIGH", "CRITICAL")
 ACTIONS: tuple[str, ...] = ("skip", "amend", "update", "flush", "batch")
@@ -90,7 +95,8 @@ def _identity(value: str | None) -> str | None:
     return unicodedata.normalize("NFKC", value).strip() or None
 
 
-def _check_delta(delta: Any) -> dict[str, Any]:
+def _check_delta(delta: object) -> Mapping[str, object]:
+    """The delta (an absent one is empty) once its text fields are strings or null."""
     if delta is None:
         return {}
     if not isinstance(delta, dict):
@@ -101,41 +107,50 @@ def _check_delta(delta: Any) -> dict[str, Any]:
     return delta
 
 
-def semantic_delta(delta: dict[str, Any]) -> dict[str, str | None]:
+def _text(delta: Mapping[str, object], key: str) -> str | None:
+    # the text fields of a delta that _check_delta passed are strings or null
+    value = delta.get(key)
+    return value if isinstance(value, str) else None
+
+
+def semantic_delta(delta: Mapping[str, object]) -> SemanticDelta:
     """The normalized semantic view of a delta (the part that identifies its meaning)."""
     return {
-        "category": normalize_text(delta.get("category")) or None,
-        "title": normalize_text(delta.get("title")),
-        "content": normalize_text(delta.get("content")),
-        "semantic_key": normalize_text(delta.get("semantic_key")) or None,
-        "supersedes": _identity(delta.get("supersedes")),
+        "category": normalize_text(_text(delta, "category")) or None,
+        "title": normalize_text(_text(delta, "title")),
+        "content": normalize_text(_text(delta, "content")),
+        "semantic_key": normalize_text(_text(delta, "semantic_key")) or None,
+        "supersedes": _identity(_text(delta, "supersedes")),
     }
 
 
-def _sha256_hex(value: dict[str, str | None]) -> str:
+def _sha256_hex(value: Mapping[str, object]) -> str:
     # flat {str: str|None}: sorted compact JSON with raw UTF-8 is exactly the reference's bytes
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _identity_hash(semantic: dict[str, str | None]) -> str:
+def _identity_hash(semantic: SemanticDelta) -> str:
     return _sha256_hex(semantic)
 
 
-def _content_view(semantic: dict[str, str | None]) -> tuple[str | None, ...]:
+def _content_view(semantic: SemanticDelta) -> tuple[str | None, ...]:
     return (semantic["category"], semantic["title"], semantic["content"])
 
 
-def _content_hash(semantic: dict[str, str | None]) -> str:
-    return _sha256_hex({k: semantic[k] for k in ("category", "title", "content")})
+def _content_hash(semantic: SemanticDelta) -> str:
+    # hashed as sorted JSON: the order written here does not reach the digest
+    return _sha256_hex(
+        {"category": semantic["category"], "title": semantic["title"], "content": semantic["content"]}
+    )
 
 
-def delta_hash(delta: dict[str, Any]) -> str:
+def delta_hash(delta: Mapping[str, object]) -> str:
     """Hex SHA-256 of the canonical semantic identity (what ``previous_hashes`` holds)."""
     return _identity_hash(semantic_delta(delta))
 
 
-def stable_knowledge_id(record: dict[str, Any]) -> str | None:
+def stable_knowledge_id(record: Mapping[str, object]) -> str | None:
     """The record's one stable identifier; two identifier fields at once are ambiguous."""
     ids = [v.strip() for v in (record.get(k) for k in ID_FIELDS) if isinstance(v, str) and v.strip()]
     if len(ids) > 1:
@@ -143,7 +158,7 @@ def stable_knowledge_id(record: dict[str, Any]) -> str | None:
     return ids[0] if ids else None
 
 
-def _mutation(action: str, reason: str, matches: list[dict[str, Any]]) -> dict[str, Any]:
+def _mutation(action: str, reason: str, matches: list[Mapping[str, object]]) -> VaultDeltaDecision:
     identities = {i for i in (stable_knowledge_id(m) for m in matches) if i}
     if not identities:
         raise RuntimeOpError("VAULT_TARGET_REQUIRED")
@@ -152,7 +167,7 @@ def _mutation(action: str, reason: str, matches: list[dict[str, Any]]) -> dict[s
     return {"action": action, "reason": reason, "KnowledgeId": identities.pop()}
 
 
-def parse_severity(value: Any) -> str | None:
+def parse_severity(value: object) -> str | None:
     """A vault severity (one of SEVERITIES, any case, surrounding blanks ignored) or None;
     INVALID_SEVERITY otherwise. The one severity parser: the journal stores what it returns."""
     if value is None:
@@ -165,23 +180,26 @@ def parse_severity(value: Any) -> str | None:
     return severity
 
 
-def _flag(facts: dict[str, Any], key: str) -> bool:
+def _flag(facts: Mapping[str, object], key: str) -> bool:
     value = facts.get(key)
     if value is not None and not isinstance(value, bool):
         raise RuntimeOpError("INVALID_REQUEST")
     return value is True
 
 
-def _list_of(facts: dict[str, Any], key: str, kind: type) -> list[Any]:
+def _list_of(facts: Mapping[str, object], key: str, kind: type[T]) -> list[T]:
     value = facts.get(key)
     if value is None:
         return []
-    if not isinstance(value, list) or not all(isinstance(v, kind) for v in value):
+    if not isinstance(value, list):
         raise RuntimeOpError("INVALID_REQUEST")
-    return value
+    items = [v for v in value if isinstance(v, kind)]
+    if len(items) != len(value):
+        raise RuntimeOpError("INVALID_REQUEST")
+    return items
 
 
-def evaluate_vault_delta(input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002 - the reference's name
+def evaluate_vault_delta(input: Mapping[str, object]) -> VaultDeltaDecision:  # noqa: A002 - the reference's name
     """Decide what to do with one knowledge delta (pure; raises RuntimeOpError)."""
     if not isinstance(input, dict):
         raise RuntimeOpError("INVALID_REQUEST")
@@ -221,8 +239,8 @@ def _flush_reason(
 
 
 def _against_prior(
-    semantic: dict[str, str | None], prior: list[dict[str, Any]], previous_hashes: set[str]
-) -> dict[str, Any] | None:
+    semantic: SemanticDelta, prior: list[Mapping[str, object]], previous_hashes: set[str]
+) -> VaultDeltaDecision | None:
     """Skip a duplicate, amend the record of the same semantic key, update a superseded one;
     None when the delta is new knowledge."""
     # each prior record is normalized once; every rule below reads these views
@@ -237,8 +255,8 @@ def _against_prior(
 
 
 def _supersession_update(
-    semantic: dict[str, str | None], prior: list[dict[str, Any]], views: list[dict[str, str | None]]
-) -> dict[str, Any] | None:
+    semantic: SemanticDelta, prior: list[Mapping[str, object]], views: list[SemanticDelta]
+) -> VaultDeltaDecision | None:
     """An update of the prior records a superseding delta replaces; None when the delta
     supersedes nothing or no prior record matches."""
     if not semantic["supersedes"]:
@@ -247,9 +265,7 @@ def _supersession_update(
     return _mutation("update", "SUPERSESSION_CHANGED", superseded) if superseded else None
 
 
-def _is_duplicate(
-    semantic: dict[str, str | None], views: list[dict[str, str | None]], previous_hashes: set[str]
-) -> bool:
+def _is_duplicate(semantic: SemanticDelta, views: list[SemanticDelta], previous_hashes: set[str]) -> bool:
     """The delta's identity hash is one the caller passed, or its content equals a prior record's."""
     # equal normalized views have equal hashes, so prior records are compared by value and only
     # caller-supplied hashes need the digest (same decisions, no hashing per prior record)
@@ -260,14 +276,14 @@ def _is_duplicate(
 
 
 def _supersession_match(
-    semantic: dict[str, str | None], record: dict[str, Any], previous: dict[str, str | None]
+    semantic: SemanticDelta, record: Mapping[str, object], previous: SemanticDelta
 ) -> bool:
     if semantic["supersedes"] == stable_knowledge_id(record):
         return True
     return semantic["supersedes"] == previous["supersedes"] and semantic["category"] == previous["category"]
 
 
-def op_vault_delta(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
+def op_vault_delta(request: JsonObject, ctx: RuntimeContext) -> VaultDeltaDecision:
     """``workgroup runtime vault-delta``: ``{input}`` -> ``{action, reason, KnowledgeId?}``."""
     facts = request.get("input")
     if not isinstance(facts, dict):
