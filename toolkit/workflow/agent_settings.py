@@ -23,9 +23,10 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from toolkit.core.errors import InvalidInput, Refused, ToolkitError
+from toolkit.core.jsontypes import JsonObject
 from toolkit.core.strictjson import json_error_at, loads_strict
 from toolkit.infra import confined, confinedwrite
 from toolkit.infra.boundedio import NOT_UTF8, FileRefused
@@ -77,6 +78,29 @@ def _ours(event: str) -> re.Pattern[str]:
     return re.compile(rf"(?:^|[\s;&|'\"/(])workgroup agent-hook {re.escape(event)}(?![\w-])")
 
 
+class AddedHook(TypedDict):
+    """One hook entry the merge added: its event, matcher (None: every tool), command and hook name."""
+
+    event: str
+    matcher: str | None
+    command: str
+    hook: str
+
+
+class AgentAnswer(TypedDict):
+    """What ``AgentMerge.as_json`` returns (the ``agents`` rows of ``init --json``): Claude Code's
+    rows carry the status line and the local-settings note, Codex's the hooks note."""
+
+    agent: str
+    file: str
+    status: str
+    added: list[AddedHook]
+    present: list[str]
+    status_line: NotRequired[str]
+    also_in_local_settings: NotRequired[list[str]]
+    note: NotRequired[str]
+
+
 @dataclass
 class AgentMerge:
     """What the merge did: the new text (None: unchanged) and one line per entry."""
@@ -85,7 +109,7 @@ class AgentMerge:
     file: str
     text: str | None
     status: str  # "written" | "updated" | "unchanged"
-    added: list[dict[str, Any]] = field(default_factory=list)
+    added: list[AddedHook] = field(default_factory=list)
     present: list[str] = field(default_factory=list)
     status_line: str = ""  # claude: "added" | "present" | "kept yours" ; codex: ""
     local_too: list[str] = field(
@@ -113,7 +137,7 @@ class AgentMerge:
             lines.append(f"  {CODEX_NOTE}")
         return lines
 
-    def _added_line(self, entry: dict[str, Any], dry_run: bool) -> str:
+    def _added_line(self, entry: AddedHook, dry_run: bool) -> str:
         """The line for one added hook entry: its event, matcher and the command it runs."""
         matcher = f" (matcher {entry['matcher']})" if entry.get("matcher") else ""
         shown = f"workgroup agent-hook {entry['hook']} --agent {self.agent}"
@@ -131,8 +155,8 @@ class AgentMerge:
             return [f"  statusLine: yours is kept; ours would be `{STATUS_LINE}`"]
         return []
 
-    def as_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def as_json(self) -> AgentAnswer:
+        out: AgentAnswer = {
             "agent": self.agent,
             "file": self.file,
             "status": self.status,
@@ -147,14 +171,14 @@ class AgentMerge:
         return out
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _no_duplicates(pairs: list[tuple[str, object]]) -> JsonObject:
     keys = [key for key, _ in pairs]
     if len(set(keys)) != len(keys):
         raise ValueError("duplicate key")
     return dict(pairs)
 
 
-def parse(text: str, file: str) -> dict[str, Any]:
+def parse(text: str, file: str) -> JsonObject:
     """The settings object; a coded refusal for anything the merge could not keep whole."""
 
     try:
@@ -176,7 +200,7 @@ def parse(text: str, file: str) -> dict[str, Any]:
     return data
 
 
-def _has_ours(groups: list[Any], pattern: re.Pattern[str]) -> bool:
+def _has_ours(groups: list[object], pattern: re.Pattern[str]) -> bool:
     for group in groups:
         handlers = group.get("hooks") if isinstance(group, dict) else None
         for handler in handlers if isinstance(handlers, list) else ():
@@ -190,7 +214,7 @@ def merge(text: str | None, agent: str) -> AgentMerge:
     """Our entries merged into ``text`` (None or blank: a new file). Pure: no I/O."""
     file = FILES[agent]
     fresh = text is None or not text.strip()
-    data: dict[str, Any] = {} if fresh or text is None else parse(text, file)
+    data: JsonObject = {} if fresh or text is None else parse(text, file)
     out = AgentMerge(agent, file, None, "unchanged")
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
@@ -207,7 +231,7 @@ def merge(text: str | None, agent: str) -> AgentMerge:
     return out
 
 
-def _merge_event(hooks: dict[str, Any], wanted: tuple[str, str | None, str], out: AgentMerge) -> None:
+def _merge_event(hooks: JsonObject, wanted: tuple[str, str | None, str], out: AgentMerge) -> None:
     """Add our handler for one (event, matcher, hook) to ``hooks`` unless one of ours is there;
     ``out`` records which. Refused when the event's entry is not a list."""
     event, matcher, name = wanted
@@ -220,14 +244,15 @@ def _merge_event(hooks: dict[str, Any], wanted: tuple[str, str | None, str], out
     if _has_ours(groups, _ours(name)):
         out.present.append(event)
         return
-    handler = {"type": "command", "command": command_for(out.agent, name), "timeout": TIMEOUT}
-    group: dict[str, Any] = {"matcher": matcher} if matcher is not None else {}
+    command = command_for(out.agent, name)
+    handler: JsonObject = {"type": "command", "command": command, "timeout": TIMEOUT}
+    group: JsonObject = {"matcher": matcher} if matcher is not None else {}
     group["hooks"] = [handler]
     hooks[event] = [*groups, group]
-    out.added.append({"event": event, "matcher": matcher, "command": handler["command"], "hook": name})
+    out.added.append({"event": event, "matcher": matcher, "command": command, "hook": name})
 
 
-def _merge_status_line(data: dict[str, Any]) -> str:
+def _merge_status_line(data: JsonObject) -> str:
     current = data.get("statusLine")
     if current is None:
         data["statusLine"] = {"type": "command", "command": STATUS_LINE, "padding": 0}
