@@ -39,8 +39,10 @@ from toolkit.runtime.codes import RuntimeOpError
 
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
+    from toolkit.core.jsontypes import JsonObject
     from toolkit.runtime.adapter import RuntimeContext
 
 DEFAULT_MAX_BYTES = 12_288
@@ -56,8 +58,13 @@ class Prepared:
 
     __slots__ = ("artifact_bytes", "artifact_ref", "capsule")
 
+    # The sealed capsule on its way out: JSON its writers store and read fields of (schema-checked).
+    capsule: dict[str, Any]
+    artifact_ref: str | None
+    artifact_bytes: bytes | None
+
     def __init__(
-        self, capsule: dict[str, Any], artifact_ref: str | None = None, artifact_bytes: bytes | None = None
+        self, capsule: JsonObject, artifact_ref: str | None = None, artifact_bytes: bytes | None = None
     ) -> None:
         self.capsule = capsule
         self.artifact_ref = artifact_ref
@@ -70,7 +77,7 @@ class Prepared:
         return sha256_digest(self.artifact_bytes)
 
 
-def evidence_artifact_bytes(capsule: dict[str, Any]) -> bytes:
+def evidence_artifact_bytes(capsule: Mapping[str, object]) -> bytes:
     """The exact bytes of an externalized-evidence artifact (canonical JSON, newline-free)."""
     return canonical_bytes(
         {
@@ -91,7 +98,7 @@ def content_addressed_ref(artifact_path: str, data: bytes, *, is_directory: bool
     return f"{directory}/{CONTENT_ADDRESS_PREFIX}{hashlib.sha256(data).hexdigest()}.json"
 
 
-def _assert_private_content_free(capsule: dict[str, Any]) -> None:
+def _assert_private_content_free(capsule: Mapping[str, object]) -> None:
     """``capsule_privacy.assert_private_content_free``, its engine loaded by the first capsule
     checked: ``seal`` and ``verify``'s record reader import this module without scanning anything
     (tests/records/test_verify_lean.py)."""
@@ -100,18 +107,18 @@ def _assert_private_content_free(capsule: dict[str, Any]) -> None:
     assert_private_content_free(capsule)
 
 
-def seal(capsule: dict[str, Any]) -> dict[str, Any]:
+def seal(capsule: Mapping[str, object]) -> JsonObject:
     """A copy with ``capsule_hash`` recomputed (and placed last, as the reference does)."""
-    sealed = {key: value for key, value in capsule.items() if key != "capsule_hash"}
+    sealed: JsonObject = {key: value for key, value in capsule.items() if key != "capsule_hash"}
     sealed["capsule_hash"] = capsule_digest(sealed)
     return sealed
 
 
-def sealed_size(capsule: dict[str, Any]) -> int:
+def sealed_size(capsule: Mapping[str, object]) -> int:
     return len(canonical_bytes(capsule))
 
 
-def _max_bytes(value: Any) -> int:
+def _max_bytes(value: object) -> int:
     if value is None:
         return DEFAULT_MAX_BYTES
     # JSON has one number type: 1450.0 is the integer 1450 for the reference, true is not a number
@@ -124,7 +131,7 @@ def _max_bytes(value: Any) -> int:
     return int(value)
 
 
-def _roots(value: Any) -> list[str]:
+def _roots(value: object) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list):
@@ -140,11 +147,11 @@ def _roots(value: Any) -> list[str]:
 
 
 def prepare_capsule(
-    capsule: Any,
+    capsule: object,
     *,
-    max_bytes: Any = None,
-    artifact_path: Any = None,
-    artifact_roots: Any = None,
+    max_bytes: object = None,
+    artifact_path: object = None,
+    artifact_roots: object = None,
 ) -> Prepared:
     """Run the whole pipeline; raises ``RuntimeOpError`` with the reference's codes."""
     limit = _max_bytes(max_bytes)
@@ -165,9 +172,7 @@ def prepare_capsule(
     return _externalized(prepared, artifact_path, roots, limit)
 
 
-def _externalized(
-    prepared: dict[str, Any], artifact_path: str | None, roots: list[str], limit: int
-) -> Prepared:
+def _externalized(prepared: JsonObject, artifact_path: str | None, roots: list[str], limit: int) -> Prepared:
     """An oversized capsule with its evidence moved to a content-addressed artifact under an
     authorized root; ``CAPSULE_MANDATORY_OVERFLOW`` when there is no evidence or path to move it
     to, or the capsule is still too large without it."""
@@ -182,7 +187,8 @@ def _externalized(
     ref = content_addressed_ref(artifact_path, data, is_directory=artifact_path in roots)
     moved = dict(prepared)
     moved["evidence"] = []
-    refs = list(moved.get("artifact_refs", []))
+    listed = moved.get("artifact_refs", [])  # a list of paths: the sealed capsule passed the schema
+    refs = list(listed) if isinstance(listed, list) else []
     if ref not in refs:
         refs.append(ref)
     moved["artifact_refs"] = refs
@@ -192,7 +198,7 @@ def _externalized(
     return _final(moved, ref, data)
 
 
-def _final(capsule: dict[str, Any], ref: str | None = None, data: bytes | None = None) -> Prepared:
+def _final(capsule: JsonObject, ref: str | None = None, data: bytes | None = None) -> Prepared:
     # the complete transformed capsule, checked again immediately before it is handed out sealed
     assert_schema(capsule, sealed=True)
     _assert_private_content_free(capsule)
@@ -200,7 +206,7 @@ def _final(capsule: dict[str, Any], ref: str | None = None, data: bytes | None =
     return Prepared(capsule=capsule, artifact_ref=ref, artifact_bytes=data)
 
 
-def op_capsule(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
+def op_capsule(request: JsonObject, ctx: RuntimeContext) -> JsonObject:
     """``workgroup runtime capsule``: ``{capsule, max_bytes?, artifact_path?, artifact_roots?}`` -> sealed."""
     if "max_bytes" in request and request["max_bytes"] is None:
         raise RuntimeOpError("INVALID_REQUEST")  # only an absent limit takes the default

@@ -12,10 +12,6 @@ from toolkit.privacy import Context, scan_text, scan_value
 from toolkit.runtime.capsule_rules import MAX_CAPSULE_STRING_BYTES, strings_of
 from toolkit.runtime.codes import RuntimeOpError
 
-TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
-if TYPE_CHECKING:
-    from typing import Any
-
 _KEY_VERDICTS: dict[tuple[str, str], bool] = {}
 
 
@@ -29,7 +25,7 @@ def _key_is_private(key: str, context: str) -> bool:
     return verdict
 
 
-def engine_findings(value: Any, context: str = "capsule") -> int:
+def engine_findings(value: object, context: str = "capsule") -> int:
     """Number of findings of the shared privacy engine in ``context`` (capsule by default).
 
     The strings are scanned as one text, one per line, instead of one engine call per string:
@@ -48,7 +44,7 @@ def engine_findings_in(keys: list[str], texts: list[str], context: str = "capsul
     return len(scan_text(joined, Context(context))) if joined else 0
 
 
-def assert_private_content_free(value: Any) -> None:
+def assert_private_content_free(value: object) -> None:
     """The 4,096-byte string limit, then the shared privacy engine alone (capsule context: field
     names and values). The reference's own patterns (``forbidden_key``, ``private_value``) are
     no longer consulted here: in a capsule the engine refuses everything they refuse, without

@@ -32,8 +32,8 @@ from toolkit.runtime.codes import RuntimeOpError
 
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from typing import Any
+    from collections.abc import Callable, Iterator, Mapping
+    from typing import Any, TypeGuard
 
     from toolkit.core.capsule_schema import Rule
 
@@ -50,14 +50,14 @@ _FIELDS = {field.name: field for field in CAPSULE.fields}
 _PATTERNS: dict[str, re.Pattern[str]] = {}
 
 
-def _is_str(value: Any, lo: int, hi: int | None) -> bool:
+def _is_str(value: object, lo: int, hi: int | None) -> TypeGuard[str]:
     if not isinstance(value, str):
         return False
     size = utf16_len(value)
     return size >= lo and (hi is None or size <= hi)
 
 
-def _is_text(value: Any, rule: Text) -> bool:
+def _is_text(value: object, rule: Text) -> TypeGuard[str]:
     """A string within the rule's bounds; an identifier (``visible``) also has nothing invisible in it.
 
     The reference accepts any string as an id; a control, format or separator character (``U+0085``,
@@ -66,7 +66,7 @@ def _is_text(value: Any, rule: Text) -> bool:
     return _is_str(value, rule.lo, rule.hi) and (not rule.visible or hidden_character(value) is None)
 
 
-def _str_list(value: Any, max_items: int, item: Text, *, unique: bool) -> bool:
+def _str_list(value: object, max_items: int, item: Text, *, unique: bool) -> bool:
     if not isinstance(value, list) or len(value) > max_items:
         return False
     if not all(_is_text(entry, item) for entry in value):
@@ -74,7 +74,7 @@ def _str_list(value: Any, max_items: int, item: Text, *, unique: bool) -> bool:
     return not unique or len(set(value)) == len(value)  # all strings here: equal iff canonically equal
 
 
-def _closed(obj: Any, shape: Shape) -> bool:
+def _closed(obj: object, shape: Shape) -> TypeGuard[Mapping[str, object]]:
     if not isinstance(obj, dict):
         return False
     return all(key in obj for key in shape.required) and all(key in shape.allowed for key in obj)
@@ -87,13 +87,13 @@ def _full_match(regex: str, value: str) -> bool:
     return pattern.fullmatch(value) is not None  # fullmatch: a trailing newline never passes "$"
 
 
-def _shape_ok(obj: Any, shape: Shape) -> bool:
+def _shape_ok(obj: object, shape: Shape) -> bool:
     return _closed(obj, shape) and all(
         _holds(field.rule, obj[field.name]) for field in shape.fields if field.name in obj
     )
 
 
-def _holds(rule: Rule, value: Any) -> bool:
+def _holds(rule: Rule, value: object) -> bool:
     """Whether ``value`` follows ``rule`` (one kind of toolkit.core.capsule_schema)."""
     if isinstance(rule, Text):
         return _is_text(value, rule)
@@ -114,7 +114,7 @@ def _holds(rule: Rule, value: Any) -> bool:
     )
 
 
-def schema_problems(capsule: Any) -> list[str]:
+def schema_problems(capsule: object) -> list[str]:
     """Names of the capsule fields that break the closed ``knowzcode.context-capsule/v1`` schema.
 
     ``capsule_hash`` is required in a sealed capsule; callers checking an unsealed input add a
@@ -169,7 +169,9 @@ def _rule_text(field: Field) -> str:
     return "invalid"
 
 
-def _list_problem(path: str, value: Any, max_items: int, item_ok: Any, item_rule: str, unique: bool) -> str:
+def _list_problem(
+    path: str, value: object, max_items: int, item_ok: Callable[[object], bool], item_rule: str, unique: bool
+) -> str:
     if not isinstance(value, list):
         return f"{path}: must be a list (of {item_rule.removeprefix('must be ')})"
     if len(value) > max_items:
@@ -182,7 +184,7 @@ def _list_problem(path: str, value: Any, max_items: int, item_ok: Any, item_rule
     return f"{path}: invalid"
 
 
-def _field_problem(key: str, value: Any) -> str | None:
+def _field_problem(key: str, value: object) -> str | None:
     """The rule ``value`` breaks as the capsule's field ``key``, as ``$.key: rule``; None if it holds.
 
     A string field is judged on its length here; an identifier with an invisible character is
@@ -216,12 +218,12 @@ def _field_problem(key: str, value: Any) -> str | None:
     return None if _holds(rule, value) else f"$.{key}: {_rule_text(field)}"
 
 
-def _unknown_field(key: Any) -> str:
+def _unknown_field(key: object) -> str:
     name = f"$.{key}" if isinstance(key, str) and _SAFE_KEY.match(key) else "$.<a field>"
     return f"{name}: not a capsule field (the schema is closed; see `workgroup capsule seal --help`)"
 
 
-def explain_schema(capsule: Any, *, sealed: bool) -> list[str]:
+def explain_schema(capsule: object, *, sealed: bool) -> list[str]:
     """Each schema problem as ``$.field: rule`` (JSON path and the rule it breaks).
 
     Values are never quoted back (they may be secrets); a field name is shown only when it is a
@@ -238,7 +240,7 @@ def explain_schema(capsule: Any, *, sealed: bool) -> list[str]:
     return out
 
 
-def _missing_fields(capsule: dict[str, Any], sealed: bool) -> list[str]:
+def _missing_fields(capsule: Mapping[str, object], sealed: bool) -> list[str]:
     """``$.field: required`` for each required field left out (unsealed input may leave out
     the fields sealing fills in)."""
     return [
@@ -248,7 +250,7 @@ def _missing_fields(capsule: dict[str, Any], sealed: bool) -> list[str]:
     ]
 
 
-def assert_schema(capsule: Any, *, sealed: bool) -> None:
+def assert_schema(capsule: object, *, sealed: bool) -> None:
     """Raise ``CAPSULE_SCHEMA_INVALID`` unless the capsule matches the closed schema."""
     candidate = capsule
     if not sealed and isinstance(capsule, dict) and "capsule_hash" not in capsule:
@@ -309,8 +311,9 @@ def private_value(text: str) -> bool:
     return _VALUE_PATTERN.search(text) is not None
 
 
-def walk(value: Any, path: str = "$") -> Iterator[tuple[str, str, Any]]:
-    """Yield ``(kind, path, item)`` for every key (``kind='key'``) and string (``'str'``) in order."""
+def walk(value: object, path: str = "$") -> Iterator[tuple[str, str, str]]:
+    """Yield ``(kind, path, item)`` for every key (``kind='key'``) and string (``'str'``) in order
+    (a JSON object's keys are strings)."""
     if isinstance(value, dict):
         for key, child in value.items():
             yield "key", f"{path}.{key}", key
@@ -322,11 +325,11 @@ def walk(value: Any, path: str = "$") -> Iterator[tuple[str, str, Any]]:
         yield "str", path, value
 
 
-def strings_of(value: Any) -> tuple[list[str], list[str]]:
+def strings_of(value: object) -> tuple[list[str], list[str]]:
     """``(keys, strings)`` of a JSON value, iteratively (no paths: the fast path for ``verify``)."""
     keys: list[str] = []
     texts: list[str] = []
-    stack = [value]
+    stack: list[object] = [value]
     while stack:
         node = stack.pop()
         if isinstance(node, str):
@@ -344,7 +347,7 @@ def strings_of(value: Any) -> tuple[list[str], list[str]]:
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
-def portable_path(path: Any) -> bool:
+def portable_path(path: object) -> TypeGuard[str]:
     """A portable repository-relative path: the reference's rules, nothing rewritten."""
     if not isinstance(path, str) or not path or path != path.strip():
         return False
@@ -378,7 +381,7 @@ def artifact_paths(capsule: dict[str, Any]) -> list[str]:
     return refs + list(capsule.get("artifact_refs", []))
 
 
-def assert_artifact_path(path: Any) -> None:
+def assert_artifact_path(path: object) -> None:
     """Portable and inside the boundary; the boundary itself is a valid reference, as in the reference."""
     if not portable_path(path):
         raise RuntimeOpError("CAPSULE_ARTIFACT_REF_INVALID")

@@ -106,13 +106,3 @@ class TelemetryReport(TypedDict):
     event: EfficiencyEvent
     dropped_keys: list[str]
 
-
-# --- capsule -----------------------------------------------------------------------------
-
-
-class CapsuleAnswer(TypedDict):
-    """``op_capsule``: the sealed capsule, its size and the externalized artifact's reference."""
-
-    capsule: dict[str, object]
-    bytes: int
-    artifact_ref: str | None
