@@ -29,3 +29,37 @@ def test_agent_merge_answers_the_declared_rows(git_repo: GitRepo) -> None:
     codex = json.loads(out)
     assert list(codex) == [*codex_keys, "dry_run"]
     assert codex["added"] and all(list(row) == _keys(AddedHook) for row in codex["added"])
+
+
+def test_scenario_row_declares_the_scenario_model_field_for_field() -> None:
+    """ScenarioRow (what load_scenarios returns) names exactly the model's fields (by their JSON
+    names) and its parts those of the model's parts; every shipped scenario has exactly those keys."""
+    from pydantic import BaseModel
+
+    from toolkit.infra.resources import data_dir
+    from toolkit.models.corpus import Scenario, Spec, VirtualFile, VirtualRepository
+    from toolkit.workflow.evaluate import (
+        ScenarioFile,
+        ScenarioRepository,
+        ScenarioRow,
+        ScenarioSpec,
+        load_scenarios,
+    )
+
+    def fields(model: type[BaseModel]) -> list[str]:
+        return [info.alias or name for name, info in model.model_fields.items()]
+
+    assert fields(Scenario) == _keys(ScenarioRow)
+    assert fields(VirtualRepository) == _keys(ScenarioRepository)
+    assert fields(VirtualFile) == _keys(ScenarioFile)
+    assert fields(Spec) == _keys(ScenarioSpec)
+    scenarios = load_scenarios(data_dir("corpus"))
+    assert scenarios and all(sorted(s) == sorted(_keys(ScenarioRow)) for s in scenarios)
+
+
+def test_eval_json_prints_the_declared_answer() -> None:
+    from toolkit.workflow.evaluate import EvalAnswer
+
+    code, out, _ = cli("eval", "--json")
+    assert code == 0
+    assert list(json.loads(out)) == _keys(EvalAnswer)

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from toolkit.core.errors import InvalidInput
+from toolkit.core.jsontypes import JsonObject
 from toolkit.infra.boundedio import (
     NOT_A_FILE,
     NOT_FOUND,
@@ -35,6 +36,63 @@ from toolkit.runtime.vocabulary import STRATA
 MIN_SCENARIOS = 40
 MIN_PER_STRATUM = 8
 MAX_SCENARIO_BYTES = 262_144
+
+
+class ScenarioFile(TypedDict):
+    path: str
+    content: str
+
+
+class ScenarioRepository(TypedDict):
+    schema: str
+    files: list[ScenarioFile]
+
+
+class ScenarioSpec(TypedDict):
+    verify_id: str
+    rule: str
+
+
+class ScenarioProvenance(TypedDict):
+    kind: str
+    empirical: bool
+    promotion_authorized: bool
+
+
+class ScenarioOracle(TypedDict):
+    """``{status: success, match}`` or ``{status: error, code}``."""
+
+    status: str
+    code: NotRequired[str]
+    match: NotRequired[JsonObject]
+
+
+class ScenarioRow(TypedDict):
+    """A scenario file the ``Scenario`` model (``toolkit.models.corpus``) accepted, field for field."""
+
+    schema: str
+    id: str
+    stratum: str
+    category: str
+    description: str
+    operation: str
+    repository: ScenarioRepository
+    spec: ScenarioSpec
+    owned_files: list[str]
+    input: JsonObject
+    oracle: ScenarioOracle
+    provenance: ScenarioProvenance
+
+
+class EvalAnswer(TypedDict):
+    """What ``EvalReport.as_json`` returns (``eval --json``)."""
+
+    ok: bool
+    total: int
+    passed: int
+    misses: list[str]
+    corpus_problems: list[str]
+    results: list[JsonObject]
 
 
 @dataclass(frozen=True)
@@ -65,7 +123,7 @@ class EvalReport:
     def ok(self) -> bool:
         return not self.misses and not self.corpus_problems
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> EvalAnswer:
         return {
             "ok": self.ok,
             "total": len(self.results),
@@ -76,7 +134,7 @@ class EvalReport:
         }
 
 
-def subset_mismatch(actual: Any, expected: Any, path: str = "$") -> str | None:
+def subset_mismatch(actual: object, expected: object, path: str = "$") -> str | None:
     """First place where ``expected`` is not a subset of ``actual`` (objects recursively, else equal)."""
     if isinstance(expected, dict):
         if not isinstance(actual, dict):
@@ -93,7 +151,7 @@ def subset_mismatch(actual: Any, expected: Any, path: str = "$") -> str | None:
     return None
 
 
-def _strict_equal(left: Any, right: Any) -> bool:
+def _strict_equal(left: object, right: object) -> bool:
     if isinstance(left, bool) or isinstance(right, bool):
         return type(left) is type(right) and left == right
     if isinstance(left, list) and isinstance(right, list):
@@ -103,17 +161,17 @@ def _strict_equal(left: Any, right: Any) -> bool:
     return bool(left == right) and (left is None) == (right is None)
 
 
-def _lists_equal(left: list[Any], right: list[Any]) -> bool:
+def _lists_equal(left: list[object], right: list[object]) -> bool:
     """Same length and strictly equal item by item."""
     return len(left) == len(right) and all(_strict_equal(a, b) for a, b in zip(left, right, strict=True))
 
 
-def _objects_equal(left: dict[Any, Any], right: dict[Any, Any]) -> bool:
+def _objects_equal(left: Mapping[object, object], right: Mapping[object, object]) -> bool:
     """Same keys and strictly equal values."""
     return left.keys() == right.keys() and all(_strict_equal(left[k], right[k]) for k in left)
 
 
-def _load_json(path: Path) -> Any:
+def _load_json(path: Path) -> Any:  # the parsed file: each caller checks it
 
     try:
         raw = read_regular(path, limit=MAX_SCENARIO_BYTES, what="a corpus file", allow_over=True) or b""
@@ -148,11 +206,11 @@ def scenario_files(directory: Path) -> list[Path]:
     return sorted((directory / "scenarios").glob("*.json"))
 
 
-def load_scenarios(directory: Path) -> list[dict[str, Any]]:
+def load_scenarios(directory: Path) -> list[ScenarioRow]:
     """Every scenario, validated against the ``Scenario`` model (exit 2 naming the bad file)."""
     from pydantic import ValidationError
 
-    scenarios = []
+    scenarios: list[ScenarioRow] = []
     for path in scenario_files(directory):
         data = _load_json(path)
         try:
@@ -161,11 +219,12 @@ def load_scenarios(directory: Path) -> list[dict[str, Any]]:
             raise InvalidInput(
                 "CORPUS_INVALID", f"scenario file {path.name} does not match the scenario schema"
             ) from None
-        scenarios.append(data)
+        scenario: ScenarioRow = data  # the model accepted it just above
+        scenarios.append(scenario)
     return scenarios
 
 
-def corpus_problems(scenarios: list[dict[str, Any]]) -> list[str]:
+def corpus_problems(scenarios: list[ScenarioRow]) -> list[str]:
     """The contract's structural rules for the corpus (CEO-13)."""
     problems = _size_problems(scenarios)
     ids = [s["id"] for s in scenarios]
@@ -179,7 +238,7 @@ def corpus_problems(scenarios: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-def _size_problems(scenarios: list[dict[str, Any]]) -> list[str]:
+def _size_problems(scenarios: list[ScenarioRow]) -> list[str]:
     """Too few scenarios in all, then each stratum with too few."""
     problems = []
     if len(scenarios) < MIN_SCENARIOS:
@@ -191,7 +250,7 @@ def _size_problems(scenarios: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-def _recovery_apart(scenarios: list[dict[str, Any]]) -> bool:
+def _recovery_apart(scenarios: list[ScenarioRow]) -> bool:
     """True when the recovery-invalidation stratum holds exactly the ``recovery`` category."""
     recovery = [s for s in scenarios if s["stratum"] == "recovery-invalidation"]
     return not (
@@ -200,7 +259,7 @@ def _recovery_apart(scenarios: list[dict[str, Any]]) -> bool:
     )
 
 
-def _materialize(root: Path, repository: dict[str, Any]) -> None:
+def _materialize(root: Path, repository: ScenarioRepository) -> None:
     for item in repository["files"]:
         rel = PurePosixPath(item["path"])
         target = root.joinpath(*rel.parts)
@@ -208,11 +267,11 @@ def _materialize(root: Path, repository: dict[str, Any]) -> None:
         target.write_text(item["content"], encoding="utf-8")
 
 
-def _expected(oracle: dict[str, Any]) -> str:
+def _expected(oracle: ScenarioOracle) -> str:
     return "success" if oracle["status"] == "success" else f"error {oracle['code']}"
 
 
-def run_scenario(scenario: dict[str, Any]) -> ScenarioResult:
+def run_scenario(scenario: ScenarioRow) -> ScenarioResult:
     """Run one scenario in its own virtual repository and compare with its oracle."""
 
     with tempfile.TemporaryDirectory(prefix="wg-eval-") as tmp:
@@ -240,7 +299,7 @@ def run_scenario(scenario: dict[str, Any]) -> ScenarioResult:
 
 
 def evaluate_corpus(
-    scenarios: Iterable[dict[str, Any]], progress: Callable[[int, int, ScenarioResult], None] | None = None
+    scenarios: Iterable[ScenarioRow], progress: Callable[[int, int, ScenarioResult], None] | None = None
 ) -> EvalReport:
     """Run every scenario; ``progress(done, total, result)`` after each."""
     items = list(scenarios)
