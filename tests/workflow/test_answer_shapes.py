@@ -63,3 +63,33 @@ def test_eval_json_prints_the_declared_answer() -> None:
     code, out, _ = cli("eval", "--json")
     assert code == 0
     assert list(json.loads(out)) == _keys(EvalAnswer)
+
+
+def test_fanout_finding_rows_and_parsed_workers() -> None:
+    """``FanoutFinding.as_dict`` is a FindingRow equal to the dataclass's fields; the plan's workers
+    are parsed once into their role and scope (None when absent), the worker kept as given."""
+    from dataclasses import asdict
+
+    from toolkit.workflow.fanout import FindingRow, _read_plan, check_plan
+
+    plan = {
+        "stage": "0",
+        "workers": [
+            {"role": "analyst"},
+            {"role": "discovery", "scope": "src/a", "read_only": True},
+            {"role": "discovery", "scope": "src/a/b"},
+        ],
+    }
+    _, findings = check_plan(plan)
+    assert findings
+    for finding in findings:
+        row = finding.as_dict()
+        assert list(row) == _keys(FindingRow) and row == asdict(finding)
+    facts = _read_plan(plan, None)
+    assert [(w.role, w.scope) for w in facts.workers] == [
+        ("analyst", None),
+        ("discovery", "src/a"),
+        ("discovery", "src/a/b"),
+    ]
+    assert [w.row for w in facts.workers] == plan["workers"]
+    assert "DISCOVERY_SCOPE_OVERLAP" in [f.rule for f in findings]

@@ -10,10 +10,11 @@ independently useful (non-overlapping) scopes; the profile's limits hold.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypedDict
 
 from toolkit.core.errors import InvalidInput
+from toolkit.core.jsontypes import JsonObject
 from toolkit.workflow.profiles import effective_settings
 
 SPECIALISTS = frozenset({"knowledge", "security", "test", "design", "compliance"})
@@ -43,26 +44,47 @@ class PlanError(InvalidInput, ValueError):
         super().__init__("INVALID_PLAN", message)
 
 
+class FindingRow(TypedDict):
+    """``FanoutFinding.as_dict``: one finding as printed."""
+
+    rule: str
+    worker: int | None
+    message: str
+
+
 @dataclass(frozen=True)
 class FanoutFinding:
     rule: str
     worker: int | None  # index in workers, or None for the plan as a whole
     message: str
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def as_dict(self) -> FindingRow:
+        return {"rule": self.rule, "worker": self.worker, "message": self.message}
 
 
-def _workers(plan: dict[str, Any]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class _Worker:
+    """One worker of the plan, parsed once: its role, its scope (None when it names none) and the
+    worker as given (the rules read its flags with ``is True``)."""
+
+    role: str
+    scope: str | None
+    row: JsonObject
+
+
+def _workers(plan: JsonObject) -> list[_Worker]:
     workers = plan.get("workers")
     if not isinstance(workers, list) or not all(isinstance(w, dict) for w in workers):
         raise PlanError("'workers' must be a list of objects")
+    parsed: list[_Worker] = []
     for w in workers:
-        if not isinstance(w.get("role"), str) or not w["role"]:
+        role, scope = w.get("role"), w.get("scope")
+        if not isinstance(role, str) or not role:
             raise PlanError("every worker needs a 'role'")
-        if "scope" in w and not isinstance(w["scope"], str):
+        if "scope" in w and not isinstance(scope, str):
             raise PlanError("'scope' must be a string")
-    return workers
+        parsed.append(_Worker(role, scope, w))
+    return parsed
 
 
 def _overlaps(a: str, b: str) -> bool:
@@ -74,18 +96,18 @@ def _overlaps(a: str, b: str) -> bool:
 class _Plan:
     """The facts every rule reads: the plan, its workers by role, the active controls, the limits."""
 
-    plan: dict[str, Any]
+    plan: JsonObject
     stage: str
-    workers: list[dict[str, Any]]
+    workers: list[_Worker]
     by_role: dict[str, list[int]]
     controls: frozenset[str]
-    settings: dict[str, Any]
+    settings: dict[str, Any]  # effective_settings: the profile with config values merged in
 
     def role(self, name: str) -> list[int]:
         return self.by_role.get(name, [])
 
     def specialists(self) -> list[int]:
-        return [i for i, w in enumerate(self.workers) if w["role"] in SPECIALISTS]
+        return [i for i, w in enumerate(self.workers) if w.role in SPECIALISTS]
 
 
 Findings = Iterator[FanoutFinding]
@@ -119,7 +141,7 @@ def stage0_index_first(p: _Plan) -> Findings:
 def scanner_justified(p: _Plan) -> Findings:
     """A scanner only for an independent slice or material uncertainty."""
     for i in p.role("scanner"):
-        w = p.workers[i]
+        w = p.workers[i].row
         if not (w.get("independent_slice") is True or w.get("material_uncertainty") is True):
             yield FanoutFinding(
                 "SCANNER_UNJUSTIFIED", i, "a scanner needs an independent slice or material uncertainty"
@@ -148,15 +170,15 @@ def specialist_required(p: _Plan) -> Findings:
     """A specialist only when the scope or an active control requires it."""
     for i in p.specialists():
         w = p.workers[i]
-        required = w.get("required_by")
+        required = w.row.get("required_by")
         by_control = isinstance(required, list) and any(
             isinstance(r, str) and r in p.controls for r in required
         )
-        if not by_control and w.get("scope_requires") is not True:
+        if not by_control and w.row.get("scope_requires") is not True:
             yield FanoutFinding(
                 "SPECIALIST_UNREQUIRED",
                 i,
-                f"the {w['role']} specialist is not required by the scope or an active control",
+                f"the {w.role} specialist is not required by the scope or an active control",
             )
 
 
@@ -170,13 +192,13 @@ def specialist_limit(p: _Plan) -> Findings:
 
 
 def discovery_read_only(p: _Plan, n: int, i: int) -> Findings:
-    if p.workers[i].get("read_only") is not True:
+    if p.workers[i].row.get("read_only") is not True:
         yield FanoutFinding("DISCOVERY_NOT_READ_ONLY", i, "extra discovery workers are read-only")
 
 
 def discovery_scope_useful(p: _Plan, n: int, i: int) -> Findings:
     w = p.workers[i]
-    if w.get("independently_useful") is not True or not w.get("scope"):
+    if w.row.get("independently_useful") is not True or not w.scope:
         yield FanoutFinding(
             "DISCOVERY_SCOPE_NOT_USEFUL", i, "extra discovery needs an independently useful scope"
         )
@@ -184,9 +206,9 @@ def discovery_scope_useful(p: _Plan, n: int, i: int) -> Findings:
 
 def discovery_scope_independent(p: _Plan, n: int, i: int) -> Findings:
     """No two discovery scopes overlap (each worker is compared with the ones before it)."""
-    scope = p.workers[i].get("scope")
+    scope = p.workers[i].scope
     for j in p.role("discovery")[:n]:
-        other = p.workers[j].get("scope")
+        other = p.workers[j].scope
         if scope and other and _overlaps(scope, other):
             yield FanoutFinding(
                 "DISCOVERY_SCOPE_OVERLAP",
@@ -229,7 +251,7 @@ def inherited_writer_cap(p: _Plan) -> Findings:
     """Writers that inherit or resume a context are capped by the profile."""
     count = sum(
         1
-        for w in p.workers
+        for w in (worker.row for worker in p.workers)
         if w.get("writer") is True and w.get("context") in ("inherit-full", "inherit-recent", "resume")
     )
     limit = p.settings["max_active_inherited"]
@@ -253,7 +275,7 @@ RULES: tuple[Callable[[_Plan], Findings], ...] = (
 )
 
 
-def _read_plan(plan: Any, config_block: dict[str, Any] | None) -> _Plan:
+def _read_plan(plan: object, config_block: dict[str, object] | None) -> _Plan:
     if not isinstance(plan, dict):
         raise PlanError("the plan must be a JSON/YAML object")
     stage = str(plan.get("stage", ""))
@@ -266,13 +288,13 @@ def _read_plan(plan: Any, config_block: dict[str, Any] | None) -> _Plan:
     workers = _workers(plan)
     by_role: dict[str, list[int]] = {}
     for i, w in enumerate(workers):
-        by_role.setdefault(w["role"], []).append(i)
+        by_role.setdefault(w.role, []).append(i)
     controls = frozenset(c for c in plan.get("active_controls", []) if isinstance(c, str))
     return _Plan(plan, stage, workers, by_role, controls, settings)
 
 
 def check_plan(
-    plan: Any, config_block: dict[str, Any] | None = None
+    plan: object, config_block: dict[str, object] | None = None
 ) -> tuple[dict[str, Any], list[FanoutFinding]]:
     """Return (effective profile settings, findings), one rule of ``RULES`` after the other. Pure."""
     facts = _read_plan(plan, config_block)
