@@ -22,7 +22,9 @@ from toolkit.core.timefmt import parse_rfc3339
 
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Mapping
+
+    from toolkit.core.jsontypes import JsonObject
 
 ENVELOPE_SCHEMA = "knowzcode.measurement-envelope/v2"
 ENVELOPE_KEYS: tuple[str, ...] = (
@@ -51,17 +53,17 @@ MAX_FUTURE_SKEW = timedelta(minutes=5)
 MAX_KEYS_JSON = 65_536
 
 
-def corpus_digest(pairs: Any) -> str:
+def corpus_digest(pairs: object) -> str:
     """``sha256:`` over the RFC 8785 bytes of the pairs array, as measured."""
     return sha256_digest(signing_bytes(pairs))
 
 
-def envelope_signing_bytes(envelope: dict[str, Any]) -> bytes:
+def envelope_signing_bytes(envelope: Mapping[str, object]) -> bytes:
     """The exact bytes the signature covers: the envelope without ``signature``, RFC 8785."""
     return signing_bytes({k: v for k, v in envelope.items() if k != "signature"})
 
 
-def parse_trusted_keys(value: Any, *, from_json: bool = False) -> dict[str, str]:
+def parse_trusted_keys(value: object, *, from_json: bool = False) -> dict[str, str]:
     """{key id: SPKI PEM} with malformed entries left out (an unknown key is simply untrusted)."""
     if from_json:
         value = _keys_json(value)
@@ -70,7 +72,7 @@ def parse_trusted_keys(value: Any, *, from_json: bool = False) -> dict[str, str]
     return {key_id: pem for key_id, pem in value.items() if _trusted_entry(key_id, pem)}
 
 
-def _keys_json(text: Any) -> Any:
+def _keys_json(text: object) -> object:
     """The decoded JSON of a non-empty, bounded keys text; None for anything else."""
     if not isinstance(text, str) or not text or len(text) > MAX_KEYS_JSON:
         return None
@@ -109,7 +111,7 @@ def verify_signature(pem: str, message: bytes, signature: bytes) -> bool:
     return True
 
 
-def _expectation_failures(consumed: Any, candidate: Any, corpus: Any, runtime: Any) -> list[str]:
+def _expectation_failures(consumed: object, candidate: object, corpus: object, runtime: object) -> list[str]:
     """Codes for the caller's own expectations that are malformed: the consumed run ids and the
     expected candidate version, corpus version and runtime digest, in that order."""
     failures = []
@@ -129,7 +131,7 @@ def _matches(pattern: re.Pattern[str], value: object) -> bool:
     return isinstance(value, str) and pattern.match(value) is not None
 
 
-def _field_failures(envelope: dict[str, Any]) -> list[str]:
+def _field_failures(envelope: Mapping[str, object]) -> list[str]:
     checks = (
         ("schema", lambda v: v == ENVELOPE_SCHEMA, "SCHEMA_INVALID"),
         (
@@ -179,7 +181,11 @@ def _measured_at_failure(measured_at: object, now: datetime) -> str | None:
 
 
 def _binding_failures(
-    pairs: Any, envelope: dict[str, Any], now: datetime, consumed: Any, expected: tuple[Any, Any, Any]
+    pairs: object,
+    envelope: Mapping[str, object],
+    now: datetime,
+    consumed: object,
+    expected: tuple[object, object, object],
 ) -> list[str]:
     """Codes for what does not bind the envelope to this request: the expected versions and
     digest, the pair count, the measurement time, a replayed run id and the corpus digest."""
@@ -198,14 +204,14 @@ def _binding_failures(
 
 
 def check_envelope(
-    pairs: Any,
-    envelope: Any,
+    pairs: object,
+    envelope: object,
     *,
     now: datetime,
-    consumed_run_ids: Any,
-    expected_candidate_version: Any,
-    expected_corpus_version: Any,
-    expected_runtime_digest: Any,
+    consumed_run_ids: object,
+    expected_candidate_version: object,
+    expected_corpus_version: object,
+    expected_runtime_digest: object,
     trusted_keys: dict[str, str],
 ) -> list[str]:
     """Reasons the envelope does not establish provenance for ``pairs``; empty when it does."""
@@ -241,7 +247,7 @@ def check_envelope(
     return failures
 
 
-def sign_envelope(fields: dict[str, Any], private_key_pem: bytes) -> dict[str, Any]:
+def sign_envelope(fields: Mapping[str, object], private_key_pem: bytes) -> JsonObject:
     """Return ``fields`` plus an Ed25519 ``signature`` (the shell reads the key from a file)."""
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
