@@ -93,3 +93,27 @@ def test_fanout_finding_rows_and_parsed_workers() -> None:
     ]
     assert [w.row for w in facts.workers] == plan["workers"]
     assert "DISCOVERY_SCOPE_OVERLAP" in [f.rule for f in findings]
+
+
+def test_inventory_document_is_the_declared_record() -> None:
+    """The built document and the one parsed back from the cached bytes are InventoryDocuments:
+    digest first, then InventoryBody's keys; FileRow and Totals rows in their declared order."""
+    from toolkit.workflow.inventory import (
+        FileRow,
+        InventoryBody,
+        InventoryDocument,
+        Totals,
+        build,
+        build_document,
+        load_cached,
+    )
+
+    rows = [("src/app.py", "a" * 40, 0o100644, 12), ("link", "b" * 40, 0o120000, 3)]
+    assert list(build_document("tree", "k", rows)) == _keys(InventoryBody)
+    built = build("tree", "k", rows)
+    assert _keys(InventoryDocument) == ["digest", *_keys(InventoryBody)]
+    assert list(built.document) == _keys(InventoryDocument)
+    assert list(built.document["totals"]) == _keys(Totals)
+    assert [list(row) for row in built.document["files"]] == [_keys(FileRow)] * 2
+    cached = load_cached(built.to_bytes(), "k")
+    assert cached is not None and cached.document == built.document
