@@ -1,6 +1,6 @@
 """The shapes of the runtime operations' answers, for annotations only (#25).
 
-Every name here is a ``TypedDict``: a plain dict at run time, so an answer built against one is
+Every class here is a ``TypedDict``: a plain dict at run time, so an answer built against one is
 byte for byte the JSON it was before. The operations import this module only under
 ``if TYPE_CHECKING:`` (``workgroup runtime OP`` does not import ``typing`` at run time); nothing
 imports it at run time.
@@ -80,29 +80,3 @@ class VaultDeltaDecision(TypedDict):
 
 Measure = int | float | bool | None
 """One checked measure of an efficiency event's namespace (``None``: not measured)."""
-
-
-class EfficiencyEvent(TypedDict):
-    """A normalized ``knowzcode.efficiency-event/v1`` event, in its key order."""
-
-    schema: str
-    event: str
-    observed_at: str
-    task_corpus_id: str | None
-    provider: str
-    runtime: str | None
-    model: str | None
-    profile: str | None
-    mode: str | None
-    reason_codes: list[str]
-    logical: dict[str, Measure]
-    billed: dict[str, Measure | str]
-    outcome: dict[str, Measure]
-
-
-class TelemetryReport(TypedDict):
-    """``op_telemetry`` with ``report_dropped``: the event and the key paths its projection dropped."""
-
-    event: EfficiencyEvent
-    dropped_keys: list[str]
-

@@ -24,10 +24,12 @@ from toolkit.runtime.vocabulary import MODES, REASON_CODES
 
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Collection, Mapping
     from typing import Any
 
+    from toolkit.core.jsontypes import JsonObject
     from toolkit.runtime.adapter import RuntimeContext
+    from toolkit.runtime.op_types import Measure
 
 SCHEMA = "knowzcode.efficiency-event/v1"
 EVENTS: tuple[str, ...] = (
@@ -148,10 +150,10 @@ def _key_is_private(key: str) -> bool:
     return verdict
 
 
-def _names_and_strings(value: Any) -> tuple[bool, list[str]]:
+def _names_and_strings(value: object) -> tuple[bool, list[str]]:
     """(a private field name occurs, every string value) of the raw event: the whole event,
     dropped fields included, iteratively and depth-bounded."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    stack: list[tuple[object, int]] = [(value, 0)]
     texts: list[str] = []
     while stack:
         node, depth = stack.pop()
@@ -169,7 +171,7 @@ def _names_and_strings(value: Any) -> tuple[bool, list[str]]:
     return False, texts
 
 
-def _kept_strings(event: dict[str, Any]) -> list[str]:
+def _kept_strings(event: Mapping[str, object]) -> list[str]:
     """The strings of the fields the projection keeps (top level and the three namespaces)."""
     allowed = {"logical": LOGICAL, "billed": BILLED_KEYS, "outcome": OUTCOME}
     texts: list[str] = []
@@ -184,12 +186,12 @@ def _kept_strings(event: dict[str, Any]) -> list[str]:
     return texts
 
 
-def _namespace_strings(namespace: dict[str, Any], kept: Collection[str]) -> list[str]:
+def _namespace_strings(namespace: Mapping[str, object], kept: Collection[str]) -> list[str]:
     """The string values of the namespace fields the projection keeps."""
     return [v for k, v in namespace.items() if k in kept and isinstance(v, str)]
 
 
-def assert_private_free(event: dict[str, Any]) -> None:
+def assert_private_free(event: Mapping[str, object]) -> None:
     """``PRIVATE_TELEMETRY`` when a field name or a string value anywhere in the raw event is
     private to the shared engine (telemetry context), as the reference scans the raw event
     before its projection drops fields: a private note in a dropped field is refused, not
@@ -207,7 +209,7 @@ def assert_private_free(event: dict[str, Any]) -> None:
         raise RuntimeOpError("PRIVATE_TELEMETRY")
 
 
-def _namespace(event: dict[str, Any], name: str) -> dict[str, Any]:
+def _namespace(event: Mapping[str, object], name: str) -> Mapping[str, object]:
     value = event.get(name)
     if value is None:
         return {}
@@ -216,7 +218,7 @@ def _namespace(event: dict[str, Any], name: str) -> dict[str, Any]:
     return value
 
 
-def _counter(value: Any, kind: str) -> Any:
+def _counter(value: object, kind: str) -> Measure:
     """Validate one nullable measure; integral floats become ints, as JSON numbers in JS do."""
     if value is None:
         return None
@@ -224,13 +226,13 @@ def _counter(value: Any, kind: str) -> Any:
         if not isinstance(value, bool):
             raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
         return value
-    value = _js_number(value)
-    if value < 0 or (kind == "int" and not isinstance(value, int)):
+    number = _js_number(value)
+    if number < 0 or (kind == "int" and not isinstance(number, int)):
         raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
-    return value
+    return number
 
 
-def _js_number(value: Any) -> int | float:
+def _js_number(value: object) -> int | float:
     """A finite JSON number (never a boolean), integral floats below 2**53 as ints."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
@@ -242,21 +244,25 @@ def _js_number(value: Any) -> int | float:
     return value
 
 
-def _choice(value: Any, allowed: tuple[str, ...], nullable: bool = True) -> Any:
-    if value is None and nullable:
-        return None
+def _choice(value: object, allowed: tuple[str, ...]) -> str | None:
+    """One of ``allowed`` or null."""
+    return None if value is None else _one_of(value, allowed)
+
+
+def _one_of(value: object, allowed: tuple[str, ...]) -> str:
+    """One of ``allowed`` (null is not)."""
     if not isinstance(value, str) or value not in allowed:
         raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
     return value
 
 
-def _model(value: Any) -> Any:
+def _model(value: object) -> str | None:
     if value is None or (isinstance(value, str) and (value in MODEL_LABELS or _ANON_MODEL.match(value))):
         return value
     raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
 
 
-def _reasons(value: Any) -> list[str]:
+def _reasons(value: object) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list) or not all(
@@ -266,13 +272,13 @@ def _reasons(value: Any) -> list[str]:
     return sorted(set(value), key=_REASON_ORDER.__getitem__)
 
 
-def _check_accounting(billed: dict[str, Any]) -> None:
+def _check_accounting(billed: Mapping[str, object]) -> None:
     values = [billed.get(key) for key in (*BILLED_COUNTERS, "units")]
     if any(value is not None for value in values) and billed.get("accounting_source") not in BILLABLE_SOURCES:
         raise RuntimeOpError("ACCOUNTING_SOURCE_REQUIRED")
 
 
-def _dropped(event: dict[str, Any], namespaces: dict[str, dict[str, Any]]) -> list[str]:
+def _dropped(event: Mapping[str, object], namespaces: Mapping[str, Mapping[str, object]]) -> list[str]:
     dropped = [key for key in event if key not in TOP_LEVEL]
     allowed = {"logical": LOGICAL, "billed": BILLED_KEYS, "outcome": OUTCOME}
     for name, data in namespaces.items():
@@ -280,7 +286,7 @@ def _dropped(event: dict[str, Any], namespaces: dict[str, dict[str, Any]]) -> li
     return sorted(dropped)
 
 
-def normalize_event(event: Any) -> tuple[dict[str, Any], list[str]]:
+def normalize_event(event: object) -> tuple[dict[str, Any], list[str]]:
     """Project a raw event onto ``knowzcode.efficiency-event/v1``; returns (event, dropped key paths).
 
     Raises ``RuntimeOpError`` with ``PRIVATE_TELEMETRY``, ``ACCOUNTING_SOURCE_REQUIRED`` or
@@ -293,26 +299,39 @@ def normalize_event(event: Any) -> tuple[dict[str, Any], list[str]]:
     billed_in = spaces["billed"]
     _check_accounting(billed_in)
     observed_at, task_id, currency = _checked_formats(event, billed_in)
+    name = _one_of(event.get("event"), EVENTS)
+    provider = _one_of(event.get("provider"), PROVIDERS)
+    runtime = _choice(event.get("runtime"), RUNTIMES)
+    model = _model(event.get("model"))
+    profile = _choice(event.get("profile"), PROFILES)
+    mode = _choice(event.get("mode"), MODES)
+    reasons = _reasons(event.get("reason_codes"))
+    logical = {key: _counter(spaces["logical"].get(key), kind) for key, kind in LOGICAL.items()}
+    billed = _normalized_billed(billed_in, currency)
+    outcome = {key: _counter(spaces["outcome"].get(key), kind) for key, kind in OUTCOME.items()}
+    _check_event_rules(name, mode, reasons, outcome)
+    # the event leaves as JSON (the answer, the telemetry log, spans), in the schema's key order
     normalized: dict[str, Any] = {
         "schema": SCHEMA,
-        "event": _choice(event.get("event"), EVENTS, nullable=False),
+        "event": name,
         "observed_at": observed_at,
         "task_corpus_id": task_id,
-        "provider": _choice(event.get("provider"), PROVIDERS, nullable=False),
-        "runtime": _choice(event.get("runtime"), RUNTIMES),
-        "model": _model(event.get("model")),
-        "profile": _choice(event.get("profile"), PROFILES),
-        "mode": _choice(event.get("mode"), MODES),
-        "reason_codes": _reasons(event.get("reason_codes")),
-        "logical": {key: _counter(spaces["logical"].get(key), kind) for key, kind in LOGICAL.items()},
-        "billed": _normalized_billed(billed_in, currency),
-        "outcome": {key: _counter(spaces["outcome"].get(key), kind) for key, kind in OUTCOME.items()},
+        "provider": provider,
+        "runtime": runtime,
+        "model": model,
+        "profile": profile,
+        "mode": mode,
+        "reason_codes": reasons,
+        "logical": logical,
+        "billed": billed,
+        "outcome": outcome,
     }
-    _check_event_rules(normalized)
     return normalized, _dropped(event, spaces)
 
 
-def _checked_formats(event: dict[str, Any], billed: dict[str, Any]) -> tuple[str, Any, Any]:
+def _checked_formats(
+    event: Mapping[str, object], billed: Mapping[str, object]
+) -> tuple[str, str | None, str | None]:
     """(observed_at, task_corpus_id, currency) once each has its format: an RFC 3339 time, an
     anonymous corpus id or null, a currency code or null."""
     observed_at = event.get("observed_at")
@@ -327,7 +346,7 @@ def _checked_formats(event: dict[str, Any], billed: dict[str, Any]) -> tuple[str
     return observed_at, task_id, currency
 
 
-def _normalized_billed(billed: dict[str, Any], currency: Any) -> dict[str, Any]:
+def _normalized_billed(billed: Mapping[str, object], currency: str | None) -> dict[str, Measure | str]:
     """The billed namespace: its counters, the checked currency, the units and the accounting
     source (``unknown`` when absent)."""
     source = billed.get("accounting_source")
@@ -335,22 +354,26 @@ def _normalized_billed(billed: dict[str, Any], currency: Any) -> dict[str, Any]:
         **{key: _counter(billed.get(key), kind) for key, kind in BILLED_COUNTERS.items()},
         "currency": currency,
         "units": _counter(billed.get("units"), "num"),
-        "accounting_source": "unknown" if source is None else _choice(source, ACCOUNTING_SOURCES),
+        "accounting_source": "unknown" if source is None else _one_of(source, ACCOUNTING_SOURCES),
     }
 
 
-def _check_event_rules(event: dict[str, Any]) -> None:
-    if event["event"] == "dispatch_decision" and (event["mode"] is None or not event["reason_codes"]):
+def _check_event_rules(
+    name: str, mode: str | None, reasons: list[str], outcome: Mapping[str, Measure]
+) -> None:
+    """The rules across fields: a dispatch decision names its mode and reasons; no more checks
+    passed than run; an audit score of at most 100."""
+    if name == "dispatch_decision" and (mode is None or not reasons):
         raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
-    outcome = event["outcome"]
     passed, total = outcome["verify_passed"], outcome["verify_total"]
     if passed is not None and total is not None and passed > total:
         raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
-    if outcome["audit_score"] is not None and outcome["audit_score"] > 100:
+    score = outcome["audit_score"]
+    if score is not None and score > 100:
         raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
 
 
-def op_telemetry(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
+def op_telemetry(request: JsonObject, ctx: RuntimeContext) -> JsonObject:
     """``workgroup runtime telemetry``: ``{"event": {...}}`` -> the normalized event.
 
     With ``"report_dropped": true`` the result is ``{"event": ..., "dropped_keys": [...]}``.
