@@ -117,3 +117,23 @@ def test_inventory_document_is_the_declared_record() -> None:
     assert [list(row) for row in built.document["files"]] == [_keys(FileRow)] * 2
     cached = load_cached(built.to_bytes(), "k")
     assert cached is not None and cached.document == built.document
+
+
+def test_repo_entry_is_the_declared_record() -> None:
+    """``HookForm.entry`` builds a RepoEntry: repo, rev, hooks (remote) or repo, hooks (local);
+    every published hook's definition is read from the shipped file with a string entry."""
+    from toolkit.workflow.hook_source import hook_definitions
+    from toolkit.workflow.init import HOOK_IDS, HookForm, RepoEntry, render_entry
+    from toolkit.workflow.init import Layout as Indent
+
+    remote = HookForm("remote", "https://example.invalid/toolkit", "v1.0.0").entry(
+        list(HOOK_IDS), "python3.11"
+    )
+    assert list(remote) == _keys(RepoEntry)
+    assert all(list(hook) == ["id", "language_version"] for hook in remote["hooks"])
+    local = HookForm("local", None, "v1.0.0").entry(list(HOOK_IDS))
+    assert list(local) == [k for k in _keys(RepoEntry) if k != "rev"]
+    assert [hook["id"] for hook in local["hooks"]] == list(HOOK_IDS)
+    assert all(isinstance(spec["entry"], str) for spec in hook_definitions().values())
+    text = render_entry(remote, Indent())
+    assert "- repo: https://example.invalid/toolkit\n" in text and "  rev: v1.0.0\n" in text

@@ -147,6 +147,7 @@ def test_a_git_install_gives_its_url_and_commit(served: tuple[str, str, Path]) -
     # --local: the install hint names the same URL and commit
     local = hook_form(local=True, hook_repo=None, hook_rev=None, origin_of=lambda: origin)
     hint = local.entry(["workgroup-privacy"])["hooks"][0]["entry"]
+    assert isinstance(hint, str)
     assert f"pip install git+{url}@{commit}" in hint
 
 

@@ -27,10 +27,10 @@ import tomllib
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 from toolkit import __version__
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
+from toolkit.core.jsontypes import JsonObject
 
 _PKG = Path(__file__).resolve().parent.parent  # the toolkit package (this file is toolkit/workflow/)
 HOOKS_FILE = ".pre-commit-hooks.yaml"
@@ -74,7 +74,7 @@ def hooks_file() -> Path:
     return installed if installed.is_file() else _PKG.parent / HOOKS_FILE
 
 
-def hook_definitions() -> dict[str, dict[str, Any]]:
+def hook_definitions() -> dict[str, JsonObject]:
     """The published hooks by id, as .pre-commit-hooks.yaml declares them."""
     import yaml
 
@@ -142,7 +142,7 @@ def parse_direct_url(text: str | None) -> InstallOrigin | None:
     return None
 
 
-def _git_origin(url: str, vcs: dict[str, Any]) -> InstallOrigin | None:
+def _git_origin(url: str, vcs: JsonObject) -> InstallOrigin | None:
     """The git origin ``vcs_info`` describes, with its full commit id; None for another VCS or a
     missing or abbreviated commit."""
     commit = vcs.get("commit_id")

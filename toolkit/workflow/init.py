@@ -22,9 +22,10 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused, ToolkitError
+from toolkit.core.jsontypes import JsonObject
 from toolkit.infra import confined, confinedwrite
 from toolkit.infra.boundedio import NOT_UTF8, FileRefused
 from toolkit.infra.resources import template_text
@@ -138,6 +139,15 @@ class InitOutcome:
         }
 
 
+class RepoEntry(TypedDict):
+    """One ``repos`` item of ``.pre-commit-config.yaml`` as ``HookForm.entry`` builds it: ``repo``
+    and ``rev`` (remote), or ``repo: local``; then the hooks."""
+
+    repo: str
+    rev: NotRequired[str]
+    hooks: list[JsonObject]
+
+
 @dataclass(frozen=True)
 class HookForm:
     """Which form of hooks to write: ``remote`` (repo URL + rev) or ``local`` (installed scripts)."""
@@ -148,7 +158,7 @@ class HookForm:
     # where repo and rev came from, said after the file name in init's report ("" when given)
     source: str = ""
 
-    def entry(self, ids: list[str], language_version: str | None = None) -> dict[str, Any]:
+    def entry(self, ids: list[str], language_version: str | None = None) -> RepoEntry:
         """The repo entry of ``.pre-commit-config.yaml`` for ``ids``, as pre-commit parses it;
         ``language_version`` pins the remote hooks' Python (local hooks run the installed scripts)."""
         if self.kind == "remote":
@@ -156,13 +166,13 @@ class HookForm:
             pin = {"language_version": language_version} if language_version else {}
             return {"repo": self.repo, "rev": self.rev, "hooks": [{"id": i, **pin} for i in ids]}
         defs = hook_definitions()
-        hooks = []
+        hooks: list[JsonObject] = []
         for hook_id in ids:
             spec = defs[hook_id]
-            hook: dict[str, Any] = {
+            hook: JsonObject = {
                 "id": hook_id,
                 "name": spec["name"],
-                "entry": guarded_entry(spec["entry"], install_hint(self.repo, self.rev)),
+                "entry": guarded_entry(str(spec["entry"]), install_hint(self.repo, self.rev)),
                 "language": "system",
             }
             hook.update({key: spec[key] for key in _LOCAL_KEYS if key in spec})
@@ -223,7 +233,7 @@ def _hooks_indent(lines: list[str], column: int) -> str:
     return "  "
 
 
-def _scalar(value: Any) -> str:
+def _scalar(value: object) -> str:
     import yaml
 
     if isinstance(value, bool):
@@ -240,14 +250,14 @@ def _scalar(value: Any) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def render_entry(entry: dict[str, Any], layout: Layout) -> str:
+def render_entry(entry: RepoEntry, layout: Layout) -> str:
     """YAML text of one repos item, with the marker comment, in the user's indentation."""
     pad = " " * (1 + len(layout.gap))
     base = layout.item
     lines = [f"{base}{MARKER}"]
-    keys = [key for key in entry if key != "hooks"]
-    lines.append(f"{base}-{layout.gap}{keys[0]}: {_scalar(entry[keys[0]])}")
-    lines += [f"{base}{pad}{key}: {_scalar(entry[key])}" for key in keys[1:]]
+    fields = [(key, value) for key, value in entry.items() if key != "hooks"]
+    lines.append(f"{base}-{layout.gap}{fields[0][0]}: {_scalar(fields[0][1])}")
+    lines += [f"{base}{pad}{key}: {_scalar(value)}" for key, value in fields[1:]]
     lines.append(f"{base}{pad}hooks:")
     inner = base + pad + layout.hooks
     for hook in entry["hooks"]:
@@ -268,7 +278,7 @@ def _parse(text: str) -> Any:
         ) from None
 
 
-def _hook_ids(repo: Any) -> list[str]:
+def _hook_ids(repo: object) -> list[str]:
     hooks = repo.get("hooks") if isinstance(repo, dict) else None
     return [h["id"] for h in hooks or [] if isinstance(h, dict) and isinstance(h.get("id"), str)]
 
@@ -402,7 +412,7 @@ def _replace_ours(
     return new, expected, how
 
 
-def _check_only_key_changed(data: dict[str, Any], new: str, key: str, expected: Any) -> None:
+def _check_only_key_changed(data: JsonObject, new: str, key: str, expected: object) -> None:
     """Refuse the merge unless ``new`` parses back to ``data`` with only ``key`` set to ``expected``."""
     merged = _parse(new)
     if not (
@@ -450,7 +460,7 @@ def _add_install_types_line(text: str, wanted: list[str]) -> str:
     return text[: repos.start()] + line + text[repos.start() :]
 
 
-def _extend_install_types(text: str, key: re.Match[str], current: Any) -> tuple[str, list[str]] | None:
+def _extend_install_types(text: str, key: re.Match[str], current: object) -> tuple[str, list[str]] | None:
     """(new text, the types it lists) with the missing install types appended to a one-line flow
     list after ``key``; None when the value is written some other way (left for the user)."""
     end = text.find("\n", key.end())
