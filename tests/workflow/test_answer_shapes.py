@@ -137,3 +137,17 @@ def test_repo_entry_is_the_declared_record() -> None:
     assert all(isinstance(spec["entry"], str) for spec in hook_definitions().values())
     text = render_entry(remote, Indent())
     assert "- repo: https://example.invalid/toolkit\n" in text and "  rev: v1.0.0\n" in text
+
+
+def test_lint_finding_row_is_the_declared_record() -> None:
+    """``LintFinding.as_dict`` is a LintRow equal to the dataclass's fields, for real findings."""
+    from dataclasses import asdict
+
+    from toolkit.workflow.skills import LintConfig, LintRow, lint
+
+    findings = lint({"skills/demo/SKILL.md": "# no frontmatter\n"}, config=LintConfig())
+    assert findings
+    for finding in findings:
+        row = finding.as_dict()
+        assert list(row) == _keys(LintRow) and row == asdict(finding)
+        assert json.dumps(row) == json.dumps(asdict(finding))

@@ -30,10 +30,12 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TypedDict
+
+from toolkit.core.jsontypes import JsonObject
 
 
 class Rule(StrEnum):
@@ -74,6 +76,16 @@ class LintConfig:
     framework_documents: tuple[str, ...] = ()
 
 
+class LintRow(TypedDict):
+    """``LintFinding.as_dict``: one finding as a JSON row."""
+
+    path: str
+    line: int
+    rule: str
+    severity: str
+    message: str
+
+
 @dataclass(frozen=True)
 class LintFinding:
     path: str
@@ -82,8 +94,14 @@ class LintFinding:
     severity: str
     message: str
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def as_dict(self) -> LintRow:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "rule": self.rule,
+            "severity": self.severity,
+            "message": self.message,
+        }
 
 
 @dataclass
@@ -92,7 +110,7 @@ class _Doc:
     text: str
     kind: Kind
     body_start: int = 1  # 1-based line where the body begins
-    frontmatter: dict[str, Any] | None = None
+    frontmatter: JsonObject | None = None
     frontmatter_error: str | None = None
     canonical: list[tuple[str, int, int]] = field(default_factory=list)  # (name, first line, last line)
     generated_from: set[str] = field(default_factory=set)
@@ -252,7 +270,7 @@ def _check_frontmatter(doc: _Doc) -> list[LintFinding]:
     return out
 
 
-def _name_finding(path: str, name: Any) -> LintFinding | None:
+def _name_finding(path: str, name: object) -> LintFinding | None:
     """A skill's or agent's ``name`` is missing, or not lower-case letters, digits and hyphens."""
     if not isinstance(name, str) or not name.strip():
         return _f(path, 2, Rule.NAME_MISSING, "frontmatter has no 'name' for the skill")
@@ -263,7 +281,7 @@ def _name_finding(path: str, name: Any) -> LintFinding | None:
     return None
 
 
-def _advertises_triggers(fm: dict[str, Any]) -> bool:
+def _advertises_triggers(fm: JsonObject) -> bool:
     """A non-empty ``triggers`` list, or a description of 20+ characters saying when to use it."""
     triggers = fm.get("triggers")
     if isinstance(triggers, list) and any(isinstance(t, str) and t.strip() for t in triggers):
