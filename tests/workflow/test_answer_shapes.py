@@ -151,3 +151,30 @@ def test_lint_finding_row_is_the_declared_record() -> None:
         row = finding.as_dict()
         assert list(row) == _keys(LintRow) and row == asdict(finding)
         assert json.dumps(row) == json.dumps(asdict(finding))
+
+
+def test_capability_table_is_the_declared_record() -> None:
+    """``capabilities.table`` (``capabilities --json``) is a CapabilityTable of ProviderRows of
+    OperationRows, keys in the declared order, one row per provider and operation."""
+    from toolkit.workflow import capabilities as caps
+
+    table = caps.table()
+    assert list(table) == _keys(caps.CapabilityTable)
+    assert list(table["providers"]) == list(caps.PROVIDERS)
+    for row in table["providers"].values():
+        assert list(row) == _keys(caps.ProviderRow)
+        assert list(row["operations"]) == list(caps.OPERATIONS)
+        assert all(list(op) == _keys(caps.OperationRow) for op in row["operations"].values())
+
+
+def test_profile_set_reads_an_unknown_profile_as_the_default(git_repo: GitRepo) -> None:
+    """A config profile that is not a known name (here a list) is read as the default profile when
+    the change is recorded, and the block comes back as written."""
+    from toolkit.workflow.profile_config import current_block, set_profile
+
+    config = git_repo.path / ".workgroup" / "config.yml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("context_efficiency:\n  profile: [odd]\n", encoding="utf-8")
+    assert current_block(required=True) == {"profile": ["odd"]}
+    change = set_profile("economy", reason=None)
+    assert (change["from_profile"], change["to_profile"]) == ("balanced", "economy")

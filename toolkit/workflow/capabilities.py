@@ -36,6 +36,24 @@ class ProviderCapabilities(TypedDict):
     operations: dict[str, tuple[str, str]]
 
 
+class OperationRow(TypedDict):
+    status: str
+    via: str
+
+
+class ProviderRow(TypedDict):
+    versions: str
+    operations: dict[str, OperationRow]
+
+
+class CapabilityTable(TypedDict):
+    """What ``table`` returns (``capabilities --json``)."""
+
+    schema: str
+    version: str
+    providers: dict[str, ProviderRow]
+
+
 class InheritanceFacts(TypedDict):
     full_supported: bool
     recent_supported: bool
@@ -132,7 +150,7 @@ def supports(provider: str, operation: str) -> bool:
     return bool(PROVIDERS[provider]["operations"][operation][0] == NATIVE)
 
 
-def table(provider: str | None = None) -> dict[str, Any]:
+def table(provider: str | None = None) -> CapabilityTable:
     names = [provider] if provider else list(PROVIDERS)
     if provider and provider not in PROVIDERS:
         raise UnknownProvider("unknown provider (choose claude-code, codex, api or other)")

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from toolkit.core.errors import InvalidInput
+from toolkit.core.jsontypes import JsonObject
 from toolkit.core.timefmt import format_utc
 from toolkit.infra import confinedwrite
 from toolkit.infra.clock import now_utc
 from toolkit.infra.config import parse_config_yaml, read_config_text
-from toolkit.infra.git import discover
+from toolkit.infra.git import Repo, discover
 from toolkit.infra.store import append_jsonl, file_lock
 from toolkit.workflow.profiles import (
     DEFAULT_PROFILE,
@@ -24,12 +24,12 @@ from toolkit.workflow.profiles import (
 _PROFILE_LINE = re.compile(r"^(?P<indent>[ \t]+)profile:[ \t]*(?P<value>[^#\s]*)(?P<rest>.*)$", re.MULTILINE)
 
 
-def _repo() -> Any:
+def _repo() -> Repo:
 
     return discover()
 
 
-def current_block(*, required: bool) -> dict[str, Any]:
+def current_block(*, required: bool) -> JsonObject:
     """The ``context_efficiency`` block of the config (empty when absent and not required)."""
 
     repo = _repo()
@@ -58,8 +58,8 @@ def set_profile(name: str, *, reason: str | None) -> ProfileChange:
     layout = repo.layout
     with file_lock(layout.lock("config")):
         block = current_block(required=True)
-        old = block.get("profile", DEFAULT_PROFILE)
-        old = old if old in PROFILE_NAMES else DEFAULT_PROFILE
+        given = block.get("profile", DEFAULT_PROFILE)
+        old = given if isinstance(given, str) and given in PROFILE_NAMES else DEFAULT_PROFILE
         try:
             effective_settings({**block, "profile": name})
         except ProfileError as exc:
