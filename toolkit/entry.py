@@ -13,10 +13,10 @@ import sys
 
 TYPE_CHECKING = False  # the runtime path starts here: typing stays out of it
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Mapping
 
 
-def observe_decision(op: str, result: dict[str, Any], milliseconds: float, cwd: str) -> None:
+def observe_decision(op: str, result: Mapping[str, object], milliseconds: float, cwd: str) -> None:
     """Live OTLP mode for ``workgroup runtime`` decisions (a no-op unless ``telemetry: otlp``)."""
     try:
         from toolkit.otel.live import emit_decision

@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from toolkit.core.owners_index import OwnersIndex
     from toolkit.infra.paths import Canonicalizer
 
-    Observer = Callable[[str, dict[str, Any], float, str], None]
+    # told (operation, answer, milliseconds, cwd) after each live decision
+    Observer = Callable[[str, Mapping[str, object], float, str], None]
 
 _CANON_CACHE_KEY = "adapter.canonicalizers"
 
@@ -52,7 +53,7 @@ class RuntimeContext:
     __slots__ = ("_clock", "_environ", "cache", "cwd", "observer")
 
     cwd: str
-    cache: dict[str, Any]
+    cache: dict[str, Any]  # a per-run memo of values of several types: each reader annotates what it stored
     observer: Observer | None
     _environ: Mapping[str, str] | None
     _clock: Callable[[], datetime] | None

@@ -206,7 +206,7 @@ def _final(capsule: JsonObject, ref: str | None = None, data: bytes | None = Non
     return Prepared(capsule=capsule, artifact_ref=ref, artifact_bytes=data)
 
 
-def op_capsule(request: JsonObject, ctx: RuntimeContext) -> JsonObject:
+def op_capsule(request: Mapping[str, object], ctx: RuntimeContext) -> JsonObject:
     """``workgroup runtime capsule``: ``{capsule, max_bytes?, artifact_path?, artifact_roots?}`` -> sealed."""
     if "max_bytes" in request and request["max_bytes"] is None:
         raise RuntimeOpError("INVALID_REQUEST")  # only an absent limit takes the default

@@ -24,13 +24,17 @@ from toolkit.runtime.ops import OPS
 
 TYPE_CHECKING = False  # typing itself costs start-up time; type checkers treat this as True
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import IO, Any
+
+    from toolkit.core.jsontypes import JsonObject
+    from toolkit.runtime.adapter import Observer
 
 MAX_REQUEST_BYTES = 1_048_576
 LIVE_OPS = frozenset(op.name for op in OPS if op.live)  # decisions that live mode (telemetry: otlp) emits
 
-# op name -> "module:function"; each function is fn(request: dict, ctx: RuntimeContext) -> dict.
+# op name -> "module:function"; each function is fn(request: Mapping[str, object], ctx: RuntimeContext) -> its
+# answer (a JSON object).
 # RuntimeContext (toolkit.runtime.adapter) does every read the ops need; the ops themselves do none.
 OPERATIONS: dict[str, str] = {op.name: op.function for op in OPS}  # the dispatch table, from the registry
 
@@ -44,7 +48,7 @@ class _TooLarge(ToolkitError):
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def parse_request(raw: bytes) -> dict[str, Any]:
+def parse_request(raw: bytes) -> JsonObject:
     """Decode one request: UTF-8, standard JSON (no NaN/Infinity), an object; else INVALID_REQUEST."""
     try:
         # finite: "1e999" would parse as infinity, which has no JSON form for the answer line
@@ -72,7 +76,8 @@ def read_limited(stream: IO[bytes], limit: int = MAX_REQUEST_BYTES) -> bytes:
 
 
 if TYPE_CHECKING:
-    OpFunction = Callable[[dict[str, Any], RuntimeContext], dict[str, Any]]
+    # the request as parsed (each operation checks the fields it reads), its answer a JSON object
+    OpFunction = Callable[[Mapping[str, object], RuntimeContext], Mapping[str, object]]
 _RESOLVED: dict[str, OpFunction] = {}  # "module:function" -> function, so --batch imports once
 
 
@@ -90,11 +95,14 @@ def resolve_operation(op: str) -> OpFunction:
     return func
 
 
+# A frame is the answer line's JSON as it leaves (``dict[str, Any]``: its readers index the result).
+
+
 def failure(code: str) -> dict[str, Any]:
     return {"ok": False, "code": code, "message": MESSAGES.get(code, MESSAGES["INVALID_REQUEST"])}
 
 
-def execute(op: str, request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
+def execute(op: str, request: Mapping[str, object], ctx: RuntimeContext) -> dict[str, Any]:
     """Run one operation and return the output frame (never raises for bad input)."""
     try:
         func = resolve_operation(op)
@@ -202,9 +210,7 @@ def run_batch(op: str, stdin: IO[bytes], out: IO[str], ctx: RuntimeContext) -> i
 USAGE = "usage: workgroup runtime [--batch] OP < request.json\noperations: " + ", ".join(OPERATIONS) + "\n"
 
 
-def main(
-    argv: list[str] | None = None, observer: Callable[[str, dict[str, Any], float, str], None] | None = None
-) -> int:
+def main(argv: list[str] | None = None, observer: Observer | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     batch = False
     if "--batch" in args:
@@ -234,7 +240,7 @@ def _main(
     args: list[str],
     batch: bool,
     out: IO[str],
-    observer: Callable[[str, dict[str, Any], float, str], None] | None = None,
+    observer: Observer | None = None,
 ) -> int:
     # exactly one operation; a missing one is UNSUPPORTED_OPERATION, as in the reference
     if len(args) != 1 or args[0] not in OPERATIONS:

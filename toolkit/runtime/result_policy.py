@@ -26,7 +26,6 @@ TYPE_CHECKING = False  # typing costs start-up on every runtime call; type check
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from toolkit.core.jsontypes import JsonObject
     from toolkit.runtime.adapter import RuntimeContext
     from toolkit.runtime.op_types import ResultPolicyDecision, ResultWrites
 
@@ -98,7 +97,7 @@ def _check_needed_writes(facts: Mapping[str, object], mode: str, handoff_require
         raise RuntimeOpError("RESULT_ARTIFACT_NOT_AUTHORIZED")
 
 
-def op_result_policy(request: JsonObject, ctx: RuntimeContext) -> ResultPolicyDecision:
+def op_result_policy(request: Mapping[str, object], ctx: RuntimeContext) -> ResultPolicyDecision:
     """``workgroup runtime result-policy``: ``{input}`` -> the decision."""
     facts = request.get("input")
     if not isinstance(facts, dict):

@@ -373,7 +373,7 @@ def _check_event_rules(
         raise RuntimeOpError("EFFICIENCY_EVENT_INVALID")
 
 
-def op_telemetry(request: JsonObject, ctx: RuntimeContext) -> JsonObject:
+def op_telemetry(request: Mapping[str, object], ctx: RuntimeContext) -> JsonObject:
     """``workgroup runtime telemetry``: ``{"event": {...}}`` -> the normalized event.
 
     With ``"report_dropped": true`` the result is ``{"event": ..., "dropped_keys": [...]}``.

@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import TypeVar
 
-    from toolkit.core.jsontypes import JsonObject
     from toolkit.runtime.adapter import RuntimeContext
     from toolkit.runtime.op_types import SemanticDelta, VaultDeltaDecision
 
@@ -283,7 +282,7 @@ def _supersession_match(
     return semantic["supersedes"] == previous["supersedes"] and semantic["category"] == previous["category"]
 
 
-def op_vault_delta(request: JsonObject, ctx: RuntimeContext) -> VaultDeltaDecision:
+def op_vault_delta(request: Mapping[str, object], ctx: RuntimeContext) -> VaultDeltaDecision:
     """``workgroup runtime vault-delta``: ``{input}`` -> ``{action, reason, KnowledgeId?}``."""
     facts = request.get("input")
     if not isinstance(facts, dict):
