@@ -32,8 +32,9 @@ from toolkit.runtime.vocabulary import MODES, PHASES, PLATFORMS, SENSITIVITIES
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from typing import Any
+    from typing import Any, TypeGuard
 
+    from toolkit.core.jsontypes import JsonObject
     from toolkit.runtime.adapter import RuntimeContext
 
 LINEAGE_SCHEMA = "knowzcode.agent-lineage/v1"
@@ -102,11 +103,11 @@ _MS = timedelta(milliseconds=1)
 # --- the closed lineage schema, checked by hand (no pydantic on the runtime path) ----------
 
 if TYPE_CHECKING:
-    Check = Callable[[Any], bool]
+    Check = Callable[[object], bool]
 
 
 def _string(min_len: int = 1, max_len: int | None = None) -> Check:
-    def check(value: Any) -> bool:
+    def check(value: object) -> bool:
         if not isinstance(value, str):
             return False
         size = utf16_len(value)
@@ -123,15 +124,15 @@ def _enum(*allowed: str) -> Check:
     return lambda value: isinstance(value, str) and value in allowed
 
 
-def _sha256(value: Any) -> bool:
+def _sha256(value: object) -> bool:
     return isinstance(value, str) and _SHA256.fullmatch(value) is not None
 
 
-def _date_time(value: Any) -> bool:
+def _date_time(value: object) -> bool:
     return parse_rfc3339(value) is not None
 
 
-def _boolean(value: Any) -> bool:
+def _boolean(value: object) -> bool:
     return isinstance(value, bool)
 
 
@@ -166,7 +167,7 @@ LINEAGE_FIELDS: dict[str, Check] = {
 }
 
 
-def lineage_schema_errors(value: Any) -> list[str]:
+def lineage_schema_errors(value: object) -> list[str]:
     """Names of the schema rules ``value`` breaks (field names only, never values)."""
     if not isinstance(value, dict):
         return ["$: not an object"]
@@ -181,7 +182,7 @@ def lineage_schema_errors(value: Any) -> list[str]:
     return errors
 
 
-def is_valid_lineage(value: Any) -> bool:
+def is_valid_lineage(value: object) -> TypeGuard[Mapping[str, object]]:
     """True when ``value`` satisfies the closed lineage schema (the fast path of the errors above)."""
     if not isinstance(value, dict) or len(value) != len(LINEAGE_FIELDS):
         return False
@@ -203,7 +204,7 @@ def _decision(state: LineageState, invalidations: list[Invalidation] | None = No
     return {"state": state.value, "invalidations": [code.value for code in invalidations or []]}
 
 
-def evaluate_lineage(lineage: Any, current: Mapping[str, Any], now: Any) -> dict[str, Any]:
+def evaluate_lineage(lineage: object, current: Mapping[str, object], now: object) -> dict[str, Any]:
     """Decide ``{state, invalidations}`` for resuming ``lineage`` under the ``current`` facts.
 
     ``now`` is the caller's clock as an RFC 3339 string; a malformed value raises
@@ -231,7 +232,7 @@ def evaluate_lineage(lineage: Any, current: Mapping[str, Any], now: Any) -> dict
     return _decision(_resume_temperature(lineage, current, moment))
 
 
-def _incompatibilities(lineage: Mapping[str, Any], current: Mapping[str, Any]) -> list[Invalidation]:
+def _incompatibilities(lineage: Mapping[str, object], current: Mapping[str, object]) -> list[Invalidation]:
     """Rule 3: reviewer contamination, the field mismatches and ``NON_RESUMABLE``, in the fixed order."""
     found: list[Invalidation] = []
     # CEO-05: an independent reviewer never reuses a builder's reasoning lineage.
@@ -246,7 +247,7 @@ def _incompatibilities(lineage: Mapping[str, Any], current: Mapping[str, Any]) -
 
 
 def _resume_temperature(
-    lineage: Mapping[str, Any], current: Mapping[str, Any], moment: datetime
+    lineage: Mapping[str, object], current: Mapping[str, object], moment: datetime
 ) -> LineageState:
     """Rule 6: ``COLD_VALID`` for a null or passed lease or a finished scope, else ``HOT``."""
     lease = lineage["lease_expires_at"]
@@ -268,7 +269,9 @@ def reference_now(moment: datetime) -> str:
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
-def lineage_request_parts(request: Mapping[str, Any], ctx: RuntimeContext) -> tuple[Any, dict[str, Any], Any]:
+def lineage_request_parts(
+    request: Mapping[str, object], ctx: RuntimeContext
+) -> tuple[object, JsonObject, object]:
     """``(lineage, current, now)`` of a ``{lineage, current, now?}`` request.
 
     ``current`` must be an object (``INVALID_REQUEST``); an absent ``now`` is the context's clock.
@@ -283,7 +286,7 @@ def lineage_request_parts(request: Mapping[str, Any], ctx: RuntimeContext) -> tu
     return request.get("lineage"), current, now
 
 
-def op_lineage(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
+def op_lineage(request: Mapping[str, object], ctx: RuntimeContext) -> dict[str, Any]:
     """``workgroup runtime lineage``: ``{lineage, current, now?}`` -> ``{state, invalidations}``."""
     lineage, current, now = lineage_request_parts(request, ctx)
     return evaluate_lineage(lineage, current, now)

@@ -19,6 +19,7 @@ from toolkit.runtime.vocabulary import MODES, STRATA
 
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from toolkit.runtime.adapter import RuntimeContext
@@ -39,7 +40,7 @@ def canary_bucket(task_corpus_id: str, salt: str | None = None) -> float:
     return int(prefix, 16) / 0x1_0000_0000 * 100
 
 
-def _optional_mode(value: Any) -> str | None:
+def _optional_mode(value: object) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or value not in MODES:
@@ -47,7 +48,7 @@ def _optional_mode(value: Any) -> str | None:
     return value
 
 
-def _canary_percent(value: Any) -> float:
+def _canary_percent(value: object) -> float:
     if value is None:
         return DEFAULT_CANARY_PERCENT
     # JSON booleans are not numbers here (the reference's Number.isFinite rejects them too)
@@ -58,7 +59,7 @@ def _canary_percent(value: Any) -> float:
     return value
 
 
-def _salt(value: Any) -> str | None:
+def _salt(value: object) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not _SALT.match(value):
@@ -66,7 +67,7 @@ def _salt(value: Any) -> str | None:
     return value
 
 
-def _recommended(data: dict[str, Any]) -> Any:
+def _recommended(data: Mapping[str, object]) -> object:
     if data.get("recommended_mode") is not None:
         return data["recommended_mode"]
     recommendation = data.get("recommendation")
@@ -77,7 +78,7 @@ def _recommended(data: dict[str, Any]) -> Any:
     return None
 
 
-def _stage(value: Any) -> str:
+def _stage(value: object) -> str:
     """The rollout stage, ``off`` when absent; anything but a known stage is ``INVALID_REQUEST``."""
     if value is None:
         return "off"
@@ -86,7 +87,7 @@ def _stage(value: Any) -> str:
     return value
 
 
-def _canary_draw(facts: dict[str, Any]) -> tuple[float, bool]:
+def _canary_draw(facts: Mapping[str, object]) -> tuple[float, bool]:
     """(bucket, execute) of a canary: the task's salted bucket, executed below the percent; a
     bad percent, task id or salt is refused (checked in that order)."""
     percent = _canary_percent(facts.get("canary_percent"))
@@ -97,7 +98,7 @@ def _canary_draw(facts: dict[str, Any]) -> tuple[float, bool]:
     return bucket, bucket < percent
 
 
-def select_rollout(input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002 - the reference's argument name
+def select_rollout(input: Mapping[str, object]) -> dict[str, Any]:  # noqa: A002 - the reference's argument name
     """Resolve a rollout stage into what to record and what to execute.
 
     ``input`` holds ``rollout`` (default ``off``), ``actual_mode``, ``recommended_mode`` (or
@@ -127,7 +128,7 @@ def select_rollout(input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002 - the
     }
 
 
-def op_rollout(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
+def op_rollout(request: Mapping[str, object], ctx: RuntimeContext) -> dict[str, Any]:
     """``workgroup runtime rollout``: ``{"input": {...}}`` -> the rollout selection."""
     data = request.get("input")
     if not isinstance(data, dict):
