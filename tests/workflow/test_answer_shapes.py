@@ -178,3 +178,17 @@ def test_profile_set_reads_an_unknown_profile_as_the_default(git_repo: GitRepo) 
     assert current_block(required=True) == {"profile": ["odd"]}
     change = set_profile("economy", reason=None)
     assert (change["from_profile"], change["to_profile"]) == ("balanced", "economy")
+
+
+def test_route_answers_are_route_answers(git_repo: GitRepo) -> None:
+    """``route`` answers ``{mode, reason_codes}`` (RouteAnswer) whether the router decides or the
+    config disables it; the disabled answer is a copy (the module's DISABLED is never handed out)."""
+    from toolkit.workflow.delegation import DISABLED, RouteAnswer, route
+
+    git_repo.commit("init", {"src/api.py": "a"})
+    decided, _ = route({"input": {"independent_reviewer": True}}, record=False)
+    assert list(decided) == _keys(RouteAnswer)
+    git_repo.write(".workgroup/config.yml", "context_efficiency:\n  enabled: false\n")
+    disabled, notes = route({"input": {}}, record=True)
+    assert list(disabled) == _keys(RouteAnswer) and disabled == DISABLED and disabled is not DISABLED
+    assert notes == ["context efficiency is disabled (enabled: false): nothing recorded"]

@@ -19,15 +19,17 @@ Each entry point returns ``(result, notes)``: the notes are the lines the comman
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
+from toolkit.core.jsontypes import JsonObject
 from toolkit.core.timefmt import format_utc
 from toolkit.infra.clock import now_utc
 from toolkit.infra.config import fill_absent, load_config, rollout_defaults, routing_defaults
 from toolkit.infra.git import NotARepository, discover
-from toolkit.infra.store import file_lock
+from toolkit.infra.store import Layout, file_lock
 from toolkit.infra.telemetrylog import append_held
 from toolkit.otel.live import emit_decision
 from toolkit.privacy import Context, scan_value
@@ -36,7 +38,15 @@ from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 from toolkit.runtime.dispatch import dispatch_with_facts
 from toolkit.runtime.router import op_route, routing_evidence
 
-DISABLED: dict[str, Any] = {"mode": "local", "reason_codes": ["CAPABILITY_FALLBACK"]}
+
+class RouteAnswer(TypedDict):
+    """The router's answer ``{mode, reason_codes}``."""
+
+    mode: str
+    reason_codes: list[str]
+
+
+DISABLED: RouteAnswer = {"mode": "local", "reason_codes": ["CAPABILITY_FALLBACK"]}
 # refusals of a well-formed dispatch request (exit 1); every other runtime code is invalid input (exit 2)
 REFUSALS = {"DISPATCH_FACT_MISMATCH", "RESULT_HANDOFF_NOT_AUTHORIZED", "RESULT_ARTIFACT_NOT_AUTHORIZED"}
 DISABLED_NOTE = "context efficiency is disabled (enabled: false): nothing recorded"
@@ -54,9 +64,10 @@ def _coded(code: str, refusals: set[str] | frozenset[str] = frozenset()) -> Exce
     return InvalidInput(code, MESSAGES[code])
 
 
-def _layout_and_config(record: bool) -> tuple[Any, dict[str, Any]]:
+def _layout_and_config(record: bool) -> tuple[Layout | None, dict[str, Any]]:
     """The repository's layout (None outside one; ``--record`` needs one) and its config."""
 
+    layout: Layout | None
     try:
         layout = discover().layout
     except NotARepository:
@@ -66,12 +77,14 @@ def _layout_and_config(record: bool) -> tuple[Any, dict[str, Any]]:
     return layout, load_config(layout if layout is not None else Path.cwd())
 
 
-def _emit_live(block: dict[str, Any], layout: Any, op: str, result: dict[str, Any]) -> None:
+def _emit_live(
+    block: Mapping[str, object], layout: Layout | None, op: str, result: Mapping[str, object]
+) -> None:
     if block["telemetry"] == "otlp" and layout is not None:
         emit_decision(str(layout.workdir), op, result, 0.0)
 
 
-def record_evidence(layout: Any, facts: dict[str, Any], result: dict[str, Any]) -> None:
+def record_evidence(layout: Layout | None, facts: JsonObject, result: dict[str, Any]) -> None:
     """Append the routing evidence of ``facts`` -> ``result``; ``PRIVATE_CONTENT`` refuses it."""
 
     evidence = routing_evidence(facts, result, recorded_at=format_utc(now_utc()))
@@ -79,6 +92,8 @@ def record_evidence(layout: Any, facts: dict[str, Any], result: dict[str, Any]) 
     if findings:
         rules = ", ".join(sorted({f.rule for f in findings}))
         raise Refused("PRIVATE_CONTENT", f"routing evidence not recorded: private content ({rules})")
+    if layout is None:  # never: --record found the repository before deciding (_layout_and_config)
+        raise NotARepository()
 
     with file_lock(layout.lock("telemetry")):
         append_held(layout.telemetry_log, evidence)  # rotates by size first when due
@@ -87,7 +102,7 @@ def record_evidence(layout: Any, facts: dict[str, Any], result: dict[str, Any]) 
 # --- route ---------------------------------------------------------------------------------------
 
 
-def routing_input(request: Any) -> dict[str, Any]:
+def routing_input(request: object) -> JsonObject:
     """``{input: {...}}`` as the runtime takes it (a bare input object is accepted too)."""
     if isinstance(request, dict) and isinstance(request.get("input"), dict):
         return dict(request["input"])
@@ -96,7 +111,7 @@ def routing_input(request: Any) -> dict[str, Any]:
     raise InvalidInput("INVALID_REQUEST", 'the route request must be {"input": {...}}')
 
 
-def route_decision(facts: dict[str, Any]) -> dict[str, Any]:
+def route_decision(facts: JsonObject) -> dict[str, Any]:
     """The runtime router's decision in the current directory, its codes as CLI errors."""
 
     try:
@@ -105,7 +120,7 @@ def route_decision(facts: dict[str, Any]) -> dict[str, Any]:
         raise _coded(exc.code) from None
 
 
-def route(request: Any, *, record: bool) -> tuple[dict[str, Any], list[str]]:
+def route(request: object, *, record: bool) -> tuple[dict[str, Any], list[str]]:
     """``workgroup route``: ``({mode, reason_codes}, notes)``."""
 
     facts = routing_input(request)
@@ -131,7 +146,7 @@ def route(request: Any, *, record: bool) -> tuple[dict[str, Any], list[str]]:
 # --- dispatch ------------------------------------------------------------------------------------
 
 
-def _section(request: dict[str, Any], name: str) -> dict[str, Any] | None:
+def _section(request: JsonObject, name: str) -> JsonObject | None:
     """The facts of ``request[name]`` (``{input: {...}}`` or the facts themselves), or None."""
     value = request.get(name)
     inner = value.get("input") if isinstance(value, dict) else None
@@ -139,7 +154,7 @@ def _section(request: dict[str, Any], name: str) -> dict[str, Any] | None:
     return dict(value) if isinstance(value, dict) else None
 
 
-def fill_request(request: dict[str, Any], config: dict[str, Any], *, enabled: bool) -> dict[str, Any]:
+def fill_request(request: JsonObject, config: Mapping[str, Any], *, enabled: bool) -> JsonObject:
     """The request with config-filled routing and rollout facts (request values win)."""
 
     filled = dict(request)
@@ -154,7 +169,7 @@ def fill_request(request: dict[str, Any], config: dict[str, Any], *, enabled: bo
     return filled
 
 
-def dispatch_decision(request: dict[str, Any], *, enabled: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+def dispatch_decision(request: JsonObject, *, enabled: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     """The runtime's dispatch result and the routing facts it was decided on, codes as CLI errors."""
 
     router = (
@@ -166,7 +181,7 @@ def dispatch_decision(request: dict[str, Any], *, enabled: bool) -> tuple[dict[s
         raise _coded(exc.code, REFUSALS) from None
 
 
-def evidence_facts(facts: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+def evidence_facts(facts: JsonObject, result: Mapping[str, Any]) -> JsonObject:
     """Routing facts plus the lineage candidate's invalidation result, for the evidence record."""
     lineage = result["lineage"]
     if lineage is None:
@@ -194,7 +209,7 @@ def describe(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-def dispatch(request: Any, *, record: bool) -> tuple[dict[str, Any], list[str]]:
+def dispatch(request: object, *, record: bool) -> tuple[dict[str, Any], list[str]]:
     """``workgroup dispatch``: ``({routing, rollout, lineage, result_policy}, notes)``."""
     if not isinstance(request, dict):
         raise InvalidInput("INVALID_REQUEST", "the dispatch request must be one JSON object")
