@@ -85,7 +85,9 @@ def test_each_provider_lacking_each_capability_degrades(
 
 def test_fill_never_claims_support_the_provider_lacks() -> None:
     filled, lacking = caps.fill_route_input(_team(), "codex")
-    assert filled["team"]["provider_supported"] is False and lacking == ["formTeam"]
+    team = filled["team"]
+    assert isinstance(team, dict)
+    assert team["provider_supported"] is False and lacking == ["formTeam"]
     filled, lacking = caps.fill_route_input({"inheritance": {"affinity": "low"}}, "api")
     assert filled["inheritance"] == {"affinity": "low", "full_supported": False, "recent_supported": False}
     assert lacking == []

@@ -10,9 +10,10 @@ fabricated: no fake team, mailbox, fork or peer messaging.
 from __future__ import annotations
 
 import copy
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
 from toolkit.core.errors import InvalidInput
+from toolkit.core.jsontypes import JsonObject
 
 TABLE_VERSION = "2026-12-01"
 OPERATIONS: tuple[str, ...] = (
@@ -181,7 +182,7 @@ def route_facts(provider: str) -> RouteFacts:
     }
 
 
-def fill_route_input(route_input: dict[str, Any], provider: str) -> tuple[dict[str, Any], list[str]]:
+def fill_route_input(route_input: JsonObject, provider: str) -> tuple[JsonObject, list[str]]:
     """Fill the router's capability facts from the table.
 
     Absent facts are filled; a fact that claims support the provider lacks is forced to false
@@ -205,7 +206,7 @@ def fill_route_input(route_input: dict[str, Any], provider: str) -> tuple[dict[s
     return out, sorted(set(lacking))
 
 
-def _fill_inheritance(inheritance: dict[str, Any], facts: InheritanceFacts) -> list[str]:
+def _fill_inheritance(inheritance: JsonObject, facts: InheritanceFacts) -> list[str]:
     """Set the two inheritance facts from the table unless the input says false; the wanted but
     unsupported operations (a claimed fork or bounded inheritance, high affinity with neither)."""
     lacking: list[str] = []
@@ -219,7 +220,7 @@ def _fill_inheritance(inheritance: dict[str, Any], facts: InheritanceFacts) -> l
     return lacking
 
 
-def _unset_resumable(lineage: dict[str, Any]) -> list[str]:
+def _unset_resumable(lineage: JsonObject) -> list[str]:
     """For a provider without resume: a lineage marked resumable is not; ``resume`` is lacking when
     the lineage was also compatible."""
     if lineage.get("resumable") is not True:

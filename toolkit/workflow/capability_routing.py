@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolkit.core.jsontypes import JsonObject
 from toolkit.runtime.adapter import RuntimeContext
 from toolkit.runtime.router import route_task
 from toolkit.workflow.capabilities import fill_route_input
@@ -12,11 +13,11 @@ _ORDER_TAIL = "CAPABILITY_FALLBACK"
 
 
 def route_for_provider(
-    route_input: dict[str, Any],
+    route_input: JsonObject,
     provider: str,
     *,
     workspace_root: str,
-    active_writers: list[Any] | None = None,
+    active_writers: list[object] | None = None,
 ) -> dict[str, Any]:
     """Fill the router's capability facts from the table, route, and mark a degraded decision.
 
