@@ -1,0 +1,116 @@
+"""The answer shapes of toolkit.runtime.op_types (#25) against what the operations print, and the
+runtime path free of them: they are annotations only, never imported by ``workgroup runtime``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from support.harness import runtime_call
+from support.lineage_fixtures import HOT_NOW, hot_current, hot_lineage
+
+from toolkit.runtime.op_types import (
+    LineageDecision,
+    ResultPolicyDecision,
+    ResultWrites,
+    RolloutDecision,
+    SemanticDelta,
+    VaultDeltaDecision,
+)
+from toolkit.runtime.result_policy import WRITE_KINDS
+from toolkit.runtime.vault_delta import TEXT_FIELDS, semantic_delta
+
+
+def keys_of(shape: type) -> list[str]:
+    """A TypedDict's keys in their declared order."""
+    return list(shape.__annotations__)
+
+
+def answer(op: str, request: dict[str, Any]) -> dict[str, Any]:
+    code, frame = runtime_call(op, request)
+    assert code == 0, frame
+    result: dict[str, Any] = frame["result"]
+    return result
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        {"write_prohibited": True},  # the early answer: every write false
+        {"material": True, "authorize_vault_write": True},
+        {"large_raw_output": True},
+    ],
+)
+def test_result_policy_answers_in_its_shape(facts: dict[str, Any]) -> None:
+    result = answer("result-policy", {"input": facts})
+    assert list(result) == keys_of(ResultPolicyDecision)
+    assert list(result["writes"]) == keys_of(ResultWrites) == list(WRITE_KINDS)
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        {"rollout": "off"},
+        {"rollout": "on", "recommended_mode": "local"},
+        {"rollout": "canary", "task_corpus_id": "anon-0123456789abcdef", "recommended_mode": "resume"},
+    ],
+)
+def test_rollout_answers_in_its_shape(facts: dict[str, Any]) -> None:
+    assert list(answer("rollout", {"input": facts})) == keys_of(RolloutDecision)
+
+
+def test_lineage_answers_in_its_shape() -> None:
+    for lineage in (hot_lineage(), None):
+        result = answer("lineage", {"lineage": lineage, "current": hot_current(), "now": HOT_NOW})
+        assert list(result) == keys_of(LineageDecision)
+
+
+def test_vault_delta_answers_in_its_shape() -> None:
+    delta = {
+        "category": "pattern",
+        "title": "Retry budget",
+        "content": "Use three retries.",
+        "semantic_key": "k",
+    }
+    plain = answer("vault-delta", {"input": {"delta": delta}})
+    assert list(plain) == keys_of(VaultDeltaDecision)[:2]  # KnowledgeId only for amend and update
+    prior = {**delta, "content": "Use two retries.", "KnowledgeId": "kb-1"}
+    amend = answer("vault-delta", {"input": {"delta": delta, "previous_deltas": [prior]}})
+    assert amend["action"] == "amend"
+    assert list(amend) == keys_of(VaultDeltaDecision)
+
+
+def test_the_semantic_view_has_the_text_fields() -> None:
+    assert keys_of(SemanticDelta) == list(TEXT_FIELDS)
+    assert list(semantic_delta({})) == list(TEXT_FIELDS)
+
+
+@pytest.mark.parametrize(
+    ("op", "request_"),
+    [
+        ("rollout", {"input": {"rollout": "off"}}),
+        ("result-policy", {"input": {}}),
+        ("vault-delta", {"input": {"delta": {"title": "t"}}}),
+        ("lineage", {"lineage": None, "current": {}, "now": HOT_NOW}),
+        ("capsule", {"capsule": []}),
+        ("telemetry", {"event": {}}),
+    ],
+)
+@pytest.mark.usefixtures("without_coverage")  # what the child imports is the subject
+def test_the_runtime_path_imports_no_annotation_module(op: str, request_: dict[str, Any]) -> None:
+    code = (
+        "import io, json, sys\n"
+        "from toolkit.entry import main\n"
+        "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[2].encode()))\n"
+        "main(['runtime', sys.argv[1]])\n"
+        "names = ('typing', 'toolkit.runtime.op_types', 'toolkit.core.jsontypes')\n"
+        "sys.stderr.write(json.dumps([n for n in names if n in sys.modules]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, op, json.dumps(request_)], capture_output=True, text=True, check=False
+    )
+    assert proc.stdout.startswith('{"ok":'), proc.stdout + proc.stderr
+    assert json.loads(proc.stderr) == []
