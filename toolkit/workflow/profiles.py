@@ -13,7 +13,8 @@ stay attributable to either the profile or a routing experiment.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from collections.abc import Mapping
+from typing import Any, TypedDict, TypeGuard
 
 from toolkit.core.errors import InvalidInput
 
@@ -143,7 +144,7 @@ def profile_settings(name: str) -> ProfileSettings:
 
 
 def effective_settings(
-    config_block: dict[str, Any] | None, request: dict[str, Any] | None = None
+    config_block: Mapping[str, object] | None, request: Mapping[str, object] | None = None
 ) -> dict[str, Any]:
     """Resolve settings: request > explicit config > profile > defaults; seed ceilings always hold."""
     block = dict(config_block or {})
@@ -159,7 +160,7 @@ def effective_settings(
     return settings
 
 
-def _apply_config(settings: dict[str, Any], block: dict[str, Any]) -> None:
+def _apply_config(settings: dict[str, Any], block: Mapping[str, object]) -> None:
     """The explicit settings of the config block over the profile's. The seed's limits in config
     are the team's ceilings: there the smaller of the two applies."""
     for key, value in block.items():
@@ -174,7 +175,7 @@ def _check_ceilings(settings: dict[str, Any]) -> None:
             raise ProfileError(f"{key} must be an integer between 1 and {ceiling}")
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
