@@ -95,15 +95,15 @@ def resolve_operation(op: str) -> OpFunction:
     return func
 
 
-# A frame is the answer line's JSON as it leaves (``dict[str, Any]``: its readers index the result).
-
-
-def failure(code: str) -> dict[str, Any]:
+def failure(code: str) -> dict[str, str | bool]:
     return {"ok": False, "code": code, "message": MESSAGES.get(code, MESSAGES["INVALID_REQUEST"])}
 
 
 def execute(op: str, request: Mapping[str, object], ctx: RuntimeContext) -> dict[str, Any]:
-    """Run one operation and return the output frame (never raises for bad input)."""
+    """Run one operation and return the output frame (never raises for bad input).
+
+    The frame is the answer line's JSON as it leaves (``dict[str, Any]``: its readers index the result).
+    """
     try:
         func = resolve_operation(op)
         started = time.perf_counter()
@@ -140,7 +140,7 @@ def _line_safe(text: str) -> str:
     return _UNSAFE_IN_LINE[0].sub(_escape_unsafe, text)
 
 
-def render_frame(frame: dict[str, Any]) -> str:
+def render_frame(frame: Mapping[str, object]) -> str:
     """The answer line for ``frame`` (always one line; a frame that cannot be encoded becomes
     the INVALID_REQUEST failure instead of a traceback)."""
     try:
@@ -150,7 +150,7 @@ def render_frame(frame: dict[str, Any]) -> str:
     return _line_safe(text) + "\n"
 
 
-def _emit(out: IO[str], frame: dict[str, Any]) -> None:
+def _emit(out: IO[str], frame: Mapping[str, object]) -> None:
     out.write(render_frame(frame))
 
 
