@@ -190,6 +190,58 @@ def test_a_long_line_without_line_ends_is_read_in_linear_time() -> None:
     assert len(out) == 1 and len(out[0][0]) == 20_000_000
 
 
+@pytest.mark.parametrize("seed", range(300))
+def test_utf8_windows_cover_the_decoded_text_line_by_line(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """The windows made from raw UTF-8 bytes hold every line of the text the incremental decoder
+    gives (bad bytes, a character split across blocks, a byte-order mark, blocks larger than a
+    window taken a part at a time), each new line once and the repeated ones those before it."""
+    rng = random.Random(seed)
+    block = rng.choice([1, 2, 3, 7, 64])
+    monkeypatch.setattr(streams, "BLOCK_BYTES", block)
+    units = [
+        b"\n",
+        b"\n\n",
+        b"abc",
+        b"\xc3\xa9",
+        b"\xe2\x82\xac",
+        b"\xf0\x9f\x98\x80",
+        b"\xe2\x82",
+        b"\xff",
+        b"x" * 50,
+    ]
+    data = b"".join(rng.choice(units) for _ in range(rng.randrange(0, 300)))
+    encoding = "utf-8"
+    if rng.random() < 0.3:
+        data, encoding = b"\xef\xbb\xbf" + data, "utf-8-sig"
+    blocks: list[bytes] = []
+    while sum(map(len, blocks)) < len(data):
+        at = sum(map(len, blocks))
+        blocks.append(data[at : at + rng.choice([1, 2, 3, block, 4 * block + 1, 17])])
+    size, overlap = rng.choice([1, 5, 20, 100, 1000]), rng.choice([0, 3, 10, 50])
+    lines = "".join(streams.decoded(iter(blocks), encoding)).splitlines(keepends=True)
+    seen: list[str] = []
+    for window, first, repeated in streams.utf8_windows(iter(blocks), encoding, size, overlap):
+        got = window.splitlines(keepends=True)
+        assert got[:repeated] == lines[first - 1 : first - 1 + repeated]
+        assert first - 1 + repeated == len(seen)
+        seen.extend(got[repeated:])
+    assert seen == lines
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_utf8_windows_of_ascii_blocks_are_the_text_windows(seed: int) -> None:
+    """Over ASCII data in blocks no larger than a read, the windows are exactly the ones the
+    decoded pieces make (the same cuts, first lines and repeated lines)."""
+    rng = random.Random(seed)
+    data = b"".join(
+        rng.choice([b"\n", b"abc", b"x" * 50, b"\n\n", b"y" * 7]) for _ in range(rng.randrange(0, 300))
+    )
+    blocks = [data[i : i + 17] for i in range(0, len(data), 17)]
+    size, overlap = rng.choice([1, 5, 20, 100, 1000]), rng.choice([0, 3, 10, 50])
+    want = list(windows(streams.decoded(iter(blocks), "utf-8"), size, overlap))
+    assert list(streams.utf8_windows(iter(blocks), "utf-8", size, overlap)) == want
+
+
 def _gz(data: bytes) -> bytes:
     return gzip.compress(data)
 

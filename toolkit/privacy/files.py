@@ -313,6 +313,8 @@ def scan_stream(
     its printable runs, compressed data by its content (``Unreadable`` when it cannot be)."""
     if kind in streams.TEXT_ENCODINGS:
         ctx = context if context is not None else context_for(rel)
+        if kind in ("utf-8", "utf-8-sig"):
+            return scan_window_list(streams.utf8_windows(iter(blocks), kind), shown, rel, ctx)
         return scan_windows(streams.decoded(iter(blocks), kind), shown, rel, ctx)
     if kind == "binary":
         return scan_runs(streams.Runs(iter(blocks)), shown, rel)
@@ -339,10 +341,18 @@ def scan_windows(pieces: Iterable[str], shown: str, rel: str, context: Context) 
     """Findings of a text of any length given in pieces, scanned in windows of whole lines
     (``streams.windows``); a finding the overlap of two windows repeats is kept once. As in one
     scan of a text, at most ``MAX_FINDINGS_PER_RULE`` findings of a rule are kept per file."""
+    return scan_window_list(windows(iter(pieces)), shown, rel, context)
+
+
+def scan_window_list(
+    parts: Iterator[tuple[str, int, int]], shown: str, rel: str, context: Context
+) -> list[FileFinding]:
+    """Findings of the windows ``parts`` (``(text, first_line, repeated)``, as
+    ``streams.windows`` makes them); see ``scan_windows``."""
     found: list[FileFinding] = []
     previous: set[tuple[int, int, str]] = set()
     per_rule: dict[str, int] = {}
-    for text, first, repeated in windows(iter(pieces)):
+    for text, first, repeated in parts:
         current: set[tuple[int, int, str]] = set()
         for f, value in scan_text_with_values(text, context, file_kind(rel, text)):
             line = first + f.line - 1
