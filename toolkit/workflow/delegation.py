@@ -154,7 +154,7 @@ def _section(request: JsonObject, name: str) -> JsonObject | None:
     return dict(value) if isinstance(value, dict) else None
 
 
-def fill_request(request: JsonObject, config: Mapping[str, Any], *, enabled: bool) -> JsonObject:
+def fill_request(request: JsonObject, config: Mapping[str, object], *, enabled: bool) -> JsonObject:
     """The request with config-filled routing and rollout facts (request values win)."""
 
     filled = dict(request)
