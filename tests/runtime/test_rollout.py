@@ -30,6 +30,7 @@ def _code(data: dict[str, Any]) -> str:
 def test_canary_bucket_matches_reference(task_id: str, bucket: float) -> None:
     assert round(canary_bucket(task_id), 2) == bucket
     result = select_rollout({"rollout": "canary", "task_corpus_id": task_id, "recommended_mode": "resume"})
+    assert result["canary_bucket"] is not None
     assert round(result["canary_bucket"], 2) == bucket
 
 
@@ -148,6 +149,7 @@ def test_stratum_ids_are_anonymous_ids() -> None:
     result = select_rollout(
         {"rollout": "canary", "task_corpus_id": "ui-integration-03", "recommended_mode": "local"}
     )
+    assert result["canary_bucket"] is not None
     assert 0 <= result["canary_bucket"] < 100
 
 
