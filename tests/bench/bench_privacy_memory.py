@@ -17,13 +17,14 @@ size. Shapes:
 
 A file up to 4 MiB is read and scanned whole; a larger one in windows of whole lines (about
 1 MB each, a longer line whole), so with short lines the peak stops growing with the file
-(measured: the same ~17 MB over base at 8 MB and at 16 MB).
+(measured at c5f2a4b: the same ~9 MB over base at 8 MB and at 16 MB).
 
 What a scan holds (``toolkit/privacy/scantext.py``): the text and its lower-cased byte view,
-plus a constant; reading holds the bytes read and the text. So ``x line`` is about 2 plus a
-constant over the line: measured 2.3-2.4 at 4 MB (2x + 1.1-1.8 MB), 2.7-2.8 at 8 MB, where
-the allocator keeps the pieces the line was joined from (traced allocations: 2.1x). Before the
-case-sensitive view was dropped for ASCII text and the seed occurrences bounded it was 3.3-3.5.
+plus a constant; reading gathers a long line's raw bytes in one buffer and decodes it once,
+releasing each block before the window it completed is scanned. So ``x line`` is about 2 plus a
+constant over the line: measured at c5f2a4b 2.3-2.4 at 4 MB, 2.2 at 8 MB and 2.1 at 16 MB (2x + 0.2
+to 1.5 MB). Two long lines in a row share one window (the overlap repeats the previous window's
+last line): about 5x one line.
 """
 
 from __future__ import annotations
