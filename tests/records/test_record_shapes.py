@@ -29,3 +29,19 @@ def test_rollout_advance_prints_and_writes_the_declared_records(git_repo: GitRep
     history = json.loads((git_repo.path / ".workgroup" / "rollout.json").read_text())
     assert [list(step) for step in history["steps"]] == [_keys(HistoryStep)]
     assert history["active_family"] == "routing"
+
+
+def test_probe_check_prints_the_declared_decision(git_repo: GitRepo) -> None:
+    """``probe check --json`` prints a DecisionRow (the keys in the declared order), before and
+    after a probe result is recorded."""
+    from toolkit.records.probes import DecisionRow
+
+    code, out, _ = cli("probe", "check", "knowz", "--phase", "1A", "--json")
+    assert code == 0
+    fresh = json.loads(out.splitlines()[0])
+    assert list(fresh) == _keys(DecisionRow) and fresh["decision"] == "probe"
+    assert cli("probe", "record", "knowz", "--phase", "1A", "--healthy")[0] == 0
+    code, out, _ = cli("probe", "check", "knowz", "--phase", "1A", "--json")
+    assert code == 0
+    reused = json.loads(out.splitlines()[0])
+    assert list(reused) == _keys(DecisionRow) and reused["decision"] == "reuse"

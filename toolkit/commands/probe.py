@@ -7,6 +7,7 @@ retried before a later phase (``wait``), 2 for bad input, 3 for an environment e
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import typer
@@ -15,7 +16,7 @@ from toolkit.cli import command_group
 from toolkit.commands._common import emit_json, moment_or_now, repository, say
 
 
-def _message(d: dict[str, Any]) -> str:
+def _message(d: Mapping[str, Any]) -> str:
     from toolkit.records.probes import describe_age
 
     name = d["name"]

@@ -54,6 +54,19 @@ class RecordedProbe(TypedDict):
     recorded_at: str
 
 
+class DecisionRow(TypedDict):
+    """``ProbeDecision.as_dict``: what ``probe check --json`` prints."""
+
+    name: str
+    decision: str
+    reason: str
+    phase: str
+    status: str | None
+    recorded_phase: str | None
+    age_seconds: int | None
+    ttl_minutes: int
+
+
 @dataclass(frozen=True)
 class ProbeDecision:
     """What to do about one probe now; ``age_seconds`` is set whenever a result exists."""
@@ -67,7 +80,7 @@ class ProbeDecision:
     age_seconds: int | None
     ttl_minutes: int
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> DecisionRow:
         return {
             "name": self.name,
             "decision": self.decision,
