@@ -25,9 +25,10 @@ from toolkit.runtime.codes import RuntimeOpError
 
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Mapping
 
     from toolkit.runtime.adapter import RuntimeContext
+    from toolkit.runtime.promotion_types import BudgetAnswer
 
 BUDGET_STATES: tuple[str, ...] = ("UNBOUNDED", "NORMAL", "SOFT", "CHECKPOINT", "HARD")
 BUDGET_KINDS: tuple[str, ...] = ("efficiency", "safety", "authentication")
@@ -51,7 +52,7 @@ _EFFICIENCY_ACTIONS: dict[str, list[str]] = {
 _BOUNDARY_HARD_ACTIONS: list[str] = ["PAUSE", "PERSIST_CAPSULE"]
 
 
-def _number(value: Any) -> float | int:
+def _number(value: object) -> float | int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise RuntimeOpError("INVALID_REQUEST")
     if isinstance(value, float) and not math.isfinite(value):
@@ -75,7 +76,7 @@ def budget_state(ratio: float) -> str:
     return "NORMAL"
 
 
-def evaluate_budget(used: Any, limit: Any, kind: str | None = None) -> dict[str, Any]:
+def evaluate_budget(used: object, limit: object, kind: str | None = None) -> BudgetAnswer:
     """``{state, ratio, actions, mandatory_gates_preserved}`` (+ ``kind``, ``pause`` when kind is given)."""
     if kind is not None and kind not in BUDGET_KINDS:
         raise RuntimeOpError("INVALID_REQUEST")
@@ -84,7 +85,7 @@ def evaluate_budget(used: Any, limit: Any, kind: str | None = None) -> dict[str,
     state, ratio = ("UNBOUNDED", None) if limit is None else _bounded_state(used, limit)
     boundary = kind in ("safety", "authentication")
     actions = list(_BOUNDARY_HARD_ACTIONS if boundary and state == "HARD" else _EFFICIENCY_ACTIONS[state])
-    result: dict[str, Any] = {
+    result: BudgetAnswer = {
         "state": state,
         "ratio": ratio,
         "actions": actions,
@@ -96,7 +97,7 @@ def evaluate_budget(used: Any, limit: Any, kind: str | None = None) -> dict[str,
     return result
 
 
-def _bounded_state(used: Any, limit: Any) -> tuple[str, float | int]:
+def _bounded_state(used: object, limit: object) -> tuple[str, float | int]:
     """(tier, ratio as JavaScript prints it) of ``used`` against a positive ``limit``; a limit
     that is not positive or a ratio that is not finite is ``INVALID_REQUEST``."""
     used_n, limit_n = _number(used), _number(limit)
@@ -108,7 +109,7 @@ def _bounded_state(used: Any, limit: Any) -> tuple[str, float | int]:
     return budget_state(quotient), _js_ratio(quotient)
 
 
-def op_budget(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
+def op_budget(request: Mapping[str, object], ctx: RuntimeContext) -> BudgetAnswer:
     """``workgroup runtime budget``: ``{used, limit, kind?}`` -> the tier and its actions."""
     kind = request.get("kind")
     if kind is not None and not isinstance(kind, str):

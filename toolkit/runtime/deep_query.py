@@ -21,9 +21,9 @@ from toolkit.core.jscompat import js_trim, utf16_len
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
 
     from toolkit.runtime.adapter import RuntimeContext
+    from toolkit.runtime.promotion_types import DeepQueryAnswer
 
 MIN_QUESTION_LENGTH = 12
 
@@ -37,7 +37,7 @@ class DeepQueryReason(StrEnum):
     DEEP_QUERY_JUSTIFIED = "DEEP_QUERY_JUSTIFIED"
 
 
-def deep_query_decision(request: Mapping[str, Any]) -> tuple[bool, DeepQueryReason]:
+def deep_query_decision(request: Mapping[str, object]) -> tuple[bool, DeepQueryReason]:
     """The decision and the first rule that settled it."""
     question = request.get("question")
     if not isinstance(question, str):
@@ -55,12 +55,12 @@ def deep_query_decision(request: Mapping[str, Any]) -> tuple[bool, DeepQueryReas
     return True, DeepQueryReason.DEEP_QUERY_JUSTIFIED
 
 
-def should_deep_query(question: Any) -> bool:
+def should_deep_query(question: object) -> bool:
     """The reference's library function, argument for argument."""
     return deep_query_decision({"question": question})[0]
 
 
-def op_should_deep_query(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
+def op_should_deep_query(request: Mapping[str, object], ctx: RuntimeContext) -> DeepQueryAnswer:
     """``workgroup runtime should-deep-query``: ``{question, ...}`` -> ``{should_deep_query, reason}``."""
     decided, reason = deep_query_decision(request)
     return {"should_deep_query": decided, "reason": reason.value}

@@ -21,15 +21,16 @@ from toolkit.runtime.codes import RuntimeOpError
 
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Mapping
 
     from toolkit.runtime.adapter import RuntimeContext
+    from toolkit.runtime.promotion_types import VerificationPlan
 
 TIERS: tuple[str, ...] = ("tdd", "microtask", "gate3", "audit-fix")
 CONSOLIDATED_CHECKS: tuple[str, ...] = ("full-tests", "static-analysis", "build", "package", "install-smoke")
 
 
-def verification_plan(tier: Any, production_changed_after_full_green: Any = None) -> dict[str, Any]:
+def verification_plan(tier: object, production_changed_after_full_green: object = None) -> VerificationPlan:
     """The checks to run at one point of the workflow (pure; raises RuntimeOpError)."""
     if production_changed_after_full_green is not None and not isinstance(
         production_changed_after_full_green, bool
@@ -50,6 +51,6 @@ def verification_plan(tier: Any, production_changed_after_full_green: Any = None
     return {"checks": checks, "consolidated_required": consolidated, "artifact_logs": True}
 
 
-def op_verification_plan(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
+def op_verification_plan(request: Mapping[str, object], ctx: RuntimeContext) -> VerificationPlan:
     """``workgroup runtime verification-plan``: ``{tier, production_changed_after_full_green?}``."""
     return verification_plan(request.get("tier"), request.get("production_changed_after_full_green"))
