@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,7 +19,7 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def render_gates(result: dict[str, Any]) -> list[str]:
+def render_gates(result: Mapping[str, Any]) -> list[str]:
     """A fixed-width table of the gates, then provenance reasons and the report-only section (lines,
     each printed by ``echo``: stratum names come from the pairs file)."""
     lines = [f"{'gate':<18}{'result':<8}{'value':>12}  {'':2}{'threshold':>10}"]

@@ -45,6 +45,7 @@ from toolkit.runtime.envelope import (
 )
 from toolkit.runtime.promotion import consumed_ids, evaluate_promotion
 from toolkit.runtime.promotion_pairs import validate_pairs
+from toolkit.runtime.promotion_types import AnswerMetrics, PromotionDecision, Thresholds
 
 DECISION_SCHEMA = "workgroup.promotion-decision/v1"
 
@@ -64,8 +65,8 @@ class PromotionRecord(TypedDict):
     decided_at: str
     promote: bool
     gates: dict[str, bool]
-    metrics: JsonObject
-    thresholds: JsonObject
+    metrics: AnswerMetrics
+    thresholds: Thresholds
     envelope: JsonObject
     envelope_signature_hex: str
     checkpoint_sha: NotRequired[str]
@@ -162,7 +163,7 @@ def decide(
     extra_consumed: list[str] | None = None,
     thresholds: object = None,
     checkpoint_sha: str | None = None,
-) -> dict[str, Any]:
+) -> PromotionDecision:
     """Evaluate and, for a trusted envelope, record the decision (consuming its run id)."""
 
     # Evaluate outside the lock (it is the slow part); under the lock, re-read the consumed ids
@@ -240,7 +241,7 @@ def envelope_from_record(record: EnvelopeRecord) -> JsonObject:
     return {**record["envelope"], "signature": signature}
 
 
-def _refuse_replay(result: dict[str, Any]) -> None:
+def _refuse_replay(result: PromotionDecision) -> None:
     """Another process or clone consumed the run between evaluation and recording."""
     result["promote"] = False
     result["gates"]["provenance"] = False

@@ -24,21 +24,34 @@ from toolkit.runtime.promotion_report import (
     BOOTSTRAP_SAMPLES,
     BOOTSTRAP_SEED,
     bootstrap_interval,
-    quantile,
+    nonempty_quantile,
     strata_table,
 )
 from toolkit.runtime.vocabulary import STRATA
 
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable, Mapping
+    from typing import TypeVar
 
     from toolkit.runtime.adapter import RuntimeContext
+    from toolkit.runtime.promotion_types import (
+        AnswerMetrics,
+        BootstrapInterval,
+        GateMetrics,
+        GateRow,
+        GateValue,
+        PromotionDecision,
+        PromotionReport,
+        Thresholds,
+    )
 
-DEFAULT_THRESHOLDS: dict[str, Any] = {
+    _Number = TypeVar("_Number")  # a gate value or a metric: the same type back, or null
+
+# The contract's numeric thresholds; its required strata are every stratum (STRATA).
+DEFAULT_THRESHOLDS: dict[str, float] = {
     "minimum_sample_size": 40,
     "minimum_per_stratum": 8,
-    "required_strata": list(STRATA),
     "median_cost_reduction": 0.25,
     "p75_cost_reduction": 0.15,
     "max_p95_regression": 0.10,
@@ -47,72 +60,82 @@ DEFAULT_THRESHOLDS: dict[str, Any] = {
     "max_rework_relative_regression": 0.05,
     "provider_reconciliation_tolerance": 0.02,
 }
-# Floors may only rise, ceilings may only fall.
-_RAISE_ONLY = (
-    "minimum_sample_size",
-    "minimum_per_stratum",
-    "median_cost_reduction",
-    "p75_cost_reduction",
-    "median_wall_time_reduction",
-)
-_LOWER_ONLY = (
-    "max_p95_regression",
-    "max_quality_drop_points",
-    "max_rework_relative_regression",
-    "provider_reconciliation_tolerance",
-)
 
 
-def effective_thresholds(thresholds: Any) -> dict[str, Any]:
-    """Merge caller thresholds over the contract's, keeping only the stricter side of each."""
+def effective_thresholds(thresholds: object) -> Thresholds:
+    """Merge caller thresholds over the contract's, keeping only the stricter side of each:
+    floors (minimums, required reductions) may only rise, ceilings (maximums) may only fall."""
     if thresholds is None:
         thresholds = {}
     if not isinstance(thresholds, dict):
         raise invalid_input()
-    extra = _checked_threshold_values(thresholds)
-    effective: dict[str, Any] = {}
-    for name in _RAISE_ONLY:
-        effective[name] = max(DEFAULT_THRESHOLDS[name], thresholds.get(name, DEFAULT_THRESHOLDS[name]))
-    for name in _LOWER_ONLY:
-        effective[name] = min(DEFAULT_THRESHOLDS[name], thresholds.get(name, DEFAULT_THRESHOLDS[name]))
-    effective["required_strata"] = list(dict.fromkeys([*STRATA, *extra]))
-    return effective
+    given, extra = _checked_threshold_values(thresholds)
+    return {
+        "minimum_sample_size": _raised(given, "minimum_sample_size"),
+        "minimum_per_stratum": _raised(given, "minimum_per_stratum"),
+        "median_cost_reduction": _raised(given, "median_cost_reduction"),
+        "p75_cost_reduction": _raised(given, "p75_cost_reduction"),
+        "median_wall_time_reduction": _raised(given, "median_wall_time_reduction"),
+        "max_p95_regression": _lowered(given, "max_p95_regression"),
+        "max_quality_drop_points": _lowered(given, "max_quality_drop_points"),
+        "max_rework_relative_regression": _lowered(given, "max_rework_relative_regression"),
+        "provider_reconciliation_tolerance": _lowered(given, "provider_reconciliation_tolerance"),
+        "required_strata": list(dict.fromkeys([*STRATA, *extra])),
+    }
 
 
-def _checked_threshold_values(thresholds: dict[str, Any]) -> list[str]:
-    """The extra required strata the caller names, once every other threshold is a number and a
-    ``required_strata`` list holds only strings (``PROMOTION_INPUT_INVALID`` otherwise)."""
+def _raised(given: Mapping[str, float], name: str) -> float:
+    """A floor: the contract's, or the caller's when higher."""
+    return max(DEFAULT_THRESHOLDS[name], given.get(name, DEFAULT_THRESHOLDS[name]))
+
+
+def _lowered(given: Mapping[str, float], name: str) -> float:
+    """A ceiling: the contract's, or the caller's when lower."""
+    return min(DEFAULT_THRESHOLDS[name], given.get(name, DEFAULT_THRESHOLDS[name]))
+
+
+def _checked_threshold_values(thresholds: Mapping[str, object]) -> tuple[dict[str, float], list[str]]:
+    """The caller's numeric thresholds and the extra required strata it names, once every
+    threshold but ``required_strata`` is a number and a ``required_strata`` list holds only
+    strings (``PROMOTION_INPUT_INVALID`` otherwise)."""
+    given: dict[str, float] = {}
     for name, value in thresholds.items():
-        if name != "required_strata" and not is_number(value):
+        if name == "required_strata":
+            continue
+        if not is_number(value):
             raise invalid_input()
+        given[name] = value
     requested = thresholds.get("required_strata")
     if not isinstance(requested, list):
-        return []
-    if not all(isinstance(item, str) for item in requested):
+        return given, []
+    strata = [item for item in requested if isinstance(item, str)]
+    if len(strata) != len(requested):
         raise invalid_input()
-    return requested
+    return given, strata
 
 
 def _rework_regression(pairs: list[Pair]) -> float:
-    base = quantile([p.baseline_rework for p in pairs], 0.5) or 0
-    cand = quantile([p.candidate_rework for p in pairs], 0.5) or 0
+    # a zero median is the integer 0, as the reference prints it
+    base = nonempty_quantile([p.baseline_rework for p in pairs], 0.5) or 0
+    cand = nonempty_quantile([p.candidate_rework for p in pairs], 0.5) or 0
     if base == 0:
         return 0.0 if cand == 0 else math.inf
     return (cand - base) / base
 
 
-def compute_metrics(pairs: list[Pair]) -> dict[str, Any]:
-    """The reference's metrics (without the provenance flags)."""
+def compute_metrics(pairs: list[Pair]) -> GateMetrics:
+    """The reference's metrics (without the provenance flags) of validated pairs (``validate_pairs``:
+    never an empty list)."""
     counts: dict[str, int] = {}
     for pair in pairs:
         counts[pair.stratum] = counts.get(pair.stratum, 0) + 1
     return {
         "sample_size": len(pairs),
         "stratum_counts": dict(sorted(counts.items())),
-        "median_cost_reduction": _column_quantile(pairs, "cost_reduction", 0.5),
-        "p75_cost_reduction": _column_quantile(pairs, "cost_reduction", 0.75),
-        "p95_cost_regression": _column_quantile(pairs, "cost_regression", 0.95),
-        "median_wall_time_reduction": _column_quantile(pairs, "wall_time_reduction", 0.5),
+        "median_cost_reduction": nonempty_quantile([p.cost_reduction for p in pairs], 0.5),
+        "p75_cost_reduction": nonempty_quantile([p.cost_reduction for p in pairs], 0.75),
+        "p95_cost_regression": nonempty_quantile([p.cost_regression for p in pairs], 0.95),
+        "median_wall_time_reduction": nonempty_quantile([p.wall_time_reduction for p in pairs], 0.5),
         "quality_drop_points": _quality_drop(pairs),
         "rework_relative_regression": _rework_regression(pairs),
         "new_high_critical_escape": any(p.new_escape for p in pairs),
@@ -120,15 +143,11 @@ def compute_metrics(pairs: list[Pair]) -> dict[str, Any]:
     }
 
 
-def _column_quantile(pairs: list[Pair], field: str, q: float) -> float | None:
-    """The ``q`` quantile of one per-pair measure."""
-    return quantile([getattr(p, field) for p in pairs], q)
-
-
 def _quality_drop(pairs: list[Pair]) -> float:
-    """Median baseline quality minus median candidate quality (an absent median counts as 0)."""
-    base_quality = _column_quantile(pairs, "baseline_quality", 0.5)
-    cand_quality = _column_quantile(pairs, "candidate_quality", 0.5)
+    """Median baseline quality minus median candidate quality (a zero median is the integer 0, as
+    the reference prints it)."""
+    base_quality = nonempty_quantile([p.baseline_quality for p in pairs], 0.5)
+    cand_quality = nonempty_quantile([p.candidate_quality for p in pairs], 0.5)
     return (base_quality or 0) - (cand_quality or 0)
 
 
@@ -144,66 +163,64 @@ def _max_reconciliation_error(pairs: list[Pair]) -> float | None:
 # whether every required stratum reached its minimum (``strata_ok``), computed once by the caller.
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    GateResult = tuple[object, Any, Any, str]
-    GateRule = Callable[[dict[str, Any], dict[str, Any], bool], GateResult]
+    GateResult = tuple[bool, GateValue, GateValue, str]
+    GateRule = Callable[[GateMetrics, Thresholds, bool], GateResult]
 
 
-def _at_least(value: Any, floor: Any) -> GateResult:
+def _at_least(value: float, floor: float) -> GateResult:
     return value >= floor, value, floor, ">="
 
 
-def _at_most(value: Any, ceiling: Any) -> GateResult:
+def _at_most(value: float, ceiling: float) -> GateResult:
     return value <= ceiling, value, ceiling, "<="
 
 
-def gate_provenance(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+def gate_provenance(m: GateMetrics, t: Thresholds, strata_ok: bool) -> GateResult:
     """Measured pairs under a trusted measurement envelope."""
     trusted = m["measured_pair_provenance"] and m["trusted_measurement_envelope"]
     return trusted, trusted, True, "is"
 
 
-def gate_sample_size(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+def gate_sample_size(m: GateMetrics, t: Thresholds, strata_ok: bool) -> GateResult:
     return _at_least(m["sample_size"], t["minimum_sample_size"])
 
 
-def gate_strata(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+def gate_strata(m: GateMetrics, t: Thresholds, strata_ok: bool) -> GateResult:
     """Every required stratum has its minimum; the value is the smallest required stratum."""
     smallest = min((m["stratum_counts"].get(s, 0) for s in t["required_strata"]), default=0)
     return strata_ok, smallest, t["minimum_per_stratum"], ">="
 
 
-def gate_median_cost(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+def gate_median_cost(m: GateMetrics, t: Thresholds, strata_ok: bool) -> GateResult:
     return _at_least(m["median_cost_reduction"], t["median_cost_reduction"])
 
 
-def gate_p75_cost(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+def gate_p75_cost(m: GateMetrics, t: Thresholds, strata_ok: bool) -> GateResult:
     return _at_least(m["p75_cost_reduction"], t["p75_cost_reduction"])
 
 
-def gate_p95_cost(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+def gate_p95_cost(m: GateMetrics, t: Thresholds, strata_ok: bool) -> GateResult:
     return _at_most(m["p95_cost_regression"], t["max_p95_regression"])
 
 
-def gate_median_wall_time(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+def gate_median_wall_time(m: GateMetrics, t: Thresholds, strata_ok: bool) -> GateResult:
     return _at_least(m["median_wall_time_reduction"], t["median_wall_time_reduction"])
 
 
-def gate_quality(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+def gate_quality(m: GateMetrics, t: Thresholds, strata_ok: bool) -> GateResult:
     return _at_most(m["quality_drop_points"], t["max_quality_drop_points"])
 
 
-def gate_rework(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+def gate_rework(m: GateMetrics, t: Thresholds, strata_ok: bool) -> GateResult:
     return _at_most(m["rework_relative_regression"], t["max_rework_relative_regression"])
 
 
-def gate_security(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+def gate_security(m: GateMetrics, t: Thresholds, strata_ok: bool) -> GateResult:
     """No new high or critical escape."""
     return not m["new_high_critical_escape"], m["new_high_critical_escape"], False, "is"
 
 
-def gate_reconciliation(m: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> GateResult:
+def gate_reconciliation(m: GateMetrics, t: Thresholds, strata_ok: bool) -> GateResult:
     """Every pair's provider accounting present, and the largest error within the tolerance."""
     error = m["max_provider_reconciliation_error"]
     tolerance = t["provider_reconciliation_tolerance"]
@@ -226,8 +243,8 @@ GATES: tuple[tuple[str, GateRule], ...] = (
 )
 
 
-def _gate_table(metrics: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> list[dict[str, Any]]:
-    rows = []
+def _gate_table(metrics: GateMetrics, t: Thresholds, strata_ok: bool) -> list[GateRow]:
+    rows: list[GateRow] = []
     for name, rule in GATES:
         passed, value, threshold, comparison = rule(metrics, t, strata_ok)
         rows.append(
@@ -242,7 +259,7 @@ def _gate_table(metrics: dict[str, Any], t: dict[str, Any], strata_ok: bool) -> 
     return rows
 
 
-def _json_number(value: Any) -> Any:
+def _json_number(value: _Number) -> _Number | None:
     # JSON has no Infinity; the reference's output prints it as null as well.
     if isinstance(value, float) and not math.isfinite(value):
         return None
@@ -250,20 +267,20 @@ def _json_number(value: Any) -> Any:
 
 
 def evaluate_promotion(
-    pairs: Any,
-    thresholds: Any = None,
+    pairs: object,
+    thresholds: object = None,
     *,
-    envelope: Any = None,
+    envelope: object = None,
     now: datetime,
-    consumed_run_ids: Any = None,
-    expected_candidate_version: Any = None,
-    expected_corpus_version: Any = None,
-    expected_runtime_digest: Any = None,
+    consumed_run_ids: object = None,
+    expected_candidate_version: object = None,
+    expected_corpus_version: object = None,
+    expected_runtime_digest: object = None,
     trusted_keys: dict[str, str] | None = None,
     synthetic: bool = False,
     bootstrap_seed: int = BOOTSTRAP_SEED,
     bootstrap_samples: int = BOOTSTRAP_SAMPLES,
-) -> dict[str, Any]:
+) -> PromotionDecision:
     """Evaluate every gate; ``promote`` is true only when all pass. Raises ``PROMOTION_INPUT_INVALID``."""
     limits = effective_thresholds(thresholds)
     checked = validate_pairs(pairs)
@@ -285,14 +302,18 @@ def evaluate_promotion(
     metrics["trusted_measurement_envelope"] = not [f for f in failures if f not in _PAIR_PROVENANCE]
     table = _gate_table(metrics, limits, _strata_ok(metrics, limits))
     gates = {row["gate"]: row["passed"] for row in table}
-    metrics["rework_relative_regression"] = _json_number(metrics["rework_relative_regression"])
-    report = {
+    # the same keys in the same order, the infinite rework regression printed as null
+    answer_metrics: AnswerMetrics = {
+        **metrics,
+        "rework_relative_regression": _json_number(metrics["rework_relative_regression"]),
+    }
+    report: PromotionReport = {
         "bootstrap": _bootstrap_report(checked, bootstrap_seed, bootstrap_samples),
         "strata": strata_table(checked, limits["required_strata"]),
     }
     return {
         "promote": all(gates.values()),
-        "metrics": metrics,
+        "metrics": answer_metrics,
         "gates": gates,
         "gate_details": table,
         "thresholds": limits,
@@ -313,7 +334,7 @@ def _note_pair_provenance(failures: list[str], checked: list[Pair], synthetic: b
         failures.insert(0, "PAIRS_NOT_MEASURED")
 
 
-def _strata_ok(metrics: dict[str, Any], limits: dict[str, Any]) -> bool:
+def _strata_ok(metrics: GateMetrics, limits: Thresholds) -> bool:
     """Every required stratum reached the minimum number of pairs."""
     return all(
         metrics["stratum_counts"].get(s, 0) >= limits["minimum_per_stratum"]
@@ -321,7 +342,7 @@ def _strata_ok(metrics: dict[str, Any], limits: dict[str, Any]) -> bool:
     )
 
 
-def _bootstrap_report(checked: list[Pair], seed: int, samples: int) -> dict[str, Any]:
+def _bootstrap_report(checked: list[Pair], seed: int, samples: int) -> dict[str, BootstrapInterval]:
     """Seeded bootstrap confidence intervals of the median cost and wall-time reductions (report only)."""
     return {
         "median_cost_reduction": bootstrap_interval(
@@ -347,7 +368,7 @@ def consumed_ids(ledger_rows: list[object], record_names: list[str]) -> list[str
     return sorted(ids)
 
 
-def _options(request: dict[str, Any]) -> dict[str, Any]:
+def _options(request: Mapping[str, object]) -> Mapping[str, object]:
     options = request.get("options")
     if options is None:
         return {}
@@ -356,7 +377,7 @@ def _options(request: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-def op_promotion(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
+def op_promotion(request: Mapping[str, object], ctx: RuntimeContext) -> PromotionDecision:
     """``workgroup runtime promotion``: ``{"pairs", "thresholds"?, "options"?}`` -> the decision.
 
     ``options`` are the reference library's: ``measurement_envelope``, ``now`` (default: the

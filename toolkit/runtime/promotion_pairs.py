@@ -17,7 +17,8 @@ from toolkit.runtime.vocabulary import STRATA
 
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Mapping
+    from typing import TypeGuard
 
 MAX_COST = 1_000_000_000
 MAX_WALL_TIME_MS = 2_678_400_000  # 31 days
@@ -30,19 +31,19 @@ def invalid_input() -> RuntimeOpError:
     return RuntimeOpError("PROMOTION_INPUT_INVALID")
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: object) -> TypeGuard[float]:
     """A finite JSON number (booleans are not numbers, as in the reference's Number.isFinite)."""
     return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def _metric(
-    value: Any, *, positive: bool = False, integer: bool = False, maximum: float = MAX_SAFE_INTEGER
+    value: object, *, positive: bool = False, integer: bool = False, maximum: float = MAX_SAFE_INTEGER
 ) -> float:
     if not is_number(value) or (value <= 0 if positive else value < 0) or value > maximum:
         raise invalid_input()
     if integer and not float(value).is_integer():
         raise invalid_input()
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 @dataclass(frozen=True)
@@ -63,19 +64,26 @@ class Pair:
     reconciliation_error: float | None
 
 
-def _side(pair: dict[str, Any], name: str) -> dict[str, Any]:
+def _side(pair: Mapping[str, object], name: str) -> Mapping[str, object]:
     side = pair.get(name)
     if not isinstance(side, dict):
         raise invalid_input()
     return side
 
 
-def _pair(raw: Any, seen: set[str]) -> Pair:
-    if not isinstance(raw, dict):
+def _stratum(value: object) -> str:
+    """One of the five strata (a JSON value equal to one of them is that string)."""
+    if not isinstance(value, str) or value not in STRATA:
         raise invalid_input()
+    return value
+
+
+def _pair(item: object, seen: set[str]) -> Pair:
+    if not isinstance(item, dict):
+        raise invalid_input()
+    raw: Mapping[str, object] = item
     pair_id = _new_pair_id(raw.get("id"), seen)
-    if raw.get("stratum") not in STRATA:
-        raise invalid_input()
+    stratum = _stratum(raw.get("stratum"))
     measured = _measured(raw.get("provenance"))
     base, cand = _side(raw, "baseline"), _side(raw, "candidate")
     base_cost = _metric(base.get("billed_cost"), positive=True, maximum=MAX_COST)
@@ -90,7 +98,7 @@ def _pair(raw: Any, seen: set[str]) -> Pair:
     reconciliation = _reconciliation_error(cand)
     return Pair(
         id=pair_id,
-        stratum=raw["stratum"],
+        stratum=stratum,
         measured=measured,
         cost_reduction=(base_cost - next_cost) / base_cost,
         cost_regression=(next_cost - base_cost) / base_cost,
@@ -104,7 +112,7 @@ def _pair(raw: Any, seen: set[str]) -> Pair:
     )
 
 
-def _new_pair_id(pair_id: Any, seen: set[str]) -> str:
+def _new_pair_id(pair_id: object, seen: set[str]) -> str:
     """An anonymous corpus id not used by an earlier pair (noted in ``seen``)."""
     if not isinstance(pair_id, str) or not ANONYMOUS_CORPUS_ID.match(pair_id) or pair_id in seen:
         raise invalid_input()
@@ -112,7 +120,7 @@ def _new_pair_id(pair_id: Any, seen: set[str]) -> str:
     return pair_id
 
 
-def _measured(provenance: Any) -> bool:
+def _measured(provenance: object) -> bool:
     """Empirically measured provenance, authorized for promotion."""
     return isinstance(provenance, dict) and (
         provenance.get("kind") == "measured"
@@ -121,7 +129,7 @@ def _measured(provenance: Any) -> bool:
     )
 
 
-def _reconciliation_error(cand: dict[str, Any]) -> float | None:
+def _reconciliation_error(cand: Mapping[str, object]) -> float | None:
     """The relative gap between the provider's reported total and the events' accounted total,
     or None unless the candidate reports both."""
     provider, accounted = cand.get("provider_reported_total"), cand.get("event_accounted_total")
@@ -131,7 +139,7 @@ def _reconciliation_error(cand: dict[str, Any]) -> float | None:
     return abs(_metric(accounted, integer=True) - total) / total
 
 
-def validate_pairs(pairs: Any) -> list[Pair]:
+def validate_pairs(pairs: object) -> list[Pair]:
     """Every pair bounded, anonymous, unique and in a known stratum, else ``PROMOTION_INPUT_INVALID``."""
     if not isinstance(pairs, list) or not pairs:
         raise invalid_input()

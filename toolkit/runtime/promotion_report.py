@@ -13,7 +13,7 @@ from toolkit.runtime.promotion_pairs import Pair
 
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
-    from typing import Any
+    from toolkit.runtime.promotion_types import BootstrapInterval, StratumRow
 
 BOOTSTRAP_SEED = 20260731
 BOOTSTRAP_SAMPLES = 2000
@@ -23,6 +23,11 @@ def quantile(values: list[float], p: float) -> float | None:
     """Linear interpolation at position (n-1)p of the sorted values (the reference's definition)."""
     if not values:
         return None
+    return nonempty_quantile(values, p)
+
+
+def nonempty_quantile(values: list[float], p: float) -> float:
+    """``quantile`` of values known to be non-empty (a validated pair list never is empty)."""
     return _sorted_quantile(sorted(values), p)
 
 
@@ -33,7 +38,7 @@ def _sorted_quantile(ordered: list[float], p: float) -> float:
     return ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
 
 
-def bootstrap_interval(values: list[float], *, seed: int, samples: int, p: float = 0.5) -> dict[str, Any]:
+def bootstrap_interval(values: list[float], *, seed: int, samples: int, p: float = 0.5) -> BootstrapInterval:
     """Seeded percentile bootstrap (95 %) for the p-quantile of ``values``; deterministic per seed."""
     rng = random.Random(seed)
     n = len(values)
@@ -48,8 +53,8 @@ def bootstrap_interval(values: list[float], *, seed: int, samples: int, p: float
     }
 
 
-def strata_table(pairs: list[Pair], required: list[str]) -> list[dict[str, Any]]:
-    table = []
+def strata_table(pairs: list[Pair], required: list[str]) -> list[StratumRow]:
+    table: list[StratumRow] = []
     for stratum in required:
         members = [p for p in pairs if p.stratum == stratum]
         if not members:
@@ -59,7 +64,7 @@ def strata_table(pairs: list[Pair], required: list[str]) -> list[dict[str, Any]]
     return table
 
 
-def _stratum_row(stratum: str, members: list[Pair]) -> dict[str, Any]:
+def _stratum_row(stratum: str, members: list[Pair]) -> StratumRow:
     """One stratum's report row: its size, median cost and wall-time reductions, quality drop
     (an absent median counts as 0) and new high or critical escapes."""
     return {
