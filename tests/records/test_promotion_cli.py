@@ -454,3 +454,41 @@ def test_committed_record_and_ledger_row_are_the_declared_records(
     rows = [json.loads(line) for line in ledger.read_text(encoding="utf-8").splitlines()]
     assert [list(row) for row in rows] == [list(ReplayRow.__annotations__)]
     assert rows[0]["measurement_run_id"] == record["measurement_run_id"]
+
+
+@pytest.mark.parametrize("value", [2**53, 10**30])
+def test_pairs_rfc8785_cannot_digest_are_refused_by_signer_and_checker(
+    signed_run: dict[str, Path], value: int
+) -> None:
+    # the digest the checker computes is the signer's (RFC 8785): neither can take such a number,
+    # so both refuse it as invalid input, and nothing is written or recorded
+    root = signed_run["root"]
+    data = pairs()
+    data[0]["baseline"]["provider_reported_total"] = value
+    bad = root / "huge.json"
+    bad.write_text(json.dumps({"pairs": data}), encoding="utf-8")
+    proc = cli(
+        "measure",
+        "sign",
+        "--pairs",
+        "huge.json",
+        "--key",
+        "keys/measurement-key-ci.key",
+        "--candidate-version",
+        "candidate-v1",
+        "--corpus-version",
+        "corpus-v1",
+        "--out",
+        "huge-envelope.json",
+        cwd=root,
+    )
+    assert proc.returncode == 2 and b"PROMOTION_INPUT_INVALID" in proc.stderr, proc.stderr
+    assert b"Traceback" not in proc.stderr and not (root / "huge-envelope.json").exists()
+    proc = cli("measure", "digest", "--pairs", "huge.json", cwd=root)
+    assert proc.returncode == 2 and b"NOT_CANONICAL_JSON" in proc.stderr, proc.stderr
+    assert b"corpus_digest" not in proc.stdout and b"Traceback" not in proc.stderr
+    proc = _promote(signed_run, pairs_file=bad)
+    assert proc.returncode == 2 and b"PROMOTION_INPUT_INVALID" in proc.stderr, proc.stderr
+    assert not (root / ".workgroup" / "promotions").exists() or not list(
+        (root / ".workgroup" / "promotions").iterdir()
+    )

@@ -524,3 +524,63 @@ def test_gate_table_is_one_named_rule_per_gate() -> None:
             row["comparison"],
         )
         assert value == row["value"]
+
+
+def _op(items: list[dict[str, Any]], envelope: Any) -> dict[str, Any]:
+    options: dict[str, Any] = {"consumed_measurement_run_ids": [], "trusted_measurement_public_keys": TRUSTED}
+    if envelope is not None:
+        options["measurement_envelope"] = envelope
+    frame = execute(
+        "promotion", {"pairs": items, "options": {**options, **EXPECT}}, RuntimeContext(environ={})
+    )
+    return dict(frame)
+
+
+@pytest.mark.parametrize("with_envelope", [True, False])
+@pytest.mark.parametrize("value", [2**53, -(2**53), 10**30])
+@pytest.mark.parametrize("side", ["baseline", "candidate"])
+def test_a_number_rfc8785_cannot_represent_is_promotion_input_invalid(
+    side: str, value: int, with_envelope: bool
+) -> None:
+    # the signer digests the pairs with RFC 8785, which has no exact form for such an integer, so
+    # no validly signed envelope can hold it: an input error, envelope or not (never INVALID_REQUEST)
+    items = pairs()
+    envelope = signed(items, KEY) if with_envelope else None
+    items[3][side]["provider_reported_total"] = value
+    frame = _op(items, envelope)
+    assert (frame["ok"], frame.get("code")) == (False, "PROMOTION_INPUT_INVALID")
+
+
+@pytest.mark.parametrize("value", [2**53, 10**30, "lone \ud800 surrogate", {"\udfff": 1}])
+def test_an_unread_pair_field_must_be_rfc8785_representable(value: Any) -> None:
+    items = pairs()
+    envelope = signed(items, KEY)
+    items[0]["baseline"]["note"] = value
+    assert _op(items, envelope).get("code") == "PROMOTION_INPUT_INVALID"
+    items[0]["baseline"]["note"] = 2**53 - 1  # the largest safe integer is representable: evaluated
+    frame = _op(items, envelope)
+    assert frame["ok"] and "CORPUS_DIGEST_MISMATCH" in frame["result"]["provenance_failures"]
+
+
+def test_envelope_check_never_raises_on_unrepresentable_data() -> None:
+    from toolkit.core.canonical import NotCanonical, signing_bytes
+    from toolkit.runtime.envelope import check_envelope, parse_trusted_keys
+
+    with pytest.raises(NotCanonical) as caught:
+        signing_bytes({"n": 2**53})
+    assert caught.value.code == "NOT_CANONICAL_JSON" and caught.value.exit_code == 2
+    items = pairs()
+    envelope = signed(items, KEY)
+    check = {
+        "now": NOW,
+        "consumed_run_ids": [],
+        "expected_candidate_version": EXPECT["expected_candidate_version"],
+        "expected_corpus_version": EXPECT["expected_corpus_version"],
+        "expected_runtime_digest": EXPECT["expected_runtime_digest"],
+        "trusted_keys": parse_trusted_keys(TRUSTED),
+    }
+    assert check_envelope(items, envelope, **check) == []
+    bad_pairs = copy.deepcopy(items)
+    bad_pairs[0]["baseline"]["provider_reported_total"] = 10**30
+    assert check_envelope(bad_pairs, envelope, **check) == ["CORPUS_DIGEST_MISMATCH"]
+    assert "SIGNATURE_INVALID" in check_envelope(items, {**envelope, "pair_count": 2**53}, **check)

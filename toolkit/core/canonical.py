@@ -15,6 +15,8 @@ import json
 import math
 import re
 
+from toolkit.core.errors import InvalidInput
+
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
     from typing import Any
@@ -157,8 +159,23 @@ def capsule_digest(capsule: Any) -> str:
     return sha256_digest(canonical_bytes(capsule, drop_key="capsule_hash"))
 
 
+class NotCanonical(InvalidInput):
+    """A value RFC 8785 cannot represent exactly, so nothing holding it can be signed or checked."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "NOT_CANONICAL_JSON",
+            "the data holds a value RFC 8785 cannot represent (an integer beyond +-(2**53-1), "
+            "a lone surrogate or a non-finite number)",
+        )
+
+
 def signing_bytes(value: Any) -> bytes:
-    """RFC 8785 canonical bytes, for everything that is signed."""
+    """RFC 8785 canonical bytes, for everything that is signed; ``NotCanonical`` (a coded
+    ``InvalidInput``) for a value RFC 8785 cannot represent exactly."""
     import rfc8785  # lazy: only signing paths need it
 
-    return bytes(rfc8785.dumps(value))
+    try:
+        return bytes(rfc8785.dumps(value))
+    except ValueError:  # rfc8785's integer/float domain errors, a lone surrogate (also in a key)
+        raise NotCanonical() from None

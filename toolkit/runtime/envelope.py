@@ -16,7 +16,7 @@ import json
 import re
 from datetime import datetime, timedelta
 
-from toolkit.core.canonical import sha256_digest, signing_bytes
+from toolkit.core.canonical import NotCanonical, sha256_digest, signing_bytes
 from toolkit.core.identifiers import MEASUREMENT_RUN_ID
 from toolkit.core.timefmt import parse_rfc3339
 
@@ -198,9 +198,18 @@ def _binding_failures(
         failures.append(timing)
     if isinstance(consumed, list) and envelope.get("measurement_run_id") in consumed:
         failures.append("RUN_ID_REPLAYED")
-    if isinstance(envelope.get("corpus_digest"), str) and envelope["corpus_digest"] != corpus_digest(pairs):
+    if isinstance(envelope.get("corpus_digest"), str) and envelope["corpus_digest"] != _digest_or_none(pairs):
         failures.append("CORPUS_DIGEST_MISMATCH")
     return failures
+
+
+def _digest_or_none(pairs: object) -> str | None:
+    """The corpus digest of ``pairs``; None when RFC 8785 cannot represent them, which no signer
+    can have digested, so no envelope binds them."""
+    try:
+        return corpus_digest(pairs)
+    except NotCanonical:
+        return None
 
 
 def check_envelope(
@@ -240,7 +249,7 @@ def check_envelope(
     try:
         signature = base64.b64decode(envelope["signature"], validate=True)
         message = envelope_signing_bytes(envelope)
-    except (binascii.Error, ValueError, TypeError):
+    except (binascii.Error, ValueError, TypeError, NotCanonical):
         return [*failures, "SIGNATURE_INVALID"]
     if not verify_signature(pem, message, signature):
         failures.append("SIGNATURE_INVALID")

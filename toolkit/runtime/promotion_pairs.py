@@ -3,12 +3,16 @@
 Bounds follow the reference: ids anonymous (``anon-<hex16-64>`` or ``<stratum>-NN``) and unique,
 stratum one of the five, baseline cost in (0, 1e9], candidate cost in [0, 1e9], wall time at most
 31 days, quality 0..100, rework and escapes non-negative integers, provider totals positive safe
-integers. A violation is ``PROMOTION_INPUT_INVALID`` (an error), never a failed gate.
+integers. Every value of a pair, read or not, must be one RFC 8785 represents exactly (no integer
+beyond +-(2**53-1), no lone surrogate): the corpus digest the signer computed and the one checked
+are RFC 8785, so no validly signed envelope can hold anything else. A violation is
+``PROMOTION_INPUT_INVALID`` (an error), never a failed gate.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from toolkit.runtime.codes import RuntimeOpError
@@ -24,6 +28,7 @@ MAX_COST = 1_000_000_000
 MAX_WALL_TIME_MS = 2_678_400_000  # 31 days
 MAX_COUNT = 1_000_000
 MAX_SAFE_INTEGER = 2**53 - 1
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def invalid_input() -> RuntimeOpError:
@@ -139,9 +144,40 @@ def _reconciliation_error(cand: Mapping[str, object]) -> float | None:
     return abs(_metric(accounted, integer=True) - total) / total
 
 
+def _canonical_value(value: object) -> bool:
+    """True when RFC 8785 represents ``value`` exactly at every depth: integers within
+    +-(2**53-1), finite floats, strings and keys without lone surrogates (walked without recursion)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item)  # the keys
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            if _LONE_SURROGATE.search(item):
+                return False
+        elif isinstance(item, bool) or item is None:
+            continue
+        elif isinstance(item, int):
+            if abs(item) > MAX_SAFE_INTEGER:
+                return False
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return False
+        else:
+            return False
+    return True
+
+
 def validate_pairs(pairs: object) -> list[Pair]:
-    """Every pair bounded, anonymous, unique and in a known stratum, else ``PROMOTION_INPUT_INVALID``."""
+    """Every pair bounded, anonymous, unique, in a known stratum and representable in RFC 8785,
+    else ``PROMOTION_INPUT_INVALID``."""
     if not isinstance(pairs, list) or not pairs:
         raise invalid_input()
     seen: set[str] = set()
-    return [_pair(raw, seen) for raw in pairs]
+    checked = [_pair(raw, seen) for raw in pairs]
+    if not _canonical_value(pairs):
+        raise invalid_input()
+    return checked
