@@ -185,7 +185,9 @@ def test_rows_in_both_cm_logs_are_counted_once(git_repo, tmp_path: Path) -> None
         ),
         environ=os.environ,
     ).result
-    project_log, global_log = Path(written["project_log"]), Path(written["global_log"])
+    project_path, global_path = written["project_log"], written["global_log"]
+    assert project_path is not None and global_path is not None  # it names both logs it wrote
+    project_log, global_log = Path(project_path), Path(global_path)
     assert written["global_written"] and project_log != global_log
     valid = next(json.loads(line) for line in project_log.read_text(encoding="utf-8").splitlines() if line)
     bad = {**valid, "event_id": "0" * 8 + valid["event_id"][8:], "input_tokens": -5}  # refused by the check
