@@ -637,6 +637,35 @@ def test_odd_journal_rows_are_parsed_once_and_never_crash(git_repo: GitRepo) -> 
     assert listed[0]["delta"] == ["not", "an", "object"]  # handed on as written
 
 
+@pytest.mark.parametrize(
+    "row",
+    [
+        {"type": "delta", "seq": 2, "at": NOW, "action": "batch", "reason": "R", "delta": "a string"},
+        {"type": "delta", "seq": 2, "at": NOW, "action": "batch", "reason": "R", "delta": True},
+        {"type": "delta", "seq": 2, "at": NOW, "action": "batch", "reason": "R", "delta": [1]},
+        {"type": "delta", "seq": 2, "delta": {"title": "no action nor reason"}},
+        {"type": "delta", "seq": 2, "action": ["a"], "reason": {"x": 1}, "delta": {"title": 7}},
+    ],
+)
+def test_plain_list_shows_a_hand_edited_row_as_written(git_repo: GitRepo, row: dict[str, Any]) -> None:
+    """`vault list` (the table, not --json) shows a delta row whose delta is not an object, or
+    whose action or reason is missing or not a string, like any entry (no title, blank fields):
+    exit 0, no traceback, the journal unchanged."""
+    assert add(git_repo, {"delta": DELTA})[0] == 0
+    path = layout(git_repo).vault_journal
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(row) + "\n")
+    before = journal_bytes(git_repo)
+    code, out, err = cli("vault", "list")
+    assert code == 0, err
+    assert "Traceback" not in out + err
+    lines = out.splitlines()
+    assert [line.split()[0] for line in lines] == ["1", "2"]
+    assert lines[0].rstrip().endswith("Retry budget")
+    assert "2 entries, 2 pending" in err
+    assert journal_bytes(git_repo) == before
+
+
 def test_add_flush_and_ack_answer_the_declared_records(git_repo: GitRepo) -> None:
     """``add_delta`` answers a VaultOutcome and appends a JournalDeltaRow, ``flush`` a VaultBatch and
     ``ack`` an AckOutcome: the keys are the declared ones, in the declared order."""

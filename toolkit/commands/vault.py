@@ -108,9 +108,12 @@ def register(app: typer.Typer) -> None:
         from toolkit.core.display import shown
 
         for row in listing["entries"]:
-            title = shown(str((row.get("delta") or {}).get("title") or "")[:60])
+            # a row written by hand or another version is shown as written: a delta that is not an
+            # object has no title, a missing action or reason is blank
+            delta = row.get("delta")
+            title = shown(str((delta.get("title") if isinstance(delta, dict) else None) or "")[:60])
             where = shown(row["batch_id"] or "pending")
-            action, reason = shown(row["action"]), shown(row["reason"])
+            action, reason = shown(row.get("action", "")), shown(row.get("reason", ""))
             typer.echo(f"{row['seq']:>4}  {action:<6} {reason:<26} {where:<22} {title}")
         say(
             f"{len(listing['entries'])} entries, {listing['pending']} pending"
