@@ -169,6 +169,8 @@ def test_each_named_rule_reports_its_own_codes() -> None:
         {"stage": "9", "workers": []},
         {"stage": "0", "workers": "x"},
         {"stage": "0", "workers": [{"scope": "a"}]},
+        {"stage": "0", "workers": [], "active_controls": 5},
+        {"stage": "0", "workers": [], "active_controls": "security"},
     ],
 )
 def test_invalid_plans(bad: object) -> None:
@@ -195,3 +197,46 @@ def test_cli(git_repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
     broken.write_text("{not: [valid")
     res = run_workgroup("fanout", "check", str(broken))
     assert res.returncode == 2 and b"INVALID_PLAN" in res.stderr and b"Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [
+        ("max_parallel_workers: six", "max_parallel_workers"),
+        ("max_parallel_workers: 2.5", "max_parallel_workers"),
+        ("max_parallel_workers: true", "max_parallel_workers"),
+        ("max_parallel_workers: [1]", "max_parallel_workers"),
+        ("max_parallel_workers: -1", "max_parallel_workers"),
+        ("max_scanners: x", "max_scanners"),
+        ("max_specialists: 1.0", "max_specialists"),
+        ("max_read_only_discovery: false", "max_read_only_discovery"),
+        ("max_inherited_context_tokens: lots", "max_inherited_context_tokens"),
+        ("prefer_recent_inheritance: maybe", "prefer_recent_inheritance"),
+        ("worker_model: 3", "worker_model"),
+    ],
+)
+def test_wrong_typed_profile_limit_in_config_is_refused(git_repo, tmp_path, line: str, key: str) -> None:  # type: ignore[no-untyped-def]
+    """A profile setting in .workgroup/config.yml of another type than the profile's own (a
+    string, float or bool where the rules compare a count) is a coded refusal naming the key
+    (exit 2), never a TypeError; nothing is written."""
+    config = f"context_efficiency:\n  profile: balanced\n  {line}\n"
+    git_repo.write(".workgroup/config.yml", config)
+    plan = tmp_path / "plan.yml"
+    plan.write_text("stage: '0'\nindexed: true\nworkers:\n  - role: analyst\n  - role: scanner\n")
+    before = sorted(p.relative_to(git_repo.path) for p in git_repo.path.rglob("*"))
+    res = run_workgroup("fanout", "check", str(plan))
+    assert res.returncode == 2, res.stderr
+    assert b"Traceback" not in res.stderr
+    assert f"error[INVALID_PLAN]: {key} must be".encode() in res.stderr
+    assert (git_repo.path / ".workgroup/config.yml").read_text() == config
+    assert sorted(p.relative_to(git_repo.path) for p in git_repo.path.rglob("*")) == before
+    shown = run_workgroup("profile", "show")
+    assert shown.returncode == 2 and f"error[INVALID_PROFILE]: {key} must be".encode() in shown.stderr
+
+
+def test_plan_with_non_list_controls_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    plan = tmp_path / "plan.yml"
+    plan.write_text("stage: '0'\nindexed: true\nactive_controls: 5\nworkers:\n  - role: analyst\n")
+    res = run_workgroup("fanout", "check", str(plan))
+    assert res.returncode == 2 and b"error[INVALID_PLAN]: 'active_controls' must be a list" in res.stderr
+    assert b"Traceback" not in res.stderr

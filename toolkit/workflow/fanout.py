@@ -289,7 +289,10 @@ def _read_plan(plan: object, config_block: dict[str, object] | None) -> _Plan:
     by_role: dict[str, list[int]] = {}
     for i, w in enumerate(workers):
         by_role.setdefault(w.role, []).append(i)
-    controls = frozenset(c for c in plan.get("active_controls", []) if isinstance(c, str))
+    active = plan.get("active_controls", [])
+    if not isinstance(active, list):
+        raise PlanError("'active_controls' must be a list")
+    controls = frozenset(c for c in active if isinstance(c, str))
     return _Plan(plan, stage, workers, by_role, controls, settings)
 
 

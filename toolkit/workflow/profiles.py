@@ -156,6 +156,7 @@ def effective_settings(
         if key in settings and value is not None:
             settings[key] = value
     _check_ceilings(settings)
+    _check_types(settings, PROFILES[DEFAULT_PROFILE])
     settings["profile"] = name
     return settings
 
@@ -173,6 +174,20 @@ def _check_ceilings(settings: dict[str, Any]) -> None:
     for key, ceiling in SEED_CEILINGS.items():
         if not _is_int(settings[key]) or not 1 <= settings[key] <= ceiling:
             raise ProfileError(f"{key} must be an integer between 1 and {ceiling}")
+
+
+def _check_types(settings: Mapping[str, object], shape: ProfileSettings) -> None:
+    """Refuse a setting of another type than the profile's own value: a count limit that is not
+    a non-negative integer (a string, a float, a bool), a flag that is not a boolean, a tier that
+    is not a string. The rules compare these with counts, so a wrong type is refused here."""
+    for key, default in shape.items():
+        value = settings[key]
+        if _is_int(default):
+            if not _is_int(value) or value < 0:
+                raise ProfileError(f"{key} must be a non-negative integer")
+        elif not isinstance(value, type(default)):
+            kind = "true or false" if isinstance(default, bool) else "a string"
+            raise ProfileError(f"{key} must be {kind}")
 
 
 def _is_int(value: object) -> TypeGuard[int]:
