@@ -339,6 +339,53 @@ def test_rollback_is_always_allowed_and_check_writes_nothing(git_repo: Any) -> N
     assert _cli("rollout", "advance", "--to", "off", "--family", "routing")[0] == 0
 
 
+_STEP = {"at": "2026-03-01T10:00:00Z", "family": "routing", "from": "off", "to": "observe"}
+_STEP = {**_STEP, "rollback": False, "evidence": None}
+_HISTORY = {"schema": "workgroup.rollout-history/v1", "active_family": "routing", "steps": [_STEP]}
+
+
+@pytest.mark.parametrize(
+    "history",
+    [
+        {k: v for k, v in _HISTORY.items() if k != "active_family"},
+        {**_HISTORY, "active_family": 7},
+        {**_HISTORY, "active_family": ["routing"]},
+        {**_HISTORY, "steps": [1]},
+        {**_HISTORY, "steps": [{"at": _STEP["at"]}]},
+        {**_HISTORY, "steps": [{**_STEP, "family": None}]},
+        {**_HISTORY, "steps": [{**_STEP, "to": 3}]},
+        {**_HISTORY, "steps": [{k: v for k, v in _STEP.items() if k != "rollback"}]},
+        {**_HISTORY, "steps": [{**_STEP, "evidence": {"run": 1}}]},
+    ],
+)
+def test_hand_edited_history_is_refused_and_left_alone(git_repo: Any, history: dict[str, Any]) -> None:
+    """A .workgroup/rollout.json with a key missing or wrong-typed (active_family, a step or one of
+    its fields) is ROLLOUT_HISTORY_INVALID (exit 2) for status, status --json and advance: no
+    KeyError or TypeError traceback, and neither file is rewritten."""
+    import json
+
+    text = json.dumps(history)
+    git_repo.write(".workgroup/rollout.json", text)
+    git_repo.write(".workgroup/config.yml", "context_efficiency:\n  rollout: observe\n")
+    for args in (
+        ("rollout", "status"),
+        ("rollout", "status", "--json"),
+        ("rollout", "advance", "--to", "shadow", "--family", "routing"),
+    ):
+        code, out, err = cli(*args)
+        assert code == 2, (args, err)
+        assert "error[ROLLOUT_HISTORY_INVALID]" in err and "Traceback" not in out + err
+        assert (git_repo.path / ".workgroup" / "rollout.json").read_text(encoding="utf-8") == text
+        config = (git_repo.path / ".workgroup" / "config.yml").read_text(encoding="utf-8")
+        assert config == "context_efficiency:\n  rollout: observe\n"
+
+
+def test_written_history_reads_back(git_repo: Any) -> None:
+    assert _climb(("--to", "observe", "--family", "routing")) == [0]
+    code, out, _ = cli("rollout", "status")
+    assert code == 0 and out.startswith("stage: observe  active family: routing")
+
+
 def test_config_edit_keeps_comments_and_other_keys() -> None:
     from toolkit.records.rollouts import set_config_keys
 

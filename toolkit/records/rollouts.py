@@ -154,13 +154,34 @@ def read_history(layout: Layout) -> dict[str, Any]:
         data = empty if raw is None else loads_bounded(raw, what=what)
     except FileRefused as exc:
         raise InvalidInput("ROLLOUT_HISTORY_INVALID", exc.message) from None
-    if (
-        not isinstance(data, dict)
-        or data.get("schema") != HISTORY_SCHEMA
-        or not isinstance(data.get("steps"), list)
-    ):
+    if not _is_history(data):
         raise InvalidInput("ROLLOUT_HISTORY_INVALID", ".workgroup/rollout.json is not a rollout history")
     return data
+
+
+def _is_history(data: object) -> bool:
+    """The history's shape as ``apply_advance`` writes it: the schema, an ``active_family`` (a
+    string or null) and ``steps``, each a ``HistoryStep`` (its text fields strings, ``rollback`` a
+    boolean, ``evidence`` a string or null). A file edited into another shape is refused whole."""
+    if not isinstance(data, dict) or data.get("schema") != HISTORY_SCHEMA:
+        return False
+    steps, active = data.get("steps"), data.get("active_family", 0)
+    return (
+        (active is None or isinstance(active, str))
+        and isinstance(steps, list)
+        and all(_is_step(step) for step in steps)
+    )
+
+
+def _is_step(step: object) -> bool:
+    if not isinstance(step, dict):
+        return False
+    evidence = step.get("evidence", 0)
+    return (
+        all(isinstance(step.get(key), str) for key in ("at", "family", "from", "to"))
+        and isinstance(step.get("rollback"), bool)
+        and (evidence is None or isinstance(evidence, str))
+    )
 
 
 def _history_path(layout: Layout) -> Path:
