@@ -240,3 +240,18 @@ def test_plan_with_non_list_controls_is_refused(tmp_path) -> None:  # type: igno
     res = run_workgroup("fanout", "check", str(plan))
     assert res.returncode == 2 and b"error[INVALID_PLAN]: 'active_controls' must be a list" in res.stderr
     assert b"Traceback" not in res.stderr
+
+
+def test_unreadable_config_is_refused_not_replaced_by_the_defaults(git_repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A .workgroup/config.yml that is not valid YAML is CONFIG_INVALID (exit 2): the plan is not
+    checked against the default profile in place of the team's limits."""
+    config = "context_efficiency: [unclosed\n"
+    git_repo.write(".workgroup/config.yml", config)
+    plan = tmp_path / "plan.yml"
+    plan.write_text("stage: '0'\nindexed: true\nworkers:\n  - role: analyst\n")
+    res = run_workgroup("fanout", "check", str(plan))
+    assert res.returncode == 2 and b"error[CONFIG_INVALID]" in res.stderr
+    assert b"Traceback" not in res.stderr and b"accepted" not in res.stderr
+    assert (git_repo.path / ".workgroup/config.yml").read_text() == config
+    outside = run_workgroup("fanout", "check", str(plan), cwd=tmp_path)  # no repository: the defaults
+    assert outside.returncode == 0, outside.stderr

@@ -51,8 +51,10 @@ def register(app: typer.Typer) -> None:
             from toolkit.workflow.profile_config import current_block
 
             block = current_block(required=False)
-        except ToolkitError:
-            block = {}
+        except ToolkitError as exc:
+            if exc.code == "CONFIG_INVALID":
+                raise  # a config it cannot read is not the default profile: fail closed
+            block = {}  # outside a repository: the default profile
         if profile:
             block = {**block, "profile": profile}
         try:
