@@ -13,6 +13,7 @@ size. Shapes:
 * ``pw-line``: one line of ``password=<14 random characters>`` pairs (every pair a candidate);
 * ``run-line``: one line of random 30-character tokens (every token a high-entropy candidate);
 * ``pw-lines``: lines of 100 characters of the same pairs (short lines, many of them);
+* ``pw-2lines``: two lines of the same pairs, half the size each (two long lines in a row);
 * ``prose``: lines of ordinary words with a password pair every 50 lines.
 
 A file up to 4 MiB is read and scanned whole; a larger one in windows of whole lines (about
@@ -76,12 +77,15 @@ def _write(path: Path, shape: str, size: int) -> int:
     rng = random.Random(1)
     lines: list[str] = []
     total = 0
-    if shape in ("pw-line", "run-line"):
+    if shape in ("pw-line", "run-line", "pw-2lines"):
         parts: list[str] = []
         while total < size:
-            part = "password=" + _token(rng, 14) if shape == "pw-line" else _token(rng, 30)
+            part = "password=" + _token(rng, 14) if shape != "run-line" else _token(rng, 30)
             parts.append(part)
             total += len(part) + 1
+            if shape == "pw-2lines" and not lines and total >= size // 2:
+                lines.append(" ".join(parts))
+                parts = []
         lines.append(" ".join(parts))
     elif shape == "pw-lines":
         while total < size:

@@ -231,3 +231,41 @@ def test_located_offsets_in_any_order_past_the_checkpoint_distance(monkeypatch: 
     for offset in [rng.randrange(len(text)) for _ in range(600)]:
         line = bisect.bisect_right(starts, offset) - 1
         assert collector.locate(offset) == (line, starts[line])
+
+
+def _lines(path: Path, layout: list[int]) -> Path:
+    """Lines of ``password=<14 random characters>`` pairs, one of about each size in ``layout``."""
+    rng = random.Random(2)
+    alphabet = string.ascii_letters + string.digits
+    lines = []
+    for size in layout:
+        count = size // 24 + 1
+        chars = "".join(rng.choices(alphabet, k=14 * count))
+        lines.append(" ".join("password=" + chars[i : i + 14] for i in range(0, 14 * count, 14)))
+    path.write_text("\n".join(lines) + "\n", encoding="ascii")
+    return path
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [[8_000_000, 8_000_000], [8_000_000, 100, 100, 100, 8_000_000], [100] * 30_000 + [8_000_000, 8_000_000]],
+    ids=["two-long-lines", "long-short-long", "short-then-two-long"],
+)
+def test_two_long_lines_in_a_row_are_not_one_window(tmp_path: Path, layout: list[int]) -> None:
+    """A long line after a long line is scanned with only a bounded tail of the first (its
+    last overlaps), never with the whole of it, and the first window is let go before the next
+    is read: the peak stays near one long line's (its bytes and text while it is decoded, then
+    its text and lower-cased view), wherever the reads cut the lines."""
+    tiny = tmp_path / "tiny.txt"
+    tiny.write_text("nothing to see\n", encoding="ascii")
+    code, base = _peak_kb("privacy", "scan", str(tiny))
+    assert code == 0
+    big = _lines(tmp_path / "lines.txt", layout)
+    code, peak = _peak_kb("privacy", "scan", str(big))
+    assert code == 1
+    line_kb = max(layout) // 1024
+    # measured 2.4-2.9x one line (19-22 MB over base for 8 MB lines: the bytes and text of a
+    # line while it is decoded, the read buffer's growth and the allocator's holes after the
+    # first long line; one 8 MB line alone is 2.1x). When the next window repeated the first
+    # long line whole, the two lines were one window: 5x (about 40 MB)
+    assert peak - base < 3 * line_kb + 3072, (base, peak, line_kb)

@@ -173,11 +173,15 @@ def test_windows_cover_every_line_once_in_bounded_memory() -> None:
     pieces = [text[i : i + 777] for i in range(0, len(text), 777)]
     seen: list[str] = []
     longest = max(map(len, lines))
-    for window, first, repeated in windows(iter(pieces), size=2000, overlap=500):
+    for window, first, repeated, shift in windows(iter(pieces), size=2000, overlap=500):
         got = window.split("\n")
         if got[-1] == "":
             got.pop()
-        assert got[:repeated] == [s.rstrip("\n") for s in lines[first - 1 : first - 1 + repeated]]
+        want = [s.rstrip("\n") for s in lines[first - 1 : first - 1 + repeated]]
+        if shift:  # the 5000-character line: only its last 4 overlaps are repeated
+            want = [want[0][shift:]]
+            assert len(want[0]) == 4 * 500
+        assert got[:repeated] == want
         assert first - 1 + repeated == len(seen)  # the new part starts where the last one ended
         seen.extend(g + "\n" for g in got[repeated:])
         assert len(window) <= 2000 + 777 + 2 * longest + 500
@@ -220,9 +224,13 @@ def test_utf8_windows_cover_the_decoded_text_line_by_line(monkeypatch: pytest.Mo
     size, overlap = rng.choice([1, 5, 20, 100, 1000]), rng.choice([0, 3, 10, 50])
     lines = "".join(streams.decoded(iter(blocks), encoding)).splitlines(keepends=True)
     seen: list[str] = []
-    for window, first, repeated in streams.utf8_windows(iter(blocks), encoding, size, overlap):
+    for window, first, repeated, shift in streams.utf8_windows(iter(blocks), encoding, size, overlap):
         got = window.splitlines(keepends=True)
-        assert got[:repeated] == lines[first - 1 : first - 1 + repeated]
+        want = lines[first - 1 : first - 1 + repeated]
+        if shift:  # the cut tail of one long line: at most LINE_TAIL overlaps of it
+            assert repeated == 1 and 0 < len(got[0]) <= streams.LINE_TAIL * overlap + 1 < len(want[0])
+            want = [want[0][shift:]]
+        assert got[:repeated] == want
         assert first - 1 + repeated == len(seen)
         seen.extend(got[repeated:])
     assert seen == lines
@@ -377,3 +385,72 @@ def test_a_large_transcript_keeps_the_per_rule_cap_per_file(tmp_path: Path) -> N
     rules = {i.finding.rule for i in report.findings}
     assert rules == {"chat-message-record"} and len(report.findings) == 1000
     assert [i.finding.line for i in report.findings] == list(range(1, 1001))
+
+
+_ALNUM = string.ascii_letters + string.digits
+_B64 = _ALNUM + "+/"
+
+
+def _long_secret_file(rng: random.Random) -> str:
+    """Long lines (longer than the repeated tail of a small overlap), short lines, password
+    pairs, AWS keys and private keys whose header ends a long line and whose body is the next
+    line (a finding that spans a window cut). Every key block is closed: the check that a
+    value lies inside a key block looks 16 KiB back, further than these small overlaps."""
+
+    def token(size: int, alphabet: str = _ALNUM) -> str:
+        return "".join(rng.choices(alphabet, k=size))
+
+    def long_line() -> str:
+        words = [
+            rng.choice(["password=" + token(14), token(30), "the value", "x" * 20])
+            for _ in range(rng.randrange(20, 160))
+        ]
+        return " ".join(words)
+
+    lines: list[str] = []
+    for _ in range(rng.randrange(1, 14)):
+        kind = rng.randrange(5)
+        if kind == 0:
+            lines.append(long_line())
+        elif kind == 1:
+            lines.extend(
+                rng.choice(["short line", "", "password = 'Xy7kq9Lm2Pz'", TOKEN_LINE]) for _ in range(3)
+            )
+        elif kind == 2:  # a private key whose header ends a long line
+            lines.append(long_line() + " -----BEGIN RSA PRIVATE KEY-----")
+            lines.append(token(64, _B64))
+            lines.append("-----END RSA PRIVATE KEY-----")
+        elif kind == 3:
+            lines.append("aws_secret_access_key = " + token(40, _B64))
+        else:  # the header and the body on one long line, then a long line
+            lines.append(long_line() + " -----BEGIN RSA PRIVATE KEY----- " + token(64, _B64))
+            lines.append("-----END RSA PRIVATE KEY----- " + long_line())
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_windowed_findings_are_the_whole_text_findings(seed: int) -> None:
+    """Scanned in small windows from its bytes (cuts after long lines and between two long lines,
+    the repeated tail of a long line cut short), a file gives the findings of one scan of its
+    whole text: the same lines and columns, each once, a private key spanning a cut included."""
+    from toolkit.privacy.files import context_for, scan_loaded, scan_window_list
+
+    rng = random.Random(seed)
+    text = _long_secret_file(rng)
+    data = text.encode()
+    context = context_for("notes.txt")
+    whole = sorted(
+        (f.finding.line, f.finding.start, f.finding.end, f.finding.rule)
+        for f in scan_loaded(text, "n", "notes.txt", context)
+    )
+    overlap = rng.choice([40, 100, 250])
+    size = rng.choice([1, 200, 700, 3000])
+    step = rng.choice([7, 64, 500, 4096])
+    blocks = [data[i : i + step] for i in range(0, len(data), step)]
+    parts = list(streams.utf8_windows(iter(blocks), "utf-8", size, overlap))
+    cut_short = sum(1 for part in parts if part[3])
+    got = sorted(
+        (f.finding.line, f.finding.start, f.finding.end, f.finding.rule)
+        for f in scan_window_list(iter(parts), "n", "notes.txt", context)
+    )
+    assert got == whole, (seed, overlap, size, step, cut_short)

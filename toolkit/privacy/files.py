@@ -27,6 +27,7 @@ from toolkit.infra.boundedio import NOT_A_FILE, NOT_FOUND, FileRefused, open_che
 from toolkit.privacy import streams
 from toolkit.privacy.artifacts import compile_globs, session_notes
 from toolkit.privacy.engine import MAX_FINDINGS_PER_RULE, scan_text_with_values
+from toolkit.privacy.filters import forget_text
 from toolkit.privacy.rules import lazy
 from toolkit.privacy.secrets import BATCH_SEPARATOR
 from toolkit.privacy.streams import HEAD_BYTES, Budget, Runs, Unreadable, blocks_of, sniff, windows
@@ -345,29 +346,62 @@ def scan_windows(pieces: Iterable[str], shown: str, rel: str, context: Context) 
 
 
 def scan_window_list(
-    parts: Iterator[tuple[str, int, int]], shown: str, rel: str, context: Context
+    parts: Iterator[tuple[str, int, int, int]], shown: str, rel: str, context: Context
 ) -> list[FileFinding]:
-    """Findings of the windows ``parts`` (``(text, first_line, repeated)``, as
-    ``streams.windows`` makes them); see ``scan_windows``."""
+    """Findings of the windows ``parts`` (``(text, first_line, repeated, shift)``, as
+    ``streams.windows`` makes them); see ``scan_windows``.
+
+    A finding in the repeated lines is kept only when the previous window did not find it and
+    the repeated lines alone do not give it either: then it reaches into the new lines (a key's
+    header before the cut, its body after). Found by the repeated lines alone, it was made by
+    the window's start (a private key's header or a long line's head, ``shift`` > 0, left out),
+    which the previous window held."""
     found: list[FileFinding] = []
     previous: set[tuple[int, int, str]] = set()
     per_rule: dict[str, int] = {}
-    for text, first, repeated in parts:
+    for text, first, repeated, shift in parts:
         current: set[tuple[int, int, str]] = set()
-        for f, value in scan_text_with_values(text, context, file_kind(rel, text)):
-            line = first + f.line - 1
-            key = (line, f.start, f.rule)
+        alone: set[tuple[int, int, str]] | None = None
+        for f, value in _window_findings(text, first, shift, rel, context):
+            key = (f.line, f.start, f.rule)
             current.add(key)
-            if f.line <= repeated and key in previous:
-                continue  # found in the previous window already
+            if f.line - first < repeated:
+                if key in previous:
+                    continue  # found in the previous window already
+                if alone is None:
+                    head = text[: _line_ends(text, repeated)]
+                    alone = {
+                        (g.line, g.start, g.rule)
+                        for g, _ in _window_findings(head, first, shift, rel, context)
+                    }
+                if key in alone:
+                    continue
             per_rule[f.rule] = count = per_rule.get(f.rule, 0) + 1
             if count > MAX_FINDINGS_PER_RULE:
                 continue
-            found.append(
-                FileFinding(shown, Finding(line, f.start, f.end, f.category, f.rule, f.masked), value, rel)
-            )
+            found.append(FileFinding(shown, f, value, rel))
         previous = current
+        del text  # not held while the next window is read (two long lines would be 3x one)
+        forget_text()
     return found
+
+
+def _line_ends(text: str, count: int) -> int:
+    """The offset just past the ``count``-th line end of ``text``."""
+    at = -1
+    for _ in range(count):
+        at = text.find("\n", at + 1)
+    return at + 1
+
+
+def _window_findings(
+    text: str, first: int, shift: int, rel: str, context: Context
+) -> Iterator[tuple[Finding, str]]:
+    """The findings of one window at their line and column in the file (the window's first line
+    begins ``shift`` characters into its line)."""
+    for f, value in scan_text_with_values(text, context, file_kind(rel, text)):
+        moved = shift if f.line == 1 else 0
+        yield Finding(first + f.line - 1, f.start + moved, f.end + moved, f.category, f.rule, f.masked), value
 
 
 def scan_runs(runs: Runs, shown: str, rel: str) -> list[FileFinding]:

@@ -584,6 +584,11 @@ def _offsets(text: str, needle: str) -> list[int]:
 _marks = _Marks()
 
 
+def forget_text() -> None:
+    """Let go of the last text asked about (a long window is not held while the next is read)."""
+    _marks.load("")
+
+
 def is_public_block_body(text: str, offset: int) -> bool:
     """Inside a public key, certificate or PGP public key block or signature however long (the
     high-entropy rule's own PEM check looks back 16 KB; a PGP key in a SECURITY.md is longer)."""

@@ -7,9 +7,10 @@ size or encoding:
   pattern of BOM-less UTF-16/32 text, compressed data from its magic number (gzip, bzip2, xz,
   zip), and binary data from NUL and control bytes (a text file with a stray NUL stays text);
 * ``decoded`` decodes a stream of blocks incrementally (undecodable bytes become U+FFFD);
-* ``windows`` cuts decoded text into windows of whole lines with an overlap, so memory stays a
-  constant plus about twice the longest line and a finding spanning a cut is still whole in
-  one window (the caller drops the findings a window repeats from the one before);
+* ``windows`` cuts decoded text into windows of whole lines with an overlap (of a line longer
+  than the overlap, only its tail), so memory stays a constant plus about twice the longest
+  line and a finding spanning a cut is still whole in one window (the caller drops the
+  findings a window repeats from the one before);
   ``utf8_windows`` makes the same windows of UTF-8 data from its bytes, decoding each once;
 * ``printable_runs`` gives the ASCII and UTF-16LE printable runs of binary data (what a secret
   in a binary file looks like), block by block;
@@ -48,6 +49,7 @@ HEAD_BYTES = 4 * 1024 * 1024  # a file up to this size is read in one go and sca
 BLOCK_BYTES = 1024 * 1024  # raw read (and decompressed output) size when streaming
 WINDOW_CHARS = 1024 * 1024  # new text per window of a larger text
 OVERLAP_CHARS = 16 * 1024  # trailing whole lines of a window scanned again with the next one
+LINE_TAIL = 4  # of a last line longer than the overlap, this many overlaps are scanned again
 SNIFF_BYTES = 8192
 MAX_EXPANDED_BYTES = 256 * 1024 * 1024  # decompressed bytes per file; past that it is a bomb
 MAX_NESTING = 3  # compressed data inside compressed data inside compressed data
@@ -152,20 +154,23 @@ def decoded(blocks: Iterator[bytes], encoding: str) -> Iterator[str]:
 
 def windows(
     pieces: Iterator[str], size: int = WINDOW_CHARS, overlap: int = OVERLAP_CHARS
-) -> Iterator[tuple[str, int, int]]:
-    """``(text, first_line, repeated)``: windows of whole lines of the text ``pieces`` make.
+) -> Iterator[tuple[str, int, int, int]]:
+    """``(text, first_line, repeated, shift)``: windows of whole lines of the text ``pieces`` make.
 
     ``first_line`` is the 1-based line number of the window's first line; its first
-    ``repeated`` lines are the previous window's trailing lines (at most ``overlap`` characters,
-    and at least the last line), so whatever spans a cut lies whole in one window. A window is
-    cut at the last line end once ``size`` characters are pending; a line longer than that is
-    read to its end first. Held at once: a window, the pending piece and the overlap.
+    ``repeated`` lines are the previous window's trailing lines (at most ``overlap`` characters),
+    so whatever spans a cut lies whole in one window. When the previous window's last line is
+    longer than ``overlap``, only its last ``LINE_TAIL * overlap`` characters are repeated (one
+    line, ``repeated`` 1) and ``shift`` is the column of the window's first character in that
+    line (else 0): two long lines in a row are never one window. A window is cut at the last
+    line end once ``size`` characters are pending; a line longer than that is read to its end
+    first. Held at once: a window, the pending piece and the overlap.
     """
     pending: list[str] = []
     pending_len = 0
     newline = False  # a line end among the pending pieces
     tail = ""
-    repeated = 0
+    repeated = shift = 0
     first_line = 1
     for piece in pieces:
         pending.append(piece)
@@ -180,18 +185,16 @@ def windows(
         del buffer
         # the pieces go before the window is scanned: a line longer than a window is in both
         pending, pending_len, newline = ([rest], len(rest), False) if rest else ([], 0, False)
-        yield window, first_line, repeated
-        tail = _overlap(window, overlap)
-        repeated = tail.count("\n")
-        first_line += window.count("\n") - repeated
+        yield window, first_line, repeated, shift
+        tail, repeated, first_line, shift = _next_start(window, overlap, first_line)
     rest = "".join(pending)
     if rest or first_line == 1 and not tail:
-        yield (tail + rest if tail else rest), first_line, repeated
+        yield (tail + rest if tail else rest), first_line, repeated, shift
 
 
 def utf8_windows(
     blocks: Iterator[bytes], encoding: str, size: int = WINDOW_CHARS, overlap: int = OVERLAP_CHARS
-) -> Iterator[tuple[str, int, int]]:
+) -> Iterator[tuple[str, int, int, int]]:
     """What ``windows(decoded(blocks, encoding))`` gives for UTF-8 data (``encoding`` is
     ``utf-8`` or ``utf-8-sig``), with ``size`` counted in bytes: the raw bytes of the pending
     lines are gathered in one buffer and each window's new text is decoded once, from the
@@ -209,15 +212,15 @@ def utf8_windows(
     last_end = -1  # offset of the last line end in pending
     bom = encoding == "utf-8-sig"
     tail = ""
-    repeated = 0
+    repeated = shift = 0
     first_line = 1
     ready = ""  # a window made from a block's last part: given once the block is let go
     for block in blocks:
         with memoryview(block) as data:
             for at in range(0, len(data), BLOCK_BYTES):
                 if ready:
-                    yield ready, first_line, repeated
-                    tail, repeated, first_line = _next_start(ready, overlap, first_line)
+                    yield ready, first_line, repeated, shift
+                    tail, repeated, first_line, shift = _next_start(ready, overlap, first_line)
                     ready = ""
                 start = len(pending)
                 pending += data[at : at + BLOCK_BYTES]
@@ -233,21 +236,22 @@ def utf8_windows(
                 del text
         del block  # let go before its window is scanned
         if ready:
-            yield ready, first_line, repeated
-            tail, repeated, first_line = _next_start(ready, overlap, first_line)
+            yield ready, first_line, repeated, shift
+            tail, repeated, first_line, shift = _next_start(ready, overlap, first_line)
             ready = ""
     rest = _decode_utf8(pending, len(pending), bom)
     del pending
     if rest or first_line == 1 and not tail:
-        yield (tail + rest if tail else rest), first_line, repeated
+        yield (tail + rest if tail else rest), first_line, repeated, shift
 
 
-def _next_start(window: str, overlap: int, first_line: int) -> tuple[str, int, int]:
-    """(tail, repeated, first_line) of the window after ``window`` (which began at line
-    ``first_line``): its overlap, that overlap's line count and the next window's first line."""
-    tail = _overlap(window, overlap)
+def _next_start(window: str, overlap: int, first_line: int) -> tuple[str, int, int, int]:
+    """(tail, repeated, first_line, shift) of the window after ``window`` (which began at line
+    ``first_line``): its overlap, that overlap's line count, the next window's first line and
+    the column of the overlap's first character in its line."""
+    tail, shift = _overlap(window, overlap)
     repeated = tail.count("\n")
-    return tail, repeated, first_line + window.count("\n") - repeated
+    return tail, repeated, first_line + window.count("\n") - repeated, shift
 
 
 def _decode_utf8(data: bytearray, end: int, bom: bool) -> str:
@@ -258,14 +262,17 @@ def _decode_utf8(data: bytearray, end: int, bom: bool) -> str:
         return str(part, "utf-8", "replace")
 
 
-def _overlap(window: str, overlap: int) -> str:
+def _overlap(window: str, overlap: int) -> tuple[str, int]:
     """The trailing whole lines of ``window`` (which ends with a line end) within ``overlap``
-    characters, or its last line when that alone is longer."""
+    characters, or, when its last line alone is longer, that line's last ``LINE_TAIL *
+    overlap`` characters; and the column in its line where the overlap begins."""
     end = len(window)
     start = 0 if end <= overlap else window.find("\n", end - overlap - 1) + 1
-    if start >= end:
-        start = window.rfind("\n", 0, end - 1) + 1
-    return window[start:]
+    if start < end:
+        return window[start:], 0
+    head = window.rfind("\n", 0, end - 1) + 1
+    start = max(head, end - LINE_TAIL * overlap - 1)
+    return window[start:], start - head
 
 
 class Runs:
