@@ -339,8 +339,14 @@ def test_rollback_is_always_allowed_and_check_writes_nothing(git_repo: Any) -> N
     assert _cli("rollout", "advance", "--to", "off", "--family", "routing")[0] == 0
 
 
-_STEP = {"at": "2026-03-01T10:00:00Z", "family": "routing", "from": "off", "to": "observe"}
-_STEP = {**_STEP, "rollback": False, "evidence": None}
+_STEP: dict[str, object] = {
+    "at": "2026-03-01T10:00:00Z",
+    "family": "routing",
+    "from": "off",
+    "to": "observe",
+    "rollback": False,
+    "evidence": None,
+}
 _HISTORY = {"schema": "workgroup.rollout-history/v1", "active_family": "routing", "steps": [_STEP]}
 
 
