@@ -24,8 +24,10 @@ What a scan holds (``toolkit/privacy/scantext.py``): the text and its lower-case
 plus a constant; reading gathers a long line's raw bytes in one buffer and decodes it once,
 releasing each block before the window it completed is scanned. So ``x line`` is about 2 plus a
 constant over the line: measured at c5f2a4b 2.3-2.4 at 4 MB, 2.2 at 8 MB and 2.1 at 16 MB (2x + 0.2
-to 1.5 MB). Two long lines in a row share one window (the overlap repeats the previous window's
-last line): about 5x one line.
+to 1.5 MB). Two long lines in a row (``pw-2lines``) were one window (the overlap repeated the
+previous window's last line whole): 5.4-5.5x one line; since only a tail of a long line is
+repeated, 2.4x at 16 MB (18.5 MB over base for two 7.8 MB lines) and 3.1x at 8 MB (11.9 MB for
+two 3.9 MB lines: the 4 MiB first read is still held while the first line's window is made).
 """
 
 from __future__ import annotations

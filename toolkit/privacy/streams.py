@@ -216,29 +216,36 @@ def utf8_windows(
     first_line = 1
     ready = ""  # a window made from a block's last part: given once the block is let go
     for block in blocks:
-        with memoryview(block) as data:
-            for at in range(0, len(data), BLOCK_BYTES):
-                if ready:
-                    yield ready, first_line, repeated, shift
-                    tail, repeated, first_line, shift = _next_start(ready, overlap, first_line)
-                    ready = ""
-                start = len(pending)
-                pending += data[at : at + BLOCK_BYTES]
-                found = pending.rfind(b"\n", start)
-                last_end = found if found != -1 else last_end
-                if len(pending) < size or last_end == -1:
-                    continue
-                text = _decode_utf8(pending, last_end + 1, bom)
-                bom = False
-                del pending[: last_end + 1]
-                last_end = -1
-                ready = tail + text if tail else text
-                del text
-        del block  # let go before its window is scanned
-        if ready:
-            yield ready, first_line, repeated, shift
-            tail, repeated, first_line, shift = _next_start(ready, overlap, first_line)
-            ready = ""
+        while block:
+            after = b""
+            with memoryview(block) as data:
+                for at in range(0, len(data), BLOCK_BYTES):
+                    if ready:
+                        yield ready, first_line, repeated, shift
+                        tail, repeated, first_line, shift = _next_start(ready, overlap, first_line)
+                        ready = ""
+                    start = len(pending)
+                    pending += data[at : at + BLOCK_BYTES]
+                    found = pending.rfind(b"\n", start)
+                    last_end = found if found != -1 else last_end
+                    if len(pending) < size or last_end == -1:
+                        continue
+                    text = _decode_utf8(pending, last_end + 1, bom)
+                    bom = False
+                    del pending[: last_end + 1]
+                    last_end = -1
+                    ready = tail + text if tail else text
+                    del text
+                    left = len(data) - at - BLOCK_BYTES
+                    if 0 < left < len(ready):  # the 4 MiB first read: its rest is copied so the
+                        after = bytes(data[at + BLOCK_BYTES :])  # read goes before the window is scanned
+                        break
+            block = after  # let go before its window is scanned
+            del after
+            if ready:
+                yield ready, first_line, repeated, shift
+                tail, repeated, first_line, shift = _next_start(ready, overlap, first_line)
+                ready = ""
     rest = _decode_utf8(pending, len(pending), bom)
     del pending
     if rest or first_line == 1 and not tail:
