@@ -24,9 +24,10 @@ from toolkit import __version__
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import IO, Any
+    from typing import IO
 
     from toolkit.core.findings import Finding
+    from toolkit.core.sarif_shapes import DriverRule, Log, PhysicalLocation, Provenance, Region, Result, Run
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 VERSION = "2.1.0"
@@ -48,7 +49,7 @@ def document(
     commits: list[str | None] | None = None,
     paths: list[str] | None = None,
     repository_uri: str | None = None,
-) -> dict[str, Any]:
+) -> Log:
     """The SARIF log of ``findings``: ``rules`` maps a rule id to (short description, help);
     ``fingerprints``, ``commits`` and ``paths`` (the file path when ``Finding.path`` says more)
     run parallel to ``findings``."""
@@ -67,7 +68,7 @@ def document(
         )
         for i, f in enumerate(findings)
     ]
-    run: dict[str, Any] = {
+    run: Run = {
         "tool": {
             "driver": {
                 "name": f"workgroup {tool}",
@@ -86,9 +87,9 @@ def document(
     return {"$schema": SCHEMA, "version": VERSION, "runs": [run]}
 
 
-def _driver_rules(tool: str, ids: list[str], known: Mapping[str, tuple[str, str]]) -> list[dict[str, Any]]:
+def _driver_rules(tool: str, ids: list[str], known: Mapping[str, tuple[str, str]]) -> list[DriverRule]:
     """The driver's rule entries for ``ids``, described from ``known`` or by a pointer to the help."""
-    driver_rules = []
+    driver_rules: list[DriverRule] = []
     for rule_id in ids:
         short, help_text = known.get(rule_id, (f"{tool}: {rule_id}", f"See `workgroup {tool} --help`."))
         driver_rules.append(
@@ -104,7 +105,7 @@ def _driver_rules(tool: str, ids: list[str], known: Mapping[str, tuple[str, str]
     return driver_rules
 
 
-def _provenance(repository_uri: str | None, commits: list[str | None] | None) -> list[dict[str, str]]:
+def _provenance(repository_uri: str | None, commits: list[str | None] | None) -> list[Provenance]:
     """One version-control provenance entry per distinct commit the findings name, sorted; none
     without a repository URI."""
     if not repository_uri or not commits:
@@ -114,17 +115,17 @@ def _provenance(repository_uri: str | None, commits: list[str | None] | None) ->
 
 def _result(
     tool: str, f: Finding, path: str, rule_index: int, fingerprint: str | None, commit: str | None
-) -> dict[str, Any]:
+) -> Result:
     """The SARIF result of one finding at ``path``: its rule, level, message and physical location
     (a region only for a known line, a start column only for a known column), its fingerprint
     and its commit when it has them."""
-    location: dict[str, Any] = {"artifactLocation": {"uri": _uri(path), "uriBaseId": "%SRCROOT%"}}
+    location: PhysicalLocation = {"artifactLocation": {"uri": _uri(path), "uriBaseId": "%SRCROOT%"}}
     if f.line > 0:
-        region: dict[str, int] = {"startLine": f.line}
+        region: Region = {"startLine": f.line}
         if f.col > 0:
             region["startColumn"] = f.col
         location["region"] = region
-    result: dict[str, Any] = {
+    result: Result = {
         "ruleId": f.code,
         "ruleIndex": rule_index,
         "level": _LEVELS.get(f.severity, "error"),
@@ -143,7 +144,7 @@ def _rule_name(rule_id: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in rule_id.replace("_", "-").split("-") if part)
 
 
-def write(stdout: IO[str], doc: dict[str, Any]) -> None:
+def write(stdout: IO[str], doc: Log) -> None:
     stdout.write(json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
 
 
