@@ -143,9 +143,9 @@ def _annotate(findings: list[Finding], stdout: IO[str]) -> None:
         stdout.write(annotation(f, f.extra.get("file")) + "\n")
 
 
-def error_object(code: str, message: str, path: str | None = None) -> dict[str, Any]:
+def error_object(code: str, message: str, path: str | None = None) -> dict[str, dict[str, str]]:
     """The ``--json`` form of a refusal: ``{"error": {"code", "message", "path"?}}``."""
-    err: dict[str, Any] = {"code": code, "message": message}
+    err: dict[str, str] = {"code": code, "message": message}
     if path is not None:
         err["path"] = path
     return {"error": err}
