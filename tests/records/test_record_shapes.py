@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import json
 
-from support.harness import GitRepo, cli
-
-
-def _keys(kind: type) -> list[str]:
-    return list(kind.__annotations__)
+from support.harness import GitRepo, cli, declared_keys
 
 
 def test_rollout_advance_prints_and_writes_the_declared_records(git_repo: GitRepo) -> None:
@@ -18,7 +14,7 @@ def test_rollout_advance_prints_and_writes_the_declared_records(git_repo: GitRep
     code, out, _ = cli("rollout", "advance", "--to", "observe", "--family", "routing", "--json")
     assert code == 0
     printed = json.loads(out.splitlines()[-1])
-    assert list(printed) == _keys(AdvanceResult)
+    assert list(printed) == declared_keys(AdvanceResult)
     assert printed == {
         "from": "off",
         "to": "observe",
@@ -27,7 +23,7 @@ def test_rollout_advance_prints_and_writes_the_declared_records(git_repo: GitRep
         "written": True,
     }
     history = json.loads((git_repo.path / ".workgroup" / "rollout.json").read_text())
-    assert [list(step) for step in history["steps"]] == [_keys(HistoryStep)]
+    assert [list(step) for step in history["steps"]] == [declared_keys(HistoryStep)]
     assert history["active_family"] == "routing"
 
 
@@ -39,9 +35,9 @@ def test_probe_check_prints_the_declared_decision(git_repo: GitRepo) -> None:
     code, out, _ = cli("probe", "check", "knowz", "--phase", "1A", "--json")
     assert code == 0
     fresh = json.loads(out.splitlines()[0])
-    assert list(fresh) == _keys(DecisionRow) and fresh["decision"] == "probe"
+    assert list(fresh) == declared_keys(DecisionRow) and fresh["decision"] == "probe"
     assert cli("probe", "record", "knowz", "--phase", "1A", "--healthy")[0] == 0
     code, out, _ = cli("probe", "check", "knowz", "--phase", "1A", "--json")
     assert code == 0
     reused = json.loads(out.splitlines()[0])
-    assert list(reused) == _keys(DecisionRow) and reused["decision"] == "reuse"
+    assert list(reused) == declared_keys(DecisionRow) and reused["decision"] == "reuse"

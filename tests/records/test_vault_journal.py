@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.harness import ROOT, GitRepo, cli
+from support.harness import ROOT, GitRepo, cli, declared_keys
 from support.sync import AT_START_LINE, StartLine
 
 from toolkit.infra.git import discover
@@ -682,13 +682,10 @@ def test_add_flush_and_ack_answer_the_declared_records(git_repo: GitRepo) -> Non
     )
     from toolkit.records.vault import flush as flush_now
 
-    def declared(kind: type) -> list[str]:
-        return list(kind.__annotations__)
-
     lay = layout(git_repo)
     now = parse_utc(NOW)
     kept = add_delta(lay, {"delta": {"title": "One", "content": "First fact."}}, now=now)
-    assert list(kept) == [k for k in declared(VaultOutcome) if k != "KnowledgeId"]
+    assert list(kept) == [k for k in declared_keys(VaultOutcome) if k != "KnowledgeId"]
     assert kept["seq"] == 1 and kept["journaled"] is True
     skipped = add_delta(lay, {"delta": {"title": "One", "content": "First fact."}}, now=now)
     assert list(skipped) == list(kept) and skipped["seq"] is None and skipped["journaled"] is False
@@ -696,12 +693,12 @@ def test_add_flush_and_ack_answer_the_declared_records(git_repo: GitRepo) -> Non
         lay, {"delta": {"title": "Two", "content": "Old.", "semantic_key": "k", "KnowledgeId": "x"}}, now=now
     )
     amended = add_delta(lay, {"delta": {"title": "Two", "content": "New.", "semantic_key": "k"}}, now=now)
-    assert list(amended) == declared(VaultOutcome) and amended["KnowledgeId"] == "x"
+    assert list(amended) == declared_keys(VaultOutcome) and amended["KnowledgeId"] == "x"
     rows = [json.loads(line) for line in lay.vault_journal.read_text().splitlines()]
-    assert list(rows[0]) == [k for k in declared(JournalDeltaRow) if k != "KnowledgeId"]
-    assert list(rows[2]) == declared(JournalDeltaRow)
+    assert list(rows[0]) == [k for k in declared_keys(JournalDeltaRow) if k != "KnowledgeId"]
+    assert list(rows[2]) == declared_keys(JournalDeltaRow)
     batch = flush_now(lay, now=now, deliver=lambda b: None, hold=True)
-    assert list(batch) == declared(VaultBatch)
+    assert list(batch) == declared_keys(VaultBatch)
     assert batch["batch_id"] is not None
-    assert list(ack(lay, batch["batch_id"], now=now)) == declared(AckOutcome)
-    assert list(list_entries(lay)) == declared(VaultListing)
+    assert list(ack(lay, batch["batch_id"], now=now)) == declared_keys(AckOutcome)
+    assert list(list_entries(lay)) == declared_keys(VaultListing)

@@ -3,13 +3,10 @@ runtime path free of them: they are annotations only, never imported by ``workgr
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from typing import Any
 
 import pytest
-from support.harness import runtime_call
+from support.harness import declared_keys, runtime_call, runtime_loads
 from support.lineage_fixtures import HOT_NOW, hot_current, hot_lineage
 
 from toolkit.runtime.op_types import (
@@ -22,11 +19,6 @@ from toolkit.runtime.op_types import (
 )
 from toolkit.runtime.result_policy import WRITE_KINDS
 from toolkit.runtime.vault_delta import TEXT_FIELDS, semantic_delta
-
-
-def keys_of(shape: type) -> list[str]:
-    """A TypedDict's keys in their declared order."""
-    return list(shape.__annotations__)
 
 
 def answer(op: str, request: dict[str, Any]) -> dict[str, Any]:
@@ -46,8 +38,8 @@ def answer(op: str, request: dict[str, Any]) -> dict[str, Any]:
 )
 def test_result_policy_answers_in_its_shape(facts: dict[str, Any]) -> None:
     result = answer("result-policy", {"input": facts})
-    assert list(result) == keys_of(ResultPolicyDecision)
-    assert list(result["writes"]) == keys_of(ResultWrites) == list(WRITE_KINDS)
+    assert list(result) == declared_keys(ResultPolicyDecision)
+    assert list(result["writes"]) == declared_keys(ResultWrites) == list(WRITE_KINDS)
 
 
 @pytest.mark.parametrize(
@@ -59,13 +51,13 @@ def test_result_policy_answers_in_its_shape(facts: dict[str, Any]) -> None:
     ],
 )
 def test_rollout_answers_in_its_shape(facts: dict[str, Any]) -> None:
-    assert list(answer("rollout", {"input": facts})) == keys_of(RolloutDecision)
+    assert list(answer("rollout", {"input": facts})) == declared_keys(RolloutDecision)
 
 
 def test_lineage_answers_in_its_shape() -> None:
     for lineage in (hot_lineage(), None):
         result = answer("lineage", {"lineage": lineage, "current": hot_current(), "now": HOT_NOW})
-        assert list(result) == keys_of(LineageDecision)
+        assert list(result) == declared_keys(LineageDecision)
 
 
 def test_vault_delta_answers_in_its_shape() -> None:
@@ -76,15 +68,15 @@ def test_vault_delta_answers_in_its_shape() -> None:
         "semantic_key": "k",
     }
     plain = answer("vault-delta", {"input": {"delta": delta}})
-    assert list(plain) == keys_of(VaultDeltaDecision)[:2]  # KnowledgeId only for amend and update
+    assert list(plain) == declared_keys(VaultDeltaDecision)[:2]  # KnowledgeId only for amend and update
     prior = {**delta, "content": "Use two retries.", "KnowledgeId": "kb-1"}
     amend = answer("vault-delta", {"input": {"delta": delta, "previous_deltas": [prior]}})
     assert amend["action"] == "amend"
-    assert list(amend) == keys_of(VaultDeltaDecision)
+    assert list(amend) == declared_keys(VaultDeltaDecision)
 
 
 def test_the_semantic_view_has_the_text_fields() -> None:
-    assert keys_of(SemanticDelta) == list(TEXT_FIELDS)
+    assert declared_keys(SemanticDelta) == list(TEXT_FIELDS)
     assert list(semantic_delta({})) == list(TEXT_FIELDS)
 
 
@@ -101,16 +93,4 @@ def test_the_semantic_view_has_the_text_fields() -> None:
 )
 @pytest.mark.usefixtures("without_coverage")  # what the child imports is the subject
 def test_the_runtime_path_imports_no_annotation_module(op: str, request_: dict[str, Any]) -> None:
-    code = (
-        "import io, json, sys\n"
-        "from toolkit.entry import main\n"
-        "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[2].encode()))\n"
-        "main(['runtime', sys.argv[1]])\n"
-        "names = ('typing', 'toolkit.runtime.op_types', 'toolkit.core.jsontypes')\n"
-        "sys.stderr.write(json.dumps([n for n in names if n in sys.modules]))\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code, op, json.dumps(request_)], capture_output=True, text=True, check=False
-    )
-    assert proc.stdout.startswith('{"ok":'), proc.stdout + proc.stderr
-    assert json.loads(proc.stderr) == []
+    assert runtime_loads(op, request_, ("typing", "toolkit.runtime.op_types", "toolkit.core.jsontypes")) == []

@@ -4,14 +4,11 @@ them: they are annotations only, never imported when an operation runs."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.harness import runtime_call
+from support.harness import declared_keys, runtime_call, runtime_loads
 from support.promotion_data import EXPECT, KEY_ID, KeyPair, pairs, set_all, signed
 
 from toolkit.runtime.promotion_types import (
@@ -28,11 +25,6 @@ from toolkit.runtime.promotion_types import (
 )
 
 KEY = KeyPair()
-
-
-def keys_of(shape: type) -> list[str]:
-    """A TypedDict's keys in their declared order."""
-    return list(shape.__annotations__)
 
 
 def answer(op: str, request: dict[str, Any], cwd: Path | None = None) -> dict[str, Any]:
@@ -56,15 +48,17 @@ def promotion_answer(items: list[dict[str, Any]], tmp_path: Path, **request: Any
 def test_a_promotion_answers_in_its_shape(tmp_path: Path) -> None:
     result = promotion_answer(pairs(), tmp_path)
     assert result["promote"] is True  # every part is there: a trusted envelope, every gate passed
-    assert list(result) == [key for key in keys_of(PromotionDecision) if key != "recorded"]
-    assert list(result["metrics"]) == keys_of(PromotionMetrics)  # the provenance flags after the reference's
-    assert list(result["thresholds"]) == keys_of(Thresholds)
-    assert [list(row) for row in result["gate_details"]] == [keys_of(GateRow)] * 11
-    assert list(result["report"]) == keys_of(PromotionReport)
+    assert list(result) == [key for key in declared_keys(PromotionDecision) if key != "recorded"]
+    assert list(result["metrics"]) == declared_keys(
+        PromotionMetrics
+    )  # the provenance flags after the reference's
+    assert list(result["thresholds"]) == declared_keys(Thresholds)
+    assert [list(row) for row in result["gate_details"]] == [declared_keys(GateRow)] * 11
+    assert list(result["report"]) == declared_keys(PromotionReport)
     for interval in result["report"]["bootstrap"].values():
-        assert list(interval) == keys_of(BootstrapInterval)
+        assert list(interval) == declared_keys(BootstrapInterval)
     rows = result["report"]["strata"]
-    assert [list(row) for row in rows] == [keys_of(StratumRow)] * 5
+    assert [list(row) for row in rows] == [declared_keys(StratumRow)] * 5
 
 
 def test_a_required_stratum_without_pairs_has_a_short_row(tmp_path: Path) -> None:
@@ -73,9 +67,9 @@ def test_a_required_stratum_without_pairs_has_a_short_row(tmp_path: Path) -> Non
     assert result["thresholds"]["required_strata"][-1] == "unmeasured-stratum"
     assert result["gates"]["strata"] is False
     rows = result["report"]["strata"]
-    assert [list(row) for row in rows[:-1]] == [keys_of(StratumRow)] * 5
+    assert [list(row) for row in rows[:-1]] == [declared_keys(StratumRow)] * 5
     assert rows[-1] == {"stratum": "unmeasured-stratum", "n": 0}
-    assert list(rows[-1]) == keys_of(StratumRow)[:2]  # the stratum and n only
+    assert list(rows[-1]) == declared_keys(StratumRow)[:2]  # the stratum and n only
 
 
 def test_an_infinite_rework_regression_is_null_in_place(tmp_path: Path) -> None:
@@ -83,7 +77,7 @@ def test_an_infinite_rework_regression_is_null_in_place(tmp_path: Path) -> None:
     same place among the metrics."""
     items = set_all(set_all(pairs(), "baseline", rework_rounds=0), "candidate", rework_rounds=1)
     result = promotion_answer(items, tmp_path)
-    assert list(result["metrics"]) == keys_of(PromotionMetrics)
+    assert list(result["metrics"]) == declared_keys(PromotionMetrics)
     assert result["metrics"]["rework_relative_regression"] is None
     rework = next(row for row in result["gate_details"] if row["gate"] == "rework")
     assert (rework["passed"], rework["value"]) == (False, None)
@@ -99,17 +93,19 @@ def test_an_infinite_rework_regression_is_null_in_place(tmp_path: Path) -> None:
     ],
 )
 def test_a_budget_answers_in_its_shape(request_: dict[str, Any], keys: int) -> None:
-    assert list(answer("budget", request_)) == keys_of(BudgetAnswer)[:keys]  # kind and pause with a kind
+    assert (
+        list(answer("budget", request_)) == declared_keys(BudgetAnswer)[:keys]
+    )  # kind and pause with a kind
 
 
 @pytest.mark.parametrize("tier", ["tdd", "microtask", "gate3", "audit-fix"])
 def test_a_verification_plan_answers_in_its_shape(tier: str) -> None:
-    assert list(answer("verification-plan", {"tier": tier})) == keys_of(VerificationPlan)
+    assert list(answer("verification-plan", {"tier": tier})) == declared_keys(VerificationPlan)
 
 
 @pytest.mark.parametrize("question", [None, "Which spec covers the token refresh?"])
 def test_should_deep_query_answers_in_its_shape(question: str | None) -> None:
-    assert list(answer("should-deep-query", {"question": question})) == keys_of(DeepQueryAnswer)
+    assert list(answer("should-deep-query", {"question": question})) == declared_keys(DeepQueryAnswer)
 
 
 @pytest.mark.parametrize(
@@ -124,16 +120,7 @@ def test_should_deep_query_answers_in_its_shape(question: str | None) -> None:
 )
 @pytest.mark.usefixtures("without_coverage")  # what the child imports is the subject
 def test_the_runtime_path_imports_no_annotation_module(op: str, request_: dict[str, Any]) -> None:
-    code = (
-        "import io, json, sys\n"
-        "from toolkit.entry import main\n"
-        "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[2].encode()))\n"
-        "main(['runtime', sys.argv[1]])\n"
-        "names = ('typing', 'toolkit.runtime.promotion_types', 'toolkit.core.jsontypes')\n"
-        "sys.stderr.write(json.dumps([n for n in names if n in sys.modules]))\n"
+    assert (
+        runtime_loads(op, request_, ("typing", "toolkit.runtime.promotion_types", "toolkit.core.jsontypes"))
+        == []
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code, op, json.dumps(request_)], capture_output=True, text=True, check=False
-    )
-    assert proc.stdout.startswith('{"ok":'), proc.stdout + proc.stderr
-    assert json.loads(proc.stderr) == []

@@ -163,3 +163,31 @@ def runtime_call(op: str, request: Any, cwd: Path | None = None) -> tuple[int, d
     lines = proc.stdout.decode("utf-8").splitlines()
     assert len(lines) == 1, proc.stdout
     return proc.returncode, json.loads(lines[0])
+
+
+def declared_keys(shape: type) -> list[str]:
+    """A TypedDict's keys in their declared order (what an answer built for it prints)."""
+    return list(shape.__annotations__)
+
+
+_LOADED_PROBE = (
+    "import io, json, sys\n"
+    "from toolkit.entry import main\n"
+    "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[2].encode()))\n"
+    "main(['runtime', sys.argv[1]])\n"
+    "sys.stderr.write(json.dumps([n for n in json.loads(sys.argv[3]) if n in sys.modules]))\n"
+)
+
+
+def runtime_loads(op: str, request: Any, names: tuple[str, ...]) -> list[str]:
+    """Which of ``names`` a child process has imported after answering ``workgroup runtime OP``
+    (run it without coverage: coverage's own imports would count)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _LOADED_PROBE, op, json.dumps(request), json.dumps(names)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.stdout.startswith('{"ok":'), proc.stdout + proc.stderr
+    loaded: list[str] = json.loads(proc.stderr)
+    return loaded

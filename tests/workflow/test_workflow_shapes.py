@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import json
 
-from support.harness import GitRepo, cli
-
-
-def _keys(kind: type) -> list[str]:
-    return list(kind.__annotations__)
+from support.harness import GitRepo, cli, declared_keys
 
 
 def test_agent_merge_answers_the_declared_rows(git_repo: GitRepo) -> None:
@@ -17,18 +13,18 @@ def test_agent_merge_answers_the_declared_rows(git_repo: GitRepo) -> None:
     AddedHook rows, then the command's own ``dry_run``."""
     from toolkit.workflow.agent_settings import AddedHook, AgentAnswer
 
-    claude_keys = [k for k in _keys(AgentAnswer) if k != "note"]
-    codex_keys = [k for k in _keys(AgentAnswer) if k not in ("status_line", "also_in_local_settings")]
+    claude_keys = [k for k in declared_keys(AgentAnswer) if k != "note"]
+    codex_keys = [k for k in declared_keys(AgentAnswer) if k not in ("status_line", "also_in_local_settings")]
     code, out, err = cli("init", "--agent", "claude", "--json")
     assert code == 0, err
     claude = json.loads(out)
     assert list(claude) == [*claude_keys, "dry_run"]
-    assert claude["added"] and all(list(row) == _keys(AddedHook) for row in claude["added"])
+    assert claude["added"] and all(list(row) == declared_keys(AddedHook) for row in claude["added"])
     code, out, err = cli("init", "--agent", "codex", "--dry-run", "--json")
     assert code == 0, err
     codex = json.loads(out)
     assert list(codex) == [*codex_keys, "dry_run"]
-    assert codex["added"] and all(list(row) == _keys(AddedHook) for row in codex["added"])
+    assert codex["added"] and all(list(row) == declared_keys(AddedHook) for row in codex["added"])
 
 
 def test_scenario_row_declares_the_scenario_model_field_for_field() -> None:
@@ -49,12 +45,12 @@ def test_scenario_row_declares_the_scenario_model_field_for_field() -> None:
     def fields(model: type[BaseModel]) -> list[str]:
         return [info.alias or name for name, info in model.model_fields.items()]
 
-    assert fields(Scenario) == _keys(ScenarioRow)
-    assert fields(VirtualRepository) == _keys(ScenarioRepository)
-    assert fields(VirtualFile) == _keys(ScenarioFile)
-    assert fields(Spec) == _keys(ScenarioSpec)
+    assert fields(Scenario) == declared_keys(ScenarioRow)
+    assert fields(VirtualRepository) == declared_keys(ScenarioRepository)
+    assert fields(VirtualFile) == declared_keys(ScenarioFile)
+    assert fields(Spec) == declared_keys(ScenarioSpec)
     scenarios = load_scenarios(data_dir("corpus"))
-    assert scenarios and all(sorted(s) == sorted(_keys(ScenarioRow)) for s in scenarios)
+    assert scenarios and all(sorted(s) == sorted(declared_keys(ScenarioRow)) for s in scenarios)
 
 
 def test_eval_json_prints_the_declared_answer() -> None:
@@ -62,7 +58,7 @@ def test_eval_json_prints_the_declared_answer() -> None:
 
     code, out, _ = cli("eval", "--json")
     assert code == 0
-    assert list(json.loads(out)) == _keys(EvalAnswer)
+    assert list(json.loads(out)) == declared_keys(EvalAnswer)
 
 
 def test_fanout_finding_rows_and_parsed_workers() -> None:
@@ -84,7 +80,7 @@ def test_fanout_finding_rows_and_parsed_workers() -> None:
     assert findings
     for finding in findings:
         row = finding.as_dict()
-        assert list(row) == _keys(FindingRow) and row == asdict(finding)
+        assert list(row) == declared_keys(FindingRow) and row == asdict(finding)
     facts = _read_plan(plan, None)
     assert [(w.role, w.scope) for w in facts.workers] == [
         ("analyst", None),
@@ -109,12 +105,12 @@ def test_inventory_document_is_the_declared_record() -> None:
     )
 
     rows = [("src/app.py", "a" * 40, 0o100644, 12), ("link", "b" * 40, 0o120000, 3)]
-    assert list(build_document("tree", "k", rows)) == _keys(InventoryBody)
+    assert list(build_document("tree", "k", rows)) == declared_keys(InventoryBody)
     built = build("tree", "k", rows)
-    assert _keys(InventoryDocument) == ["digest", *_keys(InventoryBody)]
-    assert list(built.document) == _keys(InventoryDocument)
-    assert list(built.document["totals"]) == _keys(Totals)
-    assert [list(row) for row in built.document["files"]] == [_keys(FileRow)] * 2
+    assert declared_keys(InventoryDocument) == ["digest", *declared_keys(InventoryBody)]
+    assert list(built.document) == declared_keys(InventoryDocument)
+    assert list(built.document["totals"]) == declared_keys(Totals)
+    assert [list(row) for row in built.document["files"]] == [declared_keys(FileRow)] * 2
     cached = load_cached(built.to_bytes(), "k")
     assert cached is not None and cached.document == built.document
 
@@ -129,10 +125,10 @@ def test_repo_entry_is_the_declared_record() -> None:
     remote = HookForm("remote", "https://example.invalid/toolkit", "v1.0.0").entry(
         list(HOOK_IDS), "python3.11"
     )
-    assert list(remote) == _keys(RepoEntry)
+    assert list(remote) == declared_keys(RepoEntry)
     assert all(list(hook) == ["id", "language_version"] for hook in remote["hooks"])
     local = HookForm("local", None, "v1.0.0").entry(list(HOOK_IDS))
-    assert list(local) == [k for k in _keys(RepoEntry) if k != "rev"]
+    assert list(local) == [k for k in declared_keys(RepoEntry) if k != "rev"]
     assert [hook["id"] for hook in local["hooks"]] == list(HOOK_IDS)
     assert all(isinstance(spec["entry"], str) for spec in hook_definitions().values())
     text = render_entry(remote, Indent())
@@ -149,7 +145,7 @@ def test_lint_finding_row_is_the_declared_record() -> None:
     assert findings
     for finding in findings:
         row = finding.as_dict()
-        assert list(row) == _keys(LintRow) and row == asdict(finding)
+        assert list(row) == declared_keys(LintRow) and row == asdict(finding)
         assert json.dumps(row) == json.dumps(asdict(finding))
 
 
@@ -159,12 +155,12 @@ def test_capability_table_is_the_declared_record() -> None:
     from toolkit.workflow import capabilities as caps
 
     table = caps.table()
-    assert list(table) == _keys(caps.CapabilityTable)
+    assert list(table) == declared_keys(caps.CapabilityTable)
     assert list(table["providers"]) == list(caps.PROVIDERS)
     for row in table["providers"].values():
-        assert list(row) == _keys(caps.ProviderRow)
+        assert list(row) == declared_keys(caps.ProviderRow)
         assert list(row["operations"]) == list(caps.OPERATIONS)
-        assert all(list(op) == _keys(caps.OperationRow) for op in row["operations"].values())
+        assert all(list(op) == declared_keys(caps.OperationRow) for op in row["operations"].values())
 
 
 def test_profile_set_reads_an_unknown_profile_as_the_default(git_repo: GitRepo) -> None:
@@ -187,8 +183,8 @@ def test_route_answers_are_route_answers(git_repo: GitRepo) -> None:
 
     git_repo.commit("init", {"src/api.py": "a"})
     decided, _ = route({"input": {"independent_reviewer": True}}, record=False)
-    assert list(decided) == _keys(RouteAnswer)
+    assert list(decided) == declared_keys(RouteAnswer)
     git_repo.write(".workgroup/config.yml", "context_efficiency:\n  enabled: false\n")
     disabled, notes = route({"input": {}}, record=True)
-    assert list(disabled) == _keys(RouteAnswer) and disabled == DISABLED and disabled is not DISABLED
+    assert list(disabled) == declared_keys(RouteAnswer) and disabled == DISABLED and disabled is not DISABLED
     assert notes == ["context efficiency is disabled (enabled: false): nothing recorded"]
