@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from toolkit.core.owners_index import OwnersIndex
     from toolkit.infra.paths import Canonicalizer
     from toolkit.runtime.adapter import RuntimeContext
+    from toolkit.runtime.route_types import RegistryWriter
 
     # (the index, its work tree's canonicalizer, now in microseconds since the epoch, the proposed lineage)
     Indexed = tuple[OwnersIndex, Canonicalizer, int | None, object]
@@ -616,10 +617,10 @@ def routing_evidence(facts: dict[str, Any], result: dict[str, Any], *, recorded_
 # --- the op: the persistent registry and owned globs, read through the context ---------------
 
 
-def _load_registry(ctx: RuntimeContext) -> tuple[str, list[dict[str, Any]]] | None:
+def _load_registry(ctx: RuntimeContext) -> tuple[str, list[RegistryWriter]] | None:
     """(work tree, registry writers) of the repository containing ``ctx.cwd``, read once per process."""
     if _REGISTRY_CACHE_KEY in ctx.cache:
-        cached: tuple[str, list[dict[str, Any]]] | None = ctx.cache[_REGISTRY_CACHE_KEY]
+        cached: tuple[str, list[RegistryWriter]] | None = ctx.cache[_REGISTRY_CACHE_KEY]
         return cached
     found = ctx.writer_registry()
     loaded = None if found is None else (found[0], registry_writers(found[1]))
@@ -636,12 +637,13 @@ def _load_index(ctx: RuntimeContext) -> tuple[str, OwnersIndex] | None:
     return cached
 
 
-def registry_writers(data: object) -> list[dict[str, Any]]:
+def registry_writers(data: object) -> list[RegistryWriter]:
     """The writers of a decoded registry file; a malformed one is ``ENVIRONMENT_ERROR``."""
     writers = data.get("writers") if isinstance(data, dict) else None
     if not isinstance(writers, list) or not all(_valid_entry(w) for w in writers):
         raise RuntimeOpError("ENVIRONMENT_ERROR")
-    return writers
+    checked: list[RegistryWriter] = writers  # each entry is what _valid_entry checked
+    return checked
 
 
 def _valid_entry(writer: object) -> bool:
@@ -655,12 +657,12 @@ def _valid_entry(writer: object) -> bool:
 
 
 def live_registry_writers(
-    writers: list[dict[str, Any]], now: datetime, exclude_lineage: object
-) -> list[dict[str, Any]]:
+    writers: list[RegistryWriter], now: datetime, exclude_lineage: object
+) -> list[RegistryWriter]:
     """Registry entries whose lease has not expired, minus the proposed lineage's own lease."""
     from toolkit.core.timefmt import parse_rfc3339
 
-    live: list[dict[str, Any]] = []
+    live: list[RegistryWriter] = []
     for writer in writers:
         expires = parse_rfc3339(writer.get("lease_expires_at"))
         if expires is None:
@@ -690,11 +692,11 @@ def _expand_owned_globs(inp: dict[str, Any], root: str, ctx: RuntimeContext) -> 
 
 def _apply_held_globs(
     inp: dict[str, Any],
-    live: list[dict[str, Any]],
+    live: list[RegistryWriter],
     root: object,
     workdir: str,
     ctx: RuntimeContext,
-) -> list[dict[str, Any]]:
+) -> list[RegistryWriter]:
     """Rarely used: a held glob also covers new, untracked files it matches.
 
     Each proposed path a live writer's glob matches is added to that writer's resolved paths, so
@@ -745,16 +747,16 @@ class _HeldGlobs:
 
     __slots__ = ("globs", "resolved", "writer")
 
-    def __init__(self, writer: dict[str, Any]) -> None:
+    def __init__(self, writer: RegistryWriter) -> None:
         globs = writer.get("owned_globs")
         resolved = writer.get("resolved_owned_files")
         self.globs: list[str] = (
             globs if isinstance(globs, list) and all(isinstance(g, str) for g in globs) else []
         )
-        self.resolved: list[object] = resolved if isinstance(resolved, list) else []
+        self.resolved: list[str] = resolved if isinstance(resolved, list) else []
         self.writer = writer
 
-    def with_matches(self, rels: list[str]) -> dict[str, Any]:
+    def with_matches(self, rels: list[str]) -> RegistryWriter:
         """The writer with the proposed paths its owned globs match added to its resolved paths."""
         if not self.globs:
             return self.writer
@@ -814,7 +816,7 @@ def _route_by_registry(
     if loaded is None:
         return route_task(inp, workspace_root=cwd, ctx=ctx, active_writers=[])
     workdir, writers = loaded
-    live: list[dict[str, Any]] = []
+    live: list[RegistryWriter] = []
     if writers:  # only a registry with leases needs the clock
         live = live_registry_writers(writers, ctx.now(), proposed_lineage)
     # memoize registry keys from the second request of a batch on: a single call is faster without
