@@ -14,6 +14,7 @@ size. Shapes:
 * ``run-line``: one line of random 30-character tokens (every token a high-entropy candidate);
 * ``pw-lines``: lines of 100 characters of the same pairs (short lines, many of them);
 * ``pw-2lines``: two lines of the same pairs, half the size each (two long lines in a row);
+* ``pw-s2lines``: 3 MB of those short lines, then two long lines of the pairs, ``size`` between them;
 * ``prose``: lines of ordinary words with a password pair every 50 lines.
 
 A file up to 4 MiB is read and scanned whole; a larger one in windows of whole lines (about
@@ -79,13 +80,24 @@ def _write(path: Path, shape: str, size: int) -> int:
     rng = random.Random(1)
     lines: list[str] = []
     total = 0
-    if shape in ("pw-line", "run-line", "pw-2lines"):
+    if shape == "pw-s2lines":  # 3 MB of short lines, then two long lines (half the rest each)
+        while total < 3_000_000:
+            line = " ".join("password=" + _token(rng, 14) for _ in range(4))
+            lines.append(line)
+            total += len(line) + 1
+        size += total
+    if shape in ("pw-line", "run-line", "pw-2lines", "pw-s2lines"):
         parts: list[str] = []
+        first, first_total = len(lines), total
         while total < size:
             part = "password=" + _token(rng, 14) if shape != "run-line" else _token(rng, 30)
             parts.append(part)
             total += len(part) + 1
-            if shape == "pw-2lines" and not lines and total >= size // 2:
+            if (
+                shape in ("pw-2lines", "pw-s2lines")
+                and len(lines) == first
+                and total >= (size + first_total) // 2
+            ):
                 lines.append(" ".join(parts))
                 parts = []
         lines.append(" ".join(parts))
@@ -125,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     header = f"{'shape':9} {'MB':>6} {'line KB':>8}"
     for name, _ in tools:
-        header += f" | {name + ' peak MB':>22} {'over base':>9} {'x line':>6} {'x file':>6} {'cpu s':>6}"
+        header += f" | {name + ' peak MB':>22} {'over base':>9} {'-2x line':>8} {'x line':>6} {'x file':>6} {'cpu s':>6}"
     print(header)
     with tempfile.TemporaryDirectory() as tmp:
         tiny = Path(tmp) / "tiny.txt"
@@ -135,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, command in tools:
             code, peak, cpu = _measure([*command, tiny.name], args.timeout, tmp)
             base[name] = peak
-            row += f" | {peak / 1024:22.1f} {0:9.1f} {'':>6} {'':>6} {cpu:6.2f}"
+            row += f" | {peak / 1024:22.1f} {0:9.1f} {'':>8} {'':>6} {'':>6} {cpu:6.2f}"
         print(row, flush=True)
         for shape in args.shapes.split(","):
             for size in sizes:
@@ -148,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
                     per_line = f"{over * 1024 * 1024 / longest:6.1f}" if longest >= 64 * 1024 else f"{'-':>6}"
                     per_file = over * 1024 * 1024 / path.stat().st_size
                     shown = f"{peak / 1024:.1f}" + (" (timeout)" if code == "timeout" else "")
-                    row += f" | {shown:>22} {over:9.1f} {per_line} {per_file:6.1f} {cpu:6.2f}"
+                    less_two = over - 2 * longest / (1024 * 1024)
+                    row += f" | {shown:>22} {over:9.1f} {less_two:8.1f} {per_line} {per_file:6.1f} {cpu:6.2f}"
                 print(row, flush=True)
                 path.unlink()
     return 0
