@@ -39,10 +39,11 @@ from toolkit.runtime.vocabulary import MODES, REASON_CODES
 # runs on every ``workgroup runtime route``: typing and datetime stay out of start-up
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from datetime import datetime
     from typing import Any, TypeGuard
 
+    from toolkit.core.jsontypes import JsonObject
     from toolkit.core.owners_index import OwnersIndex
     from toolkit.infra.paths import Canonicalizer
     from toolkit.runtime.adapter import RuntimeContext
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
 
     # (the index, its work tree's canonicalizer, now in microseconds since the epoch, the proposed lineage)
     Indexed = tuple[OwnersIndex, Canonicalizer, int | None, object]
+    # a registry writer's (owned_files, resolved_owned_files) -> its keys, across one ``--batch``
+    KeyCache = dict[tuple[tuple[object, ...], tuple[object, ...]], list[str]]
 
 _REASON_ORDER = {code: index for index, code in enumerate(REASON_CODES)}
 _WRITER_ROLE = re.compile(r"(?:^|[-_])(builder|writer|implementer)(?:$|[-_])")
@@ -87,7 +90,7 @@ def _is_finite_number(value: object) -> TypeGuard[int | float]:
     return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
 
 
-def _obj(value: object) -> dict[str, Any]:
+def _obj(value: object) -> JsonObject:
     return value if isinstance(value, dict) else {}
 
 
@@ -106,12 +109,12 @@ def _js_string(value: object) -> str:
     return str(value)
 
 
-def _role(inp: dict[str, Any]) -> object:
+def _role(inp: Mapping[str, object]) -> object:
     role = inp.get("role")
     return _obj(inp.get("lineage")).get("role") if role is None else role
 
 
-def _path_list(value: object) -> list[Any]:
+def _path_list(value: object) -> list[object]:
     if value is None:
         return []
     if not isinstance(value, list):
@@ -123,19 +126,19 @@ def _non_empty_list(value: object) -> bool:
     return isinstance(value, list) and len(value) > 0
 
 
-def _scope_keys(scope: dict[str, Any], canon: Canonicalizer) -> list[str]:
+def _scope_keys(scope: Mapping[str, object], canon: Canonicalizer) -> list[str]:
     raw = _path_list(scope.get("owned_files")) + _path_list(scope.get("resolved_owned_files"))
     return canon.keys(raw)
 
 
-def _team_scopes(inp: dict[str, Any]) -> list[Any]:
+def _team_scopes(inp: Mapping[str, object]) -> list[object]:
     scopes = _obj(inp.get("team")).get("scopes")
     return _path_list(scopes)
 
 
-def _proposed_keys(inp: dict[str, Any], canon: Canonicalizer) -> list[str]:
+def _proposed_keys(inp: Mapping[str, object], canon: Canonicalizer) -> list[str]:
     lineage = _obj(inp.get("lineage"))
-    raw: list[Any] = []
+    raw: list[object] = []
     for source in (inp, lineage):
         raw += _path_list(source.get("owned_files"))
         raw += _path_list(source.get("resolved_owned_files"))
@@ -147,12 +150,12 @@ def _proposed_keys(inp: dict[str, Any], canon: Canonicalizer) -> list[str]:
 
 
 def _writer_conflict(
-    inp: dict[str, Any],
+    inp: JsonObject,
     canon: Canonicalizer,
     active_writers: object,
     active_canon: Canonicalizer,
     from_registry: bool,
-    key_cache: dict[Any, list[str]] | None = None,
+    key_cache: KeyCache | None = None,
     indexed: Indexed | None = None,
 ) -> bool:
     """Rule 1. Also raises the coded refusals for bad paths and unscoped writers.
@@ -182,7 +185,7 @@ def _writer_conflict(
 
 
 def _memoized_registry_conflict(
-    index: OverlapIndex, writers: list[Any], active_canon: Canonicalizer, key_cache: dict[Any, list[str]]
+    index: OverlapIndex, writers: list[object], active_canon: Canonicalizer, key_cache: KeyCache
 ) -> bool:
     """Rule 1 against registry writers whose keys are memoized across one ``--batch``.
 
@@ -210,7 +213,7 @@ def _memoized_registry_conflict(
 
 
 def _listed_writers_conflict(
-    index: OverlapIndex, writers: list[Any], active_canon: Canonicalizer, from_registry: bool
+    index: OverlapIndex, writers: list[object], active_canon: Canonicalizer, from_registry: bool
 ) -> bool:
     """Rule 1 against writers read afresh (the request's own, or the registry's without a memo).
 
@@ -317,7 +320,7 @@ def _team_scopes_overlap(scopes: object, canon: Canonicalizer) -> bool:
     return False
 
 
-def _inferred_writer(inp: dict[str, Any]) -> bool:
+def _inferred_writer(inp: JsonObject) -> bool:
     lineage = _obj(inp.get("lineage"))
     if inp.get("is_writer") is True:
         return True
@@ -339,7 +342,7 @@ def _writer_scope_with_paths(scope: object) -> bool:
     )
 
 
-def _int_field(inp: dict[str, Any], name: str, default: int, minimum: int) -> int:
+def _int_field(inp: JsonObject, name: str, default: int, minimum: int) -> int:
     value = inp.get(name)
     if value is None:
         return default
@@ -349,14 +352,14 @@ def _int_field(inp: dict[str, Any], name: str, default: int, minimum: int) -> in
 
 
 def route_task(
-    input: dict[str, Any],
+    input: JsonObject,
     *,
     workspace_root: str,
     ctx: RuntimeContext,
     active_writers: object = None,
     active_root: str | None = None,
     from_registry: bool = False,
-    key_cache: dict[Any, list[str]] | None = None,
+    key_cache: KeyCache | None = None,
     indexed: Indexed | None = None,
 ) -> dict[str, Any]:
     """Decide the mode of one delegation.
@@ -402,7 +405,7 @@ class _Facts:
         "wants_inheritance", "inheritance_ok", "recent", "full", "team_requested", "team_ok",
     )  # fmt: skip
 
-    def __init__(self, inp: dict[str, Any], canon: Canonicalizer) -> None:
+    def __init__(self, inp: JsonObject, canon: Canonicalizer) -> None:
         self.inp = inp
         self.canon = canon
         self.depth = _int_field(inp, "nesting_depth", 0, 0)
@@ -508,7 +511,7 @@ def _rule8_team(f: _Facts) -> _Decision:
     return None
 
 
-def _team_admissible(team: dict[str, Any], inp: dict[str, Any]) -> bool:
+def _team_admissible(team: JsonObject, inp: JsonObject) -> bool:
     """A team the provider supports, marked safe and approved for normal sensitivity, in budget,
     with a latency ratio of at most 0.75 (scope overlap is checked after)."""
     latency = team.get("latency_ratio")
@@ -544,7 +547,7 @@ _RULES = (
 )
 
 
-def _route_after_ownership(inp: dict[str, Any], canon: Canonicalizer) -> dict[str, Any]:
+def _route_after_ownership(inp: JsonObject, canon: Canonicalizer) -> dict[str, Any]:
     facts = _Facts(inp, canon)
     for rule in _RULES:
         answer = rule(facts)
@@ -676,22 +679,24 @@ def live_registry_writers(
     return live
 
 
-def _expand_owned_globs(inp: dict[str, Any], root: str, ctx: RuntimeContext) -> dict[str, Any]:
+def _expand_owned_globs(inp: JsonObject, root: str, ctx: RuntimeContext) -> JsonObject:
     """Rarely used: ``owned_globs`` expanded against the tracked files into ``resolved_owned_files``."""
     globs = inp.get("owned_globs")
     if globs is None or globs == []:
         return inp
     try:
-        check_globs(globs)  # a bad glob is the request's fault, whatever the environment
+        # a bad glob is the request's fault, whatever the environment; the checked globs (``/``
+        # separators) match what the request's own would: the tracked-file lookup checks them again
+        checked = check_globs(globs)
     except OwnershipPathError:
         raise RuntimeOpError("INVALID_OWNERSHIP_GLOB") from None
     resolved = _path_list(inp.get("resolved_owned_files"))
     # relative to the workspace root; a match outside it is refused later as INVALID_OWNERSHIP_PATH
-    return {**inp, "resolved_owned_files": resolved + ctx.owned_glob_matches(globs, root)}
+    return {**inp, "resolved_owned_files": resolved + ctx.owned_glob_matches(checked, root)}
 
 
 def _apply_held_globs(
-    inp: dict[str, Any],
+    inp: JsonObject,
     live: list[RegistryWriter],
     root: object,
     workdir: str,
@@ -708,11 +713,11 @@ def _apply_held_globs(
     return [_HeldGlobs(writer).with_matches(rels) for writer in live] if rels else live
 
 
-def _proposed_rels(inp: dict[str, Any], canon: Canonicalizer, real_workdir: str) -> list[str]:
+def _proposed_rels(inp: JsonObject, canon: Canonicalizer, real_workdir: str) -> list[str]:
     """The proposed owned paths (the task's, its lineage's, its team scopes') that canonicalize
     inside the work tree, relative to it; the others are refused by route_task itself, in order."""
     sources = [inp, _obj(inp.get("lineage"))]
-    sources += [s for s in _obj(inp.get("team")).get("scopes") or [] if isinstance(s, dict)]
+    sources += [s for s in _iterated(_obj(inp.get("team")).get("scopes")) if isinstance(s, dict)]
     rels = []
     for path in (p for source in sources for name in _OWNED_FIELDS for p in _list_or_empty(source.get(name))):
         rel = _rel_below(canon, path, real_workdir)
@@ -738,6 +743,18 @@ _OWNED_FIELDS = ("owned_files", "resolved_owned_files")
 
 def _list_or_empty(value: object) -> list[object]:
     return value if isinstance(value, list) else []
+
+
+def _iterated(value: object) -> list[object] | str | JsonObject:
+    """``value or []`` to iterate over, for a JSON value: a list, a string or an object (its
+    keys) as they are, a falsy value as ``[]``; a truthy number or ``true`` raises ``TypeError``
+    (the protocol's ``INVALID_REQUEST``), as iterating it did before it had a type. (The index's
+    path refuses the same request earlier, as ``INVALID_OWNERSHIP_PATH``.)"""
+    if not value:
+        return []
+    if isinstance(value, (list, str, dict)):
+        return value
+    raise TypeError("not iterable")
 
 
 class _HeldGlobs:
@@ -767,11 +784,12 @@ class _HeldGlobs:
         return {**self.writer, "resolved_owned_files": self.resolved + matched}
 
 
-def op_route(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
+def op_route(request: Mapping[str, object], ctx: RuntimeContext) -> dict[str, Any]:
     """``workgroup runtime route``: ``{input}`` -> ``{mode, reason_codes}``."""
-    inp = request.get("input")
-    if not isinstance(inp, dict):
+    raw = request.get("input")
+    if not isinstance(raw, dict):
         raise RuntimeOpError("INVALID_REQUEST")
+    inp: JsonObject = raw  # the request's input as it came off the protocol: each field is checked where read
     cwd = ctx.cwd
     root = inp.get("workspace_root")
     root = cwd if root is None else root
@@ -788,9 +806,7 @@ def op_route(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
     return _route_by_registry(inp, ctx, root, proposed_lineage)
 
 
-def _route_by_index(
-    inp: dict[str, Any], ctx: RuntimeContext, proposed_lineage: object
-) -> dict[str, Any] | None:
+def _route_by_index(inp: JsonObject, ctx: RuntimeContext, proposed_lineage: object) -> dict[str, Any] | None:
     """The decision with the registry's writers looked up in its index; None when there is no
     trusted index or it cannot answer exactly (the full read answers then)."""
     found = _load_index(ctx)
@@ -808,7 +824,7 @@ def _route_by_index(
 
 
 def _route_by_registry(
-    inp: dict[str, Any], ctx: RuntimeContext, root: object, proposed_lineage: object
+    inp: JsonObject, ctx: RuntimeContext, root: object, proposed_lineage: object
 ) -> dict[str, Any]:
     """The decision against the live writers of the registry read in full (none without one)."""
     cwd = ctx.cwd
