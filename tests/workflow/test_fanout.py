@@ -255,3 +255,23 @@ def test_unreadable_config_is_refused_not_replaced_by_the_defaults(git_repo, tmp
     assert (git_repo.path / ".workgroup/config.yml").read_text() == config
     outside = run_workgroup("fanout", "check", str(plan), cwd=tmp_path)  # no repository: the defaults
     assert outside.returncode == 0, outside.stderr
+
+
+@pytest.mark.parametrize(
+    "config",
+    ["context_efficiency: 5\n", "context_efficiency: [balanced]\n", "- context_efficiency\n", "just text\n"],
+    ids=["block-scalar", "block-list", "config-list", "config-scalar"],
+)
+def test_config_whose_block_is_not_a_mapping_is_refused(git_repo, tmp_path, config) -> None:  # type: ignore[no-untyped-def]
+    """A context_efficiency block (or a whole config) that is there but not a mapping is
+    CONFIG_INVALID for `fanout check` and `profile show`: read as absent, the team's limits were
+    replaced by the default profile's and the plan passed against them."""
+    git_repo.write(".workgroup/config.yml", config)
+    plan = tmp_path / "plan.yml"
+    plan.write_text("stage: '0'\nindexed: true\nworkers:\n  - role: analyst\n")
+    res = run_workgroup("fanout", "check", str(plan))
+    assert res.returncode == 2 and b"error[CONFIG_INVALID]" in res.stderr, res.stderr
+    assert b"Traceback" not in res.stderr and b"accepted" not in res.stderr
+    shown = run_workgroup("profile", "show")
+    assert shown.returncode == 2 and b"error[CONFIG_INVALID]" in shown.stderr, shown.stderr
+    assert (git_repo.path / ".workgroup/config.yml").read_text() == config

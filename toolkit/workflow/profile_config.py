@@ -39,8 +39,12 @@ def current_block(*, required: bool) -> JsonObject:
             raise InvalidInput("CONFIG_MISSING", "no .workgroup/config.yml: run `workgroup init` first")
         return {}
     loaded = parse_config_yaml(text)
-    block = loaded.get("context_efficiency") if isinstance(loaded, dict) else None
-    if not isinstance(block, dict):
+    if loaded is not None and not isinstance(loaded, dict):  # a list or a scalar is no config
+        raise InvalidInput("CONFIG_INVALID", ".workgroup/config.yml is not a mapping")
+    block = loaded.get("context_efficiency") if loaded else None
+    if block is not None and not isinstance(block, dict):  # present but unreadable: not the default
+        raise InvalidInput("CONFIG_INVALID", ".workgroup/config.yml: context_efficiency is not a mapping")
+    if block is None:
         if required:
             raise InvalidInput("CONFIG_INVALID", ".workgroup/config.yml has no context_efficiency block")
         return {}
