@@ -1,9 +1,9 @@
 """The shapes the router builds and reads, for annotations only (#25).
 
 Every class here is a ``TypedDict``: a plain dict at run time, so a decision or evidence record
-built against one is byte for byte the JSON it was before. ``toolkit.runtime.router`` imports this
-module only under ``if TYPE_CHECKING:`` (``workgroup runtime route`` does not import ``typing`` at
-run time); nothing imports it at run time.
+built against one is byte for byte the JSON it was before. ``toolkit.runtime.router`` and its
+callers import this module only under ``if TYPE_CHECKING:`` (``workgroup runtime route`` does not
+import ``typing`` at run time); nothing imports it at run time.
 """
 
 from __future__ import annotations

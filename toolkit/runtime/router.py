@@ -41,13 +41,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from datetime import datetime
-    from typing import Any, TypeGuard
+    from typing import TypeGuard
 
     from toolkit.core.jsontypes import JsonObject
     from toolkit.core.owners_index import OwnersIndex
     from toolkit.infra.paths import Canonicalizer
     from toolkit.runtime.adapter import RuntimeContext
-    from toolkit.runtime.route_types import RegistryWriter
+    from toolkit.runtime.route_types import RegistryWriter, RouteDecision, RoutingEvidence
 
     # (the index, its work tree's canonicalizer, now in microseconds since the epoch, the proposed lineage)
     Indexed = tuple[OwnersIndex, Canonicalizer, int | None, object]
@@ -70,7 +70,7 @@ class IndexUndecided(ToolkitError):
         super().__init__("INDEX_UNDECIDED", "the registry index cannot answer this request exactly")
 
 
-def decision(mode: str, reasons: Sequence[str]) -> dict[str, Any]:
+def decision(mode: str, reasons: Sequence[str]) -> RouteDecision:
     """``{mode, reason_codes}`` with the reasons deduplicated and in the fixed order."""
     if mode not in MODES:  # pragma: no cover - every caller passes a literal mode
         raise RuntimeOpError("INVALID_REQUEST")
@@ -361,7 +361,7 @@ def route_task(
     from_registry: bool = False,
     key_cache: KeyCache | None = None,
     indexed: Indexed | None = None,
-) -> dict[str, Any]:
+) -> RouteDecision:
     """Decide the mode of one delegation.
 
     ``active_writers`` defaults to the request's ``active_writers``/``active_writer_scopes``;
@@ -422,8 +422,8 @@ class _Facts:
         self.team_ok = False
 
 
-if TYPE_CHECKING:  # an alias for annotations only: Any is not imported at run time
-    _Decision = dict[str, Any] | None
+if TYPE_CHECKING:  # an alias for annotations only: route_types is not imported at run time
+    _Decision = RouteDecision | None
 
 
 def _rule2_nesting_limit(f: _Facts) -> _Decision:
@@ -526,7 +526,7 @@ def _team_admissible(team: JsonObject, inp: JsonObject) -> bool:
     )
 
 
-def _rule9_fresh_capsule(f: _Facts) -> dict[str, Any]:
+def _rule9_fresh_capsule(f: _Facts) -> RouteDecision:
     """9. fresh-capsule, with CAPABILITY_FALLBACK when a wanted mode could not be served."""
     fallback = (
         (f.wants_inheritance and not (f.inheritance_ok and (f.full or f.recent)))
@@ -547,7 +547,7 @@ _RULES = (
 )
 
 
-def _route_after_ownership(inp: JsonObject, canon: Canonicalizer) -> dict[str, Any]:
+def _route_after_ownership(inp: JsonObject, canon: Canonicalizer) -> RouteDecision:
     facts = _Facts(inp, canon)
     for rule in _RULES:
         answer = rule(facts)
@@ -579,7 +579,9 @@ def _size(value: object) -> int | None:
     return int(value) if _is_int(value) and value >= 0 else None
 
 
-def routing_evidence(facts: dict[str, Any], result: dict[str, Any], *, recorded_at: str) -> dict[str, Any]:
+def routing_evidence(
+    facts: Mapping[str, object], result: RouteDecision, *, recorded_at: str
+) -> RoutingEvidence:
     """The seed's routing evidence of one decision (typed fields only; anything else is null)."""
     lineage = _obj(facts.get("lineage"))
     inheritance = _obj(facts.get("inheritance"))
@@ -784,7 +786,7 @@ class _HeldGlobs:
         return {**self.writer, "resolved_owned_files": self.resolved + matched}
 
 
-def op_route(request: Mapping[str, object], ctx: RuntimeContext) -> dict[str, Any]:
+def op_route(request: Mapping[str, object], ctx: RuntimeContext) -> RouteDecision:
     """``workgroup runtime route``: ``{input}`` -> ``{mode, reason_codes}``."""
     raw = request.get("input")
     if not isinstance(raw, dict):
@@ -806,7 +808,7 @@ def op_route(request: Mapping[str, object], ctx: RuntimeContext) -> dict[str, An
     return _route_by_registry(inp, ctx, root, proposed_lineage)
 
 
-def _route_by_index(inp: JsonObject, ctx: RuntimeContext, proposed_lineage: object) -> dict[str, Any] | None:
+def _route_by_index(inp: JsonObject, ctx: RuntimeContext, proposed_lineage: object) -> RouteDecision | None:
     """The decision with the registry's writers looked up in its index; None when there is no
     trusted index or it cannot answer exactly (the full read answers then)."""
     found = _load_index(ctx)
@@ -825,7 +827,7 @@ def _route_by_index(inp: JsonObject, ctx: RuntimeContext, proposed_lineage: obje
 
 def _route_by_registry(
     inp: JsonObject, ctx: RuntimeContext, root: object, proposed_lineage: object
-) -> dict[str, Any]:
+) -> RouteDecision:
     """The decision against the live writers of the registry read in full (none without one)."""
     cwd = ctx.cwd
     loaded = _load_registry(ctx)

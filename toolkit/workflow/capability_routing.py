@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from toolkit.core.jsontypes import JsonObject
 from toolkit.runtime.adapter import RuntimeContext
 from toolkit.runtime.router import route_task
 from toolkit.workflow.capabilities import fill_route_input
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from toolkit.runtime.route_types import RouteDecision
 
 _ORDER_TAIL = "CAPABILITY_FALLBACK"
 
@@ -18,7 +20,7 @@ def route_for_provider(
     *,
     workspace_root: str,
     active_writers: list[object] | None = None,
-) -> dict[str, Any]:
+) -> RouteDecision:
     """Fill the router's capability facts from the table, route, and mark a degraded decision.
 
     The router already adds CAPABILITY_FALLBACK for unserved inheritance and teams; a compatible

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
 from toolkit.core.jsontypes import JsonObject
@@ -37,6 +37,9 @@ from toolkit.runtime.adapter import RuntimeContext
 from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 from toolkit.runtime.dispatch import dispatch_with_facts
 from toolkit.runtime.router import op_route, routing_evidence
+
+if TYPE_CHECKING:
+    from toolkit.runtime.op_types import DispatchDecision
 
 
 class RouteAnswer(TypedDict):
@@ -84,7 +87,7 @@ def _emit_live(
         emit_decision(str(layout.workdir), op, result, 0.0)
 
 
-def record_evidence(layout: Layout | None, facts: JsonObject, result: dict[str, Any]) -> None:
+def record_evidence(layout: Layout | None, facts: JsonObject, result: RouteAnswer) -> None:
     """Append the routing evidence of ``facts`` -> ``result``; ``PRIVATE_CONTENT`` refuses it."""
 
     evidence = routing_evidence(facts, result, recorded_at=format_utc(now_utc()))
@@ -111,7 +114,7 @@ def routing_input(request: object) -> JsonObject:
     raise InvalidInput("INVALID_REQUEST", 'the route request must be {"input": {...}}')
 
 
-def route_decision(facts: JsonObject) -> dict[str, Any]:
+def route_decision(facts: JsonObject) -> RouteAnswer:
     """The runtime router's decision in the current directory, its codes as CLI errors."""
 
     try:
@@ -120,7 +123,7 @@ def route_decision(facts: JsonObject) -> dict[str, Any]:
         raise _coded(exc.code) from None
 
 
-def route(request: object, *, record: bool) -> tuple[dict[str, Any], list[str]]:
+def route(request: object, *, record: bool) -> tuple[RouteAnswer, list[str]]:
     """``workgroup route``: ``({mode, reason_codes}, notes)``."""
 
     facts = routing_input(request)
@@ -128,7 +131,7 @@ def route(request: object, *, record: bool) -> tuple[dict[str, Any], list[str]]:
     block = config["context_efficiency"]
     notes: list[str] = []
     if not block["enabled"]:
-        result = dict(DISABLED)
+        result = DISABLED.copy()
         if record:
             notes.append(DISABLED_NOTE)
     else:
@@ -169,12 +172,16 @@ def fill_request(request: JsonObject, config: Mapping[str, object], *, enabled: 
     return filled
 
 
-def dispatch_decision(request: JsonObject, *, enabled: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+def _disabled_route(facts: JsonObject, ctx: RuntimeContext) -> RouteAnswer:
+    """``enabled: false``: ``local`` without routing (a fresh copy of ``DISABLED`` each time)."""
+
+    return {"mode": DISABLED["mode"], "reason_codes": list(DISABLED["reason_codes"])}
+
+
+def dispatch_decision(request: JsonObject, *, enabled: bool) -> tuple[DispatchDecision, JsonObject]:
     """The runtime's dispatch result and the routing facts it was decided on, codes as CLI errors."""
 
-    router = (
-        None if enabled else (lambda facts, ctx: dict(DISABLED, reason_codes=list(DISABLED["reason_codes"])))
-    )
+    router = None if enabled else _disabled_route
     try:
         return dispatch_with_facts(request, RuntimeContext(cwd=os.getcwd()), router)
     except RuntimeOpError as exc:
@@ -190,7 +197,7 @@ def evidence_facts(facts: JsonObject, result: Mapping[str, Any]) -> JsonObject:
     return {**facts, "lineage": {**(prior if isinstance(prior, dict) else {}), **lineage}}
 
 
-def describe(result: dict[str, Any]) -> list[str]:
+def describe(result: Mapping[str, Any]) -> list[str]:
     """The text summary of a dispatch result, one line per part."""
     routing, rollout, lineage, policy = (
         result[k] for k in ("routing", "rollout", "lineage", "result_policy")
@@ -209,7 +216,7 @@ def describe(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-def dispatch(request: object, *, record: bool) -> tuple[dict[str, Any], list[str]]:
+def dispatch(request: object, *, record: bool) -> tuple[DispatchDecision, list[str]]:
     """``workgroup dispatch``: ``({routing, rollout, lineage, result_policy}, notes)``."""
     if not isinstance(request, dict):
         raise InvalidInput("INVALID_REQUEST", "the dispatch request must be one JSON object")
