@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ def ctx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RuntimeContext:
     return RuntimeContext(cwd=str(tmp_path))
 
 
-def run(ctx: RuntimeContext, request: dict[str, Any]) -> dict[str, Any]:
+def run(ctx: RuntimeContext, request: dict[str, Any]) -> Mapping[str, Any]:  # read as JSON
     return dispatch(request, ctx)
 
 

@@ -23,6 +23,7 @@ from toolkit.runtime.lineage import (
     op_lineage,
     reference_now,
 )
+from toolkit.runtime.op_types import LineageDecision
 from toolkit.runtime.protocol import RuntimeContext, execute
 
 NOW = HOT_NOW
@@ -34,7 +35,7 @@ current = hot_current
 _DEFAULT: Any = object()
 
 
-def evaluate(lin: Any = _DEFAULT, cur: dict[str, Any] | None = None, now: Any = NOW) -> dict[str, Any]:
+def evaluate(lin: Any = _DEFAULT, cur: dict[str, Any] | None = None, now: Any = NOW) -> LineageDecision:
     return evaluate_lineage(lineage() if lin is _DEFAULT else lin, current() if cur is None else cur, now)
 
 

@@ -3,6 +3,7 @@ runtime path free of them: they are annotations only, never imported by ``workgr
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from support.harness import declared_keys, runtime_call, runtime_loads
 from support.lineage_fixtures import HOT_NOW, hot_current, hot_lineage
 
 from toolkit.runtime.op_types import (
+    DispatchDecision,
     LineageDecision,
     ResultPolicyDecision,
     ResultWrites,
@@ -18,6 +20,7 @@ from toolkit.runtime.op_types import (
     VaultDeltaDecision,
 )
 from toolkit.runtime.result_policy import WRITE_KINDS
+from toolkit.runtime.route_types import RouteDecision
 from toolkit.runtime.vault_delta import TEXT_FIELDS, semantic_delta
 
 
@@ -60,6 +63,29 @@ def test_lineage_answers_in_its_shape() -> None:
         assert list(result) == declared_keys(LineageDecision)
 
 
+@pytest.mark.parametrize("with_optional_parts", [False, True])
+def test_dispatch_answers_in_its_shape(tmp_path: Path, with_optional_parts: bool) -> None:
+    request: dict[str, Any] = {
+        "routing": {"input": {"role": "builder", "owned_files": ["src/a.py"]}},
+        "rollout": {"input": {"rollout": "canary", "task_corpus_id": "anon-0123456789abcdef"}},
+    }
+    if with_optional_parts:  # lineage and result policy answer objects, else null
+        request["lineage"] = {"lineage": hot_lineage(), "current": hot_current(), "now": HOT_NOW}
+        request["result_policy"] = {"input": {"material": True}}
+    code, frame = runtime_call("dispatch", request, cwd=tmp_path)  # outside a repository
+    assert code == 0, frame
+    result = frame["result"]
+    assert list(result) == declared_keys(DispatchDecision)
+    assert list(result["routing"]) == declared_keys(RouteDecision)
+    assert list(result["rollout"]) == declared_keys(RolloutDecision)
+    if with_optional_parts:
+        assert list(result["lineage"]) == declared_keys(LineageDecision)
+        assert list(result["result_policy"]) == declared_keys(ResultPolicyDecision)
+        assert list(result["result_policy"]["writes"]) == declared_keys(ResultWrites)
+    else:
+        assert result["lineage"] is None and result["result_policy"] is None
+
+
 def test_vault_delta_answers_in_its_shape() -> None:
     delta = {
         "category": "pattern",
@@ -89,8 +115,18 @@ def test_the_semantic_view_has_the_text_fields() -> None:
         ("lineage", {"lineage": None, "current": {}, "now": HOT_NOW}),
         ("capsule", {"capsule": []}),
         ("telemetry", {"event": {}}),
+        (
+            "dispatch",
+            {"routing": {}, "rollout": {}, "lineage": {"lineage": None, "current": {}, "now": HOT_NOW}},
+        ),
     ],
 )
 @pytest.mark.usefixtures("without_coverage")  # what the child imports is the subject
 def test_the_runtime_path_imports_no_annotation_module(op: str, request_: dict[str, Any]) -> None:
-    assert runtime_loads(op, request_, ("typing", "toolkit.runtime.op_types", "toolkit.core.jsontypes")) == []
+    annotations_only = (
+        "typing",
+        "toolkit.runtime.op_types",
+        "toolkit.runtime.route_types",
+        "toolkit.core.jsontypes",
+    )
+    assert runtime_loads(op, request_, annotations_only) == []

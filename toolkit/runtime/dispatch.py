@@ -31,27 +31,29 @@ from toolkit.runtime.router import op_route
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from typing import Any
 
+    from toolkit.core.jsontypes import JsonObject
     from toolkit.runtime.adapter import RuntimeContext
+    from toolkit.runtime.op_types import DispatchDecision, LineageDecision, RolloutDecision
+    from toolkit.runtime.route_types import RouteDecision
 
 FACT_FIELDS: tuple[str, ...] = ("role", "sensitivity")
 HOT = "HOT"
 
 
-def _object(value: Any) -> dict[str, Any]:
+def _object(value: object) -> JsonObject:
     if not isinstance(value, dict):
         raise RuntimeOpError("INVALID_REQUEST")
     return value
 
 
-def _unwrap(value: Any) -> Any:
+def _unwrap(value: object) -> object:
     """``x.input ?? x``: the reference accepts ``{input: {...}}`` or the facts themselves."""
     inner = value.get("input") if isinstance(value, dict) else None
     return value if inner is None else inner
 
 
-def check_facts(routing_input: Mapping[str, Any], current: Mapping[str, Any]) -> None:
+def check_facts(routing_input: Mapping[str, object], current: Mapping[str, object]) -> None:
     """Refuse routing facts that contradict the lineage's current facts (both present, not equal)."""
     for name in FACT_FIELDS:
         if (
@@ -63,11 +65,11 @@ def check_facts(routing_input: Mapping[str, Any], current: Mapping[str, Any]) ->
 
 
 def reconcile_routing_input(
-    routing_input: Mapping[str, Any],
-    lineage_record: Any,
-    current: Mapping[str, Any],
-    evaluated: Mapping[str, Any],
-) -> dict[str, Any]:
+    routing_input: Mapping[str, object],
+    lineage_record: object,
+    current: Mapping[str, object],
+    evaluated: Mapping[str, object],
+) -> JsonObject:
     """The routing facts after the lineage evaluation: current facts win, compatibility is HOT only."""
     hot = evaluated["state"] == HOT
     prior = routing_input.get("lineage")
@@ -94,21 +96,20 @@ def reconcile_routing_input(
     return reconciled
 
 
-def _route(routing_input: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
-    result: dict[str, Any] = op_route({"input": routing_input}, ctx)
-    return result
+def _route(routing_input: JsonObject, ctx: RuntimeContext) -> RouteDecision:
+    return op_route({"input": routing_input}, ctx)
 
 
-def _select_rollout(rollout_input: dict[str, Any], mode: str) -> dict[str, Any]:
+def _select_rollout(rollout_input: JsonObject, mode: str) -> RolloutDecision:
     # Bind both modes after the caller's fields: only the router's result may execute.
     return select_rollout({**rollout_input, "actual_mode": mode, "recommended_mode": mode})
 
 
 def dispatch_with_facts(
-    request: Mapping[str, Any],
+    request: Mapping[str, object],
     ctx: RuntimeContext,
-    router: Callable[[dict[str, Any], RuntimeContext], dict[str, Any]] | None = None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
+    router: Callable[[JsonObject, RuntimeContext], RouteDecision] | None = None,
+) -> tuple[DispatchDecision, JsonObject]:
     """The dispatch result and the routing facts it was decided on (for routing evidence).
 
     ``router`` replaces the router's operation (the CLI's ``enabled: false`` answers ``local``
@@ -116,7 +117,7 @@ def dispatch_with_facts(
     """
     routing_input = _object(_unwrap(request.get("routing")))
     lineage_request = request.get("lineage")
-    evaluated: dict[str, Any] | None = None
+    evaluated: LineageDecision | None = None
     if lineage_request is not None:
         parts = lineage_request if isinstance(lineage_request, dict) else {}
         record, current, now = lineage_request_parts(parts, ctx)
@@ -127,15 +128,20 @@ def dispatch_with_facts(
     rollout = _select_rollout(_object(_unwrap(request.get("rollout"))), routing["mode"])
     policy_input = _unwrap(request.get("result_policy"))
     result_policy = None if policy_input is None else resolve_result_policy(_object(policy_input))
-    result = {"routing": routing, "rollout": rollout, "lineage": evaluated, "result_policy": result_policy}
+    result: DispatchDecision = {
+        "routing": routing,
+        "rollout": rollout,
+        "lineage": evaluated,
+        "result_policy": result_policy,
+    }
     return result, routing_input
 
 
-def dispatch(request: Mapping[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
+def dispatch(request: Mapping[str, object], ctx: RuntimeContext) -> DispatchDecision:
     """Evaluate one combined dispatch request (see the module docstring for the rules)."""
     return dispatch_with_facts(request, ctx)[0]
 
 
-def op_dispatch(request: dict[str, Any], ctx: RuntimeContext) -> dict[str, Any]:
+def op_dispatch(request: Mapping[str, object], ctx: RuntimeContext) -> DispatchDecision:
     """``workgroup runtime dispatch``."""
     return dispatch(request, ctx)

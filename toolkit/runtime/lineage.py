@@ -32,10 +32,11 @@ from toolkit.runtime.vocabulary import MODES, PHASES, PLATFORMS, SENSITIVITIES
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from typing import Any, TypeGuard
+    from typing import TypeGuard
 
     from toolkit.core.jsontypes import JsonObject
     from toolkit.runtime.adapter import RuntimeContext
+    from toolkit.runtime.op_types import LineageDecision
 
 LINEAGE_SCHEMA = "knowzcode.agent-lineage/v1"
 
@@ -200,11 +201,11 @@ def _epoch_ms(moment: datetime) -> int:
     return (moment - _EPOCH) // _MS
 
 
-def _decision(state: LineageState, invalidations: list[Invalidation] | None = None) -> dict[str, Any]:
+def _decision(state: LineageState, invalidations: list[Invalidation] | None = None) -> LineageDecision:
     return {"state": state.value, "invalidations": [code.value for code in invalidations or []]}
 
 
-def evaluate_lineage(lineage: object, current: Mapping[str, object], now: object) -> dict[str, Any]:
+def evaluate_lineage(lineage: object, current: Mapping[str, object], now: object) -> LineageDecision:
     """Decide ``{state, invalidations}`` for resuming ``lineage`` under the ``current`` facts.
 
     ``now`` is the caller's clock as an RFC 3339 string; a malformed value raises
@@ -286,7 +287,7 @@ def lineage_request_parts(
     return request.get("lineage"), current, now
 
 
-def op_lineage(request: Mapping[str, object], ctx: RuntimeContext) -> dict[str, Any]:
+def op_lineage(request: Mapping[str, object], ctx: RuntimeContext) -> LineageDecision:
     """``workgroup runtime lineage``: ``{lineage, current, now?}`` -> ``{state, invalidations}``."""
     lineage, current, now = lineage_request_parts(request, ctx)
     return evaluate_lineage(lineage, current, now)

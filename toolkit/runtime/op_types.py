@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
+from toolkit.runtime.route_types import RouteDecision
+
 # --- rollout -----------------------------------------------------------------------------
 
 
@@ -53,6 +55,19 @@ class LineageDecision(TypedDict):
 
     state: str
     invalidations: list[str]
+
+
+# --- dispatch ----------------------------------------------------------------------------
+
+
+class DispatchDecision(TypedDict):
+    """``dispatch``: the four parts in the reference's order (``lineage`` null without a lineage
+    request, ``result_policy`` null without a result-policy request)."""
+
+    routing: RouteDecision
+    rollout: RolloutDecision
+    lineage: LineageDecision | None
+    result_policy: ResultPolicyDecision | None
 
 
 # --- vault delta -------------------------------------------------------------------------

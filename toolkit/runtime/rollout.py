@@ -20,9 +20,9 @@ from toolkit.runtime.vocabulary import MODES, STRATA
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
 
     from toolkit.runtime.adapter import RuntimeContext
+    from toolkit.runtime.op_types import RolloutDecision
 
 ROLLOUT_STATES: tuple[str, ...] = ("off", "observe", "shadow", "canary", "on")
 ANONYMOUS_CORPUS_ID = re.compile(r"^(?:anon-[a-f0-9]{16,64}|(?:" + "|".join(STRATA) + r")-[0-9]{2})\Z")
@@ -98,7 +98,7 @@ def _canary_draw(facts: Mapping[str, object]) -> tuple[float, bool]:
     return bucket, bucket < percent
 
 
-def select_rollout(input: Mapping[str, object]) -> dict[str, Any]:  # noqa: A002 - the reference's argument name
+def select_rollout(input: Mapping[str, object]) -> RolloutDecision:  # noqa: A002 - the reference's argument name
     """Resolve a rollout stage into what to record and what to execute.
 
     ``input`` holds ``rollout`` (default ``off``), ``actual_mode``, ``recommended_mode`` (or
@@ -128,7 +128,7 @@ def select_rollout(input: Mapping[str, object]) -> dict[str, Any]:  # noqa: A002
     }
 
 
-def op_rollout(request: Mapping[str, object], ctx: RuntimeContext) -> dict[str, Any]:
+def op_rollout(request: Mapping[str, object], ctx: RuntimeContext) -> RolloutDecision:
     """``workgroup runtime rollout``: ``{"input": {...}}`` -> the rollout selection."""
     data = request.get("input")
     if not isinstance(data, dict):
