@@ -14,6 +14,9 @@ history, then prints side by side (medians of three, CPU seconds = user + system
 * ``verify RSS`` / ``rev-list RSS``: max resident memory of a full ``workgroup verify --no-cache``
   and of ``git rev-list HEAD`` (the memory peer), from ``RUSAGE_CHILDREN`` in a fresh child
   (the largest process of the tree: for verify, itself or the ``git rev-list`` it runs);
+* ``--bin DIR``: the hook and ``workgroup`` of another environment's scripts folder (a fresh
+  venv with a regular, non-editable install: an editable install's path finder adds about 30 ms
+  of CPU to every start);
 * ``before hook`` / ``before RSS`` (``--before DIR``): the hook and a full verify run by an older
   copy of the package (``git archive REV toolkit | tar -x -C DIR``), in the same repository.
 """
@@ -162,12 +165,21 @@ def main(argv: list[str] | None = None) -> int:
         "--before", default="", help="a folder holding an older toolkit/ (git archive REV toolkit | tar -x)"
     )
     parser.add_argument("--full-flags", default="--no-cache", help="flags of the full verify (memory)")
+    parser.add_argument(
+        "--bin",
+        default=str(BIN),
+        help="scripts folder whose hook and workgroup to time (default: this environment's; give a fresh venv"
+        " with the package installed the regular, non-editable way for the figure users see)",
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="1-file commits per median")
     args = parser.parse_args(argv)
-    hook = [str(BIN / "workgroup-verify-hook")]
-    full = [str(BIN / "workgroup"), "verify", *args.full_flags.split()]
+    scripts = Path(args.bin)
+    hook = [str(scripts / "workgroup-verify-hook")]
+    full = [str(scripts / "workgroup"), "verify", *args.full_flags.split()]
     ds = [args.detect_secrets, "src/app.py"] if args.detect_secrets else None
     print(
-        f"workgroup-verify hook vs detect-secrets-hook ({args.records} records; median of 3 CPU s; "
+        f"workgroup-verify hook ({scripts}) vs detect-secrets-hook ({args.records} records; median of"
+        f" {args.repeat} CPU s; "
         f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)"
     )
     print(
@@ -181,11 +193,11 @@ def main(argv: list[str] | None = None) -> int:
             started = time.perf_counter()
             build(root, commits, args.records)
             built = time.perf_counter() - started
-            warm, code_w = median_cpu(hook, root, warm=True)
-            cold, code_c = median_cpu(hook, root, warm=False)
+            warm, code_w = median_cpu(hook, root, warm=True, repeat=args.repeat)
+            cold, code_c = median_cpu(hook, root, warm=False, repeat=args.repeat)
             if ds:
                 one_file_commit(root, 99)
-                peer = statistics.median(child(ds, root)[0] for _ in range(3))
+                peer = statistics.median(child(ds, root)[0] for _ in range(args.repeat))
             else:
                 peer = float("nan")
             _cpu, rss, code_f = child(full, root)
@@ -193,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
             old_cpu, old_rss = float("nan"), float("nan")
             if args.before:
                 old_env = {**ENV, "PYTHONPATH": args.before}
-                old_cpu, _code = median_cpu(hook, root, warm=True, env=old_env)
+                old_cpu, _code = median_cpu(hook, root, warm=True, repeat=args.repeat, env=old_env)
                 old_rss = child([str(BIN / "workgroup"), "verify"], root, old_env)[1] / 1024
             ok = code_w == code_c == code_f == 0
             failed |= not ok
