@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from toolkit.core.canonical import canonical_bytes
 from toolkit.core.errors import InvalidInput, Refused, ToolkitError
@@ -108,7 +108,8 @@ def safe_destination(workdir: Path, target: Path) -> Path:
 class SealOutcome:
     """What ``capsule seal`` did: the sealed capsule and, with ``--write``, where it went."""
 
-    capsule: dict[str, Any]  # the runtime's sealed capsule (``Prepared.capsule``), schema-checked
+    capsule: JsonObject  # the runtime's sealed capsule (``Prepared.capsule``), on its way out as JSON
+    capsule_hash: str  # read off the sealed capsule once, where it leaves the pipeline
     checkpoint_sha: str
     size: int
     capsule_path: str | None = None
@@ -118,7 +119,7 @@ class SealOutcome:
 
     def as_json(self) -> SealAnswer:
         return {
-            "capsule_hash": self.capsule["capsule_hash"],
+            "capsule_hash": self.capsule_hash,
             "checkpoint_sha": self.checkpoint_sha,
             "bytes": self.size,
             "written": self.capsule_path,
@@ -133,13 +134,13 @@ class SealOutcome:
         }
 
 
-def _canonical_paths(workdir: Path, capsule: dict[str, Any]) -> None:
+def _canonical_paths(workdir: Path, paths: list[str]) -> None:
     """Owned files and artifact refs through the canonicalizer ``workgroup owners`` uses, against the
     real work tree: a path whose real location (symlinks resolved) leaves it, or lies in ``.git``,
     is ``INVALID_OWNERSHIP_PATH`` (exit 2), as in the writer registry."""
 
     canon = Canonicalizer(str(workdir))
-    for path in [*capsule.get("owned_files", []), *artifact_paths(capsule)]:
+    for path in paths:
         canon.key(path)
 
 
@@ -163,11 +164,16 @@ def seal_file(
     bound: JsonObject = {**capsule, "checkpoint_sha": sha}
     prepared = _prepare(bound, source, max_bytes, artifact_path, artifact_roots)
     sealed = prepared.capsule
-    _canonical_paths(workdir, sealed)
+    _canonical_paths(workdir, [*sealed.get("owned_files", []), *artifact_paths(sealed)])
     size = len(canonical_bytes(sealed))
     if not write:
         return SealOutcome(
-            sealed, sha, size, artifact_ref=prepared.artifact_ref, artifact_digest=prepared.artifact_digest
+            sealed,
+            sealed["capsule_hash"],
+            sha,
+            size,
+            artifact_ref=prepared.artifact_ref,
+            artifact_digest=prepared.artifact_digest,
         )
     return _store_sealed(repo, prepared, sha, size)
 
@@ -212,6 +218,7 @@ def _store_sealed(repo: Repo, prepared: Prepared, sha: str, size: int) -> SealOu
     )
     return SealOutcome(
         sealed,
+        sealed["capsule_hash"],
         sha,
         size,
         capsule_path=capsule_target.relative_to(workdir).as_posix(),
