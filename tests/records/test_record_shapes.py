@@ -9,7 +9,7 @@ from support.harness import GitRepo, cli, declared_keys
 
 
 def test_rollout_advance_prints_and_writes_the_declared_records(git_repo: GitRepo) -> None:
-    from toolkit.records.rollouts import AdvanceResult, HistoryStep
+    from toolkit.records.rollouts import AdvanceResult, History, HistoryStep
 
     code, out, _ = cli("rollout", "advance", "--to", "observe", "--family", "routing", "--json")
     assert code == 0
@@ -23,6 +23,7 @@ def test_rollout_advance_prints_and_writes_the_declared_records(git_repo: GitRep
         "written": True,
     }
     history = json.loads((git_repo.path / ".workgroup" / "rollout.json").read_text())
+    assert list(history) == declared_keys(History)  # the empty history it started from, as written
     assert [list(step) for step in history["steps"]] == [declared_keys(HistoryStep)]
     assert history["active_family"] == "routing"
 

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict, TypeGuard
 
 from toolkit.core.errors import InvalidInput, Refused
 from toolkit.infra import confined, confinedwrite
@@ -56,6 +56,15 @@ HistoryStep = TypedDict(
     {"at": str, "family": str, "from": str, "to": str, "rollback": bool, "evidence": str | None},
 )
 """One move as ``apply_advance`` appends it to ``.workgroup/rollout.json``."""
+
+
+class History(TypedDict):
+    """``.workgroup/rollout.json`` as ``read_history`` checked it (a file edited into another
+    shape is refused; keys beyond these are kept as written)."""
+
+    schema: str
+    active_family: str | None
+    steps: list[HistoryStep]
 
 
 @dataclass(frozen=True)
@@ -142,9 +151,9 @@ def _label(index: int) -> str:
     return Step(stage, share).label()
 
 
-def read_history(layout: Layout) -> dict[str, Any]:
+def read_history(layout: Layout) -> History:
 
-    empty: dict[str, Any] = {"schema": HISTORY_SCHEMA, "active_family": None, "steps": []}
+    empty: History = {"schema": HISTORY_SCHEMA, "active_family": None, "steps": []}
     what = ".workgroup/rollout.json"
     try:
         # the repository's file: a symlink leaving the work tree is PATH_OUTSIDE_REPOSITORY, never read
@@ -159,7 +168,7 @@ def read_history(layout: Layout) -> dict[str, Any]:
     return data
 
 
-def _is_history(data: object) -> bool:
+def _is_history(data: object) -> TypeGuard[History]:
     """The history's shape as ``apply_advance`` writes it: the schema, an ``active_family`` (a
     string or null) and ``steps``, each a ``HistoryStep`` (its text fields strings, ``rollback`` a
     boolean, ``evidence`` a string or null). A file edited into another shape is refused whole."""
