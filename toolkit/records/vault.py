@@ -33,7 +33,7 @@ import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
 from toolkit.core.jsontypes import JsonObject
@@ -48,6 +48,9 @@ from toolkit.runtime.vault_delta import (
     parse_severity,
     stable_knowledge_id,
 )
+
+if TYPE_CHECKING:
+    from toolkit.runtime.op_types import VaultDeltaDecision
 
 BATCH_SCHEMA = "workgroup.vault-batch/v1"
 JOURNAL_LOCK = "vault-journal"
@@ -109,12 +112,12 @@ class AckOutcome(TypedDict):
 class VaultListing(TypedDict):
     """What ``list_entries`` returns; each entry is a journal row as written plus its state."""
 
-    entries: list[dict[str, Any]]  # journal content as written, on its way out as JSON
+    entries: list[JsonObject]  # journal content as written plus at, state, batch_id: on its way out as JSON
     pending: int
     unreadable_lines: int
 
 
-def _decision(raw: Mapping[str, Any]) -> VaultDecision:
+def _decision(raw: VaultDeltaDecision) -> VaultDecision:
     """The runtime decision's answer as its record (its keys, in its order)."""
     decision: VaultDecision = {"action": raw["action"], "reason": raw["reason"]}
     if "KnowledgeId" in raw:
@@ -394,7 +397,7 @@ def ack(layout: Layout, batch_id: str, *, now: datetime) -> AckOutcome:
 def list_entries(layout: Layout) -> VaultListing:
     """Every journaled entry with its state (``pending`` or the batch that took it)."""
     state = read_journal(layout)  # readers need no lock: appends are whole lines, torn ones skipped
-    rows: list[dict[str, Any]] = []
+    rows: list[JsonObject] = []
     for entry in state.entries:
         batch = state.flushed.get(entry.seq)
         held = state.offered.get(entry.seq)
