@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.harness import GitRepo, run_workgroup
+from support.harness import GitRepo, declared_keys, run_workgroup
 from support.harness import cli as workgroup
 from support.promotion_data import NOW, pairs
 
@@ -388,6 +388,17 @@ def test_committed_record_passes_verify_and_restores_the_envelope(
     git_repo.commit("record the promotion decision")
     code, out, err = (lambda p: (p.returncode, p.stdout, p.stderr))(cli("verify", cwd=signed_run["root"]))
     assert code == 0, (out, err)
+
+
+def test_a_signed_envelope_is_what_a_trusted_envelope_declares(signed_run: dict[str, Path]) -> None:
+    """Issue #25: ``decide`` reads a trusted envelope as a TrustedEnvelope: its keys are exactly the
+    ones the runtime's check admits, in the order ``measure sign`` writes them."""
+    from toolkit.records.promotions import TrustedEnvelope
+    from toolkit.runtime.envelope import ENVELOPE_KEYS
+
+    envelope = json.loads(signed_run["envelope"].read_text(encoding="utf-8"))
+    assert list(envelope) == declared_keys(TrustedEnvelope)
+    assert sorted(declared_keys(TrustedEnvelope)) == list(ENVELOPE_KEYS)
 
 
 def test_thresholds_file_only_tightens(signed_run: dict[str, Path]) -> None:

@@ -18,10 +18,9 @@ import hashlib
 import json
 import os
 import secrets
-from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict, TypeGuard
 
 import toolkit.runtime
 from toolkit.core.canonical import sha256_digest
@@ -48,6 +47,24 @@ from toolkit.runtime.promotion_pairs import validate_pairs
 from toolkit.runtime.promotion_types import AnswerMetrics, PromotionDecision, Thresholds
 
 DECISION_SCHEMA = "workgroup.promotion-decision/v1"
+
+
+class TrustedEnvelope(TypedDict):
+    """A measurement envelope the runtime trusted (``check_envelope`` found nothing at fault): an
+    object with exactly ``ENVELOPE_KEYS``, each of the type its check admits."""
+
+    schema: str
+    measurement_run_id: str
+    corpus_digest: str
+    pair_count: float  # a number equal to the pair count, never a boolean
+    measured_at: str
+    accounting_source: str
+    promotion_authorized: bool
+    signer_key_id: str
+    candidate_version: str
+    corpus_version: str
+    runtime_digest: str
+    signature: str
 
 
 class EnvelopeRecord(TypedDict):
@@ -154,7 +171,7 @@ def decide(
     *,
     pairs: list[object],
     synthetic: bool,
-    envelope: Any,  # the envelope file as parsed: the runtime's check decides whether it is trusted
+    envelope: object,  # the envelope file as parsed: the runtime's check decides whether it is trusted
     trusted_keys: dict[str, str],
     now: datetime,
     expected_candidate_version: str,
@@ -184,7 +201,7 @@ def decide(
     except RuntimeOpError as exc:
         raise InvalidInput(exc.code, exc.message) from None
     result["recorded"] = None
-    if not result["metrics"]["trusted_measurement_envelope"]:
+    if not _trusted(envelope, result):
         return result
     run_id = envelope["measurement_run_id"]
     sealed = record_envelope(envelope)
@@ -224,7 +241,13 @@ def decide(
     return result
 
 
-def record_envelope(envelope: Mapping[str, Any]) -> EnvelopeRecord:
+def _trusted(envelope: object, result: PromotionDecision) -> TypeGuard[TrustedEnvelope]:
+    """Whether the decision trusted ``envelope``: only an envelope ``check_envelope`` found nothing
+    at fault in is trusted, so a trusted one is a ``TrustedEnvelope`` (nothing is checked twice)."""
+    return result["metrics"]["trusted_measurement_envelope"]
+
+
+def record_envelope(envelope: TrustedEnvelope) -> EnvelopeRecord:
     """The envelope as committed: every field, with the signature as hex.
 
     A base64 Ed25519 signature looks like a high-entropy secret to privacy scanners although it is
@@ -268,7 +291,7 @@ def sign_pairs(
     corpus_version: str,
     runtime_digest_value: str,
     measured_at: datetime,
-) -> dict[str, Any]:
+) -> JsonObject:
     """A signed envelope for ``pairs``. Synthetic or non-measured pairs are signed with
     ``promotion_authorized: false``, so the signature is honest and the data still cannot promote."""
 
