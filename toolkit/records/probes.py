@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from toolkit.core.errors import InvalidInput
 from toolkit.core.timefmt import format_utc, parse_rfc3339
@@ -205,8 +205,9 @@ def record(layout: Layout, name: str, *, healthy: bool, phase: str, now: datetim
     return {"name": name, **entry}
 
 
-def ttl_from_config(config: dict[str, Any] | None) -> int:
-    """``context_efficiency.mcp_health_ttl_minutes`` (default 15)."""
+def ttl_from_config(config: Mapping[str, Mapping[str, object]] | None) -> int:
+    """``context_efficiency.mcp_health_ttl_minutes`` (default 15) of a loaded config (each of its
+    blocks is a mapping: ``load_config`` checked it)."""
     block = (config or {}).get("context_efficiency") or {}
     value = block.get("mcp_health_ttl_minutes", DEFAULT_TTL_MINUTES)
     return value if isinstance(value, int) and not isinstance(value, bool) else DEFAULT_TTL_MINUTES
