@@ -91,3 +91,21 @@ def test_the_route_path_imports_no_annotation_module(git_repo: GitRepo) -> None:
     assert runtime_loads("route", request, names) == []
     code, frame = runtime_call("route", request, cwd=git_repo.path)  # the held glob covers the new file
     assert (code, frame["result"]) == (0, {"mode": "local", "reason_codes": ["WRITER_OWNERSHIP_CONFLICT"]})
+
+
+@pytest.mark.parametrize("scopes", [True, 5, 2.5, "src", {"owned_files": ["docs/a.md"]}])
+@pytest.mark.parametrize("indexed", [True, False], ids=["index", "full-read"])
+def test_team_scopes_that_are_not_a_list_are_refused_alike_with_or_without_the_index(
+    git_repo: GitRepo, scopes: object, indexed: bool
+) -> None:
+    """``team.scopes`` that is not a list is INVALID_OWNERSHIP_PATH (route_task's own refusal),
+    whether the registry is looked up through its index or read whole. The full read (with the
+    held-glob pass) iterated the value first: a number or ``true`` raised, and the catch-all
+    INVALID_REQUEST answered instead."""
+    _held(git_repo)
+    if not indexed:
+        (git_repo.path / ".git" / "workgroup" / "owners.index").unlink()
+    request = {"input": {"is_writer": True, "owned_files": ["src/new.py"], "team": {"scopes": scopes}}}
+    code, frame = runtime_call("route", request, cwd=git_repo.path)
+    assert frame["ok"] is False and frame["code"] == "INVALID_OWNERSHIP_PATH", frame
+    assert code != 0

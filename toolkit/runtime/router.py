@@ -719,7 +719,7 @@ def _proposed_rels(inp: JsonObject, canon: Canonicalizer, real_workdir: str) -> 
     """The proposed owned paths (the task's, its lineage's, its team scopes') that canonicalize
     inside the work tree, relative to it; the others are refused by route_task itself, in order."""
     sources = [inp, _obj(inp.get("lineage"))]
-    sources += [s for s in _iterated(_obj(inp.get("team")).get("scopes")) if isinstance(s, dict)]
+    sources += [s for s in _list_or_empty(_obj(inp.get("team")).get("scopes")) if isinstance(s, dict)]
     rels = []
     for path in (p for source in sources for name in _OWNED_FIELDS for p in _list_or_empty(source.get(name))):
         rel = _rel_below(canon, path, real_workdir)
@@ -745,18 +745,6 @@ _OWNED_FIELDS = ("owned_files", "resolved_owned_files")
 
 def _list_or_empty(value: object) -> list[object]:
     return value if isinstance(value, list) else []
-
-
-def _iterated(value: object) -> list[object] | str | JsonObject:
-    """``value or []`` to iterate over, for a JSON value: a list, a string or an object (its
-    keys) as they are, a falsy value as ``[]``; a truthy number or ``true`` raises ``TypeError``
-    (the protocol's ``INVALID_REQUEST``), as iterating it did before it had a type. (The index's
-    path refuses the same request earlier, as ``INVALID_OWNERSHIP_PATH``.)"""
-    if not value:
-        return []
-    if isinstance(value, (list, str, dict)):
-        return value
-    raise TypeError("not iterable")
 
 
 class _HeldGlobs:
