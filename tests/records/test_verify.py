@@ -17,6 +17,7 @@ from test_capsule_support import overflow_capsule, valid_capsule
 from toolkit.core.canonical import capsule_digest
 from toolkit.infra.git import Repo, discover, squash_onto
 from toolkit.records.verify import verify
+from toolkit.runtime.op_types import ContextCapsule
 
 CAPSULE_REL = ".workgroup/workgroups/kc-feat-auth-20260730-080000/capsules/task-auth-1.json"
 GIT_ENV = ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "protocol.file.allow=always"]
@@ -27,7 +28,7 @@ def git(cwd: Path, *args: str) -> str:
     return proc.stdout.strip()
 
 
-def seal(repo: GitRepo, capsule: dict[str, Any] | None = None, *extra: str) -> dict[str, Any]:
+def seal(repo: GitRepo, capsule: dict[str, Any] | None = None, *extra: str) -> ContextCapsule:
     from toolkit.records.capsules import seal_file
 
     source = repo.write("input/capsule.json", json.dumps(capsule or valid_capsule()))

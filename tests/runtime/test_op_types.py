@@ -9,14 +9,20 @@ from typing import Any
 import pytest
 from support.harness import declared_keys, runtime_call, runtime_loads
 from support.lineage_fixtures import HOT_NOW, hot_current, hot_lineage
+from test_capsule_support import overflow_capsule, valid_capsule
 
+from toolkit.core.capsule_schema import CAPSULE, EVIDENCE, FAILURE, SPEC_REF, Shape
 from toolkit.runtime.op_types import (
+    ContextCapsule,
     DispatchDecision,
+    Evidence,
+    Failure,
     LineageDecision,
     ResultPolicyDecision,
     ResultWrites,
     RolloutDecision,
     SemanticDelta,
+    SpecRef,
     VaultDeltaDecision,
 )
 from toolkit.runtime.result_policy import WRITE_KINDS
@@ -86,6 +92,31 @@ def test_dispatch_answers_in_its_shape(tmp_path: Path, with_optional_parts: bool
         assert result["lineage"] is None and result["result_policy"] is None
 
 
+@pytest.mark.parametrize(
+    ("shape", "declared"),
+    [(ContextCapsule, CAPSULE), (SpecRef, SPEC_REF), (Failure, FAILURE), (Evidence, EVIDENCE)],
+)
+def test_the_capsule_shapes_are_the_closed_schema(shape: Any, declared: Shape) -> None:
+    # the fields in the schema's order, and the same ones that may be left out
+    assert declared_keys(shape) == [field.name for field in declared.fields]
+    # op_types' annotations are postponed (forward references), so NotRequired is read off their text
+    hints = {name: getattr(hint, "__forward_arg__", hint) for name, hint in shape.__annotations__.items()}
+    optional = [name for name, hint in hints.items() if str(hint).startswith("NotRequired[")]
+    assert optional == list(declared.optional)
+
+
+@pytest.mark.parametrize("capsule", [valid_capsule(), overflow_capsule()])
+def test_capsule_answers_in_its_shape(capsule: dict[str, Any]) -> None:
+    request: dict[str, Any] = {"capsule": capsule}
+    if capsule["evidence"]:  # moved out to a content-addressed artifact (evidence left empty)
+        request |= {"max_bytes": 1450, "artifact_path": "knowzcode/artifacts/e.json"}
+        request["artifact_roots"] = ["knowzcode/artifacts"]
+    sealed = answer("capsule", request)
+    assert set(sealed) == set(declared_keys(ContextCapsule))
+    assert list(sealed)[-1] == "capsule_hash"  # sealing puts the seal last; the rest keep their order
+    assert list(sealed)[:-1] == [key for key in capsule if key != "capsule_hash"]
+
+
 def test_vault_delta_answers_in_its_shape() -> None:
     delta = {
         "category": "pattern",
@@ -114,6 +145,7 @@ def test_the_semantic_view_has_the_text_fields() -> None:
         ("vault-delta", {"input": {"delta": {"title": "t"}}}),
         ("lineage", {"lineage": None, "current": {}, "now": HOT_NOW}),
         ("capsule", {"capsule": []}),
+        ("capsule", {"capsule": valid_capsule()}),  # sealed: schema, privacy and path checks all ran
         ("telemetry", {"event": {}}),
         (
             "dispatch",

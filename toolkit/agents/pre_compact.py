@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from toolkit.agents.answers import Answer
     from toolkit.agents.payload import HookInput, Options
+    from toolkit.runtime.op_types import ContextCapsule
 
 _CARRIED = (
     "phase",
@@ -107,7 +108,7 @@ def _constraints(prior: dict[str, Any], trigger: str | None) -> list[str]:
     return [*constraints[:127], note]
 
 
-def seal_session_capsule(root: str, head: str, task: str, trigger: str | None) -> tuple[str, dict[str, Any]]:
+def seal_session_capsule(root: str, head: str, task: str, trigger: str | None) -> tuple[str, ContextCapsule]:
     """Seal and store the session capsule; (its repository-relative path, the sealed capsule)."""
     capsule = session_capsule(root, head, task, trigger)
     try:

@@ -26,6 +26,7 @@ from toolkit.runtime.codes import MESSAGES, RuntimeOpError
 if TYPE_CHECKING:
     from toolkit.core.jsontypes import JsonObject
     from toolkit.infra.git import Repo
+    from toolkit.runtime.op_types import ContextCapsule
 
 MAX_RECORD_BYTES = 1_048_576
 
@@ -51,7 +52,7 @@ class SealAnswer(TypedDict):
     bytes: int
     written: str | None
     artifact: ArtifactAnswer | None
-    capsule: JsonObject
+    capsule: ContextCapsule
 
 
 def as_toolkit_error(exc: RuntimeOpError) -> ToolkitError:
@@ -108,7 +109,7 @@ def safe_destination(workdir: Path, target: Path) -> Path:
 class SealOutcome:
     """What ``capsule seal`` did: the sealed capsule and, with ``--write``, where it went."""
 
-    capsule: JsonObject  # the runtime's sealed capsule (``Prepared.capsule``), on its way out as JSON
+    capsule: ContextCapsule  # the runtime's sealed capsule (``Prepared.capsule``), on its way out as JSON
     capsule_hash: str  # read off the sealed capsule once, where it leaves the pipeline
     checkpoint_sha: str
     size: int

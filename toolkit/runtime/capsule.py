@@ -30,7 +30,7 @@ from toolkit.runtime.capsule_rules import (
     ARTIFACT_BOUNDARY,
     assert_artifact_path,
     assert_paths,
-    assert_schema,
+    checked_capsule,
     has_git_segment,
     inside_or_equal,
     portable_path,
@@ -40,10 +40,10 @@ from toolkit.runtime.codes import RuntimeOpError
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
 
     from toolkit.core.jsontypes import JsonObject
     from toolkit.runtime.adapter import RuntimeContext
+    from toolkit.runtime.op_types import ContextCapsule
 
 DEFAULT_MAX_BYTES = 12_288
 EVIDENCE_ARTIFACT_SCHEMA = "workgroup.capsule-evidence/v1"
@@ -58,13 +58,12 @@ class Prepared:
 
     __slots__ = ("artifact_bytes", "artifact_ref", "capsule")
 
-    # The sealed capsule on its way out: JSON its writers store and read fields of (schema-checked).
-    capsule: dict[str, Any]
+    capsule: ContextCapsule  # sealed, and checked against the closed schema right before
     artifact_ref: str | None
     artifact_bytes: bytes | None
 
     def __init__(
-        self, capsule: JsonObject, artifact_ref: str | None = None, artifact_bytes: bytes | None = None
+        self, capsule: ContextCapsule, artifact_ref: str | None = None, artifact_bytes: bytes | None = None
     ) -> None:
         self.capsule = capsule
         self.artifact_ref = artifact_ref
@@ -160,9 +159,9 @@ def prepare_capsule(
     if not isinstance(capsule, dict):
         raise RuntimeOpError("INVALID_REQUEST" if not isinstance(capsule, list) else "CAPSULE_SCHEMA_INVALID")
     roots = _roots(artifact_roots)
-    assert_schema(capsule, sealed=False)
+    checked = checked_capsule(capsule, sealed=False)  # the paths are the capsule's own
     _assert_private_content_free(capsule)
-    assert_paths(capsule)
+    assert_paths(checked)
     if artifact_path is not None:
         assert_artifact_path(artifact_path)
 
@@ -200,13 +199,13 @@ def _externalized(prepared: JsonObject, artifact_path: str | None, roots: list[s
 
 def _final(capsule: JsonObject, ref: str | None = None, data: bytes | None = None) -> Prepared:
     # the complete transformed capsule, checked again immediately before it is handed out sealed
-    assert_schema(capsule, sealed=True)
-    _assert_private_content_free(capsule)
-    assert_paths(capsule)
-    return Prepared(capsule=capsule, artifact_ref=ref, artifact_bytes=data)
+    sealed = checked_capsule(capsule, sealed=True)  # the capsule itself, as the schema's record
+    _assert_private_content_free(sealed)
+    assert_paths(sealed)
+    return Prepared(capsule=sealed, artifact_ref=ref, artifact_bytes=data)
 
 
-def op_capsule(request: Mapping[str, object], ctx: RuntimeContext) -> JsonObject:
+def op_capsule(request: Mapping[str, object], ctx: RuntimeContext) -> ContextCapsule:
     """``workgroup runtime capsule``: ``{capsule, max_bytes?, artifact_path?, artifact_roots?}`` -> sealed."""
     if "max_bytes" in request and request["max_bytes"] is None:
         raise RuntimeOpError("INVALID_REQUEST")  # only an absent limit takes the default

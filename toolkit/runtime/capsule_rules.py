@@ -33,9 +33,10 @@ from toolkit.runtime.codes import RuntimeOpError
 TYPE_CHECKING = False  # typing costs start-up on every runtime call; type checkers read True
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
-    from typing import Any, TypeGuard
+    from typing import TypeGuard
 
     from toolkit.core.capsule_schema import Rule
+    from toolkit.runtime.op_types import ContextCapsule
 
 ARTIFACT_BOUNDARY = "knowzcode/artifacts"
 MAX_CAPSULE_STRING_BYTES = 4096
@@ -250,13 +251,23 @@ def _missing_fields(capsule: Mapping[str, object], sealed: bool) -> list[str]:
     ]
 
 
-def assert_schema(capsule: object, *, sealed: bool) -> None:
-    """Raise ``CAPSULE_SCHEMA_INVALID`` unless the capsule matches the closed schema."""
+def is_capsule(value: object) -> TypeGuard[ContextCapsule]:
+    """True when ``value`` matches the closed schema (sealed: ``capsule_hash`` included)."""
+    return not schema_problems(value)
+
+
+def checked_capsule(capsule: object, *, sealed: bool) -> ContextCapsule:
+    """The capsule as the closed schema's record; ``CAPSULE_SCHEMA_INVALID`` unless it matches.
+
+    An unsealed capsule without a ``capsule_hash`` is checked (and returned) as a copy with the
+    placeholder seal, as the reference checks it; its other fields are the capsule's own.
+    """
     candidate = capsule
     if not sealed and isinstance(capsule, dict) and "capsule_hash" not in capsule:
         candidate = {**capsule, "capsule_hash": PLACEHOLDER_HASH}
-    if schema_problems(candidate):
+    if not is_capsule(candidate):
         raise RuntimeOpError("CAPSULE_SCHEMA_INVALID")
+    return candidate
 
 
 # ---------------------------------------------------------------- privacy (reference §4 step 2)
@@ -370,14 +381,14 @@ def inside_or_equal(path: str, root: str) -> bool:
     return path == root or beneath(path, root)
 
 
-def file_paths(capsule: dict[str, Any]) -> list[str]:
+def file_paths(capsule: ContextCapsule) -> list[str]:
     paths = list(capsule.get("owned_files", [])) + list(capsule.get("read_files", []))
     return paths + [spec["path"] for spec in capsule.get("specs", [])]
 
 
-def artifact_paths(capsule: dict[str, Any]) -> list[str]:
-    refs = [item["artifact"] for item in capsule.get("failures", []) if item.get("artifact") is not None]
-    refs += [item["artifact"] for item in capsule.get("evidence", []) if item.get("artifact") is not None]
+def artifact_paths(capsule: ContextCapsule) -> list[str]:
+    refs = [ref for item in capsule.get("failures", []) if (ref := item.get("artifact")) is not None]
+    refs += [ref for item in capsule.get("evidence", []) if (ref := item.get("artifact")) is not None]
     return refs + list(capsule.get("artifact_refs", []))
 
 
@@ -402,7 +413,7 @@ def assert_owned_path(path: str) -> None:
         raise RuntimeOpError("INVALID_OWNERSHIP_PATH") from None
 
 
-def assert_paths(capsule: dict[str, Any]) -> None:
+def assert_paths(capsule: ContextCapsule) -> None:
     """Every file/spec path portable; every artifact path portable and inside the boundary; then
     every one of them through the owners' path rules (``assert_owned_path``)."""
     files = file_paths(capsule)

@@ -70,6 +70,58 @@ class DispatchDecision(TypedDict):
     result_policy: ResultPolicyDecision | None
 
 
+# --- capsule -----------------------------------------------------------------------------
+# The closed ``knowzcode.context-capsule/v1`` record (toolkit.core.capsule_schema declares it; a
+# test holds these to its fields, their order and which may be left out). A capsule keeps the
+# key order it came in with, ``capsule_hash`` last once sealed.
+
+
+class SpecRef(TypedDict):
+    """A spec the task must satisfy, with the verification ids that prove it."""
+
+    path: str
+    verify_ids: list[str]
+
+
+class Failure(TypedDict):
+    """A failed command with a bounded summary and, optionally, an artifact reference."""
+
+    command: str
+    summary: str
+    artifact: str | None
+
+
+class Evidence(TypedDict):
+    """Optional evidence; the only part of a capsule that overflow may move into an artifact."""
+
+    kind: str
+    summary: str
+    artifact: NotRequired[str | None]
+
+
+class ContextCapsule(TypedDict):
+    """A capsule that passed the closed schema (``prepare_capsule``'s sealed answer)."""
+
+    schema: str
+    task_id: str
+    workgroup_id: str
+    phase: str
+    objective: str
+    node_ids: list[str]
+    owned_files: list[str]
+    read_files: list[str]
+    specs: list[SpecRef]
+    approved_decisions: list[str]
+    checkpoint_sha: str | None
+    failures: list[Failure]
+    risks: list[str]
+    constraints: list[str]
+    next_action: str
+    evidence: NotRequired[list[Evidence]]
+    artifact_refs: NotRequired[list[str]]
+    capsule_hash: str
+
+
 # --- vault delta -------------------------------------------------------------------------
 
 
