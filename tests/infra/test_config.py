@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -161,3 +162,30 @@ def test_otlp_mode_is_in_the_committed_schema() -> None:
     committed = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.json"
     schema = json.loads(committed.read_text(encoding="utf-8"))
     assert "otlp" in json.dumps(schema)
+
+
+def test_loaded_config_shapes_follow_the_models_fields_in_order(tmp_path: Path) -> None:
+    """``load_config``'s declared shape (config_shapes) has the models' keys in their order, block by
+    block, and so has what it returns for a full config file."""
+    from pydantic import BaseModel
+    from support.harness import declared_keys
+
+    from toolkit.infra.config_shapes import ContextEfficiencyBlock, LoadedConfig, PrivacyBlock, ToolkitBlock
+    from toolkit.models.config import ContextEfficiency, PrivacySettings, ToolkitSettings, WorkgroupConfig
+
+    write(
+        tmp_path,
+        "context_efficiency:\n  telemetry: otlp\n  enabled: false\n  canary_percent: 5\n"
+        "privacy:\n  artifact_paths: ['notes/**']\nworkgroup:\n  artifact_boundary: out\n",
+    )
+    loaded = load_config(tmp_path)
+    pairs: list[tuple[type, type[BaseModel], Mapping[str, object]]] = [
+        (LoadedConfig, WorkgroupConfig, loaded),
+        (ContextEfficiencyBlock, ContextEfficiency, loaded["context_efficiency"]),
+        (ToolkitBlock, ToolkitSettings, loaded["workgroup"]),
+        (PrivacyBlock, PrivacySettings, loaded["privacy"]),
+    ]
+    for shape, model, value in pairs:
+        assert declared_keys(shape) == list(model.model_fields) == list(value), shape.__name__
+    assert list(routing_defaults(loaded)) == ["max_active_inherited", "max_nesting_depth"]
+    assert list(rollout_defaults(loaded)) == ["rollout", "canary_percent"]

@@ -11,13 +11,19 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from toolkit.core.errors import InvalidInput
 from toolkit.infra import confined
 from toolkit.infra.boundedio import NOT_FOUND, FileRefused
 from toolkit.infra.store import Layout
 from toolkit.models.config import ContextEfficiency, ToolkitSettings, WorkgroupConfig
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
+
+    from toolkit.core.jsontypes import JsonObject
+    from toolkit.infra.config_shapes import LoadedConfig, RolloutDefaults, RoutingDefaults
 
 MAX_CONFIG_BYTES = 65_536
 CONFIG_INVALID = "CONFIG_INVALID"
@@ -51,8 +57,9 @@ def read_config_text(path: Path) -> str | None:
     return _read_text(path)
 
 
-def parse_config_yaml(text: str) -> Any:
-    """YAML with the depth and error handling every config reader shares."""
+def parse_config_yaml(text: str) -> object:
+    """YAML with the depth and error handling every config reader shares (any YAML value: the
+    caller checks it is a mapping)."""
     return _parse_yaml(text)
 
 
@@ -66,7 +73,7 @@ def yaml_error_at(exc: BaseException) -> str:
     )
 
 
-def _parse_yaml(text: str) -> Any:
+def _parse_yaml(text: str) -> object:
     import yaml  # lazy: only commands that read config pay for it
 
     try:
@@ -78,7 +85,7 @@ def _parse_yaml(text: str) -> Any:
         raise InvalidInput(CONFIG_INVALID, ".workgroup/config.yml nests too deeply") from None
 
 
-def _describe(error: Mapping[str, Any], known: set[str]) -> str:
+def _describe(error: ErrorDetails, known: set[str]) -> str:
     # Only our own key names are printed; a misspelt (unknown) key is never echoed.
     location = [str(part) for part in error.get("loc", ()) if isinstance(part, str)]
     if error.get("type") == "extra_forbidden":
@@ -88,7 +95,7 @@ def _describe(error: Mapping[str, Any], known: set[str]) -> str:
     return f"{named or 'a value'} is invalid"
 
 
-def validate_config(data: Any) -> dict[str, Any]:
+def validate_config(data: object) -> LoadedConfig:
     """Validate parsed YAML against ``WorkgroupConfig`` and return it with defaults filled in."""
     from pydantic import ValidationError
 
@@ -109,27 +116,22 @@ def validate_config(data: Any) -> dict[str, Any]:
         }
         details = sorted({_describe(error, known) for error in exc.errors()})
         raise InvalidInput(CONFIG_INVALID, ".workgroup/config.yml: " + "; ".join(details)) from None
-    return model.model_dump()
+    # the edge: the dump of the model just validated has the shape LoadedConfig declares
+    # (tests/infra/test_config.py holds the two to the same keys in the same order)
+    return cast("LoadedConfig", model.model_dump())
 
 
-def load_config(layout_or_workdir: Layout | Path | str) -> dict[str, Any]:
+def load_config(layout_or_workdir: Layout | Path | str) -> LoadedConfig:
     """The effective configuration of a work tree (defaults when ``config.yml`` is absent)."""
     text = _read_text(_config_path(layout_or_workdir))
     return validate_config(None if text is None else _parse_yaml(text))
 
 
-def default_config() -> dict[str, Any]:
+def default_config() -> LoadedConfig:
     return validate_config({})
 
 
-# routing facts the config may fill, and the config key each comes from
-ROUTING_DEFAULTS: tuple[tuple[str, str], ...] = (
-    ("max_active_inherited", "max_active_inherited"),
-    ("max_nesting_depth", "max_nesting_depth"),
-)
-
-
-def fill_absent(facts: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+def fill_absent(facts: Mapping[str, object], defaults: Mapping[str, object]) -> JsonObject:
     """``facts`` with each absent key taken from ``defaults``: request values always win."""
     merged = dict(facts)
     for key, value in defaults.items():
@@ -137,11 +139,15 @@ def fill_absent(facts: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[s
     return merged
 
 
-def routing_defaults(config: Mapping[str, Any]) -> dict[str, Any]:
+def routing_defaults(config: LoadedConfig) -> RoutingDefaults:
+    """The routing facts the config may fill (each under its own config key)."""
     block = config["context_efficiency"]
-    return {fact: block[key] for fact, key in ROUTING_DEFAULTS}
+    return {
+        "max_active_inherited": block["max_active_inherited"],
+        "max_nesting_depth": block["max_nesting_depth"],
+    }
 
 
-def rollout_defaults(config: Mapping[str, Any]) -> dict[str, Any]:
+def rollout_defaults(config: LoadedConfig) -> RolloutDefaults:
     block = config["context_efficiency"]
     return {"rollout": block["rollout"], "canary_percent": block["canary_percent"]}

@@ -21,13 +21,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from toolkit.core.errors import InvalidInput
 from toolkit.core.timefmt import format_utc, parse_rfc3339
 from toolkit.infra.boundedio import FileRefused, read_json_bounded
 from toolkit.infra.store import Layout, file_lock, safe_segment, write_json_atomic
 from toolkit.runtime.vocabulary import PHASES
+
+if TYPE_CHECKING:
+    from toolkit.infra.config_shapes import LoadedConfig
 
 CACHE_SCHEMA = "workgroup.probe-cache/v1"
 STATUSES: tuple[str, ...] = ("healthy", "failed")
@@ -205,7 +208,7 @@ def record(layout: Layout, name: str, *, healthy: bool, phase: str, now: datetim
     return {"name": name, **entry}
 
 
-def ttl_from_config(config: Mapping[str, Mapping[str, object]] | None) -> int:
+def ttl_from_config(config: LoadedConfig | Mapping[str, Mapping[str, object]] | None) -> int:
     """``context_efficiency.mcp_health_ttl_minutes`` (default 15) of a loaded config (each of its
     blocks is a mapping: ``load_config`` checked it)."""
     block = (config or {}).get("context_efficiency") or {}

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, Refused
 from toolkit.core.jsontypes import JsonObject
@@ -39,6 +39,7 @@ from toolkit.runtime.dispatch import dispatch_with_facts
 from toolkit.runtime.router import op_route, routing_evidence
 
 if TYPE_CHECKING:
+    from toolkit.infra.config_shapes import LoadedConfig
     from toolkit.runtime.op_types import DispatchDecision
 
 
@@ -67,7 +68,7 @@ def _coded(code: str, refusals: set[str] | frozenset[str] = frozenset()) -> Exce
     return InvalidInput(code, MESSAGES[code])
 
 
-def _layout_and_config(record: bool) -> tuple[Layout | None, dict[str, Any]]:
+def _layout_and_config(record: bool) -> tuple[Layout | None, LoadedConfig]:
     """The repository's layout (None outside one; ``--record`` needs one) and its config."""
 
     layout: Layout | None
@@ -157,7 +158,7 @@ def _section(request: JsonObject, name: str) -> JsonObject | None:
     return dict(value) if isinstance(value, dict) else None
 
 
-def fill_request(request: JsonObject, config: Mapping[str, object], *, enabled: bool) -> JsonObject:
+def fill_request(request: JsonObject, config: LoadedConfig, *, enabled: bool) -> JsonObject:
     """The request with config-filled routing and rollout facts (request values win)."""
 
     filled = dict(request)
@@ -167,7 +168,7 @@ def fill_request(request: JsonObject, config: Mapping[str, object], *, enabled: 
     rollout = _section(request, "rollout") if request.get("rollout") is not None else {}
     if rollout is not None:
         # disabled: no measurement stage may execute anything
-        stage = {"rollout": "off"} if not enabled else rollout_defaults(config)
+        stage: Mapping[str, object] = {"rollout": "off"} if not enabled else rollout_defaults(config)
         filled["rollout"] = {"input": {**rollout, **stage} if not enabled else fill_absent(rollout, stage)}
     return filled
 
@@ -188,7 +189,7 @@ def dispatch_decision(request: JsonObject, *, enabled: bool) -> tuple[DispatchDe
         raise _coded(exc.code, REFUSALS) from None
 
 
-def evidence_facts(facts: JsonObject, result: Mapping[str, Any]) -> JsonObject:
+def evidence_facts(facts: JsonObject, result: DispatchDecision) -> JsonObject:
     """Routing facts plus the lineage candidate's invalidation result, for the evidence record."""
     lineage = result["lineage"]
     if lineage is None:
@@ -197,10 +198,13 @@ def evidence_facts(facts: JsonObject, result: Mapping[str, Any]) -> JsonObject:
     return {**facts, "lineage": {**(prior if isinstance(prior, dict) else {}), **lineage}}
 
 
-def describe(result: Mapping[str, Any]) -> list[str]:
+def describe(result: DispatchDecision) -> list[str]:
     """The text summary of a dispatch result, one line per part."""
     routing, rollout, lineage, policy = (
-        result[k] for k in ("routing", "rollout", "lineage", "result_policy")
+        result["routing"],
+        result["rollout"],
+        result["lineage"],
+        result["result_policy"],
     )
     lines = [f"routing: {routing['mode']}  ({', '.join(routing['reason_codes'])})"]
     if lineage is not None:
