@@ -27,9 +27,17 @@ from toolkit.core.sarif import annotation
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing stays out of the hooks' cold start
-    from typing import IO, Any
+    from collections.abc import Mapping
+    from typing import IO
+
+    from toolkit.core.finding_shapes import FindingExtra, FindingRow, FindingsDocument, SummaryCounts
 
 SEVERITIES = ("error", "warning", "info")
+
+
+def _no_extra() -> FindingExtra:
+    """A finding's ``extra`` when the tool gives none (a new empty dict each time)."""
+    return {}
 
 
 @dataclass(frozen=True)
@@ -43,7 +51,7 @@ class Finding:
     message: str
     severity: str = "error"
     fix: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: FindingExtra = field(default_factory=_no_extra)
 
     def text(self) -> str:
         """The text line(s); path, code, message and fix pass ``shown`` (no raw control character)."""
@@ -51,8 +59,8 @@ class Finding:
         head = f"{shown(self.path)}:{self.line}:{self.col}: {shown(self.code)} {shown(self.message)}"
         return head if not self.fix else f"{head}\n  fix: {shown(self.fix)}"
 
-    def as_json(self) -> dict[str, Any]:
-        row: dict[str, Any] = {
+    def as_json(self) -> FindingRow:
+        row: FindingRow = {
             "path": self.path,
             "line": self.line,
             "col": self.col,
@@ -67,11 +75,11 @@ class Finding:
         return row
 
 
-def summary_counts(findings: list[Finding], **more: Any) -> dict[str, Any]:
-    """``{"findings": N, "errors": E, "warnings": W, **more}``."""
+def summary_counts(findings: list[Finding]) -> SummaryCounts:
+    """``{"findings": N, "errors": E, "warnings": W}``."""
     errors = sum(1 for f in findings if f.severity == "error")
     warnings = sum(1 for f in findings if f.severity == "warning")
-    return {"findings": len(findings), "errors": errors, "warnings": warnings, **more}
+    return {"findings": len(findings), "errors": errors, "warnings": warnings}
 
 
 def summary_line(tool: str, findings: list[Finding], checked: int | None = None, unit: str = "file") -> str:
@@ -96,7 +104,7 @@ def emit(
     stderr: IO[str],
     checked: int | None = None,
     unit: str = "file",
-    summary_extra: dict[str, Any] | None = None,
+    summary_extra: Mapping[str, object] | None = None,
     notices: list[str] | None = None,
     annotate: bool = False,
 ) -> None:
@@ -122,16 +130,18 @@ def _write_json(
     findings: list[Finding],
     stdout: IO[str],
     checked: int | None,
-    summary_extra: dict[str, Any] | None,
+    summary_extra: Mapping[str, object] | None,
 ) -> None:
     """The ``--json`` document: the tool, every finding and the summary counts (with the number
     checked when known, and the caller's extra summary fields)."""
-    doc = {
+    doc: FindingsDocument = {
         "tool": tool,
         "findings": [f.as_json() for f in findings],
-        "summary": summary_counts(
-            findings, **({"checked": checked} if checked is not None else {}), **(summary_extra or {})
-        ),
+        "summary": {
+            **summary_counts(findings),
+            **({"checked": checked} if checked is not None else {}),
+            **(summary_extra or {}),
+        },
     }
     stdout.write(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
 
