@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from support.harness import GitRepo, cli
@@ -13,6 +14,9 @@ from support.usage_fixtures import CANARY, build
 from toolkit.usage.fold import By, LocalDays, read_logs, resolve_tz
 from toolkit.usage.report import build as build_report
 from toolkit.usage.sources import discover, hashed
+
+if TYPE_CHECKING:
+    from toolkit.usage.shapes import ReportRow, UsageReport
 
 
 @pytest.fixture
@@ -23,13 +27,13 @@ def logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     return env
 
 
-def _report(env: dict[str, str], by: By = By.SESSION, tz: str = "UTC", source: str = "all") -> dict:  # type: ignore[type-arg]
+def _report(env: dict[str, str], by: By = By.SESSION, tz: str = "UTC", source: str = "all") -> UsageReport:
     ledger = read_logs(discover(source, env))
     data, _ = build_report(ledger, by=by, days=LocalDays(resolve_tz(tz)), timezone=tz)
     return data
 
 
-def _rows(data: dict) -> dict:  # type: ignore[type-arg]
+def _rows(data: UsageReport) -> dict[str, ReportRow]:
     return {row["key"]: row for row in data["rows"]}
 
 

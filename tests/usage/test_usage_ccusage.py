@@ -13,8 +13,9 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from support.usage_fixtures import build
@@ -22,6 +23,9 @@ from support.usage_fixtures import build
 from toolkit.usage.fold import By, LocalDays, read_logs, resolve_tz
 from toolkit.usage.report import build as build_report
 from toolkit.usage.sources import discover
+
+if TYPE_CHECKING:
+    from toolkit.usage.shapes import ReportRow
 
 CCUSAGE = os.environ.get("CCUSAGE_BIN") or shutil.which("ccusage")
 pytestmark = pytest.mark.skipif(not CCUSAGE, reason="ccusage is not installed (set CCUSAGE_BIN)")
@@ -51,7 +55,7 @@ def ccusage(env: dict[str, str], *args: str) -> Any:
     return json.loads(proc.stdout)
 
 
-def ours(env: dict[str, str], source: str, by: By, tz: str = "UTC") -> dict[str, dict[str, Any]]:
+def ours(env: dict[str, str], source: str, by: By, tz: str = "UTC") -> dict[str, ReportRow]:
     ledger = read_logs(discover(source, env))
     data, _ = build_report(ledger, by=by, days=LocalDays(resolve_tz(tz)), timezone=tz)
     return {row["key"]: row for row in data["rows"]}
@@ -71,7 +75,7 @@ CODEX_FIELDS = (
 )
 
 
-def _pick(row: dict[str, Any], fields: tuple[tuple[str, str], ...], side: int) -> tuple[int, ...]:
+def _pick(row: Mapping[str, Any], fields: tuple[tuple[str, str], ...], side: int) -> tuple[int, ...]:
     return tuple(int(row[f[side]] or 0) for f in fields)
 
 

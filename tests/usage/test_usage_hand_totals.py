@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from support.harness import cli
@@ -22,6 +23,9 @@ from toolkit.usage.fold import By, LocalDays, read_logs, resolve_tz
 from toolkit.usage.model import Call, replaces
 from toolkit.usage.report import build as build_report
 from toolkit.usage.sources import discover
+
+if TYPE_CHECKING:
+    from toolkit.usage.shapes import UsageTotals
 
 OLD, NEW = 1_700_000_000.0, 1_800_000_000.0  # modification times
 
@@ -35,7 +39,9 @@ def _env(root: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     return env
 
 
-def _sessions(env: dict[str, str], source: str, jobs: int = 1) -> tuple[dict[str, Any], dict[str, Any]]:
+def _sessions(
+    env: dict[str, str], source: str, jobs: int = 1
+) -> tuple[dict[str, Mapping[str, object]], UsageTotals]:
     """(rows by session, totals) of a ``--by session`` report."""
     ledger = read_logs(discover(source, env), jobs)
     data, _ = build_report(ledger, by=By.SESSION, days=LocalDays(resolve_tz("UTC")), timezone="UTC")

@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from toolkit.usage.fold import By, Ledger, LocalDays
     from toolkit.usage.model import Call
     from toolkit.usage.report import Extra, Fold
+    from toolkit.usage.shapes import PageOptions, PriceTable, SessionView, UsageReport
 
 
 def _say(text: str) -> None:
@@ -24,7 +25,7 @@ def _say(text: str) -> None:
     sys.stderr.write(shown(text.removesuffix("\n")) + "\n")
 
 
-def _emit(value: Any) -> None:
+def _emit(value: UsageReport | SessionView) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
@@ -93,10 +94,10 @@ def report_command(
             _say("usage: no agent log found; looked in " + "; ".join(looked_in(source, environ)))
         fold = fold_logs(logs, ledger, outputs.fold, _jobs(jobs))
     data = fold.data(ledger, timezone or "local")
-    outputs.page_context = dict(
+    page: PageOptions = dict(
         zone=zone, timezone=timezone, source=source, since=first, until=last, project=hashed_project
     )
-    outputs.finish(fold, ledger, data)
+    outputs.finish(fold, ledger, data, page)
     _print_report(data, by, as_json)
     return 0
 
@@ -125,13 +126,12 @@ class _Outputs:
         html: Path | None,
     ) -> None:
         self.grouping, self.days, self.keep = grouping, days, keep
-        self.prices: dict[str, Any] | None = None
+        self.prices: PriceTable | None = None
         if cost:
             from toolkit.usage.cost import load_prices
 
             self.prices = load_prices(prices)
         self.events_path, self.html_path = emit_events, html
-        self.page_context: dict[str, Any] = {}  # the run's options as the HTML page states them
 
     def fold(self, ledger: Ledger) -> Fold:
         """A fresh fold (``ledger``: the one its calls' file indexes point into)."""
@@ -153,7 +153,9 @@ class _Outputs:
             extras.append(Page(self.days, self.prices))
         return Fold(self.grouping, self.days, self.keep, extras)
 
-    def finish(self, fold: Fold, ledger: Ledger, data: dict[str, Any]) -> None:
+    def finish(self, fold: Fold, ledger: Ledger, data: UsageReport, page: PageOptions) -> None:
+        """The extra folds' results: the estimate into ``data``, the events and the page written
+        (``page``: the run's options as the HTML page states them)."""
         if not fold.extras:  # none asked for: their modules are not loaded
             return
         from toolkit.usage.cost import Estimate
@@ -171,11 +173,11 @@ class _Outputs:
                 from toolkit.usage.html import Context, write_html
                 from toolkit.usage.report import warnings
 
-                write_html(self.html_path, extra, Context(**self.page_context, notes=warnings(data)))
+                write_html(self.html_path, extra, Context(**page, notes=warnings(data)))
                 _say("wrote the HTML report")
 
 
-def _print_report(data: dict[str, Any], by: str, as_json: bool) -> None:
+def _print_report(data: UsageReport, by: str, as_json: bool) -> None:
     from toolkit.usage.render import report_table
     from toolkit.usage.report import warnings
 

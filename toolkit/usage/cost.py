@@ -20,9 +20,9 @@ from toolkit.usage.render import table
 TYPE_CHECKING = False  # the status line imports the table and ``Estimate``: typing and pathlib stay out
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any
 
     from toolkit.usage.model import Call
+    from toolkit.usage.shapes import CostEstimate, PriceTable
 
 _DATED = re.compile(r"[0-9]{8}|[0-9]{4}-[0-9]{2}-[0-9]{2}")
 RATES = ("input", "cache_write_5m", "cache_write_1h", "cache_read", "output")
@@ -43,7 +43,7 @@ def _openai(inp: float, cached: float, out: float) -> dict[str, float]:
     return {"input": inp, "cache_write_5m": 0.0, "cache_write_1h": 0.0, "cache_read": cached, "output": out}
 
 
-PRICE_TABLE: dict[str, Any] = {
+PRICE_TABLE: PriceTable = {
     "source": (
         "Anthropic model pricing page (platform.claude.com/docs/en/about-claude/pricing) and OpenAI model "
         "pages (developers.openai.com/api/docs/models/gpt-5-codex), read from stored public copies"
@@ -68,7 +68,9 @@ PRICE_TABLE: dict[str, Any] = {
 }
 
 
-def _check(table_data: Any) -> dict[str, Any]:
+def _check(table_data: object) -> None:
+    """``USAGE_BAD_PRICES`` (or the coded error naming a model's missing rates) unless ``table_data``
+    has the shape of ``PriceTable``."""
     bad = InvalidInput(
         "USAGE_BAD_PRICES",
         "the price table needs source, date (YYYY-MM-DD), currency and models {name: {rate: number >= 0}}",
@@ -80,24 +82,26 @@ def _check(table_data: Any) -> dict[str, Any]:
         raise bad
     for name, rates in models.items():
         _check_model(name, rates, bad)
-    return table_data
 
 
-def _header_ok(table_data: dict[str, Any]) -> bool:
+def _header_ok(table_data: Mapping[str, object]) -> bool:
     """Whether the table names a source, a date (YYYY-MM-DD) and a currency, each a non-blank string."""
+    texts: list[str] = []
     for key in ("source", "date", "currency"):
-        if not isinstance(table_data.get(key), str) or not table_data[key].strip():
+        value = table_data.get(key)
+        if not isinstance(value, str) or not value.strip():
             return False
+        texts.append(value)
     from datetime import date
 
     try:
-        date.fromisoformat(table_data["date"])
+        date.fromisoformat(texts[1])
     except ValueError:
         return False
     return True
 
 
-def _check_model(name: Any, rates: Any, bad: InvalidInput) -> None:
+def _check_model(name: object, rates: object, bad: InvalidInput) -> None:
     """One model's entry: a name and every rate of ``RATES`` (no other), each a finite number >= 0;
     ``bad`` raised otherwise, or the coded error naming the rates it left out."""
     if not isinstance(name, str) or not isinstance(rates, dict) or not set(rates) <= set(RATES):
@@ -114,7 +118,7 @@ def _check_model(name: Any, rates: Any, bad: InvalidInput) -> None:
         raise bad
 
 
-def _rate_ok(value: Any) -> bool:
+def _rate_ok(value: object) -> bool:
     """Whether a rate is a finite number >= 0 (a bool is no number here)."""
     return (
         not isinstance(value, bool)
@@ -129,12 +133,14 @@ def _shown(name: str) -> str:
     return json.dumps(name if len(name) <= 60 else name[:57] + "...", ensure_ascii=True)
 
 
-def load_prices(path: Path | None) -> dict[str, Any]:
+def load_prices(path: Path | None) -> PriceTable:
     if path is None:
         return PRICE_TABLE
     from toolkit.infra.store import read_json_file
 
-    return _check(read_json_file(path, what="price table"))
+    table: PriceTable = read_json_file(path, what="price table")  # JSON enters: checked on the next line
+    _check(table)
+    return table
 
 
 def rates_for(model: str, models: Mapping[str, Mapping[str, float]]) -> Mapping[str, float] | None:
@@ -156,7 +162,7 @@ class Estimate:
     other processes merge to the same figures); money is computed once, in ``result``.
     """
 
-    def __init__(self, prices: dict[str, Any], key: Callable[[Call], str]) -> None:
+    def __init__(self, prices: PriceTable, key: Callable[[Call], str]) -> None:
         self.prices = prices
         self.key = key
         # (group, model) -> [calls, input, cache write 5 m, cache write 1 h, cache read, output, carried]
@@ -189,12 +195,12 @@ class Estimate:
             else:
                 found[:] = [a + b for a, b in zip(found, part, strict=True)]
 
-    def result(self) -> dict[str, Any]:
+    def result(self) -> CostEstimate:
         """Amounts per group; a group whose every call with tokens is unpriced has amount None (not
         0: unknown is not free), and each row and the total say how many calls were left unpriced.
         Calls without a single token cost nothing at any price and are never counted as unpriced."""
         prices = self.prices
-        models: dict[str, Any] = prices["models"]
+        models = prices["models"]
         rows: dict[str, float | None] = {}
         row_unpriced: dict[str, int] = {}
         unpriced: dict[str, int] = {}
@@ -230,12 +236,12 @@ def _amount(rates: Mapping[str, float], inp: int, write_5m: int, write_1h: int, 
 
 
 def _report(
-    prices: Mapping[str, Any],
+    prices: PriceTable,
     rows: Mapping[str, float | None],
     row_unpriced: Mapping[str, int],
     unpriced: Mapping[str, int],
     carried: float,
-) -> dict[str, Any]:
+) -> CostEstimate:
     """The estimate as reported: amounts rounded to 6 places; the total None only when nothing was
     priced and some calls were left unpriced."""
     priced = [v for v in rows.values() if v is not None]
@@ -266,7 +272,7 @@ def _amount_text(amount: float | None, unpriced: int) -> str:
     return f"{text} + {unpriced:,} unpriced" if unpriced else text
 
 
-def estimate_table(data: dict[str, Any]) -> str:
+def estimate_table(data: CostEstimate) -> str:
     # the label, source, currency and model names are input: ``shown`` escapes them
     source = data["price_table"]
     currency = shown(source["currency"])

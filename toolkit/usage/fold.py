@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from enum import StrEnum
-from typing import Any, Protocol, TypeVar, assert_never
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, assert_never
 
 import msgspec
 
@@ -29,6 +29,9 @@ from toolkit.usage import claude, codex
 from toolkit.usage.dedup import Probe, Seen, answers_none, dedup_session, fresh
 from toolkit.usage.model import Boundary, Call, FileLog
 from toolkit.usage.sources import LogFile, discover
+
+if TYPE_CHECKING:
+    from toolkit.usage.shapes import UsageTotals
 
 
 class By(StrEnum):
@@ -1150,7 +1153,7 @@ class Totals(msgspec.Struct):
     def prompt(self) -> int:
         return self.input + self.cache_write + self.cache_read
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> UsageTotals:
         tokens = self.prompt + self.output
         return {
             "calls": self.calls,

@@ -23,12 +23,27 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from toolkit.core.errors import InvalidInput
 from toolkit.usage.cost import Estimate, rates_for
 from toolkit.usage.fold import Groups, LocalDays, Totals
 from toolkit.usage.model import Call
+
+if TYPE_CHECKING:
+    from toolkit.usage.shapes import PriceTable
+
+    # (group, model) -> summed tokens (``Estimate.take``)
+    EstimateSums = dict[tuple[str, str], list[int]]
+    # what a worker's page hands back (``Page.take``): totals per day and tool, per tool and session,
+    # each session's first and last day, and the two estimates' sums (None without prices)
+    PageState = tuple[
+        dict[str, Totals],
+        dict[str, Totals],
+        dict[str, tuple[str, str]],
+        tuple[EstimateSums, EstimateSums] | None,
+    ]
+    Cell = str | tuple[str, str]  # a table cell: text, or (text, its longer form as the title)
 
 TOP = 15
 MAX_BARS = 92  # a time chart with more days shows weeks, and with more weeks than this, months
@@ -54,13 +69,13 @@ class Page:
     """The page's fold: totals per (local day, tool) and per (tool, session), the first and last
     day of each session, and, when prices are given, the tokens per group and model to price."""
 
-    def __init__(self, days: LocalDays, prices: dict[str, Any] | None = None) -> None:
+    def __init__(self, days: LocalDays, prices: PriceTable | None = None) -> None:
         self.days = days
         self.prices = prices
         self.per_day = Groups(lambda c: days.text(c.ts) + _SEP + c.source)
         self.per_session = Groups(lambda c: c.source + _SEP + c.session)
         self.spans: dict[str, tuple[str, str]] = {}
-        self.money: tuple[Any, Any] | None = None
+        self.money: tuple[Estimate, Estimate] | None = None
         if prices is not None:
             self.money = (
                 Estimate(prices, lambda c: days.text(c.ts) + _SEP + c.source),
@@ -82,12 +97,12 @@ class Page:
             self.money[0].add_all(calls)
             self.money[1].add_all(calls)
 
-    def take(self) -> tuple[Any, ...]:
+    def take(self) -> PageState:
         spans, self.spans = self.spans, {}
         money = None if self.money is None else (self.money[0].take(), self.money[1].take())
         return self.per_day.take(), self.per_session.take(), spans, money
 
-    def merge(self, state: tuple[Any, ...]) -> None:
+    def merge(self, state: PageState) -> None:
         per_day, per_session, spans, money = state
         self.per_day.merge(per_day)
         self.per_session.merge(per_session)
@@ -127,7 +142,7 @@ class Money:
             self.unpriced[model] = self.unpriced.get(model, 0) + calls
 
 
-def _priced(estimate: Any, prices: Mapping[str, Any]) -> dict[str, Money]:
+def _priced(estimate: Estimate, prices: PriceTable) -> dict[str, Money]:
     """The list-price amount per group (the same rates and arithmetic as ``--cost``)."""
     models: Mapping[str, Mapping[str, float]] = prices["models"]
     out: dict[str, Money] = {}
@@ -387,10 +402,10 @@ def _bars(
 # -- tables --------------------------------------------------------------------------------------------
 
 
-def _table(table_id: str, caption: str, headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+def _table(table_id: str, caption: str, headers: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:
     """Cells are text, or (text, title) for a cell with a longer form; the first column is text."""
 
-    def cell(value: Any, index: int, tag: str) -> str:
+    def cell(value: Cell, index: int, tag: str) -> str:
         text, title = value if isinstance(value, tuple) else (value, "")
         attrs = f' title="{_esc(title)}"' if title else ""
         attrs += ' class="num"' if index > 0 and tag == "td" and _numeric(text) else ""
@@ -656,7 +671,7 @@ def _summary(
         totals = _sum(per_session[k] for k in keys)
         grand.merge(totals)
         grand_sessions += len(keys)
-        row: list[Any] = [_tool(source), _int(len(keys)), *_token_cells(totals)]
+        row: list[Cell] = [_tool(source), _int(len(keys)), *_token_cells(totals)]
         if money is not None:
             amount = Money()
             for k in keys:
@@ -664,7 +679,7 @@ def _summary(
             grand_money.add(amount)
             row.append(_money_text(amount))
         rows.append(row)
-    total_row: list[Any] = ["All", _int(grand_sessions), *_token_cells(grand)]
+    total_row: list[Cell] = ["All", _int(grand_sessions), *_token_cells(grand)]
     if money is not None:
         total_row.append(_money_text(grand_money))
     rows.append(total_row)
@@ -690,9 +705,9 @@ def _period_table(
 
 def _period_row(
     name: str, parts: Mapping[str, Totals], sources: list[str], money: Mapping[str, Money] | None
-) -> list[Any]:
+) -> list[Cell]:
     """One bucket's row: its token cells, each tool's tokens, its estimate when there is one."""
-    row: list[Any] = [
+    row: list[Cell] = [
         name,
         *_token_cells(_sum(parts.values())),
         *(_int(_total(parts.get(s))) for s in sources),
@@ -704,10 +719,10 @@ def _period_row(
 
 def _period_total(
     buckets: Mapping[str, Mapping[str, Totals]], sources: list[str], money: Mapping[str, Money] | None
-) -> list[Any]:
+) -> list[Cell]:
     """The period table's total row: every bucket summed, by kind, by tool and in money."""
     every = [t for parts in buckets.values() for t in parts.values()]
-    total: list[Any] = [
+    total: list[Cell] = [
         "Total",
         *_token_cells(_sum(every)),
         *(_int(sum(_total(parts.get(s)) for parts in buckets.values())) for s in sources),
@@ -736,7 +751,7 @@ def _session_table(
     for (source, session), t in ordered[:MAX_SESSION_ROWS]:
         first, last = page.spans.get(source + _SEP + session, ("", ""))
         share = f"{t.cache_read / t.prompt * 100:.1f}%" if t.prompt else "-"
-        row: list[Any] = [
+        row: list[Cell] = [
             (_short(session), session),
             _tool(source),
             first,

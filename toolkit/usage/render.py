@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from toolkit.core.display import shown
 
@@ -48,7 +48,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) 
     return "\n".join([line(headers), rule, *(line(r) for r in rows)]) + "\n"
 
 
-def report_table(by: str, rows: list[dict[str, object]], totals: dict[str, object]) -> str:
+def report_table(by: str, rows: Sequence[Mapping[str, object]], totals: Mapping[str, object]) -> str:
     headers = [by, *(title for _, title in COLUMNS)]
     body = [[str(r["key"]), *(cell(r[name]) for name, _ in COLUMNS)] for r in rows]
     body.append(["total", *(cell(totals[name]) for name, _ in COLUMNS)])

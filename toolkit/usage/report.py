@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import date
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from toolkit.usage.fold import By, Groups, Ledger, LocalDays, Totals, key_function, select
 from toolkit.usage.model import Call
+
+if TYPE_CHECKING:
+    from toolkit.usage.shapes import ReportNotes, UsageReport
 
 SCHEMA = "workgroup.usage-report/v1"
 
@@ -36,7 +39,7 @@ def _sum(groups: Iterable[Totals]) -> Totals:
     return out
 
 
-def notes(ledger: Ledger, totals: Totals) -> dict[str, Any]:
+def notes(ledger: Ledger, totals: Totals) -> ReportNotes:
     """What the logs could not verify, said plainly instead of guessed."""
     return {
         "files_read": ledger.files,
@@ -78,7 +81,7 @@ class Fold:
         for extra, part in zip(self.extras, extras, strict=True):
             extra.merge(part)
 
-    def data(self, ledger: Ledger, timezone: str) -> dict[str, Any]:
+    def data(self, ledger: Ledger, timezone: str) -> UsageReport:
         groups = self.groups.by_key()
         totals = _sum(groups.values())
         return {
@@ -100,7 +103,7 @@ def build(
     since: date | None = None,
     until: date | None = None,
     project: str | None = None,
-) -> tuple[dict[str, Any], list[Call]]:
+) -> tuple[UsageReport, list[Call]]:
     """The report of a collected ledger (the command folds the sessions as they are read instead)."""
     calls = select(ledger, days, since, until, project)
     fold = Fold(by, days)
@@ -108,7 +111,7 @@ def build(
     return fold.data(ledger, timezone), calls
 
 
-def warnings(data: dict[str, Any]) -> list[str]:
+def warnings(data: UsageReport) -> list[str]:
     """Human lines for stderr about counts the logs could not verify."""
     n = data["notes"]
     lines = []

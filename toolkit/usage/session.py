@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime, tzinfo
-from typing import Any
+from typing import TYPE_CHECKING
 
 from toolkit.cm.boundary import Event, Facts, Workflow, decide
 from toolkit.core.display import shown
@@ -19,6 +19,16 @@ from toolkit.core.errors import InvalidInput, Refused
 from toolkit.usage.fold import Ledger, LocalDays, total
 from toolkit.usage.model import Call
 from toolkit.usage.render import cell, table
+
+if TYPE_CHECKING:
+    from toolkit.usage.shapes import (
+        BoundaryPoint,
+        BoundaryVerdict,
+        CallRow,
+        SessionView,
+        SubagentEntry,
+        SubagentsRow,
+    )
 
 _CLOSING_EVENT = {"cm-ai": "run_done", "cm-prd": "review_stop", "cm-fix": "run_done"}
 
@@ -52,7 +62,7 @@ def find_session(ledger: Ledger, wanted: str) -> str:
     raise Refused("USAGE_NO_SESSION", "no session with that id in the logs read")
 
 
-def _verdict(workflow: str, kind: str) -> dict[str, Any]:
+def _verdict(workflow: str, kind: str) -> BoundaryVerdict:
     try:
         flow = Workflow(workflow)
     except ValueError:
@@ -71,7 +81,8 @@ def _verdict(workflow: str, kind: str) -> dict[str, Any]:
     }
 
 
-def _row(call: Call, zone: tzinfo) -> dict[str, Any]:
+def _row(call: Call, zone: tzinfo) -> CallRow:
+    """A main-thread call's row (its subagents are folded in later)."""
     moment = datetime.fromisoformat(call.ts.replace("Z", "+00:00")).astimezone(zone)
     return {
         "time": moment.isoformat(timespec="seconds"),
@@ -86,18 +97,18 @@ def _row(call: Call, zone: tzinfo) -> dict[str, Any]:
         "compactions_after": call.compactions_after,
         "resume": call.resume,
         "final_usage": call.final,
+        "subagents": [],
     }
 
 
-def session_view(ledger: Ledger, name: str, days: LocalDays, zone: tzinfo, workflow: str) -> dict[str, Any]:
+def session_view(ledger: Ledger, name: str, days: LocalDays, zone: tzinfo, workflow: str) -> SessionView:
     calls = [c for c in ledger.calls if c.session == name]
     main = [c for c in calls if not c.subagent]
     subs = [c for c in calls if c.subagent]
-    rows: list[dict[str, Any]] = []
-    boundaries: list[dict[str, Any]] = []
+    rows: list[CallRow | SubagentsRow] = []
+    boundaries: list[BoundaryPoint] = []
     for index, call in enumerate(main):
         row = _row(call, zone)
-        row["subagents"] = []
         rows.append(row)
         boundaries.extend(_boundaries_at(main, index, row["time"], workflow))
     _fold_subagents(rows, main, subs, zone)
@@ -115,11 +126,11 @@ def session_view(ledger: Ledger, name: str, days: LocalDays, zone: tzinfo, workf
     }
 
 
-def _boundaries_at(main: list[Call], index: int, time: str, workflow: str) -> list[dict[str, Any]]:
+def _boundaries_at(main: list[Call], index: int, time: str, workflow: str) -> list[BoundaryPoint]:
     """The boundaries before the main call at ``index`` (a compaction, a resume), each with the
     ``workflow``'s verdict and what was carried over the calls up to the next boundary."""
     call = main[index]
-    points = []
+    points: list[BoundaryPoint] = []
     for kind, present in (("compaction", call.compactions > 0), ("resume", call.resume)):
         # a compaction after the last call has no calls after it to judge
         if present:
@@ -145,7 +156,9 @@ def _until_next_boundary(main: list[Call], index: int) -> list[Call]:
     return out
 
 
-def _fold_subagents(rows: list[dict[str, Any]], main: list[Call], subs: list[Call], zone: tzinfo) -> None:
+def _fold_subagents(
+    rows: list[CallRow | SubagentsRow], main: list[Call], subs: list[Call], zone: tzinfo
+) -> None:
     """Each subagent thread becomes one folded entry under the last main call before its first call."""
     threads: dict[str, list[Call]] = {}
     for call in subs:
@@ -157,14 +170,14 @@ def _fold_subagents(rows: list[dict[str, Any]], main: list[Call], subs: list[Cal
             if call.ts <= first:
                 parent = index
         sums = total(calls).as_dict()
-        entry = {"subagent": number, "first_time": _row(calls[0], zone)["time"], **sums}
+        entry: SubagentEntry = {"subagent": number, "first_time": _row(calls[0], zone)["time"], **sums}
         if rows:
             rows[parent]["subagents"].append(entry)
         else:
             rows.append({"time": entry["first_time"], "model": calls[0].model, "subagents": [entry]})
 
 
-def session_table(view: dict[str, Any]) -> str:
+def session_table(view: SessionView) -> str:
     headers = ["time", "model", "input", "cache write", "cache read", "output", "carried", "marks"]
     body: list[list[str]] = []
     for row in view["calls"]:
@@ -205,11 +218,11 @@ _MARKS = (
 )
 
 
-def _marks(row: Mapping[str, Any]) -> list[str]:
+def _marks(row: Mapping[str, object]) -> list[str]:
     """A call row's marks: compacted or resumed before it, compacted after it, no final usage."""
     return [mark for key, mark, when in _MARKS if bool(row[key]) is when]
 
 
-def _token_cells(row: Mapping[str, Any]) -> list[str]:
+def _token_cells(row: Mapping[str, object]) -> list[str]:
     """A call's or a subagent's token counts as table cells, in the table's column order."""
     return [cell(row[k]) for k in ("input", "cache_write", "cache_read", "output", "carried_history")]
