@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput, ToolkitError
+from toolkit.infra.gitlocation import NotARepository as NotARepository  # raised here, declared there
 from toolkit.infra.store import Layout
 
 if TYPE_CHECKING:
@@ -19,11 +20,6 @@ def _pygit2() -> Any:
     import pygit2  # lazy: pygit2 costs start-up time that the runtime path must not pay
 
     return pygit2
-
-
-class NotARepository(EnvironmentFailure):
-    def __init__(self) -> None:
-        super().__init__("NOT_A_GIT_REPOSITORY", "not inside a git repository (run this in a work tree)")
 
 
 @dataclass

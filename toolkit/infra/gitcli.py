@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput
-from toolkit.infra.git import NotARepository
+from toolkit.infra.gitlocation import NotARepository
 
 
 def _git(cwd: str | os.PathLike[str], *args: str) -> subprocess.CompletedProcess[bytes]:

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import os
 
+from toolkit.core.errors import EnvironmentFailure
 from toolkit.infra.boundedio import FileRefused, read_json_bounded, read_regular
+
+WORKGROUP_DIR = ".workgroup"  # the committed records' folder at the work tree's root
 
 # Same value as ``toolkit.infra.store.LOCAL_STATE_NAME`` (a test keeps them equal); not imported from
 # there because ``store`` pulls in ``tempfile`` and ``pathlib``, which the runtime path avoids.
@@ -24,6 +27,14 @@ OWNERS_FILE = "owners.json"
 
 _MAX_POINTER_BYTES = 4096
 MAX_REGISTRY_BYTES = 64 * 1024 * 1024  # the writer registry: far above any real one, bounded all the same
+
+
+class NotARepository(EnvironmentFailure):
+    """Not inside a git work tree (here rather than in ``git``: the verify hook asks ``git`` the
+    command and must not import the pygit2 layer or the store to raise it)."""
+
+    def __init__(self) -> None:
+        super().__init__("NOT_A_GIT_REPOSITORY", "not inside a git repository (run this in a work tree)")
 
 
 def read_owners_registry(path: str, default: object) -> object:

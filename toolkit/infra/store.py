@@ -39,10 +39,9 @@ from toolkit.infra.boundedio import (
     read_json_bounded,
     read_regular,
 )
-from toolkit.infra.gitlocation import find_git
+from toolkit.infra.gitlocation import WORKGROUP_DIR, find_git
 from toolkit.infra.ledger import LEDGER_NAME
 
-WORKGROUP_DIR = ".workgroup"
 LOCAL_STATE_NAME = "workgroup"  # inside the git common dir, shared by all worktrees
 DEFAULT_ARTIFACT_BOUNDARY = "knowzcode/artifacts"
 LOCK_TIMEOUT_SECONDS = 10.0

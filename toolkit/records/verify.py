@@ -40,7 +40,7 @@ from toolkit.infra.boundedio import FileRefused, open_regular
 from toolkit.infra.ci import github_actions
 from toolkit.infra.confined import PathOutsideRepository
 from toolkit.infra.gitcli import CliRepo
-from toolkit.infra.store import WORKGROUP_DIR
+from toolkit.infra.gitlocation import WORKGROUP_DIR
 from toolkit.records import verify_cache
 from toolkit.records.capsules import inside, read_record
 from toolkit.runtime.capsule_rules import (
