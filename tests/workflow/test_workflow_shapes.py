@@ -188,3 +188,21 @@ def test_route_answers_are_route_answers(git_repo: GitRepo) -> None:
     disabled, notes = route({"input": {}}, record=True)
     assert list(disabled) == declared_keys(RouteAnswer) and disabled == DISABLED and disabled is not DISABLED
     assert notes == ["context efficiency is disabled (enabled: false): nothing recorded"]
+
+
+def test_profile_show_prints_the_declared_settings(git_repo: GitRepo) -> None:
+    """``profile show --json`` prints EffectiveSettings: the profile's settings in ProfileSettings'
+    order (config values applied in place), then ``profile``."""
+    from toolkit.workflow.profiles import EffectiveSettings, ProfileSettings, effective_settings
+
+    assert declared_keys(EffectiveSettings) == [*declared_keys(ProfileSettings), "profile"]
+    git_repo.write(
+        ".workgroup/config.yml",
+        "context_efficiency:\n  max_scanners: 1\n  worker_model: deep\n  max_active_inherited: 1\n",
+    )
+    code, out, err = cli("profile", "show", "economy", "--json")
+    assert code == 0, err
+    shown = json.loads(out)
+    assert list(shown) == declared_keys(EffectiveSettings)
+    assert (shown["profile"], shown["max_scanners"], shown["worker_model"]) == ("economy", 1, "deep")
+    assert list(effective_settings({"profile": 3})) == declared_keys(EffectiveSettings)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 
 from toolkit.cli import command_group
+
+if TYPE_CHECKING:
+    from toolkit.workflow.profiles import EffectiveSettings
 
 
 def register(app: typer.Typer) -> None:
@@ -69,7 +72,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(profile, name="profile")
 
 
-def _checked(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+def _checked(fn: Callable[[], EffectiveSettings]) -> EffectiveSettings:
     from toolkit.core.errors import InvalidInput
     from toolkit.workflow.profiles import ProfileError
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from toolkit.core.errors import InvalidInput
 from toolkit.core.jsontypes import JsonObject
-from toolkit.workflow.profiles import effective_settings
+from toolkit.workflow.profiles import EffectiveSettings, effective_settings
 
 SPECIALISTS = frozenset({"knowledge", "security", "test", "design", "compliance"})
 STAGES = frozenset({"0", "1A", "1B", "2A", "2B", "3"})
@@ -101,7 +101,7 @@ class _Plan:
     workers: list[_Worker]
     by_role: dict[str, list[int]]
     controls: frozenset[str]
-    settings: dict[str, Any]  # effective_settings: the profile with config values merged in
+    settings: EffectiveSettings  # the profile with config values merged in
 
     def role(self, name: str) -> list[int]:
         return self.by_role.get(name, [])
@@ -298,7 +298,7 @@ def _read_plan(plan: object, config_block: dict[str, object] | None) -> _Plan:
 
 def check_plan(
     plan: object, config_block: dict[str, object] | None = None
-) -> tuple[dict[str, Any], list[FanoutFinding]]:
+) -> tuple[EffectiveSettings, list[FanoutFinding]]:
     """Return (effective profile settings, findings), one rule of ``RULES`` after the other. Pure."""
     facts = _read_plan(plan, config_block)
     return facts.settings, [finding for rule in RULES for finding in rule(facts)]

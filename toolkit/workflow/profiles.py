@@ -14,7 +14,7 @@ stay attributable to either the profile or a routing experiment.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypedDict, TypeGuard
+from typing import TypedDict, TypeGuard
 
 from toolkit.core.errors import InvalidInput
 
@@ -38,6 +38,13 @@ class ProfileSettings(TypedDict):
     coordinator_model: str
     worker_model: str
     reviewer_model: str
+
+
+class EffectiveSettings(ProfileSettings):
+    """``effective_settings``: a profile's settings with config and request values applied (each
+    of the profile's own type), then the config's ``profile`` as given (``profile show --json``)."""
+
+    profile: object
 
 
 class ProfileChange(TypedDict):
@@ -145,41 +152,48 @@ def profile_settings(name: str) -> ProfileSettings:
 
 def effective_settings(
     config_block: Mapping[str, object] | None, request: Mapping[str, object] | None = None
-) -> dict[str, Any]:
+) -> EffectiveSettings:
     """Resolve settings: request > explicit config > profile > defaults; seed ceilings always hold."""
     block = dict(config_block or {})
     name = block.get("profile", DEFAULT_PROFILE)
-    # Config and request values are not checked here beyond the seed ceilings: untyped from here on.
-    settings: dict[str, Any] = dict(profile_settings(name if isinstance(name, str) else DEFAULT_PROFILE))
-    _apply_config(settings, block)
+    # Config and request values are unchecked until _check_ceilings and _check_types have seen them.
+    settings = _apply_config(profile_settings(name if isinstance(name, str) else DEFAULT_PROFILE), block)
     for key, value in (request or {}).items():
         if key in settings and value is not None:
             settings[key] = value
     _check_ceilings(settings)
-    _check_types(settings, PROFILES[DEFAULT_PROFILE])
-    settings["profile"] = name
+    if not _check_types(settings, PROFILES[DEFAULT_PROFILE]):
+        raise AssertionError  # never: _check_types refuses a setting of the wrong type itself
+    return {**settings, "profile": name}
+
+
+def _apply_config(profile: ProfileSettings, block: Mapping[str, object]) -> dict[str, object]:
+    """The explicit settings of the config block over the profile's. The seed's limits in config
+    are the team's ceilings: there the smaller of the two applies."""
+    ceilings = {
+        "max_active_inherited": profile["max_active_inherited"],
+        "max_nesting_depth": profile["max_nesting_depth"],
+    }  # the profile's own values of the SEED_CEILINGS keys
+    settings: dict[str, object] = dict(profile)
+    for key, value in block.items():
+        if key in settings and value is not None:
+            settings[key] = min(value, ceilings[key]) if key in ceilings and _is_int(value) else value
     return settings
 
 
-def _apply_config(settings: dict[str, Any], block: Mapping[str, object]) -> None:
-    """The explicit settings of the config block over the profile's. The seed's limits in config
-    are the team's ceilings: there the smaller of the two applies."""
-    for key, value in block.items():
-        if key in settings and value is not None:
-            settings[key] = min(value, settings[key]) if key in SEED_CEILINGS and _is_int(value) else value
-
-
-def _check_ceilings(settings: dict[str, Any]) -> None:
+def _check_ceilings(settings: Mapping[str, object]) -> None:
     """Refuse a seed limit that is not an integer between 1 and its ceiling."""
     for key, ceiling in SEED_CEILINGS.items():
-        if not _is_int(settings[key]) or not 1 <= settings[key] <= ceiling:
+        value = settings[key]
+        if not _is_int(value) or not 1 <= value <= ceiling:
             raise ProfileError(f"{key} must be an integer between 1 and {ceiling}")
 
 
-def _check_types(settings: Mapping[str, object], shape: ProfileSettings) -> None:
+def _check_types(settings: Mapping[str, object], shape: ProfileSettings) -> TypeGuard[ProfileSettings]:
     """Refuse a setting of another type than the profile's own value: a count limit that is not
     a non-negative integer (a string, a float, a bool), a flag that is not a boolean, a tier that
-    is not a string. The rules compare these with counts, so a wrong type is refused here."""
+    is not a string. The rules compare these with counts, so a wrong type is refused here; once
+    every setting has passed, ``settings`` is a ``ProfileSettings`` (True)."""
     for key, default in shape.items():
         value = settings[key]
         if _is_int(default):
@@ -188,6 +202,7 @@ def _check_types(settings: Mapping[str, object], shape: ProfileSettings) -> None
         elif not isinstance(value, type(default)):
             kind = "true or false" if isinstance(default, bool) else "a string"
             raise ProfileError(f"{key} must be {kind}")
+    return True
 
 
 def _is_int(value: object) -> TypeGuard[int]:
