@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from toolkit.core.jsontypes import JsonObject
 
 Stratum = Literal[
     "small-tier2", "backend-refactor", "ui-integration", "security-compliance", "recovery-invalidation"
@@ -49,7 +51,7 @@ class SuccessOracle(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     status: Literal["success"]
-    match: dict[str, Any]
+    match: JsonObject
 
 
 class ErrorOracle(BaseModel):
@@ -103,8 +105,6 @@ class Scenario(BaseModel):
     repository: VirtualRepository
     spec: Spec
     owned_files: list[RelPath]
-    input: dict[str, Any] = Field(
-        description="The runtime request, exactly as `workgroup runtime OP` reads it."
-    )
+    input: JsonObject = Field(description="The runtime request, exactly as `workgroup runtime OP` reads it.")
     oracle: SuccessOracle | ErrorOracle = Field(discriminator="status")
     provenance: FixtureProvenance

@@ -7,9 +7,11 @@ a test keeps the two in agreement.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from toolkit.core.jsontypes import JsonObject
 
 _TEXT = r"\S"  # non-empty after stripping: at least one non-space character
 
@@ -35,11 +37,11 @@ class DynamicPacket(BaseModel):
     stage: str = Field(pattern=_TEXT, description="Must equal --stage.")
     role: str = Field(pattern=_TEXT, description="Must equal --role.")
     objective: str = Field(pattern=_TEXT, description="The current objective.")
-    identifiers: dict[str, Any] = Field(description="Current identifiers (task, attempt, run, ...).")
+    identifiers: JsonObject = Field(description="Current identifiers (task, attempt, run, ...).")
     constraints: list[Annotated[str, Field(pattern=_TEXT)]] = Field(
         description="Constraints, each a non-empty string."
     )
-    context: dict[str, Any] = Field(
+    context: JsonObject = Field(
         default_factory=dict,
         description="Role items under fixed snake_case keys, artifact_refs, an optional escalation.",
     )

@@ -6,16 +6,21 @@ from __future__ import annotations
 
 import importlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 from toolkit.models.registry import SCHEMA_MODELS
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from toolkit.core.jsontypes import JsonObject
 
 
 def render_schema(target: str) -> str:
     """The schema text of ``module:Model``."""
     module_name, _, class_name = target.partition(":")
-    model = getattr(importlib.import_module(module_name), class_name)
-    schema: dict[str, Any] = model.model_json_schema(by_alias=True)
+    model: type[BaseModel] = getattr(importlib.import_module(module_name), class_name)
+    schema: JsonObject = model.model_json_schema(by_alias=True)  # the JSON that leaves, as pydantic built it
     return json.dumps(schema, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
