@@ -13,13 +13,26 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from toolkit.core.display import shown
+from toolkit.core.jsontypes import JsonObject
 from toolkit.demo.steps import STEPS
 from toolkit.infra.git import commit_all, init_repository
+
+
+class RuntimeFrame(TypedDict, total=False):
+    """The answer line of ``workgroup runtime OP`` as read back: ``ok``, then the operation and
+    its result (a JSON object the demo prints or reads fields of), or the refusal's code and message."""
+
+    ok: bool
+    operation: str
+    result: JsonObject
+    code: str
+    message: str
 
 
 @dataclass
@@ -59,9 +72,9 @@ class Demo:
             check=False,
         )
 
-    def runtime(self, op: str, request: dict[str, Any]) -> dict[str, Any]:
+    def runtime(self, op: str, request: Mapping[str, object]) -> RuntimeFrame:
         proc = self.run("runtime", op, stdin=json.dumps(request))
-        frame: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+        frame: RuntimeFrame = json.loads(proc.stdout.strip().splitlines()[-1])  # the protocol's frame
         return frame
 
     def write(self, rel: str, text: str) -> Path:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
     from toolkit.demo.runner import Demo
@@ -20,7 +20,17 @@ COMPACT = (",", ":")  # both tools write compact JSON lines
 CWD = "/work/demo-project"
 
 
-def _dumps(value: Any) -> str:
+class CodexTokenUsage(TypedDict):
+    """A Codex ``token_count`` event's usage object (``total_token_usage`` / ``last_token_usage``)."""
+
+    input_tokens: int
+    cached_input_tokens: int
+    output_tokens: int
+    reasoning_output_tokens: int
+    total_tokens: int
+
+
+def _dumps(value: object) -> str:
     return json.dumps(value, separators=COMPACT)
 
 
@@ -51,7 +61,7 @@ def _assistant(ts: str, msg: str, read: int, write: int, out: int, stop: str | N
 
 
 def _codex_count(ts: str, total: tuple[int, int, int], last: tuple[int, int, int]) -> str:
-    def usage(v: tuple[int, int, int]) -> dict[str, Any]:
+    def usage(v: tuple[int, int, int]) -> CodexTokenUsage:
         return {
             "input_tokens": v[0],
             "cached_input_tokens": v[1],

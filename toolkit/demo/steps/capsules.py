@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+import subprocess
+from typing import TYPE_CHECKING
 
 from toolkit.infra.git import commit_all, discover, squash_onto
 
 if TYPE_CHECKING:
+    from toolkit.core.jsontypes import JsonObject
     from toolkit.demo.runner import Demo
 
-CAPSULE: dict[str, Any] = {
+# the builder's capsule as the demo writes it for ``capsule seal`` (unsealed: no checkpoint, no hash)
+CAPSULE: JsonObject = {
     "schema": "knowzcode.context-capsule/v1",
     "task_id": "api-timeout",
     "workgroup_id": "demo-wg",
@@ -34,14 +37,16 @@ CAPSULE: dict[str, Any] = {
 }
 
 
-def _show(demo: Demo, args: tuple[str, ...], proc: Any, *, stdout: bool = True) -> None:
+def _show(
+    demo: Demo, args: tuple[str, ...], proc: subprocess.CompletedProcess[str], *, stdout: bool = True
+) -> None:
     demo.say(f"$ workgroup {' '.join(args)}   (exit {proc.returncode})")
     for text in ((proc.stdout.strip() if stdout else ""), proc.stderr.strip()):
         if text:
             demo.say(text)
 
 
-def _expect(proc: Any, code: int, what: str) -> None:
+def _expect(proc: subprocess.CompletedProcess[str], code: int, what: str) -> None:
     if proc.returncode != code:
         raise RuntimeError(f"{what}: expected exit {code}, got {proc.returncode}")
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from toolkit.core.canonical import sha256_digest
 from toolkit.core.timefmt import format_utc
@@ -12,13 +13,14 @@ from toolkit.infra.clock import now_utc
 from toolkit.infra.git import commit_all, discover
 
 if TYPE_CHECKING:
+    from toolkit.core.jsontypes import JsonObject
     from toolkit.demo.runner import Demo
 
 from toolkit.runtime.lineage import CURRENT_KEYS  # the compared fields plus capsule_hash
 
 
-def _lineage(head: str, now: Any) -> dict[str, Any]:
-
+def _lineage(head: str, now: datetime) -> JsonObject:
+    """The builder's lineage record (the demo writes it as JSON for ``lineage record``)."""
     return {
         "schema": "knowzcode.agent-lineage/v1",
         "lineage_id": "builder-api",
@@ -49,18 +51,19 @@ def _lineage(head: str, now: Any) -> dict[str, Any]:
     }
 
 
-def _check(demo: Demo, current: dict[str, Any], name: str) -> dict[str, Any]:
+def _check(demo: Demo, current: Mapping[str, object], name: str) -> JsonObject:
     path = demo.write(f".scratch/{name}.json", json.dumps(current, indent=2))
     proc = demo.run("lineage", "check", "builder-api", "--current", str(path), "--json")
     demo.say(f"$ workgroup lineage check builder-api --current {name}.json --json   (exit {proc.returncode})")
     demo.say(proc.stdout.strip() or proc.stderr.strip())
     try:
-        return dict(json.loads(proc.stdout))
+        answer: JsonObject = dict(json.loads(proc.stdout))  # the check's answer as read back
+        return answer
     except ValueError:
         return {}
 
 
-def _dispatch(demo: Demo, record: dict[str, Any], current: dict[str, Any]) -> None:
+def _dispatch(demo: Demo, record: Mapping[str, object], current: Mapping[str, object]) -> None:
     request = {
         "routing": {
             "input": {

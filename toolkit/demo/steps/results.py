@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from toolkit.core.jsontypes import JsonObject
     from toolkit.demo.runner import Demo
 
 
-def _show(demo: Demo, args: tuple[str, ...], proc: Any, *, stdout: bool = True) -> None:
+def _show(
+    demo: Demo, args: tuple[str, ...], proc: subprocess.CompletedProcess[str], *, stdout: bool = True
+) -> None:
     demo.say(f"$ workgroup {' '.join(args)}   (exit {proc.returncode})")
     for text in ((proc.stdout.strip() if stdout else ""), proc.stderr.strip()):
         if text:
@@ -32,7 +37,7 @@ def _files(root: Path) -> dict[str, int]:
     return found
 
 
-def _policy(demo: Demo, facts: dict[str, Any], inputs: Path, name: str) -> Path:
+def _policy(demo: Demo, facts: Mapping[str, object], inputs: Path, name: str) -> Path:
     frame = demo.runtime("result-policy", {"input": facts})
     demo.say(f"result-policy {json.dumps(facts)} -> {json.dumps(frame.get('result'))}")
     path = inputs / name
@@ -146,7 +151,7 @@ def _results(demo: Demo, inputs: Path) -> None:
 
 def _vault(demo: Demo) -> None:
     demo.say("Knowledge captures go through the local delta journal in the git common dir.")
-    deltas: list[tuple[dict[str, Any], str, str]] = [
+    deltas: list[tuple[JsonObject, str, str]] = [
         (
             {
                 "delta": {

@@ -3,25 +3,28 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+import subprocess
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from toolkit.core.jsontypes import JsonObject
     from toolkit.demo.runner import Demo
 
 
-def _show(demo: Demo, args: tuple[str, ...], proc: Any) -> None:
+def _show(demo: Demo, args: tuple[str, ...], proc: subprocess.CompletedProcess[str]) -> None:
     demo.say(f"$ workgroup {' '.join(args)}   (exit {proc.returncode})")
     for text in (proc.stdout.strip(), proc.stderr.strip()):
         if text:
             demo.say(text)
 
 
-def _route(demo: Demo, facts: dict[str, Any], expected: str, why: str) -> None:
+def _route(demo: Demo, facts: Mapping[str, object], expected: str, why: str) -> None:
     request = json.dumps({"input": facts})
     demo.say(f"request: {request}")
     proc = demo.run("route", "-", "--json", stdin=request)
     _show(demo, ("route", "-", "--json"), proc)
-    decision = json.loads(proc.stdout) if proc.returncode == 0 else {}
+    decision: JsonObject = json.loads(proc.stdout) if proc.returncode == 0 else {}
     if decision.get("mode") != expected:
         raise RuntimeError(f"expected {expected}, the router said {decision.get('mode')}")
     demo.say(why)
