@@ -17,7 +17,7 @@ from toolkit.core.cm_usage_format import FieldSpec
 
 # one line, not blank, at most MAX_TEXT characters
 _ONE_LINE_TEXT = r"^(?=[^\n\r\x00]*\S)[^\n\r\x00]+$"
-_KIND_TYPES: dict[str, Any] = {
+_KIND_TYPES: dict[str, object] = {  # field kind -> the type form of its annotation
     fmt.VERSION: Literal[fmt.SCHEMA_VERSION],
     fmt.STRING: str,
     fmt.RUN_ID: Annotated[str, Field(pattern=fmt.RUN_ID_PATTERN)],
