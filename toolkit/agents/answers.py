@@ -25,7 +25,9 @@ from toolkit.core.display import shown
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, TextIO
+    from typing import TextIO
+
+    from toolkit.agents.shapes import BlockAnswer, ContextAnswer, DenyAnswer, HookAnswer, MessageAnswer
 
 MAX_CONTEXT_CHARS = 9_000  # Claude Code caps injected context at 10,000 characters
 MAX_MESSAGE_CHARS = 2_000
@@ -36,7 +38,7 @@ class Answer:
 
     __slots__ = ("code", "data", "note")
 
-    def __init__(self, code: int = 0, data: dict[str, Any] | None = None, note: str | None = None) -> None:
+    def __init__(self, code: int = 0, data: HookAnswer | None = None, note: str | None = None) -> None:
         self.code = code
         self.data = data
         self.note = note
@@ -64,7 +66,7 @@ def allow() -> Answer:
 
 def deny(reason: str) -> Answer:
     reason = clip(reason, MAX_MESSAGE_CHARS)
-    data = {
+    data: DenyAnswer = {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "permissionDecision": "deny",
@@ -75,7 +77,7 @@ def deny(reason: str) -> Answer:
 
 
 def context(event_name: str, text: str, message: str | None = None) -> Answer:
-    data: dict[str, Any] = {
+    data: ContextAnswer = {
         "hookSpecificOutput": {
             "hookEventName": event_name,
             "additionalContext": clip(text, MAX_CONTEXT_CHARS),
@@ -87,11 +89,13 @@ def context(event_name: str, text: str, message: str | None = None) -> Answer:
 
 
 def block(reason: str) -> Answer:
-    return Answer(0, {"decision": "block", "reason": clip(reason, MAX_MESSAGE_CHARS)})
+    data: BlockAnswer = {"decision": "block", "reason": clip(reason, MAX_MESSAGE_CHARS)}
+    return Answer(0, data)
 
 
 def message(text: str) -> Answer:
-    return Answer(0, {"systemMessage": clip(text, MAX_MESSAGE_CHARS)})
+    data: MessageAnswer = {"systemMessage": clip(text, MAX_MESSAGE_CHARS)}
+    return Answer(0, data)
 
 
 BLOCKING_EVENTS = ("pre-tool-use", "user-prompt-submit")

@@ -20,6 +20,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from toolkit.core.jsontypes import JsonObject
+
 MAX_STDIN_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 64
 
@@ -74,7 +76,7 @@ class HookInput:
         "trigger",
     )
 
-    def __init__(self, event: str, agent: str, fields: dict[str, Any]) -> None:
+    def __init__(self, event: str, agent: str, fields: JsonObject) -> None:
         self.event = event
         self.agent = agent
         self.session_id = _text(fields.get("session_id"))
@@ -83,7 +85,7 @@ class HookInput:
         self.model = _text(fields.get("model"))
         self.tool_name = _text(fields.get("tool_name"))
         tool_input = fields.get("tool_input")
-        self.tool_input: dict[str, Any] = tool_input if isinstance(tool_input, dict) else {}
+        self.tool_input: JsonObject = tool_input if isinstance(tool_input, dict) else {}
         self.source = _text(fields.get("source"))
         self.trigger = _text(fields.get("trigger"))
         self.custom = _text(fields.get("custom_instructions"))
@@ -121,7 +123,7 @@ def _depth_ok(value: object, depth: int = 0) -> bool:
     return True
 
 
-def decode(raw: bytes) -> dict[str, Any]:
+def decode(raw: bytes) -> JsonObject:
     """The one JSON object in ``raw``; ``INVALID_PAYLOAD`` (exit 2) for anything else."""
     try:
         value = json.loads(raw.decode("utf-8"))
@@ -134,7 +136,7 @@ def decode(raw: bytes) -> dict[str, Any]:
     return value
 
 
-def detect_agent(fields: dict[str, Any], given: str | None) -> str:
+def detect_agent(fields: JsonObject, given: str | None) -> str:
     """``given`` (``--agent``), else from the payload: Codex sends ``turn_id`` or a ``model`` on
     every turn event and names its transcript a rollout; Claude Code sends neither."""
     if given is not None:

@@ -19,9 +19,8 @@ from toolkit.core.errors import InvalidInput
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from toolkit.agents.payload import HookInput
+    from toolkit.core.jsontypes import JsonObject
 
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command"})
@@ -64,7 +63,7 @@ def write_intents(hook: HookInput) -> list[WriteIntent] | None:
     return None
 
 
-def _shell_command(data: dict[str, Any]) -> str | None:
+def _shell_command(data: JsonObject) -> str | None:
     """The command text of a shell or patch tool's input (``command``, else ``cmd``, else
     ``input``; an argv list joined), or ``None`` when it carries no text."""
     command = data.get("command", data.get("cmd", data.get("input")))
@@ -80,7 +79,7 @@ def _joined(parts: list[str]) -> str:
     return "\n".join(parts)
 
 
-def _path_field(data: dict[str, Any], *names: str) -> str:
+def _path_field(data: JsonObject, *names: str) -> str:
     for name in names:
         value = data.get(name)
         if isinstance(value, str) and value:
@@ -92,7 +91,7 @@ def _string(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _tool_writes(name: str, data: dict[str, Any]) -> list[WriteIntent]:
+def _tool_writes(name: str, data: JsonObject) -> list[WriteIntent]:
     if name == "NotebookEdit":
         path = _path_field(data, "notebook_path", "file_path")
         return [WriteIntent(path, _string(data.get("new_source")))]

@@ -1,0 +1,105 @@
+"""The shapes the agent hooks print (toolkit.agents.shapes) are the order they print them in.
+
+Each ``TypedDict`` declares its keys in the order of the output; these tests read the emitted JSON
+(the answer as the process writes it, the files a hook writes) and fail when a shape's declared
+order, or its optional keys, disagree with what is printed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from support.agent_hooks import github_token, hook, payload
+from support.harness import GitRepo, declared_keys
+
+from toolkit.agents import answers
+from toolkit.agents.shapes import (
+    BlockAnswer,
+    ContextAnswer,
+    ContextOutput,
+    DenyAnswer,
+    MessageAnswer,
+    PermissionOutput,
+)
+
+
+def _printed(answer: answers.Answer) -> dict[str, object]:
+    """The JSON object an answer writes on stdout, keys in their printed order."""
+    out, err = io.StringIO(), io.StringIO()
+    answer.write(out, err)
+    data: dict[str, object] = json.loads(out.getvalue())
+    return data
+
+
+def _keys(value: object) -> list[str]:
+    assert isinstance(value, dict)
+    return list(value)
+
+
+def _required(shape: type) -> list[str]:
+    required: frozenset[str] = getattr(shape, "__required_keys__")  # noqa: B009 - a TypedDict class attribute `type` does not declare
+    return [key for key in declared_keys(shape) if key in required]
+
+
+def test_a_denial_prints_the_deny_shape_in_order() -> None:
+    data = _printed(answers.deny("a reason"))
+    assert _keys(data) == declared_keys(DenyAnswer)
+    assert _keys(data["hookSpecificOutput"]) == declared_keys(PermissionOutput)
+
+
+def test_an_error_at_a_tool_call_is_a_denial_of_the_same_shape() -> None:
+    data = _printed(answers.error("X", "broken", "pre-tool-use"))
+    assert _keys(data) == declared_keys(DenyAnswer)
+    assert _keys(data["hookSpecificOutput"]) == declared_keys(PermissionOutput)
+
+
+def test_context_prints_its_shape_with_and_without_the_message() -> None:
+    bare = _printed(answers.context("SessionStart", "text"))
+    assert _keys(bare) == _required(ContextAnswer) == ["hookSpecificOutput"]
+    assert _keys(bare["hookSpecificOutput"]) == declared_keys(ContextOutput)
+    full = _printed(answers.context("SessionStart", "text", "to the user"))
+    assert _keys(full) == declared_keys(ContextAnswer)
+    assert _keys(full["hookSpecificOutput"]) == declared_keys(ContextOutput)
+
+
+def test_block_and_message_print_their_shapes() -> None:
+    assert _keys(_printed(answers.block("why"))) == declared_keys(BlockAnswer)
+    assert _keys(_printed(answers.message("hello"))) == declared_keys(MessageAnswer)
+
+
+def test_the_real_hook_prints_the_declared_orders(git_repo: GitRepo, tmp_path: Path) -> None:
+    """The process's own stdout: a denied write, a held-back prompt, a session start with its
+    message (resume), a stop's message."""
+    git_repo.commit("base", {"src/api.py": "x = 1\n"})
+    secret = github_token()
+    denied = hook(
+        "pre-tool-use",
+        {
+            "cwd": str(git_repo.path),
+            "tool_name": "Write",
+            "tool_input": {"file_path": str(git_repo.path / "a.py"), "content": f"k = '{secret}'\n"},
+        },
+        cwd=git_repo.path,
+    )
+    assert denied.code == 2
+    assert denied.data is not None
+    assert _keys(denied.data) == declared_keys(DenyAnswer)
+    assert _keys(denied.data["hookSpecificOutput"]) == declared_keys(PermissionOutput)
+
+    held = hook(
+        "user-prompt-submit", {"cwd": str(git_repo.path), "prompt": f"use {secret}"}, cwd=git_repo.path
+    )
+    assert held.data is not None and _keys(held.data) == declared_keys(BlockAnswer)
+
+    resumed = hook(
+        "session-start", payload("claude", "session-start.resume", git_repo.path), cwd=git_repo.path
+    )
+    assert resumed.data is not None and _keys(resumed.data) == declared_keys(ContextAnswer)
+    assert _keys(resumed.data["hookSpecificOutput"]) == declared_keys(ContextOutput)
+
+    stopped = hook(
+        "stop", payload("claude", "stop", git_repo.path, tmp_path / "none.jsonl"), cwd=git_repo.path
+    )
+    assert stopped.data is not None and _keys(stopped.data) == declared_keys(MessageAnswer)
