@@ -393,6 +393,43 @@ def test_the_index_keeps_odd_paths_for_the_reader_and_refuses_rows_owners_would_
     assert encode_index([{**rows[0], "owned_files": [1]}], binding) is None
 
 
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("slow", "x"),
+        ("slow", [[1, "a"]]),
+        ("slow", [[1, "a", ["p"], 4]]),
+        ("slow", [[True, "a", ["p"]]]),
+        ("slow", [[1.0, "a", ["p"]]]),
+        ("slow", [[1, 2, ["p"]]]),
+        ("slow", [[1, "a", [3]]]),
+        ("slow", [[1, "a", "p"]]),
+        ("fallback", {"1": "a"}),
+        ("fallback", [[1, "a", ["p"]]]),
+        ("fallback", [[False, "a"]]),
+        ("fallback", [[1, None]]),
+        ("fallback", [(1, "a"), 5]),
+    ],
+)
+def test_a_header_row_of_another_shape_makes_the_whole_index_unreadable(key: str, value: object) -> None:
+    """Each slow row is [int expiry, holder, [path, ...]] and each fallback row [int expiry, holder]
+    (a bool or float expiry is not an int); any other row and the index is not used at all."""
+    binding = {"size": 1, "crc32": 2, "mtime_ns": 3, "ino": 4}
+    raw = encode_index(
+        [_lease("a", ["caf\u00e9/x"]).to_json(), _lease("b", [], globs=("lib/**",)).to_json()], binding
+    )
+    assert raw is not None
+    good = decode_index(raw)
+    assert good is not None and good.slow == [(good.slow[0][0], "a", ["caf\u00e9/x"])]
+    assert good.fallback == [(good.fallback[0][0], "b")] and isinstance(good.fallback[0][0], int)
+    magic = b"workgroup.owners-index/v1\n"
+    end = raw.index(b"\n", len(magic))
+    header = json.loads(raw[len(magic) : end])
+    assert decode_index(magic + json.dumps(header).encode() + raw[end:]) is not None
+    header[key] = value
+    assert decode_index(magic + json.dumps(header).encode() + raw[end:]) is None
+
+
 def test_owners_list_rebuilds_the_index_after_a_valid_hand_edit(held: Path) -> None:
     registry = _registry(held)
     document = json.loads(registry.read_text())

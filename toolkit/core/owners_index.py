@@ -40,9 +40,10 @@ from toolkit.core.ownership import MAX_PATH_CHARS, PAD, SIMPLE_PATH
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from datetime import datetime
-    from typing import Any, TypeGuard
+    from typing import TypeGuard
+
+    from toolkit.core.jsontypes import JsonObject
 
 MAGIC = b"workgroup.owners-index/v1\n"
 _EPOCH_ORDINAL = 719_163  # date(1970, 1, 1).toordinal()
@@ -154,16 +155,14 @@ def decode_index(raw: bytes) -> OwnersIndex | None:
     if not (
         _binding_ok(binding)
         and str_list(heads)
-        and _rows_of(slow, _slow_row)
-        and _rows_of(fallback, _fallback_row)
+        and (slow_rows := _slow_rows(slow)) is not None
+        and (fallback_rows := _fallback_rows(fallback)) is not None
     ):
         return None
-    slow_rows = [(row[0], row[1], row[2]) for row in slow]
-    fallback_rows = [(row[0], row[1]) for row in fallback]
     return OwnersIndex(binding, heads, slow_rows, fallback_rows, body.split(b"\n") if body else [])
 
 
-def _split_header(raw: bytes) -> tuple[dict[str, Any], bytes] | None:
+def _split_header(raw: bytes) -> tuple[JsonObject, bytes] | None:
     """(the JSON header, the body) when the magic, the header line and the body's CRC32 hold."""
     if not raw.startswith(MAGIC):
         return None
@@ -192,22 +191,31 @@ def str_list(value: object) -> TypeGuard[list[str]]:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
-def _rows_of(value: object, row_ok: Callable[[object], bool]) -> TypeGuard[list[Any]]:
-    """A list whose every row passes ``row_ok``."""
-    return isinstance(value, list) and all(row_ok(row) for row in value)
+def _slow_rows(value: object) -> list[tuple[int, str, list[str]]] | None:
+    """The rows ``[expires, holder, [path, ...]]`` of a list as tuples, or None when one is not."""
+    if not isinstance(value, list):
+        return None
+    rows: list[tuple[int, str, list[str]]] = []
+    for row in value:
+        if not (
+            isinstance(row, list)
+            and len(row) == 3
+            and _int(row[0])
+            and isinstance(row[1], str)
+            and str_list(row[2])
+        ):
+            return None
+        rows.append((row[0], row[1], row[2]))
+    return rows
 
 
-def _slow_row(row: object) -> bool:
-    """``[expires, holder, [path, ...]]``."""
-    return (
-        isinstance(row, list)
-        and len(row) == 3
-        and _int(row[0])
-        and isinstance(row[1], str)
-        and str_list(row[2])
-    )
-
-
-def _fallback_row(row: object) -> bool:
-    """``[expires, holder]``."""
-    return isinstance(row, list) and len(row) == 2 and _int(row[0]) and isinstance(row[1], str)
+def _fallback_rows(value: object) -> list[tuple[int, str]] | None:
+    """The rows ``[expires, holder]`` of a list as tuples, or None when one is not."""
+    if not isinstance(value, list):
+        return None
+    rows: list[tuple[int, str]] = []
+    for row in value:
+        if not (isinstance(row, list) and len(row) == 2 and _int(row[0]) and isinstance(row[1], str)):
+            return None
+        rows.append((row[0], row[1]))
+    return rows
