@@ -25,11 +25,14 @@ from toolkit.usage.shapes import (
     CostEstimate,
     EarlierDoc,
     EstimateRow,
+    EventProvenance,
+    EventRecord,
     FileStateDoc,
     LogFacts,
     PriceSource,
     ReportNotes,
     ReportRow,
+    SessionEvent,
     SessionView,
     StateDoc,
     SubagentEntry,
@@ -147,6 +150,20 @@ def test_a_session_of_subagent_calls_only_has_the_subagents_row_shape() -> None:
     assert "input" not in row and [e["subagent"] for e in row["subagents"]] == [1, 2]
     for entry in row["subagents"]:
         _follows(entry, SubagentEntry)
+
+
+def test_the_events_written_are_the_declared_records(logs: dict[str, str], tmp_path: Path) -> None:
+    # written with sorted keys: the order is the file's own, the keys must be the shapes' keys
+    target = tmp_path / "events.jsonl"
+    code, _out, err = cli("usage", "--emit-events", str(target), "--timezone", "UTC")
+    assert code == 0, err
+    records = [json.loads(line) for line in target.read_text().splitlines()]
+    assert records
+    for record in records:
+        assert list(record) == sorted(declared_keys(EventRecord))
+        assert list(record["provenance"]) == sorted(declared_keys(EventProvenance))
+        # the telemetry op's normalization keeps every key of the raw event and adds the schema's others
+        assert set(declared_keys(SessionEvent)) < set(record["event"])
 
 
 def test_the_status_line_state_follows_the_declared_order(logs: dict[str, str]) -> None:

@@ -13,12 +13,16 @@ its key and of its message id, stable across runs (blake2b, not the per-process 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import msgspec
 
 from toolkit.usage.model import Call, FileLog
 from toolkit.usage.rules import InSession, digest, settle_local
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from toolkit.usage.shapes import KeptCopy
 
 
 class Seen(msgspec.Struct):
@@ -29,7 +33,11 @@ class Seen(msgspec.Struct):
     sessions: list[str] = msgspec.field(default_factory=list)  # session number -> name (one per session)
 
     def remember(
-        self, session: str, kept: dict[str, Call], known: dict[str, int], boundaries: Iterable[int] = ()
+        self,
+        session: str,
+        kept: Mapping[str, KeptCopy],
+        known: dict[str, int],
+        boundaries: Iterable[int] = (),
     ) -> None:
         """Fold a finished session's kept calls (by every key that names them) and its compactions'
         key digests into the digests (``known``: digests already computed, by text)."""

@@ -13,12 +13,15 @@ import hashlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from toolkit.core.errors import InvalidInput
 from toolkit.runtime.codes import RuntimeOpError
 from toolkit.usage.fold import Ledger, merge_parts
 from toolkit.usage.model import Call
+
+if TYPE_CHECKING:
+    from toolkit.usage.shapes import EventRecord, SessionEvent
 
 _LABELS = (("opus", "opus"), ("sonnet", "sonnet"), ("haiku", "haiku"), ("gpt-5", "gpt-5"))
 
@@ -84,7 +87,7 @@ class SessionSums:
         self.logs |= other.logs
 
 
-def session_event(source: str, session: str, sums: SessionSums, resumed: bool) -> dict[str, Any]:
+def session_event(source: str, session: str, sums: SessionSums, resumed: bool) -> SessionEvent:
     main_model = max(sums.models, key=lambda m: (sums.models[m], m))  # a tie goes to the later name
     return {
         "schema": "knowzcode.efficiency-event/v1",
@@ -131,10 +134,10 @@ class Events:
     def merge(self, state: dict[tuple[str, str], SessionSums]) -> None:
         merge_parts(self.sessions, state)
 
-    def build(self) -> list[dict[str, Any]]:
+    def build(self) -> list[EventRecord]:
         from toolkit.runtime.telemetry import normalize_event  # ~30 ms: only when events are written
 
-        out = []
+        out: list[EventRecord] = []
         for (source, session), sums in sorted(self.sessions.items()):
             raw = session_event(source, session, sums, session in self.ledger.resumed_from or sums.resume)
             try:
@@ -162,7 +165,7 @@ class Events:
         return out
 
 
-def build_events(calls: list[Call], ledger: Ledger) -> list[dict[str, Any]]:
+def build_events(calls: list[Call], ledger: Ledger) -> list[EventRecord]:
     fold = Events(ledger)
     fold.add_all(calls)
     return fold.build()

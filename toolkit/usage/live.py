@@ -29,8 +29,10 @@ from toolkit.usage.rules import Pick
 
 TYPE_CHECKING = False  # typing is not imported on the status line's path
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
-    from typing import Any
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any, TypeGuard
+
+    from toolkit.usage.shapes import EarlierDoc, FileStateDoc, KeptCopy, LineFields, Packed, StateDoc
 
 NO_CALLS = "workgroup: no model calls yet"
 STATE_VERSION = 1  # the layout of the stored state (a state of another version is read again)
@@ -129,13 +131,26 @@ class _Rec:
         "output",
         "sidechain",
     )
+    key: str | None
+    msg_id: str | None
+    sidechain: bool
+    final: bool
+    input: int
+    output: int
+    cache_write: int
+    cache_write_1h: int
+    cache_read: int
+    model: str
+    dropped: bool
+    carried: int
 
-    def __init__(self, pick: Pick | list[Any]) -> None:
+    def __init__(self, pick: Pick | Packed) -> None:
         if isinstance(pick, list):
             self._from_record(pick)
             return
         line = pick.line
         message = line.message
+        assert message is not None and message.usage is not None  # a pick is a line with a usage object
         usage = message.usage
         self.key = pick.key
         msg_id = message.id
@@ -150,7 +165,7 @@ class _Rec:
         self.dropped = False
         self.carried = 0
 
-    def _from_record(self, record: list[Any]) -> None:
+    def _from_record(self, record: Packed) -> None:
         """The same fields from a stored kept line (``pack``), without making it a pick again."""
         self.key, _owner, _ts, self.sidechain, self.msg_id, model, speed, self.final = record[:8]
         self.input, self.output, write, read, created = record[8:]
@@ -169,13 +184,14 @@ class _Rec:
         return total
 
 
-def pack(pick: Pick | list[Any]) -> list[Any]:
+def pack(pick: Pick | Packed) -> Packed:
     """A kept line as the state stores it: only what the rules and the sums read again (a stored
     one not read again is stored as it was)."""
     if isinstance(pick, list):
         return pick
     line = pick.line
     message = line.message
+    assert message is not None and message.usage is not None  # a pick is a line with a usage object
     usage = message.usage
     created = usage.cache_creation
     return [
@@ -199,8 +215,9 @@ def _text_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _checked(record: Any) -> list[Any]:
-    """A stored kept line as ``pack`` wrote it (``ValueError`` for anything else)."""
+def _checked(record: object) -> Packed:
+    """A stored kept line as ``pack`` wrote it (``ValueError`` for anything else): the JSON array
+    as read, checked (kept a list: made into no other object, see ``Packed``)."""
     if not isinstance(record, list) or len(record) != 13:
         raise ValueError(record)
     key, owner, ts, side, msg_id, model, speed, stop, inp, out, write, read, created = record
@@ -217,7 +234,7 @@ def _checked(record: Any) -> list[Any]:
     return record
 
 
-def _unpack(record: list[Any]) -> Pick:
+def _unpack(record: Packed) -> Pick:
     """A stored kept line (``_checked``) back as the pick it was, for a line of the same call."""
     key, owner, ts, side, msg_id, model, speed, stop, inp, out, write, read, created = record
     line = lean.Line()
@@ -239,7 +256,7 @@ def _opt_str(value: object) -> bool:
     return value is None or isinstance(value, str)
 
 
-def _int(value: object) -> bool:
+def _int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -251,10 +268,10 @@ class FileState:
     def __init__(self, ino: int, session: str) -> None:
         self.ino, self.size, self.mtime_ns, self.offset, self.mark = ino, 0, 0, 0, ""
         self.session = session
-        self.picks: list[Pick | list[Any]] = []  # a stored record until a line of its call is read
+        self.picks: list[Pick | Packed] = []  # a stored record until a line of its call is read
         self.first = _First(self.picks)  # key -> its pick (``rules.admit_line``)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> FileStateDoc:
         return {
             "ino": self.ino,
             "size": self.size,
@@ -266,21 +283,21 @@ class FileState:
         }
 
     @classmethod
-    def from_json(cls, doc: Any) -> FileState:
+    def from_json(cls, doc: object) -> FileState:
         """``ValueError`` for anything that is not a state this module wrote."""
         if not isinstance(doc, dict):
             raise ValueError(doc)
-        numbers: list[Any] = [doc.get(k) for k in ("ino", "size", "mtime_ns", "offset")]
-        ino, size, mtime, offset = numbers
+        ino, size, mtime, offset = (doc.get(k) for k in ("ino", "size", "mtime_ns", "offset"))
         mark, session, picks = doc.get("mark"), doc.get("session"), doc.get("picks")
-        if not (all(map(_int, numbers)) and isinstance(mark, str)):
+        if not (_int(ino) and _int(size) and _int(mtime) and _int(offset) and isinstance(mark, str)):
             raise ValueError(doc)
         if not (isinstance(session, str) and isinstance(picks, list)):
             raise ValueError(doc)
         state = cls(ino, session)
         state.size, state.mtime_ns, state.offset, state.mark = size, mtime, offset, mark
-        state.picks[:] = [_checked(p) for p in picks]
-        state.first.index = {p[0]: n for n, p in enumerate(state.picks) if p[0] is not None}  # type: ignore[index]
+        records = [_checked(p) for p in picks]
+        state.picks[:] = records
+        state.first.index = {p[0]: n for n, p in enumerate(records) if p[0] is not None}
         return state
 
 
@@ -290,7 +307,7 @@ class _First:
 
     __slots__ = ("index", "picks")
 
-    def __init__(self, picks: list[Pick | list[Any]]) -> None:
+    def __init__(self, picks: list[Pick | Packed]) -> None:
         self.picks = picks
         self.index: dict[str, int] = {}
 
@@ -327,7 +344,7 @@ class Earlier:
             return True
         return (rec.msg_id, True) in self.ids or (rec.sidechain and (rec.msg_id, False) in self.ids)
 
-    def absorb(self, kept: dict[str, _Rec]) -> None:
+    def absorb(self, kept: Mapping[str, KeptCopy]) -> None:
         for key, rec in kept.items():
             if rec.dropped:
                 continue
@@ -335,11 +352,11 @@ class Earlier:
             if rec.key == key and rec.msg_id is not None:
                 self.ids.add((rec.msg_id, rec.sidechain))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> EarlierDoc:
         return {"keys": sorted(self.keys), "ids": sorted([m, s] for m, s in self.ids)}
 
     @classmethod
-    def from_json(cls, doc: Any) -> Earlier:
+    def from_json(cls, doc: object) -> Earlier:
         if (
             not isinstance(doc, dict)
             or not isinstance(doc.get("keys"), list)
@@ -378,7 +395,7 @@ def decode_state(raw: bytes | None) -> tuple[dict[str, FileState], Earlier | Non
 
 
 def encode_state(files: dict[str, FileState], earlier: Earlier) -> bytes:
-    doc = {
+    doc: StateDoc = {
         "v": STATE_VERSION,
         "files": {n: s.to_json() for n, s in files.items()},
         "earlier": earlier.to_json(),
@@ -414,7 +431,7 @@ def read_lines(data: bytes, end: int, state: FileState, typed: bool = False) -> 
     state.session = session
 
 
-def _line_at(data: bytes, start: int, stop: int) -> Any:
+def _line_at(data: bytes, start: int, stop: int) -> LineFields | None:
     """One line's allowlisted fields: the lean reader's, else the typed decoder's (None: the line
     does not decode, as the reader skips it)."""
     try:
@@ -423,7 +440,7 @@ def _line_at(data: bytes, start: int, stop: int) -> Any:
         return _typed_line(data, start, stop)
 
 
-def _typed_line(data: bytes, start: int, stop: int) -> Any:
+def _typed_line(data: bytes, start: int, stop: int) -> LineFields | None:
     from toolkit.usage import claude  # msgspec: only for what the lean reader leaves to it
 
     return claude.decode_line(memoryview(data)[start:stop])
@@ -485,7 +502,7 @@ def _still_prefix(fd: int, st: os.stat_result, state: FileState) -> bool:
 # --- the session's calls -----------------------------------------------------------------------
 
 
-def session_calls(files: list[FileState], earlier: Earlier) -> tuple[list[_Rec], dict[str, _Rec]]:
+def session_calls(files: list[FileState], earlier: Earlier) -> tuple[list[_Rec], dict[str, KeptCopy]]:
     """Every kept line of the session's files (file order) as a call, the duplicates marked dropped
     by the usage reader's rules (``dedup.dedup_session``: inside the session, then the copies of an
     earlier session's calls); and the kept calls by key."""
@@ -562,12 +579,15 @@ def _epoch_ns(ts: str) -> int:
     return (((days * 24 + hour) * 60 + minute) * 60 + second) * 1_000_000_000
 
 
-def _id_and_time(pick: Pick | list[Any]) -> tuple[str, str] | None:
+def _id_and_time(pick: Pick | Packed) -> tuple[str, str] | None:
     """A kept call's message id and time (None without a message id)."""
+    msg_id: object
     if isinstance(pick, list):
         msg_id, ts = pick[4], pick[2]
     else:
-        msg_id, ts = pick.line.message.id, pick.line.timestamp
+        message = pick.line.message
+        assert message is not None  # a pick is a line with a usage object
+        msg_id, ts = message.id, pick.line.timestamp
     return (msg_id, ts or "") if isinstance(msg_id, str) else None
 
 
@@ -674,7 +694,7 @@ def _civil(days: int) -> tuple[int, int, int]:
 
 def counted_line(
     transcript: str, files: list[tuple[str, str]], raw_state: bytes | None
-) -> tuple[str, dict[str, list[Any]], bytes | None]:
+) -> tuple[str, dict[str, list[int | str]], bytes | None]:
     """(the line, per file the inode, offset and mark read up to, the state to store; None: the
     transcript could not be read) from the stored state (``raw_state``), reading only what it does
     not hold."""
@@ -692,5 +712,7 @@ def counted_line(
         earlier = earlier_sessions(transcript, main)  # read from the start: look for copied history
     calls, _kept = session_calls(list(states.values()), earlier)
     line = render(count(calls))
-    marks = {name: [state.ino, state.offset, state.mark] for name, state in states.items()}
+    marks: dict[str, list[int | str]] = {
+        name: [state.ino, state.offset, state.mark] for name, state in states.items()
+    }
     return line, marks, encode_state(states, earlier)

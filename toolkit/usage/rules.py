@@ -23,7 +23,9 @@ from sys import intern
 
 TYPE_CHECKING = False  # typing is not imported on the status line's path
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Sequence
+
+    from toolkit.usage.shapes import KeptCopy, LineFields, MessageFields, PickList, PicksByKey, UsageFields
 
 # a line holding a usage object: ``"usage":{`` as Claude Code writes it, blanks allowed around the
 # colon as JSON allows them (logs re-serialized by other tools)
@@ -49,7 +51,7 @@ def valid_ts(value: str | None) -> bool:
     )
 
 
-def usable(line: Any, message: Any, usage: Any) -> bool:
+def usable(line: LineFields, message: MessageFields, usage: UsageFields) -> bool:
     """ccusage's rules for a usable line: no explicit null ids, a semver version, no empty ids."""
     if explicit_null(line, message, usage):
         return False
@@ -62,7 +64,7 @@ def usable(line: Any, message: Any, usage: Any) -> bool:
     return "" not in (message.id, line.requestId, line.sessionId, message.model)
 
 
-def explicit_null(line: Any, message: Any, usage: Any) -> bool:
+def explicit_null(line: LineFields, message: MessageFields, usage: UsageFields) -> bool:
     """Whether one of the ids, version, folder, speed or cache counts ccusage requires is null."""
     return (
         message.id is None
@@ -82,7 +84,7 @@ def call_key(msg_id: str, request_id: object, line_session: str, owner: str) -> 
     return msg_id + "\x00" + (request_id if isinstance(request_id, str) else "\x01" + (line_session or owner))
 
 
-def cache_write(usage: Any) -> tuple[int, int]:
+def cache_write(usage: UsageFields) -> tuple[int, int]:
     """(all cache writes, the 1 h part): the ``ephemeral_*`` split when present, else the flat field."""
     created = usage.cache_creation
     if created is not None:
@@ -93,7 +95,7 @@ def cache_write(usage: Any) -> tuple[int, int]:
     return usage.cache_creation_input_tokens or 0, 0
 
 
-def tokens(usage: Any) -> int:
+def tokens(usage: UsageFields) -> int:
     created = usage.cache_creation
     if created is not None:
         write = created.ephemeral_5m_input_tokens + created.ephemeral_1h_input_tokens
@@ -112,7 +114,7 @@ def model_name(model: object, speed: object) -> str:
     return intern(name or "unknown")
 
 
-def final(line: Any) -> bool:
+def final(line: LineFields) -> bool:
     return line.message is not None and line.message.stop_reason is not None
 
 
@@ -122,15 +124,20 @@ class Pick:
     __slots__ = ("key", "line", "owner", "sidechain", "tokens")
     # key: ``call_key``; None without a message id (the lines of one call share it: the pick is
     # found by it)
+    key: str | None
+    line: LineFields
+    owner: str
+    sidechain: bool
+    tokens: int
 
-    def __init__(self, line: Any, owner: str, tokens: int, key: str | None) -> None:
+    def __init__(self, line: LineFields, owner: str, tokens: int, key: str | None) -> None:
         self.line = line
         self.owner = owner
         self.tokens = tokens
         self.sidechain = line.isSidechain is True
         self.key = key
 
-    def take(self, line: Any, owner: str, tokens: int) -> None:
+    def take(self, line: LineFields, owner: str, tokens: int) -> None:
         """Another line of the same call: the non-sidechain one wins, else the larger token total, else
         (equal totals: a content block split over lines) the one with a stop reason, the final usage."""
         sidechain = line.isSidechain is True
@@ -145,7 +152,12 @@ SKIPPED, SAME_CALL, NEW_CALL = 0, 1, 2
 
 
 def admit_line(
-    line: Any, message: Any, usage: Any, session: str, picks: list[Any], first: Any
+    line: LineFields,
+    message: MessageFields,
+    usage: UsageFields,
+    session: str,
+    picks: PickList,
+    first: PicksByKey,
 ) -> tuple[str, int]:
     """One line with a usage object, in file order: skipped (not a usable call), another line of a
     call the file already has (``Pick.take``), or a new call appended to ``picks`` (``first``: the
@@ -172,7 +184,7 @@ def admit_line(
 # -- inside one session ----------------------------------------------------------------------------
 
 
-def replaces(candidate: Any, existing: Any) -> bool:
+def replaces(candidate: KeptCopy, existing: KeptCopy) -> bool:
     """Keep the non-sidechain copy, else the larger token total (streaming partials, split blocks),
     else the copy with final usage (a content block split over lines with equal counts)."""
     if candidate.sidechain != existing.sidechain:
@@ -192,8 +204,8 @@ class InSession:
     """The full rules inside one session: every kept call by key, and by message id."""
 
     def __init__(self) -> None:
-        self.exact: dict[str, Any] = {}
-        self.by_id: dict[str, list[Any]] = {}
+        self.exact: dict[str, KeptCopy] = {}
+        self.by_id: dict[str, list[KeptCopy]] = {}
         self.duplicates = 0
         self.digests: dict[str, int] = {}  # key or message id -> its digest, computed once
 
@@ -203,13 +215,15 @@ class InSession:
             found = self.digests[text] = digest(text)
         return found
 
-    def keep(self, item: Any) -> None:
-        """A call no copy of which came before: kept, by its key and its message id."""
-        self.exact[item.key] = item
-        self.by_id.setdefault(item.msg_id, []).append(item)
+    def keep(self, item: KeptCopy) -> None:
+        """A call no copy of which came before: kept, by its key and its message id (it has both)."""
+        key, msg_id = item.key, item.msg_id
+        assert key is not None and msg_id is not None
+        self.exact[key] = item
+        self.by_id.setdefault(msg_id, []).append(item)
 
 
-def btw_replay(item: Any, peers: list[Any]) -> Any | None:
+def btw_replay(item: KeptCopy, peers: Sequence[KeptCopy]) -> KeptCopy | None:
     """A ``/btw`` sidechain replay reuses a parent's message id with a new request id: the same call."""
     for other in peers:
         if item.sidechain or other.sidechain:
@@ -217,26 +231,29 @@ def btw_replay(item: Any, peers: list[Any]) -> Any | None:
     return None
 
 
-def settle(existing: Any, item: Any, state: InSession) -> None:
-    """Two copies of one call in this session: the loser is dropped, the winner takes both keys."""
+def settle(existing: KeptCopy, item: KeptCopy, key: str, msg_id: str, state: InSession) -> None:
+    """Two copies of one call in this session: the loser is dropped, the winner takes both keys
+    (``key`` and ``msg_id``: ``item``'s)."""
     state.duplicates += 1
     loser, winner = (existing, item) if replaces(item, existing) else (item, existing)
     loser.dropped = True
     if winner is item:
-        state.exact[item.key] = item
+        state.exact[key] = item
         if existing.key is not None:
             state.exact[existing.key] = item
-        peers = state.by_id.setdefault(item.msg_id, [])
+        peers = state.by_id.setdefault(msg_id, [])
         peers[:] = [item if c is existing else c for c in peers]
 
 
-def settle_local(item: Any, state: InSession) -> bool:
+def settle_local(item: KeptCopy, state: InSession) -> bool:
     """Whether this call (with a key and a message id) is a copy of one already in the session
     (then the two are settled: one of them is dropped)."""
-    existing = state.exact.get(item.key)
+    key, msg_id = item.key, item.msg_id
+    assert key is not None and msg_id is not None
+    existing = state.exact.get(key)
     if existing is None:
-        existing = btw_replay(item, state.by_id.get(item.msg_id, ()))  # type: ignore[arg-type]
+        existing = btw_replay(item, state.by_id.get(msg_id, ()))
     if existing is not None:
-        settle(existing, item, state)
+        settle(existing, item, key, msg_id, state)
         return True
     return False

@@ -1,5 +1,6 @@
 """The shapes ``workgroup usage`` builds: the price table, the report and its rows, the cost estimate,
-the session view, the efficiency events and the status line's stored state.
+the session view, the efficiency events and the status line's stored state; and what the counting
+rules (``rules``) read of a decoded log line and of a kept call, whichever reader made them.
 
 Each is a ``TypedDict`` (a plain dict at run time), declared once, its keys in the order the output
 prints them. Imported only under ``TYPE_CHECKING`` (with ``from __future__ import annotations``):
@@ -10,7 +11,10 @@ keys are known at run time too (``__required_keys__``, which the tests read).
 
 from collections.abc import Mapping
 from datetime import date, tzinfo
-from typing import NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict
+
+if TYPE_CHECKING:
+    from toolkit.usage.rules import Pick
 
 # -- prices and the cost estimate ------------------------------------------------------------------
 
@@ -254,23 +258,13 @@ class EventRecord(TypedDict):
 
 # -- the status line's stored state (``live``) -------------------------------------------------------
 
-# a kept line as the state stores it (``live.pack``): key, owner, time, sidechain, message id, model,
-# speed, whether it has a stop reason, input, output, cache creation, cache read, [5 m, 1 h] writes
-Packed = tuple[
-    str | None,
-    str,
-    str | None,
-    bool,
-    str | None,
-    str | None,
-    str | None,
-    bool,
-    int,
-    int,
-    int | None,
-    int | None,
-    list[int] | None,
-]
+# a kept line as the state stores it (``live.pack``), a JSON array of 13: key, owner, time, sidechain,
+# message id, model, speed, whether it has a stop reason, input, output, cache creation, cache read,
+# [5 m, 1 h] writes or null (``live._checked`` checks each). It stays the list ``json.loads`` made:
+# a tuple (the one exact type for it) costs a new object per call on every status-line refresh
+# (measured: reading back a 50,000-call state took 1.6-3x as long, the cyclic collector walking
+# the new tuples)
+Packed = list[Any]
 
 
 class FileStateDoc(TypedDict):
@@ -292,3 +286,92 @@ class StateDoc(TypedDict):
     v: int
     files: dict[str, FileStateDoc]
     earlier: EarlierDoc
+
+
+# -- what the counting rules read ---------------------------------------------------------------------
+# A decoded Claude log line as either reader makes it (``claude._Line`` by msgspec, ``lean.Line`` by
+# the byte scanner): the fields ``rules`` reads, read-only. Fields a log may leave out or set to
+# anything are ``object`` (the rules check them); the counts are numbers once decoded.
+
+
+class CacheCreationFields(Protocol):
+    @property
+    def ephemeral_5m_input_tokens(self) -> int: ...
+    @property
+    def ephemeral_1h_input_tokens(self) -> int: ...
+
+
+class UsageFields(Protocol):
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def cache_creation_input_tokens(self) -> int | None: ...
+    @property
+    def cache_read_input_tokens(self) -> int | None: ...
+    @property
+    def cache_creation(self) -> CacheCreationFields | None: ...
+    @property
+    def speed(self) -> object: ...
+
+
+class MessageFields(Protocol):
+    @property
+    def id(self) -> object: ...
+    @property
+    def model(self) -> object: ...
+    @property
+    def stop_reason(self) -> str | None: ...
+    @property
+    def usage(self) -> UsageFields | None: ...
+
+
+class LineFields(Protocol):
+    @property
+    def subtype(self) -> str | None: ...
+    @property
+    def timestamp(self) -> str | None: ...
+    @property
+    def sessionId(self) -> object: ...  # noqa: N802 - the log's spelling
+    @property
+    def requestId(self) -> object: ...  # noqa: N802
+    @property
+    def version(self) -> object: ...
+    @property
+    def cwd(self) -> object: ...
+    @property
+    def isSidechain(self) -> bool | None: ...  # noqa: N802
+    @property
+    def message(self) -> MessageFields | None: ...
+
+
+class KeptCopy(Protocol):
+    """A call inside one session's deduplication (``model.Call``, the status line's ``live._Rec``)."""
+
+    dropped: bool
+
+    @property
+    def key(self) -> str | None: ...
+    @property
+    def msg_id(self) -> str | None: ...
+    @property
+    def sidechain(self) -> bool: ...
+    @property
+    def final(self) -> bool: ...
+    @property
+    def tokens(self) -> int: ...
+
+
+class PickList(Protocol):
+    """Where ``rules.admit_line`` appends a file's new calls (a list that may hold other items too)."""
+
+    def append(self, pick: "Pick", /) -> None: ...
+
+
+class PicksByKey(Protocol):
+    """A file's calls by key (a dict, or the status line's ``live._First``)."""
+
+    def get(self, key: str, /) -> "Pick | None": ...
+
+    def __setitem__(self, key: str, pick: "Pick", /) -> None: ...
