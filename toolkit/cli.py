@@ -19,13 +19,19 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Literal, TypedDict
 
 import typer
 from typer.core import TyperGroup
 
 from toolkit import __version__
 from toolkit.core.errors import ToolkitError, exit_code_for
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, Unpack
+
+    from typer._click import Command, Context, HelpFormatter  # typer 0.28 carries its own click
 
 # Order is the order of ``workgroup --help``.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -128,7 +134,17 @@ COMMAND_HELP: dict[str, tuple[str, str]] = {
     "schemas": ("schemas", "JSON Schemas generated from the pydantic models."),
 }
 
-_APP_SETTINGS: dict[str, Any] = {
+
+class _AppSettings(TypedDict):
+    """The ``typer.Typer`` settings of the application and of each lazily built command."""
+
+    add_completion: bool
+    context_settings: dict[str, list[str]]
+    pretty_exceptions_enable: bool
+    rich_markup_mode: Literal["markdown", "rich"] | None
+
+
+_APP_SETTINGS: _AppSettings = {
     "add_completion": False,
     # -h is --help at every level (click hands the names down to every sub-command's context)
     "context_settings": {"help_option_names": ["-h", "--help"]},
@@ -162,7 +178,18 @@ HelpFlag = Annotated[
 ]
 
 
-def command_group(**settings: Any) -> typer.Typer:
+class _GroupSettings(TypedDict, total=False):
+    """The ``typer.Typer`` settings a command group gives (only those given are passed on: typer
+    tells a setting given from its default)."""
+
+    name: str
+    help: str
+    no_args_is_help: bool
+    rich_markup_mode: Literal["markdown", "rich"] | None
+    add_completion: bool
+
+
+def command_group(**settings: Unpack[_GroupSettings]) -> typer.Typer:
     """A sub-command group (``typer.Typer(**settings)``) whose --help is ``HelpFlag``. A group that
     needs its own callback (options of its own) takes ``_help: HelpFlag = False`` there instead."""
     group = typer.Typer(**settings)
@@ -185,7 +212,7 @@ _OWN_EXIT_CODES = (
 )  # the reference protocols keep their own (see their help)
 
 
-def _with_exit_codes(command: Any) -> None:
+def _with_exit_codes(command: Command) -> None:
     """Every leaf command's help ends with its exit codes (the shared map unless it states its own)."""
     subs = getattr(command, "commands", None)
     if subs:
@@ -195,7 +222,7 @@ def _with_exit_codes(command: Any) -> None:
         command.help = (command.help or "").rstrip() + "\n\n" + EXIT_CODES
 
 
-def load_command(module_name: str) -> tuple[str, Any]:
+def load_command(module_name: str) -> tuple[str, Command]:
     """(name, click command) of one command module, built on its own."""
     sub = typer.Typer(**_APP_SETTINGS)
 
@@ -215,11 +242,11 @@ def load_command(module_name: str) -> tuple[str, Any]:
 class LazyGroup(TyperGroup):
     """The top-level group: lists commands from COMMAND_HELP, imports a module only when used."""
 
-    def list_commands(self, ctx: Any) -> list[str]:
+    def list_commands(self, ctx: Context) -> list[str]:
         lazy = [COMMAND_HELP[m][0] for m in COMMAND_MODULES if m in COMMAND_HELP]
         return lazy + [name for name in self.commands if name not in lazy]
 
-    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
         if cmd_name not in self.commands:
             module = next((m for m, (name, _) in COMMAND_HELP.items() if name == cmd_name), None)
             if module is None or module not in COMMAND_MODULES:
@@ -228,7 +255,7 @@ class LazyGroup(TyperGroup):
             self.commands[name] = command
         return self.commands.get(cmd_name)
 
-    def format_commands(self, ctx: Any, formatter: Any) -> None:
+    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
         names = self.list_commands(ctx)
         width = max(map(len, names), default=0)
         limit = formatter.width - 6 - width
@@ -297,7 +324,7 @@ def wants_json(argv: list[str]) -> bool:
 class _StdoutWatch:
     """sys.stdout, noting whether the command wrote its own (JSON) answer before failing."""
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: Any) -> None:  # sys.stdout as found: a text stream or ClosedStream
         self.stream = stream
         self.used = False
 
@@ -305,7 +332,7 @@ class _StdoutWatch:
         self.used = self.used or bool(text)
         return int(self.stream.write(text))
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         return getattr(self.stream, name)
 
 
@@ -341,8 +368,10 @@ def _run(argv: list[str], watch: _StdoutWatch | None) -> int:
         return int(exc.exit_code or 0)
     except Exception as exc:  # click's usage errors and aborts come through here
         code = getattr(exc, "exit_code", None)
-        if code == 2 and callable(getattr(exc, "format_message", None)):
-            return _usage_error(exc, watch)
+        if code == 2:
+            format_message = getattr(exc, "format_message", None)
+            if callable(format_message):
+                return _usage_error(exc, format_message, watch)
         show = getattr(exc, "show", None)
         if callable(show):
             show()
@@ -358,7 +387,7 @@ def _run(argv: list[str], watch: _StdoutWatch | None) -> int:
     return int(result) if isinstance(result, int) else 0
 
 
-def _usage_error(exc: Any, watch: _StdoutWatch | None) -> int:
+def _usage_error(exc: Exception, format_message: Callable[[], object], watch: _StdoutWatch | None) -> int:
     """A command line click refused (unknown option, bad value, missing argument): the usage line,
     then ``error[USAGE]: ...`` like every other refusal, escaped, and exit 2. An unknown option is
     named without the value given inline (``--token=VALUE``): it may be a secret."""
@@ -369,7 +398,7 @@ def _usage_error(exc: Any, watch: _StdoutWatch | None) -> int:
     if isinstance(name, str) and hasattr(exc, "possibilities"):  # click's NoSuchOption
         message = f"unknown option {option_name(name)}"
     else:
-        message = str(exc.format_message())
+        message = str(format_message())
     error = InvalidInput("USAGE", message)
     ctx = getattr(exc, "ctx", None)
     if ctx is not None:
