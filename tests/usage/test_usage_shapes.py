@@ -21,6 +21,7 @@ from toolkit.usage.model import Call
 from toolkit.usage.session import session_view
 from toolkit.usage.shapes import (
     BoundaryPoint,
+    BoundaryVerdict,
     CallRow,
     CostEstimate,
     EarlierDoc,
@@ -95,10 +96,18 @@ def test_the_report_and_its_estimate_follow_the_declared_order(logs: dict[str, s
                 _follows(row, EstimateRow)
 
 
-def test_a_report_row_is_its_key_then_the_totals_in_their_order() -> None:
-    # the row spreads ``Totals.as_dict`` after its key: the two declarations must agree
+def test_shapes_built_by_spreading_another_agree_with_it() -> None:
+    # a report row spreads ``Totals.as_dict`` after its key: the two declarations must agree
     assert declared_keys(ReportRow) == ["key", *declared_keys(UsageTotals)]
     assert declared_keys(SubagentEntry) == ["subagent", "first_time", *declared_keys(UsageTotals)]
+    # a boundary point spreads the workflow's verdict between its time and kind and its counts
+    assert declared_keys(BoundaryPoint) == [
+        "time",
+        "kind",
+        *declared_keys(BoundaryVerdict),
+        "calls_after",
+        "carried_after",
+    ]
     assert declared_keys(SubagentsRow) == [
         k for k in declared_keys(CallRow) if k in ("time", "model", "subagents")
     ]
