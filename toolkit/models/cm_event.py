@@ -31,8 +31,9 @@ _KIND_TYPES: dict[str, object] = {  # field kind -> the type form of its annotat
 }
 
 
-def _field(spec: FieldSpec, event: str) -> tuple[Any, Any]:
-    """(annotation, default) of one declared field in ``event``'s model."""
+def _field(spec: FieldSpec, event: str) -> tuple[object, object]:
+    """(annotation, default) of one declared field in ``event``'s model (a type form and a
+    FieldInfo: create_model is handed them untyped)."""
     if spec.kind == fmt.EVENT:
         kind: Any = Literal[event]
     elif spec.kind == fmt.PHASE:
