@@ -17,12 +17,15 @@ from support.harness import GitRepo, declared_keys
 from toolkit.agents import answers
 from toolkit.agents.shapes import (
     BlockAnswer,
+    CarriedWork,
     ContextAnswer,
     ContextOutput,
     DenyAnswer,
     MessageAnswer,
     PermissionOutput,
+    SessionCapsule,
 )
+from toolkit.runtime.capsule import seal
 
 
 def _printed(answer: answers.Answer) -> dict[str, object]:
@@ -103,3 +106,56 @@ def test_the_real_hook_prints_the_declared_orders(git_repo: GitRepo, tmp_path: P
         "stop", payload("claude", "stop", git_repo.path, tmp_path / "none.jsonl"), cwd=git_repo.path
     )
     assert stopped.data is not None and _keys(stopped.data) == declared_keys(MessageAnswer)
+
+
+def _compact(repo: GitRepo, trigger: str) -> tuple[Path, dict[str, object]]:
+    """Run the real pre-compact hook; the capsule file it wrote and its content (keys in file order)."""
+    data = payload("claude", "pre-compact", repo.path)
+    data["trigger"] = trigger
+    result = hook("pre-compact", data, cwd=repo.path)
+    assert result.code == 0, result.stderr
+    written = list(
+        (repo.path / ".workgroup" / "workgroups" / "agents" / "capsules").glob("claude-work-*.json")
+    )
+    assert len(written) == 1
+    capsule: dict[str, object] = json.loads(written[0].read_text(encoding="utf-8"))
+    return written[0], capsule
+
+
+def test_the_session_capsule_is_written_in_its_declared_order_and_carries_forward(git_repo: GitRepo) -> None:
+    """The capsule pre-compact writes has SessionCapsule's keys in order, ``capsule_hash`` last; a
+    second seal carries the first one's workgroup, work, constraints and next action forward."""
+    git_repo.commit("base", {"src/api.py": "x = 1\n"})
+    git_repo.write("src/api.py", "x = 2\n")
+    path, first = _compact(git_repo, "auto")
+    assert list(first) == [*declared_keys(SessionCapsule), "capsule_hash"]
+    assert first["owned_files"] == ["src/api.py"]
+    assert first["constraints"] == ["Sealed before a context compaction (auto trigger)."]
+
+    carried: CarriedWork = {
+        "phase": "2B",
+        "objective": "Finish the parser.",
+        "node_ids": ["NODE-1"],
+        "read_files": ["src/api.py"],
+        "specs": [{"path": "specs/api.md", "verify_ids": ["V-1"]}],
+        "approved_decisions": ["keep the API"],
+        "failures": [{"command": "pytest -q", "summary": "1 failed", "artifact": None}],
+        "risks": ["the cache may be stale"],
+    }
+    edited = {
+        **first,
+        **carried,
+        "constraints": ["no new dependency", "Sealed before a context compaction (auto trigger)."],
+        "next_action": "Fix the failing test.",
+    }
+    path.write_text(json.dumps(seal(edited), indent=2) + "\n", encoding="utf-8")
+
+    _path, second = _compact(git_repo, "manual")
+    assert list(second) == [*declared_keys(SessionCapsule), "capsule_hash"]
+    assert {key: second[key] for key in declared_keys(CarriedWork)} == carried
+    assert second["workgroup_id"] == "agents" and second["task_id"] == first["task_id"]
+    assert second["constraints"] == [
+        "no new dependency",
+        "Sealed before a context compaction (manual trigger).",
+    ]
+    assert second["next_action"] == "Fix the failing test."

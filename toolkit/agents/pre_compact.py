@@ -25,22 +25,12 @@ from toolkit.runtime.codes import RuntimeOpError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from toolkit.agents.answers import Answer
     from toolkit.agents.payload import HookInput, Options
+    from toolkit.agents.shapes import CarriedWork, SessionCapsule
     from toolkit.runtime.op_types import ContextCapsule
 
-_CARRIED = (
-    "phase",
-    "objective",
-    "node_ids",
-    "read_files",
-    "specs",
-    "approved_decisions",
-    "failures",
-    "risks",
-)
+NEXT_ACTION = "Read the handoff (.reviews/session-handoff.md) and the files in owned_files, then continue the open work."
 
 
 def handle(hook: HookInput, options: Options) -> Answer:
@@ -64,47 +54,56 @@ def pre_compact(hook: HookInput) -> Answer:
     )
 
 
-def session_capsule(root: str, head: str, task: str, trigger: str | None) -> dict[str, Any]:
-    """The unsealed capsule of the session's current state."""
+def session_capsule(root: str, head: str, task: str, trigger: str | None) -> SessionCapsule:
+    """The unsealed capsule of the session's current state: its previous capsule's workgroup,
+    work, constraints and next action carried forward (a stored capsule passed the closed schema,
+    so it has them all), else a fresh session's."""
     previous = next((c.data for c in _own(root, task)), None)
     owned = _portable(root, state.changed_files(root))
-    prior: dict[str, Any] = previous or {}
     return {
         "schema": "knowzcode.context-capsule/v1",
         "task_id": task,
-        "workgroup_id": prior.get("workgroup_id", state.DEFAULT_WORKGROUP),
+        "workgroup_id": previous["workgroup_id"] if previous is not None else state.DEFAULT_WORKGROUP,
         **_carried(previous, head),
         "owned_files": owned,
         "checkpoint_sha": head,
-        "constraints": _constraints(prior, trigger),
-        "next_action": prior.get("next_action")
-        or "Read the handoff (.reviews/session-handoff.md) and the files in owned_files, then continue the open work.",
+        "constraints": _constraints(previous, trigger),
+        "next_action": (previous["next_action"] if previous is not None else "") or NEXT_ACTION,
     }
 
 
-def _carried(previous: dict[str, Any] | None, head: str) -> dict[str, Any]:
-    """The work fields of the capsule: the session's previous capsule's where it has them, else
-    the defaults of a fresh session at ``head``."""
-    base: dict[str, Any] = {
-        "phase": "2A",
-        "objective": f"Continue the agent session's work from checkpoint {head[:12]}.",
-        "node_ids": [],
-        "read_files": [],
-        "specs": [],
-        "approved_decisions": [],
-        "failures": [],
-        "risks": [],
+def _carried(previous: ContextCapsule | None, head: str) -> CarriedWork:
+    """The work fields of the capsule: the session's previous capsule's, else the defaults of a
+    fresh session at ``head``."""
+    if previous is None:
+        return {
+            "phase": "2A",
+            "objective": f"Continue the agent session's work from checkpoint {head[:12]}.",
+            "node_ids": [],
+            "read_files": [],
+            "specs": [],
+            "approved_decisions": [],
+            "failures": [],
+            "risks": [],
+        }
+    return {
+        "phase": previous["phase"],
+        "objective": previous["objective"],
+        "node_ids": previous["node_ids"],
+        "read_files": previous["read_files"],
+        "specs": previous["specs"],
+        "approved_decisions": previous["approved_decisions"],
+        "failures": previous["failures"],
+        "risks": previous["risks"],
     }
-    if previous is not None:
-        base.update({key: previous[key] for key in _CARRIED if key in previous})
-    return base
 
 
-def _constraints(prior: dict[str, Any], trigger: str | None) -> list[str]:
+def _constraints(previous: ContextCapsule | None, trigger: str | None) -> list[str]:
     """The previous capsule's constraints (at most 127, without the notes of earlier seals) and
     this seal's note naming its trigger (``auto``, ``manual``, else ``unknown``)."""
     note = f"Sealed before a context compaction ({trigger if trigger in ('auto', 'manual') else 'unknown'} trigger)."
-    constraints = [c for c in prior.get("constraints", []) if not c.startswith("Sealed before a context")]
+    prior = previous["constraints"] if previous is not None else []
+    constraints = [c for c in prior if not c.startswith("Sealed before a context")]
     return [*constraints[:127], note]
 
 

@@ -29,10 +29,9 @@ from toolkit.runtime.lineage import MISMATCH_FIELDS, evaluate_lineage, reference
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from toolkit.agents.answers import Answer
     from toolkit.agents.payload import HookInput, Options
+    from toolkit.privacy import Finding
 
 MAX_PART_CHARS = 4_000
 ALLOWED_STATES = ("HOT", "COLD_VALID")
@@ -95,7 +94,7 @@ def _capsule_part(capsule: state.Capsule | None) -> str:
     return f"Capsule bound to HEAD ({capsule.rel}):\n" + answers.clip(body, MAX_PART_CHARS)
 
 
-def _rules(findings: list[Any]) -> str:
+def _rules(findings: list[Finding]) -> str:
     names = sorted({f.rule for f in findings})
     return ", ".join(names[:5]) + (f" and {len(names) - 5} more rules" if len(names) > 5 else "")
 
@@ -105,7 +104,7 @@ def resume_decision(
 ) -> str:
     """The lineage check's verdict on resuming, as the lines the answer carries."""
     lineage = find_lineage(root, lineage_id) if lineage_id else None
-    current: dict[str, Any] = {}
+    current: dict[str, object] = {}  # the facts observable now, by the lineage's field names
     if isinstance(lineage, dict):
         current = {name: lineage.get(name) for name, _ in MISMATCH_FIELDS}
         current["platform"] = hook.agent

@@ -21,12 +21,14 @@ from toolkit.infra.gitcli import resolve_commit
 from toolkit.infra.gitlocation import find_git
 from toolkit.infra.store import Layout
 from toolkit.runtime.capsule import seal
-from toolkit.runtime.capsule_rules import schema_problems
+from toolkit.runtime.capsule_rules import is_capsule
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from typing import Any
+    from typing import TypeGuard
+
+    from toolkit.runtime.op_types import ContextCapsule
 
 HANDOFF_REL = ".reviews/session-handoff.md"
 CAPSULES_GLOB_ROOT = ".workgroup/workgroups"
@@ -85,19 +87,15 @@ class Capsule:
 
     __slots__ = ("data", "mtime", "rel")
 
-    def __init__(self, data: dict[str, Any], rel: str, mtime: float) -> None:
+    def __init__(self, data: ContextCapsule, rel: str, mtime: float) -> None:
         self.data = data
         self.rel = rel
         self.mtime = mtime
 
 
-def _sound(data: object) -> bool:
+def _sound(data: object) -> TypeGuard[ContextCapsule]:
     """A sealed capsule whose schema holds and whose hash is its own."""
-    return (
-        isinstance(data, dict)
-        and not schema_problems(data)
-        and seal(data).get("capsule_hash") == data.get("capsule_hash")
-    )
+    return is_capsule(data) and seal(data).get("capsule_hash") == data.get("capsule_hash")
 
 
 def stored_capsules(root: str) -> list[Capsule]:
@@ -135,7 +133,7 @@ def _read_capsule(root: str, folder: str, group: str, name: str) -> Capsule | No
     rel = f"{CAPSULES_GLOB_ROOT}/{group}/capsules/{name}"
     try:
         raw = confined.read_bytes(root, rel, what="a capsule", limit=MAX_CAPSULE_BYTES)
-        data = json.loads(raw or b"")
+        data: object = json.loads(raw or b"")
         mtime = os.lstat(os.path.join(folder, name)).st_mtime
     except (confined.PathOutsideRepository, FileRefused, OSError, ValueError, RecursionError):
         return None
