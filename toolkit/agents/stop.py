@@ -38,7 +38,7 @@ from toolkit.usage.sources import LogFile
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Mapping
 
     from toolkit.agents.answers import Answer
     from toolkit.agents.payload import HookInput, Options
@@ -87,7 +87,7 @@ def _changed_line(paths: list[str]) -> str:
 # --- the efficiency event ----------------------------------------------------------------------
 
 
-def transcript_files(agent: str, transcript: str | None) -> list[Any]:
+def transcript_files(agent: str, transcript: str | None) -> list[LogFile]:
     """The session's log files (the transcript and, for Claude, its subagents' files), or []."""
     if not transcript or not os.path.isabs(transcript) or not transcript.endswith(".jsonl"):
         return []
@@ -112,13 +112,13 @@ def _regular_stat(path: Path) -> os.stat_result | None:
     return info if stat.S_ISREG(info.st_mode) else None
 
 
-def _subagent_files(agent: str, path: Path, root: Path) -> list[Any]:
+def _subagent_files(agent: str, path: Path, root: Path) -> list[LogFile]:
     """The ``*.jsonl`` files of a Claude transcript's ``<session>/subagents/`` folder, by name; a
     folder or file that is a symlink is not followed."""
     subs = path.parent / path.stem / "subagents"
     if not subs.is_dir() or subs.is_symlink():
         return []
-    files = []
+    files: list[LogFile] = []
     for name in sorted(os.listdir(subs)):
         sub = subs / name
         if name.endswith(".jsonl") and sub.is_file() and not sub.is_symlink():
@@ -165,13 +165,9 @@ def record_usage(root: str, hook: HookInput) -> str:
         with file_lock(layout.lock("telemetry")):
             append_held(layout.telemetry_log, event)
     _write_marker(marker, counted)
-    billed = event["billed"]
-    total = sum(billed[k] or 0 for k in _BILLED)
+    total = delta.billed_tokens()
     where = "recorded in the local telemetry log" if mode != "off" else "telemetry is off: not recorded"
     return f"usage: {delta.calls} verified call(s), {total} billed tokens since the last event ({where})."
-
-
-_BILLED = ("uncached_input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
 
 
 def call_identity(call: Call) -> str:
@@ -212,10 +208,16 @@ class Delta:
         sums.cache_read += grown[2]
         sums.output += grown[3]
 
-    def event(self, agent: str, session: str) -> dict[str, Any]:
-        """The normalized ``worker_usage`` event (logical and billed apart)."""
+    def event(self, agent: str, session: str) -> Mapping[str, object]:
+        """The normalized ``worker_usage`` event (logical and billed apart), as the log stores it."""
         event, _dropped = normalize_event(session_event(agent, session, self.sums, self.sums.resume))
         return event
+
+    def billed_tokens(self) -> int:
+        """What the event's billed counters add up to: the uncached input, cache writes, cache
+        reads and output billed since the last event (the normalizer keeps these counts as they are)."""
+        sums = self.sums
+        return sums.input + sums.cache_write + sums.cache_read + sums.output
 
 
 def telemetry_mode(root: str) -> str:
