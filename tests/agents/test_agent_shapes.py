@@ -10,20 +10,23 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import get_args
 
-from support.agent_hooks import github_token, hook, payload
-from support.harness import GitRepo, declared_keys
+from support.agent_hooks import claude_transcript, github_token, hook, payload
+from support.harness import GitRepo, cli, declared_keys
 
-from toolkit.agents import answers
+from toolkit.agents import answers, statusline
 from toolkit.agents.shapes import (
     BlockAnswer,
     CarriedWork,
     ContextAnswer,
     ContextOutput,
     DenyAnswer,
+    LineCache,
     MessageAnswer,
     PermissionOutput,
     SessionCapsule,
+    SigEntry,
 )
 from toolkit.runtime.capsule import seal
 
@@ -159,3 +162,28 @@ def test_the_session_capsule_is_written_in_its_declared_order_and_carries_forwar
         "Sealed before a context compaction (manual trigger).",
     ]
     assert second["next_action"] == "Fix the failing test."
+
+
+def test_the_status_line_cache_is_written_in_its_declared_order(git_repo: GitRepo, tmp_path: Path) -> None:
+    """The ``.line`` cache has LineCache's keys in order and a signature row per file of SigEntry's
+    arity; a refresh after an append without a model call keeps the cached marks and the order."""
+    transcript = claude_transcript(tmp_path / "home")
+    given = json.dumps({"transcript_path": str(transcript), "workspace": {"project_dir": str(git_repo.path)}})
+    first = cli("statusline", stdin=given.encode())
+    assert first.exit_code == 0 and first.stdout.startswith("workgroup: 40.3k tok verified")
+    line_file = (
+        git_repo.path / ".git" / "workgroup" / "statusline" / f"{statusline.cache_key(str(transcript))}.line"
+    )
+    doc = json.loads(line_file.read_text(encoding="utf-8"))
+    assert list(doc) == declared_keys(LineCache)
+    assert [len(row) for row in doc["sig"]] == [
+        len(get_args(SigEntry))
+    ] * 2  # the transcript and its subagent log
+
+    with transcript.open("a", encoding="utf-8") as log:
+        log.write(json.dumps({"type": "user", "message": {"role": "user", "content": "go on"}}) + "\n")
+    again = cli("statusline", stdin=given.encode())
+    assert again.stdout == first.stdout
+    refreshed = json.loads(line_file.read_text(encoding="utf-8"))
+    assert list(refreshed) == declared_keys(LineCache)
+    assert refreshed["at"] == doc["at"] and refreshed["sig"] != doc["sig"]  # the marks kept, the files grew

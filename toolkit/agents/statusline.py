@@ -43,7 +43,10 @@ from toolkit.usage.marks import mark
 
 TYPE_CHECKING = False  # typing is not imported on the status line's path
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Mapping
+
+    from toolkit.agents.shapes import LineCache, SigEntry
+    from toolkit.core.jsontypes import JsonObject
 
 CACHE_VERSION = 2
 MAX_STDIN = 1_048_576
@@ -76,7 +79,7 @@ def parse_input(raw: bytes) -> _Input | None:
     return _Input(path, _start_folder(data))
 
 
-def _start_folder(data: dict[str, Any]) -> str:
+def _start_folder(data: JsonObject) -> str:
     """The folder to find the repository from: the workspace's ``project_dir``, else its
     ``current_dir``, else ``cwd``, the first that is a usable absolute path ("" when none is)."""
     workspace = data.get("workspace")
@@ -110,9 +113,9 @@ def session_files(transcript: str) -> list[tuple[str, str]]:
     return files
 
 
-def _signature(files: list[tuple[str, str]]) -> list[list[Any]] | None:
+def _signature(files: list[tuple[str, str]]) -> list[SigEntry] | None:
     """(name, inode, size, mtime) of each file; None when the transcript itself is not a file."""
-    out: list[list[Any]] = []
+    out: list[SigEntry] = []
     for name, path in files:
         try:
             st = os.stat(path, follow_symlinks=False)
@@ -124,8 +127,13 @@ def _signature(files: list[tuple[str, str]]) -> list[list[Any]] | None:
             if not name:
                 return None
             continue
-        out.append([name, st.st_ino, st.st_size, st.st_mtime_ns])
+        out.append((name, st.st_ino, st.st_size, st.st_mtime_ns))
     return out
+
+
+def _rows(signature: list[SigEntry]) -> list[list[str | int]]:
+    """The signature as the ``.line`` cache stores it: JSON lists, which a cached one is compared to."""
+    return [list(entry) for entry in signature]
 
 
 # --- the cache ---------------------------------------------------------------------------------
@@ -185,14 +193,14 @@ def _write_atomic(path: str, data: bytes) -> None:
         raise
 
 
-def _line_doc(folder: str, key: str) -> dict[str, Any] | None:
+def _line_doc(folder: str, key: str) -> JsonObject | None:
     """The ``.line`` cache: ``line``, ``sig`` (the files it was computed from) and ``at`` (per file,
     the inode, offset and mark the counts were read up to)."""
     raw = _read_small(os.path.join(folder, key + ".line"), 1_048_576)
     if raw is None:
         return None
     try:
-        data = json.loads(raw)
+        data: object = json.loads(raw)
     except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or data.get("v") != CACHE_VERSION or not isinstance(data.get("line"), str):
@@ -200,49 +208,52 @@ def _line_doc(folder: str, key: str) -> dict[str, Any] | None:
     return data
 
 
-def _nothing_counted_since(
-    doc: dict[str, Any], files: list[tuple[str, str]], signature: list[list[Any]]
-) -> bool:
-    """Whether what was appended since the cached line holds no model call: no complete new line of
-    any file names ``"usage"`` (tool results and prompts only), no file is new and none went away.
-    Then the counts are the cached ones, known with the standard library alone."""
+def _unchanged_marks(
+    doc: JsonObject, files: list[tuple[str, str]], signature: list[SigEntry]
+) -> JsonObject | None:
+    """The cached marks (``at``) when what was appended since the cached line holds no model call:
+    no complete new line of any file names ``"usage"`` (tool results and prompts only), no file is
+    new and none went away. Then the counts are the cached ones, known with the standard library
+    alone. None otherwise."""
     at = doc.get("at")
     old = doc.get("sig")
     if not isinstance(at, dict) or not isinstance(old, list):
-        return False
+        return None
     if {entry[0] for entry in signature} != _cached_names(old):
-        return False  # a subagent log appeared or went away
+        return None  # a subagent log appeared or went away
     paths = dict(files)
     for name, ino, size, _mtime in signature:
         if not _appended_without_calls(paths[name], at.get(name), ino, size):
-            return False
-    return True
+            return None
+    return at
 
 
-def _cached_names(old: list[Any]) -> set[Any]:
+def _cached_names(old: list[object]) -> set[object]:
     """The file names of a cached signature (entries that are not non-empty lists are skipped)."""
     return {entry[0] for entry in old if isinstance(entry, list) and entry}
 
 
-def _appended_without_calls(path: str, at: Any, ino: int, size: int) -> bool:
+def _appended_without_calls(path: str, at: object, ino: int, size: int) -> bool:
     """Whether a file only grew past its cached mark ``at`` (same inode, an offset not past the end,
     at most ``TAIL_SCAN`` bytes appended) and what was appended names no model call."""
     if not (isinstance(at, list) and len(at) == 3 and at[0] == ino and isinstance(at[1], int)):
         return False
-    if not (at[1] <= size and size - at[1] <= TAIL_SCAN):
+    offset: int = at[1]
+    if not (offset <= size and size - offset <= TAIL_SCAN):
         return False
-    return _tail_without_calls(path, at)
+    return _tail_without_calls(path, ino, offset, at[2])
 
 
-def _tail_without_calls(path: str, at: list[Any]) -> bool:
-    _ino, offset, digest = at
+def _tail_without_calls(path: str, ino: int, offset: int, digest: object) -> bool:
+    """Whether the file is still the one read (``ino``), its bytes before ``offset`` still carry the
+    mark ``digest``, and what follows names no model call."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return False
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_ino != at[0] or st.st_size < offset:
+        if not stat.S_ISREG(st.st_mode) or st.st_ino != ino or st.st_size < offset:
             return False
         if offset and mark(fd, offset) != digest:
             return False
@@ -260,7 +271,7 @@ def _tail_without_calls(path: str, at: list[Any]) -> bool:
 
 def compute(
     transcript: str, files: list[tuple[str, str]], folder: str | None, key: str
-) -> tuple[str, dict[str, list[Any]]]:
+) -> tuple[str, Mapping[str, object]]:
     """(the line, per file the inode, offset and mark read up to), reading only what the cache
     does not hold (and storing what was read)."""
     from toolkit.usage import live  # the reader, the rules and the prices: only when a call may be new
@@ -314,26 +325,30 @@ def status_line(raw: bytes, *, use_cache: bool = True) -> str:
     folder = cache_dir(given.start) if use_cache else None
     key = cache_key(given.transcript)
     doc = _line_doc(folder, key) if folder is not None else None
-    if doc is not None and doc.get("sig") == signature:
+    rows = _rows(signature)
+    if doc is not None and doc.get("sig") == rows:
         return str(doc["line"])
     line, at = _line_and_marks(doc, given.transcript, files, signature, folder, key)
     if folder is not None and line != NO_TRANSCRIPT:
-        payload = json.dumps({"v": CACHE_VERSION, "sig": signature, "line": line, "at": at}).encode()
+        cache: LineCache = {"v": CACHE_VERSION, "sig": rows, "line": line, "at": at}
+        payload = json.dumps(cache).encode()
         _store(folder, os.path.join(folder, key + ".line"), payload)
     return line
 
 
 def _line_and_marks(
-    doc: dict[str, Any] | None,
+    doc: JsonObject | None,
     transcript: str,
     files: list[tuple[str, str]],
-    signature: list[list[Any]],
+    signature: list[SigEntry],
     folder: str | None,
     key: str,
-) -> tuple[str, Any]:
+) -> tuple[str, Mapping[str, object]]:
     """The cached line and marks when nothing counted was appended since, else both computed."""
-    if doc is not None and _nothing_counted_since(doc, files, signature):
-        return str(doc["line"]), doc["at"]
+    if doc is not None:
+        at = _unchanged_marks(doc, files, signature)
+        if at is not None:
+            return str(doc["line"]), at
     return compute(transcript, files, folder, key)
 
 
