@@ -18,6 +18,7 @@ from toolkit.otel.resource import parse_resource_env, repository_id_from_roots, 
 from toolkit.otel.sdk import check_endpoint, resolve_endpoints
 from toolkit.otel.spans import (
     CM_ATTRIBUTES,
+    HistogramPoint,
     Occurrences,
     Skipped,
     cm_span,
@@ -158,6 +159,7 @@ def test_metrics_count_tokens_by_type_and_calls() -> None:
     }
     assert sums == {"input": 15, "output": 3}
     (point,) = metrics["gen_ai.client.operation.duration"].points.values()
+    assert isinstance(point, HistogramPoint)  # a histogram's point (the sums hold numbers)
     assert point.count == 3 and point.total == pytest.approx(0.75)
 
 

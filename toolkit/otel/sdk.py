@@ -20,12 +20,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import toolkit
 from toolkit.core.errors import EnvironmentFailure, InvalidInput
-from toolkit.otel.spans import SCOPE_NAME, HistogramPoint, MetricRecord, SpanRecord
+from toolkit.otel.spans import SCOPE_NAME, AttrValue, HistogramPoint, MetricRecord, SpanRecord
+
+if TYPE_CHECKING:  # the optional extra: imported where it is used, never at start-up
+    import requests
+    from opentelemetry.sdk.metrics.export import Histogram, MetricsData, Sum
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.trace.export import SpanExporter
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
+    from toolkit.otel.shapes import SignalReport
 
 DEFAULT_BASE = "http://localhost:4318"
 SPAN_BATCH = 512
@@ -77,19 +87,19 @@ def resolve_endpoints(base: str | None, environ: Mapping[str, str]) -> Endpoints
     return Endpoints(check_endpoint(traces), check_endpoint(metrics))
 
 
-def _resource(attributes: Mapping[str, str]) -> Any:
+def _resource(attributes: Mapping[str, str]) -> Resource:
     from opentelemetry.sdk.resources import Resource
 
     return Resource(dict(attributes))
 
 
-def _scope() -> Any:
+def _scope() -> InstrumentationScope:
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
     return InstrumentationScope(SCOPE_NAME, toolkit.__version__)
 
 
-def readable_spans(spans: Sequence[SpanRecord], resource_attrs: Mapping[str, str]) -> list[Any]:
+def readable_spans(spans: Sequence[SpanRecord], resource_attrs: Mapping[str, str]) -> list[ReadableSpan]:
     from opentelemetry.sdk.trace import ReadableSpan
     from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
@@ -97,7 +107,7 @@ def readable_spans(spans: Sequence[SpanRecord], resource_attrs: Mapping[str, str
     out = []
     for span in spans:
         context = SpanContext(span.trace_id, span.span_id, is_remote=False, trace_flags=TraceFlags(1))
-        attrs: dict[str, Any] = dict(span.attributes)
+        attrs: dict[str, AttrValue] = dict(span.attributes)
         status = Status(StatusCode.UNSET)
         if span.error:
             attrs["error.type"] = span.error
@@ -121,7 +131,7 @@ def readable_spans(spans: Sequence[SpanRecord], resource_attrs: Mapping[str, str
 
 def metrics_data(
     metrics: Sequence[MetricRecord], resource_attrs: Mapping[str, str], start_ns: int, end_ns: int
-) -> Any:
+) -> MetricsData:
     from opentelemetry.sdk.metrics.export import (
         AggregationTemporality,
         Histogram,
@@ -137,7 +147,7 @@ def metrics_data(
     cumulative = AggregationTemporality.CUMULATIVE
     built = []
     for metric in metrics:
-        data: Any
+        data: Histogram | Sum
         if metric.histogram:
             points = []
             for key, point in metric.points.items():
@@ -157,12 +167,17 @@ def metrics_data(
                 )
             data = Histogram(data_points=points, aggregation_temporality=cumulative)
         else:
-            sums = [
-                NumberDataPoint(
-                    attributes=dict(key), start_time_unix_nano=start_ns, time_unix_nano=end_ns, value=value
+            sums = []
+            for key, value in metric.points.items():
+                assert not isinstance(value, HistogramPoint)  # a sum's points are its totals
+                sums.append(
+                    NumberDataPoint(
+                        attributes=dict(key),
+                        start_time_unix_nano=start_ns,
+                        time_unix_nano=end_ns,
+                        value=value,
+                    )
                 )
-                for key, value in metric.points.items()
-            ]
             data = Sum(data_points=sums, aggregation_temporality=cumulative, is_monotonic=True)
         built.append(Metric(name=metric.name, description=metric.description, unit=metric.unit, data=data))
     scope = ScopeMetrics(scope=_scope(), metrics=built, schema_url="")
@@ -216,11 +231,16 @@ class Delivery:
         tries = f" after {self.attempts} attempt{'' if self.attempts == 1 else 's'}" if self.attempts else ""
         return f"{self.signal} to {self.endpoint}: {self.reason or 'not accepted'}{tries}"
 
-    def as_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"state": "ok" if self.ok else "failed", "endpoint": self.endpoint}
-        out.update(items=self.items, attempts=self.attempts)
+    def as_json(self) -> SignalReport:
+        out: SignalReport = {
+            "state": "ok" if self.ok else "failed",
+            "endpoint": self.endpoint,
+            "items": self.items,
+            "attempts": self.attempts,
+        }
         if not self.ok:
-            out.update(http_status=self.http_status, reason=self.reason or "not accepted")
+            out["http_status"] = self.http_status
+            out["reason"] = self.reason or "not accepted"
         return out
 
 
@@ -273,13 +293,14 @@ class _Probe:
     reason: str | None = None
 
 
-def _recording_session(probe: _Probe) -> Any:
+def _recording_session(probe: _Probe) -> requests.Session:
     """A ``requests`` session (the exporter's public ``session`` option) that notes each request's
     HTTP status or network failure, so a failed send can say why."""
     import requests
 
     class RecordingSession(requests.Session):
-        def request(self, method: Any, url: Any, *args: Any, **kwargs: Any) -> Any:
+        # the exporter's arguments pass through as it gave them
+        def request(self, method: str, url: str | bytes, *args: Any, **kwargs: Any) -> requests.Response:
             # the exporter passes what is left of its deadline; at 0 no request is made (the HTTP
             # library refuses the value), so the last real answer stays the reason
             spent = kwargs.get("timeout") == 0 and probe.attempts > 0
@@ -315,10 +336,10 @@ class Sender:
             signal: None if os.environ.get(variable) else _recording_session(self.probes[signal])
             for signal, variable in _SESSION_VARIABLES.items()
         }
-        self.spans: Any = OTLPSpanExporter(
+        self.spans: SpanExporter = OTLPSpanExporter(
             endpoint=endpoints.traces, timeout=timeout, session=sessions["traces"]
         )
-        self.metrics: Any = OTLPMetricExporter(
+        self.metrics = OTLPMetricExporter(
             endpoint=endpoints.metrics, timeout=timeout, session=sessions["metrics"]
         )
         self.timeout = timeout

@@ -28,7 +28,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from toolkit.cm.report import check_usage
 from toolkit.core import cm_usage_format as usage_format
@@ -39,7 +39,12 @@ from toolkit.runtime.telemetry import normalize_event
 from toolkit.runtime.vocabulary import MODES, REASON_CODES
 from toolkit.usage.events import model_label
 
+if TYPE_CHECKING:
+    from toolkit.otel.shapes import BilledPart, DecisionProjection, EfficiencyEvent
+    from toolkit.usage.model import Call
+
 AttrValue = str | bool | int | float | tuple[str, ...]
+PointKey = tuple[tuple[str, str], ...]  # a metric point's attributes, sorted
 
 SCOPE_NAME = "workgroup-toolkit"
 GEN_AI_OPERATION = "chat"
@@ -96,17 +101,18 @@ class MetricRecord:
     unit: str
     description: str
     histogram: bool
-    points: dict[tuple[tuple[str, str], ...], Any] = field(default_factory=dict)
+    # a histogram's points are HistogramPoints, a sum's the running totals
+    points: dict[PointKey, HistogramPoint | float] = field(default_factory=dict)
 
     def add(self, attributes: Mapping[str, str], value: float, bounds: tuple[float, ...] = ()) -> None:
         key = tuple(sorted(attributes.items()))
+        point = self.points.get(key)
         if self.histogram:
-            point = self.points.get(key)
-            if point is None:
+            if not isinstance(point, HistogramPoint):  # the first value under these attributes
                 point = self.points[key] = HistogramPoint(bounds, [0] * (len(bounds) + 1))
             point.add(value)
         else:
-            self.points[key] = self.points.get(key, 0) + value
+            self.points[key] = (point if isinstance(point, (int, float)) else 0) + value
 
 
 @dataclass
@@ -140,7 +146,7 @@ def span_id_for(key: str) -> int:
     return stable_id("span", key, 64)
 
 
-def content_key(record: Mapping[str, Any]) -> str:
+def content_key(record: Mapping[str, object]) -> str:
     """The digest of a record's canonical JSON: its id when the record carries none."""
     text = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -158,7 +164,7 @@ class Occurrences:
         return f"{digest}#{number}"
 
 
-def efficiency_key(log_bytes: bytes, event: Mapping[str, Any]) -> str:
+def efficiency_key(log_bytes: bytes, event: Mapping[str, object]) -> str:
     """The key ``telemetry export`` will give ``event`` once appended after ``log_bytes``.
 
     Equal events get their occurrence number in log order; the local log writes each normalized
@@ -173,7 +179,7 @@ def to_ns(moment: datetime) -> int:
     return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
 
 
-def time_ns(value: Any) -> int | None:
+def time_ns(value: object) -> int | None:
     parsed = parse_rfc3339(value)
     return None if parsed is None else to_ns(parsed)
 
@@ -197,7 +203,7 @@ def _flagged(text: str, context: str) -> bool:
     return verdict
 
 
-def private_free(values: Mapping[str, Any], context: str) -> bool:
+def private_free(values: Mapping[str, object], context: str) -> bool:
     """The shared privacy engine's verdict on a flat record that would leave (True: nothing found).
 
     Exactly ``scan_value`` over the record (field names with the context's field rules, every
@@ -219,16 +225,12 @@ def private_free(values: Mapping[str, Any], context: str) -> bool:
 # ------------------------------------------------------------------ efficiency events
 
 
-def _set(attrs: dict[str, AttrValue], key: str, value: Any) -> None:
-    if value is None:
-        return
-    if isinstance(value, list):
-        attrs[key] = tuple(str(item) for item in value)
-    else:
+def _set(attrs: dict[str, AttrValue], key: str, value: AttrValue | None) -> None:
+    if value is not None:
         attrs[key] = value
 
 
-def efficiency_span(raw: Any, key: str, skipped: Skipped) -> SpanRecord | None:
+def efficiency_span(raw: object, key: str, skipped: Skipped) -> SpanRecord | None:
     """A span for one efficiency event of the local log, or None (counted in ``skipped``)."""
 
     event = _efficiency_event(raw, skipped)
@@ -254,7 +256,7 @@ def efficiency_span(raw: Any, key: str, skipped: Skipped) -> SpanRecord | None:
     )
 
 
-def _efficiency_event(raw: Any, skipped: Skipped) -> dict[str, Any] | None:
+def _efficiency_event(raw: object, skipped: Skipped) -> EfficiencyEvent | None:
     """The normalized efficiency event of a log row, or None with the reason counted in ``skipped``
     (another schema, private content, or an invalid event)."""
     if isinstance(raw, dict) and raw.get("schema") != "knowzcode.efficiency-event/v1":
@@ -265,10 +267,10 @@ def _efficiency_event(raw: Any, skipped: Skipped) -> dict[str, Any] | None:
     except RuntimeOpError as exc:
         skipped.add("private content" if exc.code == "PRIVATE_TELEMETRY" else "invalid event")
         return None
-    return event
+    return cast("EfficiencyEvent", event)  # checked and projected: the schema's shape
 
 
-def _efficiency_attrs(event: dict[str, Any]) -> dict[str, AttrValue]:
+def _efficiency_attrs(event: EfficiencyEvent) -> dict[str, AttrValue]:
     """The span attributes of a normalized efficiency event: its labels, the billed token counts in
     the GenAI conventions, the logical and outcome measures and the billed amount (None left out)."""
     attrs: dict[str, AttrValue] = {"workgroup.record": SOURCE_EFFICIENCY, "workgroup.event": event["event"]}
@@ -285,16 +287,16 @@ def _efficiency_attrs(event: dict[str, Any]) -> dict[str, AttrValue]:
     if billed["accounting_source"] != "unknown":
         attrs["workgroup.billed.accounting_source"] = billed["accounting_source"]
     _set_billed_tokens(attrs, billed)
-    for space in ("logical", "outcome"):
-        for name, value in event[space].items():
+    for space, measures in (("logical", event["logical"]), ("outcome", event["outcome"])):
+        for name, value in measures.items():
             _set(attrs, f"workgroup.{space}.{name}", value)
-    for name in ("amount", "units"):
-        _set(attrs, f"workgroup.billed.{name}", billed[name])
+    _set(attrs, "workgroup.billed.amount", billed["amount"])
+    _set(attrs, "workgroup.billed.units", billed["units"])
     _set(attrs, "workgroup.billed.currency", billed["currency"])
     return attrs
 
 
-def _set_billed_tokens(attrs: dict[str, AttrValue], billed: dict[str, Any]) -> None:
+def _set_billed_tokens(attrs: dict[str, AttrValue], billed: BilledPart) -> None:
     """The billed token counts as GenAI usage attributes: input includes both cache parts."""
     uncached, created, read = (
         billed["uncached_input_tokens"],
@@ -314,7 +316,7 @@ def _set_billed_tokens(attrs: dict[str, AttrValue], billed: dict[str, Any]) -> N
 DECISION_FIELDS = ("op", "mode", "reason_codes", "rollout", "at", "duration_ms", "id")
 
 
-def decision_projection(raw: Mapping[str, Any]) -> dict[str, Any] | None:
+def decision_projection(raw: Mapping[str, object]) -> DecisionProjection | None:
     """Only the vocabulary values of a decision; None when any of them is not ours."""
 
     op, mode, reasons = raw.get("op", "route"), raw.get("mode"), raw.get("reason_codes")
@@ -330,7 +332,7 @@ def decision_projection(raw: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"op": op, "mode": mode, "reason_codes": list(reasons), "rollout": rollout}
 
 
-def decision_span(raw: Any, key: str, skipped: Skipped) -> SpanRecord | None:
+def decision_span(raw: object, key: str, skipped: Skipped) -> SpanRecord | None:
     """A span for one decision: routing evidence of the local log, or a live runtime decision."""
     if not isinstance(raw, dict):
         skipped.add("invalid decision")
@@ -369,7 +371,7 @@ def decision_span(raw: Any, key: str, skipped: Skipped) -> SpanRecord | None:
 CM_ATTRIBUTES: dict[str, str] = dict(usage_format.OTEL_ATTRIBUTES)
 
 
-def cm_span(row: Any, skipped: Skipped) -> SpanRecord | None:
+def cm_span(row: object, skipped: Skipped) -> SpanRecord | None:
     """A CLIENT span for one completed CM model call (a ``model_usage`` row)."""
 
     if not isinstance(row, dict) or row.get("event") != "model_usage":
@@ -402,7 +404,7 @@ def cm_span(row: Any, skipped: Skipped) -> SpanRecord | None:
     )
 
 
-def _cm_attrs(row: dict[str, Any]) -> dict[str, AttrValue]:
+def _cm_attrs(row: Mapping[str, object]) -> dict[str, AttrValue]:
     """The span attributes of a ``model_usage`` row: its allowlisted scalar fields under their
     OTel names, and the GenAI provider name when the provider is one we know."""
     # free text (task, feature, node, labels) is not judged here: every string of the span passes
@@ -421,7 +423,7 @@ def _cm_attrs(row: dict[str, Any]) -> dict[str, AttrValue]:
 # ------------------------------------------------------------------ agent-log calls
 
 
-def agent_span(call: Any, key: str, skipped: Skipped) -> SpanRecord | None:
+def agent_span(call: Call, key: str, skipped: Skipped) -> SpanRecord | None:
     """A CLIENT span for one model call read from a Claude Code or Codex log (``toolkit.usage``).
 
     Only what ``workgroup usage --emit-events`` may put in an efficiency event leaves: the model
