@@ -9,17 +9,22 @@ Keys the allowlist projection drops are named on stderr, never silently lost.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
 from toolkit.cli import command_group
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from toolkit.otel.shapes import EfficiencyEvent, RecordAnswer
+
 # refusals (exit 1) versus malformed input (exit 2)
 _REFUSALS = frozenset({"PRIVATE_TELEMETRY"})
 
 
-def normalize_or_raise(raw: Any) -> tuple[dict[str, Any], list[str]]:
+def normalize_or_raise(raw: object) -> tuple[EfficiencyEvent, list[str]]:
     """The runtime's normalization with its codes mapped to the CLI's exit codes."""
     from toolkit.core.errors import InvalidInput, Refused
     from toolkit.runtime.codes import RuntimeOpError
@@ -27,14 +32,15 @@ def normalize_or_raise(raw: Any) -> tuple[dict[str, Any], list[str]]:
 
     event = raw.get("event") if isinstance(raw, dict) and isinstance(raw.get("event"), dict) else raw
     try:
-        return normalize_event(event)
+        normalized, dropped = normalize_event(event)
     except RuntimeOpError as exc:
         if exc.code in _REFUSALS:
             raise Refused(exc.code, exc.message) from None
         raise InvalidInput(exc.code, exc.message) from None
+    return cast("EfficiencyEvent", normalized), dropped  # checked and projected: the schema's shape
 
 
-def _live_key(log: Path, event: dict[str, Any]) -> str:
+def _live_key(log: Path, event: Mapping[str, object]) -> str:
     """The OTLP span key ``telemetry export`` will give this event (live mode spools it now)."""
     import json
 
@@ -82,7 +88,8 @@ def register(app: typer.Typer) -> None:
             say("dropped keys outside the event allowlist: " + ", ".join(dropped))
         say("recorded in the local telemetry log" if recorded else "telemetry is off: nothing recorded")
         if as_json:
-            emit_json({"recorded": recorded, "event": event, "dropped_keys": dropped})
+            answer: RecordAnswer = {"recorded": recorded, "event": event, "dropped_keys": dropped}
+            emit_json(answer)
 
     from toolkit.commands import telemetry_export
 

@@ -18,7 +18,7 @@ from toolkit.infra import livespool
 
 TYPE_CHECKING = False  # on every runtime decision: typing stays out of start-up
 if TYPE_CHECKING:
-    from typing import Any
+    from toolkit.otel.shapes import EfficiencyEvent, SpooledDecision, SpooledEfficiency
 
 
 def _stamp() -> str:
@@ -27,12 +27,12 @@ def _stamp() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{int((moment - whole) * 1e6):06d}Z"
 
 
-def decision_record(op: str, result: Mapping[str, Any], duration_ms: float) -> dict[str, Any] | None:
+def decision_record(op: str, result: Mapping[str, object], duration_ms: float) -> SpooledDecision | None:
     """The spooled form of a route or dispatch decision (vocabulary values only)."""
     routing = result.get("routing") if op == "dispatch" else result
     if not isinstance(routing, Mapping):
         return None
-    record: dict[str, Any] = {
+    record: SpooledDecision = {
         "kind": "decision",
         "id": os.urandom(16).hex(),
         "op": op,
@@ -47,7 +47,7 @@ def decision_record(op: str, result: Mapping[str, Any], duration_ms: float) -> d
     return record
 
 
-def emit_decision(start: str, op: str, result: Mapping[str, Any], duration_ms: float) -> None:
+def emit_decision(start: str, op: str, result: Mapping[str, object], duration_ms: float) -> None:
     """Spool a decision when the repository of ``start`` is in live mode (the hot path's hook)."""
     target = livespool.otel_target(start)
     if target is None:
@@ -57,8 +57,13 @@ def emit_decision(start: str, op: str, result: Mapping[str, Any], duration_ms: f
         livespool.emit(target, record)
 
 
-def emit_efficiency(start: str, event: Mapping[str, Any], key: str) -> None:
+def efficiency_record(event: EfficiencyEvent, key: str) -> SpooledEfficiency:
+    """The spooled form of a normalized efficiency event (a copy of it) and its span key."""
+    return {"kind": "efficiency", "key": key, "event": event.copy()}
+
+
+def emit_efficiency(start: str, event: EfficiencyEvent, key: str) -> None:
     """Spool a normalized efficiency event with the key ``telemetry export`` gives it too."""
     target = livespool.otel_target(start)
     if target is not None:
-        livespool.emit(target, {"kind": "efficiency", "key": key, "event": dict(event)})
+        livespool.emit(target, efficiency_record(event, key))
