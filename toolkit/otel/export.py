@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from toolkit.core.errors import EnvironmentFailure, InvalidInput
 from toolkit.core.timefmt import parse_rfc3339
@@ -25,6 +25,9 @@ from toolkit.otel.sdk import Sender, resolve_endpoints, undelivered_message
 from toolkit.otel.sources import agent_spans, cm_log_files, cm_spans, telemetry_log_spans
 from toolkit.otel.spans import Skipped, SpanRecord, metrics_for, to_ns
 from toolkit.otel.withhold import Withholder, load_key
+
+if TYPE_CHECKING:
+    from toolkit.otel.shapes import ExportSummary
 
 _RELATIVE = re.compile(r"^(\d{1,6})([mhd])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days"}
@@ -105,7 +108,7 @@ class ExportRequest:
     agent_workdir: Path | None = None  # None: the agent calls of every project
 
 
-def export(request: ExportRequest, *, now: datetime, roots: Callable[[], list[str]]) -> dict[str, Any]:
+def export(request: ExportRequest, *, now: datetime, roots: Callable[[], list[str]]) -> ExportSummary:
     """Collect, map and (unless ``dry_run``) send; returns the summary the command prints."""
     since_ns = parse_since(request.since, now)
 
@@ -149,7 +152,7 @@ def export(request: ExportRequest, *, now: datetime, roots: Callable[[], list[st
 
     # map and count in one pass, no span kept: memory does not grow with the logs
     metrics = withholder.metrics(metrics_for(checked()))
-    summary: dict[str, Any] = {
+    summary: ExportSummary = {
         "spans": sum(by_source.values()),
         "by_source": by_source,
         "metric_points": sum(len(metric.points) for metric in metrics),

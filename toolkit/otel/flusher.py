@@ -23,7 +23,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from toolkit.core.errors import ToolkitError
 from toolkit.core.timefmt import format_utc
@@ -33,9 +33,14 @@ from toolkit.infra.git import discover, root_commit_ids
 from toolkit.infra.livespool import FLUSHER_LOCK, SPOOL
 from toolkit.infra.store import atomic_write
 from toolkit.otel.resource import repository_id, resource_attributes
-from toolkit.otel.sdk import Sender, resolve_endpoints
-from toolkit.otel.spans import Skipped, cm_span, decision_span, efficiency_span
+from toolkit.otel.sdk import Delivery, Sender, resolve_endpoints
+from toolkit.otel.spans import Skipped, SpanRecord, cm_span, decision_span, efficiency_span
 from toolkit.otel.withhold import Withholder, load_key
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from toolkit.otel.shapes import FlusherStatus, LastError, NotSentSignal, TracesStatus
 
 IDLE_SECONDS = 2.0
 GIVE_UP_SECONDS = 30.0  # the default of OTEL_BSP_EXPORT_TIMEOUT (milliseconds there)
@@ -69,7 +74,7 @@ def rotate(otel_dir: Path) -> Path | None:
     return batch
 
 
-def spans_of(batch: Path) -> list[Any]:
+def spans_of(batch: Path) -> list[SpanRecord]:
     """The spans of one batch file; unreadable or refused lines are dropped (never sent)."""
 
     skipped = Skipped()
@@ -77,7 +82,7 @@ def spans_of(batch: Path) -> list[Any]:
     with open(batch, "rb") as handle:
         for raw in handle:
             try:
-                record = json.loads(raw)
+                record: object = json.loads(raw)
             except ValueError:
                 continue
             if not isinstance(record, dict):
@@ -101,42 +106,43 @@ def _stamp() -> str:
     return format_utc(now_utc())
 
 
-def _status(otel_dir: Path, **values: Any) -> None:
+def _status(otel_dir: Path, values: FlusherStatus) -> None:
 
-    values["at"] = _stamp()
     try:
         atomic_write(otel_dir / STATUS, (json.dumps(values, sort_keys=True) + "\n").encode())
     except OSError:
         pass
 
 
-def _previous_traces(otel_dir: Path) -> dict[str, Any]:
-    """The ``signals.traces`` entry an earlier flusher left (its last success and last error)."""
+def _previous_traces(otel_dir: Path) -> TracesStatus:
+    """A new flusher's traces entry, with the last success and last error an earlier flusher left
+    in ``signals.traces`` (none when there is no readable entry)."""
 
     try:
         handle = open_regular(otel_dir / STATUS, what="otel status", missing_ok=True)
     except (FileRefused, OSError):
-        return {}
+        return _carried_traces({})
     if handle is None:
-        return {}
+        return _carried_traces({})
     try:
         with handle:
-            status = loads_bounded(handle.read(65_536), what="otel status")
+            status: object = loads_bounded(handle.read(65_536), what="otel status")
     except (FileRefused, OSError, ValueError):
-        return {}
+        return _carried_traces({})
     signals = status.get("signals") if isinstance(status, dict) else None
     traces = signals.get("traces") if isinstance(signals, dict) else None
     if not isinstance(traces, dict):
-        return {}
+        return _carried_traces({})
     return _carried_traces(traces)
 
 
-def _carried_traces(traces: dict[str, Any]) -> dict[str, Any]:
-    """What a new flusher keeps of an earlier traces entry: the last success time, and the last
-    error's string and integer fields."""
-    error = traces.get("last_error")
+def _carried_traces(traces: Mapping[str, object]) -> TracesStatus:
+    """A new flusher's traces entry: no state yet; of an earlier entry, the last success time and
+    the last error's string and integer fields."""
+    success, error = traces.get("last_success"), traces.get("last_error")
     return {
-        "last_success": traces["last_success"] if isinstance(traces.get("last_success"), str) else None,
+        "state": None,
+        "last_success": success if isinstance(success, str) else None,
         "last_error": {k: v for k, v in error.items() if isinstance(v, (str, int))}
         if isinstance(error, dict)
         else None,
@@ -144,7 +150,7 @@ def _carried_traces(traces: dict[str, Any]) -> dict[str, Any]:
 
 
 # live mode sends spans only (the collector derives rate and latency metrics from them)
-METRICS_LIVE = {
+METRICS_LIVE: NotSentSignal = {
     "state": "not_sent",
     "reason": "live mode sends spans only; telemetry export --otlp sends the metrics",
 }
@@ -153,12 +159,11 @@ METRICS_LIVE = {
 class Flusher:
     def __init__(self, otel_dir: Path) -> None:
         self.dir = otel_dir
-        self.sender: Any = None
+        self.sender: Sender | None = None
         self.resource: dict[str, str] | None = None
-        self.withholder: Any = None  # toolkit.otel.withhold.Withholder, on the first batch
+        self.withholder: Withholder | None = None  # on the first batch
         # status.json's traces entry, carried over from the flusher before (last success, last error)
-        self.traces: dict[str, Any] = {"state": None, "last_success": None, "last_error": None}
-        self.traces.update(_previous_traces(otel_dir))
+        self.traces = _previous_traces(otel_dir)
         # the retry state of one run(): since when the collector refuses, and the current pause
         self.failing_since: float | None = None
         self.pause = 0.5
@@ -171,7 +176,7 @@ class Flusher:
             attrs = resource_attributes(os.environ, repository=repository_id(self.dir, self._roots))
             self.resource = self._withholder().resource(attrs)
 
-    def _withholder(self) -> Any:
+    def _withholder(self) -> Withholder:
 
         if self.withholder is None:
             self.withholder = Withholder(load_key(self.dir))
@@ -184,13 +189,13 @@ class Flusher:
         except ToolkitError:  # no repository any more: export without the id
             return []
 
-    def send(self, batch: Path) -> Any:
+    def send(self, batch: Path) -> Delivery | None:
         """Send one batch; the ``sdk.Delivery`` of its spans, or None when it held none to send."""
         spans = spans_of(batch)
         delivery = None
         if spans:
             self._connect()
-            assert self.resource is not None
+            assert self.sender is not None and self.resource is not None
             spans = self._withholder().spans(spans)  # every string passes the telemetry context
             delivery = self.sender.send_spans(spans, self.resource)
             if not delivery.ok:
@@ -198,7 +203,9 @@ class Flusher:
         batch.unlink()
         return delivery
 
-    def report(self, code: str | None = None, reason: str | None = None, delivery: Any = None) -> None:
+    def report(
+        self, code: str | None = None, reason: str | None = None, delivery: Delivery | None = None
+    ) -> None:
         """Write status.json after a delivery attempt: ``ok`` once nothing is left to deliver and the
         last attempt succeeded; otherwise the code and a message that names the signal and why."""
         pending = len(self.pending())
@@ -210,27 +217,28 @@ class Flusher:
             traces["last_success"] = _stamp()
         else:
             traces["state"] = "failed"
-            error: dict[str, Any] = {"code": code, "reason": reason or "not accepted", "at": _stamp()}
+            error: LastError = {"code": code, "reason": reason or "not accepted", "at": _stamp()}
             if delivery is not None:
-                error.update(attempts=delivery.attempts, http_status=delivery.http_status)
+                error["attempts"], error["http_status"] = delivery.attempts, delivery.http_status
             traces["last_error"] = error
         traces["pending_batches"] = pending
-        values: dict[str, Any] = {
+        values: FlusherStatus = {
             "ok": code is None and pending == 0,
             "pending": pending,
             "withheld": self._withheld(),
-            "signals": {"traces": dict(traces), "metrics": METRICS_LIVE},
+            "signals": {"traces": traces.copy(), "metrics": METRICS_LIVE},
+            "at": _stamp(),
         }
         if code is not None:
             where = delivery.describe() if delivery is not None else f"traces: {reason or code}"
             values["error"] = code
             kept = f"{pending} batch{'' if pending == 1 else 'es'} kept for retry"
             values["message"] = f"{code}: {where}; {kept}"
-        _status(self.dir, **values)
+        _status(self.dir, values)
 
     def _withheld(self) -> int:
         """Values this flusher replaced by a pseudonym so far (status.json ``withheld``)."""
-        return 0 if self.withholder is None else int(self.withholder.count)
+        return 0 if self.withholder is None else self.withholder.count
 
     def pending(self) -> list[Path]:
         return sorted(self.dir.glob("batch-*.jsonl"))
