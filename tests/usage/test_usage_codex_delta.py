@@ -87,7 +87,7 @@ def test_calls_follow_the_running_total_rules(
             lines.append(_tc(f"2026-02-10T09:{n // 60:02d}:{n % 60:02d}.500Z", total, last, limit_id=key))
         path = home / "sessions" / "2026" / "02" / "10" / "rollout-2026-02-10T09-00-00-0000aaaa.jsonl"
         _write(path, lines)
-        log = codex.read(LogFile("codex", path, home), 0, codex.Registry())
+        log = codex.read(LogFile("codex", str(path), home), 0, codex.Registry())
     got = [
         (c.input, c.cache_read, c.output, c.reasoning, c.context) for c in log.items if isinstance(c, Call)
     ]

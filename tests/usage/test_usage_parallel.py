@@ -141,8 +141,8 @@ def test_a_probe_answers_not_seen_and_keeps_the_questions(tmp_path: Path) -> Non
 
 
 def test_automatic_jobs_wait_for_enough_logs(tmp_path: Path) -> None:
-    small = [LogFile("claude", tmp_path / "a.jsonl", tmp_path, size=1 << 20)]
-    large = [LogFile("codex", tmp_path / f"{n}.jsonl", tmp_path, size=40 << 20) for n in range(2)]
+    small = [LogFile("claude", str(tmp_path / "a.jsonl"), tmp_path, size=1 << 20)]
+    large = [LogFile("codex", str(tmp_path / f"{n}.jsonl"), tmp_path, size=40 << 20) for n in range(2)]
     assert auto_jobs(small) == 1
     assert auto_jobs(large) == max(1, min(4, os.cpu_count() or 1))
 
@@ -345,7 +345,7 @@ def test_a_rollout_head_is_read_whole_however_long_its_first_lines(tmp_path: Pat
         ),
     ]
     path.write_text("\n".join(lines) + "\n")
-    log = LogFile("codex", path, tmp_path, size=path.stat().st_size)
+    log = LogFile("codex", str(path), tmp_path, size=path.stat().st_size)
     got = fold._head_of(log)
     assert got == codex.head(path.read_bytes())
     assert (got.session, got.parent, got.metas) == ("child", "parent", 2)
@@ -472,5 +472,5 @@ def test_a_file_that_grew_or_shrank_since_the_walk_is_read_as_it_is_now(tmp_path
     path = tmp_path / "live.jsonl"
     data = os.urandom(1_500_000).hex().encode()  # 3 MB
     path.write_bytes(data)
-    assert fold._read(LogFile("claude", path, tmp_path, size=walked)) == data
-    assert fold._read(LogFile("claude", tmp_path / "gone.jsonl", tmp_path, size=walked)) is None
+    assert fold._read(LogFile("claude", str(path), tmp_path, size=walked)) == data
+    assert fold._read(LogFile("claude", str(tmp_path / "gone.jsonl"), tmp_path, size=walked)) is None

@@ -23,7 +23,7 @@ def _calls(tmp_path: Path, lines: list[str]) -> list[tuple[str | None, int, int]
     path = tmp_path / "projects" / "-p" / "s-1.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
-    read = claude.read(LogFile("claude", path, tmp_path / "projects"), 0)
+    read = claude.read(LogFile("claude", str(path), tmp_path / "projects"), 0)
     return [(c.msg_id, c.tokens, c.output) for c in read.items if isinstance(c, Call)]
 
 
@@ -53,5 +53,5 @@ def test_a_torn_spaced_last_line_is_decoded_on_its_own(tmp_path: Path) -> None:
     path = tmp_path / "projects" / "-p" / "s-1.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text(whole)  # no newline
-    read = claude.read(LogFile("claude", path, tmp_path / "projects"), 0)
+    read = claude.read(LogFile("claude", str(path), tmp_path / "projects"), 0)
     assert [c.msg_id for c in read.items if isinstance(c, Call)] == ["msg_A"]

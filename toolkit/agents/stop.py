@@ -96,7 +96,7 @@ def transcript_files(agent: str, transcript: str | None) -> list[LogFile]:
     if info is None:
         return []
     root = _log_root(path, agent)
-    files = [LogFile(agent, path, root, False, info.st_size, info.st_mtime)]
+    files = [LogFile(agent, str(path), root, False, info.st_size, info.st_mtime)]
     if agent == "claude":
         files += _subagent_files(agent, path, root)
     return files
@@ -123,7 +123,7 @@ def _subagent_files(agent: str, path: Path, root: Path) -> list[LogFile]:
         sub = subs / name
         if name.endswith(".jsonl") and sub.is_file() and not sub.is_symlink():
             sub_info = sub.stat()
-            files.append(LogFile(agent, sub, root, False, sub_info.st_size, sub_info.st_mtime))
+            files.append(LogFile(agent, str(sub), root, False, sub_info.st_size, sub_info.st_mtime))
     return files
 
 

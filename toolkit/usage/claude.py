@@ -76,10 +76,10 @@ _valid_ts = rules.valid_ts
 
 def _relative_parts(log: LogFile) -> tuple[str, ...]:
     """The file's path below its root, as parts (string work: ``relative_to`` costs more per file)."""
-    path, root = str(log.path), str(log.root)
+    path, root = log.path, str(log.root)
     if path.startswith(root) and path[len(root) : len(root) + 1] == os.sep:
         return tuple(path[len(root) + 1 :].split(os.sep))
-    return log.path.relative_to(log.root).parts
+    return Path(path).relative_to(log.root).parts
 
 
 def _stem(name: str) -> str:
@@ -92,7 +92,7 @@ def where(log: LogFile) -> tuple[str, bool, str, str]:
     """(session id from the path, whether the file is a subagent's, its project folder, the file's
     stem), from one split of the path below its root."""
     rel = _relative_parts(log)
-    name = _stem(rel[-1]) if rel else log.path.stem
+    name = _stem(rel[-1] if rel else os.path.basename(log.path))
     folder = rel[0] if len(rel) > 1 else "unknown"
     if len(rel) >= 4 and rel[-2] == "subagents":
         return rel[-3], True, folder, name
@@ -184,7 +184,7 @@ def read(log: LogFile, index: int, data: bytes | None = None) -> FileLog:
     line; only that line becomes a ``Call``, after the whole file is read.
     """
     session, subagent, folder, stem = where(log)
-    path_hash = hashed(str(log.path), "f-")
+    path_hash = hashed(log.path, "f-")
     out = FileLog("claude", path_hash, session, "")
     lines = _lines(log, data, out)
     project = ""
@@ -216,7 +216,8 @@ def _lines(log: LogFile, data: bytes | None, out: FileLog) -> Iterable[_Line]:
     """The file's lines (``data``, else read from disk): all through the typed decoder in one call,
     else, when one line does not fit it, the candidate lines one by one."""
     if data is None:
-        data = log.path.read_bytes()
+        with open(log.path, "rb") as file:
+            data = file.read()
     decoded = _all_lines(data, out)
     return decoded if decoded is not None else _candidates(data, out)
 
@@ -348,7 +349,7 @@ def _last_stamp(data: bytes, whole: bool) -> str | None:
     return None
 
 
-def first_stamp(path: Path, size: int | None = None) -> str | None:
+def first_stamp(path: str | os.PathLike[str], size: int | None = None) -> str | None:
     """The time of a log's first timestamped line (a top-level ``timestamp``), read from its start
     only (``size``: the file's size as the walk found it, else asked of the file); None when there
     is none there or the file cannot be read."""
@@ -364,7 +365,7 @@ def first_stamp(path: Path, size: int | None = None) -> str | None:
         os.close(fd)
 
 
-def last_stamp(path: Path) -> str | None:
+def last_stamp(path: str | os.PathLike[str]) -> str | None:
     """The time of a log's last timestamped line, read from its end only (a torn last line, a
     session still being written, is passed over); None when there is none there."""
     try:
@@ -379,7 +380,7 @@ def last_stamp(path: Path) -> str | None:
         os.close(fd)
 
 
-def stamps(path: Path) -> tuple[str | None, str | None]:
+def stamps(path: str | os.PathLike[str]) -> tuple[str | None, str | None]:
     """``first_stamp`` and ``last_stamp`` of one log, with one open."""
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -426,4 +427,4 @@ def last_stamp_in(data: bytes) -> str | None:
 
 def session_of(path: Path, root: Path) -> str:
     """The session a file belongs to by its path alone (used to pick files for ``usage session``)."""
-    return _placement(LogFile("claude", path, root))[0] or path.stem
+    return _placement(LogFile("claude", os.fspath(path), root))[0] or path.stem

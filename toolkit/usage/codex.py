@@ -20,7 +20,7 @@ import msgspec
 from msgspec.structs import astuple
 
 from toolkit.usage.model import Boundary, Call, FileLog
-from toolkit.usage.sources import LogFile, hashed, project_hash
+from toolkit.usage.sources import LogFile, folder_name, hashed, project_hash, stem
 
 _MARKERS = (
     (b'"type":"token_count"', 0),
@@ -270,11 +270,12 @@ def read(
     """Parse one rollout (archived copies of live sessions are left out before, in ``fold``;
     ``info``: its ``head``, when the plan read it already)."""
     if data is None:
-        data = log.path.read_bytes()
+        with open(log.path, "rb") as file:
+            data = file.read()
     if info is None:
         info = head(data)
-    session = info.session or log.path.stem
-    path_hash = hashed(str(log.path), "f-")
+    session = info.session or stem(log.path)
+    path_hash = hashed(log.path, "f-")
     group = info.parent if info.subagent and info.parent else session
     out = FileLog("codex", path_hash, group, project_hash(info.cwd) if info.cwd else "")
     _calls(out, _lines(data, out), info, session, registry)
@@ -286,7 +287,7 @@ def _settle_project(out: FileLog, log: LogFile) -> None:
     """The rollout's project (its folder's name hashed when no line named a working folder), set on
     the calls made before it was known."""
     if not out.project:
-        out.project = hashed(log.path.parent.name)
+        out.project = hashed(folder_name(log.path))
     for item in out.items:
         if isinstance(item, Call) and item.project != out.project:
             item.project = out.project  # calls made before the project was known

@@ -28,7 +28,7 @@ from toolkit.core.errors import InvalidInput
 from toolkit.usage import claude, codex
 from toolkit.usage.dedup import Probe, Seen, answers_none, dedup_session, fresh
 from toolkit.usage.model import Boundary, Call, FileLog
-from toolkit.usage.sources import LogFile, discover
+from toolkit.usage.sources import LogFile, discover, folder_name, stem
 
 if TYPE_CHECKING:
     from toolkit.usage.shapes import UsageTotals
@@ -87,10 +87,10 @@ class Known(msgspec.Struct):
 def _claude_units(files: list[LogFile], known: Known | None = None, settle: bool = False) -> list[Unit]:
     """A session's file and its subagent files (same session id, any root); older ``agent-*`` files alone."""
     groups: dict[str, list[LogFile]] = {}
-    for log in sorted(files, key=lambda f: (f.mtime, str(f.path))):
+    for log in sorted(files, key=lambda f: (f.mtime, f.path)):
         session, _subagent, _folder, name = claude.where(log)
         session = session or name  # ``claude.session_of``
-        key = str(log.path) if name.startswith("agent-") and session == name else session
+        key = log.path if name.startswith("agent-") and session == name else session
         groups.setdefault(key, []).append(log)
     units = [Unit("claude", group) for group in groups.values()]
     _by_age(units, known or Known(), settle)
@@ -141,14 +141,14 @@ def _sort_by_age(units: list[Unit], firsts: list[str], lasts: list[str]) -> None
 def _first_of(log: LogFile, read: Mapping[LogFile, tuple[str | None, str | None]]) -> str:
     """A Claude file's first time: as ``prepare`` read it, else read now; its modification time when
     it has none."""
-    found = read.get(log)
+    found = read.get(log) if read else None
     return (found[0] if found is not None else claude.first_stamp(log.path, log.size)) or _iso(log.mtime)
 
 
 def _last_of(log: LogFile, read: Mapping[LogFile, tuple[str | None, str | None]]) -> str:
     """A Claude file's last time: as ``prepare`` read it, else read now from its end; its
     modification time when it has none."""
-    found = read.get(log)
+    found = read.get(log) if read else None
     return (found[1] if found is not None else claude.last_stamp(log.path)) or _iso(log.mtime)
 
 
@@ -167,15 +167,15 @@ def _own(unit: Unit) -> list[LogFile]:
     files = unit.files
     if len(files) == 1:
         return files
-    return [f for f in files if f.path.parent.name != "subagents"] or files
+    return [f for f in files if folder_name(f.path) != "subagents"] or files
 
 
 def _age_key(unit: Unit, last: str) -> tuple[str, float, str]:
     """After the first time: the last time, then modification time and path (``_by_age``)."""
     files = unit.files
     if len(files) == 1:
-        return last, files[0].mtime, str(files[0].path)
-    return last, max(f.mtime for f in files), min(str(f.path) for f in files)
+        return last, files[0].mtime, files[0].path
+    return last, max(f.mtime for f in files), min(f.path for f in files)
 
 
 def _iso(mtime: float) -> str:
@@ -262,9 +262,9 @@ def _codex_threads(
     """Each thread's files (``sessions/`` first, then by path; an archived copy of a live session
     left out) and the (id, parent) its first file's head names, by thread id (the file's stem when
     the head names none)."""
-    ordered = sorted(files, key=lambda f: (f.archived, str(f.path)))
+    ordered = sorted(files, key=lambda f: (f.archived, f.path))
     heads = _codex_heads(ordered, known, keep)
-    ids = [head[0] or log.path.stem for head, log in zip(heads, ordered, strict=True)]
+    ids = [head[0] or stem(log.path) for head, log in zip(heads, ordered, strict=True)]
     live = {sid for sid, log in zip(ids, ordered, strict=True) if not log.archived}
     by_id: dict[str, list[LogFile]] = {}
     first_head: dict[str, tuple[str | None, str | None]] = {}
@@ -354,7 +354,7 @@ def _prepare_task(task: int) -> list[tuple[str | None, str | None]]:
     for log in _PREPARED[task * _PREPARE_FILES : (task + 1) * _PREPARE_FILES]:
         if log.source == "codex":
             out.append(_id_and_parent(_head_of(log)))
-        elif log.path.parent.name != "subagents":
+        elif folder_name(log.path) != "subagents":
             out.append(claude.stamps(log.path))
         else:  # read only for a session without a file of its own
             out.append((None, None))
@@ -380,7 +380,7 @@ def prepare(files: list[LogFile], jobs: int) -> Known:
             ):
                 if log.source == "codex":
                     known.heads[log] = found
-                elif log.path.parent.name != "subagents":
+                elif folder_name(log.path) != "subagents":
                     known.stamps[log] = found
     finally:
         results.close()

@@ -36,7 +36,7 @@ def project_hash(cwd: str) -> str:
 
 class LogFile(msgspec.Struct, frozen=True):
     source: str  # "claude" | "codex"
-    path: Path
+    path: str  # as the walk found it (a string: no ``Path`` is built per file)
     root: Path  # the projects/ folder (Claude) or the Codex home
     archived: bool = False  # Codex archived_sessions/ copy
     size: int = 0
@@ -112,7 +112,7 @@ def codex_roots(environ: Mapping[str, str]) -> list[Path]:
 
 
 def _walk(folder: Path) -> list[str]:
-    """The ``*.jsonl`` paths below ``folder`` (strings: a ``Path`` is made once per kept file), in
+    """The ``*.jsonl`` paths below ``folder`` (strings, as ``LogFile`` keeps them), in
     ``os.walk``'s order (a folder's files as listed, then its subfolders sorted, depth first;
     symlinked folders are not entered, an unreadable folder is passed over), with one ``scandir``
     per folder and no second listing."""
@@ -147,7 +147,19 @@ def _stat(source: str, path: str, root: Path, archived: bool = False) -> LogFile
         return None
     if not stat.S_ISREG(info.st_mode):  # a FIFO, socket or device named *.jsonl would block the read
         return None
-    return LogFile(source, Path(path), root, archived, info.st_size, info.st_mtime)
+    return LogFile(source, path, root, archived, info.st_size, info.st_mtime)
+
+
+def stem(path: str) -> str:
+    """``PurePath.stem`` of a file's path, as string work."""
+    name = os.path.basename(path)
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
+
+
+def folder_name(path: str) -> str:
+    """``PurePath.parent.name`` of a file's path, as string work."""
+    return os.path.basename(os.path.dirname(path))
 
 
 def discover(source: str, environ: Mapping[str, str]) -> list[LogFile]:
