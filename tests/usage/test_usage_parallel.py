@@ -346,9 +346,26 @@ def test_a_rollout_head_is_read_whole_however_long_its_first_lines(tmp_path: Pat
     ]
     path.write_text("\n".join(lines) + "\n")
     log = LogFile("codex", str(path), tmp_path, size=path.stat().st_size)
-    got = fold._head_of(log)
+    keep: dict[LogFile, codex.Head] = {}
+    got = fold._head_of(log, keep)
     assert got == codex.head(path.read_bytes())
     assert (got.session, got.parent, got.metas) == ("child", "parent", 2)
+    assert keep == {log: got}  # every line it looked at was read whole: the read of the file needs no other
+
+
+@pytest.mark.parametrize("width", [10, 20_000, 70_000])
+def test_a_rollout_head_cut_short_is_not_kept_for_the_read(tmp_path: Path, width: int) -> None:
+    """A rollout still being written, its first line not yet ended: the head read is not kept (the
+    read of the whole file takes its own), whatever the number of reads it took."""
+    from toolkit.usage import codex
+
+    path = tmp_path / "rollout.jsonl"
+    meta = {"timestamp": "2026-02-01T10:00:00.000Z", "type": "session_meta", "payload": {"id": "a" * width}}
+    path.write_text(_compact_json(meta)[:-2])
+    log = LogFile("codex", str(path), tmp_path, size=path.stat().st_size)
+    keep: dict[LogFile, codex.Head] = {}
+    assert fold._head_of(log, keep) == codex.head(path.read_bytes())
+    assert keep == {}
 
 
 def _compact_json(value: object) -> str:

@@ -196,19 +196,22 @@ def _head_of(log: LogFile, keep: dict[LogFile, codex.Head] | None = None) -> cod
         return codex.Head()
     try:
         data = _read_upto(fd, 1 << 14)
-        if not _head_read(data):
+        whole = _head_read(data)
+        if not whole:
             data += _read_upto(fd, (1 << 16) - len(data))
-        while not _head_read(data) and len(data) < (1 << 24):
+            whole = _head_read(data)
+        while not whole and len(data) < (1 << 24):
             more = _read_upto(fd, 1 << 20)
             if not more:
                 break
             data += more
+            whole = _head_read(data)
     except OSError:
         return codex.Head()
     finally:
         os.close(fd)
     found = codex.head(data)
-    if keep is not None and _head_read(data):
+    if keep is not None and whole:
         keep[log] = found
     return found
 
