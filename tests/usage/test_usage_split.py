@@ -16,7 +16,7 @@ from support.usage_fixtures import _usage, _write, assistant, build
 
 from toolkit.usage import claude, fold
 from toolkit.usage.fold import Collect, Ledger, by_source, fold_logs, read_logs
-from toolkit.usage.sources import LogFile, _walk, discover
+from toolkit.usage.sources import LogFile, _walk, discover, hashed
 
 T0 = 1_767_000_000.0
 forking = pytest.mark.skipif(not hasattr(os, "fork"), reason="worker processes need fork")
@@ -374,3 +374,24 @@ def test_a_working_folder_is_hashed_once_and_the_same() -> None:
     for n in range(5000):  # the memo stays bounded whatever the history
         assert sources.project_hash(f"/tmp/p{n}") == sources.hashed(f"/tmp/p{n}")
     assert len(sources._PROJECTS) <= 4096
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 0])
+def test_files_that_vanish_between_the_walk_and_the_read_are_passed_over(tmp_path: Path, jobs: int) -> None:
+    """A session file and a rollout removed after the walk found them: the run reads what is left,
+    as a walk after the removal would, and counts neither file (no error, no partial record)."""
+    env = build(tmp_path)
+    walked = discover("all", env)
+    gone = [
+        next(f for f in walked if f.source == "claude" and os.sep + "subagents" + os.sep not in f.path),
+        next(f for f in walked if f.source == "codex"),
+    ]
+    for log in gone:
+        os.unlink(log.path)
+    left = discover("all", env)
+    assert len(left) == len(walked) - 2
+    reference = read_logs(left, 1)
+    ledger = read_logs(walked, jobs)
+    assert _calls(ledger) == _calls(reference) and _counts(ledger) == _counts(reference)
+    read = {log.path_hash for log in ledger.logs}
+    assert read and not read & {hashed(log.path, "f-") for log in gone}
