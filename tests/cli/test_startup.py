@@ -21,14 +21,13 @@ What may be loaded where:
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.entry_modules import ROOT, SCRIPTS, entry_modules
 from support.entry_samples import (
     CAPSULE_RECORD,
     HOOK_SAMPLES,
@@ -40,9 +39,6 @@ from support.harness import GitRepo, run_workgroup
 # what a process imports is the subject here: coverage must not add its own modules to the child
 pytestmark = pytest.mark.usefixtures("without_coverage")
 
-ROOT = Path(__file__).resolve().parents[2]
-PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-SCRIPTS: dict[str, str] = PYPROJECT["project"]["scripts"]
 
 CLI_AND_MODELS = frozenset({"typer", "click", "rich", "pydantic", "pydantic_core"})
 RUNTIME_FORBIDDEN = CLI_AND_MODELS | {"pygit2", "yaml"}
@@ -58,23 +54,6 @@ HOOK_FORBIDDEN: dict[str, frozenset[str]] = {
 CM_FORBIDDEN = NO_GIT
 HELP_FORBIDDEN = frozenset({"pydantic", "pydantic_core", "pygit2"})
 
-# Runs one console-script target the way its generated launcher does, then records the modules.
-WRAPPER = """\
-import importlib, json, sys
-side, target = sys.argv[1], sys.argv[2]
-sys.argv = [sys.argv[3]] + sys.argv[4:]
-module, _, func = target.partition(":")
-code = 0
-try:
-    code = getattr(importlib.import_module(module), func)()
-except SystemExit as exc:
-    code = exc.code
-finally:
-    with open(side, "w", encoding="utf-8") as fh:
-        json.dump(sorted(sys.modules), fh)
-raise SystemExit(code)
-"""
-
 
 def run_entry(
     tmp_path: Path,
@@ -85,22 +64,7 @@ def run_entry(
     env: dict[str, str] | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     """Run console script ``script`` through the wrapper; return the process and top-level modules."""
-    wrapper = tmp_path / "entry_wrapper.py"
-    wrapper.write_text(WRAPPER, encoding="utf-8")
-    side = tmp_path / f"modules-{script}.json"
-    side.unlink(missing_ok=True)
-    proc = subprocess.run(
-        [sys.executable, str(wrapper), str(side), SCRIPTS[script], script, *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        cwd=cwd or tmp_path,
-        env={**os.environ, **(env or {})},
-        timeout=120,
-        check=False,
-    )
-    assert side.is_file(), f"{script} did not finish: {proc.stderr[-2000:]}"
-    modules: list[str] = json.loads(side.read_text(encoding="utf-8"))
+    proc, modules = entry_modules(tmp_path, script, *args, stdin=stdin, cwd=cwd, env=env)
     return proc, {name.split(".")[0] for name in modules}
 
 
@@ -144,7 +108,7 @@ def test_runtime_route_is_standard_library_only(batch: bool, git_repo: GitRepo, 
 # listed: the console-script launcher pip writes imports ``re`` itself, and ``json`` needs it.
 RUNTIME_AVOIDED = frozenset({"pathlib", "dataclasses", "inspect", "typing", "urllib", "datetime"})
 
-# Like WRAPPER, but importing nothing itself (not even json) and recording only the modules
+# Like support.entry_modules.WRAPPER, but importing nothing itself (not even json) and recording only the modules
 # loaded after interpreter start-up (``site`` may load more: an editable install's path finder
 # imports pathlib), so the record is the entry point's own. It calls ``toolkit.entry:main`` as
 # the ``workgroup`` launcher does.

@@ -7,41 +7,20 @@ records every module it loaded, submodules included."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+from support.entry_modules import entry_modules
 from support.entry_samples import HOOK_SAMPLES
 from support.harness import GitRepo
 
 pytestmark = pytest.mark.usefixtures("without_coverage")  # what the child imports is the subject
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPTS: dict[str, str] = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
-    "scripts"
-]
 ANNOTATIONS_ONLY = (
     "toolkit.core.finding_shapes",
     "toolkit.core.jsontypes",
     "toolkit.infra.config_shapes",
 )
-WRAPPER = """\
-import importlib, json, sys
-side, target = sys.argv[1], sys.argv[2]
-sys.argv = sys.argv[3:]
-module, _, func = target.partition(":")
-code = 0
-try:
-    code = getattr(importlib.import_module(module), func)()
-except SystemExit as exc:
-    code = exc.code
-finally:
-    open(side, "w", encoding="utf-8").write(json.dumps(sorted(sys.modules)))
-sys.exit(code)
-"""
 
 
 @pytest.mark.parametrize(
@@ -59,18 +38,7 @@ def test_a_failing_content_hook_loads_no_annotation_module(
     rel, _, failing = HOOK_SAMPLES[hook]
     assert failing is not None
     git_repo.write(rel, failing)
-    wrapper = tmp_path / "wrapper.py"
-    wrapper.write_text(WRAPPER, encoding="utf-8")
-    side = tmp_path / "modules.json"
-    proc = subprocess.run(
-        [sys.executable, str(wrapper), str(side), SCRIPTS[hook], hook, rel],
-        capture_output=True,
-        text=True,
-        cwd=git_repo.path,
-        timeout=120,
-        check=False,
-    )
+    proc, loaded = entry_modules(tmp_path, hook, rel, cwd=git_repo.path)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # findings were built and printed
-    loaded = set(json.loads(side.read_text(encoding="utf-8")))
     assert "toolkit.core.findings" in loaded  # the subject ran
     assert sorted(loaded.intersection(ANNOTATIONS_ONLY)) == []
