@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from support.harness import GitRepo
 from support.hostile import pytest_terminal_summary as pytest_terminal_summary  # noqa: F401 - the hostile-input tally
+from support.usage_fixtures import build
 
 # Wall-clock deadlines make fuzzing flaky on a loaded 2-core CI machine; example counts stay bounded
 # per test, and speed is measured by the benchmarks in tests/bench/, never by timed unit tests.
@@ -63,3 +64,13 @@ def git_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[GitRep
     repo = GitRepo(repo_dir)
     monkeypatch.chdir(repo_dir)
     yield repo
+
+
+@pytest.fixture
+def logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The usage fixture histories (Claude Code and Codex logs) built in ``tmp_path``, with the
+    environment pointing at them (a usage test module may override it)."""
+    env = build(tmp_path / "logs")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return env

@@ -19,14 +19,6 @@ if TYPE_CHECKING:
     from toolkit.usage.shapes import ReportRow, UsageReport
 
 
-@pytest.fixture
-def logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    env = build(tmp_path / "logs")
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    return env
-
-
 def _report(env: dict[str, str], by: By = By.SESSION, tz: str = "UTC", source: str = "all") -> UsageReport:
     ledger = read_logs(discover(source, env))
     data, _ = build_report(ledger, by=by, days=LocalDays(resolve_tz(tz)), timezone=tz)

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from support.harness import cli, declared_keys
-from support.usage_fixtures import build
 
 from toolkit.usage import live
 from toolkit.usage.fold import Ledger, LocalDays
@@ -41,14 +40,6 @@ from toolkit.usage.shapes import (
     UsageReport,
     UsageTotals,
 )
-
-
-@pytest.fixture
-def logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    env = build(tmp_path / "logs")
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    return env
 
 
 def _follows(value: Mapping[str, object], shape: type) -> None:
