@@ -37,6 +37,17 @@ EVENT_CODE = {
     "stop": ("toolkit.agents.stop", "toolkit.usage", "toolkit.cm.session_boundary"),
 }
 SESSION_STATE = ("toolkit.agents.state", "toolkit.runtime.capsule")
+# the shapes the hooks' code names for annotations only (imported under TYPE_CHECKING)
+ANNOTATIONS_ONLY = {
+    "toolkit.agents.shapes",
+    "toolkit.core.jsontypes",
+    "toolkit.core.finding_shapes",
+    "toolkit.infra.config_shapes",
+    "toolkit.otel.shapes",
+    "toolkit.runtime.op_types",
+    "toolkit.runtime.route_types",
+    "toolkit.usage.shapes",
+}
 
 
 def _loaded(root: Path, data: dict[str, object], event: str = "pre-tool-use") -> tuple[int, set[str]]:
@@ -78,6 +89,7 @@ def test_a_pre_write_check_loads_nothing_heavy(git_repo: GitRepo) -> None:
     code, loaded = _loaded(git_repo.path, data)
     assert code == 0 and {"toolkit.runtime.router", "toolkit.agents.ownership"} <= loaded
     assert sorted(loaded & HEAVY) == []
+    assert sorted(loaded & ANNOTATIONS_ONLY) == []
     assert _others("pre-tool-use", loaded) == []
 
 
@@ -98,6 +110,7 @@ def test_each_event_loads_its_own_code_only(event: str, name: str, git_repo: Git
     assert code == 0
     assert EVENT_CODE[event][0] in loaded  # the probe ran the event's own code
     assert _others(event, loaded) == []
+    assert sorted(loaded & ANNOTATIONS_ONLY) == []
 
 
 GC_PROBE = """\
